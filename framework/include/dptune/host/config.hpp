@@ -1,0 +1,114 @@
+// dptune host: a pipeline, parsed from YAML and validated against the plugins' schemas.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dptune/params.hpp"
+#include "dptune/plugin.hpp"
+#include "dptune/schema.hpp"
+#include "dptune/search_space.hpp"
+
+namespace dptune::host {
+
+/// 1-based position in a file; line 0 means "no position" (e.g. a value given with --set).
+struct SourceLocation {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  std::string to_string() const;  // "file:line:col" or "file" when line == 0
+};
+
+/// The error every configuration problem becomes: "file:line:col: path.to.key: message".
+/// The CLI prints what() and exits with code 2.
+class ConfigDiagnostic : public dptune::ConfigError {
+ public:
+  ConfigDiagnostic(SourceLocation where, std::string key_path, std::string message);
+  const SourceLocation& where() const { return where_; }
+  const std::string& key_path() const { return key_path_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  SourceLocation where_;
+  std::string key_path_, message_;
+};
+
+/// What a pipeline's component sections name.  Data sources are built into the host; the others are
+/// plugins.
+enum class ComponentKind { Data, Mechanism, Accountant, Utility, Trainer, Tuner };
+const char* to_string(ComponentKind kind);
+
+/// What the config loader needs to know about available components: names and schemas.
+class Catalog {
+ public:
+  virtual ~Catalog() = default;
+  virtual std::vector<std::string> names(ComponentKind kind) const = 0;
+  /// Null when no component of that kind has that name.
+  virtual const dptune::ParamSchema* schema(ComponentKind kind, const std::string& name) const = 0;
+};
+
+struct ComponentConfig {
+  ComponentKind kind = ComponentKind::Tuner;
+  std::string use;
+  /// Complete and typed (defaults filled in) for every component except the algorithm, whose
+  /// params hold only the fixed values; candidates add the search-space values.
+  dptune::Params params;
+  SourceLocation where;  // of the section
+};
+
+struct ExecutionConfig {
+  std::string executor = "threads";   // "inline" or "threads"
+  std::size_t threads = 0;            // 0: number of cores
+  std::optional<std::uint64_t> seed;  // absent: cryptographically secure noise
+};
+
+struct OutputConfig {
+  std::filesystem::path dir;          // absolute
+  bool plot = true;
+  /// Opt-in to write per-trial results of private runs (marked sensitive).
+  bool sensitive_trials = false;
+};
+
+struct PipelineConfig {
+  std::filesystem::path file;                     // absolute path of the YAML file
+  std::string name;
+  std::vector<std::filesystem::path> plugin_paths;  // absolute
+  ComponentConfig data;
+  ComponentConfig algorithm;                  // kind Trainer or Mechanism
+  std::optional<ComponentConfig> mechanism;   // noise source handed to trainers and tuners
+  ComponentConfig accountant;
+  double delta = 0;
+  ComponentConfig utility;
+  std::size_t repetitions = 1;                // R
+  dptune::SearchSpace space;
+  ComponentConfig tuner;
+  ExecutionConfig execution;
+  OutputConfig output;
+};
+
+/// One `--set key.path=value` override, applied to the YAML tree before validation.
+struct Override {
+  std::string key_path;
+  std::string value;  // parsed as a YAML scalar or flow node
+};
+
+/// Reads only `plugin_paths:` (resolved against the file's folder), so plugins can be discovered
+/// before the full validation.  Throws ConfigDiagnostic.
+std::vector<std::filesystem::path> read_plugin_paths(const std::filesystem::path& file);
+
+/// Parses and validates a pipeline.  Throws ConfigDiagnostic on the first problem.
+PipelineConfig load_pipeline(const std::filesystem::path& file, const std::vector<Override>& overrides,
+                             const Catalog& catalog);
+
+/// The resolved configuration as YAML (defaults filled in, paths absolute), saved next to results.
+std::string to_yaml(const PipelineConfig& config);
+
+/// Edit distance suggestion: the closest of `candidates` to `word`, if close enough to be a typo.
+std::optional<std::string> did_you_mean(const std::string& word,
+                                        const std::vector<std::string>& candidates);
+
+}  // namespace dptune::host

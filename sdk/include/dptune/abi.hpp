@@ -1,0 +1,36 @@
+// dptune SDK: ABI version and the plugin export macro.
+//
+// Versioning rule (after Falco's plugin API): a plugin loads only into a host with the same ABI major
+// and an ABI minor at least the plugin's, built with the same C++ ABI (libstdc++ dual ABI and the
+// compiler's __GXX_ABI_VERSION), because C++ types cross the boundary.  All of this is encoded in the
+// exported alias *name*, in the ELF section "dptune", so the host reads it with
+// boost::dll::library_info without running a single instruction of the plugin.
+#pragma once
+
+#define DPTUNE_ABI_MAJOR 1
+#define DPTUNE_ABI_MINOR 0
+
+#ifndef __GXX_ABI_VERSION
+#error "dptune plugins need a compiler with the Itanium C++ ABI (g++ or clang++)"
+#endif
+#ifndef _GLIBCXX_USE_CXX11_ABI
+#define DPTUNE_CXX11_ABI 0
+#else
+#define DPTUNE_CXX11_ABI _GLIBCXX_USE_CXX11_ABI
+#endif
+
+#define DPTUNE_VERSION_STRING "0.1.0"
+
+namespace dptune {
+
+inline constexpr int kAbiMajor = DPTUNE_ABI_MAJOR;
+inline constexpr int kAbiMinor = DPTUNE_ABI_MINOR;
+inline constexpr int kCxxAbiVersion = __GXX_ABI_VERSION;
+inline constexpr int kCxx11StringAbi = DPTUNE_CXX11_ABI;
+/// Name of the ELF section that holds every dptune export (at most 8 characters).
+inline constexpr const char* kExportSection = "dptune";
+/// Every exported alias starts with this; the rest is
+/// `abi<major>_<minor>__cxx<gxx-abi>_<cxx11>__<kind>__<name>`.
+inline constexpr const char* kExportPrefix = "dptune_entry__";
+
+}  // namespace dptune

@@ -1,0 +1,279 @@
+// dptune SDK: the five plugin interfaces, the services the host hands them, and the export macro.
+//
+// Contract (read this before writing a plugin):
+//  * A plugin is a class deriving from one of Mechanism, Accountant, Utility, Trainer, Tuner, with a
+//    constructor taking `const dptune::Params&` and a static `dptune::ParamSchema schema()`.  The host
+//    validates the user's `params:` against the schema and constructs the plugin with complete, typed
+//    Params (defaults filled in); one instance per configuration, so hyperparameters arrive there too.
+//  * Methods may be called concurrently from several threads on *different* instances; a const method
+//    may also be called concurrently on the same instance.  Keep const methods free of mutable state.
+//  * Throw dptune::InvalidArgument / dptune::Error with a message naming the bad argument.  The host
+//    turns any exception into a PluginError naming the plugin, its library and the call.
+//  * Randomness comes only from the RandomBitGenerator passed in (see rng.hpp samplers).
+//  * Every object a plugin returns keeps the plugin's library loaded until it is destroyed; the host
+//    guarantees this, not the plugin.
+#pragma once
+
+#include <boost/config.hpp>
+#include <boost/dll/alias.hpp>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "dptune/abi.hpp"
+#include "dptune/data.hpp"
+#include "dptune/dp_event.hpp"
+#include "dptune/errors.hpp"
+#include "dptune/params.hpp"
+#include "dptune/privacy.hpp"
+#include "dptune/schema.hpp"
+#include "dptune/search_space.hpp"
+
+namespace dptune {
+
+class RandomBitGenerator;
+
+enum class PluginKind { Mechanism, Accountant, Utility, Trainer, Tuner };
+const char* to_string(PluginKind kind);
+
+class BOOST_SYMBOL_VISIBLE Plugin {
+ public:
+  virtual ~Plugin();
+};
+
+// ---- mechanism -------------------------------------------------------------------------------------
+/// A noise primitive.  `release` returns a private version of `values` (a noisy vector, an indicator,
+/// a one-hot selection…) given the query's sensitivity; `event` states what one release costs.
+class BOOST_SYMBOL_VISIBLE Mechanism : public Plugin {
+ public:
+  ~Mechanism() override;
+  virtual std::vector<double> release(std::span<const double> values, const Sensitivity& sensitivity,
+                                      RandomBitGenerator& rng) const = 0;
+  /// The privacy of one call of `release` as configured (independent of the data).
+  virtual DpEvent event() const = 0;
+};
+
+// ---- accountant (privacy oracle) -------------------------------------------------------------------
+class BOOST_SYMBOL_VISIBLE Accountant : public Plugin {
+ public:
+  ~Accountant() override;
+  /// Empty when `event` can be accounted; otherwise why not (e.g. "RepeatAndSelect needs an RDP
+  /// accountant").
+  virtual std::string unsupported_reason(const DpEvent& event) const = 0;
+  /// Smallest ε this accountant can prove for `event` at `delta`.  Throws PrivacyError when it cannot.
+  virtual PrivacyGuarantee epsilon(const DpEvent& event, double delta) const = 0;
+  /// Smallest δ this accountant can prove for `event` at `epsilon`.
+  virtual PrivacyGuarantee delta(const DpEvent& event, double epsilon) const = 0;
+};
+
+// ---- utility (utility oracle) ----------------------------------------------------------------------
+class BOOST_SYMBOL_VISIBLE Utility : public Plugin {
+ public:
+  ~Utility() override;
+  /// Score in [0, 1], higher is better, of `predicted` against the true labels or answers.
+  virtual double score(std::span<const double> truth, const Predictions& predicted) const = 0;
+};
+
+// ---- trainer ---------------------------------------------------------------------------------------
+class BOOST_SYMBOL_VISIBLE Model {
+ public:
+  virtual ~Model();
+  virtual Predictions predict(const Dataset& data) const = 0;
+  /// Short human-readable description (architecture, sizes).
+  virtual std::string describe() const = 0;
+};
+
+/// What the host offers a trainer while it trains.
+class BOOST_SYMBOL_VISIBLE TrainingContext {
+ public:
+  virtual ~TrainingContext();
+  virtual RandomBitGenerator& rng() = 0;
+  /// The pipeline's mechanism, configured with its params overridden by `overrides` (e.g.
+  /// {noise_multiplier: σ}).  Throws ConfigError when the pipeline names no mechanism.
+  virtual std::shared_ptr<const Mechanism> mechanism(const Params& overrides) = 0;
+  virtual const Accountant& accountant() const = 0;
+  /// The pipeline's δ.
+  virtual double delta() const = 0;
+};
+
+struct BOOST_SYMBOL_VISIBLE TrainedModel {
+  std::shared_ptr<const Model> model;
+  /// Exactly what training did to the training data.
+  DpEvent event;
+};
+
+class BOOST_SYMBOL_VISIBLE Trainer : public Plugin {
+ public:
+  ~Trainer() override;
+  virtual TrainedModel train(const Dataset& train, TrainingContext& context) const = 0;
+  /// The event `train` produces on `train_rows` examples, without training (privacy oracle).
+  virtual DpEvent event(std::size_t train_rows) const = 0;
+};
+
+// ---- tuner -----------------------------------------------------------------------------------------
+/// One evaluation a tuner asks for: run the pipeline's algorithm with `candidate` on `scope`,
+/// `repetitions` times (0: the pipeline's default R), privately or not, and score every run.
+struct BOOST_SYMBOL_VISIBLE EvaluationRequest {
+  Params candidate;
+  DataScope scope = DataScope::whole();
+  bool private_run = true;
+  std::size_t repetitions = 0;
+  /// Keep the model of the last run (what a private selection tuner releases).
+  bool keep_output = false;
+};
+
+struct BOOST_SYMBOL_VISIBLE Evaluation {
+  EvaluationRequest request;
+  std::vector<double> utilities;  // one per run
+  double utility_mean = 0, utility_min = 0, utility_max = 0;
+  /// What ONE run did to the private data (NoOp for a non-private run).
+  DpEvent event;
+  /// The pipeline accountant's cost of `event` at the pipeline's δ (one run).
+  PrivacyGuarantee privacy;
+  std::shared_ptr<const Model> model;  // when keep_output and the algorithm is a trainer
+  Predictions output;                  // when keep_output and the algorithm is a mechanism
+  double seconds = 0;
+};
+
+/// The host's evaluation service.  Thread-safe.
+class BOOST_SYMBOL_VISIBLE Evaluator {
+ public:
+  virtual ~Evaluator();
+  /// Runs all requests, in parallel on the pipeline's executor; results in request order.
+  virtual std::vector<Evaluation> evaluate(const std::vector<EvaluationRequest>& requests) = 0;
+  /// What one private run of `candidate` on `scope` does, without running it.
+  virtual DpEvent event_of(const Params& candidate, const DataScope& scope) const = 0;
+  /// The pipeline's R.
+  virtual std::size_t default_repetitions() const = 0;
+};
+
+class BOOST_SYMBOL_VISIBLE ProgressSink {
+ public:
+  virtual ~ProgressSink();
+  virtual void start(std::string_view phase, std::size_t total) = 0;
+  /// `done` of `total` finished; `best` is the best objective so far when it may be shown.
+  virtual void advance(std::size_t done, std::optional<double> best) = 0;
+  virtual void message(std::string_view text) = 0;
+};
+
+class BOOST_SYMBOL_VISIBLE TunerContext {
+ public:
+  virtual ~TunerContext();
+  virtual const SearchSpace& space() const = 0;
+  virtual Evaluator& evaluator() = 0;
+  virtual const Accountant& accountant() const = 0;
+  virtual double delta() const = 0;
+  virtual std::shared_ptr<const Mechanism> mechanism(const Params& overrides) = 0;
+  virtual ProgressSink& progress() = 0;
+  /// The tuner's own randomness (candidate sampling, private selection noise).
+  virtual RandomBitGenerator& rng() = 0;
+  /// Runs body(0..n-1) on the executor and waits; exceptions are rethrown (the first one).
+  virtual void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) = 0;
+};
+
+/// One evaluated candidate as a tuner reports it.
+struct BOOST_SYMBOL_VISIBLE Trial {
+  std::size_t id = 0;
+  Params params;
+  PrivacyGuarantee privacy;  // of one run of the candidate
+  double utility_mean = 0, utility_min = 0, utility_max = 0;
+  std::size_t repetitions = 0;
+  double seconds = 0;
+};
+
+struct BOOST_SYMBOL_VISIBLE TuningResult {
+  /// Every evaluated candidate.  For a private tuner these are per-trial results of private runs:
+  /// set `trials_sensitive` and the host writes them only if the user opted in.
+  std::vector<Trial> trials;
+  bool trials_sensitive = false;
+  /// A privacy–utility map (grid, random, DPareto) whose output is for trusted analysts only.
+  bool trusted_analyst_only = false;
+  /// The released choice of a private tuner.
+  std::optional<Trial> selected;
+  /// The guarantee of the whole tuning procedure (private tuners).
+  std::optional<PrivacyGuarantee> guarantee;
+  std::vector<std::string> notes;
+};
+
+class BOOST_SYMBOL_VISIBLE Tuner : public Plugin {
+ public:
+  ~Tuner() override;
+  virtual TuningResult tune(TunerContext& context) = 0;
+};
+
+// ---- export ----------------------------------------------------------------------------------------
+/// What a plugin library exports, once per plugin, through DPTUNE_PLUGIN.
+struct BOOST_SYMBOL_VISIBLE PluginDescriptor {
+  int abi_major = 0;
+  int abi_minor = 0;
+  PluginKind kind = PluginKind::Mechanism;
+  const char* name = "";
+  const char* version = "";
+  const char* description = "";
+  ParamSchema (*schema)() = nullptr;
+  std::unique_ptr<Plugin> (*create)(const Params&) = nullptr;
+};
+
+namespace kinds {
+struct mechanism { using interface = Mechanism; static constexpr PluginKind value = PluginKind::Mechanism; };
+struct accountant { using interface = Accountant; static constexpr PluginKind value = PluginKind::Accountant; };
+struct utility { using interface = Utility; static constexpr PluginKind value = PluginKind::Utility; };
+struct trainer { using interface = Trainer; static constexpr PluginKind value = PluginKind::Trainer; };
+struct tuner { using interface = Tuner; static constexpr PluginKind value = PluginKind::Tuner; };
+}  // namespace kinds
+
+}  // namespace dptune
+
+#define DPTUNE_PP_CAT_(a, b) a##b
+#define DPTUNE_PP_CAT(a, b) DPTUNE_PP_CAT_(a, b)
+// dptune_v<major>_<minor>_cxx<gxx abi>_<cxx11 abi>_k_<kind>_n_<name>
+#define DPTUNE_ALIAS_NAME(KIND, NAME)                                                              \
+  DPTUNE_PP_CAT(                                                                                   \
+      DPTUNE_PP_CAT(                                                                               \
+          DPTUNE_PP_CAT(                                                                           \
+              DPTUNE_PP_CAT(                                                                       \
+                  DPTUNE_PP_CAT(                                                                   \
+                      DPTUNE_PP_CAT(                                                               \
+                          DPTUNE_PP_CAT(                                                           \
+                              DPTUNE_PP_CAT(DPTUNE_PP_CAT(dptune_v, DPTUNE_ABI_MAJOR), _),         \
+                              DPTUNE_ABI_MINOR),                                                   \
+                          _cxx),                                                                   \
+                      __GXX_ABI_VERSION),                                                          \
+                  _),                                                                              \
+              DPTUNE_CXX11_ABI),                                                                   \
+          DPTUNE_PP_CAT(_k_, KIND)),                                                               \
+      DPTUNE_PP_CAT(_n_, NAME))
+
+/// Exports plugin CLASS of kind KIND (mechanism, accountant, utility, trainer, tuner) under NAME
+/// (lower-case letters, digits, underscores), e.g.
+///   DPTUNE_PLUGIN(mechanism, geometric, GeometricMechanism, "1.0.0", "two-sided geometric noise")
+/// Use it once per plugin, at global scope, in exactly one source file.
+#define DPTUNE_PLUGIN(KIND, NAME, CLASS, VERSION, DESCRIPTION)                                      \
+  static_assert(std::is_base_of_v<::dptune::kinds::KIND::interface, CLASS>,                        \
+                #CLASS " must derive from the interface of kind " #KIND);                          \
+  static_assert(std::is_constructible_v<CLASS, const ::dptune::Params&>,                           \
+                #CLASS " needs a constructor taking const dptune::Params&");                      \
+  namespace {                                                                                      \
+  ::dptune::PluginDescriptor DPTUNE_PP_CAT(dptune_descriptor_, NAME)() {                          \
+    ::dptune::PluginDescriptor descriptor;                                                         \
+    descriptor.abi_major = DPTUNE_ABI_MAJOR;                                                       \
+    descriptor.abi_minor = DPTUNE_ABI_MINOR;                                                       \
+    descriptor.kind = ::dptune::kinds::KIND::value;                                                \
+    descriptor.name = #NAME;                                                                       \
+    descriptor.version = VERSION;                                                                  \
+    descriptor.description = DESCRIPTION;                                                          \
+    descriptor.schema = +[]() -> ::dptune::ParamSchema { return CLASS::schema(); };                \
+    descriptor.create = +[](const ::dptune::Params& params) -> std::unique_ptr<::dptune::Plugin> { \
+      return std::make_unique<CLASS>(params);                                                      \
+    };                                                                                             \
+    return descriptor;                                                                             \
+  }                                                                                                \
+  }                                                                                                \
+  BOOST_DLL_ALIAS_SECTIONED(DPTUNE_PP_CAT(dptune_descriptor_, NAME), DPTUNE_ALIAS_NAME(KIND, NAME), \
+                            dptune)

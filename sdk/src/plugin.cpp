@@ -1,0 +1,30 @@
+#include "dptune/plugin.hpp"
+
+namespace dptune {
+
+// Key functions: the vtables and type_info of every interface live in the SDK library, so
+// dynamic_cast and exception matching work across plugin boundaries.
+Plugin::~Plugin() = default;
+Mechanism::~Mechanism() = default;
+Accountant::~Accountant() = default;
+Utility::~Utility() = default;
+Model::~Model() = default;
+TrainingContext::~TrainingContext() = default;
+Trainer::~Trainer() = default;
+Evaluator::~Evaluator() = default;
+ProgressSink::~ProgressSink() = default;
+TunerContext::~TunerContext() = default;
+Tuner::~Tuner() = default;
+
+const char* to_string(PluginKind kind) {
+  switch (kind) {
+    case PluginKind::Mechanism: return "mechanism";
+    case PluginKind::Accountant: return "accountant";
+    case PluginKind::Utility: return "utility";
+    case PluginKind::Trainer: return "trainer";
+    case PluginKind::Tuner: return "tuner";
+  }
+  return "?";
+}
+
+}  // namespace dptune
