@@ -21,6 +21,12 @@ function(dptune_add_plugin name)
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
   target_compile_definitions(${name} PRIVATE BOOST_DLL_USE_STD_FS)
+  # Hidden visibility is not enough: libstdc++ declares namespace std with default visibility, so
+  # variable templates such as std::in_place_index<N> (from std::variant) become STB_GNU_UNIQUE and
+  # would stop glibc from ever unloading the plugin.  -fno-gnu-unique makes them plain weak symbols.
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(${name} PRIVATE -fno-gnu-unique)
+  endif()
   if(ARG_OUTPUT_DIRECTORY)
     set_target_properties(${name} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${ARG_OUTPUT_DIRECTORY}")
   elseif(DEFINED DPTUNE_PLUGIN_SUBDIR AND PROJECT_NAME STREQUAL "dptune")
