@@ -27,6 +27,8 @@ class BOOST_SYMBOL_VISIBLE DpEvent {
     RepeatAndSelect,            // inner event, mean, shape (η of truncated neg. binomial; +inf: Poisson)
   };
 
+  /// A NoOp event.
+  DpEvent() = default;
   // Constructors validate their arguments and throw InvalidArgument naming the bad one.
   static DpEvent no_op();
   static DpEvent non_private();

@@ -11,3 +11,4 @@
 #include "dptune/rng.hpp"
 #include "dptune/schema.hpp"
 #include "dptune/search_space.hpp"
+#include "dptune/tuning.hpp"

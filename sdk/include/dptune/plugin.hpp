@@ -100,6 +100,9 @@ class BOOST_SYMBOL_VISIBLE TrainingContext {
   virtual const Accountant& accountant() const = 0;
   /// The pipeline's δ.
   virtual double delta() const = 0;
+  /// False for a non-private baseline run (papers 002, 003): train without noise and report
+  /// DpEvent::non_private().
+  virtual bool private_run() const = 0;
 };
 
 struct BOOST_SYMBOL_VISIBLE TrainedModel {

@@ -1,0 +1,312 @@
+// The `dptune` command.  Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error.
+#include <boost/program_options.hpp>
+#include <cstdlib>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "dptune/abi.hpp"
+#include "dptune/errors.hpp"
+#include "dptune/host/config.hpp"
+#include "dptune/host/data_source.hpp"
+#include "dptune/host/plugin_registry.hpp"
+#include "dptune/host/runner.hpp"
+#include "../src/json.hpp"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+using dptune::host::ComponentKind;
+
+namespace {
+
+constexpr int kOk = 0, kFailure = 1, kUsage = 2;
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+const char* kMainHelp =
+    "dptune - differentially private hyperparameter tuning\n"
+    "\n"
+    "usage: dptune <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run PIPELINE          run a YAML pipeline and write its results\n"
+    "  validate PIPELINE     check a pipeline (YAML, plugin names, every params: block) without running it\n"
+    "  plugins list          list the plugins found on the plugin search path\n"
+    "  plugins describe NAME print a plugin's parameter schema\n"
+    "\n"
+    "options:\n"
+    "  -h [ --help ]         help (also after a command: dptune run --help)\n"
+    "  --version             print the version and plugin ABI\n"
+    "\n"
+    "Plugins are searched in <prefix>/lib/dptune/plugins next to this executable, in $DPTUNE_PLUGIN_PATH\n"
+    "(colon-separated), in --plugin-path folders and in a pipeline's plugin_paths.\n"
+    "Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error.\n";
+
+void scan_plugins(dptune::host::PluginRegistry& registry, const std::vector<std::string>& extra,
+                  const std::vector<fs::path>& pipeline_paths) {
+  for (const auto& dir : dptune::host::PluginRegistry::default_search_path()) registry.scan(dir);
+  for (const auto& p : extra) {
+    if (!fs::exists(p)) throw UsageError("--plugin-path " + p + ": no such file or folder");
+    registry.scan(fs::absolute(p));
+  }
+  for (const auto& p : pipeline_paths) registry.scan(p);
+}
+
+std::vector<dptune::host::Override> parse_sets(const std::vector<std::string>& sets) {
+  std::vector<dptune::host::Override> out;
+  for (const auto& s : sets) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError("--set " + s + ": expected key.path=value");
+    out.push_back({s.substr(0, eq), s.substr(eq + 1)});
+  }
+  return out;
+}
+
+po::variables_map parse(const po::options_description& visible, const po::positional_options_description& pos,
+                        const std::vector<std::string>& args, po::options_description hidden = {}) {
+  po::options_description all;
+  all.add(visible).add(hidden);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  return vm;
+}
+
+dptune::host::PipelineConfig load(const std::string& pipeline, const std::vector<std::string>& sets,
+                                  const std::vector<std::string>& plugin_paths,
+                                  dptune::host::PluginRegistry& registry) {
+  if (pipeline.empty()) throw UsageError("missing PIPELINE argument");
+  auto pipeline_plugin_paths = dptune::host::read_plugin_paths(pipeline);
+  scan_plugins(registry, plugin_paths, pipeline_plugin_paths);
+  dptune::host::HostCatalog catalog(registry);
+  return dptune::host::load_pipeline(pipeline, parse_sets(sets), catalog);
+}
+
+int cmd_run(const std::vector<std::string>& args) {
+  po::options_description opts("dptune run PIPELINE [options]\n\nRuns a pipeline and writes its results (summary.json, CSV, SVG plot, resolved config)\n\noptions");
+  std::string out_dir;
+  std::vector<std::string> sets, plugin_paths;
+  opts.add_options()("help,h", "this help")(
+      "out,o", po::value(&out_dir), "output folder (overrides output.dir; relative to the working folder)")(
+      "seed", po::value<std::uint64_t>(), "deterministic, reproducible noise (NOT secure); default: libsodium CSPRNG")(
+      "set", po::value(&sets)->composing(), "override a pipeline key: --set tuner.params.trials=50 (repeatable)")(
+      "threads", po::value<std::size_t>(), "worker threads (0 = all cores; 1 = inline)")(
+      "plugin-path", po::value(&plugin_paths)->composing(), "extra plugin folder or file (repeatable)")(
+      "no-progress", "never show the progress line");
+  po::options_description hidden;
+  std::string pipeline;
+  hidden.add_options()("pipeline", po::value(&pipeline));
+  po::positional_options_description pos;
+  pos.add("pipeline", 1);
+  auto vm = parse(opts, pos, args, hidden);
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    return kOk;
+  }
+  if (vm.count("seed")) sets.push_back("execution.seed=" + std::to_string(vm["seed"].as<std::uint64_t>()));
+  if (vm.count("threads")) {
+    const auto threads = vm["threads"].as<std::size_t>();
+    sets.push_back("execution.threads=" + std::to_string(threads));
+    if (threads == 1) sets.push_back("execution.executor=inline");
+  }
+  dptune::host::PluginRegistry registry;
+  auto config = load(pipeline, sets, plugin_paths, registry);
+  if (!out_dir.empty()) config.output.dir = fs::absolute(out_dir);
+  dptune::host::RunOptions options;
+  options.show_progress = vm.count("no-progress") == 0;
+  dptune::host::run_pipeline(config, registry, options, std::cout);
+  return kOk;
+}
+
+int cmd_validate(const std::vector<std::string>& args) {
+  po::options_description opts("dptune validate PIPELINE [options]\n\nChecks a pipeline without running it\n\noptions");
+  std::vector<std::string> sets, plugin_paths;
+  opts.add_options()("help,h", "this help")("set", po::value(&sets)->composing(), "override a pipeline key (repeatable)")(
+      "plugin-path", po::value(&plugin_paths)->composing(), "extra plugin folder or file (repeatable)");
+  po::options_description hidden;
+  std::string pipeline;
+  hidden.add_options()("pipeline", po::value(&pipeline));
+  po::positional_options_description pos;
+  pos.add("pipeline", 1);
+  auto vm = parse(opts, pos, args, hidden);
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    return kOk;
+  }
+  dptune::host::PluginRegistry registry;
+  auto config = load(pipeline, sets, plugin_paths, registry);
+  std::cout << pipeline << ": valid (" << config.space.size() << "-dimensional search space, tuner "
+            << config.tuner.use << ", algorithm " << config.algorithm.use << ")\n";
+  return kOk;
+}
+
+std::string domain_text(const dptune::ParamSpec& spec) {
+  std::string d = dptune::ParamSchema::describe_domain(spec);
+  return d.rfind("expected ", 0) == 0 ? d.substr(9) : d;
+}
+
+void print_schema_json(dptune::host::JsonWriter& w, const dptune::ParamSchema& schema) {
+  w.begin_array();
+  for (const auto& spec : schema.specs()) {
+    w.begin_object();
+    w.key("name").value(spec.name);
+    w.key("type").value(dptune::to_string(spec.type));
+    w.key("required").value(!spec.default_value.has_value());
+    if (spec.default_value) w.key("default").value(*spec.default_value);
+    w.key("domain").value(domain_text(spec));
+    if (spec.minimum) w.key(spec.minimum_exclusive ? "exclusive_minimum" : "minimum").value(*spec.minimum);
+    if (spec.maximum) w.key(spec.maximum_exclusive ? "exclusive_maximum" : "maximum").value(*spec.maximum);
+    if (!spec.choices.empty()) {
+      w.key("choices").begin_array();
+      for (const auto& c : spec.choices) w.value(c);
+      w.end_array();
+    }
+    w.key("doc").value(spec.doc);
+    w.end_object();
+  }
+  w.end_array();
+}
+
+int cmd_plugins(const std::vector<std::string>& args) {
+  po::options_description opts("dptune plugins list [--json]\ndptune plugins describe NAME [--json]\n\noptions");
+  std::vector<std::string> plugin_paths;
+  opts.add_options()("help,h", "this help")("json", "machine-readable output")(
+      "plugin-path", po::value(&plugin_paths)->composing(), "extra plugin folder or file (repeatable)");
+  po::options_description hidden;
+  std::vector<std::string> words;
+  hidden.add_options()("words", po::value(&words));
+  po::positional_options_description pos;
+  pos.add("words", -1);
+  auto vm = parse(opts, pos, args, hidden);
+  if (vm.count("help") || words.empty()) {
+    std::cout << opts << "\n";
+    return words.empty() && !vm.count("help") ? kUsage : kOk;
+  }
+  const bool json = vm.count("json") != 0;
+  dptune::host::PluginRegistry registry;
+  scan_plugins(registry, plugin_paths, {});
+  if (words[0] == "list") {
+    if (words.size() != 1) throw UsageError("plugins list takes no argument");
+    const auto plugins = registry.plugins();
+    if (json) {
+      dptune::host::JsonWriter w(std::cout);
+      w.begin_object().key("plugins").begin_array();
+      for (const auto& p : plugins) {
+        w.begin_object();
+        w.key("kind").value(dptune::to_string(p.kind)).key("name").value(p.name).key("version").value(p.version);
+        w.key("abi").value(std::to_string(p.abi_major) + "." + std::to_string(p.abi_minor));
+        w.key("library").value(p.library.string()).key("description").value(p.description);
+        w.end_object();
+      }
+      w.end_array().key("data_sources").begin_array();
+      for (const auto& d : dptune::host::data_sources())
+        w.begin_object().key("name").value(d.name).key("description").value(d.description).end_object();
+      w.end_array().key("skipped").begin_array();
+      for (const auto& s : registry.skipped())
+        w.begin_object().key("library").value(s.library.string()).key("reason").value(s.reason).end_object();
+      w.end_array().end_object();
+      return kOk;
+    }
+    std::cout << std::left << std::setw(12) << "KIND" << std::setw(20) << "NAME" << std::setw(10) << "VERSION"
+              << "DESCRIPTION\n";
+    for (const auto& p : plugins)
+      std::cout << std::setw(12) << dptune::to_string(p.kind) << std::setw(20) << p.name << std::setw(10)
+                << p.version << p.description << "\n";
+    for (const auto& d : dptune::host::data_sources())
+      std::cout << std::setw(12) << "data" << std::setw(20) << d.name << std::setw(10) << "built-in"
+                << d.description << "\n";
+    for (const auto& s : registry.skipped()) std::cerr << "skipped " << s.library.string() << ": " << s.reason << "\n";
+    return kOk;
+  }
+  if (words[0] == "describe") {
+    if (words.size() != 2) throw UsageError("plugins describe takes exactly one NAME");
+    const std::string& name = words[1];
+    const dptune::ParamSchema* schema = nullptr;
+    std::string kind, description, version, library;
+    if (const auto* p = registry.find_any(name)) {
+      schema = &p->schema;
+      kind = dptune::to_string(p->kind);
+      description = p->description;
+      version = p->version;
+      library = p->library.string();
+    } else if (const auto* d = dptune::host::find_data_source(name)) {
+      schema = &d->schema;
+      kind = "data";
+      description = d->description;
+      version = "built-in";
+      library = "(built into dptune)";
+    } else {
+      std::vector<std::string> all;
+      for (const auto& plugin : registry.plugins()) all.push_back(plugin.name);
+      for (const auto& source : dptune::host::data_sources()) all.push_back(source.name);
+      auto hint = dptune::host::did_you_mean(name, all);
+      throw dptune::ConfigError("plugins describe: unknown plugin '" + name + "'" +
+                                (hint ? " (did you mean '" + *hint + "'?)" : std::string()));
+    }
+    if (json) {
+      dptune::host::JsonWriter w(std::cout);
+      w.begin_object().key("kind").value(kind).key("name").value(name).key("version").value(version);
+      w.key("library").value(library).key("description").value(description).key("params");
+      print_schema_json(w, *schema);
+      w.end_object();
+      return kOk;
+    }
+    std::cout << kind << " " << name << " " << version << " - " << description << "\n" << library << "\n\nparams:\n";
+    if (schema->specs().empty()) std::cout << "  (none)\n";
+    for (const auto& spec : schema->specs()) {
+      std::cout << "  " << spec.name << ": " << domain_text(spec);
+      if (spec.default_value) std::cout << ", default " << dptune::to_string(*spec.default_value);
+      else std::cout << ", required";
+      std::cout << "\n      " << spec.doc << "\n";
+    }
+    return kOk;
+  }
+  throw UsageError("unknown plugins command '" + words[0] + "': expected list or describe");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    if (args.empty()) {
+      std::cerr << kMainHelp;
+      return kUsage;
+    }
+    const std::string command = args[0];
+    std::vector<std::string> rest(args.begin() + 1, args.end());
+    if (command == "-h" || command == "--help" || command == "help") {
+      std::cout << kMainHelp;
+      return kOk;
+    }
+    if (command == "--version") {
+      std::cout << "dptune " << DPTUNE_VERSION_STRING << " (plugin ABI " << dptune::kAbiMajor << "."
+                << dptune::kAbiMinor << ", C++ ABI " << dptune::kCxxAbiVersion << "/" << dptune::kCxx11StringAbi
+                << ")\n";
+      return kOk;
+    }
+    if (command == "run") return cmd_run(rest);
+    if (command == "validate") return cmd_validate(rest);
+    if (command == "plugins") return cmd_plugins(rest);
+    auto hint = dptune::host::did_you_mean(command, {"run", "validate", "plugins"});
+    throw UsageError("unknown command '" + command + "'" + (hint ? " (did you mean '" + *hint + "'?)" : std::string()) +
+                     "; see dptune --help");
+  } catch (const UsageError& e) {
+    std::cerr << "dptune: " << e.what() << "\n";
+    return kUsage;
+  } catch (const po::error& e) {
+    std::cerr << "dptune: " << e.what() << " (see --help)\n";
+    return kUsage;
+  } catch (const dptune::ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return kUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "dptune: error: " << e.what() << "\n";
+    return kFailure;
+  }
+}

@@ -1,0 +1,44 @@
+// dptune host: where randomness comes from.  Production: libsodium's CSPRNG.  With --seed: a
+// deterministic xoshiro256** stream per task, derived from (seed, stream id), so results do not depend
+// on the number of threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "dptune/rng.hpp"
+
+namespace dptune::host {
+
+/// libsodium randombytes_buf (ChaCha20-based, seeded from the OS), buffered.  Thread-compatible: one
+/// instance per thread.
+class SecureRandom final : public dptune::RandomBitGenerator {
+ public:
+  SecureRandom();
+  std::uint64_t next_u64() override;
+  bool cryptographically_secure() const override { return true; }
+  std::string description() const override;
+
+ private:
+  std::uint64_t buffer_[64];
+  std::size_t next_ = 64;
+};
+
+class RandomSource {
+ public:
+  explicit RandomSource(std::optional<std::uint64_t> seed) : seed_(seed) {}
+  /// A generator for one task; `stream` identifies the task deterministically.
+  std::unique_ptr<dptune::RandomBitGenerator> make(std::uint64_t stream) const;
+  bool secure() const { return !seed_.has_value(); }
+  std::optional<std::uint64_t> seed() const { return seed_; }
+  /// For reports: "libsodium randombytes (cryptographically secure)" or "xoshiro256** seeded with 42
+  /// (deterministic, not cryptographically secure)".
+  std::string description() const;
+
+ private:
+  std::optional<std::uint64_t> seed_;
+};
+
+}  // namespace dptune::host

@@ -1,0 +1,42 @@
+// dptune host: runs a validated pipeline and writes its results.
+#pragma once
+
+#include <filesystem>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dptune/host/config.hpp"
+#include "dptune/host/plugin_registry.hpp"
+
+namespace dptune::host {
+
+/// The registry and the data-source catalogue, as one Catalog for the config loader.
+class HostCatalog : public Catalog {
+ public:
+  explicit HostCatalog(const PluginRegistry& registry) : registry_(registry) {}
+  std::vector<std::string> names(ComponentKind kind) const override;
+  const dptune::ParamSchema* schema(ComponentKind kind, const std::string& name) const override;
+
+ private:
+  const PluginRegistry& registry_;
+};
+
+struct RunOptions {
+  bool show_progress = true;  // only ever shown on a terminal
+};
+
+struct RunSummary {
+  std::filesystem::path output_dir;
+  std::size_t trials = 0;
+  std::vector<std::string> files;  // written, relative to output_dir
+};
+
+/// Builds every component, runs the tuner, writes results under config.output.dir, prints a short
+/// human summary to `out`.  Throws dptune::ConfigError for configuration problems found late and
+/// dptune::Error / PluginError for runtime failures.
+RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
+                        const RunOptions& options, std::ostream& out);
+
+}  // namespace dptune::host

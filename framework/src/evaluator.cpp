@@ -1,0 +1,271 @@
+#include "evaluator.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "dptune/errors.hpp"
+
+namespace dptune::host {
+
+namespace {
+
+// Stream ids: 0 is the tuner's own generator, 1 the data layout (partitions); evaluations use
+// (batch + 1) << 32 | task, so a seeded run gives the same numbers whatever the thread count.
+constexpr std::uint64_t kLayoutStream = 1;
+
+class HostTrainingContext final : public dptune::TrainingContext {
+ public:
+  HostTrainingContext(dptune::RandomBitGenerator& rng, const MechanismFactory& mechanisms,
+                      const dptune::Accountant& accountant, double delta, bool private_run)
+      : rng_(rng), mechanisms_(mechanisms), accountant_(accountant), delta_(delta),
+        private_run_(private_run) {}
+  dptune::RandomBitGenerator& rng() override { return rng_; }
+  std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
+    return mechanisms_.make(overrides);
+  }
+  const dptune::Accountant& accountant() const override { return accountant_; }
+  double delta() const override { return delta_; }
+  bool private_run() const override { return private_run_; }
+
+ private:
+  dptune::RandomBitGenerator& rng_;
+  const MechanismFactory& mechanisms_;
+  const dptune::Accountant& accountant_;
+  double delta_;
+  bool private_run_;
+};
+
+dptune::Dataset subset(const dptune::Dataset& d, const std::vector<std::size_t>& rows) {
+  dptune::Dataset out;
+  out.name = d.name;
+  out.cols = d.cols;
+  out.rows = rows.size();
+  out.num_classes = d.num_classes;
+  out.feature_names = d.feature_names;
+  out.features.reserve(rows.size() * d.cols);
+  out.labels.reserve(rows.size());
+  for (std::size_t r : rows) {
+    out.features.insert(out.features.end(), d.row(r), d.row(r) + d.cols);
+    out.labels.push_back(d.labels[r]);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::shared_ptr<const dptune::Mechanism> MechanismFactory::make(const dptune::Params& overrides) const {
+  if (!config_.mechanism)
+    throw dptune::ConfigError(config_.file.string() +
+                              ": mechanism: the pipeline names no mechanism, but its algorithm or "
+                              "tuner asks for one; add a `mechanism: {use: ...}` section");
+  const auto& section = *config_.mechanism;
+  const dptune::ParamSchema* schema = registry_.schema(ComponentKind::Mechanism, section.use);
+  dptune::Params params;
+  try {
+    params = schema->complete(section.params.merged(overrides));
+  } catch (const dptune::InvalidArgument& e) {
+    throw dptune::ConfigError("mechanism '" + section.use + "': " + e.what());
+  }
+  return registry_.create_mechanism(section.use, params);
+}
+
+HostEvaluator::HostEvaluator(const PipelineConfig& config, const PluginRegistry& registry,
+                             const DataSource& data, Executor& executor, const RandomSource& random,
+                             std::shared_ptr<const dptune::Accountant> accountant,
+                             std::shared_ptr<const dptune::Utility> utility,
+                             const MechanismFactory& mechanisms)
+    : config_(config), registry_(registry), data_(data), executor_(executor), random_(random),
+      accountant_(std::move(accountant)), utility_(std::move(utility)), mechanisms_(mechanisms),
+      algorithm_schema_(registry.schema(config.algorithm.kind, config.algorithm.use)) {
+  if (!algorithm_schema_)
+    throw dptune::ConfigError("algorithm '" + config.algorithm.use + "' is not a loaded plugin");
+}
+
+dptune::Params HostEvaluator::complete_params(const dptune::Params& candidate) const {
+  try {
+    return algorithm_schema_->complete(config_.algorithm.params.merged(candidate));
+  } catch (const dptune::InvalidArgument& e) {
+    throw dptune::InvalidArgument("candidate " + candidate.to_string() + " for algorithm '" +
+                                  config_.algorithm.use + "': " + e.what());
+  }
+}
+
+HostEvaluator::Algorithm HostEvaluator::instantiate(const dptune::Params& candidate) const {
+  const dptune::Params params = complete_params(candidate);
+  Algorithm a;
+  if (config_.algorithm.kind == ComponentKind::Mechanism)
+    a.mechanism = registry_.create_mechanism(config_.algorithm.use, params);
+  else
+    a.trainer = registry_.create_trainer(config_.algorithm.use, params);
+  return a;
+}
+
+const DataSplits& HostEvaluator::fixed_data() const {
+  std::lock_guard lock(data_mutex_);
+  if (!fixed_data_) {
+    auto rng = random_.make(kLayoutStream);
+    fixed_data_ = std::make_unique<DataSplits>(data_.make(*rng));
+  }
+  return *fixed_data_;
+}
+
+DataSplits HostEvaluator::scoped(const DataSplits& all, const dptune::DataScope& scope) const {
+  if (scope.kind == dptune::DataScope::Kind::Whole) return all;
+  if (scope.count == 0 || scope.index >= scope.count)
+    throw dptune::InvalidArgument("data scope " + scope.to_string() + ": index must be < count");
+  const std::size_t n = all.train.rows;
+  if (scope.count > n)
+    throw dptune::InvalidArgument("data scope " + scope.to_string() + ": only " + std::to_string(n) +
+                                  " training rows");
+  std::vector<std::size_t> permutation;
+  {
+    // One random assignment of rows to k disjoint parts per k, drawn once and reused, so partition i
+    // means the same rows in every call (subsample-and-aggregate, paper 002 Lemma 2).
+    std::lock_guard lock(data_mutex_);
+    auto& p = permutations_[scope.count];
+    if (p.size() != n) {
+      p.resize(n);
+      std::iota(p.begin(), p.end(), 0);
+      auto rng = random_.make(kLayoutStream + 1 + scope.count);
+      dptune::shuffle(*rng, p);
+    }
+    permutation = p;
+  }
+  const std::size_t begin = scope.index * n / scope.count, end = (scope.index + 1) * n / scope.count;
+  std::vector<std::size_t> rows(permutation.begin() + static_cast<std::ptrdiff_t>(begin),
+                                permutation.begin() + static_cast<std::ptrdiff_t>(end));
+  std::sort(rows.begin(), rows.end());
+  DataSplits out;
+  out.train = subset(all.train, rows);
+  // A workload's truth is its own answers; a dataset keeps the shared held-out split.
+  out.validation = data_.varies_per_run() ? out.train : all.validation;
+  out.sensitivity = all.sensitivity;
+  return out;
+}
+
+std::size_t HostEvaluator::scoped_rows(const dptune::DataScope& scope) const {
+  const std::size_t n = fixed_data().train.rows;
+  if (scope.kind == dptune::DataScope::Kind::Whole || scope.count == 0) return n;
+  return (scope.index + 1) * n / scope.count - scope.index * n / scope.count;
+}
+
+dptune::DpEvent HostEvaluator::event_of(const dptune::Params& candidate,
+                                        const dptune::DataScope& scope) const {
+  Algorithm a = instantiate(candidate);
+  return a.mechanism ? a.mechanism->event() : a.trainer->event(scoped_rows(scope));
+}
+
+std::vector<dptune::Evaluation> HostEvaluator::evaluate(
+    const std::vector<dptune::EvaluationRequest>& requests) {
+  const std::uint64_t batch = batches_.fetch_add(1) + 1;
+  struct Prepared {
+    Algorithm algorithm;
+    std::size_t repetitions;
+    std::size_t first_task;
+  };
+  std::vector<Prepared> prepared;
+  std::vector<dptune::Evaluation> results(requests.size());
+  std::size_t tasks = 0;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const auto& request = requests[i];
+    const std::size_t reps = request.repetitions ? request.repetitions : config_.repetitions;
+    prepared.push_back({instantiate(request.candidate), reps, tasks});
+    tasks += reps;
+    auto& result = results[i];
+    result.request = request;
+    result.request.repetitions = reps;
+    result.utilities.assign(reps, std::numeric_limits<double>::quiet_NaN());
+    const Algorithm& a = prepared.back().algorithm;
+    if (request.private_run) {
+      result.event = a.mechanism ? a.mechanism->event() : a.trainer->event(scoped_rows(request.scope));
+    } else {
+      result.event = dptune::DpEvent::non_private();
+      result.privacy.epsilon = std::numeric_limits<double>::infinity();
+      result.privacy.delta = 1;
+      result.privacy.derivation = "non-private run: no guarantee";
+    }
+  }
+  // Price each private request once, not once per repetition; the accountant may be expensive.
+  executor_.parallel_for(requests.size(), [&](std::size_t i) {
+    if (!requests[i].private_run) return;
+    results[i].privacy = accountant_->epsilon(results[i].event, config_.delta);
+  });
+
+  std::vector<double> seconds(tasks, 0.0);
+  std::vector<std::size_t> owner(tasks);
+  for (std::size_t i = 0; i < prepared.size(); ++i)
+    for (std::size_t r = 0; r < prepared[i].repetitions; ++r) owner[prepared[i].first_task + r] = i;
+
+  std::mutex keep_mutex;
+  executor_.parallel_for(tasks, [&](std::size_t task) {
+    const auto started = std::chrono::steady_clock::now();
+    const std::size_t i = owner[task];
+    const std::size_t rep = task - prepared[i].first_task;
+    const auto& request = requests[i];
+    const Algorithm& a = prepared[i].algorithm;
+    auto rng = random_.make((batch << 32) | task);
+    DataSplits fresh;
+    const DataSplits* all = nullptr;
+    if (data_.varies_per_run()) {
+      fresh = data_.make(*rng);
+      all = &fresh;
+    } else {
+      all = &fixed_data();
+    }
+    const DataSplits data = scoped(*all, request.scope);
+    const bool keep = request.keep_output && rep + 1 == prepared[i].repetitions;
+    double score;
+    if (a.mechanism) {
+      dptune::Predictions released;
+      if (request.private_run)
+        released.values = a.mechanism->release(data.train.labels, data.sensitivity, *rng);
+      else
+        released.values = data.train.labels;  // the exact answers: what a non-private run returns
+      if (released.values.size() != data.train.labels.size())
+        throw dptune::PluginError("mechanism '" + config_.algorithm.use + "' released " +
+                                  std::to_string(released.values.size()) + " values for " +
+                                  std::to_string(data.train.labels.size()) + " queries");
+      released.num_classes = data.train.num_classes;
+      score = utility_->score(data.validation.labels, released);
+      if (keep) {
+        std::lock_guard lock(keep_mutex);
+        results[i].output = std::move(released);
+      }
+    } else {
+      HostTrainingContext context(*rng, mechanisms_, *accountant_, config_.delta, request.private_run);
+      dptune::TrainedModel trained = a.trainer->train(data.train, context);
+      const dptune::DpEvent expected =
+          request.private_run ? results[i].event : dptune::DpEvent::non_private();
+      if (!(trained.event == expected))
+        throw dptune::PluginError("trainer '" + config_.algorithm.use + "' reported the event " +
+                                  trained.event.to_string() + " but event() predicted " +
+                                  expected.to_string() + "; refusing to account for either");
+      if (!trained.model) throw dptune::PluginError("trainer '" + config_.algorithm.use + "' returned no model");
+      score = utility_->score(data.validation.labels, trained.model->predict(data.validation));
+      if (keep) {
+        std::lock_guard lock(keep_mutex);
+        results[i].model = trained.model;
+      }
+    }
+    if (!(score >= 0.0 && score <= 1.0))
+      throw dptune::PluginError("utility '" + config_.utility.use + "' returned " + std::to_string(score) +
+                                ", outside [0, 1]");
+    results[i].utilities[rep] = score;
+    seconds[task] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  });
+
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    auto& r = results[i];
+    const auto& u = r.utilities;
+    r.utility_mean = std::accumulate(u.begin(), u.end(), 0.0) / static_cast<double>(u.size());
+    r.utility_min = *std::min_element(u.begin(), u.end());
+    r.utility_max = *std::max_element(u.begin(), u.end());
+    for (std::size_t t = 0; t < prepared[i].repetitions; ++t) r.seconds += seconds[prepared[i].first_task + t];
+  }
+  return results;
+}
+
+}  // namespace dptune::host

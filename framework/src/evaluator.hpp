@@ -1,0 +1,99 @@
+// dptune host (internal): the evaluation service tuners call, and the contexts handed to plugins.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "dptune/host/config.hpp"
+#include "dptune/host/data_source.hpp"
+#include "dptune/host/executor.hpp"
+#include "dptune/host/plugin_registry.hpp"
+#include "dptune/host/random.hpp"
+#include "dptune/plugin.hpp"
+
+namespace dptune::host {
+
+/// Creates the pipeline's mechanism with overridden params (complete, validated).
+class MechanismFactory {
+ public:
+  MechanismFactory(const PipelineConfig& config, const PluginRegistry& registry)
+      : config_(config), registry_(registry) {}
+  std::shared_ptr<const dptune::Mechanism> make(const dptune::Params& overrides) const;
+
+ private:
+  const PipelineConfig& config_;
+  const PluginRegistry& registry_;
+};
+
+class HostEvaluator final : public dptune::Evaluator {
+ public:
+  HostEvaluator(const PipelineConfig& config, const PluginRegistry& registry, const DataSource& data,
+                Executor& executor, const RandomSource& random,
+                std::shared_ptr<const dptune::Accountant> accountant,
+                std::shared_ptr<const dptune::Utility> utility, const MechanismFactory& mechanisms);
+
+  std::vector<dptune::Evaluation> evaluate(const std::vector<dptune::EvaluationRequest>& requests) override;
+  dptune::DpEvent event_of(const dptune::Params& candidate, const dptune::DataScope& scope) const override;
+  std::size_t default_repetitions() const override { return config_.repetitions; }
+
+  /// The algorithm's complete params for a candidate (fixed params + candidate, schema-checked).
+  dptune::Params complete_params(const dptune::Params& candidate) const;
+
+ private:
+  struct Algorithm {
+    std::shared_ptr<const dptune::Mechanism> mechanism;
+    std::shared_ptr<const dptune::Trainer> trainer;
+  };
+  Algorithm instantiate(const dptune::Params& candidate) const;
+  DataSplits scoped(const DataSplits& all, const dptune::DataScope& scope) const;
+  const DataSplits& fixed_data() const;
+  std::size_t scoped_rows(const dptune::DataScope& scope) const;
+
+  const PipelineConfig& config_;
+  const PluginRegistry& registry_;
+  const DataSource& data_;
+  Executor& executor_;
+  const RandomSource& random_;
+  std::shared_ptr<const dptune::Accountant> accountant_;
+  std::shared_ptr<const dptune::Utility> utility_;
+  const MechanismFactory& mechanisms_;
+  const dptune::ParamSchema* algorithm_schema_;
+  std::atomic<std::uint64_t> batches_{0};
+  mutable std::mutex data_mutex_;
+  mutable std::unique_ptr<DataSplits> fixed_data_;
+  mutable std::map<std::size_t, std::vector<std::size_t>> permutations_;  // per partition count
+};
+
+class HostTunerContext final : public dptune::TunerContext {
+ public:
+  HostTunerContext(const PipelineConfig& config, HostEvaluator& evaluator,
+                   const dptune::Accountant& accountant, const MechanismFactory& mechanisms,
+                   dptune::ProgressSink& progress, dptune::RandomBitGenerator& rng, Executor& executor)
+      : config_(config), evaluator_(evaluator), accountant_(accountant), mechanisms_(mechanisms),
+        progress_(progress), rng_(rng), executor_(executor) {}
+  const dptune::SearchSpace& space() const override { return config_.space; }
+  dptune::Evaluator& evaluator() override { return evaluator_; }
+  const dptune::Accountant& accountant() const override { return accountant_; }
+  double delta() const override { return config_.delta; }
+  std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
+    return mechanisms_.make(overrides);
+  }
+  dptune::ProgressSink& progress() override { return progress_; }
+  dptune::RandomBitGenerator& rng() override { return rng_; }
+  void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) override {
+    executor_.parallel_for(n, body);
+  }
+
+ private:
+  const PipelineConfig& config_;
+  HostEvaluator& evaluator_;
+  const dptune::Accountant& accountant_;
+  const MechanismFactory& mechanisms_;
+  dptune::ProgressSink& progress_;
+  dptune::RandomBitGenerator& rng_;
+  Executor& executor_;
+};
+
+}  // namespace dptune::host

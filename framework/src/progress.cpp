@@ -1,0 +1,76 @@
+#include "progress.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+namespace dptune::host {
+
+namespace {
+std::string format_seconds(double s) {
+  char buf[32];
+  if (s < 60) std::snprintf(buf, sizeof buf, "%.0fs", s);
+  else if (s < 3600) std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+  else std::snprintf(buf, sizeof buf, "%dh%02dm", static_cast<int>(s) / 3600, (static_cast<int>(s) / 60) % 60);
+  return buf;
+}
+}  // namespace
+
+TerminalProgress::TerminalProgress(bool enabled)
+    : active_(enabled && isatty(STDERR_FILENO) == 1), started_(std::chrono::steady_clock::now()) {}
+
+TerminalProgress::~TerminalProgress() { finish(); }
+
+void TerminalProgress::start(std::string_view phase, std::size_t total) {
+  std::lock_guard lock(mutex_);
+  phase_ = phase;
+  total_ = total;
+  done_ = 0;
+  best_.reset();
+  started_ = std::chrono::steady_clock::now();
+  draw(true);
+}
+
+void TerminalProgress::advance(std::size_t done, std::optional<double> best) {
+  std::lock_guard lock(mutex_);
+  done_ = done;
+  if (best) best_ = best;
+  draw(done_ == total_);
+}
+
+void TerminalProgress::message(std::string_view text) {
+  std::lock_guard lock(mutex_);
+  if (!active_) return;
+  if (line_open_) std::cerr << "\r\033[K";
+  std::cerr << text << '\n';
+  line_open_ = false;
+  draw(true);
+}
+
+void TerminalProgress::finish() {
+  std::lock_guard lock(mutex_);
+  if (active_ && line_open_) std::cerr << '\n';
+  line_open_ = false;
+}
+
+void TerminalProgress::draw(bool force) {
+  if (!active_ || total_ == 0) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (!force && now - last_draw_ < std::chrono::milliseconds(100)) return;
+  last_draw_ = now;
+  const double elapsed = std::chrono::duration<double>(now - started_).count();
+  std::string line = "\r\033[K" + phase_ + ": " + std::to_string(done_) + "/" + std::to_string(total_);
+  if (best_) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "  best %.4g", *best_);
+    line += buf;
+  }
+  line += "  elapsed " + format_seconds(elapsed);
+  if (done_ > 0 && done_ < total_)
+    line += "  ETA " + format_seconds(elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_));
+  std::cerr << line << std::flush;
+  line_open_ = true;
+}
+
+}  // namespace dptune::host

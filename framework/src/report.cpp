@@ -1,0 +1,313 @@
+#include "report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <ostream>
+#include <set>
+#include <sstream>
+
+#include "dptune/abi.hpp"
+#include "dptune/errors.hpp"
+#include "dptune/pareto.hpp"
+#include "json.hpp"
+
+namespace dptune::host {
+
+namespace {
+
+constexpr const char* kTrustedAnalystWarning =
+    "This is a privacy-utility map for trusted analysts: the per-trial results below were computed on "
+    "the private data and are NOT differentially private outputs. Each epsilon is the cost of ONE run "
+    "with that candidate; releasing the choice of a candidate is not covered by it.";
+
+std::string fmt(double v, int digits = 6) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+
+std::string csv_cell(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+void write_file(const std::filesystem::path& path, const std::string& content) {
+  std::ofstream f(path, std::ios::binary);
+  if (!f) throw dptune::Error("cannot write " + path.string());
+  f << content;
+  if (!f) throw dptune::Error("error while writing " + path.string());
+}
+
+std::vector<std::string> param_names(const PipelineConfig& config) {
+  std::vector<std::string> names;
+  for (const auto& d : config.space.dimensions()) names.push_back(d.name);
+  return names;
+}
+
+std::string trials_csv(const std::vector<dptune::Trial>& trials, const std::vector<std::string>& names,
+                       const std::set<std::size_t>& on_front) {
+  std::ostringstream s;
+  s << "id";
+  for (const auto& n : names) s << ',' << csv_cell(n);
+  s << ",epsilon,delta,utility_mean,utility_min,utility_max,repetitions,seconds,on_front\n";
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    const auto& t = trials[i];
+    s << t.id;
+    for (const auto& n : names) s << ',' << (t.params.contains(n) ? csv_cell(dptune::to_string(t.params.at(n))) : "");
+    s << ',' << dptune::to_string(dptune::Value{t.privacy.epsilon}) << ','
+      << dptune::to_string(dptune::Value{t.privacy.delta}) << ','
+      << dptune::to_string(dptune::Value{t.utility_mean}) << ','
+      << dptune::to_string(dptune::Value{t.utility_min}) << ','
+      << dptune::to_string(dptune::Value{t.utility_max}) << ',' << t.repetitions << ','
+      << fmt(t.seconds) << ',' << (on_front.count(i) ? "true" : "false") << '\n';
+  }
+  return s.str();
+}
+
+void json_trial(JsonWriter& w, const dptune::Trial& t) {
+  w.begin_object();
+  w.key("id").value(t.id);
+  w.key("params").value(t.params);
+  w.key("epsilon").value(t.privacy.epsilon);
+  w.key("delta").value(t.privacy.delta);
+  w.key("utility_mean").value(t.utility_mean);
+  w.key("utility_min").value(t.utility_min);
+  w.key("utility_max").value(t.utility_max);
+  w.key("repetitions").value(t.repetitions);
+  w.end_object();
+}
+
+void json_guarantee(JsonWriter& w, const dptune::PrivacyGuarantee& g) {
+  w.begin_object();
+  w.key("epsilon").value(g.epsilon);
+  w.key("delta").value(g.delta);
+  w.key("accountant").value(g.accountant);
+  w.key("derivation").value(g.derivation);
+  w.end_object();
+}
+
+}  // namespace
+
+std::vector<std::size_t> trial_front(const std::vector<dptune::Trial>& trials) {
+  std::vector<dptune::Point> points;
+  std::vector<std::size_t> index;
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    if (!std::isfinite(trials[i].privacy.epsilon)) continue;
+    points.push_back({trials[i].privacy.epsilon, 1.0 - trials[i].utility_mean});
+    index.push_back(i);
+  }
+  std::vector<std::size_t> front;
+  for (std::size_t k : dptune::pareto_front(points)) front.push_back(index[k]);
+  std::sort(front.begin(), front.end(), [&](std::size_t a, std::size_t b) {
+    return trials[a].privacy.epsilon < trials[b].privacy.epsilon;
+  });
+  return front;
+}
+
+std::string pareto_svg(const std::vector<dptune::Trial>& trials, const std::vector<std::size_t>& front,
+                       const std::string& title, double delta) {
+  const double width = 720, height = 480, left = 70, right = 20, top = 40, bottom = 60;
+  double lo = INFINITY, hi = -INFINITY;
+  for (const auto& t : trials)
+    if (std::isfinite(t.privacy.epsilon) && t.privacy.epsilon > 0) {
+      lo = std::min(lo, t.privacy.epsilon);
+      hi = std::max(hi, t.privacy.epsilon);
+    }
+  if (!(lo < hi)) {
+    lo = std::isfinite(lo) ? lo / 10 : 0.01;
+    hi = std::isfinite(hi) ? hi * 10 : 100;
+  }
+  const double llo = std::floor(std::log10(lo)), lhi = std::ceil(std::log10(hi));
+  auto x_of = [&](double eps) {
+    return left + (std::log10(std::max(eps, std::pow(10.0, llo))) - llo) / (lhi - llo) * (width - left - right);
+  };
+  auto y_of = [&](double err) { return top + (1.0 - std::clamp(err, 0.0, 1.0)) * (height - top - bottom); };
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(2);
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+    << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  s << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  s << "<text x=\"" << width / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">"
+    << title << "</text>\n";
+  // Axes and ticks.
+  s << "<line x1=\"" << left << "\" y1=\"" << height - bottom << "\" x2=\"" << width - right << "\" y2=\""
+    << height - bottom << "\" stroke=\"black\"/>\n";
+  s << "<line x1=\"" << left << "\" y1=\"" << top << "\" x2=\"" << left << "\" y2=\"" << height - bottom
+    << "\" stroke=\"black\"/>\n";
+  for (double e = llo; e <= lhi + 1e-9; e += 1) {
+    const double x = x_of(std::pow(10.0, e));
+    s << "<line x1=\"" << x << "\" y1=\"" << height - bottom << "\" x2=\"" << x << "\" y2=\""
+      << height - bottom + 5 << "\" stroke=\"black\"/><text x=\"" << x << "\" y=\"" << height - bottom + 18
+      << "\" text-anchor=\"middle\">1e" << static_cast<int>(e) << "</text>\n";
+  }
+  for (int k = 0; k <= 5; ++k) {
+    const double err = k / 5.0, y = y_of(err);
+    s << "<line x1=\"" << left - 5 << "\" y1=\"" << y << "\" x2=\"" << left << "\" y2=\"" << y
+      << "\" stroke=\"black\"/><text x=\"" << left - 8 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\">"
+      << fmt(err, 2) << "</text>\n";
+  }
+  s << "<text x=\"" << (left + width - right) / 2 << "\" y=\"" << height - 15
+    << "\" text-anchor=\"middle\">epsilon (delta = " << fmt(delta) << ", log scale)</text>\n";
+  s << "<text transform=\"translate(18," << (top + height - bottom) / 2
+    << ") rotate(-90)\" text-anchor=\"middle\">1 - utility</text>\n";
+  std::set<std::size_t> on_front(front.begin(), front.end());
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    if (on_front.count(i) || !std::isfinite(trials[i].privacy.epsilon)) continue;
+    s << "<circle cx=\"" << x_of(trials[i].privacy.epsilon) << "\" cy=\"" << y_of(1 - trials[i].utility_mean)
+      << "\" r=\"2.5\" fill=\"#9aa5b1\" fill-opacity=\"0.7\"/>\n";
+  }
+  // The front as a staircase: each point dominates the region to its upper right.
+  if (!front.empty()) {
+    s << "<polyline fill=\"none\" stroke=\"#d62728\" stroke-width=\"1.5\" points=\"";
+    for (std::size_t k = 0; k < front.size(); ++k) {
+      const auto& t = trials[front[k]];
+      const double x = x_of(t.privacy.epsilon), y = y_of(1 - t.utility_mean);
+      if (k > 0) s << x << ',' << y_of(1 - trials[front[k - 1]].utility_mean) << ' ';
+      s << x << ',' << y << ' ';
+    }
+    s << "\"/>\n";
+    for (std::size_t i : front)
+      s << "<circle cx=\"" << x_of(trials[i].privacy.epsilon) << "\" cy=\"" << y_of(1 - trials[i].utility_mean)
+        << "\" r=\"4\" fill=\"#d62728\"/>\n";
+  }
+  s << "<text x=\"" << width - right - 5 << "\" y=\"" << top + 12
+    << "\" text-anchor=\"end\" fill=\"#d62728\">red: empirical Pareto front</text>\n";
+  s << "</svg>\n";
+  return s.str();
+}
+
+RunSummary write_report(const ReportInput& in, std::ostream& out) {
+  const PipelineConfig& config = in.config;
+  const dptune::TuningResult& result = in.result;
+  RunSummary summary;
+  summary.output_dir = config.output.dir;
+  summary.trials = result.trials.size();
+  std::error_code ec;
+  std::filesystem::create_directories(config.output.dir, ec);
+  if (ec) throw dptune::Error("cannot create output folder " + config.output.dir.string() + ": " + ec.message());
+
+  const bool write_trials = !result.trials_sensitive || config.output.sensitive_trials;
+  const std::vector<std::size_t> front = write_trials ? trial_front(result.trials) : std::vector<std::size_t>{};
+  const std::set<std::size_t> on_front(front.begin(), front.end());
+  std::vector<dptune::Point> front_points;
+  for (std::size_t i : front)
+    front_points.push_back({result.trials[i].privacy.epsilon, 1.0 - result.trials[i].utility_mean});
+  const double hv = dptune::hypervolume(front_points, {kReferenceEpsilon, kReferenceError});
+  const auto names = param_names(config);
+
+  write_file(config.output.dir / "resolved_config.yaml", to_yaml(config));
+  summary.files.push_back("resolved_config.yaml");
+  if (write_trials && !result.trials.empty()) {
+    const std::string trials_name = result.trials_sensitive ? "trials.SENSITIVE.csv" : "trials.csv";
+    write_file(config.output.dir / trials_name, trials_csv(result.trials, names, on_front));
+    summary.files.push_back(trials_name);
+    std::vector<dptune::Trial> front_trials;
+    for (std::size_t i : front) front_trials.push_back(result.trials[i]);
+    std::set<std::size_t> all;
+    for (std::size_t k = 0; k < front_trials.size(); ++k) all.insert(k);
+    write_file(config.output.dir / "pareto_front.csv", trials_csv(front_trials, names, all));
+    summary.files.push_back("pareto_front.csv");
+    if (config.output.plot) {
+      write_file(config.output.dir / "pareto.svg",
+                 pareto_svg(result.trials, front, config.name + ": privacy-utility trade-off", config.delta));
+      summary.files.push_back("pareto.svg");
+    }
+  }
+
+  std::ostringstream js;
+  JsonWriter w(js);
+  w.begin_object();
+  w.key("dptune_version").value(DPTUNE_VERSION_STRING);
+  w.key("pipeline").value(config.name);
+  w.key("pipeline_file").value(config.file.string());
+  w.key("data").value(in.data_description);
+  w.key("algorithm").value(config.algorithm.use);
+  w.key("accountant").value(config.accountant.use);
+  w.key("utility").value(config.utility.use);
+  w.key("tuner").value(config.tuner.use);
+  w.key("delta").value(config.delta);
+  w.key("repetitions").value(config.repetitions);
+  w.key("randomness").begin_object();
+  w.key("source").value(in.randomness);
+  w.key("cryptographically_secure").value(in.randomness_secure);
+  if (config.execution.seed) w.key("seed").value(static_cast<std::int64_t>(*config.execution.seed));
+  w.end_object();
+  w.key("executor").value(in.executor);
+  w.key("seconds").value(in.seconds);
+  w.key("trusted_analyst_only").value(result.trusted_analyst_only);
+  if (result.trusted_analyst_only) w.key("warning").value(kTrustedAnalystWarning);
+  w.key("trials_count").value(result.trials.size());
+  w.key("trials_sensitive").value(result.trials_sensitive);
+  w.key("trials_written").value(write_trials);
+  if (write_trials) {
+    w.key("pareto_front").begin_array();
+    for (std::size_t i : front) json_trial(w, result.trials[i]);
+    w.end_array();
+    w.key("hypervolume").begin_object();
+    w.key("value").value(hv);
+    w.key("objectives").value("(epsilon, 1 - utility_mean), both minimised");
+    w.key("reference").begin_array().value(kReferenceEpsilon).value(kReferenceError).end_array();
+    w.end_object();
+  }
+  if (result.selected) {
+    w.key("selected");
+    json_trial(w, *result.selected);
+  }
+  if (result.guarantee) {
+    w.key("guarantee");
+    json_guarantee(w, *result.guarantee);
+  }
+  w.key("notes").begin_array();
+  for (const auto& n : result.notes) w.value(n);
+  w.end_array();
+  w.key("files").begin_array();
+  for (const auto& f : summary.files) w.value(f);
+  w.value("summary.json");
+  w.end_array();
+  w.end_object();
+  write_file(config.output.dir / "summary.json", js.str());
+  summary.files.push_back("summary.json");
+
+  // Terminal summary.
+  out << "dptune " << DPTUNE_VERSION_STRING << ": pipeline '" << config.name << "', tuner "
+      << config.tuner.use << ", " << result.trials.size() << " trials in " << fmt(in.seconds, 3) << " s ("
+      << in.executor << ")\n";
+  out << "randomness: " << in.randomness << "\n";
+  if (result.trusted_analyst_only) out << "NOTE: " << kTrustedAnalystWarning << "\n";
+  for (const auto& n : result.notes) out << "note: " << n << "\n";
+  if (write_trials && !front.empty()) {
+    out << "Pareto front (epsilon at delta = " << fmt(config.delta) << ", error = 1 - " << config.utility.use
+        << " over R = " << config.repetitions << " runs):\n";
+    out << "  " << std::left << std::setw(12) << "epsilon" << std::setw(10) << "error" << std::setw(18)
+        << "utility min..max" << "params\n";
+    for (std::size_t i : front) {
+      const auto& t = result.trials[i];
+      out << "  " << std::setw(12) << fmt(t.privacy.epsilon, 5) << std::setw(10) << fmt(1 - t.utility_mean, 4)
+          << std::setw(18) << (fmt(t.utility_min, 3) + ".." + fmt(t.utility_max, 3)) << t.params.to_string()
+          << "\n";
+    }
+    out << "hypervolume w.r.t. (epsilon, error) = (" << fmt(kReferenceEpsilon) << ", " << fmt(kReferenceError)
+        << "): " << fmt(hv, 6) << "\n";
+  } else if (result.trials_sensitive && !write_trials) {
+    out << "per-trial results of private runs are withheld (set output.sensitive_trials: true to write "
+           "them, marked SENSITIVE)\n";
+  }
+  if (result.selected)
+    out << "selected: " << result.selected->params.to_string() << "  utility " << fmt(result.selected->utility_mean, 4)
+        << "\n";
+  if (result.guarantee)
+    out << "guarantee of the whole tuning run: (epsilon, delta) = (" << fmt(result.guarantee->epsilon) << ", "
+        << fmt(result.guarantee->delta) << ")  [" << result.guarantee->derivation << "]\n";
+  out << "results: " << config.output.dir.string() << "/ (";
+  for (std::size_t k = 0; k < summary.files.size(); ++k) out << (k ? ", " : "") << summary.files[k];
+  out << ")\n";
+  return summary;
+}
+
+}  // namespace dptune::host

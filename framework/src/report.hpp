@@ -1,0 +1,37 @@
+// dptune host (internal): writes a run's results (JSON, CSV, SVG, resolved config) and a terminal summary.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "dptune/host/config.hpp"
+#include "dptune/host/runner.hpp"
+#include "dptune/plugin.hpp"
+
+namespace dptune::host {
+
+struct ReportInput {
+  const PipelineConfig& config;
+  const dptune::TuningResult& result;
+  std::string randomness;
+  bool randomness_secure;
+  std::string executor;
+  double seconds;
+  std::string data_description;
+};
+
+/// The anti-ideal point of paper 000 (§3, "(10, 1)"): ε = 10, error = 1.
+inline constexpr double kReferenceEpsilon = 10.0;
+inline constexpr double kReferenceError = 1.0;
+
+/// Indices of trials on the empirical Pareto front of (ε, 1 − mean utility), sorted by ε.
+std::vector<std::size_t> trial_front(const std::vector<dptune::Trial>& trials);
+
+/// SVG scatter of (ε, 1 − utility) on a log ε axis with the front highlighted.
+std::string pareto_svg(const std::vector<dptune::Trial>& trials, const std::vector<std::size_t>& front,
+                       const std::string& title, double delta);
+
+RunSummary write_report(const ReportInput& input, std::ostream& out);
+
+}  // namespace dptune::host

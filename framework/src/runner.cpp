@@ -1,0 +1,80 @@
+#include "dptune/host/runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "dptune/abi.hpp"
+#include "dptune/errors.hpp"
+#include "dptune/host/data_source.hpp"
+#include "dptune/host/executor.hpp"
+#include "dptune/host/random.hpp"
+#include "dptune/pareto.hpp"
+#include "evaluator.hpp"
+#include "json.hpp"
+#include "progress.hpp"
+#include "report.hpp"
+
+namespace dptune::host {
+
+namespace {
+
+std::optional<dptune::PluginKind> plugin_kind(ComponentKind kind) {
+  switch (kind) {
+    case ComponentKind::Mechanism: return dptune::PluginKind::Mechanism;
+    case ComponentKind::Accountant: return dptune::PluginKind::Accountant;
+    case ComponentKind::Utility: return dptune::PluginKind::Utility;
+    case ComponentKind::Trainer: return dptune::PluginKind::Trainer;
+    case ComponentKind::Tuner: return dptune::PluginKind::Tuner;
+    case ComponentKind::Data: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::string> HostCatalog::names(ComponentKind kind) const {
+  if (kind != ComponentKind::Data) return registry_.names(kind);
+  std::vector<std::string> out;
+  for (const auto& info : data_sources()) out.push_back(info.name);
+  return out;
+}
+
+const dptune::ParamSchema* HostCatalog::schema(ComponentKind kind, const std::string& name) const {
+  if (kind != ComponentKind::Data) return plugin_kind(kind) ? registry_.schema(kind, name) : nullptr;
+  const DataSourceInfo* info = find_data_source(name);
+  return info ? &info->schema : nullptr;
+}
+
+RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
+                        const RunOptions& options, std::ostream& out) {
+  const auto started = std::chrono::steady_clock::now();
+  const RandomSource random(config.execution.seed);
+  auto executor = make_executor(config.execution.executor, config.execution.threads);
+  auto data = make_data_source(config.data.use, config.data.params);
+  std::shared_ptr<const dptune::Accountant> accountant =
+      registry.create_accountant(config.accountant.use, config.accountant.params);
+  std::shared_ptr<const dptune::Utility> utility =
+      registry.create_utility(config.utility.use, config.utility.params);
+  auto tuner = registry.create_tuner(config.tuner.use, config.tuner.params);
+  MechanismFactory mechanisms(config, registry);
+  HostEvaluator evaluator(config, registry, *data, *executor, random, accountant, utility, mechanisms);
+  TerminalProgress progress(options.show_progress);
+  auto tuner_rng = random.make(0);
+  HostTunerContext context(config, evaluator, *accountant, mechanisms, progress, *tuner_rng, *executor);
+
+  dptune::TuningResult result = tuner->tune(context);
+  progress.finish();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  ReportInput input{config, result, random.description(), random.secure(), executor->name(), seconds,
+                    data->describe()};
+  return write_report(input, out);
+}
+
+}  // namespace dptune::host
