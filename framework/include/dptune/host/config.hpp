@@ -99,6 +99,10 @@ struct Override {
 /// Reads only `plugin_paths:` (resolved against the file's folder), so plugins can be discovered
 /// before the full validation.  Throws ConfigDiagnostic.
 std::vector<std::filesystem::path> read_plugin_paths(const std::filesystem::path& file);
+/// The same with the command line's `--set` overrides applied first (so `--set plugin_paths=[...]`
+/// counts); bad override paths throw the same ConfigDiagnostic as load_pipeline.
+std::vector<std::filesystem::path> read_plugin_paths(const std::filesystem::path& file,
+                                                     const std::vector<Override>& overrides);
 
 /// Parses and validates a pipeline.  Throws ConfigDiagnostic on the first problem.
 PipelineConfig load_pipeline(const std::filesystem::path& file, const std::vector<Override>& overrides,

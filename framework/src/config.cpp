@@ -1,0 +1,997 @@
+// dptune host: YAML pipeline -> validated PipelineConfig (see dptune/host/config.hpp).
+//
+// The YAML text is parsed with yaml-cpp and copied into a small tree of our own that keeps every
+// node's position, keeps duplicate keys (so that they can be reported), and can be edited by --set
+// overrides without yaml-cpp's inserting operator[].  Scalars are typed from the plugins' schemas,
+// never guessed by yaml-cpp.
+#include "dptune/host/config.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <regex>
+#include <sstream>
+#include <string_view>
+
+#include "dptune/errors.hpp"
+
+namespace dptune::host {
+
+// ---- diagnostics
+// -----------------------------------------------------------------------------------
+
+std::string SourceLocation::to_string() const {
+  if (line == 0) return file;
+  return file + ":" + std::to_string(line) + ":" + std::to_string(column);
+}
+
+namespace {
+std::string compose(const SourceLocation& where, const std::string& key_path,
+                    const std::string& message) {
+  std::string text = where.to_string() + ": ";
+  if (!key_path.empty()) text += key_path + ": ";
+  return text + message;
+}
+}  // namespace
+
+ConfigDiagnostic::ConfigDiagnostic(SourceLocation where, std::string key_path, std::string message)
+    : dptune::ConfigError(compose(where, key_path, message)),
+      where_(std::move(where)),
+      key_path_(std::move(key_path)),
+      message_(std::move(message)) {}
+
+const char* to_string(ComponentKind kind) {
+  switch (kind) {
+    case ComponentKind::Data:
+      return "data";
+    case ComponentKind::Mechanism:
+      return "mechanism";
+    case ComponentKind::Accountant:
+      return "accountant";
+    case ComponentKind::Utility:
+      return "utility";
+    case ComponentKind::Trainer:
+      return "trainer";
+    case ComponentKind::Tuner:
+      return "tuner";
+  }
+  return "?";
+}
+
+// ---- did you mean
+// ----------------------------------------------------------------------------------
+
+namespace {
+// Optimal string alignment distance: Levenshtein (insert, delete, substitute) plus the
+// transposition of two adjacent characters, the most common typo ("gird" for "grid").
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  const std::size_t n = a.size(), m = b.size();
+  std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1, 0));
+  for (std::size_t i = 0; i <= n; ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= m; ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= n; ++i) {
+    for (std::size_t j = 1; j <= m; ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[n][m];
+}
+}  // namespace
+
+std::optional<std::string> did_you_mean(const std::string& word,
+                                        const std::vector<std::string>& candidates) {
+  const std::size_t limit = std::max<std::size_t>(1, word.size() / 3);
+  std::optional<std::string> best;
+  std::size_t best_distance = limit + 1;
+  for (const auto& candidate : candidates) {
+    const std::size_t distance = edit_distance(word, candidate);
+    if (distance < best_distance) {  // strict: ties go to the earlier candidate
+      best = candidate;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---- a position-carrying YAML tree
+// ------------------------------------------------------------------
+
+struct Entry;
+
+struct Node {
+  enum class Type { Null, Scalar, Sequence, Map };
+  Type type = Type::Null;
+  std::string scalar;
+  bool quoted = false;  // quoted or tagged !!str: a string whatever it looks like
+  SourceLocation loc;
+  std::vector<Node> items;     // Sequence
+  std::vector<Entry> entries;  // Map, in file order, duplicates kept
+
+  const Entry* find(std::string_view key) const;
+  Entry* find(std::string_view key);
+};
+
+struct Entry {
+  std::string key;
+  SourceLocation key_loc;
+  Node value;
+};
+
+const Entry* Node::find(std::string_view key) const {
+  for (const auto& e : entries)
+    if (e.key == key) return &e;
+  return nullptr;
+}
+Entry* Node::find(std::string_view key) {
+  for (auto& e : entries)
+    if (e.key == key) return &e;
+  return nullptr;
+}
+
+const SourceLocation kSetLocation{"--set", 0, 0};
+
+[[noreturn]] void fail(const SourceLocation& where, const std::string& key_path,
+                       const std::string& message) {
+  throw ConfigDiagnostic(where, key_path, message);
+}
+
+std::string join_path(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
+std::string index_path(const std::string& path, std::size_t i) {
+  return path + "[" + std::to_string(i) + "]";
+}
+
+std::string join_list(const std::vector<std::string>& names) {
+  if (names.empty()) return "(none)";
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i) text += (i ? ", " : "") + names[i];
+  return text;
+}
+
+std::string suggestion(const std::string& word, const std::vector<std::string>& candidates) {
+  auto best = did_you_mean(word, candidates);
+  return best ? " (did you mean '" + *best + "'?)" : "";
+}
+
+SourceLocation location(const std::string& file, const YAML::Mark& mark) {
+  if (mark.is_null() || mark.line < 0) return {file, 0, 0};
+  return {file, mark.line + 1, mark.column + 1};
+}
+
+/// Copies a yaml-cpp tree.  With `fixed`, every node gets the location {file, 0, 0} (--set values).
+struct Converter {
+  std::string file;
+  bool fixed = false;
+
+  SourceLocation loc(const YAML::Mark& mark) const {
+    return fixed ? SourceLocation{file, 0, 0} : location(file, mark);
+  }
+
+  Node operator()(const YAML::Node& y, const std::string& path) const {
+    Node n;
+    n.loc = loc(y.Mark());
+    switch (y.Type()) {
+      case YAML::NodeType::Undefined:
+      case YAML::NodeType::Null:
+        n.type = Node::Type::Null;
+        break;
+      case YAML::NodeType::Scalar:
+        n.type = Node::Type::Scalar;
+        n.scalar = y.Scalar();
+        n.quoted = y.Tag() == "!" || y.Tag() == "tag:yaml.org,2002:str";
+        break;
+      case YAML::NodeType::Sequence: {
+        n.type = Node::Type::Sequence;
+        std::size_t i = 0;
+        for (const auto& item : y) n.items.push_back((*this)(item, index_path(path, i++)));
+        break;
+      }
+      case YAML::NodeType::Map: {
+        n.type = Node::Type::Map;
+        for (auto it = y.begin(); it != y.end(); ++it) {
+          const YAML::Node& key = it->first;
+          if (!key.IsScalar())
+            fail(loc(key.Mark()), path,
+                 std::string("expected a string key, got ") + (key.IsMap()        ? "a map"
+                                                               : key.IsSequence() ? "a sequence"
+                                                                                  : "null"));
+          Entry e{key.Scalar(), loc(key.Mark()), {}};
+          e.value = (*this)(it->second, join_path(path, e.key));
+          // yaml-cpp puts an empty value ("key:" then a newline) at the next token: point at the
+          // key.
+          if (!fixed && e.value.type == Node::Type::Null &&
+              !(e.value.loc.line == e.key_loc.line && e.value.loc.column > e.key_loc.column))
+            e.value.loc = e.key_loc;
+          n.entries.push_back(std::move(e));
+        }
+        break;
+      }
+    }
+    return n;
+  }
+};
+
+// ---- scalars typed by schemas
+// ----------------------------------------------------------------------
+
+bool parse_int(const std::string& text, std::int64_t& out) {
+  static const std::regex pattern("[-+]?[0-9]+");
+  if (!std::regex_match(text, pattern)) return false;
+  const char* first = text.data() + (text[0] == '+' ? 1 : 0);
+  auto [end, ec] = std::from_chars(first, text.data() + text.size(), out);
+  return ec == std::errc{} && end == text.data() + text.size();
+}
+
+bool parse_float(const std::string& text, double& out) {
+  static const std::regex number("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
+  static const std::regex infinity("[-+]?\\.(inf|Inf|INF)");
+  static const std::regex nan("\\.(nan|NaN|NAN)");
+  if (std::regex_match(text, infinity)) {
+    out = text[0] == '-' ? -std::numeric_limits<double>::infinity()
+                         : std::numeric_limits<double>::infinity();
+    return true;
+  }
+  if (std::regex_match(text, nan)) {
+    out = std::numeric_limits<double>::quiet_NaN();
+    return true;
+  }
+  if (!std::regex_match(text, number)) return false;
+  const char* first = text.data() + (text[0] == '+' ? 1 : 0);
+  auto [end, ec] = std::from_chars(first, text.data() + text.size(), out);
+  if (ec == std::errc::result_out_of_range) {
+    // Overflow or underflow: the sign and magnitude decide (underflow is zero).
+    const auto e = text.find_first_of("eE");
+    const bool tiny = e != std::string::npos && text[e + 1] == '-';
+    const double magnitude = tiny ? 0.0 : std::numeric_limits<double>::infinity();
+    out = text[0] == '-' ? -magnitude : magnitude;
+    return true;
+  }
+  return ec == std::errc{} && end == text.data() + text.size();
+}
+
+/// The type a plain YAML scalar has on its own (YAML 1.2 core schema, booleans only true/false).
+Value natural_value(const Node& n) {
+  if (n.quoted) return Value{n.scalar};
+  if (n.scalar == "true") return Value{true};
+  if (n.scalar == "false") return Value{false};
+  std::int64_t i;
+  if (parse_int(n.scalar, i)) return Value{i};
+  double d;
+  if (parse_float(n.scalar, d)) return Value{d};
+  return Value{n.scalar};
+}
+
+std::string describe(const Node& n) {
+  switch (n.type) {
+    case Node::Type::Null:
+      return "null";
+    case Node::Type::Sequence:
+      return "a sequence";
+    case Node::Type::Map:
+      return "a map";
+    case Node::Type::Scalar:
+      break;
+  }
+  return std::string(type_name(natural_value(n))) + " '" + n.scalar + "'";
+}
+
+/// Converts a scalar to the type of `spec` and checks it with ParamSchema::check.
+Value to_value(const Node& n, const ParamSpec& spec, const std::string& path) {
+  if (n.type != Node::Type::Scalar)
+    fail(n.loc, path, ParamSchema::describe_domain(spec) + ", got " + describe(n));
+  const Value value = spec.type == ParamType::String ? Value{n.scalar} : natural_value(n);
+  try {
+    return ParamSchema::check(spec, value);
+  } catch (const dptune::InvalidArgument& e) {
+    fail(n.loc, path, e.what());
+  }
+}
+
+/// The host's own settings, described like plugin parameters so that messages read the same.
+const ParamSchema& host_schema() {
+  static const ParamSchema schema = [] {
+    ParamSchema s;
+    s.add_string("string", "any string");
+    s.add_float("float", "any float");
+    s.add_int("int", "any int");
+    s.add_bool("bool", "true or false");
+    s.add_float("delta", "the pipeline's delta").min(0).max_exclusive(1);
+    s.add_int("repetitions", "runs per evaluation").min(1);
+    s.add_int("threads", "worker threads (0: all cores)").min(0);
+    s.add_int("seed", "seed of reproducible noise").min(0);
+    s.add_string("executor", "where evaluations run").one_of({"inline", "threads"});
+    s.add_int("int_step", "step of an int dimension").min(1);
+    s.add_float("float_step", "step of a float dimension").min_exclusive(0);
+    return s;
+  }();
+  return schema;
+}
+const ParamSpec& host_spec(const std::string& name) { return *host_schema().find(name); }
+
+std::string string_value(const Node& n, const std::string& path) {
+  return std::get<std::string>(to_value(n, host_spec("string"), path));
+}
+std::string nonempty_string(const Node& n, const std::string& path) {
+  std::string s = string_value(n, path);
+  if (s.empty()) fail(n.loc, path, "expected a non-empty string, got ''");
+  return s;
+}
+bool bool_value(const Node& n, const std::string& path) {
+  return std::get<bool>(to_value(n, host_spec("bool"), path));
+}
+std::int64_t int_value(const Node& n, const std::string& spec, const std::string& path) {
+  return std::get<std::int64_t>(to_value(n, host_spec(spec), path));
+}
+double float_value(const Node& n, const std::string& spec, const std::string& path) {
+  return std::get<double>(to_value(n, host_spec(spec), path));
+}
+
+// ---- structure checks
+// ------------------------------------------------------------------------------
+
+void require_map(const Node& n, const std::string& path) {
+  if (n.type != Node::Type::Map) fail(n.loc, path, "expected a map, got " + describe(n));
+}
+
+void check_keys(const Node& map, const std::string& path, const std::vector<std::string>& allowed) {
+  for (const auto& e : map.entries) {
+    if (std::find(allowed.begin(), allowed.end(), e.key) != allowed.end()) continue;
+    auto best = did_you_mean(e.key, allowed);
+    fail(e.key_loc, join_path(path, e.key),
+         "unknown key '" + e.key + "'" +
+             (best ? " (did you mean '" + *best + "'?)" : "; allowed keys: " + join_list(allowed)));
+  }
+}
+
+void require_keys(const Node& map, const SourceLocation& where, const std::string& path,
+                  const std::vector<std::string>& required) {
+  for (const auto& key : required)
+    if (!map.find(key)) fail(where, path, "missing required key '" + key + "'");
+}
+
+void check_duplicates(const Node& n, const std::string& path) {
+  if (n.type == Node::Type::Map) {
+    for (std::size_t i = 0; i < n.entries.size(); ++i) {
+      const Entry& e = n.entries[i];
+      for (std::size_t j = 0; j < i; ++j) {
+        const Entry& first = n.entries[j];
+        if (first.key != e.key) continue;
+        fail(e.key_loc, join_path(path, e.key),
+             "duplicate key '" + e.key + "' (first " +
+                 (first.key_loc.line > 0 ? "at line " + std::to_string(first.key_loc.line)
+                                         : std::string("given with --set")) +
+                 ")");
+      }
+      check_duplicates(e.value, join_path(path, e.key));
+    }
+  } else if (n.type == Node::Type::Sequence) {
+    for (std::size_t i = 0; i < n.items.size(); ++i)
+      check_duplicates(n.items[i], index_path(path, i));
+  }
+}
+
+// ---- reading the file and applying overrides
+// -------------------------------------------------------
+
+std::string read_text(const fs::path& file, const std::string& shown) {
+  auto cannot = [&](int error) {
+    fail({shown, 0, 0}, "", std::string("cannot read pipeline: ") + std::strerror(error));
+  };
+  std::error_code ec;
+  if (fs::is_directory(file, ec)) cannot(EISDIR);
+  errno = 0;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) cannot(errno != 0 ? errno : ENOENT);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) cannot(errno != 0 ? errno : EIO);
+  return text.str();
+}
+
+Node parse_root(const std::string& text, const std::string& shown) {
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(text);
+  } catch (const YAML::Exception& e) {
+    fail(location(shown, e.mark), "", "YAML syntax error: " + e.msg);
+  }
+  if (documents.empty())
+    fail({shown, 0, 0}, "",
+         "the pipeline is empty: expected a map with the keys data, algorithm, accountant, "
+         "utility, search_space and tuner");
+  if (documents.size() > 1)
+    fail(location(shown, documents[1].Mark()), "",
+         "expected one YAML document, found " + std::to_string(documents.size()));
+  Node root = Converter{shown, false}(documents[0], "");
+  if (root.type != Node::Type::Map)
+    fail(root.loc, "",
+         "expected a map of pipeline sections at the top level, got " + describe(root));
+  return root;
+}
+
+std::vector<std::string> split_path(const std::string& key_path) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (true) {
+    const auto dot = key_path.find('.', start);
+    parts.push_back(
+        key_path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return parts;
+}
+
+void apply_override(Node& root, const Override& o) {
+  const std::vector<std::string> parts = split_path(o.key_path);
+  for (const auto& part : parts)
+    if (part.empty())
+      fail(kSetLocation, o.key_path, "expected a dotted key path such as tuner.params.trials");
+  Node value;
+  try {
+    YAML::Node parsed = YAML::Load(o.value);
+    value = Converter{kSetLocation.file, true}(parsed, o.key_path);
+  } catch (const YAML::Exception& e) {
+    fail(kSetLocation, o.key_path, "YAML syntax error in the value: " + e.msg);
+  }
+  Node* node = &root;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (node->type == Node::Type::Scalar)
+      fail(kSetLocation, o.key_path, "cannot set a key inside a scalar");
+    if (node->type == Node::Type::Sequence)
+      fail(kSetLocation, o.key_path, "cannot set a key inside a sequence");
+    if (node->type == Node::Type::Null) node->type = Node::Type::Map;
+    Entry* entry = node->find(parts[i]);
+    if (!entry) {
+      Node child;
+      child.type = Node::Type::Map;
+      child.loc = kSetLocation;
+      node->entries.push_back(Entry{parts[i], kSetLocation, std::move(child)});
+      entry = &node->entries.back();
+    }
+    node = &entry->value;
+  }
+  *node = std::move(value);
+}
+
+Node load_tree(const fs::path& file, const std::vector<Override>& overrides) {
+  const std::string shown = file.string();
+  Node root = parse_root(read_text(file, shown), shown);
+  for (const auto& o : overrides) apply_override(root, o);
+  return root;
+}
+
+// ---- paths
+// -----------------------------------------------------------------------------------------
+
+fs::path normalized(const fs::path& p) {
+  fs::path n = p.lexically_normal();
+  if (!n.has_filename() && n.has_relative_path()) n = n.parent_path();  // "a/b/" -> "a/b"
+  return n;
+}
+
+fs::path resolve(const fs::path& base, const std::string& text) {
+  return normalized(base / fs::path(text));
+}
+
+fs::path folder_of(const fs::path& file) { return normalized(fs::absolute(file)).parent_path(); }
+
+std::vector<fs::path> plugin_paths_of(const Node& root, const fs::path& base) {
+  std::vector<fs::path> paths;
+  const Entry* e = root.find("plugin_paths");
+  if (!e || e->value.type == Node::Type::Null) return paths;
+  const Node& list = e->value;
+  if (list.type != Node::Type::Sequence)
+    fail(list.loc, "plugin_paths", "expected a list of folders, got " + describe(list));
+  for (std::size_t i = 0; i < list.items.size(); ++i)
+    paths.push_back(resolve(base, nonempty_string(list.items[i], index_path("plugin_paths", i))));
+  return paths;
+}
+
+// ---- the loader
+// ------------------------------------------------------------------------------------
+
+std::vector<std::string> sorted_names(const Catalog& catalog, ComponentKind kind) {
+  std::vector<std::string> names = catalog.names(kind);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+const char* noun(ComponentKind kind) {
+  return kind == ComponentKind::Data ? "data source" : to_string(kind);
+}
+
+std::vector<std::string> spec_names(const ParamSchema& schema) {
+  std::vector<std::string> names;
+  for (const auto& spec : schema.specs()) names.push_back(spec.name);
+  return names;
+}
+
+class Loader {
+ public:
+  Loader(const fs::path& file, const Catalog& catalog, Node root)
+      : catalog_(catalog), root_(std::move(root)), base_(folder_of(file)) {
+    config_.file = normalized(fs::absolute(file));
+  }
+
+  PipelineConfig load() {
+    check_duplicates(root_, "");
+    check_keys(root_, "",
+               {"name", "plugin_paths", "data", "algorithm", "mechanism", "accountant", "utility",
+                "search_space", "tuner", "execution", "output"});
+    require_keys(root_, root_.loc, "",
+                 {"data", "algorithm", "accountant", "utility", "search_space", "tuner"});
+
+    config_.name = config_.file.stem().string();
+    if (const Entry* e = root_.find("name")) config_.name = nonempty_string(e->value, "name");
+    config_.plugin_paths = plugin_paths_of(root_, base_);
+
+    config_.data = component(*root_.find("data"), ComponentKind::Data, {}, {});
+    load_algorithm(*root_.find("algorithm"));
+    if (const Entry* e = root_.find("mechanism"); e && e->value.type != Node::Type::Null)
+      config_.mechanism = component(*e, ComponentKind::Mechanism, {}, {});
+    {
+      const Entry& e = *root_.find("accountant");
+      config_.accountant = component(e, ComponentKind::Accountant, {"delta"}, {"delta"});
+      config_.delta = float_value(e.value.find("delta")->value, "delta", "accountant.delta");
+    }
+    {
+      const Entry& e = *root_.find("utility");
+      config_.utility = component(e, ComponentKind::Utility, {"repetitions"}, {});
+      if (const Entry* r = e.value.find("repetitions"))
+        config_.repetitions =
+            static_cast<std::size_t>(int_value(r->value, "repetitions", "utility.repetitions"));
+    }
+    load_search_space(*root_.find("search_space"));
+    check_algorithm_complete(*root_.find("algorithm"));
+    config_.tuner = component(*root_.find("tuner"), ComponentKind::Tuner, {}, {});
+    load_execution();
+    load_output();
+    return std::move(config_);
+  }
+
+ private:
+  const Catalog& catalog_;
+  Node root_;
+  fs::path base_;
+  PipelineConfig config_;
+  const ParamSchema* algorithm_schema_ = nullptr;
+  const Node* algorithm_params_ = nullptr;  // the algorithm.params map, if given
+
+  /// Checks a component section's keys and `use`; returns the `use` node.
+  const Node& section_use(const Entry& section, const std::vector<std::string>& extra_keys,
+                          const std::vector<std::string>& extra_required) {
+    const std::string& path = section.key;
+    require_map(section.value, path);
+    std::vector<std::string> allowed{"use", "params"};
+    allowed.insert(allowed.end(), extra_keys.begin(), extra_keys.end());
+    check_keys(section.value, path, allowed);
+    std::vector<std::string> required{"use"};
+    required.insert(required.end(), extra_required.begin(), extra_required.end());
+    require_keys(section.value, section.key_loc, path, required);
+    return section.value.find("use")->value;
+  }
+
+  /// Reads `params:` value by value against the schema (no completion).
+  static Params read_params(const Entry& section, const ParamSchema& schema,
+                            const std::string& component) {
+    Params params;
+    const Entry* e = section.value.find("params");
+    if (!e || e->value.type == Node::Type::Null) return params;
+    const std::string path = join_path(section.key, "params");
+    require_map(e->value, path);
+    for (const auto& p : e->value.entries) {
+      const std::string key_path = join_path(path, p.key);
+      const ParamSpec* spec = schema.find(p.key);
+      if (!spec) {
+        const auto names = spec_names(schema);
+        auto best = did_you_mean(p.key, names);
+        fail(p.key_loc, key_path,
+             "unknown parameter '" + p.key + "' of " + component +
+                 (best            ? " (did you mean '" + *best + "'?)"
+                  : names.empty() ? "; " + component + " takes no parameters"
+                                  : "; parameters: " + join_list(names)));
+      }
+      params.set(p.key, to_value(p.value, *spec, key_path));
+    }
+    return params;
+  }
+
+  ComponentConfig component(const Entry& section, ComponentKind kind,
+                            const std::vector<std::string>& extra_keys,
+                            const std::vector<std::string>& extra_required) {
+    const Node& use = section_use(section, extra_keys, extra_required);
+    const std::string use_path = join_path(section.key, "use");
+    ComponentConfig c;
+    c.kind = kind;
+    c.use = string_value(use, use_path);
+    c.where = section.key_loc;
+    const ParamSchema* schema = catalog_.schema(kind, c.use);
+    if (!schema) {
+      const auto names = sorted_names(catalog_, kind);
+      fail(use.loc, use_path,
+           std::string("unknown ") + noun(kind) + " '" + c.use + "'" + suggestion(c.use, names) +
+               "; available: " + join_list(names));
+    }
+    c.params = read_params(section, *schema, c.use);
+    for (const auto& spec : schema->specs()) {
+      if (c.params.contains(spec.name)) continue;
+      if (!spec.default_value)
+        fail(section.key_loc, section.key,
+             "missing required parameter '" + spec.name + "' of " + c.use + " (" + spec.doc +
+                 "): give it in " + section.key + ".params");
+      c.params.set(spec.name, *spec.default_value);
+    }
+    return c;
+  }
+
+  void load_algorithm(const Entry& section) {
+    const Node& use = section_use(section, {}, {});
+    ComponentConfig& c = config_.algorithm;
+    c.use = string_value(use, "algorithm.use");
+    c.where = section.key_loc;
+    c.kind = ComponentKind::Trainer;
+    algorithm_schema_ = catalog_.schema(ComponentKind::Trainer, c.use);
+    if (!algorithm_schema_) {
+      c.kind = ComponentKind::Mechanism;
+      algorithm_schema_ = catalog_.schema(ComponentKind::Mechanism, c.use);
+    }
+    if (!algorithm_schema_) {
+      auto names = sorted_names(catalog_, ComponentKind::Trainer);
+      for (const auto& m : sorted_names(catalog_, ComponentKind::Mechanism))
+        if (std::find(names.begin(), names.end(), m) == names.end()) names.push_back(m);
+      fail(use.loc, "algorithm.use",
+           "unknown algorithm '" + c.use + "'" + suggestion(c.use, names) +
+               " (an algorithm is a trainer or a mechanism); available: " + join_list(names));
+    }
+    c.params = read_params(section, *algorithm_schema_, c.use);
+    if (const Entry* p = section.value.find("params"); p && p->value.type == Node::Type::Map)
+      algorithm_params_ = &p->value;
+  }
+
+  void check_algorithm_complete(const Entry& section) {
+    for (const auto& spec : algorithm_schema_->specs()) {
+      if (spec.default_value || config_.algorithm.params.contains(spec.name) ||
+          config_.space.find(spec.name))
+        continue;
+      fail(section.key_loc, "algorithm",
+           "missing required parameter '" + spec.name + "' of " + config_.algorithm.use +
+               ": give it in algorithm.params or search_space");
+    }
+  }
+
+  void load_search_space(const Entry& section) {
+    require_map(section.value, "search_space");
+    if (section.value.entries.empty())
+      fail(section.value.loc, "search_space",
+           "expected at least one dimension, e.g. C: {int: [1, 30]}");
+    for (const auto& dim : section.value.entries) load_dimension(dim);
+  }
+
+  void load_dimension(const Entry& dim) {
+    const std::string path = join_path("search_space", dim.key);
+    const std::string& algo = config_.algorithm.use;
+    const ParamSpec* spec = algorithm_schema_->find(dim.key);
+    if (!spec) {
+      const auto names = spec_names(*algorithm_schema_);
+      auto best = did_you_mean(dim.key, names);
+      fail(dim.key_loc, path,
+           "'" + dim.key + "' is not a parameter of " + algo +
+               (best            ? " (did you mean '" + *best + "'?)"
+                : names.empty() ? "; " + algo + " takes no parameters"
+                                : "; parameters: " + join_list(names)));
+    }
+    if (const Entry* fixed = algorithm_params_ ? algorithm_params_->find(dim.key) : nullptr)
+      fail(dim.key_loc, path,
+           "'" + dim.key + "' is also fixed in algorithm.params" +
+               (fixed->key_loc.line > 0 ? " (line " + std::to_string(fixed->key_loc.line) + ")"
+                                        : std::string(" (with --set)")) +
+               ": a parameter is either fixed or searched");
+
+    const Node& n = dim.value;
+    require_map(n, path);
+    check_keys(n, path, {"float", "int", "categorical", "log", "step"});
+    const Entry* kind = nullptr;
+    for (const auto& e : n.entries) {
+      if (e.key != "float" && e.key != "int" && e.key != "categorical") continue;
+      if (kind)
+        fail(e.key_loc, join_path(path, e.key),
+             "'" + kind->key + "' and '" + e.key +
+                 "' cannot be combined: a dimension is one of float, int or categorical");
+      kind = &e;
+    }
+    if (!kind)
+      fail(n.loc, path,
+           "missing the dimension's type: one of the keys 'float', 'int' or 'categorical'");
+    const std::string kind_path = join_path(path, kind->key);
+    const Entry* log_entry = n.find("log");
+    const Entry* step_entry = n.find("step");
+
+    if (kind->key == "categorical") {
+      for (const Entry* e : {log_entry, step_entry})
+        if (e)
+          fail(e->key_loc, join_path(path, e->key),
+               "'" + e->key + "' applies only to float and int dimensions");
+      load_categorical(dim.key, kind->value, *spec, kind_path);
+      return;
+    }
+
+    const bool is_float = kind->key == "float";
+    const std::string type_text = dptune::to_string(spec->type);
+    if (is_float ? spec->type != ParamType::Float
+                 : spec->type != ParamType::Int && spec->type != ParamType::Float)
+      fail(kind->key_loc, kind_path,
+           "'" + dim.key + "' is " + (spec->type == ParamType::Int ? "an " : "a ") + type_text +
+               " parameter of " + algo + ": use " +
+               (spec->type == ParamType::Int ? "int: [low, high]" : "categorical: [a, b, ...]"));
+
+    const Node& bounds = kind->value;
+    if (bounds.type != Node::Type::Sequence || bounds.items.size() != 2)
+      fail(bounds.loc, kind_path,
+           "expected a list [low, high] of 2 numbers, got " +
+               (bounds.type == Node::Type::Sequence
+                    ? "a list of " + std::to_string(bounds.items.size()) + " element" +
+                          (bounds.items.size() == 1 ? "" : "s")
+                    : describe(bounds)));
+    const Node& low_node = bounds.items[0];
+    const Node& high_node = bounds.items[1];
+    const Value low = to_value(low_node, host_spec(is_float ? "float" : "int"), kind_path);
+    const Value high = to_value(high_node, host_spec(is_float ? "float" : "int"), kind_path);
+    const double low_d =
+        is_float ? std::get<double>(low) : static_cast<double>(std::get<std::int64_t>(low));
+    const double high_d =
+        is_float ? std::get<double>(high) : static_cast<double>(std::get<std::int64_t>(high));
+    if (!(low_d < high_d))
+      fail(bounds.loc, kind_path,
+           "low bound " + low_node.scalar + " must be less than high bound " + high_node.scalar);
+
+    const bool log = log_entry && bool_value(log_entry->value, join_path(path, "log"));
+    if (log && low_d <= 0)
+      fail(log_entry->value.loc, join_path(path, "log"),
+           "log scale needs a low bound > 0, got " + low_node.scalar);
+    double float_step = 0;
+    std::int64_t int_step = 1;
+    if (step_entry) {
+      const std::string step_path = join_path(path, "step");
+      if (is_float)
+        float_step = float_value(step_entry->value, "float_step", step_path);
+      else
+        int_step = int_value(step_entry->value, "int_step", step_path);
+      if (log) fail(step_entry->key_loc, step_path, "'step' cannot be combined with 'log: true'");
+    }
+    // Both bounds must be valid values of the parameter.
+    to_value(low_node, *spec, kind_path);
+    to_value(high_node, *spec, kind_path);
+
+    try {
+      if (is_float)
+        config_.space.add_float(dim.key, low_d, high_d, log, float_step);
+      else
+        config_.space.add_int(dim.key, std::get<std::int64_t>(low), std::get<std::int64_t>(high),
+                              log, int_step);
+    } catch (const dptune::InvalidArgument& e) {
+      fail(n.loc, path, e.what());
+    }
+  }
+
+  void load_categorical(const std::string& name, const Node& list, const ParamSpec& spec,
+                        const std::string& path) {
+    if (list.type != Node::Type::Sequence)
+      fail(list.loc, path, "expected a list of choices, got " + describe(list));
+    if (list.items.empty()) fail(list.loc, path, "expected at least one choice, got an empty list");
+    std::vector<Value> choices;
+    for (const auto& item : list.items) {
+      Value v = to_value(item, spec, path);
+      for (std::size_t j = 0; j < choices.size(); ++j)
+        if (choices[j] == v)
+          fail(item.loc, path,
+               "duplicate choice '" + item.scalar + "' (same as choice " + std::to_string(j + 1) +
+                   ")");
+      choices.push_back(std::move(v));
+    }
+    try {
+      config_.space.add_categorical(name, std::move(choices));
+    } catch (const dptune::InvalidArgument& e) {
+      fail(list.loc, path, e.what());
+    }
+  }
+
+  void load_execution() {
+    const Entry* e = root_.find("execution");
+    if (!e || e->value.type == Node::Type::Null) return;
+    require_map(e->value, "execution");
+    check_keys(e->value, "execution", {"executor", "threads", "seed"});
+    if (const Entry* x = e->value.find("executor"))
+      config_.execution.executor =
+          std::get<std::string>(to_value(x->value, host_spec("executor"), "execution.executor"));
+    if (const Entry* t = e->value.find("threads"))
+      config_.execution.threads =
+          static_cast<std::size_t>(int_value(t->value, "threads", "execution.threads"));
+    if (const Entry* s = e->value.find("seed"))
+      config_.execution.seed =
+          static_cast<std::uint64_t>(int_value(s->value, "seed", "execution.seed"));
+  }
+
+  void load_output() {
+    config_.output.dir = resolve(base_, "results/" + config_.name);
+    const Entry* e = root_.find("output");
+    if (!e || e->value.type == Node::Type::Null) return;
+    require_map(e->value, "output");
+    check_keys(e->value, "output", {"dir", "plot", "sensitive_trials"});
+    if (const Entry* d = e->value.find("dir"))
+      config_.output.dir = resolve(base_, nonempty_string(d->value, "output.dir"));
+    if (const Entry* p = e->value.find("plot"))
+      config_.output.plot = bool_value(p->value, "output.plot");
+    if (const Entry* s = e->value.find("sensitive_trials"))
+      config_.output.sensitive_trials = bool_value(s->value, "output.sensitive_trials");
+  }
+};
+
+}  // namespace
+
+// ---- public entry points
+// ---------------------------------------------------------------------------
+
+std::vector<fs::path> read_plugin_paths(const fs::path& file,
+                                        const std::vector<Override>& overrides) {
+  const Node root = load_tree(file, overrides);
+  const Entry* first = nullptr;
+  for (const auto& e : root.entries) {
+    if (e.key != "plugin_paths") continue;
+    if (first)
+      fail(e.key_loc, "plugin_paths",
+           "duplicate key 'plugin_paths' (first " +
+               (first->key_loc.line > 0 ? "at line " + std::to_string(first->key_loc.line)
+                                        : std::string("given with --set")) +
+               ")");
+    first = &e;
+  }
+  if (first) check_duplicates(first->value, "plugin_paths");
+  return plugin_paths_of(root, folder_of(file));
+}
+
+std::vector<fs::path> read_plugin_paths(const fs::path& file) {
+  return read_plugin_paths(file, {});
+}
+
+PipelineConfig load_pipeline(const fs::path& file, const std::vector<Override>& overrides,
+                             const Catalog& catalog) {
+  return Loader(file, catalog, load_tree(file, overrides)).load();
+}
+
+// ---- to_yaml
+// ---------------------------------------------------------------------------------------
+
+namespace {
+
+void emit_string(YAML::Emitter& out, const std::string& s) {
+  Node probe;
+  probe.type = Node::Type::Scalar;
+  probe.scalar = s;
+  const bool looks_other = !std::holds_alternative<std::string>(natural_value(probe));
+  const bool looks_null = s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
+  if (looks_other || looks_null)
+    out << YAML::DoubleQuoted << s;
+  else
+    out << s;
+}
+
+void emit_value(YAML::Emitter& out, const Value& v) {
+  if (const auto* s = std::get_if<std::string>(&v))
+    emit_string(out, *s);
+  else
+    out << dptune::to_string(v);  // numbers and booleans, plain; doubles round-trip exactly
+}
+
+void emit_params(YAML::Emitter& out, const Params& params) {
+  out << YAML::Flow << YAML::BeginMap;
+  for (const auto& [name, value] : params) {
+    out << YAML::Key << name << YAML::Value;
+    emit_value(out, value);
+  }
+  out << YAML::EndMap;
+}
+
+void begin_component(YAML::Emitter& out, const char* key, const ComponentConfig& c) {
+  out << YAML::Key << key << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "use" << YAML::Value;
+  emit_string(out, c.use);
+  out << YAML::Key << "params" << YAML::Value;
+  emit_params(out, c.params);
+}
+
+void emit_dimension(YAML::Emitter& out, const Dimension& d) {
+  out << YAML::Key << d.name << YAML::Value << YAML::Flow << YAML::BeginMap;
+  switch (d.kind) {
+    case Dimension::Kind::Float:
+      out << YAML::Key << "float" << YAML::Value << YAML::Flow << YAML::BeginSeq
+          << dptune::to_string(Value{d.low}) << dptune::to_string(Value{d.high}) << YAML::EndSeq;
+      if (d.log) out << YAML::Key << "log" << YAML::Value << "true";
+      if (d.float_step > 0)
+        out << YAML::Key << "step" << YAML::Value << dptune::to_string(Value{d.float_step});
+      break;
+    case Dimension::Kind::Int:
+      out << YAML::Key << "int" << YAML::Value << YAML::Flow << YAML::BeginSeq
+          << std::to_string(static_cast<std::int64_t>(d.low))
+          << std::to_string(static_cast<std::int64_t>(d.high)) << YAML::EndSeq;
+      if (d.log) out << YAML::Key << "log" << YAML::Value << "true";
+      if (d.step != 1) out << YAML::Key << "step" << YAML::Value << std::to_string(d.step);
+      break;
+    case Dimension::Kind::Categorical:
+      out << YAML::Key << "categorical" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+      for (const auto& choice : d.choices) emit_value(out, choice);
+      out << YAML::EndSeq;
+      break;
+  }
+  out << YAML::EndMap;
+}
+
+}  // namespace
+
+std::string to_yaml(const PipelineConfig& config) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value;
+  emit_string(out, config.name);
+  out << YAML::Key << "plugin_paths" << YAML::Value << YAML::BeginSeq;
+  for (const auto& p : config.plugin_paths) emit_string(out, p.string());
+  out << YAML::EndSeq;
+
+  begin_component(out, "data", config.data);
+  out << YAML::EndMap;
+  begin_component(out, "algorithm", config.algorithm);
+  out << YAML::EndMap;
+  if (config.mechanism) {
+    begin_component(out, "mechanism", *config.mechanism);
+    out << YAML::EndMap;
+  }
+  begin_component(out, "accountant", config.accountant);
+  out << YAML::Key << "delta" << YAML::Value << dptune::to_string(Value{config.delta});
+  out << YAML::EndMap;
+  begin_component(out, "utility", config.utility);
+  out << YAML::Key << "repetitions" << YAML::Value << std::to_string(config.repetitions);
+  out << YAML::EndMap;
+
+  out << YAML::Key << "search_space" << YAML::Value << YAML::BeginMap;
+  for (const auto& d : config.space.dimensions()) emit_dimension(out, d);
+  out << YAML::EndMap;
+
+  begin_component(out, "tuner", config.tuner);
+  out << YAML::EndMap;
+
+  out << YAML::Key << "execution" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "executor" << YAML::Value;
+  emit_string(out, config.execution.executor);
+  out << YAML::Key << "threads" << YAML::Value << std::to_string(config.execution.threads);
+  if (config.execution.seed)
+    out << YAML::Key << "seed" << YAML::Value << std::to_string(*config.execution.seed);
+  out << YAML::EndMap;
+
+  out << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "dir" << YAML::Value;
+  emit_string(out, config.output.dir.string());
+  out << YAML::Key << "plot" << YAML::Value << (config.output.plot ? "true" : "false");
+  out << YAML::Key << "sensitive_trials" << YAML::Value
+      << (config.output.sensitive_trials ? "true" : "false");
+  out << YAML::EndMap;
+
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace dptune::host
