@@ -1,0 +1,153 @@
+// The built-in plugins of the first pipeline, loaded through the registry as the host loads them.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <numbers>
+
+#include "dptune/dptune.hpp"
+#include "dptune/host/plugin_registry.hpp"
+
+using namespace dptune;
+
+namespace {
+
+const host::PluginRegistry& builtins() {
+  static host::PluginRegistry* registry = [] {
+    auto* r = new host::PluginRegistry();
+    r->scan(DPTUNE_BUILT_PLUGIN_DIR);
+    return r;
+  }();
+  return *registry;
+}
+
+std::shared_ptr<Mechanism> svt(double b, std::int64_t c) {
+  const auto* info = builtins().find(PluginKind::Mechanism, "sparse_vector");
+  REQUIRE(info != nullptr);
+  return builtins().create_mechanism("sparse_vector", info->schema.complete({{"b", b}, {"C", c}}));
+}
+
+// Paper 000, Appendix B: Algorithm 1 is Lyu et al.'s Algorithm 7 with ε1 = 1/b1 and ε2 = 2C/b2,
+// where b1 = b / (1 + (2C)^{1/3}) and b2 = b − b1.  Computed here from that parametrisation, not from
+// the simplified closed form the plugin uses.
+double svt_epsilon_from_alg5(double b, double c) {
+  const double b1 = b / (1 + std::cbrt(2 * c)), b2 = b - b1;
+  return 1 / b1 + 2 * c / b2;
+}
+
+// P(Laplace(a) + Laplace(b) > t) for t >= 0 (partial fractions of the characteristic function).
+double laplace_sum_tail(double a, double b, double t) {
+  return (a * a * std::exp(-t / a) - b * b * std::exp(-t / b)) / (2 * (a * a - b * b));
+}
+
+}  // namespace
+
+TEST_CASE("builtin: sparse_vector privacy is the closed form of paper 000 Appendix B") {
+  for (double b : {0.01, 0.5, 1.0, 7.3, 100.0})
+    for (std::int64_t c : {1, 2, 10, 30}) {
+      const DpEvent e = svt(b, c)->event();
+      REQUIRE(e.kind() == DpEvent::Kind::PureDp);
+      const double closed = (1 + std::cbrt(2.0 * c)) * (1 + std::cbrt(4.0 * c * c)) / b;
+      CHECK(e.epsilon() == doctest::Approx(closed).epsilon(1e-13));
+      CHECK(e.epsilon() == doctest::Approx(svt_epsilon_from_alg5(b, static_cast<double>(c))).epsilon(1e-12));
+    }
+  // b = 1, C = 1: (1 + 2^{1/3})(1 + 2^{2/3}) = 5.8473221...
+  CHECK(svt(1.0, 1)->event().epsilon() == doctest::Approx(5.847322101863072).epsilon(1e-14));
+  // Monotone: more noise, less ε; larger C, more ε.
+  CHECK(svt(2.0, 5)->event().epsilon() < svt(1.0, 5)->event().epsilon());
+  CHECK(svt(1.0, 6)->event().epsilon() > svt(1.0, 5)->event().epsilon());
+}
+
+TEST_CASE("builtin: sparse_vector noisy threshold test, empirically") {
+  // One query with true answer 1 against T = 1/2: released iff 1 + ν ≥ 1/2 + ρ, i.e. ρ − ν ≤ 1/2,
+  // with ν ~ Lap(b2), ρ ~ Lap(b1).  P = 1 − P(Lap(b1) + Lap(b2) > 1/2).
+  const double b = 1.0, c = 1.0;
+  const double b1 = b / (1 + std::cbrt(2 * c)), b2 = b - b1;
+  const double expected = 1 - laplace_sum_tail(b1, b2, 0.5);
+  auto mechanism = svt(b, 1);
+  Xoshiro256 rng(11);
+  const int n = 200000;
+  int released = 0;
+  const std::vector<double> answer = {1.0};
+  for (int i = 0; i < n; ++i) released += mechanism->release(answer, Sensitivity{}, rng)[0] == 1.0;
+  const double sd = std::sqrt(expected * (1 - expected) / n);
+  CHECK(std::abs(released / double(n) - expected) < 5 * sd);
+
+  // The threshold noise ρ is drawn once and shared by all queries: with two queries at the threshold,
+  // P(both) = ∫ f_ρ(r) P(ν ≥ r)² dr, which is > 1/4 (independent thresholds would give exactly 1/4).
+  const double b_two = 1.0, c_two = 2.0;
+  const double t1 = b_two / (1 + std::cbrt(2 * c_two)), t2 = b_two - t1;
+  auto survival = [&](double r) { return r >= 0 ? 0.5 * std::exp(-r / t2) : 1 - 0.5 * std::exp(r / t2); };
+  double both_expected = 0;
+  const int steps = 200000;
+  const double lo = -60 * t1, hi = 60 * t1, h = (hi - lo) / steps;
+  for (int k = 0; k <= steps; ++k) {  // Simpson's rule
+    const double r = lo + k * h;
+    const double w = (k == 0 || k == steps) ? 1 : (k % 2 ? 4 : 2);
+    both_expected += w * std::exp(-std::abs(r) / t1) / (2 * t1) * survival(r) * survival(r);
+  }
+  both_expected *= h / 3;
+  CHECK(both_expected > 0.3);
+  auto two = svt(b_two, 2);
+  int both = 0, first = 0;
+  const std::vector<double> at_threshold = {0.5, 0.5};
+  for (int i = 0; i < n; ++i) {
+    auto w = two->release(at_threshold, Sensitivity{}, rng);
+    both += w[0] == 1.0 && w[1] == 1.0;
+    first += w[0] == 1.0;
+  }
+  CHECK(std::abs(both / double(n) - both_expected) < 5 * std::sqrt(both_expected * (1 - both_expected) / n));
+  CHECK(std::abs(first / double(n) - 0.5) < 5 * std::sqrt(0.25 / n));
+}
+
+TEST_CASE("builtin: sparse_vector halts after C positives") {
+  auto mechanism = svt(1e-6, 3);  // negligible noise
+  Xoshiro256 rng(5);
+  const std::vector<double> answers = {0, 1, 1, 0, 1, 1, 1, 0};
+  CHECK(mechanism->release(answers, Sensitivity{}, rng) == std::vector<double>{0, 1, 1, 0, 1, 0, 0, 0});
+}
+
+TEST_CASE("builtin: f1 utility") {
+  const auto* info = builtins().find(PluginKind::Utility, "f1");
+  REQUIRE(info != nullptr);
+  auto f1 = builtins().create_utility("f1", info->schema.complete({}));
+  const std::vector<double> truth = {1, 1, 1, 0, 0, 0};
+  Predictions p;
+  p.values = {1, 1, 0, 1, 0, 0};  // tp 2, fp 1, fn 1: F1 = 4 / 6
+  CHECK(f1->score(truth, p) == doctest::Approx(2.0 / 3.0));
+  p.values = {1, 1, 1, 0, 0, 0};
+  CHECK(f1->score(truth, p) == 1.0);
+  p.values = {0, 0, 0, 0, 0, 0};
+  CHECK(f1->score(truth, p) == 0.0);
+  p.values = {0, 0, 0};
+  CHECK_THROWS_AS(f1->score(truth, p), PluginError);  // wrapped: names the plugin and the call
+  p.values = {0, 0, 0, 0, 0, 0};
+  CHECK(f1->score(std::vector<double>(6, 0.0), p) == 1.0);  // nothing to find, nothing released
+}
+
+TEST_CASE("builtin: pure_dp accountant by basic composition") {
+  const auto* info = builtins().find(PluginKind::Accountant, "pure_dp");
+  REQUIRE(info != nullptr);
+  auto acc = builtins().create_accountant("pure_dp", info->schema.complete({}));
+  CHECK(acc->epsilon(DpEvent::pure_dp(0.7), 0).epsilon == 0.7);
+  CHECK(acc->epsilon(DpEvent::laplace(4.0), 0).epsilon == 0.25);
+  const auto composed = DpEvent::composed(
+      {DpEvent::self_composed(DpEvent::pure_dp(0.1), 10), DpEvent::approx_dp(0.5, 1e-6), DpEvent::no_op()});
+  const auto g = acc->epsilon(composed, 1e-5);
+  CHECK(g.epsilon == doctest::Approx(1.5));
+  CHECK(g.delta == 1e-6);
+  CHECK(g.accountant == "pure_dp");
+  CHECK(g.derivation.find("basic composition") != std::string::npos);
+  // The event needs δ = 1e-6: a smaller pipeline δ cannot be met.
+  CHECK_THROWS_AS(acc->epsilon(composed, 1e-7), PrivacyError);
+  // Gaussian noise cannot be accounted as pure DP: refused, not guessed.
+  CHECK(acc->unsupported_reason(DpEvent::gaussian(1)).find("rdp") != std::string::npos);
+  CHECK_THROWS_AS(acc->epsilon(DpEvent::gaussian(1), 1e-5), PrivacyError);
+  CHECK_THROWS_AS(acc->epsilon(DpEvent::non_private(), 1e-5), PrivacyError);
+  // δ(ε) of a 1-DP event: ε ≥ 1 costs nothing; ε = 0 needs (e − 1)/(e + 1) = tanh(1/2)
+  // (randomised response is the worst 1-DP mechanism; Kairouz, Oh & Viswanath 2015).
+  CHECK(acc->delta(DpEvent::pure_dp(1), 1.0).delta == 0.0);
+  CHECK(acc->delta(DpEvent::pure_dp(1), 0.0).delta == doctest::Approx(std::tanh(0.5)).epsilon(1e-14));
+  const double e0 = 2.0, e = 0.5;
+  CHECK(acc->delta(DpEvent::pure_dp(e0), e).delta ==
+        doctest::Approx((std::exp(e0) - std::exp(e)) / (1 + std::exp(e0))).epsilon(1e-14));
+}

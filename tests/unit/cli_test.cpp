@@ -1,0 +1,168 @@
+// The dptune command: exit codes, help, version, plugin listing, and the quickstart end to end.
+#include <doctest/doctest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "cli_support.hpp"
+#include "dptune/pareto.hpp"
+
+using dptune_test::run_dptune;
+using dptune_test::slurp;
+
+TEST_CASE("cli: exit codes and usage errors") {
+  auto r = run_dptune("", "noargs");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("usage: dptune <command>") != std::string::npos);
+  r = run_dptune("--help", "help");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("plugins describe NAME") != std::string::npos);
+  r = run_dptune("rnu x.yaml", "typo");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "dptune: unknown command 'rnu' (did you mean 'run'?); see dptune --help\n");
+  r = run_dptune("run --frobnicate examples/pipelines/quickstart.yaml", "badopt");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("frobnicate") != std::string::npos);
+  r = run_dptune("run", "nofile");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "dptune: missing PIPELINE argument\n");
+  r = run_dptune("run --help", "runhelp");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("--seed") != std::string::npos);
+  CHECK(r.out.find("--threads") != std::string::npos);
+  r = run_dptune("run examples/pipelines/quickstart.yaml --set tuner.params", "badset");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "dptune: --set tuner.params: expected key.path=value\n");
+}
+
+TEST_CASE("cli: version and plugins") {
+  auto r = run_dptune("--version", "version");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.rfind("dptune 0.1.0 (plugin ABI 1.0", 0) == 0);
+
+  r = run_dptune("plugins list --json", "list");
+  REQUIRE(r.exit_code == 0);
+  YAML::Node listing = YAML::Load(r.out);  // JSON is YAML
+  std::set<std::string> names;
+  for (const auto& p : listing["plugins"]) names.insert(p["kind"].as<std::string>() + "/" + p["name"].as<std::string>());
+  for (const char* expected : {"mechanism/sparse_vector", "utility/f1", "accountant/pure_dp", "tuner/grid", "tuner/random"})
+    CHECK(names.count(expected) == 1);
+  CHECK(listing["data_sources"][0]["name"].as<std::string>() == "binary_queries");
+
+  r = run_dptune("plugins describe sparse_vector", "describe");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("b: float in (0, inf), required\n      total noise level b") != std::string::npos);
+  CHECK(r.out.find("C: int in [1, inf), required") != std::string::npos);
+  CHECK(r.out.find("threshold: float, default 0.5") != std::string::npos);
+
+  r = run_dptune("plugins describe grid --json", "describe_json");
+  REQUIRE(r.exit_code == 0);
+  YAML::Node grid = YAML::Load(r.out);
+  CHECK(grid["kind"].as<std::string>() == "tuner");
+  CHECK(grid["params"][0]["name"].as<std::string>() == "points_per_dimension");
+  CHECK(grid["params"][0]["default"].as<int>() == 10);
+  CHECK(grid["params"][0]["minimum"].as<double>() == 1.0);
+
+  r = run_dptune("plugins describe sparse_vectr", "describe_typo");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "plugins describe: unknown plugin 'sparse_vectr' (did you mean 'sparse_vector'?)\n");
+}
+
+namespace {
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream s(text);
+  for (std::string line; std::getline(s, line);) out.push_back(line);
+  return out;
+}
+
+// Drops the `seconds` column (wall time) from a trials.csv.
+std::string without_seconds(const std::string& csv) {
+  std::string out;
+  for (const auto& line : lines(csv)) {
+    std::vector<std::string> cells;
+    std::istringstream s(line);
+    for (std::string cell; std::getline(s, cell, ',');) cells.push_back(cell);
+    cells.erase(cells.end() - 2);  // ..., seconds, on_front
+    for (const auto& c : cells) out += c + ",";
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("cli: quickstart end to end") {
+  const auto out = dptune_test::fresh_dir("quickstart");
+  auto r = run_dptune("run examples/pipelines/quickstart.yaml --seed 1 --no-progress --out '" + out.string() + "'",
+                      "quickstart");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  for (const char* f : {"summary.json", "trials.csv", "pareto_front.csv", "pareto.svg", "resolved_config.yaml"})
+    CHECK(std::filesystem::exists(out / f));
+  CHECK(lines(slurp(out / "trials.csv")).size() == 901);  // header + 30 × 30 candidates
+  CHECK(r.out.find("NOTE: This is a privacy-utility map for trusted analysts") != std::string::npos);
+
+  YAML::Node summary = YAML::LoadFile((out / "summary.json").string());
+  CHECK(summary["trials_count"].as<int>() == 900);
+  CHECK(summary["repetitions"].as<int>() == 50);
+  CHECK(summary["trusted_analyst_only"].as<bool>());
+  CHECK(!summary["randomness"]["cryptographically_secure"].as<bool>());
+  CHECK(summary["randomness"]["seed"].as<int>() == 1);
+  const YAML::Node front = summary["pareto_front"];
+  REQUIRE(front.size() >= 5);
+  std::vector<dptune::Point> points;
+  double previous_eps = 0, previous_err = 2;
+  for (const auto& t : front) {
+    const double eps = t["epsilon"].as<double>(), err = 1 - t["utility_mean"].as<double>();
+    // Every ε is the closed form of its (b, C) (paper 000, Appendix B).
+    const double b = t["params"]["b"].as<double>(), c = t["params"]["C"].as<double>();
+    CHECK(eps == doctest::Approx((1 + std::cbrt(2 * c)) * (1 + std::cbrt(4 * c * c)) / b).epsilon(1e-12));
+    CHECK(t["utility_min"].as<double>() <= t["utility_mean"].as<double>());
+    CHECK(t["utility_mean"].as<double>() <= t["utility_max"].as<double>());
+    // A front sorted by ε has strictly decreasing error.
+    CHECK(eps > previous_eps);
+    CHECK(err < previous_err);
+    previous_eps = eps;
+    previous_err = err;
+    points.push_back({eps, err});
+  }
+  // The reported hypervolume is the hypervolume of the reported front w.r.t. (10, 1).
+  const double hv = summary["hypervolume"]["value"].as<double>();
+  CHECK(hv == doctest::Approx(dptune::hypervolume(points, {10, 1})).epsilon(1e-12));
+  // Large b, small C is private and useless; small b is accurate: the front spans both ends.
+  CHECK(points.front()[1] > 0.5);
+  CHECK(points.back()[1] < 0.05);
+  CHECK(hv > 7.0);
+  CHECK(hv < 10.0);
+  // The resolved config is a loadable pipeline that names what ran.
+  YAML::Node resolved = YAML::LoadFile((out / "resolved_config.yaml").string());
+  CHECK(resolved["algorithm"]["use"].as<std::string>() == "sparse_vector");
+  CHECK(resolved["tuner"]["params"]["points_per_dimension"].as<int>() == 30);
+  const std::string svg = slurp(out / "pareto.svg");
+  CHECK(svg.rfind("<svg", 0) == 0);
+  CHECK(svg.find("#d62728") != std::string::npos);
+}
+
+TEST_CASE("cli: seeded runs are reproducible whatever the thread count; default noise is secure") {
+  const std::string small =
+      " --no-progress --set tuner.params.points_per_dimension=4 --set utility.repetitions=7 --out ";
+  const auto one = dptune_test::fresh_dir("threads1"), two = dptune_test::fresh_dir("threads2"),
+             secure = dptune_test::fresh_dir("secure");
+  auto r1 = run_dptune("run examples/pipelines/quickstart.yaml --seed 99 --threads 1" + small + one.string(), "t1");
+  auto r2 = run_dptune("run examples/pipelines/quickstart.yaml --seed 99 --threads 2" + small + two.string(), "t2");
+  REQUIRE(r1.exit_code == 0);
+  REQUIRE(r2.exit_code == 0);
+  const std::string a = without_seconds(slurp(one / "trials.csv")), b = without_seconds(slurp(two / "trials.csv"));
+  CHECK(lines(a).size() == 17);
+  CHECK(a == b);
+  auto r3 = run_dptune("run examples/pipelines/quickstart.yaml" + small + secure.string(), "secure");
+  REQUIRE(r3.exit_code == 0);
+  YAML::Node summary = YAML::LoadFile((secure / "summary.json").string());
+  CHECK(summary["randomness"]["cryptographically_secure"].as<bool>());
+  CHECK(summary["randomness"]["source"].as<std::string>().find("libsodium") != std::string::npos);
+  CHECK(!summary["randomness"]["seed"]);
+  CHECK(r3.out.find("randomness: libsodium") != std::string::npos);
+}
