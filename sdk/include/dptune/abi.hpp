@@ -7,6 +7,10 @@
 // boost::dll::library_info without running a single instruction of the plugin.
 #pragma once
 
+// <version> pulls in libstdc++'s c++config, which defines _GLIBCXX_USE_CXX11_ABI: without it, a plugin
+// whose first include is this header would claim the old string ABI.
+#include <version>
+
 #define DPTUNE_ABI_MAJOR 1
 #define DPTUNE_ABI_MINOR 0
 
