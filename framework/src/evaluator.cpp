@@ -260,9 +260,11 @@ std::vector<dptune::Evaluation> HostEvaluator::evaluate(
   for (std::size_t i = 0; i < results.size(); ++i) {
     auto& r = results[i];
     const auto& u = r.utilities;
-    r.utility_mean = std::accumulate(u.begin(), u.end(), 0.0) / static_cast<double>(u.size());
     r.utility_min = *std::min_element(u.begin(), u.end());
     r.utility_max = *std::max_element(u.begin(), u.end());
+    // Rounding in the sum can put the mean of R equal scores a few ulps outside [min, max].
+    r.utility_mean = std::clamp(std::accumulate(u.begin(), u.end(), 0.0) / static_cast<double>(u.size()),
+                                r.utility_min, r.utility_max);
     for (std::size_t t = 0; t < prepared[i].repetitions; ++t) r.seconds += seconds[prepared[i].first_task + t];
   }
   return results;

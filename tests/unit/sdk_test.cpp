@@ -41,7 +41,7 @@ TEST_CASE("sdk: schema check, defaults and messages") {
   CHECK(full.get_string("mode") == "a");
   CHECK(!full.get_bool("on"));
   CHECK_THROWS_WITH_AS(s.complete({}), "missing required parameter 'b' (noise)", InvalidArgument);
-  CHECK_THROWS_WITH_AS(s.complete({{"b", 0.0}}), "parameter 'b': expected float in (0, inf), got 0.0",
+  CHECK_THROWS_WITH_AS(s.complete({{"b", 0.0}}), "parameter 'b': expected float in (0.0, inf), got 0.0",
                        InvalidArgument);
   CHECK_THROWS_WITH_AS(s.complete({{"b", 1.0}, {"C", std::int64_t{31}}}),
                        "parameter 'C': expected int in [1, 30], got 31", InvalidArgument);
