@@ -1,0 +1,10 @@
+// Exports a plugin that needs a newer host (ABI minor 99): rejected before loading.
+#include "test_support.hpp"
+
+DPTUNE_TEST_LOAD_MARKER("abi_minor")
+
+static_assert(DPTUNE_ABI_MAJOR == 1, "update the export name below");
+BOOST_DLL_ALIAS_SECTIONED(dptune_test::never_loaded_descriptor,
+                          DPTUNE_TEST_ALIAS_NAME(dptune_v1_99_cxx, __GXX_ABI_VERSION,
+                                                 DPTUNE_CXX11_ABI, _k_mechanism_n_abi_minor),
+                          dptune)
