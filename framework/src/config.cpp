@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -89,6 +90,14 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 
 std::optional<std::string> did_you_mean(const std::string& word,
                                         const std::vector<std::string>& candidates) {
+  // A candidate that differs only in case ("c" for "C") is the best suggestion.
+  auto lower = [](std::string s) {
+    for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return s;
+  };
+  if (std::find(candidates.begin(), candidates.end(), word) != candidates.end()) return word;
+  for (const auto& candidate : candidates)
+    if (lower(candidate) == lower(word)) return candidate;
   const std::size_t limit = std::max<std::size_t>(1, word.size() / 3);
   std::optional<std::string> best;
   std::size_t best_distance = limit + 1;
@@ -657,7 +666,7 @@ class Loader {
         if (std::find(names.begin(), names.end(), m) == names.end()) names.push_back(m);
       fail(use.loc, "algorithm.use",
            "unknown algorithm '" + c.use + "'" + suggestion(c.use, names) +
-               " (an algorithm is a trainer or a mechanism); available: " + join_list(names));
+               "; available trainers and mechanisms: " + join_list(names));
     }
     c.params = read_params(section, *algorithm_schema_, c.use);
     if (const Entry* p = section.value.find("params"); p && p->value.type == Node::Type::Map)
