@@ -35,6 +35,10 @@ void rethrow_as_plugin_error(const PluginOrigin& origin, const char* call) {
   } catch (const dptune::ConfigError& e) {
     if (typeid(e) == typeid(dptune::ConfigError) || typeid(e) == typeid(ConfigDiagnostic)) throw;
     throw dptune::ConfigError(attributed(e.what()));
+  } catch (const dptune::PrivacyError& e) {
+    // Part of the Accountant contract ("throws PrivacyError when it cannot"): callers catch it by
+    // type, so it keeps its type, now as a host-owned object with an attributed message.
+    throw dptune::PrivacyError(attributed(e.what()));
   } catch (const std::exception& e) {
     throw dptune::PluginError(attributed(e.what()));
   } catch (...) {

@@ -9,7 +9,8 @@
 //    plugin, its library file and the call, copying the message while the library is still loaded.
 //    A PluginError or ConfigError of exactly the SDK's (or host's) type passes through unchanged:
 //    it is already attributed (a nested plugin called back through the host) or is a host config
-//    error.
+//    error.  A PrivacyError (the Accountant contract's "cannot account this") keeps its type: it is
+//    rethrown as a new host-owned PrivacyError with the attributed message.
 #pragma once
 
 #include <filesystem>
@@ -52,8 +53,9 @@ struct PluginOrigin {
 };
 
 /// Must be called from inside a catch block: rethrows the current exception as the host's contract
-/// says (PluginError / ConfigError of the exact SDK or host type unchanged, everything else as
-/// PluginError "plugin 'NAME' (PATH) failed in CALL: what").
+/// says (PluginError / ConfigError of the exact SDK or host type unchanged, PrivacyError as an
+/// attributed PrivacyError, everything else as PluginError "plugin 'NAME' (PATH) failed in CALL:
+/// what").
 [[noreturn]] void rethrow_as_plugin_error(const PluginOrigin& origin, const char* call);
 
 /// Runs `body` (a call into plugin code) and contains its exceptions.

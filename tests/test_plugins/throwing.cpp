@@ -1,6 +1,6 @@
 // A mechanism that throws on purpose, from its constructor or its methods, with several kinds of
 // exceptions.  params: where = create | methods | nowhere; what = runtime_error | custom | int |
-// plugin_error_subclass | config_error | invalid_argument.
+// plugin_error_subclass | config_error | privacy_error | invalid_argument.
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -32,6 +32,7 @@ class OwnPluginError : public dptune::PluginError {
   if (what == "int") throw 42;
   if (what == "plugin_error_subclass") throw OwnPluginError(message);
   if (what == "config_error") throw dptune::ConfigError(message);
+  if (what == "privacy_error") throw dptune::PrivacyError(message);
   throw dptune::InvalidArgument(message);
 }
 
@@ -46,7 +47,7 @@ class ThrowingMechanism final : public dptune::Mechanism {
     schema.add_string("where", "where to throw").one_of({"create", "methods", "nowhere"});
     schema.add_string("what", "what to throw")
         .one_of({"runtime_error", "custom", "int", "plugin_error_subclass", "config_error",
-                 "invalid_argument"});
+                 "privacy_error", "invalid_argument"});
     return schema;
   }
 

@@ -532,6 +532,10 @@ TEST_CASE(
     auto config = mechanism("config_error");
     CHECK(message_of<dptune::ConfigError>([&] { config->release(values, {}, rng); }) ==
           "test_throwing config_error in release");
+    // A PrivacyError keeps its type and is attributed.
+    auto privacy = mechanism("privacy_error");
+    CHECK(message_of<dptune::PrivacyError>([&] { privacy->event(); }) ==
+          prefix + "Mechanism::event: test_throwing privacy_error in event");
     // Nothing thrown when told not to.
     auto quiet = registry.create_mechanism("test_throwing", throwing_params("nowhere", "custom"));
     CHECK(quiet->release(values, {}, rng) == values);
@@ -631,10 +635,11 @@ TEST_CASE("loader: proxies of every kind forward calls and contain errors") {
     CHECK(guarantee.delta == 1e-6);
     CHECK(guarantee.accountant == "test_accountant");
     CHECK(accountant->delta(pure, 0.75).epsilon == 0.75);
-    CHECK(message_of<dptune::PluginError>([&] { accountant->epsilon(gaussian, 1e-6); }) ==
+    // PrivacyError is part of the Accountant contract: it keeps its type, with attribution.
+    CHECK(message_of<dptune::PrivacyError>([&] { accountant->epsilon(gaussian, 1e-6); }) ==
           prefix("test_accountant") + "Accountant::epsilon: test_accountant: cannot account " +
               gaussian.to_string());
-    CHECK(message_of<dptune::PluginError>([&] { accountant->delta(pure, 0.25); }) ==
+    CHECK(message_of<dptune::PrivacyError>([&] { accountant->delta(pure, 0.25); }) ==
           prefix("test_accountant") + "Accountant::delta: test_accountant: epsilon too small");
   }
   SUBCASE("utility") {
