@@ -211,15 +211,17 @@ struct Converter {
       }
       case YAML::NodeType::Map: {
         n.type = Node::Type::Map;
-        for (auto it = y.begin(); it != y.end(); ++it) {
-          const YAML::Node& key = it->first;
+        for (const auto& pair : y) {
+          // Copies: yaml-cpp's iterator hands out a temporary pair.
+          const YAML::Node key = pair.first;
+          const YAML::Node value = pair.second;
           if (!key.IsScalar())
             fail(loc(key.Mark()), path,
                  std::string("expected a string key, got ") + (key.IsMap()        ? "a map"
                                                                : key.IsSequence() ? "a sequence"
                                                                                   : "null"));
           Entry e{key.Scalar(), loc(key.Mark()), {}};
-          e.value = (*this)(it->second, join_path(path, e.key));
+          e.value = (*this)(value, join_path(path, e.key));
           // yaml-cpp puts an empty value ("key:" then a newline) at the next token: point at the
           // key.
           if (!fixed && e.value.type == Node::Type::Null &&
@@ -586,6 +588,10 @@ class Loader {
   const Node& section_use(const Entry& section, const std::vector<std::string>& extra_keys,
                           const std::vector<std::string>& extra_required) {
     const std::string& path = section.key;
+    if (section.value.type == Node::Type::Scalar)  // "tuner: grid"
+      fail(section.value.loc, path,
+           "expected a map, got " + describe(section.value) + " (write " + path +
+               ": {use: " + section.value.scalar + "})");
     require_map(section.value, path);
     std::vector<std::string> allowed{"use", "params"};
     allowed.insert(allowed.end(), extra_keys.begin(), extra_keys.end());
@@ -957,7 +963,9 @@ std::string to_yaml(const PipelineConfig& config) {
   out << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value;
   emit_string(out, config.name);
-  out << YAML::Key << "plugin_paths" << YAML::Value << YAML::BeginSeq;
+  out << YAML::Key << "plugin_paths" << YAML::Value;
+  if (config.plugin_paths.empty()) out << YAML::Flow;
+  out << YAML::BeginSeq;
   for (const auto& p : config.plugin_paths) emit_string(out, p.string());
   out << YAML::EndSeq;
 

@@ -490,6 +490,7 @@ TEST_CASE("config: to_yaml round trip gives an equal configuration") {
   const std::string mtext = dptune::host::to_yaml(m);
   CHECK(mtext.find("seed") == std::string::npos);
   CHECK(mtext.find("mechanism") == std::string::npos);
+  CHECK(mtext.find("plugin_paths: []\n") != std::string::npos);
   const PipelineConfig m2 =
       dptune::host::load_pipeline(other.write("m.yaml", mtext), {}, catalog());
   check_same_config(m, m2);
@@ -510,7 +511,7 @@ TEST_CASE("config: error messages name file, position, key path and the problem"
   CHECK(error_of(replace(kMinimal, "tuner: {use: grid}", "tuner: [grid]")) ==
         "f.yaml:8:8: tuner: expected a map, got a sequence");
   CHECK(error_of(replace(kMinimal, "tuner: {use: grid}", "tuner: grid")) ==
-        "f.yaml:8:8: tuner: expected a map, got string 'grid'");
+        "f.yaml:8:8: tuner: expected a map, got string 'grid' (write tuner: {use: grid})");
   CHECK(error_of(replace(kMinimal, "tuner: {use: grid}", "tuner:")) ==
         "f.yaml:8:1: tuner: expected a map, got null");
   // Unknown keys, with and without a suggestion.
