@@ -220,7 +220,7 @@ int cmd_plugins(const std::vector<std::string>& args) {
     for (const auto& d : dptune::host::data_sources())
       std::cout << std::setw(12) << "data" << std::setw(20) << d.name << std::setw(10) << "built-in"
                 << d.description << "\n";
-    for (const auto& s : registry.skipped()) std::cerr << "skipped " << s.library.string() << ": " << s.reason << "\n";
+    for (const auto& s : registry.skipped()) std::cerr << "skipped: " << s.reason << "\n";  // reasons name the file
     return kOk;
   }
   if (words[0] == "describe") {

@@ -364,10 +364,17 @@ std::vector<fs::path> PluginRegistry::default_search_path() {
   std::vector<fs::path> candidates;
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec && !exe.empty()) candidates.push_back(exe.parent_path() / ".." / DPTUNE_PLUGIN_SUBDIR);
+  std::error_code exists_error;
+  const fs::path beside_exe = ec || exe.empty() ? fs::path() : exe.parent_path() / ".." / DPTUNE_PLUGIN_SUBDIR;
+  if (!beside_exe.empty() && fs::is_directory(beside_exe, exists_error)) {
+    candidates.push_back(beside_exe);
+  } else {
 #ifdef DPTUNE_INSTALL_PLUGIN_DIR
-  candidates.emplace_back(DPTUNE_INSTALL_PLUGIN_DIR);
+    // Only when no plugin folder sits beside the executable: a build-tree dptune must not also load
+    // the built-in plugins of an installed dptune (every name would be a duplicate).
+    candidates.emplace_back(DPTUNE_INSTALL_PLUGIN_DIR);
 #endif
+  }
   if (const char* env = std::getenv("DPTUNE_PLUGIN_PATH")) {
     std::string_view rest(env);
     while (true) {

@@ -54,7 +54,9 @@ std::string trials_csv(const std::vector<dptune::Trial>& trials, const std::vect
                        const std::set<std::size_t>& on_front) {
   std::ostringstream s;
   s << "id";
-  for (const auto& n : names) s << ',' << csv_cell(n);
+  // Hyperparameter columns are prefixed so a parameter named like a result column (e.g. a
+  // mechanism's `epsilon`) cannot collide with it.
+  for (const auto& n : names) s << ',' << csv_cell("param." + n);
   s << ",epsilon,delta,utility_mean,utility_min,utility_max,repetitions,seconds,on_front\n";
   for (std::size_t i = 0; i < trials.size(); ++i) {
     const auto& t = trials[i];

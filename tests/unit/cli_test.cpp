@@ -166,3 +166,25 @@ TEST_CASE("cli: seeded runs are reproducible whatever the thread count; default 
   CHECK(!summary["randomness"]["seed"]);
   CHECK(r3.out.find("randomness: libsodium") != std::string::npos);
 }
+
+TEST_CASE("cli: plugin discovery through DPTUNE_PLUGIN_PATH and --plugin-path") {
+  const std::string good = DPTUNE_TEST_PLUGIN_DIR "/good";
+  auto r = run_dptune("plugins list --json", "no_env");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("test_tuner") == std::string::npos);
+  // The environment variable is colon-separated; empty and missing folders are ignored.
+  const std::string env = "DPTUNE_PLUGIN_PATH='/nonexistent::" + good + "' ";
+  const auto dir = dptune_test::fresh_dir("cli_env");
+  const std::string cmd = "cd '" DPTUNE_SOURCE_DIR "' && " + env + "'" DPTUNE_BINARY_DIR "/bin/dptune' plugins list >'" +
+                          (dir / "out").string() + "' 2>&1";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  const std::string listing = slurp(dir / "out");
+  CHECK(listing.find("tuner       test_tuner") != std::string::npos);
+  CHECK(listing.find("tuner       grid") != std::string::npos);  // the built-ins are still there
+  r = run_dptune("plugins describe test_accountant --plugin-path '" + good + "'", "plugin_path");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.rfind("accountant test_accountant 0.1.0", 0) == 0);
+  r = run_dptune("plugins list --plugin-path /nonexistent/folder", "plugin_path_missing");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "dptune: --plugin-path /nonexistent/folder: no such file or folder\n");
+}

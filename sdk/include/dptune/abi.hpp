@@ -33,8 +33,8 @@ inline constexpr int kCxxAbiVersion = __GXX_ABI_VERSION;
 inline constexpr int kCxx11StringAbi = DPTUNE_CXX11_ABI;
 /// Name of the ELF section that holds every dptune export (at most 8 characters).
 inline constexpr const char* kExportSection = "dptune";
-/// Every exported alias starts with this; the rest is
-/// `abi<major>_<minor>__cxx<gxx-abi>_<cxx11>__<kind>__<name>`.
-inline constexpr const char* kExportPrefix = "dptune_entry__";
+/// Every exported alias starts with this; the whole name is
+/// `dptune_v<major>_<minor>_cxx<gxx-abi>_<cxx11>_k_<kind>_n_<name>` (see DPTUNE_ALIAS_NAME).
+inline constexpr const char* kExportPrefix = "dptune_v";
 
 }  // namespace dptune
