@@ -81,10 +81,11 @@ dptune::host::PipelineConfig load(const std::string& pipeline, const std::vector
                                   const std::vector<std::string>& plugin_paths,
                                   dptune::host::PluginRegistry& registry) {
   if (pipeline.empty()) throw UsageError("missing PIPELINE argument");
-  auto pipeline_plugin_paths = dptune::host::read_plugin_paths(pipeline);
-  scan_plugins(registry, plugin_paths, pipeline_plugin_paths);
+  const auto overrides = parse_sets(sets);
+  // plugin_paths (possibly set with --set) must be known before the plugins they name are scanned.
+  scan_plugins(registry, plugin_paths, dptune::host::read_plugin_paths(pipeline, overrides));
   dptune::host::HostCatalog catalog(registry);
-  return dptune::host::load_pipeline(pipeline, parse_sets(sets), catalog);
+  return dptune::host::load_pipeline(pipeline, overrides, catalog);
 }
 
 int cmd_run(const std::vector<std::string>& args) {

@@ -104,6 +104,7 @@ TEST_CASE("cli: quickstart end to end") {
     CHECK(std::filesystem::exists(out / f));
   CHECK(lines(slurp(out / "trials.csv")).size() == 901);  // header + 30 × 30 candidates
   CHECK(r.out.find("NOTE: This is a privacy-utility map for trusted analysts") != std::string::npos);
+  CHECK(r.err.empty());  // no progress line when standard error is not a terminal
 
   YAML::Node summary = YAML::LoadFile((out / "summary.json").string());
   CHECK(summary["trials_count"].as<int>() == 900);
@@ -187,4 +188,41 @@ TEST_CASE("cli: plugin discovery through DPTUNE_PLUGIN_PATH and --plugin-path") 
   r = run_dptune("plugins list --plugin-path /nonexistent/folder", "plugin_path_missing");
   CHECK(r.exit_code == 2);
   CHECK(r.err == "dptune: --plugin-path /nonexistent/folder: no such file or folder\n");
+}
+
+TEST_CASE("cli: progress line on a terminal") {
+  // util-linux `script` gives the command a pseudo-terminal.
+  if (std::system("command -v script >/dev/null 2>&1") != 0) {
+    MESSAGE("script(1) not available: progress display not exercised");
+    return;
+  }
+  const auto dir = dptune_test::fresh_dir("cli_tty");
+  const std::string cmd = "cd '" DPTUNE_SOURCE_DIR "' && script -qec \"'" DPTUNE_BINARY_DIR
+                          "/bin/dptune' run examples/pipelines/quickstart.yaml --seed 3 --set "
+                          "tuner.params.points_per_dimension=5 --out '" +
+                          (dir / "results").string() + "'\" /dev/null >'" + (dir / "tty").string() + "'";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  const std::string tty = slurp(dir / "tty");
+  CHECK(tty.find("grid: 0/25") != std::string::npos);
+  CHECK(tty.find("grid: 25/25  best ") != std::string::npos);
+  CHECK(tty.find("elapsed ") != std::string::npos);
+  // --no-progress silences it even on a terminal.
+  const std::string quiet = "cd '" DPTUNE_SOURCE_DIR "' && script -qec \"'" DPTUNE_BINARY_DIR
+                            "/bin/dptune' run examples/pipelines/quickstart.yaml --no-progress --seed 3 --set "
+                            "tuner.params.points_per_dimension=5 --out '" +
+                            (dir / "results").string() + "'\" /dev/null >'" + (dir / "quiet").string() + "'";
+  REQUIRE(std::system(quiet.c_str()) == 0);
+  CHECK(slurp(dir / "quiet").find("grid: ") == std::string::npos);
+}
+
+TEST_CASE("cli: plugin_paths set on the command line are scanned before validation") {
+  auto r = run_dptune("validate examples/pipelines/quickstart.yaml --set tuner.use=test_tuner", "set_no_path");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("tuner.use: unknown tuner 'test_tuner'") != std::string::npos);
+  r = run_dptune("validate examples/pipelines/quickstart.yaml --set tuner.use=test_tuner --set tuner.params={} "
+                 "--set 'plugin_paths=[\"" DPTUNE_TEST_PLUGIN_DIR "/good\"]'",
+                 "set_path");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("valid") != std::string::npos);
 }
