@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "../src/json.hpp"
 #include "dptune/abi.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/host/config.hpp"
 #include "dptune/host/data_source.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "dptune/host/runner.hpp"
-#include "../src/json.hpp"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -34,7 +34,8 @@ const char* kMainHelp =
     "\n"
     "commands:\n"
     "  run PIPELINE          run a YAML pipeline and write its results\n"
-    "  validate PIPELINE     check a pipeline (YAML, plugin names, every params: block) without running it\n"
+    "  validate PIPELINE     check a pipeline (YAML, plugin names, every params: block) without "
+    "running it\n"
     "  plugins list          list the plugins found on the plugin search path\n"
     "  plugins describe NAME print a plugin's parameter schema\n"
     "\n"
@@ -42,7 +43,8 @@ const char* kMainHelp =
     "  -h [ --help ]         help (also after a command: dptune run --help)\n"
     "  --version             print the version and plugin ABI\n"
     "\n"
-    "Plugins are searched in <prefix>/lib/dptune/plugins next to this executable, in $DPTUNE_PLUGIN_PATH\n"
+    "Plugins are searched in <prefix>/lib/dptune/plugins next to this executable, in "
+    "$DPTUNE_PLUGIN_PATH\n"
     "(colon-separated), in --plugin-path folders and in a pipeline's plugin_paths.\n"
     "Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error.\n";
 
@@ -67,7 +69,8 @@ std::vector<dptune::host::Override> parse_sets(const std::vector<std::string>& s
   return out;
 }
 
-po::variables_map parse(const po::options_description& visible, const po::positional_options_description& pos,
+po::variables_map parse(const po::options_description& visible,
+                        const po::positional_options_description& pos,
                         const std::vector<std::string>& args, po::options_description hidden = {}) {
   po::options_description all;
   all.add(visible).add(hidden);
@@ -89,16 +92,21 @@ dptune::host::PipelineConfig load(const std::string& pipeline, const std::vector
 }
 
 int cmd_run(const std::vector<std::string>& args) {
-  po::options_description opts("dptune run PIPELINE [options]\n\nRuns a pipeline and writes its results (summary.json, CSV, SVG plot, resolved config)\n\noptions");
+  po::options_description opts(
+      "dptune run PIPELINE [options]\n\nRuns a pipeline and writes its results (summary.json, CSV, "
+      "SVG plot, resolved config)\n\noptions");
   std::string out_dir;
   std::vector<std::string> sets, plugin_paths;
   opts.add_options()("help,h", "this help")(
-      "out,o", po::value(&out_dir), "output folder (overrides output.dir; relative to the working folder)")(
-      "seed", po::value<std::uint64_t>(), "deterministic, reproducible noise (NOT secure); default: libsodium CSPRNG")(
-      "set", po::value(&sets)->composing(), "override a pipeline key: --set tuner.params.trials=50 (repeatable)")(
+      "out,o", po::value(&out_dir),
+      "output folder (overrides output.dir; relative to the working folder)")(
+      "seed", po::value<std::uint64_t>(),
+      "deterministic, reproducible noise (NOT secure); default: libsodium CSPRNG")(
+      "set", po::value(&sets)->composing(),
+      "override a pipeline key: --set tuner.params.trials=50 (repeatable)")(
       "threads", po::value<std::size_t>(), "worker threads (0 = all cores; 1 = inline)")(
-      "plugin-path", po::value(&plugin_paths)->composing(), "extra plugin folder or file (repeatable)")(
-      "no-progress", "never show the progress line");
+      "plugin-path", po::value(&plugin_paths)->composing(),
+      "extra plugin folder or file (repeatable)")("no-progress", "never show the progress line");
   po::options_description hidden;
   std::string pipeline;
   hidden.add_options()("pipeline", po::value(&pipeline));
@@ -109,7 +117,8 @@ int cmd_run(const std::vector<std::string>& args) {
     std::cout << opts << "\n";
     return kOk;
   }
-  if (vm.count("seed")) sets.push_back("execution.seed=" + std::to_string(vm["seed"].as<std::uint64_t>()));
+  if (vm.count("seed"))
+    sets.push_back("execution.seed=" + std::to_string(vm["seed"].as<std::uint64_t>()));
   if (vm.count("threads")) {
     const auto threads = vm["threads"].as<std::size_t>();
     sets.push_back("execution.threads=" + std::to_string(threads));
@@ -125,10 +134,13 @@ int cmd_run(const std::vector<std::string>& args) {
 }
 
 int cmd_validate(const std::vector<std::string>& args) {
-  po::options_description opts("dptune validate PIPELINE [options]\n\nChecks a pipeline without running it\n\noptions");
+  po::options_description opts(
+      "dptune validate PIPELINE [options]\n\nChecks a pipeline without running it\n\noptions");
   std::vector<std::string> sets, plugin_paths;
-  opts.add_options()("help,h", "this help")("set", po::value(&sets)->composing(), "override a pipeline key (repeatable)")(
-      "plugin-path", po::value(&plugin_paths)->composing(), "extra plugin folder or file (repeatable)");
+  opts.add_options()("help,h", "this help")("set", po::value(&sets)->composing(),
+                                            "override a pipeline key (repeatable)")(
+      "plugin-path", po::value(&plugin_paths)->composing(),
+      "extra plugin folder or file (repeatable)");
   po::options_description hidden;
   std::string pipeline;
   hidden.add_options()("pipeline", po::value(&pipeline));
@@ -160,8 +172,10 @@ void print_schema_json(dptune::host::JsonWriter& w, const dptune::ParamSchema& s
     w.key("required").value(!spec.default_value.has_value());
     if (spec.default_value) w.key("default").value(*spec.default_value);
     w.key("domain").value(domain_text(spec));
-    if (spec.minimum) w.key(spec.minimum_exclusive ? "exclusive_minimum" : "minimum").value(*spec.minimum);
-    if (spec.maximum) w.key(spec.maximum_exclusive ? "exclusive_maximum" : "maximum").value(*spec.maximum);
+    if (spec.minimum)
+      w.key(spec.minimum_exclusive ? "exclusive_minimum" : "minimum").value(*spec.minimum);
+    if (spec.maximum)
+      w.key(spec.maximum_exclusive ? "exclusive_maximum" : "maximum").value(*spec.maximum);
     if (!spec.choices.empty()) {
       w.key("choices").begin_array();
       for (const auto& c : spec.choices) w.value(c);
@@ -174,10 +188,12 @@ void print_schema_json(dptune::host::JsonWriter& w, const dptune::ParamSchema& s
 }
 
 int cmd_plugins(const std::vector<std::string>& args) {
-  po::options_description opts("dptune plugins list [--json]\ndptune plugins describe NAME [--json]\n\noptions");
+  po::options_description opts(
+      "dptune plugins list [--json]\ndptune plugins describe NAME [--json]\n\noptions");
   std::vector<std::string> plugin_paths;
   opts.add_options()("help,h", "this help")("json", "machine-readable output")(
-      "plugin-path", po::value(&plugin_paths)->composing(), "extra plugin folder or file (repeatable)");
+      "plugin-path", po::value(&plugin_paths)->composing(),
+      "extra plugin folder or file (repeatable)");
   po::options_description hidden;
   std::vector<std::string> words;
   hidden.add_options()("words", po::value(&words));
@@ -199,29 +215,46 @@ int cmd_plugins(const std::vector<std::string>& args) {
       w.begin_object().key("plugins").begin_array();
       for (const auto& p : plugins) {
         w.begin_object();
-        w.key("kind").value(dptune::to_string(p.kind)).key("name").value(p.name).key("version").value(p.version);
+        w.key("kind")
+            .value(dptune::to_string(p.kind))
+            .key("name")
+            .value(p.name)
+            .key("version")
+            .value(p.version);
         w.key("abi").value(std::to_string(p.abi_major) + "." + std::to_string(p.abi_minor));
         w.key("library").value(p.library.string()).key("description").value(p.description);
         w.end_object();
       }
       w.end_array().key("data_sources").begin_array();
       for (const auto& d : dptune::host::data_sources())
-        w.begin_object().key("name").value(d.name).key("description").value(d.description).end_object();
+        w.begin_object()
+            .key("name")
+            .value(d.name)
+            .key("description")
+            .value(d.description)
+            .end_object();
       w.end_array().key("skipped").begin_array();
       for (const auto& s : registry.skipped())
-        w.begin_object().key("library").value(s.library.string()).key("reason").value(s.reason).end_object();
+        w.begin_object()
+            .key("library")
+            .value(s.library.string())
+            .key("reason")
+            .value(s.reason)
+            .end_object();
       w.end_array().end_object();
       return kOk;
     }
-    std::cout << std::left << std::setw(12) << "KIND" << std::setw(20) << "NAME" << std::setw(10) << "VERSION"
+    std::cout << std::left << std::setw(12) << "KIND" << std::setw(20) << "NAME" << std::setw(10)
+              << "VERSION"
               << "DESCRIPTION\n";
     for (const auto& p : plugins)
-      std::cout << std::setw(12) << dptune::to_string(p.kind) << std::setw(20) << p.name << std::setw(10)
-                << p.version << p.description << "\n";
+      std::cout << std::setw(12) << dptune::to_string(p.kind) << std::setw(20) << p.name
+                << std::setw(10) << p.version << p.description << "\n";
     for (const auto& d : dptune::host::data_sources())
       std::cout << std::setw(12) << "data" << std::setw(20) << d.name << std::setw(10) << "built-in"
                 << d.description << "\n";
-    for (const auto& s : registry.skipped()) std::cerr << "skipped: " << s.reason << "\n";  // reasons name the file
+    for (const auto& s : registry.skipped())
+      std::cerr << "skipped: " << s.reason << "\n";  // reasons name the file
     return kOk;
   }
   if (words[0] == "describe") {
@@ -251,18 +284,22 @@ int cmd_plugins(const std::vector<std::string>& args) {
     }
     if (json) {
       dptune::host::JsonWriter w(std::cout);
-      w.begin_object().key("kind").value(kind).key("name").value(name).key("version").value(version);
+      w.begin_object().key("kind").value(kind).key("name").value(name).key("version").value(
+          version);
       w.key("library").value(library).key("description").value(description).key("params");
       print_schema_json(w, *schema);
       w.end_object();
       return kOk;
     }
-    std::cout << kind << " " << name << " " << version << " - " << description << "\n" << library << "\n\nparams:\n";
+    std::cout << kind << " " << name << " " << version << " - " << description << "\n"
+              << library << "\n\nparams:\n";
     if (schema->specs().empty()) std::cout << "  (none)\n";
     for (const auto& spec : schema->specs()) {
       std::cout << "  " << spec.name << ": " << domain_text(spec);
-      if (spec.default_value) std::cout << ", default " << dptune::to_string(*spec.default_value);
-      else std::cout << ", required";
+      if (spec.default_value)
+        std::cout << ", default " << dptune::to_string(*spec.default_value);
+      else
+        std::cout << ", required";
       std::cout << "\n      " << spec.doc << "\n";
     }
     return kOk;
@@ -287,15 +324,16 @@ int main(int argc, char** argv) {
     }
     if (command == "--version") {
       std::cout << "dptune " << DPTUNE_VERSION_STRING << " (plugin ABI " << dptune::kAbiMajor << "."
-                << dptune::kAbiMinor << ", C++ ABI " << dptune::kCxxAbiVersion << "/" << dptune::kCxx11StringAbi
-                << ")\n";
+                << dptune::kAbiMinor << ", C++ ABI " << dptune::kCxxAbiVersion << "/"
+                << dptune::kCxx11StringAbi << ")\n";
       return kOk;
     }
     if (command == "run") return cmd_run(rest);
     if (command == "validate") return cmd_validate(rest);
     if (command == "plugins") return cmd_plugins(rest);
     auto hint = dptune::host::did_you_mean(command, {"run", "validate", "plugins"});
-    throw UsageError("unknown command '" + command + "'" + (hint ? " (did you mean '" + *hint + "'?)" : std::string()) +
+    throw UsageError("unknown command '" + command + "'" +
+                     (hint ? " (did you mean '" + *hint + "'?)" : std::string()) +
                      "; see dptune --help");
   } catch (const UsageError& e) {
     std::cerr << "dptune: " << e.what() << "\n";

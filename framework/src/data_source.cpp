@@ -10,8 +10,9 @@ namespace dptune::host {
 namespace {
 
 // The workload of paper 000, §2.2 (sparse vector example): m binary queries of which exactly
-// `positives` answer 1, in a fresh random order on every run.  Neighbouring datasets may change every
-// answer by at most 1 (sensitivity Δ = 1 per query, as in Algorithm 1), hence l1 = m and l2 = √m.
+// `positives` answer 1, in a fresh random order on every run.  Neighbouring datasets may change
+// every answer by at most 1 (sensitivity Δ = 1 per query, as in Algorithm 1), hence l1 = m and l2 =
+// √m.
 class BinaryQueries final : public DataSource {
  public:
   explicit BinaryQueries(const dptune::Params& p)
@@ -77,7 +78,8 @@ const DataSourceInfo* find_data_source(const std::string& name) {
   return nullptr;
 }
 
-std::unique_ptr<DataSource> make_data_source(const std::string& name, const dptune::Params& params) {
+std::unique_ptr<DataSource> make_data_source(const std::string& name,
+                                             const dptune::Params& params) {
   if (name == "binary_queries") return std::make_unique<BinaryQueries>(params);
   throw dptune::ConfigError("unknown data source '" + name + "'");
 }

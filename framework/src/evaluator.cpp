@@ -20,7 +20,10 @@ class HostTrainingContext final : public dptune::TrainingContext {
  public:
   HostTrainingContext(dptune::RandomBitGenerator& rng, const MechanismFactory& mechanisms,
                       const dptune::Accountant& accountant, double delta, bool private_run)
-      : rng_(rng), mechanisms_(mechanisms), accountant_(accountant), delta_(delta),
+      : rng_(rng),
+        mechanisms_(mechanisms),
+        accountant_(accountant),
+        delta_(delta),
         private_run_(private_run) {}
   dptune::RandomBitGenerator& rng() override { return rng_; }
   std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
@@ -56,7 +59,8 @@ dptune::Dataset subset(const dptune::Dataset& d, const std::vector<std::size_t>&
 
 }  // namespace
 
-std::shared_ptr<const dptune::Mechanism> MechanismFactory::make(const dptune::Params& overrides) const {
+std::shared_ptr<const dptune::Mechanism> MechanismFactory::make(
+    const dptune::Params& overrides) const {
   if (!config_.mechanism)
     throw dptune::ConfigError(config_.file.string() +
                               ": mechanism: the pipeline names no mechanism, but its algorithm or "
@@ -77,8 +81,14 @@ HostEvaluator::HostEvaluator(const PipelineConfig& config, const PluginRegistry&
                              std::shared_ptr<const dptune::Accountant> accountant,
                              std::shared_ptr<const dptune::Utility> utility,
                              const MechanismFactory& mechanisms)
-    : config_(config), registry_(registry), data_(data), executor_(executor), random_(random),
-      accountant_(std::move(accountant)), utility_(std::move(utility)), mechanisms_(mechanisms),
+    : config_(config),
+      registry_(registry),
+      data_(data),
+      executor_(executor),
+      random_(random),
+      accountant_(std::move(accountant)),
+      utility_(std::move(utility)),
+      mechanisms_(mechanisms),
       algorithm_schema_(registry.schema(config.algorithm.kind, config.algorithm.use)) {
   if (!algorithm_schema_)
     throw dptune::ConfigError("algorithm '" + config.algorithm.use + "' is not a loaded plugin");
@@ -118,12 +128,12 @@ DataSplits HostEvaluator::scoped(const DataSplits& all, const dptune::DataScope&
     throw dptune::InvalidArgument("data scope " + scope.to_string() + ": index must be < count");
   const std::size_t n = all.train.rows;
   if (scope.count > n)
-    throw dptune::InvalidArgument("data scope " + scope.to_string() + ": only " + std::to_string(n) +
-                                  " training rows");
+    throw dptune::InvalidArgument("data scope " + scope.to_string() + ": only " +
+                                  std::to_string(n) + " training rows");
   std::vector<std::size_t> permutation;
   {
-    // One random assignment of rows to k disjoint parts per k, drawn once and reused, so partition i
-    // means the same rows in every call (subsample-and-aggregate, paper 002 Lemma 2).
+    // One random assignment of rows to k disjoint parts per k, drawn once and reused, so partition
+    // i means the same rows in every call (subsample-and-aggregate, paper 002 Lemma 2).
     std::lock_guard lock(data_mutex_);
     auto& p = permutations_[scope.count];
     if (p.size() != n) {
@@ -134,7 +144,8 @@ DataSplits HostEvaluator::scoped(const DataSplits& all, const dptune::DataScope&
     }
     permutation = p;
   }
-  const std::size_t begin = scope.index * n / scope.count, end = (scope.index + 1) * n / scope.count;
+  const std::size_t begin = scope.index * n / scope.count,
+                    end = (scope.index + 1) * n / scope.count;
   std::vector<std::size_t> rows(permutation.begin() + static_cast<std::ptrdiff_t>(begin),
                                 permutation.begin() + static_cast<std::ptrdiff_t>(end));
   std::sort(rows.begin(), rows.end());
@@ -180,7 +191,8 @@ std::vector<dptune::Evaluation> HostEvaluator::evaluate(
     result.utilities.assign(reps, std::numeric_limits<double>::quiet_NaN());
     const Algorithm& a = prepared.back().algorithm;
     if (request.private_run) {
-      result.event = a.mechanism ? a.mechanism->event() : a.trainer->event(scoped_rows(request.scope));
+      result.event =
+          a.mechanism ? a.mechanism->event() : a.trainer->event(scoped_rows(request.scope));
     } else {
       result.event = dptune::DpEvent::non_private();
       result.privacy.epsilon = std::numeric_limits<double>::infinity();
@@ -235,7 +247,8 @@ std::vector<dptune::Evaluation> HostEvaluator::evaluate(
         results[i].output = std::move(released);
       }
     } else {
-      HostTrainingContext context(*rng, mechanisms_, *accountant_, config_.delta, request.private_run);
+      HostTrainingContext context(*rng, mechanisms_, *accountant_, config_.delta,
+                                  request.private_run);
       dptune::TrainedModel trained = a.trainer->train(data.train, context);
       const dptune::DpEvent expected =
           request.private_run ? results[i].event : dptune::DpEvent::non_private();
@@ -243,7 +256,8 @@ std::vector<dptune::Evaluation> HostEvaluator::evaluate(
         throw dptune::PluginError("trainer '" + config_.algorithm.use + "' reported the event " +
                                   trained.event.to_string() + " but event() predicted " +
                                   expected.to_string() + "; refusing to account for either");
-      if (!trained.model) throw dptune::PluginError("trainer '" + config_.algorithm.use + "' returned no model");
+      if (!trained.model)
+        throw dptune::PluginError("trainer '" + config_.algorithm.use + "' returned no model");
       score = utility_->score(data.validation.labels, trained.model->predict(data.validation));
       if (keep) {
         std::lock_guard lock(keep_mutex);
@@ -251,10 +265,11 @@ std::vector<dptune::Evaluation> HostEvaluator::evaluate(
       }
     }
     if (!(score >= 0.0 && score <= 1.0))
-      throw dptune::PluginError("utility '" + config_.utility.use + "' returned " + std::to_string(score) +
-                                ", outside [0, 1]");
+      throw dptune::PluginError("utility '" + config_.utility.use + "' returned " +
+                                std::to_string(score) + ", outside [0, 1]");
     results[i].utilities[rep] = score;
-    seconds[task] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    seconds[task] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   });
 
   for (std::size_t i = 0; i < results.size(); ++i) {
@@ -263,9 +278,11 @@ std::vector<dptune::Evaluation> HostEvaluator::evaluate(
     r.utility_min = *std::min_element(u.begin(), u.end());
     r.utility_max = *std::max_element(u.begin(), u.end());
     // Rounding in the sum can put the mean of R equal scores a few ulps outside [min, max].
-    r.utility_mean = std::clamp(std::accumulate(u.begin(), u.end(), 0.0) / static_cast<double>(u.size()),
-                                r.utility_min, r.utility_max);
-    for (std::size_t t = 0; t < prepared[i].repetitions; ++t) r.seconds += seconds[prepared[i].first_task + t];
+    r.utility_mean =
+        std::clamp(std::accumulate(u.begin(), u.end(), 0.0) / static_cast<double>(u.size()),
+                   r.utility_min, r.utility_max);
+    for (std::size_t t = 0; t < prepared[i].repetitions; ++t)
+      r.seconds += seconds[prepared[i].first_task + t];
   }
   return results;
 }

@@ -29,13 +29,15 @@ class MechanismFactory {
 
 class HostEvaluator final : public dptune::Evaluator {
  public:
-  HostEvaluator(const PipelineConfig& config, const PluginRegistry& registry, const DataSource& data,
-                Executor& executor, const RandomSource& random,
+  HostEvaluator(const PipelineConfig& config, const PluginRegistry& registry,
+                const DataSource& data, Executor& executor, const RandomSource& random,
                 std::shared_ptr<const dptune::Accountant> accountant,
                 std::shared_ptr<const dptune::Utility> utility, const MechanismFactory& mechanisms);
 
-  std::vector<dptune::Evaluation> evaluate(const std::vector<dptune::EvaluationRequest>& requests) override;
-  dptune::DpEvent event_of(const dptune::Params& candidate, const dptune::DataScope& scope) const override;
+  std::vector<dptune::Evaluation> evaluate(
+      const std::vector<dptune::EvaluationRequest>& requests) override;
+  dptune::DpEvent event_of(const dptune::Params& candidate,
+                           const dptune::DataScope& scope) const override;
   std::size_t default_repetitions() const override { return config_.repetitions; }
 
   /// The algorithm's complete params for a candidate (fixed params + candidate, schema-checked).
@@ -70,9 +72,15 @@ class HostTunerContext final : public dptune::TunerContext {
  public:
   HostTunerContext(const PipelineConfig& config, HostEvaluator& evaluator,
                    const dptune::Accountant& accountant, const MechanismFactory& mechanisms,
-                   dptune::ProgressSink& progress, dptune::RandomBitGenerator& rng, Executor& executor)
-      : config_(config), evaluator_(evaluator), accountant_(accountant), mechanisms_(mechanisms),
-        progress_(progress), rng_(rng), executor_(executor) {}
+                   dptune::ProgressSink& progress, dptune::RandomBitGenerator& rng,
+                   Executor& executor)
+      : config_(config),
+        evaluator_(evaluator),
+        accountant_(accountant),
+        mechanisms_(mechanisms),
+        progress_(progress),
+        rng_(rng),
+        executor_(executor) {}
   const dptune::SearchSpace& space() const override { return config_.space; }
   dptune::Evaluator& evaluator() override { return evaluator_; }
   const dptune::Accountant& accountant() const override { return accountant_; }

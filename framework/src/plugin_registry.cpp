@@ -365,7 +365,8 @@ std::vector<fs::path> PluginRegistry::default_search_path() {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   std::error_code exists_error;
-  const fs::path beside_exe = ec || exe.empty() ? fs::path() : exe.parent_path() / ".." / DPTUNE_PLUGIN_SUBDIR;
+  const fs::path beside_exe =
+      ec || exe.empty() ? fs::path() : exe.parent_path() / ".." / DPTUNE_PLUGIN_SUBDIR;
   if (!beside_exe.empty() && fs::is_directory(beside_exe, exists_error)) {
     candidates.push_back(beside_exe);
   } else {

@@ -10,9 +10,13 @@ namespace dptune::host {
 namespace {
 std::string format_seconds(double s) {
   char buf[32];
-  if (s < 60) std::snprintf(buf, sizeof buf, "%.0fs", s);
-  else if (s < 3600) std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
-  else std::snprintf(buf, sizeof buf, "%dh%02dm", static_cast<int>(s) / 3600, (static_cast<int>(s) / 60) % 60);
+  if (s < 60)
+    std::snprintf(buf, sizeof buf, "%.0fs", s);
+  else if (s < 3600)
+    std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%dh%02dm", static_cast<int>(s) / 3600,
+                  (static_cast<int>(s) / 60) % 60);
   return buf;
 }
 }  // namespace
@@ -60,7 +64,8 @@ void TerminalProgress::draw(bool force) {
   if (!force && now - last_draw_ < std::chrono::milliseconds(100)) return;
   last_draw_ = now;
   const double elapsed = std::chrono::duration<double>(now - started_).count();
-  std::string line = "\r\033[K" + phase_ + ": " + std::to_string(done_) + "/" + std::to_string(total_);
+  std::string line =
+      "\r\033[K" + phase_ + ": " + std::to_string(done_) + "/" + std::to_string(total_);
   if (best_) {
     char buf[48];
     std::snprintf(buf, sizeof buf, "  best %.4g", *best_);
@@ -68,7 +73,8 @@ void TerminalProgress::draw(bool force) {
   }
   line += "  elapsed " + format_seconds(elapsed);
   if (done_ > 0 && done_ < total_)
-    line += "  ETA " + format_seconds(elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_));
+    line += "  ETA " + format_seconds(elapsed / static_cast<double>(done_) *
+                                      static_cast<double>(total_ - done_));
   std::cerr << line << std::flush;
   line_open_ = true;
 }

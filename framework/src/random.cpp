@@ -10,7 +10,8 @@ namespace {
 void ensure_sodium() {
   // sodium_init is idempotent and thread-safe; it returns 1 when already initialised.
   static const int status = sodium_init();
-  if (status < 0) throw dptune::Error("libsodium failed to initialise: no secure randomness available");
+  if (status < 0)
+    throw dptune::Error("libsodium failed to initialise: no secure randomness available");
 }
 }  // namespace
 

@@ -19,8 +19,10 @@ namespace dptune::host {
 namespace {
 
 constexpr const char* kTrustedAnalystWarning =
-    "This is a privacy-utility map for trusted analysts: the per-trial results below were computed on "
-    "the private data and are NOT differentially private outputs. Each epsilon is the cost of ONE run "
+    "This is a privacy-utility map for trusted analysts: the per-trial results below were computed "
+    "on "
+    "the private data and are NOT differentially private outputs. Each epsilon is the cost of ONE "
+    "run "
     "with that candidate; releasing the choice of a candidate is not covered by it.";
 
 std::string fmt(double v, int digits = 6) {
@@ -50,7 +52,8 @@ std::vector<std::string> param_names(const PipelineConfig& config) {
   return names;
 }
 
-std::string trials_csv(const std::vector<dptune::Trial>& trials, const std::vector<std::string>& names,
+std::string trials_csv(const std::vector<dptune::Trial>& trials,
+                       const std::vector<std::string>& names,
                        const std::set<std::size_t>& on_front) {
   std::ostringstream s;
   s << "id";
@@ -61,7 +64,8 @@ std::string trials_csv(const std::vector<dptune::Trial>& trials, const std::vect
   for (std::size_t i = 0; i < trials.size(); ++i) {
     const auto& t = trials[i];
     s << t.id;
-    for (const auto& n : names) s << ',' << (t.params.contains(n) ? csv_cell(dptune::to_string(t.params.at(n))) : "");
+    for (const auto& n : names)
+      s << ',' << (t.params.contains(n) ? csv_cell(dptune::to_string(t.params.at(n))) : "");
     s << ',' << dptune::to_string(dptune::Value{t.privacy.epsilon}) << ','
       << dptune::to_string(dptune::Value{t.privacy.delta}) << ','
       << dptune::to_string(dptune::Value{t.utility_mean}) << ','
@@ -112,8 +116,9 @@ std::vector<std::size_t> trial_front(const std::vector<dptune::Trial>& trials) {
   return front;
 }
 
-std::string pareto_svg(const std::vector<dptune::Trial>& trials, const std::vector<std::size_t>& front,
-                       const std::string& title, double delta) {
+std::string pareto_svg(const std::vector<dptune::Trial>& trials,
+                       const std::vector<std::size_t>& front, const std::string& title,
+                       double delta) {
   const double width = 720, height = 480, left = 70, right = 20, top = 40, bottom = 60;
   double lo = INFINITY, hi = -INFINITY;
   for (const auto& t : trials)
@@ -127,32 +132,36 @@ std::string pareto_svg(const std::vector<dptune::Trial>& trials, const std::vect
   }
   const double llo = std::floor(std::log10(lo)), lhi = std::ceil(std::log10(hi));
   auto x_of = [&](double eps) {
-    return left + (std::log10(std::max(eps, std::pow(10.0, llo))) - llo) / (lhi - llo) * (width - left - right);
+    return left + (std::log10(std::max(eps, std::pow(10.0, llo))) - llo) / (lhi - llo) *
+                      (width - left - right);
   };
-  auto y_of = [&](double err) { return top + (1.0 - std::clamp(err, 0.0, 1.0)) * (height - top - bottom); };
+  auto y_of = [&](double err) {
+    return top + (1.0 - std::clamp(err, 0.0, 1.0)) * (height - top - bottom);
+  };
   std::ostringstream s;
   s << std::fixed << std::setprecision(2);
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
     << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   s << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  s << "<text x=\"" << width / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">"
-    << title << "</text>\n";
+  s << "<text x=\"" << width / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">" << title
+    << "</text>\n";
   // Axes and ticks.
-  s << "<line x1=\"" << left << "\" y1=\"" << height - bottom << "\" x2=\"" << width - right << "\" y2=\""
+  s << "<line x1=\"" << left << "\" y1=\"" << height - bottom << "\" x2=\"" << width - right
+    << "\" y2=\"" << height - bottom << "\" stroke=\"black\"/>\n";
+  s << "<line x1=\"" << left << "\" y1=\"" << top << "\" x2=\"" << left << "\" y2=\""
     << height - bottom << "\" stroke=\"black\"/>\n";
-  s << "<line x1=\"" << left << "\" y1=\"" << top << "\" x2=\"" << left << "\" y2=\"" << height - bottom
-    << "\" stroke=\"black\"/>\n";
   for (double e = llo; e <= lhi + 1e-9; e += 1) {
     const double x = x_of(std::pow(10.0, e));
     s << "<line x1=\"" << x << "\" y1=\"" << height - bottom << "\" x2=\"" << x << "\" y2=\""
-      << height - bottom + 5 << "\" stroke=\"black\"/><text x=\"" << x << "\" y=\"" << height - bottom + 18
-      << "\" text-anchor=\"middle\">1e" << static_cast<int>(e) << "</text>\n";
+      << height - bottom + 5 << "\" stroke=\"black\"/><text x=\"" << x << "\" y=\""
+      << height - bottom + 18 << "\" text-anchor=\"middle\">1e" << static_cast<int>(e)
+      << "</text>\n";
   }
   for (int k = 0; k <= 5; ++k) {
     const double err = k / 5.0, y = y_of(err);
     s << "<line x1=\"" << left - 5 << "\" y1=\"" << y << "\" x2=\"" << left << "\" y2=\"" << y
-      << "\" stroke=\"black\"/><text x=\"" << left - 8 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\">"
-      << fmt(err, 2) << "</text>\n";
+      << "\" stroke=\"black\"/><text x=\"" << left - 8 << "\" y=\"" << y + 4
+      << "\" text-anchor=\"end\">" << fmt(err, 2) << "</text>\n";
   }
   s << "<text x=\"" << (left + width - right) / 2 << "\" y=\"" << height - 15
     << "\" text-anchor=\"middle\">epsilon (delta = " << fmt(delta) << ", log scale)</text>\n";
@@ -161,7 +170,8 @@ std::string pareto_svg(const std::vector<dptune::Trial>& trials, const std::vect
   std::set<std::size_t> on_front(front.begin(), front.end());
   for (std::size_t i = 0; i < trials.size(); ++i) {
     if (on_front.count(i) || !std::isfinite(trials[i].privacy.epsilon)) continue;
-    s << "<circle cx=\"" << x_of(trials[i].privacy.epsilon) << "\" cy=\"" << y_of(1 - trials[i].utility_mean)
+    s << "<circle cx=\"" << x_of(trials[i].privacy.epsilon) << "\" cy=\""
+      << y_of(1 - trials[i].utility_mean)
       << "\" r=\"2.5\" fill=\"#9aa5b1\" fill-opacity=\"0.7\"/>\n";
   }
   // The front as a staircase: each point dominates the region to its upper right.
@@ -175,8 +185,8 @@ std::string pareto_svg(const std::vector<dptune::Trial>& trials, const std::vect
     }
     s << "\"/>\n";
     for (std::size_t i : front)
-      s << "<circle cx=\"" << x_of(trials[i].privacy.epsilon) << "\" cy=\"" << y_of(1 - trials[i].utility_mean)
-        << "\" r=\"4\" fill=\"#d62728\"/>\n";
+      s << "<circle cx=\"" << x_of(trials[i].privacy.epsilon) << "\" cy=\""
+        << y_of(1 - trials[i].utility_mean) << "\" r=\"4\" fill=\"#d62728\"/>\n";
   }
   s << "<text x=\"" << width - right - 5 << "\" y=\"" << top + 12
     << "\" text-anchor=\"end\" fill=\"#d62728\">red: empirical Pareto front</text>\n";
@@ -192,10 +202,13 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
   summary.trials = result.trials.size();
   std::error_code ec;
   std::filesystem::create_directories(config.output.dir, ec);
-  if (ec) throw dptune::Error("cannot create output folder " + config.output.dir.string() + ": " + ec.message());
+  if (ec)
+    throw dptune::Error("cannot create output folder " + config.output.dir.string() + ": " +
+                        ec.message());
 
   const bool write_trials = !result.trials_sensitive || config.output.sensitive_trials;
-  const std::vector<std::size_t> front = write_trials ? trial_front(result.trials) : std::vector<std::size_t>{};
+  const std::vector<std::size_t> front =
+      write_trials ? trial_front(result.trials) : std::vector<std::size_t>{};
   const std::set<std::size_t> on_front(front.begin(), front.end());
   std::vector<dptune::Point> front_points;
   for (std::size_t i : front)
@@ -217,7 +230,8 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
     summary.files.push_back("pareto_front.csv");
     if (config.output.plot) {
       write_file(config.output.dir / "pareto.svg",
-                 pareto_svg(result.trials, front, config.name + ": privacy-utility trade-off", config.delta));
+                 pareto_svg(result.trials, front, config.name + ": privacy-utility trade-off",
+                            config.delta));
       summary.files.push_back("pareto.svg");
     }
   }
@@ -278,34 +292,37 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
 
   // Terminal summary.
   out << "dptune " << DPTUNE_VERSION_STRING << ": pipeline '" << config.name << "', tuner "
-      << config.tuner.use << ", " << result.trials.size() << " trials in " << fmt(in.seconds, 3) << " s ("
-      << in.executor << ")\n";
+      << config.tuner.use << ", " << result.trials.size() << " trials in " << fmt(in.seconds, 3)
+      << " s (" << in.executor << ")\n";
   out << "randomness: " << in.randomness << "\n";
   if (result.trusted_analyst_only) out << "NOTE: " << kTrustedAnalystWarning << "\n";
   for (const auto& n : result.notes) out << "note: " << n << "\n";
   if (write_trials && !front.empty()) {
-    out << "Pareto front (epsilon at delta = " << fmt(config.delta) << ", error = 1 - " << config.utility.use
-        << " over R = " << config.repetitions << " runs):\n";
-    out << "  " << std::left << std::setw(12) << "epsilon" << std::setw(10) << "error" << std::setw(18)
-        << "utility min..max" << "params\n";
+    out << "Pareto front (epsilon at delta = " << fmt(config.delta) << ", error = 1 - "
+        << config.utility.use << " over R = " << config.repetitions << " runs):\n";
+    out << "  " << std::left << std::setw(12) << "epsilon" << std::setw(10) << "error"
+        << std::setw(18) << "utility min..max"
+        << "params\n";
     for (std::size_t i : front) {
       const auto& t = result.trials[i];
-      out << "  " << std::setw(12) << fmt(t.privacy.epsilon, 5) << std::setw(10) << fmt(1 - t.utility_mean, 4)
-          << std::setw(18) << (fmt(t.utility_min, 3) + ".." + fmt(t.utility_max, 3)) << t.params.to_string()
-          << "\n";
+      out << "  " << std::setw(12) << fmt(t.privacy.epsilon, 5) << std::setw(10)
+          << fmt(1 - t.utility_mean, 4) << std::setw(18)
+          << (fmt(t.utility_min, 3) + ".." + fmt(t.utility_max, 3)) << t.params.to_string() << "\n";
     }
-    out << "hypervolume w.r.t. (epsilon, error) = (" << fmt(kReferenceEpsilon) << ", " << fmt(kReferenceError)
-        << "): " << fmt(hv, 6) << "\n";
+    out << "hypervolume w.r.t. (epsilon, error) = (" << fmt(kReferenceEpsilon) << ", "
+        << fmt(kReferenceError) << "): " << fmt(hv, 6) << "\n";
   } else if (result.trials_sensitive && !write_trials) {
-    out << "per-trial results of private runs are withheld (set output.sensitive_trials: true to write "
+    out << "per-trial results of private runs are withheld (set output.sensitive_trials: true to "
+           "write "
            "them, marked SENSITIVE)\n";
   }
   if (result.selected)
-    out << "selected: " << result.selected->params.to_string() << "  utility " << fmt(result.selected->utility_mean, 4)
-        << "\n";
+    out << "selected: " << result.selected->params.to_string() << "  utility "
+        << fmt(result.selected->utility_mean, 4) << "\n";
   if (result.guarantee)
-    out << "guarantee of the whole tuning run: (epsilon, delta) = (" << fmt(result.guarantee->epsilon) << ", "
-        << fmt(result.guarantee->delta) << ")  [" << result.guarantee->derivation << "]\n";
+    out << "guarantee of the whole tuning run: (epsilon, delta) = ("
+        << fmt(result.guarantee->epsilon) << ", " << fmt(result.guarantee->delta) << ")  ["
+        << result.guarantee->derivation << "]\n";
   out << "results: " << config.output.dir.string() << "/ (";
   for (std::size_t k = 0; k < summary.files.size(); ++k) out << (k ? ", " : "") << summary.files[k];
   out << ")\n";

@@ -1,4 +1,5 @@
-// dptune host (internal): writes a run's results (JSON, CSV, SVG, resolved config) and a terminal summary.
+// dptune host (internal): writes a run's results (JSON, CSV, SVG, resolved config) and a terminal
+// summary.
 #pragma once
 
 #include <iosfwd>
@@ -29,8 +30,9 @@ inline constexpr double kReferenceError = 1.0;
 std::vector<std::size_t> trial_front(const std::vector<dptune::Trial>& trials);
 
 /// SVG scatter of (ε, 1 − utility) on a log ε axis with the front highlighted.
-std::string pareto_svg(const std::vector<dptune::Trial>& trials, const std::vector<std::size_t>& front,
-                       const std::string& title, double delta);
+std::string pareto_svg(const std::vector<dptune::Trial>& trials,
+                       const std::vector<std::size_t>& front, const std::string& title,
+                       double delta);
 
 RunSummary write_report(const ReportInput& input, std::ostream& out);
 

@@ -26,12 +26,18 @@ namespace {
 
 std::optional<dptune::PluginKind> plugin_kind(ComponentKind kind) {
   switch (kind) {
-    case ComponentKind::Mechanism: return dptune::PluginKind::Mechanism;
-    case ComponentKind::Accountant: return dptune::PluginKind::Accountant;
-    case ComponentKind::Utility: return dptune::PluginKind::Utility;
-    case ComponentKind::Trainer: return dptune::PluginKind::Trainer;
-    case ComponentKind::Tuner: return dptune::PluginKind::Tuner;
-    case ComponentKind::Data: return std::nullopt;
+    case ComponentKind::Mechanism:
+      return dptune::PluginKind::Mechanism;
+    case ComponentKind::Accountant:
+      return dptune::PluginKind::Accountant;
+    case ComponentKind::Utility:
+      return dptune::PluginKind::Utility;
+    case ComponentKind::Trainer:
+      return dptune::PluginKind::Trainer;
+    case ComponentKind::Tuner:
+      return dptune::PluginKind::Tuner;
+    case ComponentKind::Data:
+      return std::nullopt;
   }
   return std::nullopt;
 }
@@ -46,7 +52,8 @@ std::vector<std::string> HostCatalog::names(ComponentKind kind) const {
 }
 
 const dptune::ParamSchema* HostCatalog::schema(ComponentKind kind, const std::string& name) const {
-  if (kind != ComponentKind::Data) return plugin_kind(kind) ? registry_.schema(kind, name) : nullptr;
+  if (kind != ComponentKind::Data)
+    return plugin_kind(kind) ? registry_.schema(kind, name) : nullptr;
   const DataSourceInfo* info = find_data_source(name);
   return info ? &info->schema : nullptr;
 }
@@ -63,17 +70,20 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
       registry.create_utility(config.utility.use, config.utility.params);
   auto tuner = registry.create_tuner(config.tuner.use, config.tuner.params);
   MechanismFactory mechanisms(config, registry);
-  HostEvaluator evaluator(config, registry, *data, *executor, random, accountant, utility, mechanisms);
+  HostEvaluator evaluator(config, registry, *data, *executor, random, accountant, utility,
+                          mechanisms);
   TerminalProgress progress(options.show_progress);
   auto tuner_rng = random.make(0);
-  HostTunerContext context(config, evaluator, *accountant, mechanisms, progress, *tuner_rng, *executor);
+  HostTunerContext context(config, evaluator, *accountant, mechanisms, progress, *tuner_rng,
+                           *executor);
 
   dptune::TuningResult result = tuner->tune(context);
   progress.finish();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
-  ReportInput input{config, result, random.description(), random.secure(), executor->name(), seconds,
-                    data->describe()};
+  ReportInput input{config,           result,  random.description(), random.secure(),
+                    executor->name(), seconds, data->describe()};
   return write_report(input, out);
 }
 

@@ -4,9 +4,12 @@ namespace dptune {
 
 std::string DataScope::to_string() const {
   switch (kind) {
-    case Kind::Whole: return "whole";
-    case Kind::Partition: return "partition " + std::to_string(index) + "/" + std::to_string(count);
-    case Kind::Client: return "client " + std::to_string(index) + "/" + std::to_string(count);
+    case Kind::Whole:
+      return "whole";
+    case Kind::Partition:
+      return "partition " + std::to_string(index) + "/" + std::to_string(count);
+    case Kind::Client:
+      return "client " + std::to_string(index) + "/" + std::to_string(count);
   }
   return "?";
 }

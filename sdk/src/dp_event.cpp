@@ -10,11 +10,13 @@ namespace dptune {
 namespace {
 std::string num(double v) { return to_string(Value{v}); }
 void positive_finite(double v, const char* event, const char* arg) {
-  require(std::isfinite(v) && v > 0, std::string(event) + ": " + arg + " must be positive and finite, got " + num(v));
+  require(std::isfinite(v) && v > 0,
+          std::string(event) + ": " + arg + " must be positive and finite, got " + num(v));
 }
 }  // namespace
 
-DpEvent::DpEvent(Kind kind, double x, double y, std::int64_t n, std::int64_t m, std::vector<DpEvent> children)
+DpEvent::DpEvent(Kind kind, double x, double y, std::int64_t n, std::int64_t m,
+                 std::vector<DpEvent> children)
     : kind_(kind), x_(x), y_(y), n_(n), m_(m), children_(std::move(children)) {}
 
 DpEvent DpEvent::no_op() { return {Kind::NoOp, 0, 0, 0, 0, {}}; }
@@ -31,11 +33,13 @@ DpEvent DpEvent::laplace(double noise_multiplier) {
   return {Kind::Laplace, noise_multiplier, 0, 0, 0, {}};
 }
 DpEvent DpEvent::pure_dp(double epsilon) {
-  require(epsilon >= 0 && !std::isnan(epsilon), "pure_dp: epsilon must be >= 0, got " + num(epsilon));
+  require(epsilon >= 0 && !std::isnan(epsilon),
+          "pure_dp: epsilon must be >= 0, got " + num(epsilon));
   return {Kind::PureDp, epsilon, 0, 0, 0, {}};
 }
 DpEvent DpEvent::approx_dp(double epsilon, double delta) {
-  require(epsilon >= 0 && !std::isnan(epsilon), "approx_dp: epsilon must be >= 0, got " + num(epsilon));
+  require(epsilon >= 0 && !std::isnan(epsilon),
+          "approx_dp: epsilon must be >= 0, got " + num(epsilon));
   require(delta >= 0 && delta <= 1, "approx_dp: delta must be in [0, 1], got " + num(delta));
   return {Kind::ApproxDp, epsilon, delta, 0, 0, {}};
 }
@@ -44,11 +48,13 @@ DpEvent DpEvent::zcdp(double rho) {
   return {Kind::Zcdp, rho, 0, 0, 0, {}};
 }
 DpEvent DpEvent::poisson_sampled(double q, DpEvent event) {
-  require(q >= 0 && q <= 1, "poisson_sampled: sampling_probability must be in [0, 1], got " + num(q));
+  require(q >= 0 && q <= 1,
+          "poisson_sampled: sampling_probability must be in [0, 1], got " + num(q));
   return {Kind::PoissonSampled, q, 0, 0, 0, {std::move(event)}};
 }
 DpEvent DpEvent::sampled_without_replacement(std::int64_t n, std::int64_t m, DpEvent event) {
-  require(n >= 1, "sampled_without_replacement: source_size must be >= 1, got " + std::to_string(n));
+  require(n >= 1,
+          "sampled_without_replacement: source_size must be >= 1, got " + std::to_string(n));
   require(m >= 0 && m <= n, "sampled_without_replacement: sample_size must be in [0, source_size=" +
                                 std::to_string(n) + "], got " + std::to_string(m));
   return {Kind::SampledWithoutReplacement, 0, 0, n, m, {std::move(event)}};
@@ -57,7 +63,9 @@ DpEvent DpEvent::self_composed(DpEvent event, std::int64_t count) {
   require(count >= 0, "self_composed: count must be >= 0, got " + std::to_string(count));
   return {Kind::SelfComposed, 0, 0, count, 0, {std::move(event)}};
 }
-DpEvent DpEvent::composed(std::vector<DpEvent> events) { return {Kind::Composed, 0, 0, 0, 0, std::move(events)}; }
+DpEvent DpEvent::composed(std::vector<DpEvent> events) {
+  return {Kind::Composed, 0, 0, 0, 0, std::move(events)};
+}
 DpEvent DpEvent::repeat_and_select(DpEvent event, double mean, double shape) {
   positive_finite(mean, "repeat_and_select", "mean");
   require(shape > -1 && !std::isnan(shape),
@@ -67,7 +75,8 @@ DpEvent DpEvent::repeat_and_select(DpEvent event, double mean, double shape) {
 
 namespace {
 [[noreturn]] void wrong_kind(const char* accessor, DpEvent::Kind kind) {
-  throw InvalidArgument(std::string("DpEvent::") + accessor + "() called on a " + DpEvent::kind_name(kind) + " event");
+  throw InvalidArgument(std::string("DpEvent::") + accessor + "() called on a " +
+                        DpEvent::kind_name(kind) + " event");
 }
 }  // namespace
 
@@ -124,18 +133,30 @@ const std::vector<DpEvent>& DpEvent::events() const {
 
 const char* DpEvent::kind_name(Kind kind) {
   switch (kind) {
-    case Kind::NoOp: return "no_op";
-    case Kind::NonPrivate: return "non_private";
-    case Kind::Gaussian: return "gaussian";
-    case Kind::Laplace: return "laplace";
-    case Kind::PureDp: return "pure_dp";
-    case Kind::ApproxDp: return "approx_dp";
-    case Kind::Zcdp: return "zcdp";
-    case Kind::PoissonSampled: return "poisson_sampled";
-    case Kind::SampledWithoutReplacement: return "sampled_without_replacement";
-    case Kind::SelfComposed: return "self_composed";
-    case Kind::Composed: return "composed";
-    case Kind::RepeatAndSelect: return "repeat_and_select";
+    case Kind::NoOp:
+      return "no_op";
+    case Kind::NonPrivate:
+      return "non_private";
+    case Kind::Gaussian:
+      return "gaussian";
+    case Kind::Laplace:
+      return "laplace";
+    case Kind::PureDp:
+      return "pure_dp";
+    case Kind::ApproxDp:
+      return "approx_dp";
+    case Kind::Zcdp:
+      return "zcdp";
+    case Kind::PoissonSampled:
+      return "poisson_sampled";
+    case Kind::SampledWithoutReplacement:
+      return "sampled_without_replacement";
+    case Kind::SelfComposed:
+      return "self_composed";
+    case Kind::Composed:
+      return "composed";
+    case Kind::RepeatAndSelect:
+      return "repeat_and_select";
   }
   return "?";
 }
@@ -144,14 +165,20 @@ std::string DpEvent::to_string() const {
   const std::string head = std::string("{") + kind_name(kind_) + ": ";
   switch (kind_) {
     case Kind::NoOp:
-    case Kind::NonPrivate: return head + "{}}";
+    case Kind::NonPrivate:
+      return head + "{}}";
     case Kind::Gaussian:
-    case Kind::Laplace: return head + "{noise_multiplier: " + num(x_) + "}}";
-    case Kind::PureDp: return head + "{epsilon: " + num(x_) + "}}";
-    case Kind::ApproxDp: return head + "{epsilon: " + num(x_) + ", delta: " + num(y_) + "}}";
-    case Kind::Zcdp: return head + "{rho: " + num(x_) + "}}";
+    case Kind::Laplace:
+      return head + "{noise_multiplier: " + num(x_) + "}}";
+    case Kind::PureDp:
+      return head + "{epsilon: " + num(x_) + "}}";
+    case Kind::ApproxDp:
+      return head + "{epsilon: " + num(x_) + ", delta: " + num(y_) + "}}";
+    case Kind::Zcdp:
+      return head + "{rho: " + num(x_) + "}}";
     case Kind::PoissonSampled:
-      return head + "{sampling_probability: " + num(x_) + ", event: " + children_[0].to_string() + "}}";
+      return head + "{sampling_probability: " + num(x_) + ", event: " + children_[0].to_string() +
+             "}}";
     case Kind::SampledWithoutReplacement:
       return head + "{source_size: " + std::to_string(n_) + ", sample_size: " + std::to_string(m_) +
              ", event: " + children_[0].to_string() + "}}";
@@ -159,18 +186,20 @@ std::string DpEvent::to_string() const {
       return head + "{count: " + std::to_string(n_) + ", event: " + children_[0].to_string() + "}}";
     case Kind::Composed: {
       std::string out = head + "[";
-      for (std::size_t i = 0; i < children_.size(); ++i) out += (i ? ", " : "") + children_[i].to_string();
+      for (std::size_t i = 0; i < children_.size(); ++i)
+        out += (i ? ", " : "") + children_[i].to_string();
       return out + "]}";
     }
     case Kind::RepeatAndSelect:
-      return head + "{mean: " + num(x_) + ", shape: " + num(y_) + ", event: " + children_[0].to_string() + "}}";
+      return head + "{mean: " + num(x_) + ", shape: " + num(y_) +
+             ", event: " + children_[0].to_string() + "}}";
   }
   return "{}";
 }
 
 bool DpEvent::operator==(const DpEvent& other) const {
-  return kind_ == other.kind_ && x_ == other.x_ && y_ == other.y_ && n_ == other.n_ && m_ == other.m_ &&
-         children_ == other.children_;
+  return kind_ == other.kind_ && x_ == other.x_ && y_ == other.y_ && n_ == other.n_ &&
+         m_ == other.m_ && children_ == other.children_;
 }
 
 }  // namespace dptune

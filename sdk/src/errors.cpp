@@ -2,8 +2,8 @@
 
 namespace dptune {
 
-// Out-of-line destructors anchor the type_info of every error type in the SDK library, so exceptions
-// compare equal across plugin boundaries and outlive any plugin.
+// Out-of-line destructors anchor the type_info of every error type in the SDK library, so
+// exceptions compare equal across plugin boundaries and outlive any plugin.
 Error::~Error() = default;
 InvalidArgument::~InvalidArgument() = default;
 ConfigError::~ConfigError() = default;

@@ -32,10 +32,14 @@ std::string to_string(const Value& value) {
 
 const char* type_name(const Value& value) {
   switch (value.index()) {
-    case 0: return "float";
-    case 1: return "int";
-    case 2: return "bool";
-    default: return "string";
+    case 0:
+      return "float";
+    case 1:
+      return "int";
+    case 2:
+      return "bool";
+    default:
+      return "string";
   }
 }
 

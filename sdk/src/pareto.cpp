@@ -23,8 +23,10 @@ std::vector<std::size_t> pareto_front(const std::vector<Point>& points) {
     bool keep = true;
     for (std::size_t j = 0; j < points.size() && keep; ++j) {
       if (j == i) continue;
-      if (dominates(points[j], points[i])) keep = false;
-      else if (j < i && points[j] == points[i]) keep = false;  // duplicate: keep the first
+      if (dominates(points[j], points[i]))
+        keep = false;
+      else if (j < i && points[j] == points[i])
+        keep = false;  // duplicate: keep the first
     }
     if (keep) front.push_back(i);
   }
@@ -54,7 +56,8 @@ double hv_recursive(std::vector<Point> pts, const Point& ref) {
     }
     return volume;
   }
-  std::sort(pts.begin(), pts.end(), [d](const Point& a, const Point& b) { return a[d - 1] < b[d - 1]; });
+  std::sort(pts.begin(), pts.end(),
+            [d](const Point& a, const Point& b) { return a[d - 1] < b[d - 1]; });
   double volume = 0;
   Point sub_ref(ref.begin(), ref.end() - 1);
   std::vector<Point> slice;
@@ -72,7 +75,8 @@ double hv_recursive(std::vector<Point> pts, const Point& ref) {
 double hypervolume(const std::vector<Point>& points, const Point& reference) {
   std::vector<Point> inside;
   for (const auto& p : points) {
-    require(p.size() == reference.size(), "hypervolume: point and reference of different dimension");
+    require(p.size() == reference.size(),
+            "hypervolume: point and reference of different dimension");
     bool below = true;
     for (std::size_t k = 0; k < p.size(); ++k) below = below && p[k] < reference[k];
     if (below) inside.push_back(p);

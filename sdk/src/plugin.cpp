@@ -18,11 +18,16 @@ Tuner::~Tuner() = default;
 
 const char* to_string(PluginKind kind) {
   switch (kind) {
-    case PluginKind::Mechanism: return "mechanism";
-    case PluginKind::Accountant: return "accountant";
-    case PluginKind::Utility: return "utility";
-    case PluginKind::Trainer: return "trainer";
-    case PluginKind::Tuner: return "tuner";
+    case PluginKind::Mechanism:
+      return "mechanism";
+    case PluginKind::Accountant:
+      return "accountant";
+    case PluginKind::Utility:
+      return "utility";
+    case PluginKind::Trainer:
+      return "trainer";
+    case PluginKind::Tuner:
+      return "tuner";
   }
   return "?";
 }

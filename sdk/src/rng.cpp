@@ -37,8 +37,8 @@ std::uint64_t Xoshiro256::next_u64() {
 }
 
 std::string Xoshiro256::description() const {
-  return "xoshiro256** (deterministic, NOT cryptographically secure) seed=" + std::to_string(seed_) +
-         " stream=" + std::to_string(stream_);
+  return "xoshiro256** (deterministic, NOT cryptographically secure) seed=" +
+         std::to_string(seed_) + " stream=" + std::to_string(stream_);
 }
 
 double uniform01(RandomBitGenerator& rng) {
@@ -98,7 +98,8 @@ std::int64_t two_sided_geometric(RandomBitGenerator& rng, double alpha) {
 }
 
 void shuffle(RandomBitGenerator& rng, std::span<std::size_t> items) {
-  for (std::size_t i = items.size(); i > 1; --i) std::swap(items[i - 1], items[uniform_index(rng, i)]);
+  for (std::size_t i = items.size(); i > 1; --i)
+    std::swap(items[i - 1], items[uniform_index(rng, i)]);
 }
 
 }  // namespace dptune

@@ -9,10 +9,14 @@ namespace dptune {
 
 const char* to_string(ParamType type) {
   switch (type) {
-    case ParamType::Float: return "float";
-    case ParamType::Int: return "int";
-    case ParamType::Bool: return "bool";
-    case ParamType::String: return "string";
+    case ParamType::Float:
+      return "float";
+    case ParamType::Int:
+      return "int";
+    case ParamType::Bool:
+      return "bool";
+    case ParamType::String:
+      return "string";
   }
   return "?";
 }
@@ -128,15 +132,20 @@ Value ParamSchema::check(const ParamSpec& spec, const Value& value) {
   };
   auto check_range = [&](double v, const std::string& shown) {
     if (!std::isfinite(v)) fail(shown);
-    if (spec.minimum && (spec.minimum_exclusive ? v <= *spec.minimum : v < *spec.minimum)) fail(shown);
-    if (spec.maximum && (spec.maximum_exclusive ? v >= *spec.maximum : v > *spec.maximum)) fail(shown);
+    if (spec.minimum && (spec.minimum_exclusive ? v <= *spec.minimum : v < *spec.minimum))
+      fail(shown);
+    if (spec.maximum && (spec.maximum_exclusive ? v >= *spec.maximum : v > *spec.maximum))
+      fail(shown);
   };
   switch (spec.type) {
     case ParamType::Float: {
       double v;
-      if (const auto* d = std::get_if<double>(&value)) v = *d;
-      else if (const auto* i = std::get_if<std::int64_t>(&value)) v = static_cast<double>(*i);
-      else fail(std::string(type_name(value)) + " '" + to_string(value) + "'");
+      if (const auto* d = std::get_if<double>(&value))
+        v = *d;
+      else if (const auto* i = std::get_if<std::int64_t>(&value))
+        v = static_cast<double>(*i);
+      else
+        fail(std::string(type_name(value)) + " '" + to_string(value) + "'");
       check_range(v, to_string(value));
       return Value{v};
     }

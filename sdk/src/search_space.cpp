@@ -11,8 +11,8 @@ namespace dptune {
 namespace {
 
 std::size_t int_count(const Dimension& d) {
-  return static_cast<std::size_t>((static_cast<std::int64_t>(d.high) - static_cast<std::int64_t>(d.low)) /
-                                  d.step) +
+  return static_cast<std::size_t>(
+             (static_cast<std::int64_t>(d.high) - static_cast<std::int64_t>(d.low)) / d.step) +
          1;
 }
 
@@ -57,9 +57,13 @@ double int_to_unit(const Dimension& d, double value) {
 std::size_t Dimension::cardinality() const {
   switch (kind) {
     case Kind::Float:
-      return float_step > 0 ? static_cast<std::size_t>(std::floor((high - low) / float_step + 1e-9)) + 1 : 0;
-    case Kind::Int: return int_count(*this);
-    case Kind::Categorical: return choices.size();
+      return float_step > 0
+                 ? static_cast<std::size_t>(std::floor((high - low) / float_step + 1e-9)) + 1
+                 : 0;
+    case Kind::Int:
+      return int_count(*this);
+    case Kind::Categorical:
+      return choices.size();
   }
   return 0;
 }
@@ -69,14 +73,15 @@ void SearchSpace::check_new_name(const std::string& name) const {
   require(find(name) == nullptr, "search space: duplicate dimension '" + name + "'");
 }
 
-SearchSpace& SearchSpace::add_float(std::string name, double low, double high, bool log, double step) {
+SearchSpace& SearchSpace::add_float(std::string name, double low, double high, bool log,
+                                    double step) {
   check_new_name(name);
   require(std::isfinite(low) && std::isfinite(high),
           "search space '" + name + "': bounds must be finite");
   require(low < high, "search space '" + name + "': low (" + to_string(Value{low}) +
                           ") must be < high (" + to_string(Value{high}) + ")");
-  require(!log || low > 0, "search space '" + name + "': log scale needs low > 0, got " +
-                               to_string(Value{low}));
+  require(!log || low > 0,
+          "search space '" + name + "': log scale needs low > 0, got " + to_string(Value{low}));
   require(step >= 0 && std::isfinite(step), "search space '" + name + "': step must be >= 0");
   require(!(log && step > 0), "search space '" + name + "': step and log cannot be combined");
   Dimension d;
@@ -95,8 +100,8 @@ SearchSpace& SearchSpace::add_int(std::string name, std::int64_t low, std::int64
   check_new_name(name);
   require(low < high, "search space '" + name + "': low (" + std::to_string(low) +
                           ") must be < high (" + std::to_string(high) + ")");
-  require(!log || low > 0, "search space '" + name + "': log scale needs low > 0, got " +
-                               std::to_string(low));
+  require(!log || low > 0,
+          "search space '" + name + "': log scale needs low > 0, got " + std::to_string(low));
   require(step >= 1, "search space '" + name + "': step must be >= 1, got " + std::to_string(step));
   require(!(log && step != 1), "search space '" + name + "': step and log cannot be combined");
   Dimension d;
@@ -135,7 +140,9 @@ Params SearchSpace::sample(RandomBitGenerator& rng) const {
   Params p;
   for (const auto& d : dims_) {
     switch (d.kind) {
-      case Dimension::Kind::Float: p.set(d.name, float_from_unit(d, uniform01(rng))); break;
+      case Dimension::Kind::Float:
+        p.set(d.name, float_from_unit(d, uniform01(rng)));
+        break;
       case Dimension::Kind::Int:
         if (d.log) {
           p.set(d.name, int_from_unit(d, uniform01(rng)));
@@ -144,7 +151,9 @@ Params SearchSpace::sample(RandomBitGenerator& rng) const {
           p.set(d.name, static_cast<std::int64_t>(d.low) + k * d.step);
         }
         break;
-      case Dimension::Kind::Categorical: p.set(d.name, d.choices[uniform_index(rng, d.choices.size())]); break;
+      case Dimension::Kind::Categorical:
+        p.set(d.name, d.choices[uniform_index(rng, d.choices.size())]);
+        break;
     }
   }
   return p;
@@ -154,12 +163,14 @@ std::vector<Value> SearchSpace::grid_values(const Dimension& d, std::size_t n) {
   require(n >= 1, "grid: points per dimension must be >= 1");
   std::vector<Value> values;
   switch (d.kind) {
-    case Dimension::Kind::Categorical: return d.choices;
+    case Dimension::Kind::Categorical:
+      return d.choices;
     case Dimension::Kind::Int: {
       std::size_t count = int_count(d);
       auto low = static_cast<std::int64_t>(d.low);
       if (count <= n) {
-        for (std::size_t k = 0; k < count; ++k) values.emplace_back(low + static_cast<std::int64_t>(k) * d.step);
+        for (std::size_t k = 0; k < count; ++k)
+          values.emplace_back(low + static_cast<std::int64_t>(k) * d.step);
         return values;
       }
       for (std::size_t i = 0; i < n; ++i) {
@@ -167,7 +178,8 @@ std::vector<Value> SearchSpace::grid_values(const Dimension& d, std::size_t n) {
         std::int64_t v;
         if (d.log) {
           double x = std::exp(std::log(d.low) + u * (std::log(d.high) - std::log(d.low)));
-          auto k = static_cast<std::int64_t>(std::llround((x - d.low) / static_cast<double>(d.step)));
+          auto k =
+              static_cast<std::int64_t>(std::llround((x - d.low) / static_cast<double>(d.step)));
           v = low + std::clamp<std::int64_t>(k, 0, static_cast<std::int64_t>(count) - 1) * d.step;
         } else {
           auto k = static_cast<std::int64_t>(std::llround(u * static_cast<double>(count - 1)));
@@ -232,11 +244,15 @@ std::vector<double> SearchSpace::to_unit(const Params& params) const {
                           : (x - d.low) / (d.high - d.low));
         break;
       }
-      case Dimension::Kind::Int: u.push_back(int_to_unit(d, static_cast<double>(params.get_int(d.name)))); break;
+      case Dimension::Kind::Int:
+        u.push_back(int_to_unit(d, static_cast<double>(params.get_int(d.name))));
+        break;
       case Dimension::Kind::Categorical: {
         auto it = std::find(d.choices.begin(), d.choices.end(), v);
-        require(it != d.choices.end(), "to_unit: '" + to_string(v) + "' is not a choice of '" + d.name + "'");
-        u.push_back((static_cast<double>(it - d.choices.begin()) + 0.5) / static_cast<double>(d.choices.size()));
+        require(it != d.choices.end(),
+                "to_unit: '" + to_string(v) + "' is not a choice of '" + d.name + "'");
+        u.push_back((static_cast<double>(it - d.choices.begin()) + 0.5) /
+                    static_cast<double>(d.choices.size()));
         break;
       }
     }
@@ -251,8 +267,12 @@ Params SearchSpace::from_unit(const std::vector<double>& unit) const {
   for (std::size_t k = 0; k < dims_.size(); ++k) {
     const auto& d = dims_[k];
     switch (d.kind) {
-      case Dimension::Kind::Float: p.set(d.name, float_from_unit(d, unit[k])); break;
-      case Dimension::Kind::Int: p.set(d.name, int_from_unit(d, unit[k])); break;
+      case Dimension::Kind::Float:
+        p.set(d.name, float_from_unit(d, unit[k]));
+        break;
+      case Dimension::Kind::Int:
+        p.set(d.name, int_from_unit(d, unit[k]));
+        break;
       case Dimension::Kind::Categorical: {
         auto n = d.choices.size();
         auto i = static_cast<std::size_t>(std::clamp(unit[k], 0.0, 1.0) * static_cast<double>(n));

@@ -27,8 +27,8 @@ std::shared_ptr<Mechanism> svt(double b, std::int64_t c) {
 }
 
 // Paper 000, Appendix B: Algorithm 1 is Lyu et al.'s Algorithm 7 with ε1 = 1/b1 and ε2 = 2C/b2,
-// where b1 = b / (1 + (2C)^{1/3}) and b2 = b − b1.  Computed here from that parametrisation, not from
-// the simplified closed form the plugin uses.
+// where b1 = b / (1 + (2C)^{1/3}) and b2 = b − b1.  Computed here from that parametrisation, not
+// from the simplified closed form the plugin uses.
 double svt_epsilon_from_alg5(double b, double c) {
   const double b1 = b / (1 + std::cbrt(2 * c)), b2 = b - b1;
   return 1 / b1 + 2 * c / b2;
@@ -48,7 +48,8 @@ TEST_CASE("builtin: sparse_vector privacy is the closed form of paper 000 Append
       REQUIRE(e.kind() == DpEvent::Kind::PureDp);
       const double closed = (1 + std::cbrt(2.0 * c)) * (1 + std::cbrt(4.0 * c * c)) / b;
       CHECK(e.epsilon() == doctest::Approx(closed).epsilon(1e-13));
-      CHECK(e.epsilon() == doctest::Approx(svt_epsilon_from_alg5(b, static_cast<double>(c))).epsilon(1e-12));
+      CHECK(e.epsilon() ==
+            doctest::Approx(svt_epsilon_from_alg5(b, static_cast<double>(c))).epsilon(1e-12));
     }
   // b = 1, C = 1: (1 + 2^{1/3})(1 + 2^{2/3}) = 5.8473221...
   CHECK(svt(1.0, 1)->event().epsilon() == doctest::Approx(5.847322101863072).epsilon(1e-14));
@@ -72,11 +73,14 @@ TEST_CASE("builtin: sparse_vector noisy threshold test, empirically") {
   const double sd = std::sqrt(expected * (1 - expected) / n);
   CHECK(std::abs(released / double(n) - expected) < 5 * sd);
 
-  // The threshold noise ρ is drawn once and shared by all queries: with two queries at the threshold,
-  // P(both) = ∫ f_ρ(r) P(ν ≥ r)² dr, which is > 1/4 (independent thresholds would give exactly 1/4).
+  // The threshold noise ρ is drawn once and shared by all queries: with two queries at the
+  // threshold, P(both) = ∫ f_ρ(r) P(ν ≥ r)² dr, which is > 1/4 (independent thresholds would give
+  // exactly 1/4).
   const double b_two = 1.0, c_two = 2.0;
   const double t1 = b_two / (1 + std::cbrt(2 * c_two)), t2 = b_two - t1;
-  auto survival = [&](double r) { return r >= 0 ? 0.5 * std::exp(-r / t2) : 1 - 0.5 * std::exp(r / t2); };
+  auto survival = [&](double r) {
+    return r >= 0 ? 0.5 * std::exp(-r / t2) : 1 - 0.5 * std::exp(r / t2);
+  };
   double both_expected = 0;
   const int steps = 200000;
   const double lo = -60 * t1, hi = 60 * t1, h = (hi - lo) / steps;
@@ -95,7 +99,8 @@ TEST_CASE("builtin: sparse_vector noisy threshold test, empirically") {
     both += w[0] == 1.0 && w[1] == 1.0;
     first += w[0] == 1.0;
   }
-  CHECK(std::abs(both / double(n) - both_expected) < 5 * std::sqrt(both_expected * (1 - both_expected) / n));
+  CHECK(std::abs(both / double(n) - both_expected) <
+        5 * std::sqrt(both_expected * (1 - both_expected) / n));
   CHECK(std::abs(first / double(n) - 0.5) < 5 * std::sqrt(0.25 / n));
 }
 
@@ -103,7 +108,8 @@ TEST_CASE("builtin: sparse_vector halts after C positives") {
   auto mechanism = svt(1e-6, 3);  // negligible noise
   Xoshiro256 rng(5);
   const std::vector<double> answers = {0, 1, 1, 0, 1, 1, 1, 0};
-  CHECK(mechanism->release(answers, Sensitivity{}, rng) == std::vector<double>{0, 1, 1, 0, 1, 0, 0, 0});
+  CHECK(mechanism->release(answers, Sensitivity{}, rng) ==
+        std::vector<double>{0, 1, 1, 0, 1, 0, 0, 0});
 }
 
 TEST_CASE("builtin: f1 utility") {
@@ -130,8 +136,8 @@ TEST_CASE("builtin: pure_dp accountant by basic composition") {
   auto acc = builtins().create_accountant("pure_dp", info->schema.complete({}));
   CHECK(acc->epsilon(DpEvent::pure_dp(0.7), 0).epsilon == 0.7);
   CHECK(acc->epsilon(DpEvent::laplace(4.0), 0).epsilon == 0.25);
-  const auto composed = DpEvent::composed(
-      {DpEvent::self_composed(DpEvent::pure_dp(0.1), 10), DpEvent::approx_dp(0.5, 1e-6), DpEvent::no_op()});
+  const auto composed = DpEvent::composed({DpEvent::self_composed(DpEvent::pure_dp(0.1), 10),
+                                           DpEvent::approx_dp(0.5, 1e-6), DpEvent::no_op()});
   const auto g = acc->epsilon(composed, 1e-5);
   CHECK(g.epsilon == doctest::Approx(1.5));
   CHECK(g.delta == 1e-6);
@@ -146,7 +152,8 @@ TEST_CASE("builtin: pure_dp accountant by basic composition") {
   // δ(ε) of a 1-DP event: ε ≥ 1 costs nothing; ε = 0 needs (e − 1)/(e + 1) = tanh(1/2)
   // (randomised response is the worst 1-DP mechanism; Kairouz, Oh & Viswanath 2015).
   CHECK(acc->delta(DpEvent::pure_dp(1), 1.0).delta == 0.0);
-  CHECK(acc->delta(DpEvent::pure_dp(1), 0.0).delta == doctest::Approx(std::tanh(0.5)).epsilon(1e-14));
+  CHECK(acc->delta(DpEvent::pure_dp(1), 0.0).delta ==
+        doctest::Approx(std::tanh(0.5)).epsilon(1e-14));
   const double e0 = 2.0, e = 0.5;
   CHECK(acc->delta(DpEvent::pure_dp(e0), e).delta ==
         doctest::Approx((std::exp(e0) - std::exp(e)) / (1 + std::exp(e0))).epsilon(1e-14));

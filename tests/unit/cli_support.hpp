@@ -34,8 +34,9 @@ inline std::filesystem::path fresh_dir(const std::string& name) {
 /// Runs `dptune ARGS` (ARGS already shell-quoted) from the source folder.
 inline CommandResult run_dptune(const std::string& args, const std::string& tag) {
   const auto dir = fresh_dir("cli_" + tag);
-  const std::string cmd = "cd '" DPTUNE_SOURCE_DIR "' && '" DPTUNE_BINARY_DIR "/bin/dptune' " + args + " >'" +
-                          (dir / "out").string() + "' 2>'" + (dir / "err").string() + "'";
+  const std::string cmd = "cd '" DPTUNE_SOURCE_DIR "' && '" DPTUNE_BINARY_DIR "/bin/dptune' " +
+                          args + " >'" + (dir / "out").string() + "' 2>'" + (dir / "err").string() +
+                          "'";
   const int status = std::system(cmd.c_str());
   CommandResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -45,14 +45,17 @@ TEST_CASE("cli: version and plugins") {
   REQUIRE(r.exit_code == 0);
   YAML::Node listing = YAML::Load(r.out);  // JSON is YAML
   std::set<std::string> names;
-  for (const auto& p : listing["plugins"]) names.insert(p["kind"].as<std::string>() + "/" + p["name"].as<std::string>());
-  for (const char* expected : {"mechanism/sparse_vector", "utility/f1", "accountant/pure_dp", "tuner/grid", "tuner/random"})
+  for (const auto& p : listing["plugins"])
+    names.insert(p["kind"].as<std::string>() + "/" + p["name"].as<std::string>());
+  for (const char* expected : {"mechanism/sparse_vector", "utility/f1", "accountant/pure_dp",
+                               "tuner/grid", "tuner/random"})
     CHECK(names.count(expected) == 1);
   CHECK(listing["data_sources"][0]["name"].as<std::string>() == "binary_queries");
 
   r = run_dptune("plugins describe sparse_vector", "describe");
   REQUIRE(r.exit_code == 0);
-  CHECK(r.out.find("b: float in (0.0, inf), required\n      total noise level b") != std::string::npos);
+  CHECK(r.out.find("b: float in (0.0, inf), required\n      total noise level b") !=
+        std::string::npos);
   CHECK(r.out.find("C: int in [1, inf), required") != std::string::npos);
   CHECK(r.out.find("threshold: float, default 0.5") != std::string::npos);
 
@@ -66,7 +69,8 @@ TEST_CASE("cli: version and plugins") {
 
   r = run_dptune("plugins describe sparse_vectr", "describe_typo");
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "plugins describe: unknown plugin 'sparse_vectr' (did you mean 'sparse_vector'?)\n");
+  CHECK(r.err ==
+        "plugins describe: unknown plugin 'sparse_vectr' (did you mean 'sparse_vector'?)\n");
 }
 
 namespace {
@@ -96,14 +100,17 @@ std::string without_seconds(const std::string& csv) {
 
 TEST_CASE("cli: quickstart end to end") {
   const auto out = dptune_test::fresh_dir("quickstart");
-  auto r = run_dptune("run examples/pipelines/quickstart.yaml --seed 1 --no-progress --out '" + out.string() + "'",
-                      "quickstart");
+  auto r = run_dptune(
+      "run examples/pipelines/quickstart.yaml --seed 1 --no-progress --out '" + out.string() + "'",
+      "quickstart");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  for (const char* f : {"summary.json", "trials.csv", "pareto_front.csv", "pareto.svg", "resolved_config.yaml"})
+  for (const char* f :
+       {"summary.json", "trials.csv", "pareto_front.csv", "pareto.svg", "resolved_config.yaml"})
     CHECK(std::filesystem::exists(out / f));
   CHECK(lines(slurp(out / "trials.csv")).size() == 901);  // header + 30 × 30 candidates
-  CHECK(r.out.find("NOTE: This is a privacy-utility map for trusted analysts") != std::string::npos);
+  CHECK(r.out.find("NOTE: This is a privacy-utility map for trusted analysts") !=
+        std::string::npos);
   CHECK(r.err.empty());  // no progress line when standard error is not a terminal
 
   YAML::Node summary = YAML::LoadFile((out / "summary.json").string());
@@ -120,7 +127,8 @@ TEST_CASE("cli: quickstart end to end") {
     const double eps = t["epsilon"].as<double>(), err = 1 - t["utility_mean"].as<double>();
     // Every ε is the closed form of its (b, C) (paper 000, Appendix B).
     const double b = t["params"]["b"].as<double>(), c = t["params"]["C"].as<double>();
-    CHECK(eps == doctest::Approx((1 + std::cbrt(2 * c)) * (1 + std::cbrt(4 * c * c)) / b).epsilon(1e-12));
+    CHECK(eps ==
+          doctest::Approx((1 + std::cbrt(2 * c)) * (1 + std::cbrt(4 * c * c)) / b).epsilon(1e-12));
     CHECK(t["utility_min"].as<double>() <= t["utility_mean"].as<double>());
     CHECK(t["utility_mean"].as<double>() <= t["utility_max"].as<double>());
     // A front sorted by ε has strictly decreasing error.
@@ -152,14 +160,18 @@ TEST_CASE("cli: seeded runs are reproducible whatever the thread count; default 
       " --no-progress --set tuner.params.points_per_dimension=4 --set utility.repetitions=7 --out ";
   const auto one = dptune_test::fresh_dir("threads1"), two = dptune_test::fresh_dir("threads2"),
              secure = dptune_test::fresh_dir("secure");
-  auto r1 = run_dptune("run examples/pipelines/quickstart.yaml --seed 99 --threads 1" + small + one.string(), "t1");
-  auto r2 = run_dptune("run examples/pipelines/quickstart.yaml --seed 99 --threads 2" + small + two.string(), "t2");
+  auto r1 = run_dptune(
+      "run examples/pipelines/quickstart.yaml --seed 99 --threads 1" + small + one.string(), "t1");
+  auto r2 = run_dptune(
+      "run examples/pipelines/quickstart.yaml --seed 99 --threads 2" + small + two.string(), "t2");
   REQUIRE(r1.exit_code == 0);
   REQUIRE(r2.exit_code == 0);
-  const std::string a = without_seconds(slurp(one / "trials.csv")), b = without_seconds(slurp(two / "trials.csv"));
+  const std::string a = without_seconds(slurp(one / "trials.csv")),
+                    b = without_seconds(slurp(two / "trials.csv"));
   CHECK(lines(a).size() == 17);
   CHECK(a == b);
-  auto r3 = run_dptune("run examples/pipelines/quickstart.yaml" + small + secure.string(), "secure");
+  auto r3 =
+      run_dptune("run examples/pipelines/quickstart.yaml" + small + secure.string(), "secure");
   REQUIRE(r3.exit_code == 0);
   YAML::Node summary = YAML::LoadFile((secure / "summary.json").string());
   CHECK(summary["randomness"]["cryptographically_secure"].as<bool>());
@@ -176,7 +188,8 @@ TEST_CASE("cli: plugin discovery through DPTUNE_PLUGIN_PATH and --plugin-path") 
   // The environment variable is colon-separated; empty and missing folders are ignored.
   const std::string env = "DPTUNE_PLUGIN_PATH='/nonexistent::" + good + "' ";
   const auto dir = dptune_test::fresh_dir("cli_env");
-  const std::string cmd = "cd '" DPTUNE_SOURCE_DIR "' && " + env + "'" DPTUNE_BINARY_DIR "/bin/dptune' plugins list >'" +
+  const std::string cmd = "cd '" DPTUNE_SOURCE_DIR "' && " + env +
+                          "'" DPTUNE_BINARY_DIR "/bin/dptune' plugins list >'" +
                           (dir / "out").string() + "' 2>&1";
   REQUIRE(std::system(cmd.c_str()) == 0);
   const std::string listing = slurp(dir / "out");
@@ -200,28 +213,33 @@ TEST_CASE("cli: progress line on a terminal") {
   const std::string cmd = "cd '" DPTUNE_SOURCE_DIR "' && script -qec \"'" DPTUNE_BINARY_DIR
                           "/bin/dptune' run examples/pipelines/quickstart.yaml --seed 3 --set "
                           "tuner.params.points_per_dimension=5 --out '" +
-                          (dir / "results").string() + "'\" /dev/null >'" + (dir / "tty").string() + "'";
+                          (dir / "results").string() + "'\" /dev/null >'" + (dir / "tty").string() +
+                          "'";
   REQUIRE(std::system(cmd.c_str()) == 0);
   const std::string tty = slurp(dir / "tty");
   CHECK(tty.find("grid: 0/25") != std::string::npos);
   CHECK(tty.find("grid: 25/25  best ") != std::string::npos);
   CHECK(tty.find("elapsed ") != std::string::npos);
   // --no-progress silences it even on a terminal.
-  const std::string quiet = "cd '" DPTUNE_SOURCE_DIR "' && script -qec \"'" DPTUNE_BINARY_DIR
-                            "/bin/dptune' run examples/pipelines/quickstart.yaml --no-progress --seed 3 --set "
-                            "tuner.params.points_per_dimension=5 --out '" +
-                            (dir / "results").string() + "'\" /dev/null >'" + (dir / "quiet").string() + "'";
+  const std::string quiet =
+      "cd '" DPTUNE_SOURCE_DIR "' && script -qec \"'" DPTUNE_BINARY_DIR
+      "/bin/dptune' run examples/pipelines/quickstart.yaml --no-progress --seed 3 --set "
+      "tuner.params.points_per_dimension=5 --out '" +
+      (dir / "results").string() + "'\" /dev/null >'" + (dir / "quiet").string() + "'";
   REQUIRE(std::system(quiet.c_str()) == 0);
   CHECK(slurp(dir / "quiet").find("grid: ") == std::string::npos);
 }
 
 TEST_CASE("cli: plugin_paths set on the command line are scanned before validation") {
-  auto r = run_dptune("validate examples/pipelines/quickstart.yaml --set tuner.use=test_tuner", "set_no_path");
+  auto r = run_dptune("validate examples/pipelines/quickstart.yaml --set tuner.use=test_tuner",
+                      "set_no_path");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("tuner.use: unknown tuner 'test_tuner'") != std::string::npos);
-  r = run_dptune("validate examples/pipelines/quickstart.yaml --set tuner.use=test_tuner --set tuner.params={} "
-                 "--set 'plugin_paths=[\"" DPTUNE_TEST_PLUGIN_DIR "/good\"]'",
-                 "set_path");
+  r = run_dptune(
+      "validate examples/pipelines/quickstart.yaml --set tuner.use=test_tuner --set "
+      "tuner.params={} "
+      "--set 'plugin_paths=[\"" DPTUNE_TEST_PLUGIN_DIR "/good\"]'",
+      "set_path");
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("valid") != std::string::npos);

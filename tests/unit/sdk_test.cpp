@@ -30,10 +30,17 @@ TEST_CASE("sdk: params typed access and merge") {
 
 TEST_CASE("sdk: schema check, defaults and messages") {
   ParamSchema s;
-  s.add_float("b", "noise").min_exclusive(0)
-      .add_int("C", "bound").min(1).max(30).default_to(std::int64_t{5})
-      .add_string("mode", "mode").one_of({"a", "b"}).default_to(std::string("a"))
-      .add_bool("on", "switch").default_to(false);
+  s.add_float("b", "noise")
+      .min_exclusive(0)
+      .add_int("C", "bound")
+      .min(1)
+      .max(30)
+      .default_to(std::int64_t{5})
+      .add_string("mode", "mode")
+      .one_of({"a", "b"})
+      .default_to(std::string("a"))
+      .add_bool("on", "switch")
+      .default_to(false);
   Params full = s.complete({{"b", std::int64_t{2}}});
   CHECK(std::holds_alternative<double>(full.at("b")));  // int promoted to the float type
   CHECK(full.get_double("b") == 2.0);
@@ -41,30 +48,37 @@ TEST_CASE("sdk: schema check, defaults and messages") {
   CHECK(full.get_string("mode") == "a");
   CHECK(!full.get_bool("on"));
   CHECK_THROWS_WITH_AS(s.complete({}), "missing required parameter 'b' (noise)", InvalidArgument);
-  CHECK_THROWS_WITH_AS(s.complete({{"b", 0.0}}), "parameter 'b': expected float in (0.0, inf), got 0.0",
-                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(s.complete({{"b", 0.0}}),
+                       "parameter 'b': expected float in (0.0, inf), got 0.0", InvalidArgument);
   CHECK_THROWS_WITH_AS(s.complete({{"b", 1.0}, {"C", std::int64_t{31}}}),
                        "parameter 'C': expected int in [1, 30], got 31", InvalidArgument);
   CHECK_THROWS_WITH_AS(s.complete({{"b", 1.0}, {"C", 2.5}}),
                        "parameter 'C': expected int in [1, 30], got float '2.5'", InvalidArgument);
   CHECK_THROWS_WITH_AS(s.complete({{"b", 1.0}, {"mode", std::string("c")}}),
                        "parameter 'mode': expected string one of {a, b}, got 'c'", InvalidArgument);
-  CHECK_THROWS_WITH_AS(s.complete({{"b", 1.0}, {"bee", 1.0}}), "unknown parameter 'bee'", InvalidArgument);
+  CHECK_THROWS_WITH_AS(s.complete({{"b", 1.0}, {"bee", 1.0}}), "unknown parameter 'bee'",
+                       InvalidArgument);
   CHECK_THROWS_AS(s.complete({{"b", std::nan("")}}), InvalidArgument);
-  CHECK_THROWS_AS(ParamSchema{}.add_int("x", "").min(1).default_to(std::int64_t{0}), InvalidArgument);
+  CHECK_THROWS_AS(ParamSchema{}.add_int("x", "").min(1).default_to(std::int64_t{0}),
+                  InvalidArgument);
 }
 
 TEST_CASE("sdk: search space validation") {
   SearchSpace s;
-  CHECK_THROWS_WITH_AS(s.add_float("b", 1, 1), "search space 'b': low (1.0) must be < high (1.0)", InvalidArgument);
-  CHECK_THROWS_WITH_AS(s.add_float("b", 0, 1, true), "search space 'b': log scale needs low > 0, got 0.0",
+  CHECK_THROWS_WITH_AS(s.add_float("b", 1, 1), "search space 'b': low (1.0) must be < high (1.0)",
                        InvalidArgument);
-  CHECK_THROWS_WITH_AS(s.add_int("C", 5, 2), "search space 'C': low (5) must be < high (2)", InvalidArgument);
-  CHECK_THROWS_WITH_AS(s.add_int("C", 1, 9, false, 0), "search space 'C': step must be >= 1, got 0", InvalidArgument);
+  CHECK_THROWS_WITH_AS(s.add_float("b", 0, 1, true),
+                       "search space 'b': log scale needs low > 0, got 0.0", InvalidArgument);
+  CHECK_THROWS_WITH_AS(s.add_int("C", 5, 2), "search space 'C': low (5) must be < high (2)",
+                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(s.add_int("C", 1, 9, false, 0), "search space 'C': step must be >= 1, got 0",
+                       InvalidArgument);
   CHECK_THROWS_AS(s.add_categorical("o", {}), InvalidArgument);
-  CHECK_THROWS_AS(s.add_categorical("o", {Value{std::string("a")}, Value{std::string("a")}}), InvalidArgument);
+  CHECK_THROWS_AS(s.add_categorical("o", {Value{std::string("a")}, Value{std::string("a")}}),
+                  InvalidArgument);
   s.add_int("C", 1, 30);
-  CHECK_THROWS_WITH_AS(s.add_float("C", 0, 1), "search space: duplicate dimension 'C'", InvalidArgument);
+  CHECK_THROWS_WITH_AS(s.add_float("C", 0, 1), "search space: duplicate dimension 'C'",
+                       InvalidArgument);
 }
 
 TEST_CASE("sdk: search space grids") {
@@ -78,7 +92,8 @@ TEST_CASE("sdk: search space grids") {
   auto b_values = SearchSpace::grid_values(s.dimensions()[1], 5);
   REQUIRE(b_values.size() == 5);
   const double expected[] = {1e-2, 1e-1, 1.0, 10.0, 100.0};
-  for (int i = 0; i < 5; ++i) CHECK(std::get<double>(b_values[i]) == doctest::Approx(expected[i]).epsilon(1e-12));
+  for (int i = 0; i < 5; ++i)
+    CHECK(std::get<double>(b_values[i]) == doctest::Approx(expected[i]).epsilon(1e-12));
   CHECK(std::get<double>(b_values.front()) == 1e-2);  // exact endpoints
   CHECK(std::get<double>(b_values.back()) == 1e2);
   CHECK(s.grid(30).size() == 900);
@@ -88,7 +103,8 @@ TEST_CASE("sdk: search space grids") {
   CHECK(grid[5].get_int("C") > 1);
 
   SearchSpace stepped;
-  stepped.add_int("k", 2, 11, false, 3).add_categorical("opt", {Value{std::string("sgd")}, Value{std::string("adam")}});
+  stepped.add_int("k", 2, 11, false, 3)
+      .add_categorical("opt", {Value{std::string("sgd")}, Value{std::string("adam")}});
   auto kv = SearchSpace::grid_values(stepped.dimensions()[0], 100);
   REQUIRE(kv.size() == 4);  // 2, 5, 8, 11
   CHECK(std::get<std::int64_t>(kv[3]) == 11);
@@ -101,8 +117,10 @@ TEST_CASE("sdk: search space grids") {
 
 TEST_CASE("sdk: search space sampling stays inside bounds and is log-uniform") {
   SearchSpace s;
-  s.add_int("C", 1, 30).add_float("b", 1e-2, 1e2, true).add_int("k", 3, 15, false, 4).add_categorical(
-      "o", {Value{std::string("a")}, Value{std::int64_t{2}}});
+  s.add_int("C", 1, 30)
+      .add_float("b", 1e-2, 1e2, true)
+      .add_int("k", 3, 15, false, 4)
+      .add_categorical("o", {Value{std::string("a")}, Value{std::int64_t{2}}});
   Xoshiro256 rng(7);
   std::vector<double> logs;
   std::set<std::int64_t> ks;
@@ -127,8 +145,12 @@ TEST_CASE("sdk: search space sampling stays inside bounds and is log-uniform") {
 
 TEST_CASE("sdk: unit cube mapping is a bijection up to rounding") {
   SearchSpace s;
-  s.add_int("C", 1, 30).add_float("b", 1e-2, 1e2, true).add_float("lr", 0, 1).add_int("n", 1, 1000, true)
-      .add_categorical("o", {Value{std::string("a")}, Value{std::string("b")}, Value{std::string("c")}});
+  s.add_int("C", 1, 30)
+      .add_float("b", 1e-2, 1e2, true)
+      .add_float("lr", 0, 1)
+      .add_int("n", 1, 1000, true)
+      .add_categorical("o",
+                       {Value{std::string("a")}, Value{std::string("b")}, Value{std::string("c")}});
   for (const auto& p : s.grid(4)) {
     auto u = s.to_unit(p);
     for (double x : u) CHECK((x >= 0 && x <= 1));
@@ -149,18 +171,20 @@ TEST_CASE("sdk: unit cube mapping is a bijection up to rounding") {
 }
 
 TEST_CASE("sdk: DpEvent construction, accessors and syntax") {
-  auto e = DpEvent::self_composed(
-      DpEvent::poisson_sampled(0.01, DpEvent::gaussian(1.1)), 1000);
+  auto e = DpEvent::self_composed(DpEvent::poisson_sampled(0.01, DpEvent::gaussian(1.1)), 1000);
   CHECK(e.kind() == DpEvent::Kind::SelfComposed);
   CHECK(e.count() == 1000);
   CHECK(e.inner().sampling_probability() == 0.01);
   CHECK(e.inner().inner().noise_multiplier() == 1.1);
-  CHECK(e.to_string() ==
-        "{self_composed: {count: 1000, event: {poisson_sampled: {sampling_probability: 0.01, event: "
-        "{gaussian: {noise_multiplier: 1.1}}}}}}");
-  CHECK_THROWS_WITH_AS(e.epsilon(), "DpEvent::epsilon() called on a self_composed event", InvalidArgument);
+  CHECK(
+      e.to_string() ==
+      "{self_composed: {count: 1000, event: {poisson_sampled: {sampling_probability: 0.01, event: "
+      "{gaussian: {noise_multiplier: 1.1}}}}}}");
+  CHECK_THROWS_WITH_AS(e.epsilon(), "DpEvent::epsilon() called on a self_composed event",
+                       InvalidArgument);
   CHECK_THROWS_AS(DpEvent::poisson_sampled(1.5, DpEvent::gaussian(1)), InvalidArgument);
-  CHECK_THROWS_AS(DpEvent::sampled_without_replacement(10, 11, DpEvent::gaussian(1)), InvalidArgument);
+  CHECK_THROWS_AS(DpEvent::sampled_without_replacement(10, 11, DpEvent::gaussian(1)),
+                  InvalidArgument);
   CHECK_THROWS_AS(DpEvent::approx_dp(1, 1.5), InvalidArgument);
   CHECK_THROWS_AS(DpEvent::repeat_and_select(DpEvent::pure_dp(1), 10, -1), InvalidArgument);
   CHECK(DpEvent::repeat_and_select(DpEvent::pure_dp(1), 10, INFINITY).shape() == INFINITY);

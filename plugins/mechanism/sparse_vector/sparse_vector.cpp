@@ -1,5 +1,5 @@
-// Sparse vector technique, non-interactive, as DPareto's Algorithm 1 (paper 000, §2.2): total noise b
-// and bound C; threshold noise b1 = b / (1 + (2C)^{1/3}), query noise b2 = b − b1; releases the
+// Sparse vector technique, non-interactive, as DPareto's Algorithm 1 (paper 000, §2.2): total noise
+// b and bound C; threshold noise b1 = b / (1 + (2C)^{1/3}), query noise b2 = b − b1; releases the
 // indicator of the (at most C) queries found above the threshold 1/2.
 //
 // Privacy (paper 000, Appendix B): Algorithm 1 is Lyu, Su & Li (2017) Algorithm 7 with Δ = 1,
@@ -35,11 +35,13 @@ class SparseVector final : public dptune::Mechanism {
   double threshold_noise() const { return b_ / (1.0 + std::cbrt(2.0 * static_cast<double>(c_))); }
   double query_noise() const { return b_ - threshold_noise(); }
 
-  std::vector<double> release(std::span<const double> answers, const dptune::Sensitivity& sensitivity,
+  std::vector<double> release(std::span<const double> answers,
+                              const dptune::Sensitivity& sensitivity,
                               dptune::RandomBitGenerator& rng) const override {
     dptune::require(sensitivity.linf > 0 && std::isfinite(sensitivity.linf),
                     "sparse_vector: per-query sensitivity must be positive and finite");
-    const double noisy_threshold = threshold_ + dptune::laplace(rng, threshold_noise() * sensitivity.linf);
+    const double noisy_threshold =
+        threshold_ + dptune::laplace(rng, threshold_noise() * sensitivity.linf);
     const double query_scale = query_noise() * sensitivity.linf;
     std::vector<double> released(answers.size(), 0.0);
     std::int64_t count = 0;

@@ -1,5 +1,6 @@
 // Grid search over the search space: the exhaustive baseline of paper 000 (§2.2, §4.1), which maps
-// the privacy–utility trade-off for trusted analysts.  Not a private tuner: every trial is reported.
+// the privacy–utility trade-off for trusted analysts.  Not a private tuner: every trial is
+// reported.
 #include "dptune/dptune.hpp"
 
 namespace {
@@ -11,8 +12,9 @@ class GridSearch final : public dptune::Tuner {
 
   static dptune::ParamSchema schema() {
     return dptune::ParamSchema{}
-        .add_int("points_per_dimension",
-                 "grid points per float dimension (ints and categoricals: all values up to this many)")
+        .add_int(
+            "points_per_dimension",
+            "grid points per float dimension (ints and categoricals: all values up to this many)")
         .min(1)
         .default_to(std::int64_t{10});
   }

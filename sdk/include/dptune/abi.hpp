@@ -1,14 +1,14 @@
 // dptune SDK: ABI version and the plugin export macro.
 //
-// Versioning rule (after Falco's plugin API): a plugin loads only into a host with the same ABI major
-// and an ABI minor at least the plugin's, built with the same C++ ABI (libstdc++ dual ABI and the
-// compiler's __GXX_ABI_VERSION), because C++ types cross the boundary.  All of this is encoded in the
-// exported alias *name*, in the ELF section "dptune", so the host reads it with
+// Versioning rule (after Falco's plugin API): a plugin loads only into a host with the same ABI
+// major and an ABI minor at least the plugin's, built with the same C++ ABI (libstdc++ dual ABI and
+// the compiler's __GXX_ABI_VERSION), because C++ types cross the boundary.  All of this is encoded
+// in the exported alias *name*, in the ELF section "dptune", so the host reads it with
 // boost::dll::library_info without running a single instruction of the plugin.
 #pragma once
 
-// <version> pulls in libstdc++'s c++config, which defines _GLIBCXX_USE_CXX11_ABI: without it, a plugin
-// whose first include is this header would claim the old string ABI.
+// <version> pulls in libstdc++'s c++config, which defines _GLIBCXX_USE_CXX11_ABI: without it, a
+// plugin whose first include is this header would claim the old string ABI.
 #include <version>
 
 #define DPTUNE_ABI_MAJOR 1

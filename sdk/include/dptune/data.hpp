@@ -1,5 +1,6 @@
 // dptune SDK: data as plugins see it.  Plain vectors, no Eigen in this header: a plugin that wants
-// Eigen maps the row-major buffer (Eigen::Map<const Eigen::Matrix<double, -1, -1, Eigen::RowMajor>>).
+// Eigen maps the row-major buffer (Eigen::Map<const Eigen::Matrix<double, -1, -1,
+// Eigen::RowMajor>>).
 #pragma once
 
 #include <boost/config.hpp>
@@ -10,8 +11,8 @@
 namespace dptune {
 
 /// Labelled tabular data: `rows` examples of `cols` features, row-major, and one label per row.
-/// A workload of queries (e.g. the sparse vector example) is a Dataset with cols = 0 whose labels are
-/// the true answers.
+/// A workload of queries (e.g. the sparse vector example) is a Dataset with cols = 0 whose labels
+/// are the true answers.
 struct BOOST_SYMBOL_VISIBLE Dataset {
   std::string name;
   std::size_t rows = 0;
@@ -33,7 +34,8 @@ struct BOOST_SYMBOL_VISIBLE Sensitivity {
 };
 
 /// What an algorithm outputs for the utility oracle: predicted values (class indices, released
-/// answers) and, optionally, class probabilities (rows x num_classes, row-major) for loss-based scores.
+/// answers) and, optionally, class probabilities (rows x num_classes, row-major) for loss-based
+/// scores.
 struct BOOST_SYMBOL_VISIBLE Predictions {
   std::vector<double> values;
   std::vector<double> probabilities;
@@ -52,7 +54,9 @@ struct BOOST_SYMBOL_VISIBLE DataScope {
   static DataScope partition(std::size_t index, std::size_t count) {
     return {Kind::Partition, index, count};
   }
-  static DataScope client(std::size_t index, std::size_t count) { return {Kind::Client, index, count}; }
+  static DataScope client(std::size_t index, std::size_t count) {
+    return {Kind::Client, index, count};
+  }
   std::string to_string() const;
 };
 

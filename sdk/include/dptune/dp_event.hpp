@@ -13,18 +13,18 @@ namespace dptune {
 class BOOST_SYMBOL_VISIBLE DpEvent {
  public:
   enum class Kind {
-    NoOp,                       // touches no private data
-    NonPrivate,                 // touches private data without any guarantee: accountants must refuse
-    Gaussian,                   // noise_multiplier σ = noise stddev / L2 sensitivity
-    Laplace,                    // noise_multiplier b = scale / L1 sensitivity
-    PureDp,                     // epsilon
-    ApproxDp,                   // epsilon, delta
-    Zcdp,                       // rho
-    PoissonSampled,             // sampling_probability q, inner event
+    NoOp,            // touches no private data
+    NonPrivate,      // touches private data without any guarantee: accountants must refuse
+    Gaussian,        // noise_multiplier σ = noise stddev / L2 sensitivity
+    Laplace,         // noise_multiplier b = scale / L1 sensitivity
+    PureDp,          // epsilon
+    ApproxDp,        // epsilon, delta
+    Zcdp,            // rho
+    PoissonSampled,  // sampling_probability q, inner event
     SampledWithoutReplacement,  // source_size n, sample_size m, inner event
     SelfComposed,               // inner event, count
     Composed,                   // events
-    RepeatAndSelect,            // inner event, mean, shape (η of truncated neg. binomial; +inf: Poisson)
+    RepeatAndSelect,  // inner event, mean, shape (η of truncated neg. binomial; +inf: Poisson)
   };
 
   /// A NoOp event.
@@ -66,7 +66,8 @@ class BOOST_SYMBOL_VISIBLE DpEvent {
   bool operator==(const DpEvent& other) const;
 
  private:
-  DpEvent(Kind kind, double x, double y, std::int64_t n, std::int64_t m, std::vector<DpEvent> children);
+  DpEvent(Kind kind, double x, double y, std::int64_t n, std::int64_t m,
+          std::vector<DpEvent> children);
   Kind kind_ = Kind::NoOp;
   double x_ = 0, y_ = 0;
   std::int64_t n_ = 0, m_ = 0;

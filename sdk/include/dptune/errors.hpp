@@ -1,5 +1,5 @@
-// dptune SDK: error types.  They live in the SDK library (not in a plugin), so an exception object of
-// these types never points into a plugin's code and survives the plugin's unloading.
+// dptune SDK: error types.  They live in the SDK library (not in a plugin), so an exception object
+// of these types never points into a plugin's code and survives the plugin's unloading.
 #pragma once
 
 #include <boost/config.hpp>

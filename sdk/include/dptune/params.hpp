@@ -12,7 +12,8 @@ namespace dptune {
 /// A parameter value.  Integers are 64-bit; doubles are finite unless a schema allows otherwise.
 using Value = std::variant<double, std::int64_t, bool, std::string>;
 
-/// Renders a value the way a user would write it in YAML (strings unquoted, doubles round-trip exactly).
+/// Renders a value the way a user would write it in YAML (strings unquoted, doubles round-trip
+/// exactly).
 std::string to_string(const Value& value);
 /// The type name used in messages: "float", "int", "bool" or "string".
 const char* type_name(const Value& value);
@@ -27,8 +28,8 @@ class BOOST_SYMBOL_VISIBLE Params {
   bool contains(const std::string& name) const { return values_.count(name) != 0; }
   const Value& at(const std::string& name) const;
 
-  /// Typed getters throw InvalidArgument naming the parameter when it is missing or of another type.
-  /// get_double accepts an int value (an int is a valid float).
+  /// Typed getters throw InvalidArgument naming the parameter when it is missing or of another
+  /// type. get_double accepts an int value (an int is a valid float).
   double get_double(const std::string& name) const;
   std::int64_t get_int(const std::string& name) const;
   bool get_bool(const std::string& name) const;

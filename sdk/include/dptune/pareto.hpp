@@ -11,7 +11,8 @@ using Point = std::vector<double>;
 /// True when a is at least as good as b in every objective and strictly better in one.
 bool dominates(const Point& a, const Point& b);
 
-/// Indices of the non-dominated points.  Among duplicates, the first index is kept.  Ascending order.
+/// Indices of the non-dominated points.  Among duplicates, the first index is kept.  Ascending
+/// order.
 std::vector<std::size_t> pareto_front(const std::vector<Point>& points);
 
 /// Exact hypervolume dominated by `points` and bounded above by `reference` (2-D: sweep; any

@@ -1,16 +1,22 @@
 // dptune SDK: the five plugin interfaces, the services the host hands them, and the export macro.
 //
 // Contract (read this before writing a plugin):
-//  * A plugin is a class deriving from one of Mechanism, Accountant, Utility, Trainer, Tuner, with a
-//    constructor taking `const dptune::Params&` and a static `dptune::ParamSchema schema()`.  The host
-//    validates the user's `params:` against the schema and constructs the plugin with complete, typed
-//    Params (defaults filled in); one instance per configuration, so hyperparameters arrive there too.
-//  * Methods may be called concurrently from several threads on *different* instances; a const method
-//    may also be called concurrently on the same instance.  Keep const methods free of mutable state.
-//  * Throw dptune::InvalidArgument / dptune::Error with a message naming the bad argument.  The host
+//  * A plugin is a class deriving from one of Mechanism, Accountant, Utility, Trainer, Tuner, with
+//  a
+//    constructor taking `const dptune::Params&` and a static `dptune::ParamSchema schema()`.  The
+//    host validates the user's `params:` against the schema and constructs the plugin with
+//    complete, typed Params (defaults filled in); one instance per configuration, so
+//    hyperparameters arrive there too.
+//  * Methods may be called concurrently from several threads on *different* instances; a const
+//  method
+//    may also be called concurrently on the same instance.  Keep const methods free of mutable
+//    state.
+//  * Throw dptune::InvalidArgument / dptune::Error with a message naming the bad argument.  The
+//  host
 //    turns any exception into a PluginError naming the plugin, its library and the call.
 //  * Randomness comes only from the RandomBitGenerator passed in (see rng.hpp samplers).
-//  * Every object a plugin returns keeps the plugin's library loaded until it is destroyed; the host
+//  * Every object a plugin returns keeps the plugin's library loaded until it is destroyed; the
+//  host
 //    guarantees this, not the plugin.
 #pragma once
 
@@ -47,32 +53,38 @@ class BOOST_SYMBOL_VISIBLE Plugin {
   virtual ~Plugin();
 };
 
-// ---- mechanism -------------------------------------------------------------------------------------
-/// A noise primitive.  `release` returns a private version of `values` (a noisy vector, an indicator,
-/// a one-hot selection…) given the query's sensitivity; `event` states what one release costs.
+// ---- mechanism
+// -------------------------------------------------------------------------------------
+/// A noise primitive.  `release` returns a private version of `values` (a noisy vector, an
+/// indicator, a one-hot selection…) given the query's sensitivity; `event` states what one release
+/// costs.
 class BOOST_SYMBOL_VISIBLE Mechanism : public Plugin {
  public:
   ~Mechanism() override;
-  virtual std::vector<double> release(std::span<const double> values, const Sensitivity& sensitivity,
+  virtual std::vector<double> release(std::span<const double> values,
+                                      const Sensitivity& sensitivity,
                                       RandomBitGenerator& rng) const = 0;
   /// The privacy of one call of `release` as configured (independent of the data).
   virtual DpEvent event() const = 0;
 };
 
-// ---- accountant (privacy oracle) -------------------------------------------------------------------
+// ---- accountant (privacy oracle)
+// -------------------------------------------------------------------
 class BOOST_SYMBOL_VISIBLE Accountant : public Plugin {
  public:
   ~Accountant() override;
   /// Empty when `event` can be accounted; otherwise why not (e.g. "RepeatAndSelect needs an RDP
   /// accountant").
   virtual std::string unsupported_reason(const DpEvent& event) const = 0;
-  /// Smallest ε this accountant can prove for `event` at `delta`.  Throws PrivacyError when it cannot.
+  /// Smallest ε this accountant can prove for `event` at `delta`.  Throws PrivacyError when it
+  /// cannot.
   virtual PrivacyGuarantee epsilon(const DpEvent& event, double delta) const = 0;
   /// Smallest δ this accountant can prove for `event` at `epsilon`.
   virtual PrivacyGuarantee delta(const DpEvent& event, double epsilon) const = 0;
 };
 
-// ---- utility (utility oracle) ----------------------------------------------------------------------
+// ---- utility (utility oracle)
+// ----------------------------------------------------------------------
 class BOOST_SYMBOL_VISIBLE Utility : public Plugin {
  public:
   ~Utility() override;
@@ -80,7 +92,8 @@ class BOOST_SYMBOL_VISIBLE Utility : public Plugin {
   virtual double score(std::span<const double> truth, const Predictions& predicted) const = 0;
 };
 
-// ---- trainer ---------------------------------------------------------------------------------------
+// ---- trainer
+// ---------------------------------------------------------------------------------------
 class BOOST_SYMBOL_VISIBLE Model {
  public:
   virtual ~Model();
@@ -119,7 +132,8 @@ class BOOST_SYMBOL_VISIBLE Trainer : public Plugin {
   virtual DpEvent event(std::size_t train_rows) const = 0;
 };
 
-// ---- tuner -----------------------------------------------------------------------------------------
+// ---- tuner
+// -----------------------------------------------------------------------------------------
 /// One evaluation a tuner asks for: run the pipeline's algorithm with `candidate` on `scope`,
 /// `repetitions` times (0: the pipeline's default R), privately or not, and score every run.
 struct BOOST_SYMBOL_VISIBLE EvaluationRequest {
@@ -210,7 +224,8 @@ class BOOST_SYMBOL_VISIBLE Tuner : public Plugin {
   virtual TuningResult tune(TunerContext& context) = 0;
 };
 
-// ---- export ----------------------------------------------------------------------------------------
+// ---- export
+// ----------------------------------------------------------------------------------------
 /// What a plugin library exports, once per plugin, through DPTUNE_PLUGIN.
 struct BOOST_SYMBOL_VISIBLE PluginDescriptor {
   int abi_major = 0;
@@ -224,11 +239,26 @@ struct BOOST_SYMBOL_VISIBLE PluginDescriptor {
 };
 
 namespace kinds {
-struct mechanism { using interface = Mechanism; static constexpr PluginKind value = PluginKind::Mechanism; };
-struct accountant { using interface = Accountant; static constexpr PluginKind value = PluginKind::Accountant; };
-struct utility { using interface = Utility; static constexpr PluginKind value = PluginKind::Utility; };
-struct trainer { using interface = Trainer; static constexpr PluginKind value = PluginKind::Trainer; };
-struct tuner { using interface = Tuner; static constexpr PluginKind value = PluginKind::Tuner; };
+struct mechanism {
+  using interface = Mechanism;
+  static constexpr PluginKind value = PluginKind::Mechanism;
+};
+struct accountant {
+  using interface = Accountant;
+  static constexpr PluginKind value = PluginKind::Accountant;
+};
+struct utility {
+  using interface = Utility;
+  static constexpr PluginKind value = PluginKind::Utility;
+};
+struct trainer {
+  using interface = Trainer;
+  static constexpr PluginKind value = PluginKind::Trainer;
+};
+struct tuner {
+  using interface = Tuner;
+  static constexpr PluginKind value = PluginKind::Tuner;
+};
 }  // namespace kinds
 
 }  // namespace dptune
@@ -236,34 +266,34 @@ struct tuner { using interface = Tuner; static constexpr PluginKind value = Plug
 #define DPTUNE_PP_CAT_(a, b) a##b
 #define DPTUNE_PP_CAT(a, b) DPTUNE_PP_CAT_(a, b)
 // dptune_v<major>_<minor>_cxx<gxx abi>_<cxx11 abi>_k_<kind>_n_<name>
-#define DPTUNE_ALIAS_NAME(KIND, NAME)                                                              \
-  DPTUNE_PP_CAT(                                                                                   \
-      DPTUNE_PP_CAT(                                                                               \
-          DPTUNE_PP_CAT(                                                                           \
-              DPTUNE_PP_CAT(                                                                       \
-                  DPTUNE_PP_CAT(                                                                   \
-                      DPTUNE_PP_CAT(                                                               \
-                          DPTUNE_PP_CAT(                                                           \
-                              DPTUNE_PP_CAT(DPTUNE_PP_CAT(dptune_v, DPTUNE_ABI_MAJOR), _),         \
-                              DPTUNE_ABI_MINOR),                                                   \
-                          _cxx),                                                                   \
-                      __GXX_ABI_VERSION),                                                          \
-                  _),                                                                              \
-              DPTUNE_CXX11_ABI),                                                                   \
-          DPTUNE_PP_CAT(_k_, KIND)),                                                               \
+#define DPTUNE_ALIAS_NAME(KIND, NAME)                                                      \
+  DPTUNE_PP_CAT(                                                                           \
+      DPTUNE_PP_CAT(                                                                       \
+          DPTUNE_PP_CAT(                                                                   \
+              DPTUNE_PP_CAT(                                                               \
+                  DPTUNE_PP_CAT(                                                           \
+                      DPTUNE_PP_CAT(                                                       \
+                          DPTUNE_PP_CAT(                                                   \
+                              DPTUNE_PP_CAT(DPTUNE_PP_CAT(dptune_v, DPTUNE_ABI_MAJOR), _), \
+                              DPTUNE_ABI_MINOR),                                           \
+                          _cxx),                                                           \
+                      __GXX_ABI_VERSION),                                                  \
+                  _),                                                                      \
+              DPTUNE_CXX11_ABI),                                                           \
+          DPTUNE_PP_CAT(_k_, KIND)),                                                       \
       DPTUNE_PP_CAT(_n_, NAME))
 
 /// Exports plugin CLASS of kind KIND (mechanism, accountant, utility, trainer, tuner) under NAME
 /// (lower-case letters, digits, underscores), e.g.
 ///   DPTUNE_PLUGIN(mechanism, geometric, GeometricMechanism, "1.0.0", "two-sided geometric noise")
 /// Use it once per plugin, at global scope, in exactly one source file.
-#define DPTUNE_PLUGIN(KIND, NAME, CLASS, VERSION, DESCRIPTION)                                      \
+#define DPTUNE_PLUGIN(KIND, NAME, CLASS, VERSION, DESCRIPTION)                                     \
   static_assert(std::is_base_of_v<::dptune::kinds::KIND::interface, CLASS>,                        \
                 #CLASS " must derive from the interface of kind " #KIND);                          \
   static_assert(std::is_constructible_v<CLASS, const ::dptune::Params&>,                           \
-                #CLASS " needs a constructor taking const dptune::Params&");                      \
+                #CLASS " needs a constructor taking const dptune::Params&");                       \
   namespace {                                                                                      \
-  ::dptune::PluginDescriptor DPTUNE_PP_CAT(dptune_descriptor_, NAME)() {                          \
+  ::dptune::PluginDescriptor DPTUNE_PP_CAT(dptune_descriptor_, NAME)() {                           \
     ::dptune::PluginDescriptor descriptor;                                                         \
     descriptor.abi_major = DPTUNE_ABI_MAJOR;                                                       \
     descriptor.abi_minor = DPTUNE_ABI_MINOR;                                                       \
@@ -278,5 +308,5 @@ struct tuner { using interface = Tuner; static constexpr PluginKind value = Plug
     return descriptor;                                                                             \
   }                                                                                                \
   }                                                                                                \
-  BOOST_DLL_ALIAS_SECTIONED(DPTUNE_PP_CAT(dptune_descriptor_, NAME), DPTUNE_ALIAS_NAME(KIND, NAME), \
-                            dptune)
+  BOOST_DLL_ALIAS_SECTIONED(DPTUNE_PP_CAT(dptune_descriptor_, NAME),                               \
+                            DPTUNE_ALIAS_NAME(KIND, NAME), dptune)

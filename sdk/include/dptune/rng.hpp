@@ -1,8 +1,9 @@
 // dptune SDK: random bits and the project's own samplers.
 //
-// Every sampler is defined here on top of a 64-bit generator, never through <random>'s distributions,
-// whose streams differ between standard libraries: golden values in tests must not depend on the libc++.
-// The host hands plugins either a cryptographically secure generator (the default, libsodium) or, with
+// Every sampler is defined here on top of a 64-bit generator, never through <random>'s
+// distributions, whose streams differ between standard libraries: golden values in tests must not
+// depend on the libc++. The host hands plugins either a cryptographically secure generator (the
+// default, libsodium) or, with
 // `--seed`, a deterministic one; reports say which produced their numbers.
 #pragma once
 
@@ -21,7 +22,8 @@ class BOOST_SYMBOL_VISIBLE RandomBitGenerator {
   virtual std::uint64_t next_u64() = 0;
   /// True only for generators fit for production noise (unpredictable, from the OS CSPRNG).
   virtual bool cryptographically_secure() const = 0;
-  /// Human-readable name, e.g. "libsodium randombytes (ChaCha20)" or "xoshiro256** seed=42 stream=3".
+  /// Human-readable name, e.g. "libsodium randombytes (ChaCha20)" or "xoshiro256** seed=42
+  /// stream=3".
   virtual std::string description() const = 0;
 };
 
@@ -42,7 +44,8 @@ class BOOST_SYMBOL_VISIBLE Xoshiro256 final : public RandomBitGenerator {
 /// splitmix64 step (Steele, Lea, Flood 2014); exposed for deriving seeds.
 std::uint64_t splitmix64(std::uint64_t& state);
 
-// ---- samplers -------------------------------------------------------------------------------------
+// ---- samplers
+// -------------------------------------------------------------------------------------
 /// Uniform on [0, 1) with 53 random bits.
 double uniform01(RandomBitGenerator& rng);
 /// Uniform on (0, 1): never 0, so log() is finite.

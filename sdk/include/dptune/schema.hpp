@@ -1,5 +1,6 @@
 // dptune SDK: parameter schemas.  A plugin declares its parameters; the *host* validates every
-// `params:` block against the schema before anything runs and hands the plugin complete, typed Params.
+// `params:` block against the schema before anything runs and hands the plugin complete, typed
+// Params.
 #pragma once
 
 #include <boost/config.hpp>
@@ -49,13 +50,14 @@ class BOOST_SYMBOL_VISIBLE ParamSchema {
   const std::vector<ParamSpec>& specs() const { return specs_; }
   const ParamSpec* find(const std::string& name) const;
 
-  /// Checks `value` against `spec` (type, range, choices) and returns it converted to the spec's type
-  /// (an int given for a float becomes a double).  Throws InvalidArgument with a message of the form
-  /// "expected float in [0, 1], got 3".
+  /// Checks `value` against `spec` (type, range, choices) and returns it converted to the spec's
+  /// type (an int given for a float becomes a double).  Throws InvalidArgument with a message of
+  /// the form "expected float in [0, 1], got 3".
   static Value check(const ParamSpec& spec, const Value& value);
 
-  /// Checks every value, rejects unknown names, fills in defaults, rejects missing required parameters.
-  /// Messages name the parameter.  The host does this with file positions; plugins may call it in tests.
+  /// Checks every value, rejects unknown names, fills in defaults, rejects missing required
+  /// parameters. Messages name the parameter.  The host does this with file positions; plugins may
+  /// call it in tests.
   Params complete(const Params& given) const;
 
   /// "expected float in (0, inf)" style description of what the spec accepts.

@@ -17,10 +17,10 @@ struct BOOST_SYMBOL_VISIBLE Dimension {
   enum class Kind { Float, Int, Categorical };
   std::string name;
   Kind kind = Kind::Float;
-  double low = 0, high = 0;  // Float and Int, inclusive
-  bool log = false;          // sample and map uniformly in log space (low > 0)
-  std::int64_t step = 1;     // Int only: values low, low+step, ... <= high
-  double float_step = 0;     // Float only: 0 = continuous
+  double low = 0, high = 0;    // Float and Int, inclusive
+  bool log = false;            // sample and map uniformly in log space (low > 0)
+  std::int64_t step = 1;       // Int only: values low, low+step, ... <= high
+  double float_step = 0;       // Float only: 0 = continuous
   std::vector<Value> choices;  // Categorical only
 
   /// Number of distinct values; 0 for a continuous float.
@@ -29,9 +29,10 @@ struct BOOST_SYMBOL_VISIBLE Dimension {
 
 class BOOST_SYMBOL_VISIBLE SearchSpace {
  public:
-  // Builders validate (low < high, log needs low > 0, step > 0, non-empty distinct choices) and throw
-  // InvalidArgument naming the dimension.
-  SearchSpace& add_float(std::string name, double low, double high, bool log = false, double step = 0);
+  // Builders validate (low < high, log needs low > 0, step > 0, non-empty distinct choices) and
+  // throw InvalidArgument naming the dimension.
+  SearchSpace& add_float(std::string name, double low, double high, bool log = false,
+                         double step = 0);
   SearchSpace& add_int(std::string name, std::int64_t low, std::int64_t high, bool log = false,
                        std::int64_t step = 1);
   SearchSpace& add_categorical(std::string name, std::vector<Value> choices);
@@ -46,8 +47,8 @@ class BOOST_SYMBOL_VISIBLE SearchSpace {
 
   /// The grid: every value of int/categorical dimensions with at most `points_per_dimension` values
   /// (otherwise that many evenly spaced ones, rounded to the step, duplicates removed), and
-  /// `points_per_dimension` evenly spaced floats (in log space for log dimensions), endpoints included.
-  /// Row-major order, the last dimension varying fastest.
+  /// `points_per_dimension` evenly spaced floats (in log space for log dimensions), endpoints
+  /// included. Row-major order, the last dimension varying fastest.
   std::vector<Params> grid(std::size_t points_per_dimension) const;
   /// The values of one dimension in the grid.
   static std::vector<Value> grid_values(const Dimension& dim, std::size_t points_per_dimension);

@@ -13,9 +13,10 @@ namespace dptune {
 Trial to_trial(const Evaluation& evaluation, std::size_t id);
 
 /// Evaluates `candidates` privately on the whole training data with the pipeline's R, in chunks so
-/// the progress display moves (chunks of 16 candidates, each run R times, keep two cores busy), reporting
-/// the best mean utility so far.  Ids start at `first_id`.  For privacy–utility *maps* (grid, random,
-/// DPareto) whose results are for trusted analysts: a private tuner must not show per-trial utilities.
+/// the progress display moves (chunks of 16 candidates, each run R times, keep two cores busy),
+/// reporting the best mean utility so far.  Ids start at `first_id`.  For privacy–utility *maps*
+/// (grid, random, DPareto) whose results are for trusted analysts: a private tuner must not show
+/// per-trial utilities.
 std::vector<Trial> evaluate_for_map(TunerContext& context, const std::vector<Params>& candidates,
                                     std::string_view phase, std::size_t first_id = 0);
 

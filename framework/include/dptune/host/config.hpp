@@ -67,23 +67,23 @@ struct ExecutionConfig {
 };
 
 struct OutputConfig {
-  std::filesystem::path dir;          // absolute
+  std::filesystem::path dir;  // absolute
   bool plot = true;
   /// Opt-in to write per-trial results of private runs (marked sensitive).
   bool sensitive_trials = false;
 };
 
 struct PipelineConfig {
-  std::filesystem::path file;                     // absolute path of the YAML file
+  std::filesystem::path file;  // absolute path of the YAML file
   std::string name;
   std::vector<std::filesystem::path> plugin_paths;  // absolute
   ComponentConfig data;
-  ComponentConfig algorithm;                  // kind Trainer or Mechanism
-  std::optional<ComponentConfig> mechanism;   // noise source handed to trainers and tuners
+  ComponentConfig algorithm;                 // kind Trainer or Mechanism
+  std::optional<ComponentConfig> mechanism;  // noise source handed to trainers and tuners
   ComponentConfig accountant;
   double delta = 0;
   ComponentConfig utility;
-  std::size_t repetitions = 1;                // R
+  std::size_t repetitions = 1;  // R
   dptune::SearchSpace space;
   ComponentConfig tuner;
   ExecutionConfig execution;
@@ -105,8 +105,8 @@ std::vector<std::filesystem::path> read_plugin_paths(const std::filesystem::path
                                                      const std::vector<Override>& overrides);
 
 /// Parses and validates a pipeline.  Throws ConfigDiagnostic on the first problem.
-PipelineConfig load_pipeline(const std::filesystem::path& file, const std::vector<Override>& overrides,
-                             const Catalog& catalog);
+PipelineConfig load_pipeline(const std::filesystem::path& file,
+                             const std::vector<Override>& overrides, const Catalog& catalog);
 
 /// The resolved configuration as YAML (defaults filled in, paths absolute), saved next to results.
 std::string to_yaml(const PipelineConfig& config);

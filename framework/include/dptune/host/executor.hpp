@@ -12,8 +12,8 @@ class Executor {
  public:
   virtual ~Executor() = default;
   /// Runs body(0), …, body(n-1) and waits for all of them.  If any throws, the first exception (by
-  /// index) is rethrown after every started task has finished.  Calls from inside a task run inline,
-  /// so nested parallelism cannot deadlock.
+  /// index) is rethrown after every started task has finished.  Calls from inside a task run
+  /// inline, so nested parallelism cannot deadlock.
   virtual void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) = 0;
   virtual std::size_t threads() const = 0;
   virtual std::string name() const = 0;

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "dptune/plugin.hpp"
 #include "dptune/host/config.hpp"
+#include "dptune/plugin.hpp"
 
 namespace dptune::host {
 
@@ -40,18 +40,19 @@ class PluginRegistry : public Catalog {
   PluginRegistry& operator=(const PluginRegistry&) = delete;
 
   /// The default search path, in order: the build tree's plugin folder (when running from it), the
-  /// install prefix's lib/dptune/plugins, then each folder of $DPTUNE_PLUGIN_PATH (colon-separated).
+  /// install prefix's lib/dptune/plugins, then each folder of $DPTUNE_PLUGIN_PATH
+  /// (colon-separated).
   static std::vector<std::filesystem::path> default_search_path();
 
   /// Scans a folder (recursively) or a single library file.  For each *.so: reads the "dptune"
-  /// section without loading; skips libraries without it; rejects ABI major mismatch, plugin minor >
-  /// host minor, another C++ ABI, unknown kind (recorded in skipped()); then loads with
-  /// rtld_now | rtld_local, reads the descriptors, and registers them.  A second plugin of the same
-  /// kind and name throws ConfigError naming both libraries.
+  /// section without loading; skips libraries without it; rejects ABI major mismatch, plugin minor
+  /// > host minor, another C++ ABI, unknown kind (recorded in skipped()); then loads with rtld_now
+  /// | rtld_local, reads the descriptors, and registers them.  A second plugin of the same kind and
+  /// name throws ConfigError naming both libraries.
   void scan(const std::filesystem::path& folder_or_file);
 
   const std::vector<SkippedLibrary>& skipped() const;
-  std::vector<PluginInfo> plugins() const;                 // sorted by kind, then name
+  std::vector<PluginInfo> plugins() const;  // sorted by kind, then name
   const PluginInfo* find(dptune::PluginKind kind, const std::string& name) const;
   /// Finds by name in any kind; null when absent.
   const PluginInfo* find_any(const std::string& name) const;
@@ -60,9 +61,9 @@ class PluginRegistry : public Catalog {
   std::vector<std::string> names(ComponentKind kind) const override;
   const dptune::ParamSchema* schema(ComponentKind kind, const std::string& name) const override;
 
-  /// Creates a plugin instance with complete params.  The returned object (and everything it returns)
-  /// keeps its library loaded; every call into it is wrapped so that an exception becomes a
-  /// PluginError "plugin 'NAME' (LIBRARY) failed in Interface::method: what".
+  /// Creates a plugin instance with complete params.  The returned object (and everything it
+  /// returns) keeps its library loaded; every call into it is wrapped so that an exception becomes
+  /// a PluginError "plugin 'NAME' (LIBRARY) failed in Interface::method: what".
   std::shared_ptr<dptune::Mechanism> create_mechanism(const std::string& name,
                                                       const dptune::Params& params) const;
   std::shared_ptr<dptune::Accountant> create_accountant(const std::string& name,
@@ -81,8 +82,8 @@ class PluginRegistry : public Catalog {
   std::vector<SkippedLibrary> skipped_;
 };
 
-/// Parses an exported alias name "dptune_v1_0_cxx1017_1_k_mechanism_n_sparse_vector".  Returns false
-/// when `symbol` is not a dptune export.
+/// Parses an exported alias name "dptune_v1_0_cxx1017_1_k_mechanism_n_sparse_vector".  Returns
+/// false when `symbol` is not a dptune export.
 struct ExportName {
   int abi_major = 0, abi_minor = 0, cxx_abi = 0, cxx11_abi = 0;
   std::string kind, name;

@@ -1,6 +1,6 @@
 // dptune host: where randomness comes from.  Production: libsodium's CSPRNG.  With --seed: a
-// deterministic xoshiro256** stream per task, derived from (seed, stream id), so results do not depend
-// on the number of threads.
+// deterministic xoshiro256** stream per task, derived from (seed, stream id), so results do not
+// depend on the number of threads.
 #pragma once
 
 #include <cstdint>
@@ -12,8 +12,8 @@
 
 namespace dptune::host {
 
-/// libsodium randombytes_buf (ChaCha20-based, seeded from the OS), buffered.  Thread-compatible: one
-/// instance per thread.
+/// libsodium randombytes_buf (ChaCha20-based, seeded from the OS), buffered.  Thread-compatible:
+/// one instance per thread.
 class SecureRandom final : public dptune::RandomBitGenerator {
  public:
   SecureRandom();
@@ -33,8 +33,8 @@ class RandomSource {
   std::unique_ptr<dptune::RandomBitGenerator> make(std::uint64_t stream) const;
   bool secure() const { return !seed_.has_value(); }
   std::optional<std::uint64_t> seed() const { return seed_; }
-  /// For reports: "libsodium randombytes (cryptographically secure)" or "xoshiro256** seeded with 42
-  /// (deterministic, not cryptographically secure)".
+  /// For reports: "libsodium randombytes (cryptographically secure)" or "xoshiro256** seeded with
+  /// 42 (deterministic, not cryptographically secure)".
   std::string description() const;
 
  private:
