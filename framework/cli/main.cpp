@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -80,6 +81,23 @@ po::variables_map parse(const po::options_description& visible,
   return vm;
 }
 
+/// Parses a command whose only positional argument is PIPELINE.  Prints the help and returns
+/// nothing when --help was given.
+std::optional<po::variables_map> parse_pipeline_command(const po::options_description& opts,
+                                                        const std::vector<std::string>& args,
+                                                        std::string& pipeline) {
+  po::options_description hidden;
+  hidden.add_options()("pipeline", po::value(&pipeline));
+  po::positional_options_description pos;
+  pos.add("pipeline", 1);
+  auto vm = parse(opts, pos, args, hidden);
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    return std::nullopt;
+  }
+  return vm;
+}
+
 dptune::host::PipelineConfig load(const std::string& pipeline, const std::vector<std::string>& sets,
                                   const std::vector<std::string>& plugin_paths,
                                   dptune::host::PluginRegistry& registry) {
@@ -107,20 +125,13 @@ int cmd_run(const std::vector<std::string>& args) {
       "threads", po::value<std::size_t>(), "worker threads (0 = all cores; 1 = inline)")(
       "plugin-path", po::value(&plugin_paths)->composing(),
       "extra plugin folder or file (repeatable)")("no-progress", "never show the progress line");
-  po::options_description hidden;
   std::string pipeline;
-  hidden.add_options()("pipeline", po::value(&pipeline));
-  po::positional_options_description pos;
-  pos.add("pipeline", 1);
-  auto vm = parse(opts, pos, args, hidden);
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return kOk;
-  }
-  if (vm.count("seed"))
-    sets.push_back("execution.seed=" + std::to_string(vm["seed"].as<std::uint64_t>()));
-  if (vm.count("threads")) {
-    const auto threads = vm["threads"].as<std::size_t>();
+  const auto vm = parse_pipeline_command(opts, args, pipeline);
+  if (!vm) return kOk;
+  if (vm->count("seed"))
+    sets.push_back("execution.seed=" + std::to_string((*vm)["seed"].as<std::uint64_t>()));
+  if (vm->count("threads")) {
+    const auto threads = (*vm)["threads"].as<std::size_t>();
     sets.push_back("execution.threads=" + std::to_string(threads));
     if (threads == 1) sets.push_back("execution.executor=inline");
   }
@@ -128,7 +139,7 @@ int cmd_run(const std::vector<std::string>& args) {
   auto config = load(pipeline, sets, plugin_paths, registry);
   if (!out_dir.empty()) config.output.dir = fs::absolute(out_dir);
   dptune::host::RunOptions options;
-  options.show_progress = vm.count("no-progress") == 0;
+  options.show_progress = vm->count("no-progress") == 0;
   dptune::host::run_pipeline(config, registry, options, std::cout);
   return kOk;
 }
@@ -141,16 +152,9 @@ int cmd_validate(const std::vector<std::string>& args) {
                                             "override a pipeline key (repeatable)")(
       "plugin-path", po::value(&plugin_paths)->composing(),
       "extra plugin folder or file (repeatable)");
-  po::options_description hidden;
   std::string pipeline;
-  hidden.add_options()("pipeline", po::value(&pipeline));
-  po::positional_options_description pos;
-  pos.add("pipeline", 1);
-  auto vm = parse(opts, pos, args, hidden);
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return kOk;
-  }
+  const auto vm = parse_pipeline_command(opts, args, pipeline);
+  if (!vm) return kOk;
   dptune::host::PluginRegistry registry;
   auto config = load(pipeline, sets, plugin_paths, registry);
   std::cout << pipeline << ": valid (" << config.space.size() << "-dimensional search space, tuner "

@@ -22,28 +22,6 @@
 
 namespace dptune::host {
 
-namespace {
-
-std::optional<dptune::PluginKind> plugin_kind(ComponentKind kind) {
-  switch (kind) {
-    case ComponentKind::Mechanism:
-      return dptune::PluginKind::Mechanism;
-    case ComponentKind::Accountant:
-      return dptune::PluginKind::Accountant;
-    case ComponentKind::Utility:
-      return dptune::PluginKind::Utility;
-    case ComponentKind::Trainer:
-      return dptune::PluginKind::Trainer;
-    case ComponentKind::Tuner:
-      return dptune::PluginKind::Tuner;
-    case ComponentKind::Data:
-      return std::nullopt;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
 std::vector<std::string> HostCatalog::names(ComponentKind kind) const {
   if (kind != ComponentKind::Data) return registry_.names(kind);
   std::vector<std::string> out;
@@ -52,8 +30,7 @@ std::vector<std::string> HostCatalog::names(ComponentKind kind) const {
 }
 
 const dptune::ParamSchema* HostCatalog::schema(ComponentKind kind, const std::string& name) const {
-  if (kind != ComponentKind::Data)
-    return plugin_kind(kind) ? registry_.schema(kind, name) : nullptr;
+  if (kind != ComponentKind::Data) return registry_.schema(kind, name);
   const DataSourceInfo* info = find_data_source(name);
   return info ? &info->schema : nullptr;
 }
