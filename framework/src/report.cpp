@@ -150,12 +150,11 @@ std::string pareto_svg(const std::vector<dptune::Trial>& trials,
     << "\" y2=\"" << height - bottom << "\" stroke=\"black\"/>\n";
   s << "<line x1=\"" << left << "\" y1=\"" << top << "\" x2=\"" << left << "\" y2=\""
     << height - bottom << "\" stroke=\"black\"/>\n";
-  for (double e = llo; e <= lhi + 1e-9; e += 1) {
+  for (auto e = static_cast<int>(llo); e <= static_cast<int>(lhi); ++e) {
     const double x = x_of(std::pow(10.0, e));
     s << "<line x1=\"" << x << "\" y1=\"" << height - bottom << "\" x2=\"" << x << "\" y2=\""
       << height - bottom + 5 << "\" stroke=\"black\"/><text x=\"" << x << "\" y=\""
-      << height - bottom + 18 << "\" text-anchor=\"middle\">1e" << static_cast<int>(e)
-      << "</text>\n";
+      << height - bottom + 18 << "\" text-anchor=\"middle\">1e" << e << "</text>\n";
   }
   for (int k = 0; k <= 5; ++k) {
     const double err = k / 5.0, y = y_of(err);
