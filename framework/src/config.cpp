@@ -533,6 +533,15 @@ std::vector<std::string> spec_names(const ParamSchema& schema) {
   return names;
 }
 
+// What follows "'x' is not a parameter of C": a near-miss suggestion, or the parameters C takes.
+std::string parameter_hint(const std::string& key, const ParamSchema& schema,
+                           const std::string& component) {
+  const auto names = spec_names(schema);
+  if (auto best = did_you_mean(key, names)) return " (did you mean '" + *best + "'?)";
+  return names.empty() ? "; " + component + " takes no parameters"
+                       : "; parameters: " + join_list(names);
+}
+
 class Loader {
  public:
   Loader(const fs::path& file, const Catalog& catalog, Node root)
@@ -613,15 +622,10 @@ class Loader {
     for (const auto& p : e->value.entries) {
       const std::string key_path = join_path(path, p.key);
       const ParamSpec* spec = schema.find(p.key);
-      if (!spec) {
-        const auto names = spec_names(schema);
-        auto best = did_you_mean(p.key, names);
+      if (!spec)
         fail(p.key_loc, key_path,
              "unknown parameter '" + p.key + "' of " + component +
-                 (best            ? " (did you mean '" + *best + "'?)"
-                  : names.empty() ? "; " + component + " takes no parameters"
-                                  : "; parameters: " + join_list(names)));
-      }
+                 parameter_hint(p.key, schema, component));
       params.set(p.key, to_value(p.value, *spec, key_path));
     }
     return params;
@@ -702,15 +706,10 @@ class Loader {
     const std::string path = join_path("search_space", dim.key);
     const std::string& algo = config_.algorithm.use;
     const ParamSpec* spec = algorithm_schema_->find(dim.key);
-    if (!spec) {
-      const auto names = spec_names(*algorithm_schema_);
-      auto best = did_you_mean(dim.key, names);
+    if (!spec)
       fail(dim.key_loc, path,
            "'" + dim.key + "' is not a parameter of " + algo +
-               (best            ? " (did you mean '" + *best + "'?)"
-                : names.empty() ? "; " + algo + " takes no parameters"
-                                : "; parameters: " + join_list(names)));
-    }
+               parameter_hint(dim.key, *algorithm_schema_, algo));
     if (const Entry* fixed = algorithm_params_ ? algorithm_params_->find(dim.key) : nullptr)
       fail(dim.key_loc, path,
            "'" + dim.key + "' is also fixed in algorithm.params" +

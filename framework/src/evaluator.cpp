@@ -165,8 +165,13 @@ std::size_t HostEvaluator::scoped_rows(const dptune::DataScope& scope) const {
 
 dptune::DpEvent HostEvaluator::event_of(const dptune::Params& candidate,
                                         const dptune::DataScope& scope) const {
-  Algorithm a = instantiate(candidate);
-  return a.mechanism ? a.mechanism->event() : a.trainer->event(scoped_rows(scope));
+  return run_event(instantiate(candidate), scope);
+}
+
+dptune::DpEvent HostEvaluator::run_event(const Algorithm& algorithm,
+                                         const dptune::DataScope& scope) const {
+  return algorithm.mechanism ? algorithm.mechanism->event()
+                             : algorithm.trainer->event(scoped_rows(scope));
 }
 
 std::vector<dptune::Evaluation> HostEvaluator::evaluate(
@@ -189,10 +194,8 @@ std::vector<dptune::Evaluation> HostEvaluator::evaluate(
     result.request = request;
     result.request.repetitions = reps;
     result.utilities.assign(reps, std::numeric_limits<double>::quiet_NaN());
-    const Algorithm& a = prepared.back().algorithm;
     if (request.private_run) {
-      result.event =
-          a.mechanism ? a.mechanism->event() : a.trainer->event(scoped_rows(request.scope));
+      result.event = run_event(prepared.back().algorithm, request.scope);
     } else {
       result.event = dptune::DpEvent::non_private();
       result.privacy.epsilon = std::numeric_limits<double>::infinity();

@@ -49,6 +49,8 @@ class HostEvaluator final : public dptune::Evaluator {
     std::shared_ptr<const dptune::Trainer> trainer;
   };
   Algorithm instantiate(const dptune::Params& candidate) const;
+  /// What one private run of `algorithm` on `scope` does to the data.
+  dptune::DpEvent run_event(const Algorithm& algorithm, const dptune::DataScope& scope) const;
   DataSplits scoped(const DataSplits& all, const dptune::DataScope& scope) const;
   const DataSplits& fixed_data() const;
   std::size_t scoped_rows(const dptune::DataScope& scope) const;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "dptune/host/config.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using dptune::ParamSchema;
@@ -93,34 +94,7 @@ class FakeCatalog : public Catalog {
   std::vector<Item> entries_;
 };
 
-// A fresh folder under the system's temp folder, removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() /
-            ("dptune_config_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const fs::path& path() const { return path_; }
-  fs::path write(const std::string& name, const std::string& text) const {
-    const fs::path file = path_ / name;
-    fs::create_directories(file.parent_path());
-    std::ofstream(file, std::ios::binary) << text;
-    return file;
-  }
-
- private:
-  fs::path path_;
-};
+using dptune_test::TempDir;
 
 const FakeCatalog& catalog() {
   static const FakeCatalog instance;

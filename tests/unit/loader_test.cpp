@@ -19,6 +19,7 @@
 
 #include "dptune/host/plugin_registry.hpp"
 #include "dptune/rng.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using dptune::host::ComponentKind;
@@ -43,24 +44,7 @@ bool is_loaded(const fs::path& library) {
   return true;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "dptune_loader_test_XXXXXX").string();
-    REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using dptune_test::TempDir;
 
 /// Sets an environment variable for the lifetime of the object.
 class ScopedEnv {
