@@ -22,44 +22,107 @@ constexpr double kLogLengthLow = -6.9, kLogLengthHigh = 6.9;    // 1e-3 .. 1e3
 constexpr double kLogSignalLow = -13.8, kLogSignalHigh = 13.8;  // 1e-6 .. 1e6
 constexpr double kLogNoiseLow = -18.4, kLogNoiseHigh = 4.6;     // 1e-8 .. 1e2 (above the floor)
 
-// Squared scaled distances between the rows of A and B (m × n), through one matrix product.
-Eigen::MatrixXd scaled_sqdist(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B,
-                              const Eigen::VectorXd& lengthscales) {
-  const Eigen::RowVectorXd inv = lengthscales.cwiseInverse().transpose();
-  const Eigen::MatrixXd As = A.array().rowwise() * inv.array();
-  const Eigen::MatrixXd Bs = B.array().rowwise() * inv.array();
-  Eigen::MatrixXd D = -2.0 * As * Bs.transpose();
-  D.colwise() += As.rowwise().squaredNorm();
-  D.rowwise() += Bs.rowwise().squaredNorm().transpose();
-  return D.cwiseMax(0.0);
+// Below this size the recursive triangular routines switch to column loops.
+constexpr Eigen::Index kBlock = 32;
+
+// Relative jitters of the fallback, after none: 1e-10, 1e-8, ..., 1e-2 of the mean diagonal.
+constexpr double kJitterFirst = 1e-10, kJitterLast = 1.01e-2, kJitterStep = 100;
+
+// Eigen's LLT only fails on a non-positive pivot; an exactly singular K (repeated inputs and no
+// noise) usually passes with a pivot at rounding level, whose inverse is garbage.  Count a pivot
+// below 1e-13 of the mean diagonal as a failure too.
+bool pivots_ok(const Eigen::MatrixXd& L, Eigen::Index n, double scale) {
+  return n == 0 || L.diagonal().head(n).array().square().minCoeff() > 1e-13 * scale;
 }
 
 }  // namespace
 
+void invert_lower_triangular(Eigen::Ref<Eigen::MatrixXd> L, Eigen::MatrixXd& work) {
+  const Eigen::Index n = L.rows();
+  if (n <= kBlock) {
+    // LAPACK's TRTI2, lower: right to left, column j becomes −L⁻¹(j+1:, j+1:) L(j+1:, j) / L(j, j)
+    // from the already inverted trailing block.
+    if (work.rows() < n || work.cols() < 1) work.resize(std::max(work.rows(), n), 1);
+    for (Eigen::Index j = n - 1; j >= 0; --j) {
+      L(j, j) = 1.0 / L(j, j);
+      const Eigen::Index m = n - 1 - j;
+      if (m == 0) continue;
+      auto tmp = work.col(0).head(m);
+      tmp.noalias() = L.bottomRightCorner(m, m).triangularView<Eigen::Lower>() * L.col(j).tail(m);
+      L.col(j).tail(m) = -L(j, j) * tmp;
+    }
+    return;
+  }
+  // [A 0; B C]⁻¹ = [A⁻¹ 0; −C⁻¹ B A⁻¹ C⁻¹].
+  const Eigen::Index h = n / 2, m = n - h;
+  invert_lower_triangular(L.topLeftCorner(h, h), work);
+  invert_lower_triangular(L.bottomRightCorner(m, m), work);
+  if (work.rows() < m || work.cols() < h) work.resize(std::max(work.rows(), m), std::max(work.cols(), h));
+  auto B = L.bottomLeftCorner(m, h);
+  auto T = work.topLeftCorner(m, h);
+  T.noalias() = L.bottomRightCorner(m, m).triangularView<Eigen::Lower>() * B;
+  B.noalias() = -T * L.topLeftCorner(h, h).triangularView<Eigen::Lower>();
+}
+
+void lower_gram_in_place(Eigen::Ref<Eigen::MatrixXd> U, Eigen::MatrixXd& work) {
+  const Eigen::Index n = U.rows();
+  if (n <= kBlock) {
+    // (UᵀU)_ij = Σ_{k ≥ i} U_ki U_kj for i ≥ j: columns left to right, rows top to bottom, so
+    // every entry read is still U's.
+    for (Eigen::Index j = 0; j < n; ++j)
+      for (Eigen::Index i = j; i < n; ++i)
+        U(i, j) = U.col(i).tail(n - i).dot(U.col(j).tail(n - i));
+    return;
+  }
+  // U = [A 0; B C]: UᵀU = [AᵀA + BᵀB, ·; CᵀB, CᵀC].
+  const Eigen::Index h = n / 2, m = n - h;
+  auto A = U.topLeftCorner(h, h);
+  auto B = U.bottomLeftCorner(m, h);
+  lower_gram_in_place(A, work);
+  A.selfadjointView<Eigen::Lower>().rankUpdate(B.transpose(), 1.0);
+  if (work.rows() < m || work.cols() < h) work.resize(std::max(work.rows(), m), std::max(work.cols(), h));
+  auto T = work.topLeftCorner(m, h);
+  T.noalias() = U.bottomRightCorner(m, m).triangularView<Eigen::Lower>().transpose() * B;
+  B = T;
+  lower_gram_in_place(U.bottomRightCorner(m, m), work);
+}
+
+void Matern52::cross_into(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B,
+                          Eigen::MatrixXd& out, Eigen::MatrixXd& scaled_a,
+                          Eigen::MatrixXd& scaled_b) const {
+  const Eigen::RowVectorXd inv = lengthscales.cwiseInverse().transpose();
+  scaled_a = A.array().rowwise() * inv.array();
+  scaled_b = B.array().rowwise() * inv.array();
+  if (out.rows() != A.rows() || out.cols() != B.rows()) out.resize(A.rows(), B.rows());
+  // Squared scaled distances through one matrix product, then the kernel column by column
+  // (vectorised sqrt and exp, no temporaries): k = s²(1 + √5 r + 5r²/3) e^{−√5 r}.
+  out.noalias() = scaled_a * scaled_b.transpose();
+  const Eigen::ArrayXd na = scaled_a.rowwise().squaredNorm();
+  for (Eigen::Index j = 0; j < out.cols(); ++j) {
+    const double nb = scaled_b.row(j).squaredNorm();
+    auto col = out.col(j).array();
+    col = ((na + nb - 2.0 * col).max(0.0).sqrt() * kSqrt5);
+    col = signal_variance * (1.0 + col + col.square() / 3.0) * (-col).exp();
+  }
+}
+
 Eigen::MatrixXd Matern52::cross(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) const {
-  Eigen::MatrixXd K = scaled_sqdist(A, B, lengthscales);
-  // Vectorised over the whole matrix: r = √d, k = s²(1 + √5 r + 5r²/3) e^{−√5 r}.
-  const Eigen::ArrayXXd s5r = K.array().sqrt() * kSqrt5;
-  K = (signal_variance * (1.0 + s5r + s5r.square() / 3.0) * (-s5r).exp()).matrix();
+  Eigen::MatrixXd K, sa, sb;
+  cross_into(A, B, K, sa, sb);
   return K;
 }
 
 bool cholesky_with_jitter(const Eigen::MatrixXd& K, Eigen::LLT<Eigen::MatrixXd>& llt,
                           double& jitter) {
-  const double scale = K.rows() > 0 ? std::max(K.diagonal().mean(), 1e-300) : 1.0;
-  // Eigen's LLT only fails on a non-positive pivot; an exactly singular K (repeated inputs and no
-  // noise) usually passes with a pivot at rounding level, whose inverse is garbage.  Count a pivot
-  // below 1e-13 of the mean diagonal as a failure too.
-  auto ok = [&] {
-    return llt.info() == Eigen::Success &&
-           llt.matrixLLT().diagonal().array().square().minCoeff() > 1e-13 * scale;
-  };
+  const Eigen::Index n = K.rows();
+  const double scale = n > 0 ? std::max(K.diagonal().mean(), 1e-300) : 1.0;
+  auto ok = [&] { return llt.info() == Eigen::Success && pivots_ok(llt.matrixLLT(), n, scale); };
   jitter = 0;
   llt.compute(K);
   if (ok()) return true;
   // Jitter fallback: the privacy GP has a near-zero nugget and integer dimensions may repeat
   // inputs, so K can be numerically singular.
-  for (double rel = 1e-10; rel <= 1.01e-2; rel *= 100) {
+  for (double rel = kJitterFirst; rel <= kJitterLast; rel *= kJitterStep) {
     jitter = rel * scale;
     Eigen::MatrixXd Kj = K;
     Kj.diagonal().array() += jitter;
@@ -77,9 +140,6 @@ Gp::Gp(std::size_t dims, GpOptions options) : dims_(dims), options_(options) {
   if (options_.learn_noise)
     theta_(dims_ + 1) = std::log(std::max(options_.noise - options_.min_noise, 1e-8));
   X_.resize(0, static_cast<Eigen::Index>(dims_));
-  // A default-constructed Eigen::LLT leaves its status uninitialised and copies it when moved (UB
-  // that UBSan reports): give it a defined state.
-  llt_.compute(Eigen::MatrixXd::Identity(1, 1));
 }
 
 double Gp::noise_of(const Eigen::VectorXd& theta) const {
@@ -110,12 +170,26 @@ void Gp::set_data(const Eigen::MatrixXd& X, const Eigen::VectorXd& y) {
   require(X.cols() == static_cast<Eigen::Index>(dims_) && X.rows() == y.size(),
           "GP: data of the wrong shape");
   const bool first = X_.rows() == 0;
+  const Eigen::Index old_n = X_.rows(), n = X.rows();
+  // Same hyperparameters and the old inputs a prefix of the new ones (one point added, or a
+  // batch's fantasies appended or dropped): update the factorisation instead of redoing it.
+  const Eigen::Index common = std::min(old_n, n);
+  const bool prefix = factorised_ && common > 0 && X.topRows(common) == X_.topRows(common);
   X_ = X;
   y_ = y;
   if (first && y.size() > 0) {
     // Zero-mean GP: start the signal variance at the second moment of the outputs.
     theta_(dims_) = std::log(std::max(y.squaredNorm() / static_cast<double>(y.size()), 1e-6));
   }
+  if (prefix && n <= old_n) {
+    // The Cholesky factor of a leading principal block is the leading block of the factor (and
+    // so is its inverse).
+    L_.conservativeResize(n, n);
+    linv_.conservativeResize(n, n);
+    solve_alpha();
+    return;
+  }
+  if (prefix && extend_factorisation(static_cast<std::size_t>(old_n))) return;
   refactorise();
 }
 
@@ -126,69 +200,149 @@ void Gp::set_theta(const Eigen::VectorXd& theta) {
   refactorise();
 }
 
+void Gp::kernel_lower(const Eigen::VectorXd& theta, bool with_g) const {
+  const Eigen::Index n = X_.rows(), d = static_cast<Eigen::Index>(dims_);
+  Work& w = work_;
+  if (w.kf.rows() != n) {
+    w.kf.resize(n, n);
+    w.g.resize(n, n);
+    w.s.resize(n);
+    w.e.resize(n);
+  }
+  w.scaled = X_.array().rowwise() * (-theta.head(d)).array().exp().transpose();
+  w.sq = w.scaled.rowwise().squaredNorm();
+  // Inner products of the scaled inputs (w.g is their scratch until G overwrites them).
+  w.g.noalias() = w.scaled * w.scaled.transpose();
+  const double s2 = std::exp(theta(d));
+  for (Eigen::Index j = 0; j < n; ++j) {
+    const Eigen::Index m = n - j;
+    auto s = w.s.head(m).array();
+    auto e = w.e.head(m).array();
+    // √5 r over the lower part of column j (r exactly 0 on the diagonal), vectorised.
+    s = (w.sq.tail(m).array() + w.sq(j) - 2.0 * w.g.col(j).tail(m).array()).max(0.0).sqrt() *
+        kSqrt5;
+    s(0) = 0;
+    e = (-s).exp();
+    w.kf.col(j).tail(m) = (s2 * (1.0 + s + s.square() / 3.0) * e).matrix();
+    if (with_g) w.g.col(j).tail(m) = ((s2 * 5.0 / 3.0) * (1.0 + s) * e).matrix();
+  }
+}
+
+bool Gp::factor_lower(double noise, Eigen::MatrixXd& c, double& jitter) const {
+  const Eigen::Index n = X_.rows();
+  if (c.rows() != n || c.cols() != n) c.resize(n, n);
+  const double scale = std::max(work_.kf.diagonal().mean() + noise, 1e-300);
+  jitter = 0;
+  for (double rel = 0;; rel = rel == 0 ? kJitterFirst : rel * kJitterStep) {
+    if (rel > kJitterLast) return false;
+    jitter = rel * scale;
+    c.triangularView<Eigen::Lower>() = work_.kf;
+    c.diagonal().array() += noise + jitter;
+    // In place on the lower triangle (Eigen reads and writes only that half).
+    Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt(c);
+    if (llt.info() == Eigen::Success && pivots_ok(c, n, scale)) return true;
+  }
+}
+
+void Gp::solve_alpha() {
+  alpha_ = y_;
+  L_.triangularView<Eigen::Lower>().solveInPlace(alpha_);
+  L_.triangularView<Eigen::Lower>().transpose().solveInPlace(alpha_);
+}
+
 void Gp::refactorise() {
   factorised_ = false;
   if (X_.rows() == 0) return;
-  Eigen::MatrixXd K = kernel_of(theta_).cross(X_, X_);
-  K.diagonal().array() += noise_of(theta_);
-  if (!cholesky_with_jitter(K, llt_, jitter_))
+  kernel_lower(theta_, false);
+  if (!factor_lower(noise_of(theta_), L_, jitter_))
     throw Error("GP: covariance matrix not positive definite even with jitter");
-  alpha_ = llt_.solve(y_);
-  linv_ = Eigen::MatrixXd::Identity(X_.rows(), X_.rows());
-  llt_.matrixL().solveInPlace(linv_);
+  L_.triangularView<Eigen::StrictlyUpper>().setZero();
+  solve_alpha();
+  linv_ = L_;
+  invert_lower_triangular(linv_, work_.t);
   factorised_ = true;
 }
 
+bool Gp::extend_factorisation(std::size_t old_n_size) {
+  const auto old_n = static_cast<Eigen::Index>(old_n_size), n = X_.rows(), k = n - old_n;
+  const Matern52 kern = kernel_of(theta_);
+  const double diag = noise_of(theta_) + jitter_;
+  const Eigen::MatrixXd Xnew = X_.bottomRows(k), Xold = X_.topRows(old_n);
+  // [K11 K12; K21 K22] = [L11 0; L21 L22][L11ᵀ L21ᵀ; 0 L22ᵀ]: L21 = K21 L11⁻ᵀ, L22 L22ᵀ = K22 −
+  // L21 L21ᵀ (block Cholesky; L11 and its inverse are kept).
+  Eigen::MatrixXd K21 = kern.cross(Xnew, Xold);
+  Eigen::MatrixXd L21 = K21 * linv_.triangularView<Eigen::Lower>().transpose();
+  Eigen::MatrixXd S = kern.cross(Xnew, Xnew);
+  S.diagonal().array() += diag;
+  S.noalias() -= L21 * L21.transpose();
+  Eigen::LLT<Eigen::MatrixXd> llt(S);
+  const double scale = kern.signal_variance + diag;
+  if (llt.info() != Eigen::Success || !pivots_ok(llt.matrixLLT(), k, scale)) return false;
+  Eigen::MatrixXd L22 = llt.matrixL();
+  L_.conservativeResize(n, n);
+  L_.topRightCorner(old_n, k).setZero();
+  L_.bottomLeftCorner(k, old_n) = L21;
+  L_.bottomRightCorner(k, k) = L22;
+  // [L11 0; L21 L22]⁻¹ = [L11⁻¹ 0; −L22⁻¹ L21 L11⁻¹, L22⁻¹].
+  Eigen::MatrixXd L22inv = L22;
+  invert_lower_triangular(L22inv, work_.t);
+  linv_.conservativeResize(n, n);
+  linv_.topRightCorner(old_n, k).setZero();
+  linv_.bottomRightCorner(k, k) = L22inv;
+  const Eigen::MatrixXd T = L22inv.triangularView<Eigen::Lower>() * L21;
+  linv_.bottomLeftCorner(k, old_n).noalias() =
+      -T * linv_.topLeftCorner(old_n, old_n).triangularView<Eigen::Lower>();
+  solve_alpha();
+  return true;
+}
+
 double Gp::log_marginal_likelihood(const Eigen::VectorXd& theta, Eigen::VectorXd* grad) const {
-  const auto n = X_.rows();
-  const Matern52 kern = kernel_of(theta);
+  const Eigen::Index n = X_.rows(), d = static_cast<Eigen::Index>(dims_);
   const double noise = noise_of(theta);
-  const double s2 = kern.signal_variance;
-  // One pass over the distance matrix gives both K_f and G = s² (5/3)(1 + √5 r) e^{−√5 r}, the
-  // common factor of the length-scale derivatives (vectorised exp).
-  const Eigen::ArrayXXd s5r = scaled_sqdist(X_, X_, kern.lengthscales).array().sqrt() * kSqrt5;
-  const Eigen::ArrayXXd e = (-s5r).exp();
-  const Eigen::MatrixXd Kf = (s2 * (1.0 + s5r + s5r.square() / 3.0) * e).matrix();
-  Eigen::MatrixXd K = Kf;
-  K.diagonal().array() += noise;
-  Eigen::LLT<Eigen::MatrixXd> llt;
+  Work& w = work_;
+  kernel_lower(theta, grad != nullptr);
   double jitter = 0;
-  if (!cholesky_with_jitter(K, llt, jitter)) {
+  if (!factor_lower(noise, w.c, jitter)) {
     if (grad) grad->setZero(theta.size());
     return -std::numeric_limits<double>::infinity();
   }
-  const Eigen::VectorXd alpha = llt.solve(y_);
-  const Eigen::MatrixXd& L = llt.matrixLLT();
-  const double log_det_half = L.diagonal().array().log().sum();
-  const double lml = -0.5 * y_.dot(alpha) - log_det_half -
+  // yᵀK⁻¹y = ‖L⁻¹y‖², log det K = 2 Σ log L_ii.
+  w.v = y_;
+  w.c.triangularView<Eigen::Lower>().solveInPlace(w.v);
+  const double log_det_half = w.c.diagonal().array().log().sum();
+  const double lml = -0.5 * w.v.squaredNorm() - log_det_half -
                      0.5 * static_cast<double>(n) * std::log(2 * std::numbers::pi);
   if (!grad) return lml;
+  w.c.triangularView<Eigen::Lower>().transpose().solveInPlace(w.v);  // α = K⁻¹ y
 
-  // W = ααᵀ − K⁻¹, with K⁻¹ = L⁻ᵀ L⁻¹ (lower triangle by a rank update, then mirrored).
-  Eigen::MatrixXd Linv = Eigen::MatrixXd::Identity(n, n);
-  llt.matrixL().solveInPlace(Linv);
-  Eigen::MatrixXd W = Eigen::MatrixXd::Zero(n, n);
-  W.selfadjointView<Eigen::Lower>().rankUpdate(Linv.transpose(), -1.0);
-  W.selfadjointView<Eigen::Lower>().rankUpdate(alpha, 1.0);
-  W.triangularView<Eigen::StrictlyUpper>() = W.transpose();
-
-  grad->setZero(theta.size());
-  // ∂K_ab/∂log ℓ_j = G_ab (x_aj − x_bj)² / ℓ_j² (no division by r: right at r = 0 too), so
-  // ½ Σ_ab (W∘G)_ab (x_aj − x_bj)² = Σ_a x_aj² (M1)_a − x_jᵀ M x_j with M = W∘G symmetric.
-  const Eigen::MatrixXd M = (W.array() * (s2 * (5.0 / 3.0) * (1.0 + s5r) * e)).matrix();
-  const Eigen::VectorXd m1 = M.rowwise().sum();
-  const Eigen::MatrixXd MX = M * X_;
-  for (std::size_t j = 0; j < dims_; ++j) {
-    const auto jj = static_cast<Eigen::Index>(j);
-    const double l2 = kern.lengthscales(jj) * kern.lengthscales(jj);
-    (*grad)(jj) = (X_.col(jj).array().square().matrix().dot(m1) - X_.col(jj).dot(MX.col(jj))) / l2;
+  // K⁻¹ = L⁻ᵀ L⁻¹ in the lower triangle (triangular inverse, then LAUUM), then W = ααᵀ − K⁻¹
+  // there, and the sums of eq. 5.9 over the symmetric W from its lower half.
+  invert_lower_triangular(w.c, w.t);
+  lower_gram_in_place(w.c, w.t);
+  double sum_wk = 0, trace_w = 0;
+  for (Eigen::Index j = 0; j < n; ++j) {
+    const Eigen::Index m = n - j;
+    auto wc = w.c.col(j).tail(m);
+    wc = w.v.tail(m) * w.v(j) - wc;
+    trace_w += wc(0);
+    // ∂K/∂log s² = K_f: ½ Σ_ab W_ab K_f,ab.
+    sum_wk += 2 * wc.dot(w.kf.col(j).tail(m)) - wc(0) * w.kf(j, j);
+    // M = W ∘ G, whose diagonal meets zero distances and drops out.
+    w.g.col(j).tail(m).array() *= wc.array();
+    w.g(j, j) = 0;
   }
-  // ∂K/∂log s² = K_f.
-  (*grad)(static_cast<Eigen::Index>(dims_)) = 0.5 * (W.array() * Kf.array()).sum();
+  grad->resize(theta.size());
+  // ∂K_ab/∂log ℓ_j = G_ab (x_aj − x_bj)² / ℓ_j² (no division by r: right at r = 0 too), so with the
+  // scaled inputs z = x / ℓ: ½ Σ_ab M_ab (z_aj − z_bj)² = Σ_a z_aj² (M1)_a − z_jᵀ M z_j.
+  w.e.setOnes();
+  w.m1.noalias() = w.g.selfadjointView<Eigen::Lower>() * w.e;
+  w.mx.noalias() = w.g.selfadjointView<Eigen::Lower>() * w.scaled;
+  for (Eigen::Index j = 0; j < d; ++j)
+    (*grad)(j) = w.scaled.col(j).array().square().matrix().dot(w.m1) -
+                 w.scaled.col(j).dot(w.mx.col(j));
+  (*grad)(d) = 0.5 * sum_wk;
   // ∂K/∂θ_noise = e^{θ_noise} I.
-  if (options_.learn_noise)
-    (*grad)(static_cast<Eigen::Index>(dims_) + 1) =
-        0.5 * std::exp(theta(static_cast<Eigen::Index>(dims_) + 1)) * W.diagonal().sum();
+  if (options_.learn_noise) (*grad)(d + 1) = 0.5 * std::exp(theta(d + 1)) * trace_w;
   return lml;
 }
 
@@ -249,21 +403,36 @@ void Gp::fit(RandomBitGenerator& rng, int starts) {
   refactorise();
 }
 
+void Gp::cross_covariance(const Eigen::MatrixXd& Xs, Eigen::MatrixXd& Ks) const {
+  kernel_of(theta_).cross_into(Xs, X_, Ks, work_.scaled, work_.scaled_b);
+}
+
+void Gp::mean_from(const Eigen::MatrixXd& Ks, Eigen::VectorXd& mean) const {
+  mean.noalias() = Ks * alpha_;
+}
+
+void Gp::variance_from(const Eigen::MatrixXd& Ks, Eigen::VectorXd& var, Eigen::MatrixXd& work,
+                       double var_floor) const {
+  // var = s² − ‖L⁻¹ k*‖² for every row: V = Ks L⁻ᵀ (one triangular-matrix product).
+  if (work.rows() != Ks.rows() || work.cols() != Ks.cols()) work.resize(Ks.rows(), Ks.cols());
+  work.noalias() = Ks * linv_.triangularView<Eigen::Lower>().transpose();
+  const double s2 = std::exp(theta_(static_cast<Eigen::Index>(dims_)));
+  var = (s2 - work.rowwise().squaredNorm().array()).cwiseMax(var_floor).matrix();
+}
+
 void Gp::predict(const Eigen::MatrixXd& Xs, Eigen::VectorXd& mean, Eigen::VectorXd* var,
                  double var_floor) const {
-  const Matern52 kern = kernel_of(theta_);
   if (!factorised_) {
     mean = Eigen::VectorXd::Zero(Xs.rows());
-    if (var) *var = Eigen::VectorXd::Constant(Xs.rows(), kern.signal_variance);
+    if (var) *var = Eigen::VectorXd::Constant(Xs.rows(), kernel_of(theta_).signal_variance);
     return;
   }
-  const Eigen::MatrixXd Ks = kern.cross(Xs, X_);  // m × n
-  mean.noalias() = Ks * alpha_;
+  Eigen::MatrixXd Ks;
+  cross_covariance(Xs, Ks);
+  mean_from(Ks, mean);
   if (!var) return;
-  // var = s² − ‖L⁻¹ k*‖² for every candidate: V = Ks L⁻ᵀ (m × n).
-  Eigen::MatrixXd V(Ks.rows(), Ks.cols());
-  V.noalias() = Ks * linv_.triangularView<Eigen::Lower>().transpose();
-  *var = (kern.signal_variance - V.rowwise().squaredNorm().array()).cwiseMax(var_floor).matrix();
+  Eigen::MatrixXd V;
+  variance_from(Ks, *var, V, var_floor);
 }
 
 void Gp::predict1(const Eigen::VectorXd& x, double& mean, double& var, double var_floor) const {

@@ -21,6 +21,10 @@ struct Matern52 {
 
   /// Cross-covariance between the rows of A (m × d) and of B (n × d): m × n.
   Eigen::MatrixXd cross(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) const;
+  /// The same into `out` (resized only when its shape differs, so a reused buffer is never
+  /// reallocated); `scaled` is a workspace for the inputs divided by the length-scales.
+  void cross_into(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, Eigen::MatrixXd& out,
+                  Eigen::MatrixXd& scaled_a, Eigen::MatrixXd& scaled_b) const;
   static double of_r(double r) {
     const double s5r = 2.23606797749978969641 * r;
     return (1 + s5r + s5r * s5r / 3) * std::exp(-s5r);
@@ -77,6 +81,16 @@ class Gp {
   /// Mean and variance at one point.
   void predict1(const Eigen::VectorXd& x, double& mean, double& var, double var_floor = 1e-6) const;
 
+  /// The three steps of `predict`, for callers that keep their buffers between calls (the
+  /// acquisition over thousands of candidates): Ks = k(Xs, X) (m × n), mean = Ks α, and the
+  /// variances of the rows of Ks, s² − ‖L⁻¹ k*‖² floored (`work`: an m × n buffer).
+  /// Only valid when the GP has data.
+  void cross_covariance(const Eigen::MatrixXd& Xs, Eigen::MatrixXd& Ks) const;
+  void mean_from(const Eigen::MatrixXd& Ks, Eigen::VectorXd& mean) const;
+  void variance_from(const Eigen::MatrixXd& Ks, Eigen::VectorXd& var, Eigen::MatrixXd& work,
+                     double var_floor = 1e-6) const;
+  bool has_data() const { return factorised_; }
+
   double noise_variance() const { return noise_of(theta_); }
   Matern52 kernel() const { return kernel_of(theta_); }
   /// The jitter the last factorisation needed (0 when none).
@@ -88,19 +102,47 @@ class Gp {
   Eigen::MatrixXd X_;
   Eigen::VectorXd y_;
   Eigen::VectorXd theta_;
-  // Factorisation at theta_: K + σ_n² I + jitter I = L Lᵀ, alpha = K⁻¹ y.
-  Eigen::LLT<Eigen::MatrixXd> llt_;
+  // Factorisation at theta_: K + σ_n² I + jitter I = L Lᵀ (lower triangle of L_, upper zero),
+  // alpha = K⁻¹ y.
+  Eigen::MatrixXd L_;
   Eigen::VectorXd alpha_;
   // L⁻¹, so that predictive variances are one triangular-matrix product over all candidates
   // (TRMM runs several times faster than a triangular solve with as many right-hand sides).
   Eigen::MatrixXd linv_;
   double jitter_ = 0;
   bool factorised_ = false;
+  // Workspace of log_marginal_likelihood and of the factorisations, reused between calls so the
+  // optimiser's inner loop allocates nothing (a GP is not to be used from two threads at once).
+  struct Work {
+    Eigen::MatrixXd scaled, kf, g, c, t, scaled_b;
+    Eigen::VectorXd sq, s, e, v, m1;
+    Eigen::MatrixXd mx;
+  };
+  mutable Work work_;
 
   double noise_of(const Eigen::VectorXd& theta) const;
   Matern52 kernel_of(const Eigen::VectorXd& theta) const;
+  /// Lower triangles of K_f (work_.kf) and, when `with_g`, of G = s² (5/3)(1 + √5 r) e^{−√5 r}
+  /// (work_.g), the common factor of the length-scale derivatives.
+  void kernel_lower(const Eigen::VectorXd& theta, bool with_g) const;
+  /// Cholesky of K_f + noise I into the lower triangle of `c`, with the jitter fallback of
+  /// cholesky_with_jitter; false when no jitter helps.
+  bool factor_lower(double noise, Eigen::MatrixXd& c, double& jitter) const;
   void refactorise();
+  /// alpha_ = K⁻¹ y from L_.
+  void solve_alpha();
+  /// Appends rows [old n, X.rows()) to the factorisation at unchanged θ and jitter (a block
+  /// Cholesky update, O(n² k) instead of O(n³)); false when the new pivots are too small.
+  bool extend_factorisation(std::size_t old_n);
 };
+
+/// In-place inverse of the lower triangle of L (recursive blocks: two half-size inverses and two
+/// triangular-matrix products, n³/3 flops instead of a triangular solve's n³); `work` is scratch.
+/// The strictly upper triangle is neither read nor written.
+void invert_lower_triangular(Eigen::Ref<Eigen::MatrixXd> L, Eigen::MatrixXd& work);
+/// In-place lower triangle of Uᵀ U for lower-triangular U (LAPACK's LAUUM, recursive): with
+/// U = L⁻¹ it gives K⁻¹ = L⁻ᵀ L⁻¹ in n³/3 flops.  The strictly upper triangle is not touched.
+void lower_gram_in_place(Eigen::Ref<Eigen::MatrixXd> U, Eigen::MatrixXd& work);
 
 /// Cholesky of K with the smallest jitter from {0, 1e-10, 1e-8, ..., 1e-2}·(mean diagonal) that
 /// makes it succeed; returns false when none does.  `jitter` receives the amount added.
