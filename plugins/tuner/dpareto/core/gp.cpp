@@ -88,26 +88,46 @@ void lower_gram_in_place(Eigen::Ref<Eigen::MatrixXd> U, Eigen::MatrixXd& work) {
 }
 
 void Matern52::cross_into(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B,
-                          Eigen::MatrixXd& out, Eigen::MatrixXd& scaled_a,
+                          Eigen::Ref<Eigen::MatrixXd> out, Eigen::MatrixXd& scaled_a,
                           Eigen::MatrixXd& scaled_b) const {
   const Eigen::RowVectorXd inv = lengthscales.cwiseInverse().transpose();
   scaled_a = A.array().rowwise() * inv.array();
   scaled_b = B.array().rowwise() * inv.array();
-  if (out.rows() != A.rows() || out.cols() != B.rows()) out.resize(A.rows(), B.rows());
-  // Squared scaled distances through one matrix product, then the kernel column by column
-  // (vectorised sqrt and exp, no temporaries): k = s²(1 + √5 r + 5r²/3) e^{−√5 r}.
-  out.noalias() = scaled_a * scaled_b.transpose();
-  const Eigen::ArrayXd na = scaled_a.rowwise().squaredNorm();
-  for (Eigen::Index j = 0; j < out.cols(); ++j) {
-    const double nb = scaled_b.row(j).squaredNorm();
-    auto col = out.col(j).array();
-    col = ((na + nb - 2.0 * col).max(0.0).sqrt() * kSqrt5);
-    col = signal_variance * (1.0 + col + col.square() / 3.0) * (-col).exp();
+  require(out.rows() == A.rows() && out.cols() == B.rows(), "Matern52: output of the wrong shape");
+  // Blocks of kChunk rows of A against every row of B: the block's scaled inputs stay in L1 and
+  // each kernel value is computed in registers in one pass (squared distance accumulated one
+  // input dimension at a time, free of a matrix product's cancellation), vectorised over the
+  // rows: k = s²(1 + √5 r + 5r²/3) e^{−√5 r}.
+  constexpr Eigen::Index kChunk = 32;
+  using Chunk = Eigen::Array<double, kChunk, 1>;
+  const Eigen::Index d = scaled_a.cols(), m = out.rows();
+  const double s2 = signal_variance;
+  auto kernel = [s2](auto& acc) {
+    acc = acc.sqrt() * kSqrt5;
+    return s2 * (1.0 + acc + acc.square() * (1.0 / 3.0)) * (-acc).exp();
+  };
+  Eigen::Index i0 = 0;
+  for (; i0 + kChunk <= m; i0 += kChunk)
+    for (Eigen::Index j = 0; j < out.cols(); ++j) {
+      Chunk acc = (scaled_a.col(0).segment<kChunk>(i0).array() - scaled_b(j, 0)).square();
+      for (Eigen::Index t = 1; t < d; ++t)
+        acc += (scaled_a.col(t).segment<kChunk>(i0).array() - scaled_b(j, t)).square();
+      out.col(j).segment<kChunk>(i0) = kernel(acc).matrix();
+    }
+  if (i0 < m) {
+    const Eigen::Index rest = m - i0;
+    Eigen::ArrayXd acc(rest);
+    for (Eigen::Index j = 0; j < out.cols(); ++j) {
+      acc = (scaled_a.col(0).segment(i0, rest).array() - scaled_b(j, 0)).square();
+      for (Eigen::Index t = 1; t < d; ++t)
+        acc += (scaled_a.col(t).segment(i0, rest).array() - scaled_b(j, t)).square();
+      out.col(j).segment(i0, rest) = kernel(acc).matrix();
+    }
   }
 }
 
 Eigen::MatrixXd Matern52::cross(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) const {
-  Eigen::MatrixXd K, sa, sb;
+  Eigen::MatrixXd K(A.rows(), B.rows()), sa, sb;
   cross_into(A, B, K, sa, sb);
   return K;
 }
@@ -210,18 +230,16 @@ void Gp::kernel_lower(const Eigen::VectorXd& theta, bool with_g) const {
     w.e.resize(n);
   }
   w.scaled = X_.array().rowwise() * (-theta.head(d)).array().exp().transpose();
-  w.sq = w.scaled.rowwise().squaredNorm();
-  // Inner products of the scaled inputs (w.g is their scratch until G overwrites them).
-  w.g.noalias() = w.scaled * w.scaled.transpose();
   const double s2 = std::exp(theta(d));
   for (Eigen::Index j = 0; j < n; ++j) {
     const Eigen::Index m = n - j;
     auto s = w.s.head(m).array();
     auto e = w.e.head(m).array();
-    // √5 r over the lower part of column j (r exactly 0 on the diagonal), vectorised.
-    s = (w.sq.tail(m).array() + w.sq(j) - 2.0 * w.g.col(j).tail(m).array()).max(0.0).sqrt() *
-        kSqrt5;
-    s(0) = 0;
+    // √5 r over the lower part of column j, one input dimension at a time (vectorised).
+    s = (w.scaled.col(0).tail(m).array() - w.scaled(j, 0)).square();
+    for (Eigen::Index t = 1; t < d; ++t)
+      s += (w.scaled.col(t).tail(m).array() - w.scaled(j, t)).square();
+    s = s.sqrt() * kSqrt5;
     e = (-s).exp();
     w.kf.col(j).tail(m) = (s2 * (1.0 + s + s.square() / 3.0) * e).matrix();
     if (with_g) w.g.col(j).tail(m) = ((s2 * 5.0 / 3.0) * (1.0 + s) * e).matrix();
@@ -300,6 +318,7 @@ double Gp::log_marginal_likelihood(const Eigen::VectorXd& theta, Eigen::VectorXd
   const Eigen::Index n = X_.rows(), d = static_cast<Eigen::Index>(dims_);
   const double noise = noise_of(theta);
   Work& w = work_;
+  ++evaluations_;
   kernel_lower(theta, grad != nullptr);
   double jitter = 0;
   if (!factor_lower(noise, w.c, jitter)) {
@@ -355,7 +374,7 @@ void Gp::fit(RandomBitGenerator& rng, int starts) {
   param.epsilon = 1e-5;
   param.epsilon_rel = 1e-5;
   param.past = 1;
-  param.delta = 1e-6;
+  param.delta = options_.tolerance;
   param.max_linesearch = 30;
   LBFGSpp::LBFGSBSolver<double> solver(param);
   // Minimise −lml; −inf/NaN (not PD) becomes a large value so the line search backs off.
@@ -368,53 +387,82 @@ void Gp::fit(RandomBitGenerator& rng, int starts) {
     g = -g;
     return -v;
   };
+  LBFGSpp::LBFGSBParam<double> probe_param = param;
+  const bool staged = options_.restart_iterations > 0;
+  if (staged) probe_param.max_iterations = std::min(options_.restart_iterations, param.max_iterations);
+  LBFGSpp::LBFGSBSolver<double> probe(probe_param);
+  // Runs a solver from t (in place); the value reached, +inf when it is not finite.
+  auto run = [&](LBFGSpp::LBFGSBSolver<double>& with, Eigen::VectorXd& t) {
+    t = t.cwiseMax(lower).cwiseMin(upper);
+    double value = 0;
+    try {
+      with.minimize(objective, t, value, lower, upper);
+    } catch (const std::exception&) {
+      // Line-search failures near the optimum: keep where the solver got to.
+      value = -log_marginal_likelihood(t, nullptr);
+    }
+    return std::isfinite(value) ? value : std::numeric_limits<double>::infinity();
+  };
   const double y2 = std::max(y_.squaredNorm() / static_cast<double>(y_.size()), 1e-6);
   Eigen::VectorXd best = theta_;
   double best_value = -log_marginal_likelihood(theta_, nullptr);
   if (!std::isfinite(best_value)) best_value = std::numeric_limits<double>::infinity();
-  for (int s = 0; s < std::max(starts, 1); ++s) {
+  // The warm start (the current θ: the previous fit, one point ago) runs to convergence.
+  {
     Eigen::VectorXd t = theta_;
-    if (s > 0) {
-      // Random restart: length-scales log-uniform in [0.05, 3], signal variance within a factor
-      // e of the outputs' second moment, noise log-uniform in [1e-4, 1e-1] of it.
-      for (std::size_t j = 0; j < dims_; ++j)
-        t(static_cast<Eigen::Index>(j)) =
-            std::log(0.05) + uniform01(rng) * (std::log(3.0) - std::log(0.05));
-      t(static_cast<Eigen::Index>(dims_)) = std::log(y2) + (2 * uniform01(rng) - 1);
-      if (options_.learn_noise)
-        t(static_cast<Eigen::Index>(dims_) + 1) =
-            std::log(y2) + std::log(1e-4) + uniform01(rng) * (std::log(1e-1) - std::log(1e-4));
-    }
-    t = t.cwiseMax(lower).cwiseMin(upper);
-    double value = 0;
-    try {
-      solver.minimize(objective, t, value, lower, upper);
-    } catch (const std::exception&) {
-      // Line-search failures near the optimum: keep where the solver got to.
-      value = -log_marginal_likelihood(t, nullptr);
-      if (!std::isfinite(value)) continue;
-    }
+    const double value = run(solver, t);
     if (value < best_value) {
       best_value = value;
       best = t;
     }
   }
+  Eigen::VectorXd best_probe;
+  double best_probe_value = std::numeric_limits<double>::infinity();
+  for (int s = 1; s < std::max(starts, 1); ++s) {
+    // Random restart: length-scales log-uniform in [0.05, 3], signal variance within a factor
+    // e of the outputs' second moment, noise log-uniform in [1e-4, 1e-1] of it.
+    Eigen::VectorXd t = theta_;
+    for (std::size_t j = 0; j < dims_; ++j)
+      t(static_cast<Eigen::Index>(j)) =
+          std::log(0.05) + uniform01(rng) * (std::log(3.0) - std::log(0.05));
+    t(static_cast<Eigen::Index>(dims_)) = std::log(y2) + (2 * uniform01(rng) - 1);
+    if (options_.learn_noise)
+      t(static_cast<Eigen::Index>(dims_) + 1) =
+          std::log(y2) + std::log(1e-4) + uniform01(rng) * (std::log(1e-1) - std::log(1e-4));
+    const double value = run(staged ? probe : solver, t);
+    if (value < best_probe_value) {
+      best_probe_value = value;
+      best_probe = t;
+    }
+  }
+  // Successive halving down to one: only the most promising restart is run on, and only when
+  // it already rivals the warm start (a probe that stopped early is at least as good as where it
+  // stands, so one behind by more than the remaining descent rarely wins).
+  if (best_probe.size() > 0 && staged && best_probe_value < best_value + 1.0)
+    best_probe_value = run(solver, best_probe);
+  if (best_probe_value < best_value) {
+    best_value = best_probe_value;
+    best = best_probe;
+  }
   theta_ = best;
   refactorise();
 }
 
-void Gp::cross_covariance(const Eigen::MatrixXd& Xs, Eigen::MatrixXd& Ks) const {
+void Gp::cross_covariance(const Eigen::MatrixXd& Xs, Eigen::Ref<Eigen::MatrixXd> Ks) const {
   kernel_of(theta_).cross_into(Xs, X_, Ks, work_.scaled, work_.scaled_b);
 }
 
-void Gp::mean_from(const Eigen::MatrixXd& Ks, Eigen::VectorXd& mean) const {
+void Gp::mean_from(const Eigen::Ref<const Eigen::MatrixXd>& Ks,
+                   Eigen::Ref<Eigen::VectorXd> mean) const {
   mean.noalias() = Ks * alpha_;
 }
 
-void Gp::variance_from(const Eigen::MatrixXd& Ks, Eigen::VectorXd& var, Eigen::MatrixXd& work,
+void Gp::variance_from(const Eigen::Ref<const Eigen::MatrixXd>& Ks,
+                       Eigen::Ref<Eigen::VectorXd> var, Eigen::Ref<Eigen::MatrixXd> work,
                        double var_floor) const {
   // var = s² − ‖L⁻¹ k*‖² for every row: V = Ks L⁻ᵀ (one triangular-matrix product).
-  if (work.rows() != Ks.rows() || work.cols() != Ks.cols()) work.resize(Ks.rows(), Ks.cols());
+  require(work.rows() == Ks.rows() && work.cols() == Ks.cols() && var.size() == Ks.rows(),
+          "GP: variance buffers of the wrong shape");
   work.noalias() = Ks * linv_.triangularView<Eigen::Lower>().transpose();
   const double s2 = std::exp(theta_(static_cast<Eigen::Index>(dims_)));
   var = (s2 - work.rowwise().squaredNorm().array()).cwiseMax(var_floor).matrix();
@@ -427,11 +475,13 @@ void Gp::predict(const Eigen::MatrixXd& Xs, Eigen::VectorXd& mean, Eigen::Vector
     if (var) *var = Eigen::VectorXd::Constant(Xs.rows(), kernel_of(theta_).signal_variance);
     return;
   }
-  Eigen::MatrixXd Ks;
+  Eigen::MatrixXd Ks(Xs.rows(), X_.rows());
   cross_covariance(Xs, Ks);
+  mean.resize(Xs.rows());
   mean_from(Ks, mean);
   if (!var) return;
-  Eigen::MatrixXd V;
+  Eigen::MatrixXd V(Ks.rows(), Ks.cols());
+  var->resize(Ks.rows());
   variance_from(Ks, *var, V, var_floor);
 }
 

@@ -21,9 +21,9 @@ struct Matern52 {
 
   /// Cross-covariance between the rows of A (m × d) and of B (n × d): m × n.
   Eigen::MatrixXd cross(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) const;
-  /// The same into `out` (resized only when its shape differs, so a reused buffer is never
-  /// reallocated); `scaled` is a workspace for the inputs divided by the length-scales.
-  void cross_into(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, Eigen::MatrixXd& out,
+  /// The same into `out` (m × n already: a block of a reused buffer); `scaled_a`, `scaled_b` are
+  /// workspaces for the inputs divided by the length-scales.
+  void cross_into(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, Eigen::Ref<Eigen::MatrixXd> out,
                   Eigen::MatrixXd& scaled_a, Eigen::MatrixXd& scaled_b) const;
   static double of_r(double r) {
     const double s5r = 2.23606797749978969641 * r;
@@ -43,6 +43,15 @@ struct GpOptions {
   /// (GPflowOpt's default is 5).
   int starts = 5;
   int max_iterations = 40;
+  /// L-BFGS iterations of each random restart before only the best one (when it beats the warm
+  /// start) is run on to convergence; 0 runs every start to convergence.  Random starts are far
+  /// from any optimum and mostly end in the same few basins: a short probe tells them apart for a
+  /// fraction of the cost.
+  int restart_iterations = 4;
+  /// L-BFGS stops when the negative log marginal likelihood decreased by less than this fraction
+  /// (of max(|value|, 1)) over one iteration: hyperparameters matter to the acquisition only to
+  /// a few digits.
+  double tolerance = 1e-5;
 };
 
 /// A zero-mean exact GP.  Hyperparameters θ are unconstrained logs: θ = (log ℓ_1..d, log s²,
@@ -82,17 +91,19 @@ class Gp {
   void predict1(const Eigen::VectorXd& x, double& mean, double& var, double var_floor = 1e-6) const;
 
   /// The three steps of `predict`, for callers that keep their buffers between calls (the
-  /// acquisition over thousands of candidates): Ks = k(Xs, X) (m × n), mean = Ks α, and the
-  /// variances of the rows of Ks, s² − ‖L⁻¹ k*‖² floored (`work`: an m × n buffer).
-  /// Only valid when the GP has data.
-  void cross_covariance(const Eigen::MatrixXd& Xs, Eigen::MatrixXd& Ks) const;
-  void mean_from(const Eigen::MatrixXd& Ks, Eigen::VectorXd& mean) const;
-  void variance_from(const Eigen::MatrixXd& Ks, Eigen::VectorXd& var, Eigen::MatrixXd& work,
-                     double var_floor = 1e-6) const;
+  /// acquisition over thousands of candidates): Ks = k(Xs, X) (m × n, sized by the caller),
+  /// mean = Ks α, and the variances of the rows of Ks, s² − ‖L⁻¹ k*‖² floored (`work`: m × n
+  /// scratch).  Only valid when the GP has data.
+  void cross_covariance(const Eigen::MatrixXd& Xs, Eigen::Ref<Eigen::MatrixXd> Ks) const;
+  void mean_from(const Eigen::Ref<const Eigen::MatrixXd>& Ks, Eigen::Ref<Eigen::VectorXd> mean) const;
+  void variance_from(const Eigen::Ref<const Eigen::MatrixXd>& Ks, Eigen::Ref<Eigen::VectorXd> var,
+                     Eigen::Ref<Eigen::MatrixXd> work, double var_floor = 1e-6) const;
   bool has_data() const { return factorised_; }
 
   double noise_variance() const { return noise_of(theta_); }
   Matern52 kernel() const { return kernel_of(theta_); }
+  /// Log-marginal-likelihood evaluations so far (the fits' unit of work; for benchmarks).
+  std::size_t evaluations() const { return evaluations_; }
   /// The jitter the last factorisation needed (0 when none).
   double jitter() const { return jitter_; }
 
@@ -119,6 +130,7 @@ class Gp {
     Eigen::MatrixXd mx;
   };
   mutable Work work_;
+  mutable std::size_t evaluations_ = 0;
 
   double noise_of(const Eigen::VectorXd& theta) const;
   Matern52 kernel_of(const Eigen::VectorXd& theta) const;

@@ -95,23 +95,40 @@ double hypervolume_improvement(const Point& v, const std::vector<Point>& front,
 Hvpoi::Hvpoi(const std::vector<Point>& points, Point reference)
     : reference_(std::move(reference)),
       front_(front_below(points, reference_)),
-      cells_(nondominated_cells(front_, reference_)) {}
+      cells_(nondominated_cells(front_, reference_)) {
+  if (reference_.size() == 2) {
+    width_sum_.assign(cells_.size() + 1, 0.0);
+    weighted_sum_.assign(cells_.size() + 1, 0.0);
+    for (std::size_t i = 0; i < cells_.size(); ++i) {
+      const Cell& c = cells_[i];
+      const double w = i == 0 ? 0.0 : c.upper[0] - c.lower[0];  // cell 0 is unbounded
+      width_sum_[i + 1] = width_sum_[i] + w;
+      weighted_sum_[i + 1] = weighted_sum_[i] + w * c.upper[1];
+    }
+  }
+}
 
 double Hvpoi::improvement(const double* mu) const {
   const std::size_t p = reference_.size();
   if (p != 2) return hypervolume_improvement(Point(mu, mu + p), front_, reference_);
-  const double v1 = mu[0], v2 = mu[1], r1 = reference_[0], r2 = reference_[1];
-  if (!(v1 < r1) || !(v2 < r2)) return 0;
-  // Sweep over the front clipped at v: first coordinates ascending, second non-increasing.
-  double covered = 0, ceiling = r2;
-  for (const auto& q : front_) {
-    const double q1 = std::max(q[0], v1), q2 = std::max(q[1], v2);
-    if (q2 < ceiling) {
-      covered += (r1 - q1) * (ceiling - q2);
-      ceiling = q2;
-    }
-  }
-  return std::max(0.0, (r1 - v1) * (r2 - v2) - covered);
+  const double v1 = mu[0], v2 = mu[1];
+  if (!(v1 < reference_[0]) || !(v2 < reference_[1])) return 0;
+  // ΔPF(v) = Σ_i |[x_i, x_{i+1}] ∩ [v1, r1]| · (t_i − v2)⁺ over the 2-D tiling (its cells are
+  // exactly the part of the box below r that the front leaves undominated).  Cells meeting
+  // [v1, r1]: from a, the cell holding v1; cells above v2: before b (t_i decreases).
+  const auto a = static_cast<std::size_t>(
+      std::partition_point(cells_.begin(), cells_.end(),
+                           [&](const Cell& c) { return c.upper[0] <= v1; }) -
+      cells_.begin());
+  const auto b = static_cast<std::size_t>(
+      std::partition_point(cells_.begin(), cells_.end(),
+                           [&](const Cell& c) { return c.upper[1] > v2; }) -
+      cells_.begin());
+  if (a >= b) return 0;
+  // The first cell is cut at v1; the others are whole: Σ w_i t_i − v2 Σ w_i from the prefix sums.
+  double total = (cells_[a].upper[0] - v1) * (cells_[a].upper[1] - v2);
+  total += (weighted_sum_[b] - weighted_sum_[a + 1]) - v2 * (width_sum_[b] - width_sum_[a + 1]);
+  return std::max(0.0, total);
 }
 
 double Hvpoi::poi(const double* mu, const double* sd) const {
@@ -120,14 +137,23 @@ double Hvpoi::poi(const double* mu, const double* sd) const {
   if (p == 2) {
     // 2-D tiling: consecutive cells share their first-objective boundary, so Φ is evaluated once
     // per boundary; past the point where Φ = 1 no cell adds anything.
-    double previous = 0;
-    for (const auto& c : cells_) {
-      const double z = (c.upper[0] - mu[0]) / sd[0];
+    // Cells whose first-objective interval ends more than 9 sd below μ₁ hold a probability below
+    // Φ(−9) ≈ 1e-19 in all: start at the first cell that reaches above (binary search; the cells
+    // are sorted), and stop past a boundary where Φ is 1 in double precision.
+    const double from = mu[0] - 9 * sd[0];
+    const auto first = std::partition_point(cells_.begin(), cells_.end(),
+                                            [&](const Cell& c) { return c.upper[0] <= from; });
+    double previous =
+        first == cells_.begin() || first == cells_.end()
+            ? 0.0
+            : normal_cdf((first->lower[0] - mu[0]) / sd[0]);
+    for (auto c = first; c != cells_.end(); ++c) {
+      const double z = (c->upper[0] - mu[0]) / sd[0];
       const double hi = normal_cdf(z);
       const double width = hi - previous;
       previous = hi;
-      if (width > 0) total += width * normal_cdf((c.upper[1] - mu[1]) / sd[1]);
-      if (z > 40) break;
+      if (width > 0) total += width * normal_cdf((c->upper[1] - mu[1]) / sd[1]);
+      if (z > 9) break;
     }
     return std::min(1.0, total);
   }

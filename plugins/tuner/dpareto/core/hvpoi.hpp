@@ -44,7 +44,8 @@ class Hvpoi {
   const std::vector<Cell>& cells() const { return cells_; }
   const Point& reference() const { return reference_; }
 
-  /// ΔPF(μ): fast O(|P|) sweep in 2-D, the clipped-hypervolume formula otherwise.
+  /// ΔPF(μ): O(log |P|) in 2-D (sum over the tiling's cells), the clipped-hypervolume formula
+  /// otherwise.
   double improvement(const double* mu) const;
   /// PoI(μ, s) (s: standard deviations, already floored).
   double poi(const double* mu, const double* sd) const;
@@ -57,6 +58,9 @@ class Hvpoi {
   Point reference_;
   std::vector<Point> front_;  // strictly below the reference; 2-D: sorted by the first objective
   std::vector<Cell> cells_;
+  // 2-D: prefix sums over the finite cells 1..N of w_i = x_{i+1} − x_i and w_i t_i, so that ΔPF
+  // is two binary searches and a difference (O(log |P|) per candidate).
+  std::vector<double> width_sum_, weighted_sum_;
 };
 
 }  // namespace dptune::dpareto

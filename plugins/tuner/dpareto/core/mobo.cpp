@@ -59,41 +59,72 @@ void Mobo::load_data(const std::vector<Eigen::VectorXd>& xs,
 Eigen::VectorXd Mobo::acquisition(const Eigen::MatrixXd& X, const Hvpoi& h) const {
   const std::size_t p = objectives();
   const auto m = X.rows();
-  Eigen::MatrixXd mu(m, static_cast<Eigen::Index>(p));
+  Eigen::VectorXd alpha = Eigen::VectorXd::Zero(m);
+  if (!gps_[0].has_data()) return alpha;
+  AcquisitionWork& w = m > 64 ? sweep_work_ : probe_work_;
+  const auto n = static_cast<Eigen::Index>(xs_.size() > 0 ? gps_[0].size() : 0);
+  const auto np = static_cast<Eigen::Index>(p);
+  // Buffers grow to a capacity (columns in steps of 32, as n grows by one per iteration) and are
+  // used through blocks, so a sweep allocates nothing in the steady state.
+  auto ensure = [](Eigen::MatrixXd& b, Eigen::Index rows, Eigen::Index cols) {
+    if (b.rows() < rows || b.cols() < cols)
+      b.resize(std::max(b.rows(), rows), std::max(b.cols(), (cols + 31) / 32 * 32));
+  };
+  w.ks.resize(p);
+  ensure(w.mu, m, np);
+  if (w.mean.size() < m) w.mean.resize(m);
+  // One cross-covariance matrix per GP serves both the means (all rows) and the variances.
   for (std::size_t k = 0; k < p; ++k) {
-    Eigen::VectorXd mk;
-    gps_[k].predict(X, mk, nullptr);
-    mu.col(static_cast<Eigen::Index>(k)) = mk;
+    ensure(w.ks[k], m, n);
+    auto ks = w.ks[k].topLeftCorner(m, n);
+    gps_[k].cross_covariance(X, ks);
+    gps_[k].mean_from(ks, w.mean.head(m));
+    w.mu.col(static_cast<Eigen::Index>(k)).head(m) = w.mean.head(m);
   }
   // α = ΔPF(μ)·PoI is exactly zero wherever μ is dominated: only those rows need variances,
-  // the expensive part (a triangular solve per candidate).
-  Eigen::VectorXd alpha = Eigen::VectorXd::Zero(m);
-  std::vector<Eigen::Index> rows;
-  std::vector<double> improvement;
-  Eigen::RowVectorXd mrow(static_cast<Eigen::Index>(p));
+  // the expensive part (n² per candidate and GP).
+  w.rows.clear();
+  w.improvement.clear();
+  double mrow[16];
+  std::vector<double> mheap;
+  double* mu_i = p <= 16 ? mrow : (mheap.resize(p), mheap.data());
   for (Eigen::Index i = 0; i < m; ++i) {
-    mrow = mu.row(i);
-    const double d = h.improvement(mrow.data());
+    for (std::size_t k = 0; k < p; ++k) mu_i[k] = w.mu(i, static_cast<Eigen::Index>(k));
+    const double d = h.improvement(mu_i);
     if (d > 0) {
-      rows.push_back(i);
-      improvement.push_back(d);
+      w.rows.push_back(i);
+      w.improvement.push_back(d);
     }
   }
-  if (rows.empty()) return alpha;
-  Eigen::MatrixXd Xs(static_cast<Eigen::Index>(rows.size()), X.cols());
-  for (std::size_t r = 0; r < rows.size(); ++r)
-    Xs.row(static_cast<Eigen::Index>(r)) = X.row(rows[r]);
-  Eigen::MatrixXd sd(Xs.rows(), static_cast<Eigen::Index>(p));
+  if (w.rows.empty()) return alpha;
+  const auto r = static_cast<Eigen::Index>(w.rows.size());
+  ensure(w.sd, r, np);
+  ensure(w.v, r, n);
+  ensure(w.selected, r, n);
+  if (w.var.size() < r) w.var.resize(m);
   for (std::size_t k = 0; k < p; ++k) {
-    Eigen::VectorXd mk, vk;
-    gps_[k].predict(Xs, mk, &vk, options_.var_floor);
-    sd.col(static_cast<Eigen::Index>(k)) = vk.array().sqrt().matrix();
+    const auto ks = w.ks[k].topLeftCorner(m, n);
+    auto v = w.v.topLeftCorner(r, n);
+    if (r == m) {
+      gps_[k].variance_from(ks, w.var.head(r), v, options_.var_floor);
+    } else {
+      auto sel = w.selected.topLeftCorner(r, n);
+      for (Eigen::Index j = 0; j < n; ++j)
+        for (Eigen::Index q = 0; q < r; ++q) sel(q, j) = ks(w.rows[static_cast<std::size_t>(q)], j);
+      gps_[k].variance_from(sel, w.var.head(r), v, options_.var_floor);
+    }
+    w.sd.col(static_cast<Eigen::Index>(k)).head(r) = w.var.head(r).array().sqrt().matrix();
   }
-  Eigen::RowVectorXd srow(static_cast<Eigen::Index>(p));
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    mrow = mu.row(rows[r]);
-    srow = sd.row(static_cast<Eigen::Index>(r));
-    alpha(rows[r]) = improvement[r] * h.poi(mrow.data(), srow.data());
+  double srow[16];
+  std::vector<double> sheap;
+  double* sd_i = p <= 16 ? srow : (sheap.resize(p), sheap.data());
+  for (Eigen::Index q = 0; q < r; ++q) {
+    const Eigen::Index i = w.rows[static_cast<std::size_t>(q)];
+    for (std::size_t k = 0; k < p; ++k) {
+      mu_i[k] = w.mu(i, static_cast<Eigen::Index>(k));
+      sd_i[k] = w.sd(q, static_cast<Eigen::Index>(k));
+    }
+    alpha(i) = w.improvement[static_cast<std::size_t>(q)] * h.poi(mu_i, sd_i);
   }
   return alpha;
 }

@@ -85,6 +85,18 @@ class Mobo {
   std::size_t proposals_ = 0;
   Point last_reference_;
 
+  // Buffers of `acquisition`, reused between calls (thousands of candidates × n cross-covariances
+  // would otherwise be fresh pages every time): one set for the candidate sweep, one for the few
+  // probes of the local refinement, so neither is resized back and forth.
+  struct AcquisitionWork {
+    std::vector<Eigen::MatrixXd> ks;  // per objective: k(X, data), m × n
+    Eigen::MatrixXd selected, v, mu, sd;
+    Eigen::VectorXd mean, var;
+    std::vector<Eigen::Index> rows;
+    std::vector<double> improvement;
+  };
+  mutable AcquisitionWork sweep_work_, probe_work_;
+
   void load_data(const std::vector<Eigen::VectorXd>& xs, const std::vector<Eigen::VectorXd>& ys);
   Hvpoi make_hvpoi(const Eigen::MatrixXd& X);
   Proposal maximise(const Hvpoi& h, const Eigen::MatrixXd& X, RandomBitGenerator& rng,
