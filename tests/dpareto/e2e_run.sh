@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# End-to-end test of the dpareto tuner through `dptune run` (issue 5):
+#   e2e_run.sh DPTUNE PIPELINE WORK_DIR
+# 1. a run writes every output file; trials.csv holds initial + iterations rows; the front is the
+#    set of non-dominated trials (epsilon down, utility up) and each front row is a trial; the
+#    hypervolume trace is non-decreasing, starts after the initial design and ends at the
+#    summary's value; the summary states the threat model;
+# 2. a second run with initial_trials = the first run's trials.csv re-evaluates exactly those
+#    candidates first (in order), then runs its own iterations.
+set -euo pipefail
+dptune="$1" pipeline="$2" work="$3"
+initial=6 iterations=6
+fail() { echo "FAIL: $*" >&2; exit 1; }
+rm -rf "$work" && mkdir -p "$work"
+
+"$dptune" run "$pipeline" --seed 3 --no-progress -o "$work/first" > "$work/first.log" 2>&1 ||
+  { cat "$work/first.log" >&2; fail "first run failed"; }
+for f in trials.csv pareto_front.csv pareto.svg hypervolume.csv hypervolume.svg summary.json \
+         resolved_config.yaml; do
+  [[ -s "$work/first/$f" ]] || fail "missing or empty output $f"
+done
+rows=$(($(wc -l < "$work/first/trials.csv") - 1))
+[[ $rows -eq $((initial + iterations)) ]] || fail "trials.csv has $rows rows, want $((initial + iterations))"
+grep -q '"trusted_analyst_only": true' "$work/first/summary.json" || fail "summary lacks trusted_analyst_only"
+grep -q 'threat model' "$work/first/summary.json" || fail "summary lacks the threat-model note"
+
+# Columns by name (header of trials.csv; pareto_front.csv has the same header).
+col() { head -1 "$1" | tr ',' '\n' | grep -nx "$2" | cut -d: -f1; }
+e=$(col "$work/first/trials.csv" epsilon) u=$(col "$work/first/trials.csv" utility_mean)
+id=$(col "$work/first/trials.csv" id)
+[[ -n "$e" && -n "$u" && -n "$id" ]] || fail "trials.csv lacks id/epsilon/utility_mean"
+# Non-dominated = the front: a trial is on the front iff no other trial has epsilon <= and
+# utility >= with one strict; duplicates of a front point may be listed once.
+awk -F, -v e="$e" -v u="$u" -v id="$id" '
+  FNR == 1 { next }
+  FILENAME == ARGV[1] { n++; E[n] = $e + 0; U[n] = $u + 0; I[n] = $id; next }
+  { m++; fe = $e + 0; fu = $u + 0; found = 0
+    for (k = 1; k <= n; k++) {
+      if (I[k] == $id) { found = 1; if (E[k] != fe || U[k] != fu) { print "front row " $id " differs from its trial"; bad = 1 } }
+      if ((E[k] <= fe && U[k] >= fu) && (E[k] < fe || U[k] > fu)) { print "front row " $id " dominated by trial " I[k]; bad = 1 } }
+    if (!found) { print "front row " $id " is not a trial"; bad = 1 }
+    F[m] = fe SUBSEP fu }
+  END {
+    for (k = 1; k <= n; k++) { dom = 0
+      for (j = 1; j <= n; j++) if ((E[j] <= E[k] && U[j] >= U[k]) && (E[j] < E[k] || U[j] > U[k])) dom = 1
+      if (!dom) { on = 0; for (j = 1; j <= m; j++) if (F[j] == (E[k] SUBSEP U[k])) on = 1
+        if (!on) { print "non-dominated trial " I[k] " missing from the front"; bad = 1 } } }
+    if (m < 1) { print "empty front"; bad = 1 }
+    exit bad }' "$work/first/trials.csv" "$work/first/pareto_front.csv" || fail "front check"
+# Hypervolume trace: one row after the initial design and one per iteration, non-decreasing, the
+# last equal to the summary's hypervolume.
+awk -F, -v want=$((iterations + 1)) -v first=$initial '
+  NR == 1 { next }
+  { n++; if (n == 1 && $1 + 0 != first) { print "trace starts at " $1; bad = 1 }
+    if (n > 1 && $2 + 0 < last - 1e-12) { print "hypervolume decreases at " $1; bad = 1 } last = $2 + 0 }
+  END { if (n != want) { print n " trace rows, want " want; bad = 1 }; printf "%.17g\n", last > "/dev/stderr"; exit bad }' \
+  "$work/first/hypervolume.csv" 2> "$work/last_hv" || fail "hypervolume trace"
+summary_hv=$(tr -d '\n ' < "$work/first/summary.json" | sed -n 's/.*"hypervolume":{"value":\([^,}]*\).*/\1/p')
+awk -v a="$(cat "$work/last_hv")" -v b="$summary_hv" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b != "" && d <= 1e-9 * (1 + b)) }' ||
+  fail "trace ends at $(cat "$work/last_hv"), summary says '$summary_hv'"
+
+# initial_trials: the first run's 12 candidates come first, in order, then 2 iterations.
+"$dptune" run "$pipeline" --seed 4 --no-progress -o "$work/second" \
+  --set "tuner.params={iterations: 2, candidates: 200, restarts: 2, initial_trials: $work/first/trials.csv}" \
+  > "$work/second.log" 2>&1 || { cat "$work/second.log" >&2; fail "run with initial_trials failed"; }
+rows2=$(($(wc -l < "$work/second/trials.csv") - 1))
+[[ $rows2 -eq $((rows + 2)) ]] || fail "second run has $rows2 trials, want $((rows + 2))"
+params() { local f="$1" n="$2"; local cols; cols=$(head -1 "$f" | tr ',' '\n' | grep -n '^param\.' | cut -d: -f1 | paste -sd,)
+  tail -n +2 "$f" | head -n "$n" | cut -d, -f"$cols"; }
+diff <(params "$work/first/trials.csv" "$rows") <(params "$work/second/trials.csv" "$rows") > "$work/params.diff" ||
+  { cat "$work/params.diff" >&2; fail "initial_trials not honoured: the first $rows candidates differ"; }
+grep -q "initial candidates from" "$work/second/summary.json" || fail "summary does not name initial_trials"
+echo "dpareto e2e: OK ($rows + $((rows2 - rows)) trials, hypervolume $summary_hv)"
