@@ -230,15 +230,23 @@ std::string series_csv(const dptune::Series& series) {
 }
 
 std::string series_svg(const dptune::Series& series, const std::string& title) {
+  return series_group_svg({&series}, {}, title);
+}
+
+std::string series_group_svg(const std::vector<const dptune::Series*>& group,
+                             const std::vector<std::string>& legend, const std::string& title) {
   using namespace plot;
+  static const char* const kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                         "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
   double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
-  for (std::size_t i = 0; i < series.x.size(); ++i) {
-    if (!std::isfinite(series.x[i]) || !std::isfinite(series.y[i])) continue;
-    xlo = std::min(xlo, series.x[i]);
-    xhi = std::max(xhi, series.x[i]);
-    ylo = std::min(ylo, series.y[i]);
-    yhi = std::max(yhi, series.y[i]);
-  }
+  for (const auto* series : group)
+    for (std::size_t i = 0; i < series->x.size(); ++i) {
+      if (!std::isfinite(series->x[i]) || !std::isfinite(series->y[i])) continue;
+      xlo = std::min(xlo, series->x[i]);
+      xhi = std::max(xhi, series->x[i]);
+      ylo = std::min(ylo, series->y[i]);
+      yhi = std::max(yhi, series->y[i]);
+    }
   if (!(xlo <= xhi)) xlo = 0, xhi = 1;
   if (!(ylo <= yhi)) ylo = 0, yhi = 1;
   if (xlo == xhi) xlo -= 0.5, xhi += 0.5;
@@ -259,21 +267,29 @@ std::string series_svg(const dptune::Series& series, const std::string& title) {
       << "\" stroke=\"black\"/><text x=\"" << left - 8 << "\" y=\"" << y + 4
       << "\" text-anchor=\"end\">" << fmt(yv, 4) << "</text>\n";
   }
+  const dptune::Series& first = *group.front();
   s << "<text x=\"" << (left + width - right) / 2 << "\" y=\"" << height - 15
-    << "\" text-anchor=\"middle\">" << (series.x_label.empty() ? "x" : series.x_label)
+    << "\" text-anchor=\"middle\">" << (first.x_label.empty() ? "x" : first.x_label)
     << "</text>\n";
   s << "<text transform=\"translate(18," << (top + height - bottom) / 2
-    << ") rotate(-90)\" text-anchor=\"middle\">" << (series.y_label.empty() ? "y" : series.y_label)
+    << ") rotate(-90)\" text-anchor=\"middle\">" << (first.y_label.empty() ? "y" : first.y_label)
     << "</text>\n";
-  s << "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"1.5\" points=\"";
-  for (std::size_t i = 0; i < series.x.size(); ++i)
-    if (std::isfinite(series.x[i]) && std::isfinite(series.y[i]))
-      s << x_of(series.x[i]) << ',' << y_of(series.y[i]) << ' ';
-  s << "\"/>\n";
-  for (std::size_t i = 0; i < series.x.size(); ++i)
-    if (std::isfinite(series.x[i]) && std::isfinite(series.y[i]))
-      s << "<circle cx=\"" << x_of(series.x[i]) << "\" cy=\"" << y_of(series.y[i])
-        << "\" r=\"2.5\" fill=\"#1f77b4\"/>\n";
+  for (std::size_t g = 0; g < group.size(); ++g) {
+    const dptune::Series& series = *group[g];
+    const char* colour = kColours[g % std::size(kColours)];
+    s << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"1.5\" points=\"";
+    for (std::size_t i = 0; i < series.x.size(); ++i)
+      if (std::isfinite(series.x[i]) && std::isfinite(series.y[i]))
+        s << x_of(series.x[i]) << ',' << y_of(series.y[i]) << ' ';
+    s << "\"/>\n";
+    for (std::size_t i = 0; i < series.x.size(); ++i)
+      if (std::isfinite(series.x[i]) && std::isfinite(series.y[i]))
+        s << "<circle cx=\"" << x_of(series.x[i]) << "\" cy=\"" << y_of(series.y[i])
+          << "\" r=\"2.5\" fill=\"" << colour << "\"/>\n";
+    if (g < legend.size())
+      s << "<text x=\"" << width - right - 8 << "\" y=\"" << top + 14 + 16 * g
+        << "\" text-anchor=\"end\" fill=\"" << colour << "\">" << legend[g] << "</text>\n";
+  }
   s << "</svg>\n";
   return s.str();
 }
@@ -328,6 +344,27 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
       write_file(config.output.dir / (series.name + ".svg"),
                  series_svg(series, config.name + ": " + series.name));
       summary.files.push_back(series.name + ".svg");
+    }
+  }
+  // Series named GROUP.MEMBER are also drawn together, one plot per group: GROUP.svg.
+  if (config.output.plot) {
+    std::vector<std::string> groups;
+    for (const auto& series : result.series)
+      if (const auto dot = series.name.find('.'); dot != std::string::npos && dot > 0) {
+        const std::string g = series.name.substr(0, dot);
+        if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
+      }
+    for (const auto& g : groups) {
+      std::vector<const dptune::Series*> members;
+      std::vector<std::string> legend;
+      for (const auto& series : result.series)
+        if (series.name.size() > g.size() && series.name.compare(0, g.size() + 1, g + ".") == 0) {
+          members.push_back(&series);
+          legend.push_back(series.name.substr(g.size() + 1));
+        }
+      write_file(config.output.dir / (g + ".svg"),
+                 series_group_svg(members, legend, config.name + ": " + g));
+      summary.files.push_back(g + ".svg");
     }
   }
 
