@@ -17,8 +17,8 @@
 #include "../src/json.hpp"
 #include "../src/report.hpp"
 #include "cli_common.hpp"
-#include "dptune/host/runner.hpp"
 #include "dptune/host/event_yaml.hpp"
+#include "dptune/host/runner.hpp"
 #include "dptune/params.hpp"
 #include "dptune/plugin.hpp"
 #include "dptune/repetition.hpp"
@@ -71,10 +71,12 @@ void write_plots(const std::string& dir, const std::vector<Row>& rows, double de
     std::vector<dptune::Series> series;
     for (const auto& r : rows) {
       if (series.empty() || series.back().name != r.distribution)
-        series.push_back({r.distribution, x_label,
-                          quantile ? "expected quantile of the best run"
-                                   : "P[best candidate tried]",
-                          {}, {}});
+        series.push_back(
+            {r.distribution,
+             x_label,
+             quantile ? "expected quantile of the best run" : "P[best candidate tried]",
+             {},
+             {}});
       series.back().x.push_back(r.epsilon);
       series.back().y.push_back(quantile ? r.quantile : r.success);
     }
@@ -87,8 +89,9 @@ void write_plots(const std::string& dir, const std::vector<Row>& rows, double de
     const std::string name = quantile ? "expected_quantile.svg" : "success_probability.svg";
     std::ofstream out(fs::path(dir) / name);
     out << dptune::host::series_group_svg(
-        group, legend, quantile ? "repetition: expected quantile against epsilon (paper 004, Fig. 5)"
-                                : "repetition: success probability against epsilon (Fig. 6)");
+        group, legend,
+        quantile ? "repetition: expected quantile against epsilon (paper 004, Fig. 5)"
+                 : "repetition: success probability against epsilon (Fig. 6)");
     if (!out) throw dptune::Error("cannot write " + (fs::path(dir) / name).string());
   }
 }
@@ -104,7 +107,8 @@ int cmd_plan(const std::vector<std::string>& args) {
       "Poisson, and the naive fixed K) for a base event: final epsilon, E[K], expected quantile of "
       "the\n"
       "best run and the probability that the best of M candidates is tried (paper "
-      "004).\nWith --pipeline, the base event is the worst (one_of) of the pipeline's grid candidates' "
+      "004).\nWith --pipeline, the base event is the worst (one_of) of the pipeline's grid "
+      "candidates' "
       "events,\nM is the grid's size and delta and the accountant are the pipeline's.\n\noptions");
   std::string event_text, means_text = "2,5,10,20,50,100", accountant_name = "rdp";
   std::vector<std::string> plugin_paths, sets;
@@ -115,12 +119,12 @@ int cmd_plan(const std::vector<std::string>& args) {
       "take the base event, M, delta and the accountant from a pipeline's grid (nothing is run)")(
       "points", po::value<std::int64_t>(),
       "with --pipeline: grid points per continuous dimension (default: the repetition tuner's "
-      "points_per_dimension, else 5)")(
-      "set", po::value(&sets)->composing(), "with --pipeline: override a pipeline key (key.path=value)")(
+      "points_per_dimension, else 5)")("set", po::value(&sets)->composing(),
+                                       "with --pipeline: override a pipeline key (key.path=value)")(
       "plot", po::value(&plot_dir),
       "also write expected_quantile.svg and success_probability.svg against epsilon (paper 004, "
-      "Figures 5 and 6) into this folder")(
-      "candidates", po::value<std::int64_t>(), "number m of candidates in the search space")(
+      "Figures 5 and 6) into this folder")("candidates", po::value<std::int64_t>(),
+                                           "number m of candidates in the search space")(
       "delta", po::value<double>(), "delta of the final guarantee, in (0, 1)")(
       "means", po::value(&means_text), "comma-separated E[K] values (default 2,5,10,20,50,100)")(
       "accountant", po::value(&accountant_name), "accountant plugin (default rdp)")(
@@ -146,8 +150,7 @@ int cmd_plan(const std::vector<std::string>& args) {
   std::int64_t m = 0;
   double delta = 0;
   if (!pipeline.empty()) {
-    if (words.size() == 2 || vm.count("event") || vm.count("candidates") ||
-        vm.count("accountant"))
+    if (words.size() == 2 || vm.count("event") || vm.count("candidates") || vm.count("accountant"))
       throw UsageError(
           "--pipeline takes the base event, --candidates and the accountant from the pipeline");
     const auto config = load(pipeline, sets, plugin_paths, registry);
@@ -175,8 +178,9 @@ int cmd_plan(const std::vector<std::string>& args) {
     delta = vm["delta"].as<double>();
     if (m < 1) throw UsageError("--candidates must be >= 1");
     if ((words.size() == 2) == (vm.count("event") > 0))
-      throw UsageError("give the base event as an EVENT file ('-' for stdin), with --event, or "
-                       "--pipeline");
+      throw UsageError(
+          "give the base event as an EVENT file ('-' for stdin), with --event, or "
+          "--pipeline");
     const bool from_file = words.size() == 2;
     const std::string shown = !from_file ? "--event" : (words[1] == "-" ? "<stdin>" : words[1]);
     const std::string text = from_file ? read_event_file(words[1]) : event_text;

@@ -269,8 +269,7 @@ std::string series_group_svg(const std::vector<const dptune::Series*>& group,
   }
   const dptune::Series& first = *group.front();
   s << "<text x=\"" << (left + width - right) / 2 << "\" y=\"" << height - 15
-    << "\" text-anchor=\"middle\">" << (first.x_label.empty() ? "x" : first.x_label)
-    << "</text>\n";
+    << "\" text-anchor=\"middle\">" << (first.x_label.empty() ? "x" : first.x_label) << "</text>\n";
   s << "<text transform=\"translate(18," << (top + height - bottom) / 2
     << ") rotate(-90)\" text-anchor=\"middle\">" << (first.y_label.empty() ? "y" : first.y_label)
     << "</text>\n";

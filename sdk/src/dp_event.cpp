@@ -77,9 +77,9 @@ DpEvent DpEvent::one_of(std::vector<DpEvent> events) {
   return {Kind::OneOf, 0, 0, 0, 0, std::move(events)};
 }
 DpEvent DpEvent::repeat_until_accepted(DpEvent event, double stop_probability) {
-  require(stop_probability >= 0 && stop_probability < 1,
-          "repeat_until_accepted: stop_probability must be in [0, 1), got " +
-              num(stop_probability));
+  require(
+      stop_probability >= 0 && stop_probability < 1,
+      "repeat_until_accepted: stop_probability must be in [0, 1), got " + num(stop_probability));
   return {Kind::RepeatUntilAccepted, stop_probability, 0, 0, 0, {std::move(event)}};
 }
 
@@ -196,8 +196,7 @@ std::string DpEvent::to_string() const {
     case Kind::Zcdp:
       return head + "{rho: " + num(x_) + "}}";
     case Kind::PoissonSampled:
-      return head + "{rate: " + num(x_) + ", event: " + children_[0].to_string() +
-             "}}";
+      return head + "{rate: " + num(x_) + ", event: " + children_[0].to_string() + "}}";
     case Kind::SampledWithoutReplacement:
       return head + "{source_size: " + std::to_string(n_) + ", sample_size: " + std::to_string(m_) +
              ", event: " + children_[0].to_string() + "}}";
@@ -214,8 +213,7 @@ std::string DpEvent::to_string() const {
       return head + "{mean: " + num(x_) + ", shape: " + num(y_) +
              ", event: " + children_[0].to_string() + "}}";
     case Kind::RepeatUntilAccepted:
-      return head + "{stop_probability: " + num(x_) + ", event: " + children_[0].to_string() +
-             "}}";
+      return head + "{stop_probability: " + num(x_) + ", event: " + children_[0].to_string() + "}}";
   }
   return "{}";
 }

@@ -43,7 +43,8 @@ TEST_CASE("one_of: the pointwise maximum of the children's curves") {
   CHECK(acc.epsilon(DpEvent::one_of({DpEvent::pure_dp(0.5), DpEvent::pure_dp(1.25)}), 0).epsilon ==
         doctest::Approx(1.25));
   // approx_dp children: (max ε, max δ).
-  const auto a = acc.cost(DpEvent::one_of({DpEvent::approx_dp(1, 1e-6), DpEvent::approx_dp(0.5, 1e-5)}));
+  const auto a =
+      acc.cost(DpEvent::one_of({DpEvent::approx_dp(1, 1e-6), DpEvent::approx_dp(0.5, 1e-5)}));
   CHECK(a.has_approx);
   CHECK(a.approx_epsilon == 1);
   CHECK(a.approx_delta == 1e-5);
@@ -51,7 +52,8 @@ TEST_CASE("one_of: the pointwise maximum of the children's curves") {
   CHECK(acc.unsupported_reason(DpEvent::one_of({DpEvent::approx_dp(1, 1e-6), DpEvent::gaussian(1)}))
             .find("one_of") != std::string::npos);
   // Equal children: the choice costs one of them, whatever the count.
-  const DpEvent step = DpEvent::self_composed(DpEvent::poisson_sampled(0.01, DpEvent::gaussian(1.1)), 500);
+  const DpEvent step =
+      DpEvent::self_composed(DpEvent::poisson_sampled(0.01, DpEvent::gaussian(1.1)), 500);
   CHECK(acc.epsilon(DpEvent::one_of({step, step, step}), 1e-5).epsilon ==
         doctest::Approx(acc.epsilon(step, 1e-5).epsilon).epsilon(1e-12));
   CHECK_THROWS_AS(DpEvent::one_of({}), dptune::InvalidArgument);
@@ -62,8 +64,9 @@ TEST_CASE("one_of of Gaussians: the analytic Gaussian accountant takes the worst
   o.analytic_gaussian = true;
   const rdp::Accountant acc(o);
   const double worst = acc.epsilon(DpEvent::gaussian(0.9), 1e-5).epsilon;
-  CHECK(acc.epsilon(DpEvent::one_of({DpEvent::gaussian(2), DpEvent::gaussian(0.9)}), 1e-5)
-            .epsilon == doctest::Approx(worst).epsilon(1e-12));
+  CHECK(
+      acc.epsilon(DpEvent::one_of({DpEvent::gaussian(2), DpEvent::gaussian(0.9)}), 1e-5).epsilon ==
+      doctest::Approx(worst).epsilon(1e-12));
 }
 
 TEST_CASE("repeat_until_accepted: Corollary 16 by hand") {
@@ -113,7 +116,8 @@ TEST_CASE("repeat_until_accepted: Corollary 16 by hand") {
     }
   }
   SUBCASE("invariants: more stopping, less privacy loss; never below the base") {
-    const auto base = DpEvent::self_composed(DpEvent::poisson_sampled(0.02, DpEvent::gaussian(1.0)), 300);
+    const auto base =
+        DpEvent::self_composed(DpEvent::poisson_sampled(0.02, DpEvent::gaussian(1.0)), 300);
     double last = kInf;
     for (double p : {0.001, 0.01, 0.1, 0.5}) {
       const double e = acc.epsilon(DpEvent::repeat_until_accepted(base, p), 1e-5).epsilon;
@@ -125,8 +129,7 @@ TEST_CASE("repeat_until_accepted: Corollary 16 by hand") {
   SUBCASE("refusals") {
     CHECK(acc.unsupported_reason(DpEvent::repeat_until_accepted(DpEvent::gaussian(1), 0))
               .find("stop_probability") != std::string::npos);
-    CHECK(acc.unsupported_reason(
-                 DpEvent::repeat_until_accepted(DpEvent::approx_dp(1, 1e-6), 0.1))
+    CHECK(acc.unsupported_reason(DpEvent::repeat_until_accepted(DpEvent::approx_dp(1, 1e-6), 0.1))
               .find("approx_dp") != std::string::npos);
     CHECK_THROWS_AS(DpEvent::repeat_until_accepted(DpEvent::gaussian(1), 1.0),
                     dptune::InvalidArgument);
@@ -140,6 +143,6 @@ TEST_CASE("the new kinds round-trip through the YAML syntax") {
       DpEvent::one_of({DpEvent::gaussian(1.5), DpEvent::laplace(2)}), 0.05);
   CHECK(e.to_string() ==
         "{repeat_until_accepted: {stop_probability: 0.05, event: {one_of: {events: [{gaussian: "
-        "{noise_multiplier: 1.5}}, {laplace: {noise_multiplier: 2}}]}}}}");
+        "{noise_multiplier: 1.5}}, {laplace: {noise_multiplier: 2.0}}]}}}}");
   CHECK(dptune::host::parse_event(e.to_string(), "x.yaml", {}, nullptr) == e);
 }

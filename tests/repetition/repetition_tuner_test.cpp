@@ -36,7 +36,8 @@ class FakeEvaluator final : public dptune::Evaluator {
       dptune::Evaluation e;
       e.request = r;
       const double u = score_for(r.candidate.get_double("lr"));
-      for (std::size_t i = 0; i < r.repetitions; ++i) e.utilities.push_back(u - 0.01 * double(i % 3));
+      for (std::size_t i = 0; i < r.repetitions; ++i)
+        e.utilities.push_back(u - 0.01 * double(i % 3));
       e.utility_mean = e.utility_min = e.utility_max = e.utilities.front();
       e.event = event_of(r.candidate, r.scope);
       out.push_back(e);
@@ -59,7 +60,8 @@ class NullProgress final : public dptune::ProgressSink {
 
 class FakeContext final : public dptune::TunerContext {
  public:
-  FakeContext(std::uint64_t seed, dptune::SearchSpace space) : space_(std::move(space)), rng_(seed) {}
+  FakeContext(std::uint64_t seed, dptune::SearchSpace space)
+      : space_(std::move(space)), rng_(seed) {}
   const dptune::SearchSpace& space() const override { return space_; }
   dptune::Evaluator& evaluator() override { return evaluator_; }
   const dptune::Accountant& accountant() const override { return accountant_; }
@@ -120,9 +122,9 @@ TEST_CASE("repetition: logarithmic K, the guarantee is the accountant's RepeatAn
       context.accountant_.epsilon(DpEvent::repeat_and_select(kBase, 5.0, 0.0), 1e-5).epsilon;
   CHECK(r.guarantee->epsilon == want);
   // The worst candidate (sigma = 1) sets the base: more than sigma = 2 alone would give.
-  CHECK(want > context.accountant_
-                   .epsilon(DpEvent::repeat_and_select(event_for(2.0), 5.0, 0.0), 1e-5)
-                   .epsilon);
+  CHECK(want >
+        context.accountant_.epsilon(DpEvent::repeat_and_select(event_for(2.0), 5.0, 0.0), 1e-5)
+            .epsilon);
   // K runs of one training each; the best run is released with the whole guarantee.
   const std::int64_t k = drawn_k(r);
   CHECK(context.evaluator_.runs == static_cast<std::size_t>(k));
@@ -139,20 +141,23 @@ TEST_CASE("repetition: geometric, negative binomial by gamma, Poisson, fixed") {
   Loaded plugin;
   SUBCASE("geometric (Liu-Talwar)") {
     FakeContext context(3, grid_space());
-    const auto r = plugin.tuner({{"distribution", std::string("geometric")}, {"mean", 4.0}})->tune(context);
+    const auto r =
+        plugin.tuner({{"distribution", std::string("geometric")}, {"mean", 4.0}})->tune(context);
     CHECK(r.guarantee->epsilon ==
           context.accountant_.epsilon(DpEvent::repeat_and_select(kBase, 4.0, 1.0), 1e-5).epsilon);
   }
   SUBCASE("negative binomial set by gamma: the accountant sees the matching mean") {
     FakeContext context(3, grid_space());
-    const auto r = plugin.tuner({{"distribution", std::string("negative_binomial")},
-                                 {"eta", -0.5},
-                                 {"gamma", 0.05}})
+    const auto r = plugin
+                       .tuner({{"distribution", std::string("negative_binomial")},
+                               {"eta", -0.5},
+                               {"gamma", 0.05}})
                        ->tune(context);
     const double mean = dptune::RepetitionDistribution::tnb_mean(-0.5, 0.05);
     CHECK(r.guarantee->epsilon ==
           doctest::Approx(
-              context.accountant_.epsilon(DpEvent::repeat_and_select(kBase, mean, -0.5), 1e-5).epsilon)
+              context.accountant_.epsilon(DpEvent::repeat_and_select(kBase, mean, -0.5), 1e-5)
+                  .epsilon)
               .epsilon(1e-9));
   }
   SUBCASE("Poisson: Theorem 6, and E[K] over many searches") {
@@ -160,11 +165,11 @@ TEST_CASE("repetition: geometric, negative binomial by gamma, Poisson, fixed") {
     const int searches = 300;
     for (int s = 0; s < searches; ++s) {
       FakeContext context(1000 + s, grid_space());
-      const auto r = plugin.tuner({{"distribution", std::string("poisson")}, {"mean", 3.0}})->tune(context);
+      const auto r =
+          plugin.tuner({{"distribution", std::string("poisson")}, {"mean", 3.0}})->tune(context);
       if (s == 0)
         CHECK(r.guarantee->epsilon ==
-              context.accountant_
-                  .epsilon(DpEvent::repeat_and_select(kBase, 3.0, INFINITY), 1e-5)
+              context.accountant_.epsilon(DpEvent::repeat_and_select(kBase, 3.0, INFINITY), 1e-5)
                   .epsilon);
       total_runs += static_cast<double>(context.evaluator_.runs);
       if (context.evaluator_.runs == 0) CHECK(!r.selected.has_value());
@@ -174,8 +179,9 @@ TEST_CASE("repetition: geometric, negative binomial by gamma, Poisson, fixed") {
   }
   SUBCASE("fixed K: k-fold composition, labelled not recommended") {
     FakeContext context(3, grid_space());
-    const auto r = plugin.tuner({{"distribution", std::string("fixed")}, {"runs", std::int64_t{6}}})
-                       ->tune(context);
+    const auto r =
+        plugin.tuner({{"distribution", std::string("fixed")}, {"runs", std::int64_t{6}}})
+            ->tune(context);
     CHECK(context.evaluator_.runs == 6);
     CHECK(r.guarantee->epsilon ==
           context.accountant_.epsilon(DpEvent::self_composed(kBase, 6), 1e-5).epsilon);
@@ -189,9 +195,10 @@ TEST_CASE("repetition: threshold variant (Corollary 16)") {
   Loaded plugin;
   SUBCASE("a reachable threshold: the first accepted run, scoring at least the threshold") {
     FakeContext context(5, grid_space());
-    const auto r = plugin.tuner({{"distribution", std::string("threshold")},
-                                 {"threshold", 0.9},
-                                 {"stop_probability", 0.001}})
+    const auto r = plugin
+                       .tuner({{"distribution", std::string("threshold")},
+                               {"threshold", 0.9},
+                               {"stop_probability", 0.001}})
                        ->tune(context);
     CHECK(r.guarantee->epsilon ==
           context.accountant_.epsilon(DpEvent::repeat_until_accepted(kBase, 0.001), 1e-5).epsilon);
@@ -201,9 +208,10 @@ TEST_CASE("repetition: threshold variant (Corollary 16)") {
   }
   SUBCASE("an unreachable threshold stops with the default after about 1/p attempts") {
     FakeContext context(5, grid_space());
-    const auto r = plugin.tuner({{"distribution", std::string("threshold")},
-                                 {"threshold", 1.0 + 0.0},
-                                 {"stop_probability", 0.2}})
+    const auto r = plugin
+                       .tuner({{"distribution", std::string("threshold")},
+                               {"threshold", 1.0 + 0.0},
+                               {"stop_probability", 0.2}})
                        ->tune(context);
     CHECK(!r.selected.has_value());
     CHECK(context.evaluator_.runs < 60);  // geometric with mean 4: P[> 60] = 0.8^60 ~ 1.5e-6
@@ -230,11 +238,14 @@ TEST_CASE("repetition: candidates drawn from the search space") {
   }
   SUBCASE("a finite privacy-relevant dimension is enumerated; continuous lr is drawn freely") {
     FakeContext context(9, grid_space());
-    const auto r = plugin.tuner({{"candidates", std::string("space")}, {"mean", 3.0}})->tune(context);
+    const auto r =
+        plugin.tuner({{"candidates", std::string("space")}, {"mean", 3.0}})->tune(context);
     CHECK(r.guarantee->epsilon ==
           context.accountant_.epsilon(DpEvent::repeat_and_select(kBase, 3.0, 0.0), 1e-5).epsilon);
     bool named = false;
-    for (const auto& n : r.notes) named |= n.find("privacy-relevant dimensions (finite, enumerated): sigma") != std::string::npos;
+    for (const auto& n : r.notes)
+      named |=
+          n.find("privacy-relevant dimensions (finite, enumerated): sigma") != std::string::npos;
     CHECK(named);
   }
 }
@@ -246,17 +257,19 @@ TEST_CASE("repetition: bad parameters") {
                        std::exception);
   CHECK_THROWS_WITH_AS(plugin.tuner({{"distribution", std::string("threshold")}}),
                        doctest::Contains("needs threshold"), std::exception);
-  CHECK_THROWS_WITH_AS(plugin.tuner({{"mean", 1.0}}), doctest::Contains("mean > 1"), std::exception);
+  CHECK_THROWS_WITH_AS(plugin.tuner({{"mean", 1.0}}), doctest::Contains("mean > 1"),
+                       std::exception);
 }
 
 TEST_CASE("repetition: simulation of paper 004 Fig. 7") {
   Loaded plugin;
   FakeContext context(2, grid_space());
-  const auto r = plugin.tuner({{"simulate", true},
-                               {"points_per_dimension", std::int64_t{4}},
-                               {"sim_pool_runs", std::int64_t{3}},
-                               {"sim_searches", std::int64_t{200}},
-                               {"sim_means", std::string("2, 5, 20")}})
+  const auto r = plugin
+                     .tuner({{"simulate", true},
+                             {"points_per_dimension", std::int64_t{4}},
+                             {"sim_pool_runs", std::int64_t{3}},
+                             {"sim_searches", std::int64_t{200}},
+                             {"sim_means", std::string("2, 5, 20")}})
                      ->tune(context);
   CHECK(r.trusted_analyst_only);
   REQUIRE(r.series.size() == 5);
@@ -269,7 +282,12 @@ TEST_CASE("repetition: simulation of paper 004 Fig. 7") {
     CHECK(s.y[0] < s.y[2]);
     CHECK(s.y[2] <= 1.0);
     CHECK(s.x[0] == context.accountant_
-                        .epsilon(DpEvent::repeat_and_select(kBase, 2.0, f == 0 ? 0.0 : f == 1 ? 0.5 : f == 2 ? 1.0 : INFINITY), 1e-5)
+                        .epsilon(DpEvent::repeat_and_select(kBase, 2.0,
+                                                            f == 0   ? 0.0
+                                                            : f == 1 ? 0.5
+                                                            : f == 2 ? 1.0
+                                                                     : INFINITY),
+                                 1e-5)
                         .epsilon);
   }
   // The pool: 4 x 2 grid candidates, 3 runs each.

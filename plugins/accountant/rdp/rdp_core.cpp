@@ -472,9 +472,9 @@ class Costing {
   }
 
   // A data-independent choice of one event whose pick may be published: with output (c, y) and
-  // choice weights π, e^{(λ−1)D_λ} = Σ_c π(c) e^{(λ−1)D_λ(c)} ≤ max_c e^{(λ−1)D_λ(c)}, so the pointwise
-  // maximum of the RDP curves (and of the pure bounds) is a valid cost.  Approximate-DP parts mix
-  // the same way, to (max ε, max δ), but only when no child also has an RDP part.
+  // choice weights π, e^{(λ−1)D_λ} = Σ_c π(c) e^{(λ−1)D_λ(c)} ≤ max_c e^{(λ−1)D_λ(c)}, so the
+  // pointwise maximum of the RDP curves (and of the pure bounds) is a valid cost.  Approximate-DP
+  // parts mix the same way, to (max ε, max δ), but only when no child also has an RDP part.
   Cost one_of(const DpEvent& e, const std::vector<double>& orders) {
     const std::size_t n = orders.size();
     Cost c = zero(n);

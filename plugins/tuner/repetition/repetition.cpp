@@ -48,8 +48,10 @@ std::vector<double> parse_list(const std::string& text, const char* key) {
       if (item.find_first_not_of(" \t", b + used) != std::string::npos) throw InvalidArgument("");
       out.push_back(v);
     } catch (const std::exception&) {
-      throw InvalidArgument(std::string("repetition: ") + key + " must be a comma-separated list "
-                            "of numbers, got '" + text + "'");
+      throw InvalidArgument(std::string("repetition: ") + key +
+                            " must be a comma-separated list "
+                            "of numbers, got '" +
+                            text + "'");
     }
   }
   if (out.empty()) throw InvalidArgument(std::string("repetition: ") + key + " is empty");
@@ -59,10 +61,10 @@ std::vector<double> parse_list(const std::string& text, const char* key) {
 /// The candidates Q may draw and the worst-case (base) event over them.
 struct CandidateSet {
   bool from_grid = true;
-  std::vector<Params> grid;           // from_grid
-  std::vector<DpEvent> events;        // distinct events of the candidates Q may draw
-  DpEvent base;                       // one_of(events), or the single event
-  Params fallback;                    // the data-independent default (K = 0, or ⊥)
+  std::vector<Params> grid;     // from_grid
+  std::vector<DpEvent> events;  // distinct events of the candidates Q may draw
+  DpEvent base;                 // one_of(events), or the single event
+  Params fallback;              // the data-independent default (K = 0, or ⊥)
   std::vector<std::string> notes;
 
   bool covers(const DpEvent& e) const {
@@ -102,12 +104,15 @@ class Repetition final : public dptune::Tuner {
           "repetition: distribution 'threshold' needs threshold, the score in [0, 1] a run must "
           "reach to be accepted");
     if (distribution_ == "poisson" && gamma_ > 0)
-      throw InvalidArgument("repetition: gamma belongs to the truncated negative binomial; give "
-                            "the Poisson distribution's mean");
+      throw InvalidArgument(
+          "repetition: gamma belongs to the truncated negative binomial; give "
+          "the Poisson distribution's mean");
     if (mean_ > 0 && mean_ <= 1 && distribution_ != "poisson" && distribution_ != "fixed" &&
         distribution_ != "threshold")
-      throw InvalidArgument("repetition: the truncated negative binomial needs mean > 1 (K >= 1 "
-                            "always), got " + fmt(mean_));
+      throw InvalidArgument(
+          "repetition: the truncated negative binomial needs mean > 1 (K >= 1 "
+          "always), got " +
+          fmt(mean_));
     for (double m : sim_means_)
       if (!(m > 1)) throw InvalidArgument("repetition: sim_means must all be > 1, got " + fmt(m));
   }
@@ -120,20 +125,23 @@ class Repetition final : public dptune::Tuner {
                     "not recommended), threshold (run until a score reaches `threshold`)")
         .one_of({"logarithmic", "geometric", "negative_binomial", "poisson", "fixed", "threshold"})
         .default_to(std::string("logarithmic"))
-        .add_float("eta", "shape of the truncated negative binomial (distribution: negative_binomial)")
+        .add_float("eta",
+                   "shape of the truncated negative binomial (distribution: negative_binomial)")
         .min_exclusive(-1)
         .default_to(0.5)
         .add_float("mean", "E[K]; 0: set by gamma, or 10 when gamma is not given either")
         .min(0)
         .default_to(0.0)
-        .add_float("gamma", "gamma of the truncated negative binomial instead of the mean (0: unset)")
+        .add_float("gamma",
+                   "gamma of the truncated negative binomial instead of the mean (0: unset)")
         .min(0)
         .max_exclusive(1)
         .default_to(0.0)
         .add_int("runs", "K for distribution: fixed")
         .min(1)
         .default_to(std::int64_t{10})
-        .add_float("threshold", "distribution: threshold: accept the first run scoring at least this")
+        .add_float("threshold",
+                   "distribution: threshold: accept the first run scoring at least this")
         .default_to(-1.0)
         .add_float("stop_probability",
                    "distribution: threshold: before each run stop with the default output with "
@@ -204,8 +212,10 @@ class Repetition final : public dptune::Tuner {
     set.base = worst_of(set.events);
     const std::string why = context.accountant().unsupported_reason(set.base);
     if (!why.empty())
-      throw InvalidArgument("repetition: the accountant cannot price one run of the base "
-                            "algorithm: " + why);
+      throw InvalidArgument(
+          "repetition: the accountant cannot price one run of the base "
+          "algorithm: " +
+          why);
     return set;
   }
 
@@ -243,8 +253,8 @@ class Repetition final : public dptune::Tuner {
         if (!finite)
           throw InvalidArgument(
               "repetition: dimension '" + d.name + "' changes the privacy cost (" + d.name + " = " +
-              dptune::to_string(centre.at(d.name)) + " gives " + centre_event.to_string() +
-              ", " + d.name + " = " + dptune::to_string(v) + " gives " + e.to_string() +
+              dptune::to_string(centre.at(d.name)) + " gives " + centre_event.to_string() + ", " +
+              d.name + " = " + dptune::to_string(v) + " gives " + e.to_string() +
               "), so the worst case over the candidates the tuner may draw cannot be computed "
               "exactly; make it finite (int, categorical, or float with step) or use candidates: "
               "grid (paper 004, Sec. 3: the base algorithm's privacy must hold for every "
@@ -274,15 +284,16 @@ class Repetition final : public dptune::Tuner {
     for (const auto& r : relevant) names += (names.empty() ? "" : ", ") + r.first;
     set.notes.push_back(
         "candidates: drawn from the search space; privacy-relevant dimensions (finite, "
-        "enumerated): " + (names.empty() ? std::string("none") : names) +
+        "enumerated): " +
+        (names.empty() ? std::string("none") : names) +
         "; the others left the trainer's event unchanged over all their values (finite) or " +
-        std::to_string(kProbes) + " probes (continuous), and every drawn candidate is checked "
+        std::to_string(kProbes) +
+        " probes (continuous), and every drawn candidate is checked "
         "against the base event before any run");
   }
 
   Params draw(dptune::TunerContext& context, const CandidateSet& set) const {
-    if (set.from_grid)
-      return set.grid[dptune::uniform_index(context.rng(), set.grid.size())];
+    if (set.from_grid) return set.grid[dptune::uniform_index(context.rng(), set.grid.size())];
     return context.space().sample(context.rng());
   }
 
@@ -372,10 +383,10 @@ class Repetition final : public dptune::Tuner {
         "held-out split (paper 004, footnote 2: held-out scoring costs no privacy); only the best "
         "run (candidate, score) is released");
     if (k == 0) {
-      result.notes.push_back(
-          "K = 0: nothing was run; the data-independent default candidate " +
-          set.fallback.to_string() + " is the output (paper 004, Theorem 6: K = 0 returns a "
-          "default that does not depend on the data)");
+      result.notes.push_back("K = 0: nothing was run; the data-independent default candidate " +
+                             set.fallback.to_string() +
+                             " is the output (paper 004, Theorem 6: K = 0 returns a "
+                             "default that does not depend on the data)");
       return result;
     }
     const std::vector<Params> candidates = draw_all(context, set, k);
@@ -398,9 +409,9 @@ class Repetition final : public dptune::Tuner {
     dptune::Trial selected = best_trial(runs, best);
     selected.privacy = *result.guarantee;
     result.selected = selected;
-    if (runs[best].model)
-      result.notes.push_back("released model: " + runs[best].model->describe());
-    for (std::size_t i = 0; i < runs.size(); ++i) result.trials.push_back(dptune::to_trial(runs[i], i));
+    if (runs[best].model) result.notes.push_back("released model: " + runs[best].model->describe());
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      result.trials.push_back(dptune::to_trial(runs[i], i));
     result.trials_sensitive = true;
     return result;
   }
@@ -411,14 +422,18 @@ class Repetition final : public dptune::Tuner {
     result.notes = set.notes;
     const DpEvent total = DpEvent::repeat_until_accepted(set.base, stop_probability_);
     result.guarantee = context.accountant().epsilon(total, context.delta());
-    result.notes.push_back("threshold variant (paper 004, Appendix C; Liu & Talwar 2019): runs "
-                           "until a score reaches " + fmt(threshold_) + "; before each run, stop "
-                           "with the default output with probability " + fmt(stop_probability_) +
-                           "; guarantee: the accountant's cost of " + total.to_string() +
-                           " (Corollary 16)");
+    result.notes.push_back(
+        "threshold variant (paper 004, Appendix C; Liu & Talwar 2019): runs "
+        "until a score reaches " +
+        fmt(threshold_) +
+        "; before each run, stop "
+        "with the default output with probability " +
+        fmt(stop_probability_) + "; guarantee: the accountant's cost of " + total.to_string() +
+        " (Corollary 16)");
     if (stop_probability_ == 0)
-      result.notes.push_back("stop_probability 0: the run time is unbounded when no candidate "
-                             "reaches the threshold");
+      result.notes.push_back(
+          "stop_probability 0: the run time is unbounded when no candidate "
+          "reaches the threshold");
     context.progress().start("repetition (threshold)", 0);
     std::vector<dptune::Evaluation> runs;
     // Attempts are decided in order: a data-independent stop coin, then a candidate.  Runs are
@@ -452,9 +467,10 @@ class Repetition final : public dptune::Tuner {
       context.progress().advance(runs.size(), std::nullopt);
       if (result.selected) break;
       if (stopped) {
-        result.notes.push_back("stopped before a run reached the threshold: the output is the "
-                               "data-independent default candidate " +
-                               set.fallback.to_string() + " (nothing about the runs is released)");
+        result.notes.push_back(
+            "stopped before a run reached the threshold: the output is the "
+            "data-independent default candidate " +
+            set.fallback.to_string() + " (nothing about the runs is released)");
         break;
       }
     }
@@ -497,9 +513,11 @@ class Repetition final : public dptune::Tuner {
     std::ostringstream table;
     table << "csv: distribution,mean,epsilon,mean_best_utility,runs_per_search";
     for (const auto& family : families) {
-      dptune::Series s{std::string("fig7.") + family.name, "epsilon at delta = " + fmt(context.delta()),
+      dptune::Series s{std::string("fig7.") + family.name,
+                       "epsilon at delta = " + fmt(context.delta()),
                        "mean best utility over " + std::to_string(sim_searches_) + " searches",
-                       {}, {}};
+                       {},
+                       {}};
       for (double mean : sim_means_) {
         const auto dist = RepetitionDistribution::from_mean(mean, family.shape);
         const double eps =
@@ -513,7 +531,8 @@ class Repetition final : public dptune::Tuner {
           double best = 0;  // K = 0: nothing trained; counted as utility 0
           for (std::int64_t j = 0; j < k; ++j) {
             const auto& e = pool[dptune::uniform_index(context.rng(), pool.size())];
-            best = std::max(best, e.utilities[dptune::uniform_index(context.rng(), e.utilities.size())]);
+            best = std::max(best,
+                            e.utilities[dptune::uniform_index(context.rng(), e.utilities.size())]);
           }
           sum += best;
         }
@@ -526,12 +545,17 @@ class Repetition final : public dptune::Tuner {
       }
       result.series.push_back(std::move(s));
     }
-    result.series.push_back({"fig7.non_private_best", "epsilon", "best candidate's mean utility",
-                             {0.0, x_max}, {best_mean, best_mean}});
+    result.series.push_back({"fig7.non_private_best",
+                             "epsilon",
+                             "best candidate's mean utility",
+                             {0.0, x_max},
+                             {best_mean, best_mean}});
     result.notes.push_back(
         "simulation of paper 004, Fig. 7: every grid candidate was trained privately " +
-        std::to_string(sim_pool_runs_) + " times; each search draws K, then K (candidate, run) "
-        "pairs from that pool and keeps the best score; " + std::to_string(sim_searches_) +
+        std::to_string(sim_pool_runs_) +
+        " times; each search draws K, then K (candidate, run) "
+        "pairs from that pool and keeps the best score; " +
+        std::to_string(sim_searches_) +
         " searches per point; K = 0 counts as utility 0.  The epsilons are the accountant's "
         "RepeatAndSelect guarantees; the pool itself is per-run output for trusted analysts");
     result.notes.push_back(table.str());
