@@ -177,6 +177,39 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("dp_hype tuner: SecAgg+ graph from Bell et al. by default, complete graph on request") {
+  Loaded plugin;
+  {
+    FakeContext context(16);
+    auto tuner = plugin.tuner({{"clients", std::int64_t{100}}, {"k", std::int64_t{1}}});
+    const auto r = tuner->tune(context);
+    // n = 100, 5% corrupt and 5% dropouts: degree 12, t = 6 (see the SecAgg+ parameter test).
+    CHECK(has_note(r,
+                   "SecAgg+ random Harary graph (Bell et al. 2020), degree 12, Shamir "
+                   "threshold t = 6"));
+    CHECK(has_note(r, "100 of 100 clients in the sum"));
+  }
+  {
+    FakeContext context(17);
+    auto tuner = plugin.tuner({{"clients", std::int64_t{100}},
+                               {"k", std::int64_t{1}},
+                               {"xi", 0.2},
+                               {"dropouts", std::int64_t{20}}});
+    const auto r = tuner->tune(context);
+    // ξ = 0.2 > the default 5% dropout assumption: the graph is sized for 20 dropouts.
+    CHECK(has_note(r, "<= 20 dropouts"));
+    CHECK(has_note(r, "80 of 100 clients in the sum"));
+  }
+  {
+    FakeContext context(18);
+    auto tuner = plugin.tuner({{"clients", std::int64_t{20}},
+                               {"k", std::int64_t{1}},
+                               {"secagg", std::string("complete")}});
+    const auto r = tuner->tune(context);
+    CHECK(has_note(r, "complete graph (Bonawitz et al. 2017)"));
+  }
+}
+
 TEST_CASE("dp_hype tuner: a non-Gaussian mechanism is refused with a clear error") {
   Loaded plugin;
   FakeContext context(14, /*gaussian=*/false);

@@ -12,6 +12,7 @@
 //  * σ from (ε, δ, k): the pipeline's accountant on Gaussian(σ/√(2k)) (Lemma III.1, Theorem III.1,
 //    Theorem I.1 with the rdp accountant), or, labelled, the analytic Gaussian (Balle & Wang 2018).
 //  * `simulate: true` reproduces §IV-B / Figure 2 without training.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -70,12 +71,32 @@ class DpHype final : public dptune::Tuner {
         .add_int("points_per_dimension", "grid points per float dimension of the search space")
         .min(1)
         .default_to(int64_t{10})
-        .add_int("threshold", "Shamir threshold t of secure aggregation (0: floor(d/2) + 1)")
+        .add_string("secagg",
+                    "secure aggregation graph: secagg_plus (Bell et al. 2020 random Harary graph, "
+                    "degree and threshold from secagg_corrupt_rate / secagg_dropout_rate at 40-bit "
+                    "security, 20-bit correctness; what paper 003 ran in Flower) or complete "
+                    "(every pair of clients, Bonawitz et al. 2017)")
+        .one_of({"secagg_plus", "complete"})
+        .default_to(std::string("secagg_plus"))
+        .add_float("secagg_corrupt_rate",
+                   "secagg_plus: assumed fraction of clients colluding with the server")
+        .min(0)
+        .max_exclusive(0.9)
+        .default_to(0.05)
+        .add_float(
+            "secagg_dropout_rate",
+            "secagg_plus: assumed fraction of clients dropping out (raised to xi if smaller)")
+        .min(0)
+        .max_exclusive(0.9)
+        .default_to(0.05)
+        .add_int("threshold",
+                 "Shamir threshold t (0: from the SecAgg+ analysis, or floor((n-1)/2) + 1 for the "
+                 "complete graph / floor(d/2) + 1 for a hand-set degree)")
         .min(0)
         .default_to(int64_t{0})
         .add_int("neighbours",
-                 "secure-aggregation graph degree (0: complete graph, Bonawitz et al.; even d: "
-                 "SecAgg+ circulant graph)")
+                 "secagg_plus: hand-set even graph degree overriding the analysis (0: from the "
+                 "analysis; no failure bound is then reported)")
         .min(0)
         .default_to(int64_t{0})
         .add_int("dropouts", "clients that drop after key exchange (simulated, chosen at random)")
@@ -184,6 +205,24 @@ class DpHype final : public dptune::Tuner {
     dphype::SecureVoteOptions options;
     options.threshold = static_cast<std::uint32_t>(p_.get_int("threshold"));
     options.degree = static_cast<std::uint32_t>(p_.get_int("neighbours"));
+    std::string graph_note;
+    if (p_.get_string("secagg") == "complete") {
+      options.degree = 0;
+      graph_note = "complete graph (Bonawitz et al. 2017), every pair of clients";
+    } else if (options.degree == 0) {
+      const double dropout_rate = std::max(p_.get_double("secagg_dropout_rate"), xi);
+      const auto g = dphype::secagg::secagg_plus_parameters(
+          static_cast<std::uint32_t>(clients), p_.get_double("secagg_corrupt_rate"), dropout_rate);
+      options.degree = g.complete ? 0 : g.degree;
+      if (options.threshold == 0) options.threshold = g.threshold;
+      graph_note = g.describe();
+      if (options.threshold != g.threshold)
+        graph_note += "; WARNING: threshold overridden to " + std::to_string(options.threshold) +
+                      ", the bounds above are for t = " + std::to_string(g.threshold);
+    } else {
+      graph_note = "SecAgg+ circulant graph of hand-set degree " + std::to_string(options.degree) +
+                   " (no failure bound computed)";
+    }
     const auto dropouts = static_cast<std::size_t>(p_.get_int("dropouts"));
     if (dropouts) {
       std::vector<std::size_t> order(clients);
@@ -260,10 +299,8 @@ class DpHype final : public dptune::Tuner {
         "secure aggregation (Bonawitz et al. 2017, pairwise X25519/ChaCha20 masks, double "
         "masking, Shamir threshold over GF(2^61-1)): " +
         std::to_string(survivors) + " of " + std::to_string(clients) + " clients in the sum, " +
-        (options.degree ? "circulant graph of degree " + std::to_string(options.degree)
-                        : std::string("complete graph")) +
-        ", " + std::to_string(aggregated.bytes) + " bytes exchanged; fixed point with " +
-        std::to_string(dphype::secagg::kFractionBits) +
+        graph_note + ", " + std::to_string(aggregated.bytes) +
+        " bytes exchanged; fixed point with " + std::to_string(dphype::secagg::kFractionBits) +
         " fractional bits mod 2^64: |decoded - real sum| <= " + fmt(aggregated.rounding_bound, 3) +
         " per entry; threat model: "
         "honest-but-curious server, dropouts after key exchange");
