@@ -85,9 +85,9 @@ class DpHype final : public dptune::Tuner {
         .min(0)
         .max_exclusive(0.9)
         .default_to(0.05)
-        .add_float(
-            "secagg_dropout_rate",
-            "secagg_plus: assumed fraction of clients dropping out (raised to xi if smaller)")
+        .add_float("secagg_dropout_rate",
+                   "secagg_plus: assumed fraction of clients dropping out (raised to xi and to "
+                   "dropouts / clients if smaller)")
         .min(0)
         .max_exclusive(0.9)
         .default_to(0.05)
@@ -212,7 +212,11 @@ class DpHype final : public dptune::Tuner {
       options.degree = 0;
       graph_note = "complete graph (Bonawitz et al. 2017), every pair of clients";
     } else if (options.degree == 0) {
-      const double dropout_rate = std::max(p_.get_double("secagg_dropout_rate"), xi);
+      // Sized for the larger of the assumed rate, the tolerated ξ and the simulated dropouts: with
+      // more dropouts than the graph was sized for the protocol may abort (cleanly).
+      const double dropout_rate =
+          std::max({p_.get_double("secagg_dropout_rate"), xi,
+                    static_cast<double>(p_.get_int("dropouts")) / static_cast<double>(clients)});
       const auto g = dphype::secagg::secagg_plus_parameters(
           static_cast<std::uint32_t>(clients), p_.get_double("secagg_corrupt_rate"), dropout_rate);
       options.degree = g.complete ? 0 : g.degree;
