@@ -238,8 +238,8 @@ TEST_CASE("dp_hype tuner: simulation mode writes one trial per setting, bound be
   // Only k is swept: accuracy against k, one series per epsilon, values = the trials' accuracies
   // (trials run over k outer, epsilon inner).
   REQUIRE(r.series.size() == 2);
-  CHECK(r.series[0].name == "figure2_accuracy_vs_k_eps0.5");
-  CHECK(r.series[1].name == "figure2_accuracy_vs_k_eps2");
+  CHECK(r.series[0].name == "figure2_accuracy_vs_k.eps0.5");
+  CHECK(r.series[1].name == "figure2_accuracy_vs_k.eps2");
   for (std::size_t e = 0; e < 2; ++e) {
     CHECK(r.series[e].x == std::vector<double>{1, 5});
     CHECK(r.series[e].y ==
@@ -267,11 +267,11 @@ TEST_CASE("dp_hype tuner: simulation series follow Figure 2's panels (curves per
   for (const auto& s : r.series) by_name[s.name] = &s;
   CHECK(r.series.size() == 8);
   for (const auto& [name, s] : by_name) CHECK(name.find("vs_k_") == std::string::npos);
-  REQUIRE(by_name.count("figure2_accuracy_vs_sigma_loss_good4_k3_eps1"));
-  REQUIRE(by_name.count("figure2_accuracy_vs_good_sigma_loss2_k1_eps1"));
-  const auto* a = by_name["figure2_accuracy_vs_sigma_loss_good4_k3_eps1"];
+  REQUIRE(by_name.count("figure2_accuracy_vs_sigma_loss.good4_k3_eps1"));
+  REQUIRE(by_name.count("figure2_accuracy_vs_good.sigma_loss2_k1_eps1"));
+  const auto* a = by_name["figure2_accuracy_vs_sigma_loss.good4_k3_eps1"];
   CHECK(a->x == std::vector<double>{0.2, 2});
-  const auto* b = by_name["figure2_accuracy_vs_good_sigma_loss2_k1_eps1"];
+  const auto* b = by_name["figure2_accuracy_vs_good.sigma_loss2_k1_eps1"];
   CHECK(b->x == std::vector<double>{0, 2});  // log2 of |H_good| = 1, 4
   // Each point is the accuracy of the matching trial.
   auto trial_accuracy = [&](std::int64_t good, double sl, std::int64_t k) {

@@ -394,13 +394,15 @@ class DpHype final : public dptune::Tuner {
       for (;;) {
         for (std::size_t e = 0; e < epsilons.size(); ++e) {
           dptune::Series series;
-          series.name = std::string("figure2_accuracy_vs_") + names[axis];
+          // GROUP.MEMBER: the host also draws every curve of one panel on one plot, GROUP.svg.
+          std::string member;
           for (int o = 0; o < 4; ++o)
             if (o != axis && (o == kK || counts[o] > 1))
-              series.name += std::string("_") + names[o] + fmt(value(o, idx[o]));
-          series.name += "_eps" + fmt(epsilons[e]);
+              member += names[o] + fmt(value(o, idx[o])) + "_";
+          member += "eps" + fmt(epsilons[e]);
+          series.name = std::string("figure2_accuracy_vs_") + names[axis] + "." + member;
           series.x_label = labels[axis];
-          series.y_label = "accuracy (Pr[a good candidate wins]), epsilon " + fmt(epsilons[e]);
+          series.y_label = "accuracy (Pr[a good candidate wins])";
           for (std::size_t i = 0; i < counts[axis]; ++i) {
             std::size_t at[4] = {idx[0], idx[1], idx[2], idx[3]};
             at[axis] = i;
