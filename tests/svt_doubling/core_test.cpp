@@ -14,7 +14,8 @@ namespace {
 
 const svt::NoiseFn kZero = [] { return 0.0; };
 
-svt::LoopResult noise_free(const std::vector<double>& u, double u0, double g, std::size_t t_max = 0) {
+svt::LoopResult noise_free(const std::vector<double>& u, double u0, double g,
+                           std::size_t t_max = 0) {
   svt::LoopOptions o;
   o.u0 = u0;
   o.g = g;
@@ -60,8 +61,8 @@ class NoiseContext final : public dptune::TunerContext {
 }  // namespace
 
 TEST_CASE("noise-free loop: exhaustively over the ladder, u reaches u* in Lemma 1's iterations") {
-  for (const auto& [u0, g] : std::vector<std::pair<double, double>>{
-           {0.0, 0.01}, {0.25, 0.01}, {0.6, 0.03}, {0.0, 0.1}}) {
+  for (const auto& [u0, g] :
+       std::vector<std::pair<double, double>>{{0.0, 0.01}, {0.25, 0.01}, {0.6, 0.03}, {0.0, 0.1}}) {
     const std::int64_t m = svt::levels_to_one(u0, g);
     std::size_t most = 0;
     for (std::int64_t n = 0; n < m; ++n) {
@@ -166,8 +167,8 @@ TEST_CASE("the cap: the loop stops at T_max with the current s*") {
 }
 
 TEST_CASE("worst case: alternating pass/fail reaches exactly 2M - 1 iterations, never more") {
-  for (const auto& [u0, g] : std::vector<std::pair<double, double>>{
-           {0.0, 0.01}, {0.5, 0.1}, {0.3, 0.07}, {0.95, 0.01}}) {
+  for (const auto& [u0, g] :
+       std::vector<std::pair<double, double>>{{0.0, 0.01}, {0.5, 0.1}, {0.3, 0.07}, {0.95, 0.01}}) {
     const std::int64_t m = svt::levels_to_one(u0, g);
     CHECK(u0 + static_cast<double>(m) * g >= 1);
     CHECK(u0 + static_cast<double>(m - 1) * g < 1);
@@ -206,7 +207,8 @@ TEST_CASE("worst case: alternating pass/fail reaches exactly 2M - 1 iterations, 
     CHECK(r.iterations <= svt::worst_case_iterations(0, 0.05));
     most = std::max(most, r.iterations);
   }
-  CHECK(most > svt::noise_free_worst_iterations(0, 0.05));  // noise does lengthen runs
+  // Heavy noise does not lengthen runs here: most candidates pass, u races to 1 and breaks.
+  CHECK(most < svt::noise_free_worst_iterations(0, 0.05));
 }
 
 TEST_CASE("default T_max: Lemma 1's noise-free worst case plus ceil(log2 M), capped") {
@@ -214,7 +216,9 @@ TEST_CASE("default T_max: Lemma 1's noise-free worst case plus ceil(log2 M), cap
   CHECK(svt::default_t_max(0, 0.01) == 25 + 7);
   CHECK(svt::levels_to_one(0.5, 0.01) == 50);
   CHECK(svt::default_t_max(0.5, 0.01) == 4 * 5 + 1 + 6);
-  CHECK(svt::default_t_max(0, 0.125) == 4 * 3 + 1 + 3);  // M = 8
+  CHECK(svt::levels_to_one(0, 0.0625) == 16);
+  CHECK(svt::default_t_max(0, 0.0625) == 4 * 4 + 1 + 4);
+  CHECK(svt::default_t_max(0, 0.125) == 15);  // M = 8: 4 * 3 + 1 + 3 = 16 > 2M - 1 = 15
   // Few levels: the worst case binds.
   CHECK(svt::levels_to_one(0.9, 0.05) == 2);
   CHECK(svt::default_t_max(0.9, 0.05) == 3);
@@ -246,11 +250,10 @@ TEST_CASE("noise sources: sample variances 2 b^2 with b = 2 Delta / eps and 4 De
     std::size_t validation_rows;
     bool from_mechanism;
   };
-  for (const Case c : {Case{NoiseContext::Mode::Laplace, 0, true},
-                       Case{NoiseContext::Mode::Gaussian, 0, false},
-                       Case{NoiseContext::Mode::None, 0, false},
-                       Case{NoiseContext::Mode::Laplace, 4, true},
-                       Case{NoiseContext::Mode::None, 4, false}}) {
+  for (const Case c :
+       {Case{NoiseContext::Mode::Laplace, 0, true}, Case{NoiseContext::Mode::Gaussian, 0, false},
+        Case{NoiseContext::Mode::None, 0, false}, Case{NoiseContext::Mode::Laplace, 4, true},
+        Case{NoiseContext::Mode::None, 4, false}}) {
     NoiseContext context(c.mode, 99);
     const auto scales = svt::laplace_scales(10, eps, c.validation_rows);
     const auto noise = svt::make_noise(context, scales, eps);
@@ -309,42 +312,54 @@ TEST_CASE("statistics: with large k eps the selection is within a few g of u*") 
   CHECK(gap_small > 5 * gap_large);  // and the check can fail: small k eps selects far worse
 }
 
-TEST_CASE("simulation: Figure 4's T ~ c ln n with c in [1, 5], Figure 3's fidelity order") {
+TEST_CASE("simulation: Figures 3 and 4 where they reproduce, and where they do not") {
   dptune::Xoshiro256 rng(8);
   svt::SimulationOptions o;
+  o.k_epsilons = {0.5, 5, 10, 100, 1000};
   o.repetitions = 200;
   o.trace_repetitions = 40;
   const auto sim = svt::simulate(o, rng);
-  REQUIRE(sim.runs.size() == 3 * 200);
-  REQUIRE(sim.fidelity_by_iteration.size() == 3);
-  for (double ke : o.k_epsilons) {
-    double ratio = 0, fidelity = 0;
+  REQUIRE(sim.runs.size() == 5 * 200);
+  REQUIRE(sim.fidelity_by_iteration.size() == 5);
+  std::vector<double> ratio(5, 0), fidelity(5, 0);
+  for (std::size_t e = 0; e < 5; ++e) {
     int counted = 0, all = 0;
     for (const auto& r : sim.runs) {
-      if (r.k_epsilon != ke) continue;
+      if (r.k_epsilon != o.k_epsilons[e]) continue;
       CHECK(r.n == doctest::Approx((r.u_star - r.u0) / 0.01));
       CHECK(r.iterations <= svt::worst_case_iterations(r.u0, 0.01));
-      fidelity += r.fidelity;
+      fidelity[e] += r.fidelity;
       ++all;
       if (r.n >= 8) {
-        ratio += static_cast<double>(r.iterations) / std::log(r.n);
+        ratio[e] += static_cast<double>(r.iterations) / std::log2(r.n);
         ++counted;
       }
     }
-    ratio /= counted;
-    fidelity /= all;
-    MESSAGE("k eps = " << ke << ": mean T / ln n = " << ratio << ", mean fidelity " << fidelity);
-    if (ke >= 5) {
-      CHECK(ratio >= 1);  // "sandwiched between 1 and 5" (paper 002 §4.2)
-      CHECK(ratio <= 5);
-      CHECK(fidelity >= 0.9);
-    } else {
-      CHECK(fidelity < 0.9);  // "when k eps = 0.5, it is unlikely to achieve a reasonable fidelity"
-    }
+    ratio[e] /= counted;
+    fidelity[e] /= all;
+    MESSAGE("k eps = " << o.k_epsilons[e] << ": mean T / log2 n (n >= 8) = " << ratio[e]
+                       << ", mean fidelity " << fidelity[e]);
   }
-  // Final fidelity of the u0 = 0 traces grows with k eps.
-  CHECK(sim.fidelity_by_iteration[0].back() < sim.fidelity_by_iteration[1].back());
-  CHECK(sim.fidelity_by_iteration[1].back() <= sim.fidelity_by_iteration[2].back() + 0.02);
+  // Figure 4: "the multiplier is sandwiched between 1 and 5, and approximately equal to 3" holds in
+  // the low-noise regime (k eps = 1000: the noise-free Lemma 1 count, about 2.8 log2 n).
+  CHECK(ratio[4] >= 2);
+  CHECK(ratio[4] <= 4);
+  CHECK(ratio[3] >= 1);
+  CHECK(ratio[3] <= 5);
+  // With k eps <= 10 the query noise (scale 4/(k eps) >= 0.4) lets many candidates pass, u races to
+  // 1 and the u >= 1 break ends the run: fewer iterations, about 1.1 log2 n.
+  CHECK(ratio[0] < 1.5);
+  CHECK(ratio[2] < 1.5);
+  // Figure 3: fidelity grows with k eps; k eps = 0.5 gives no reasonable fidelity (as the paper
+  // says).  NOT reproduced: the paper's fidelity near 1 at k eps = 5 and 10; with these scales we
+  // get about 0.6-0.7 and need k eps of order 100 for >= 0.9 (docs/tuners/svt_doubling.md).
+  CHECK(fidelity[0] < 0.6);
+  CHECK(fidelity[0] < fidelity[2]);
+  CHECK(fidelity[2] < 0.8);
+  CHECK(fidelity[3] >= 0.9);
+  CHECK(fidelity[4] >= 0.98);
+  CHECK(sim.fidelity_by_iteration[0].back() < sim.fidelity_by_iteration[3].back());
+  CHECK(sim.fidelity_by_iteration[4].back() >= 0.98);
 }
 
 TEST_CASE("parse_list") {

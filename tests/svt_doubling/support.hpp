@@ -11,10 +11,11 @@
 namespace svt_test {
 
 /// Paper 002 Lemma 1, computed independently of the loop: in the noise-free world with
-/// N = floor((u* - u0) / g) ladder levels below u*, the integer doubling passes K = floor(log2(N+1))
-/// times (1 + 2 + ... + 2^(K-1) = 2^K - 1 <= N), fails once at step 2^K, then walks the bits of the
-/// remainder r = N - 2^K + 1 < 2^K from 2^(K-1) down to 1: one failing iteration per clear bit,
-/// three (pass, fail at the doubled step, fail) per set bit.  T = K + 1 + K + 2 popcount(r).
+/// N = floor((u* - u0) / g) ladder levels below u*, the integer doubling passes K =
+/// floor(log2(N+1)) times (1 + 2 + ... + 2^(K-1) = 2^K - 1 <= N), fails once at step 2^K, then
+/// walks the bits of the remainder r = N - 2^K + 1 < 2^K from 2^(K-1) down to 1: one failing
+/// iteration per clear bit, three (pass, fail at the doubled step, fail) per set bit.  T = K + 1 +
+/// K + 2 popcount(r).
 inline std::size_t lemma1_iterations(std::uint64_t n) {
   std::size_t k = 0;
   while ((std::uint64_t{2} << k) - 1 <= n) ++k;  // largest K with 2^K - 1 <= N

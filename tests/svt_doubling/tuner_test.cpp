@@ -22,7 +22,7 @@ using dptune::DpEvent;
 double quality(std::int64_t c) { return c == 3 ? 0.9 : c == 7 ? 0.85 : 0.1 + 0.01 * c; }
 
 struct EvaluatorSetup {
-  double scale = 1;  // multiplies every utility
+  double scale = 1;           // multiplies every utility
   bool varied_final = false;  // the whole-data event depends on the candidate
 };
 
@@ -54,8 +54,10 @@ class FakeEvaluator final : public dptune::Evaluator {
       e.request.repetitions = r.repetitions ? r.repetitions : 1;
       const auto c = r.candidate.get_int("c");
       double u = quality(c) * setup_.scale;
-      if (r.scope.kind == dptune::DataScope::Kind::Partition) u += jitter(r.scope.index);
-      else u += 0.01;
+      if (r.scope.kind == dptune::DataScope::Kind::Partition)
+        u += jitter(r.scope.index);
+      else
+        u += 0.01;
       u = std::clamp(u, 0.0, 1.0);
       e.utilities = {u};
       e.utility_mean = e.utility_min = e.utility_max = u;
@@ -201,10 +203,10 @@ TEST_CASE("svt_doubling tuner: k|S| partition runs in one call, s* trained once,
   const std::size_t t = iterations_used(r);
   CHECK(t < t_max);
   CHECK(t >= 5);
-  const dptune::PrivacyGuarantee expected = context.rdp.epsilon(
-      DpEvent::composed({svt_event(5, t_max), DpEvent::gaussian(1.0)}), 1e-5);
-  const dptune::PrivacyGuarantee with_t = context.rdp.epsilon(
-      DpEvent::composed({svt_event(5, t), DpEvent::gaussian(1.0)}), 1e-5);
+  const dptune::PrivacyGuarantee expected =
+      context.rdp.epsilon(DpEvent::composed({svt_event(5, t_max), DpEvent::gaussian(1.0)}), 1e-5);
+  const dptune::PrivacyGuarantee with_t =
+      context.rdp.epsilon(DpEvent::composed({svt_event(5, t), DpEvent::gaussian(1.0)}), 1e-5);
   REQUIRE(r.guarantee.has_value());
   CHECK(r.guarantee->epsilon == doctest::Approx(expected.epsilon).epsilon(1e-12));
   CHECK(r.guarantee->delta == doctest::Approx(1e-5));
@@ -233,12 +235,12 @@ TEST_CASE("svt_doubling tuner: a configured t_max is the one composed, capped at
     CHECK(iterations_used(r) == 4);  // the optimum needs more: the cap binds
     CHECK(has_note(r, "iteration cap T_max reached"));
     REQUIRE(r.selected.has_value());  // stopped with the current s*
-    CHECK(r.guarantee->epsilon ==
-          doctest::Approx(context.rdp
-                              .epsilon(DpEvent::composed({svt_event(5, 4), DpEvent::gaussian(1.0)}),
-                                       1e-5)
-                              .epsilon)
-              .epsilon(1e-12));
+    CHECK(
+        r.guarantee->epsilon ==
+        doctest::Approx(
+            context.rdp.epsilon(DpEvent::composed({svt_event(5, 4), DpEvent::gaussian(1.0)}), 1e-5)
+                .epsilon)
+            .epsilon(1e-12));
   }
   {
     FakeContext context(13);
@@ -261,8 +263,10 @@ TEST_CASE("svt_doubling tuner: per_trial_output releases the partition means, ma
     CHECK(r.trials[c].params.get_int("c") == static_cast<std::int64_t>(c));
     CHECK(r.trials[c].utility_mean ==
           doctest::Approx(quality(static_cast<std::int64_t>(c)) + mean_jitter));
-    CHECK(r.trials[c].utility_min == doctest::Approx(quality(static_cast<std::int64_t>(c)) - 0.008));
-    CHECK(r.trials[c].utility_max == doctest::Approx(quality(static_cast<std::int64_t>(c)) + 0.008));
+    CHECK(r.trials[c].utility_min ==
+          doctest::Approx(quality(static_cast<std::int64_t>(c)) - 0.008));
+    CHECK(r.trials[c].utility_max ==
+          doctest::Approx(quality(static_cast<std::int64_t>(c)) + 0.008));
     CHECK(r.trials[c].repetitions == 10);
     CHECK(std::isinf(r.trials[c].privacy.epsilon));  // non-private partition runs
   }
@@ -325,10 +329,10 @@ TEST_CASE("svt_doubling tuner: private partitions add their parallel composition
           .epsilon;
   const double cheaper_part =
       context.rdp
-          .epsilon(DpEvent::composed({svt_event(0.5, 32),
-                                      DpEvent::composed(
-                                          std::vector<DpEvent>(10, DpEvent::gaussian(3.0))),
-                                      DpEvent::gaussian(1.0)}),
+          .epsilon(DpEvent::composed(
+                       {svt_event(0.5, 32),
+                        DpEvent::composed(std::vector<DpEvent>(10, DpEvent::gaussian(3.0))),
+                        DpEvent::gaussian(1.0)}),
                    1e-5)
           .epsilon;
   CHECK(r.guarantee->epsilon == doctest::Approx(expected).epsilon(1e-12));
@@ -361,8 +365,9 @@ TEST_CASE("svt_doubling tuner: noise from a Laplace mechanism; refusing accounta
   {
     FakeContext context(20, {}, MechanismMode::Laplace);
     const auto r = plugin.tuner({{"k", std::int64_t{20}}, {"epsilon_svt", 5.0}})->tune(context);
-    CHECK(has_note(r, "Laplace noise from the pipeline's mechanism (events Laplace(0.4) and "
-                      "Laplace(0.8), L1 sensitivity 0.05)"));
+    CHECK(has_note(r,
+                   "Laplace noise from the pipeline's mechanism (events Laplace(0.4) and "
+                   "Laplace(0.8), L1 sensitivity 0.05)"));
     CHECK(r.selected->params.get_int("c") == 3);
   }
   {
@@ -385,8 +390,8 @@ TEST_CASE("svt_doubling tuner: noise from a Laplace mechanism; refusing accounta
 TEST_CASE("svt_doubling tuner: random candidates are drawn from the space before any data") {
   Loaded plugin;
   FakeContext a(23), b(23);
-  const auto ra = plugin.tuner({{"candidates", std::string("random")}, {"trials", std::int64_t{6}}})
-                      ->tune(a);
+  const auto ra =
+      plugin.tuner({{"candidates", std::string("random")}, {"trials", std::int64_t{6}}})->tune(a);
   plugin.tuner({{"candidates", std::string("random")}, {"trials", std::int64_t{6}}})->tune(b);
   REQUIRE(a.evaluator_.batches.at(0).size() == 6 * 10);
   // Same seed, same candidate list (the draws come first from the tuner's generator).
@@ -411,7 +416,7 @@ TEST_CASE("svt_doubling tuner: simulation mode writes the Figure 3 and 4 series"
   CHECK(r.series[1].name == "svt_fidelity_keps_0.5");
   CHECK(r.series[2].name == "svt_fidelity_by_iteration_keps_0.5");
   CHECK(r.series[3].name == "svt_iterations_keps_5");
-  CHECK(r.series[9].name == "svt_reference_1_ln_n");
+  CHECK(r.series[9].name == "svt_reference_1_log2_n");
   for (const auto& s : r.series) {
     CHECK(s.x.size() == s.y.size());
     CHECK_FALSE(s.x.empty());

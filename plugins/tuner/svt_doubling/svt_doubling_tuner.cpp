@@ -37,7 +37,9 @@ std::string fmt(double x, int digits = 6) {
 }
 
 // The c of Figure 4 (T ≈ c log n, "sandwiched between 1 and 5, approximately equal to 3"); paper
-// 002 states no constant in Theorems 2-3, so the figure built from it is nominal only.
+// 002 states no constant in Theorems 2-3 and no base, so the figure built from it is nominal only.
+// Base 2: Lemma 1's doubling is binary, and our simulation of the (nearly) noise-free loop gives
+// T / log2 n ≈ 2.8 (T / ln n ≈ 4).
 constexpr double kNominalMultiplier = 3;
 
 class SvtDoubling final : public dptune::Tuner {
@@ -93,8 +95,7 @@ class SvtDoubling final : public dptune::Tuner {
                   "protect the held-out split too: sensitivity max(1/k, 1/validation_rows), and "
                   "the final model's held-out utility is withheld")
         .default_to(false)
-        .add_int("validation_rows",
-                 "rows of the held-out split (needed with protect_validation)")
+        .add_int("validation_rows", "rows of the held-out split (needed with protect_validation)")
         .min(0)
         .default_to(int64_t{0})
         .add_bool("per_trial_output",
@@ -110,11 +111,11 @@ class SvtDoubling final : public dptune::Tuner {
         .default_to(int64_t{100})
         .add_int("sim_repetitions", "simulation: runs per k * epsilon (iterations against n)")
         .min(1)
-        .default_to(int64_t{400})
+        .default_to(int64_t{2000})
         .add_int("sim_trace_repetitions",
                  "simulation: runs per k * epsilon at u0 = 0 (fidelity against iterations)")
         .min(1)
-        .default_to(int64_t{100});
+        .default_to(int64_t{500});
   }
 
   dptune::TuningResult tune(dptune::TunerContext& context) override {
@@ -132,8 +133,9 @@ class SvtDoubling final : public dptune::Tuner {
     if (p_.get_string("candidates") == "random") {
       const auto n = static_cast<std::size_t>(p_.get_int("trials"));
       for (std::size_t i = 0; i < n; ++i) out.push_back(context.space().sample(context.rng()));
-      how = std::to_string(n) + " random draws from the search space (tuner generator, drawn "
-                                "before any data was read)";
+      how = std::to_string(n) +
+            " random draws from the search space (tuner generator, drawn "
+            "before any data was read)";
     } else {
       const auto points = static_cast<std::size_t>(p_.get_int("points_per_dimension"));
       out = context.space().grid(points);
@@ -168,7 +170,8 @@ class SvtDoubling final : public dptune::Tuner {
                   std::to_string(svt::noise_free_worst_iterations(u0(), g())) +
                   " plus ceil(log2 M) slack";
     } else if (t_max > worst) {
-      t_max_how = "t_max " + std::to_string(t_max) + " lowered to the worst case the loop can reach";
+      t_max_how =
+          "t_max " + std::to_string(t_max) + " lowered to the worst case the loop can reach";
       t_max = worst;
     } else {
       t_max_how = "configured";
@@ -176,8 +179,8 @@ class SvtDoubling final : public dptune::Tuner {
     const svt::Scales scales = svt::laplace_scales(kk, epsilon, validation_rows);
 
     // ---- the events, data-independent: priced now so a refusing accountant fails before training
-    const DpEvent svt_event = DpEvent::self_composed(DpEvent::pure_dp(epsilon),
-                                                     static_cast<std::int64_t>(t_max));
+    const DpEvent svt_event =
+        DpEvent::self_composed(DpEvent::pure_dp(epsilon), static_cast<std::int64_t>(t_max));
     EventSet finals;  // the final training's event, over every candidate s* could be
     std::vector<DpEvent> final_of(m);
     for (std::size_t c = 0; c < m; ++c) {
@@ -201,8 +204,8 @@ class SvtDoubling final : public dptune::Tuner {
       return DpEvent::composed(std::move(events));
     };
     {
-      const DpEvent probe = total_event(parts.empty() ? DpEvent() : parts.begin()->second,
-                                        finals.begin()->second);
+      const DpEvent probe =
+          total_event(parts.empty() ? DpEvent() : parts.begin()->second, finals.begin()->second);
       const std::string why = context.accountant().unsupported_reason(probe);
       if (!why.empty())
         throw dptune::ConfigError("svt_doubling: the pipeline's accountant cannot price " +
@@ -262,10 +265,10 @@ class SvtDoubling final : public dptune::Tuner {
     const auto final_eval = context.evaluator().evaluate({final_request});
     context.progress().advance(1, std::nullopt);
     if (final_eval.size() != 1 || !(final_eval[0].event == final_of[chosen]))
-      throw dptune::PluginError("svt_doubling: the final run's event " +
-                                (final_eval.empty() ? std::string("(none)")
-                                                    : final_eval[0].event.to_string()) +
-                                " differs from event_of() " + final_of[chosen].to_string());
+      throw dptune::PluginError(
+          "svt_doubling: the final run's event " +
+          (final_eval.empty() ? std::string("(none)") : final_eval[0].event.to_string()) +
+          " differs from event_of() " + final_of[chosen].to_string());
     const dptune::Evaluation& fin = final_eval[0];
 
     // ---- the guarantee: composition over T_max (not T), worst case over what could be released --
@@ -297,13 +300,15 @@ class SvtDoubling final : public dptune::Tuner {
       derivation += ", the private partition trainings (parallel composition over the " +
                     std::to_string(kk) + " disjoint parts, composed over the " + std::to_string(m) +
                     " candidates)";
-    derivation += ", and one private training of the selected candidate on the whole training split";
+    derivation +=
+        ", and one private training of the selected candidate on the whole training split";
     if (totals.size() > 1)
-      derivation += "; the candidates' trainings differ in privacy cost, so this is the worst case "
-                    "over the " + std::to_string(totals.size()) +
-                    " distinct compositions (any candidate may be selected)";
-    guarantee.derivation = derivation + "; event " + totals[worst_index].to_string() + "; " +
-                           guarantee.derivation;
+      derivation +=
+          "; the candidates' trainings differ in privacy cost, so this is the worst case "
+          "over the " +
+          std::to_string(totals.size()) + " distinct compositions (any candidate may be selected)";
+    guarantee.derivation =
+        derivation + "; event " + totals[worst_index].to_string() + "; " + guarantee.derivation;
 
     // ---- the result -----------------------------------------------------------------------------
     dptune::TuningResult result;
@@ -339,32 +344,36 @@ class SvtDoubling final : public dptune::Tuner {
       }
 
     auto& notes = result.notes;
-    notes.push_back("SVT doubling (Ding et al., paper 002 Algorithm 1 with paper 001's u >= 1 "
-                    "break): " + std::to_string(m) + " candidates, " + how +
-                    "; the order is public and fixed before any data is read");
     notes.push_back(
-        "subsample and aggregate: each candidate trained " +
-        std::string(private_parts ? "PRIVATELY" : "non-privately") + " on each of k = " +
-        std::to_string(kk) + " disjoint parts of the training split and scored on the held-out "
-        "split; u_s = mean over parts, sensitivity " + fmt(scales.sensitivity) +
-        (protect ? " = max(1/k, 1/validation_rows)" : " = 1/k (paper 002 Lemma 2)"));
-    notes.push_back("loop: g = " + fmt(g()) + ", u0 = " + fmt(u0()) + ", epsilon_svt = " +
-                    fmt(epsilon) + " per iteration (k * epsilon_svt = " +
-                    fmt(static_cast<double>(kk) * epsilon) + "), Laplace scales " +
-                    fmt(scales.threshold) + " (threshold, 2 Delta / epsilon) and " +
-                    fmt(scales.query) + " (queries, 4 Delta / epsilon)");
-    notes.push_back("iterations: T = " + std::to_string(loop.iterations) + " used, T_max = " +
-                    std::to_string(t_max) + " (" + t_max_how + "; worst case 2M - 1 = " +
-                    std::to_string(worst) + "); stopped because " + svt::to_string(loop.stop) +
-                    " at level u = " + fmt(loop.u, 4) + " after " + std::to_string(loop.passes) +
-                    " passes");
+        "SVT doubling (Ding et al., paper 002 Algorithm 1 with paper 001's u >= 1 "
+        "break): " +
+        std::to_string(m) + " candidates, " + how +
+        "; the order is public and fixed before any data is read");
+    notes.push_back("subsample and aggregate: each candidate trained " +
+                    std::string(private_parts ? "PRIVATELY" : "non-privately") +
+                    " on each of k = " + std::to_string(kk) +
+                    " disjoint parts of the training split and scored on the held-out "
+                    "split; u_s = mean over parts, sensitivity " +
+                    fmt(scales.sensitivity) +
+                    (protect ? " = max(1/k, 1/validation_rows)" : " = 1/k (paper 002 Lemma 2)"));
+    notes.push_back(
+        "loop: g = " + fmt(g()) + ", u0 = " + fmt(u0()) + ", epsilon_svt = " + fmt(epsilon) +
+        " per iteration (k * epsilon_svt = " + fmt(static_cast<double>(kk) * epsilon) +
+        "), Laplace scales " + fmt(scales.threshold) + " (threshold, 2 Delta / epsilon) and " +
+        fmt(scales.query) + " (queries, 4 Delta / epsilon)");
+    notes.push_back("iterations: T = " + std::to_string(loop.iterations) +
+                    " used, T_max = " + std::to_string(t_max) + " (" + t_max_how +
+                    "; worst case 2M - 1 = " + std::to_string(worst) + "); stopped because " +
+                    svt::to_string(loop.stop) + " at level u = " + fmt(loop.u, 4) + " after " +
+                    std::to_string(loop.passes) + " passes");
     if (loop.selected)
       notes.push_back("selected candidate " + std::to_string(chosen) + " " +
                       cands[chosen].to_string() + " (the last candidate to pass the threshold)");
     else
-      notes.push_back("no candidate ever passed the noisy threshold: fell back to the "
-                      "data-independent default, the first candidate " +
-                      cands[chosen].to_string());
+      notes.push_back(
+          "no candidate ever passed the noisy threshold: fell back to the "
+          "data-independent default, the first candidate " +
+          cands[chosen].to_string());
     notes.push_back("noise: " + noise.description);
     notes.push_back(
         protect
@@ -378,8 +387,8 @@ class SvtDoubling final : public dptune::Tuner {
               "too)");
     notes.push_back("guarantee (accountant " + guarantee.accountant + "): (epsilon, delta) = (" +
                     fmt(guarantee.epsilon) + ", " + fmt(guarantee.delta) +
-                    ") composes T_max = " + std::to_string(t_max) + " iterations, not T = " +
-                    std::to_string(loop.iterations));
+                    ") composes T_max = " + std::to_string(t_max) +
+                    " iterations, not T = " + std::to_string(loop.iterations));
     {
       const double n = (loop.u - u0()) / g();
       const double ke = static_cast<double>(kk) * epsilon;
@@ -388,8 +397,8 @@ class SvtDoubling final : public dptune::Tuner {
           "delta + O(n^(-g k epsilon_svt / 4) log n)) with n = (u* - u0) / g and no constant; ";
       if (n > 1) {
         const double eps_nominal =
-            fin.privacy.epsilon + kNominalMultiplier * std::log(n) * epsilon;
-        nominal += "with c = 3 (Figure 4), natural log, n = (u - u0) / g = " + fmt(n, 4) +
+            fin.privacy.epsilon + kNominalMultiplier * std::log2(n) * epsilon;
+        nominal += "with c = 3 (Figure 4), log base 2, n = (u - u0) / g = " + fmt(n, 4) +
                    " at the reached level and the final training's epsilon " +
                    fmt(fin.privacy.epsilon) + ": epsilon = " + fmt(eps_nominal) +
                    ", delta' = " + fmt(svt::nominal_delta_prime(n, g(), ke), 3);
@@ -399,8 +408,9 @@ class SvtDoubling final : public dptune::Tuner {
       notes.push_back(nominal);
     }
     if (p_.get_bool("per_trial_output"))
-      notes.push_back("per-candidate partition-mean utilities are SENSITIVE (not covered by the "
-                      "guarantee); written only with output.sensitive_trials: true");
+      notes.push_back(
+          "per-candidate partition-mean utilities are SENSITIVE (not covered by the "
+          "guarantee); written only with output.sensitive_trials: true");
     return result;
   }
 
@@ -421,12 +431,14 @@ class SvtDoubling final : public dptune::Tuner {
         "simulation of paper 002 §4.2 (no data): |S| = " + std::to_string(o.candidates) +
         " utilities uniform on (0, 1) per run, g = " + fmt(o.g) +
         ", Laplace scales 2/(k epsilon) and 4/(k epsilon); n = (u* - u0) / g varied through u0 "
-        "= u* - n g with n log-uniform on [1, u*/g], " + std::to_string(o.repetitions) +
+        "= u* - n g with n log-uniform on [1, u*/g], " +
+        std::to_string(o.repetitions) +
         " runs per k epsilon, no iteration cap (the loop runs to its natural end)");
     notes.push_back("generator: " + context.rng().description());
-    notes.push_back("table: k_epsilon, n bin [2^j, 2^(j+1)), runs, mean n, mean T, sd T, "
-                    "mean T / ln n, mean T / log2 n, mean fidelity u_s*/u*, runs with no s*, "
-                    "runs over the default cap");
+    notes.push_back(
+        "table: k_epsilon, n bin [2^j, 2^(j+1)), runs, mean n, mean T, sd T, "
+        "mean T / ln n, mean T / log2 n, mean fidelity u_s*/u*, runs with no s*, "
+        "runs over the default cap");
     for (std::size_t e = 0; e < o.k_epsilons.size(); ++e) {
       const double ke = o.k_epsilons[e];
       struct Bin {
@@ -452,10 +464,10 @@ class SvtDoubling final : public dptune::Tuner {
         b.over += r.iterations > r.default_cap ? 1 : 0;
       }
       const std::string tag = fmt(ke);
-      dptune::Series iters{"svt_iterations_keps_" + tag, "n = (u* - u0) / g", "mean iterations T",
-                           {}, {}};
-      dptune::Series fid{"svt_fidelity_keps_" + tag, "n = (u* - u0) / g",
-                         "mean final fidelity u_s* / u*", {}, {}};
+      dptune::Series iters{
+          "svt_iterations_keps_" + tag, "n = (u* - u0) / g", "mean iterations T", {}, {}};
+      dptune::Series fid{
+          "svt_fidelity_keps_" + tag, "n = (u* - u0) / g", "mean final fidelity u_s* / u*", {}, {}};
       for (const auto& [j, b] : bins) {
         const double runs = static_cast<double>(b.runs);
         const double mean_t = b.t / runs;
@@ -464,15 +476,17 @@ class SvtDoubling final : public dptune::Tuner {
         iters.y.push_back(mean_t);
         fid.x.push_back(b.n / runs);
         fid.y.push_back(b.fid / runs);
-        notes.push_back("table: " + fmt(ke) + ", [" + std::to_string(1 << j) + ", " +
-                        std::to_string(2 << j) + "), " + std::to_string(b.runs) + ", " +
-                        fmt(b.n / runs, 4) + ", " + fmt(mean_t, 4) + ", " + fmt(sd, 3) + ", " +
-                        fmt(b.ln / runs, 3) + ", " + fmt(b.l2 / runs, 3) + ", " +
-                        fmt(b.fid / runs, 4) + ", " + std::to_string(b.none) + ", " +
-                        std::to_string(b.over));
+        notes.push_back(
+            "table: " + fmt(ke) + ", [" + std::to_string(1 << j) + ", " + std::to_string(2 << j) +
+            "), " + std::to_string(b.runs) + ", " + fmt(b.n / runs, 4) + ", " + fmt(mean_t, 4) +
+            ", " + fmt(sd, 3) + ", " + fmt(b.ln / runs, 3) + ", " + fmt(b.l2 / runs, 3) + ", " +
+            fmt(b.fid / runs, 4) + ", " + std::to_string(b.none) + ", " + std::to_string(b.over));
       }
-      dptune::Series trace{"svt_fidelity_by_iteration_keps_" + tag, "iteration t",
-                           "mean fidelity alpha_t (u0 = 0)", {}, {}};
+      dptune::Series trace{"svt_fidelity_by_iteration_keps_" + tag,
+                           "iteration t",
+                           "mean fidelity alpha_t (u0 = 0)",
+                           {},
+                           {}};
       const auto& curve = sim.fidelity_by_iteration[e];
       for (std::size_t t = 0; t < curve.size(); ++t) {
         trace.x.push_back(static_cast<double>(t + 1));
@@ -482,18 +496,19 @@ class SvtDoubling final : public dptune::Tuner {
       result.series.push_back(std::move(fid));
       result.series.push_back(std::move(trace));
     }
-    // Figure 4's reference curves T = c log n, c = 1, 3, 5.
+    // Figure 4's reference curves T = c log n, c = 1, 3, 5 (log base 2, see kNominalMultiplier).
     for (double c : {1.0, 3.0, 5.0}) {
-      dptune::Series ref{"svt_reference_" + fmt(c) + "_ln_n", "n = (u* - u0) / g",
-                         fmt(c) + " ln n", {}, {}};
+      dptune::Series ref{
+          "svt_reference_" + fmt(c) + "_log2_n", "n = (u* - u0) / g", fmt(c) + " log2 n", {}, {}};
       for (double n = 2; n <= 1 / o.g; n *= 1.25) {
         ref.x.push_back(n);
-        ref.y.push_back(c * std::log(n));
+        ref.y.push_back(c * std::log2(n));
       }
       result.series.push_back(std::move(ref));
     }
-    notes.push_back("series: svt_iterations_keps_* (Figure 4), svt_fidelity_keps_* and "
-                    "svt_fidelity_by_iteration_keps_* (Figure 3), svt_reference_*_ln_n");
+    notes.push_back(
+        "series: svt_iterations_keps_* (Figure 4), svt_fidelity_keps_* and "
+        "svt_fidelity_by_iteration_keps_* (Figure 3), svt_reference_*_log2_n");
     return result;
   }
 

@@ -30,7 +30,9 @@ void check_ladder(double u0, double g) {
   if (!(g > 0 && g < 1)) throw dptune::InvalidArgument("svt_doubling: g must be in (0, 1)");
 }
 
-double level(double u0, double g, std::int64_t units) { return u0 + static_cast<double>(units) * g; }
+double level(double u0, double g, std::int64_t units) {
+  return u0 + static_cast<double>(units) * g;
+}
 
 std::size_t floor_log2(std::uint64_t x) {  // x >= 1
   std::size_t r = 0;
@@ -63,9 +65,9 @@ LoopResult run_loop(std::span<const double> utilities, const LoopOptions& option
     for (std::size_t s = 0; s < utilities.size(); ++s) {
       // Lines 20-21: AboveThreshold test of candidate s with fresh noise.
       if (utilities[s] + query_noise() >= u_hat) {
-        r.selected = s;     // line 22
-        r.units += step;    // line 23
-        step *= 2;          // line 25
+        r.selected = s;   // line 22
+        r.units += step;  // line 23
+        step *= 2;        // line 25
         accumulated = true;
         ++r.passes;
         break;  // line 27

@@ -16,7 +16,7 @@
 namespace dptune {
 class RandomBitGenerator;
 class TunerContext;
-}
+}  // namespace dptune
 
 namespace svt {
 
@@ -24,8 +24,8 @@ namespace svt {
 using NoiseFn = std::function<double()>;
 
 struct LoopOptions {
-  double u0 = 0;     // utility lower bound u0 in [0, 1)
-  double g = 0.01;   // utility granularity g in (0, 1)
+  double u0 = 0;          // utility lower bound u0 in [0, 1)
+  double g = 0.01;        // utility granularity g in (0, 1)
   std::size_t t_max = 0;  // iteration cap (>= 1)
   /// Record s* after every iteration (for the fidelity-over-iterations curve, paper 002 Fig. 3).
   bool trace = false;
@@ -52,13 +52,13 @@ struct LoopResult {
 };
 
 /// Paper 002 Algorithm 1 lines 12-34 with paper 001's break: u <- u0, step <- 1; each iteration
-/// proposes u_hat = u + step g + threshold_noise(), scans the candidates in their (public) order and
-/// takes the first s with utilities[s] + query_noise() >= u_hat (s* <- s, u += step g,
-/// step *= 2); when none passes, step <- floor(step / 2).  Stops when step = 0, u >= 1 or after
-/// t_max iterations.  u is kept as the integer ladder level `units` (u = u0 + units g), so it does
-/// not drift with rounding and the noise-free loop is exactly the integer doubling of Lemma 1.
-/// Query noise is drawn lazily, one per candidate examined (AboveThreshold stops at the first
-/// pass, so the noise of unexamined candidates never influences the output).
+/// proposes u_hat = u + step g + threshold_noise(), scans the candidates in their (public) order
+/// and takes the first s with utilities[s] + query_noise() >= u_hat (s* <- s, u += step g, step *=
+/// 2); when none passes, step <- floor(step / 2).  Stops when step = 0, u >= 1 or after t_max
+/// iterations.  u is kept as the integer ladder level `units` (u = u0 + units g), so it does not
+/// drift with rounding and the noise-free loop is exactly the integer doubling of Lemma 1. Query
+/// noise is drawn lazily, one per candidate examined (AboveThreshold stops at the first pass, so
+/// the noise of unexamined candidates never influences the output).
 LoopResult run_loop(std::span<const double> utilities, const LoopOptions& options,
                     const NoiseFn& threshold_noise, const NoiseFn& query_noise);
 
@@ -115,12 +115,13 @@ Noise make_noise(dptune::TunerContext& context, const Scales& scales, double eps
 /// natural log: nominal only.
 double nominal_delta_prime(double n, double g, double k_epsilon);
 
-// ---- simulation of paper 002 §4.2 (Figures 3 and 4) ----------------------------------------------
+// ---- simulation of paper 002 §4.2 (Figures 3 and 4)
+// ----------------------------------------------
 struct SimulationOptions {
-  std::size_t candidates = 100;   // |S|, utilities i.i.d. uniform on (0, 1)
+  std::size_t candidates = 100;  // |S|, utilities i.i.d. uniform on (0, 1)
   double g = 0.01;
   std::vector<double> k_epsilons = {0.5, 5, 10};
-  std::size_t repetitions = 300;  // runs per kϵ for the iterations/fidelity-against-n curves
+  std::size_t repetitions = 300;        // runs per kϵ for the iterations/fidelity-against-n curves
   std::size_t trace_repetitions = 100;  // runs per kϵ at u0 = 0 for the fidelity-over-t curve
   /// Cap used in the simulation: 0 = the worst case (the loop runs to its natural end).
   std::size_t t_max = 0;
