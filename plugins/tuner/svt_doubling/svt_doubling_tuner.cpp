@@ -236,6 +236,11 @@ class SvtDoubling final : public dptune::Tuner {
     for (std::size_t c = 0; c < m; ++c) {
       for (std::size_t i = 0; i < kk; ++i) {
         const auto& e = evaluations[c * kk + i];
+        // Lemma 2's sensitivity 1/k needs every part's score in [0, 1].
+        if (!(e.utility_mean >= 0 && e.utility_mean <= 1))
+          throw dptune::PluginError("svt_doubling: a partition score " +
+                                    std::to_string(e.utility_mean) +
+                                    " is outside [0, 1]; the sensitivity 1/k would not hold");
         u[c] += e.utility_mean / static_cast<double>(kk);  // Alg. 1 line 9
         u_min[c] = std::min(u_min[c], e.utility_mean);
         u_max[c] = std::max(u_max[c], e.utility_mean);
