@@ -24,6 +24,7 @@ double quality(std::int64_t c) { return c == 3 ? 0.9 : c == 7 ? 0.85 : 0.1 + 0.0
 struct EvaluatorSetup {
   double scale = 1;           // multiplies every utility
   bool varied_final = false;  // the whole-data event depends on the candidate
+  bool clamp = true;          // false: a broken utility outside [0, 1]
 };
 
 class FakeEvaluator final : public dptune::Evaluator {
@@ -58,7 +59,7 @@ class FakeEvaluator final : public dptune::Evaluator {
         u += jitter(r.scope.index);
       else
         u += 0.01;
-      u = std::clamp(u, 0.0, 1.0);
+      if (setup_.clamp) u = std::clamp(u, 0.0, 1.0);
       e.utilities = {u};
       e.utility_mean = e.utility_min = e.utility_max = u;
       if (r.private_run) {
@@ -424,4 +425,13 @@ TEST_CASE("svt_doubling tuner: simulation mode writes the Figure 3 and 4 series"
   CHECK(has_note(r, "table: 10, ["));
   CHECK_THROWS_WITH(plugin.tuner({{"sim_k_epsilons", std::string("1,x")}}),
                     doctest::Contains("'x' is not a number"));
+}
+
+TEST_CASE("svt_doubling tuner: partition scores outside [0, 1] are refused (Lemma 2 needs them)") {
+  Loaded plugin;
+  EvaluatorSetup setup;
+  setup.scale = 2;
+  setup.clamp = false;
+  FakeContext context(25, setup);
+  CHECK_THROWS_WITH(plugin.tuner({})->tune(context), doctest::Contains("is outside [0, 1]"));
 }
