@@ -369,3 +369,37 @@ TEST_CASE("parse_list") {
   CHECK_THROWS_WITH_AS(svt::parse_list("1, two", "sim_k_epsilons"),
                        doctest::Contains("'two' is not a number"), dptune::InvalidArgument);
 }
+
+TEST_CASE("candidate_list: typed by the search space, in the order written, checked") {
+  dptune::SearchSpace space;
+  space.add_float("lr", 1e-3, 1.0, true);
+  space.add_int("epochs", 1, 32);
+  space.add_categorical(
+      "model", {dptune::Value{std::string("logistic")}, dptune::Value{std::string("svm")}});
+  const auto list = svt::parse_candidate_list(
+      "lr=0.1, epochs=5, model=svm; model=logistic,epochs=32,lr=1e-3;", space);
+  REQUIRE(list.size() == 2);
+  CHECK(list[0].get_double("lr") == 0.1);
+  CHECK(list[0].get_int("epochs") == 5);
+  CHECK(list[0].get_string("model") == "svm");
+  CHECK(list[1].get_double("lr") == 0.001);
+  CHECK(list[1].get_int("epochs") == 32);
+  CHECK(list[1].get_string("model") == "logistic");
+  using doctest::Contains;
+  CHECK_THROWS_WITH(svt::parse_candidate_list("lr=0.1, epochs=5", space),
+                    Contains("candidate 1: 'model' missing"));
+  CHECK_THROWS_WITH(
+      svt::parse_candidate_list("lr=0.1,epochs=5,model=svm; lr=2,epochs=5,model=svm", space),
+      Contains("candidate 2: {epochs: 5, lr: 2.0, model: svm} is outside"));
+  CHECK_THROWS_WITH(svt::parse_candidate_list("lr=0.1,epochs=5.5,model=svm", space),
+                    Contains("epochs: '5.5' is not a value of the int dimension"));
+  CHECK_THROWS_WITH(svt::parse_candidate_list("lr=0.1,epochs=5,model=tree", space),
+                    Contains("model: 'tree' is not a value of the categorical dimension"));
+  CHECK_THROWS_WITH(svt::parse_candidate_list("eta=0.1,epochs=5,model=svm", space),
+                    Contains("'eta' is not a dimension of the search space (lr, epochs, model)"));
+  CHECK_THROWS_WITH(svt::parse_candidate_list("lr=0.1,lr=0.2,epochs=5,model=svm", space),
+                    Contains("'lr' given twice"));
+  CHECK_THROWS_WITH(svt::parse_candidate_list("; lr=0.1,epochs=5,model=svm", space),
+                    Contains("candidate 1: empty"));
+  CHECK_THROWS_WITH(svt::parse_candidate_list("lr 0.1", space), Contains("expected name=value"));
+}

@@ -435,3 +435,26 @@ TEST_CASE("svt_doubling tuner: partition scores outside [0, 1] are refused (Lemm
   FakeContext context(25, setup);
   CHECK_THROWS_WITH(plugin.tuner({})->tune(context), doctest::Contains("is outside [0, 1]"));
 }
+
+TEST_CASE("svt_doubling tuner: candidates: list is scored in the order written") {
+  Loaded plugin;
+  CHECK_THROWS_WITH(plugin.tuner({{"candidates", std::string("list")}}),
+                    doctest::Contains("candidate_list is used exactly when candidates: list"));
+  CHECK_THROWS_WITH(plugin.tuner({{"candidate_list", std::string("c=1")}}),
+                    doctest::Contains("candidate_list is used exactly when candidates: list"));
+  FakeContext context(26);
+  const auto r = plugin
+                     .tuner({{"candidates", std::string("list")},
+                             {"candidate_list", std::string("c=7; c=0; c=3")},
+                             {"k", std::int64_t{20}},
+                             {"epsilon_svt", 5.0}})
+                     ->tune(context);
+  const auto& first = context.evaluator_.batches.at(0);
+  REQUIRE(first.size() == 3 * 20);
+  CHECK(first[0].candidate.get_int("c") == 7);
+  CHECK(first[20].candidate.get_int("c") == 0);
+  CHECK(first[40].candidate.get_int("c") == 3);
+  // Candidate 7 (0.85) passes first at every level it reaches; only 3 (0.9) passes above 0.85.
+  CHECK(r.selected->params.get_int("c") == 3);
+  CHECK(has_note(r, "3 candidates, the candidate_list given in the pipeline"));
+}

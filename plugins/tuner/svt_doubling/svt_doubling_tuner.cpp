@@ -52,16 +52,26 @@ class SvtDoubling final : public dptune::Tuner {
           "the held-out split the candidates are scored on; the sensitivity becomes "
           "max(1/k, 1/validation_rows))");
     svt::levels_to_one(p.get_double("u0"), p.get_double("g"));  // validates u0 and g
+    if ((p.get_string("candidates") == "list") != !p.get_string("candidate_list").empty())
+      throw dptune::InvalidArgument(
+          "svt_doubling: candidate_list is used exactly when candidates: list (got candidates: " +
+          p.get_string("candidates") + " and " +
+          (p.get_string("candidate_list").empty() ? "no" : "a") + " candidate_list)");
   }
 
   static dptune::ParamSchema schema() {
     using std::int64_t;
     return dptune::ParamSchema{}
         .add_string("candidates",
-                    "the public, ordered candidate list: grid (the search space grid, row-major) "
-                    "or random (`trials` draws with the tuner's generator, before any data)")
-        .one_of({"grid", "random"})
+                    "the public, ordered candidate list: grid (the search space grid, row-major), "
+                    "random (`trials` draws with the tuner's generator, before any data) or list "
+                    "(`candidate_list`, in the order written)")
+        .one_of({"grid", "random", "list"})
         .default_to(std::string("grid"))
+        .add_string("candidate_list",
+                    "candidates: list: 'name=value, name=value; name=value, ...' covering every "
+                    "search space dimension, one candidate per ';'")
+        .default_to(std::string(""))
         .add_int("points_per_dimension", "grid points per float dimension (candidates: grid)")
         .min(1)
         .default_to(int64_t{5})
@@ -130,7 +140,10 @@ class SvtDoubling final : public dptune::Tuner {
 
   std::vector<Params> candidates(dptune::TunerContext& context, std::string& how) const {
     std::vector<Params> out;
-    if (p_.get_string("candidates") == "random") {
+    if (p_.get_string("candidates") == "list") {
+      out = svt::parse_candidate_list(p_.get_string("candidate_list"), context.space());
+      how = "the candidate_list given in the pipeline, in its order";
+    } else if (p_.get_string("candidates") == "random") {
       const auto n = static_cast<std::size_t>(p_.get_int("trials"));
       for (std::size_t i = 0; i < n; ++i) out.push_back(context.space().sample(context.rng()));
       how = std::to_string(n) +

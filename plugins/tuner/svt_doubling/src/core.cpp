@@ -8,6 +8,7 @@
 #include "dptune/errors.hpp"
 #include "dptune/plugin.hpp"
 #include "dptune/rng.hpp"
+#include "dptune/search_space.hpp"
 
 namespace svt {
 
@@ -251,6 +252,76 @@ SimulationResult simulate(const SimulationOptions& o, dptune::RandomBitGenerator
         mean[t] += (t < c.size() ? c[t] : c.back()) / static_cast<double>(curves.size());
     out.fidelity_by_iteration.push_back(std::move(mean));
   }
+  return out;
+}
+
+namespace {
+std::string trim(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t\n");
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(" \t\n") - first + 1);
+}
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, sep)) out.push_back(item);
+  return out;
+}
+}  // namespace
+
+std::vector<dptune::Params> parse_candidate_list(const std::string& text,
+                                                 const dptune::SearchSpace& space) {
+  std::vector<dptune::Params> out;
+  std::string names;
+  for (const auto& d : space.dimensions()) names += (names.empty() ? "" : ", ") + d.name;
+  const auto items = split(text, ';');
+  for (std::size_t k = 0; k < items.size(); ++k) {
+    const std::string where =
+        "svt_doubling: candidate_list: candidate " + std::to_string(k + 1) + ": ";
+    if (trim(items[k]).empty()) {
+      if (k + 1 == items.size() && k > 0) break;  // a trailing ';'
+      throw dptune::InvalidArgument(where + "empty");
+    }
+    dptune::Params p;
+    for (const std::string& pair : split(items[k], ',')) {
+      const auto eq = pair.find('=');
+      if (eq == std::string::npos)
+        throw dptune::InvalidArgument(where + "expected name=value, got '" + trim(pair) + "'");
+      const std::string name = trim(pair.substr(0, eq)), value = trim(pair.substr(eq + 1));
+      const dptune::Dimension* d = space.find(name);
+      if (!d)
+        throw dptune::InvalidArgument(where + "'" + name +
+                                      "' is not a dimension of the search space (" + names + ")");
+      if (p.contains(name)) throw dptune::InvalidArgument(where + "'" + name + "' given twice");
+      std::size_t used = 0;
+      try {
+        if (d->kind == dptune::Dimension::Kind::Float) {
+          p.set(name, std::stod(value, &used));
+        } else if (d->kind == dptune::Dimension::Kind::Int) {
+          p.set(name, static_cast<std::int64_t>(std::stoll(value, &used)));
+        } else {
+          for (const auto& choice : d->choices)
+            if (dptune::to_string(choice) == value) p.set(name, choice);
+          used = p.contains(name) ? value.size() : 0;
+        }
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (value.empty() || used != value.size())
+        throw dptune::InvalidArgument(where + name + ": '" + value + "' is not a value of the " +
+                                      (d->kind == dptune::Dimension::Kind::Float ? "float"
+                                       : d->kind == dptune::Dimension::Kind::Int ? "int"
+                                                                                 : "categorical") +
+                                      " dimension");
+    }
+    for (const auto& d : space.dimensions())
+      if (!p.contains(d.name)) throw dptune::InvalidArgument(where + "'" + d.name + "' missing");
+    if (!space.contains(p))
+      throw dptune::InvalidArgument(where + p.to_string() + " is outside the search space");
+    out.push_back(std::move(p));
+  }
+  if (out.empty()) throw dptune::InvalidArgument("svt_doubling: candidate_list is empty");
   return out;
 }
 

@@ -14,7 +14,9 @@
 #include <vector>
 
 namespace dptune {
+class Params;
 class RandomBitGenerator;
+class SearchSpace;
 class TunerContext;
 }  // namespace dptune
 
@@ -146,6 +148,14 @@ struct SimulationResult {
 };
 
 SimulationResult simulate(const SimulationOptions& options, dptune::RandomBitGenerator& rng);
+
+/// A candidate list written in YAML as one string, candidates separated by ';', each a
+/// comma-separated list of name=value for every dimension of `space`, e.g.
+/// "learning_rate=0.1, clipping_norm=1; learning_rate=0.01, clipping_norm=1".  Values take their
+/// dimension's type (float, int, or one of the categorical choices as written); every candidate
+/// must lie in the space.  Throws InvalidArgument naming the candidate (1-based) and the problem.
+std::vector<dptune::Params> parse_candidate_list(const std::string& text,
+                                                 const dptune::SearchSpace& space);
 
 /// "0.5, 5,10" -> {0.5, 5, 10}; throws InvalidArgument naming `what` on anything else.
 std::vector<double> parse_list(const std::string& text, const std::string& what);
