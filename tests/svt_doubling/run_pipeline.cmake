@@ -27,8 +27,8 @@ if(at EQUAL -1)
   message(FATAL_ERROR "summary.json does not name the svt_doubling tuner:\n${summary}")
 endif()
 if(PIPELINE MATCHES "simulation")
-  foreach(f IN ITEMS svt_iterations_keps_0.5.csv svt_iterations_keps_10.csv svt_fidelity_keps_5.csv
-                     svt_fidelity_by_iteration_keps_5.csv svt_iterations_keps_5.svg)
+  foreach(f IN ITEMS svt_iterations.keps_0.5.csv svt_iterations.keps_10.csv svt_fidelity.keps_5.csv
+                     svt_fidelity_by_iteration.keps_5.csv svt_iterations.keps_5.svg)
     if(NOT EXISTS "${OUT}/${f}")
       message(FATAL_ERROR "simulation: ${f} missing in ${OUT}\nstdout:\n${out}")
     endif()

@@ -413,11 +413,11 @@ TEST_CASE("svt_doubling tuner: simulation mode writes the Figure 3 and 4 series"
   CHECK(context.evaluator_.batches.empty());
   CHECK_FALSE(r.guarantee.has_value());
   REQUIRE(r.series.size() == 3 * 3 + 3);
-  CHECK(r.series[0].name == "svt_iterations_keps_0.5");
-  CHECK(r.series[1].name == "svt_fidelity_keps_0.5");
-  CHECK(r.series[2].name == "svt_fidelity_by_iteration_keps_0.5");
-  CHECK(r.series[3].name == "svt_iterations_keps_5");
-  CHECK(r.series[9].name == "svt_reference_1_log2_n");
+  CHECK(r.series[0].name == "svt_iterations.keps_0.5");
+  CHECK(r.series[1].name == "svt_fidelity.keps_0.5");
+  CHECK(r.series[2].name == "svt_fidelity_by_iteration.keps_0.5");
+  CHECK(r.series[3].name == "svt_iterations.keps_5");
+  CHECK(r.series[9].name == "svt_iterations.reference_1_log2_n");
   for (const auto& s : r.series) {
     CHECK(s.x.size() == s.y.size());
     CHECK_FALSE(s.x.empty());

@@ -483,9 +483,9 @@ class SvtDoubling final : public dptune::Tuner {
       }
       const std::string tag = fmt(ke);
       dptune::Series iters{
-          "svt_iterations_keps_" + tag, "n = (u* - u0) / g", "mean iterations T", {}, {}};
+          "svt_iterations.keps_" + tag, "n = (u* - u0) / g", "mean iterations T", {}, {}};
       dptune::Series fid{
-          "svt_fidelity_keps_" + tag, "n = (u* - u0) / g", "mean final fidelity u_s* / u*", {}, {}};
+          "svt_fidelity.keps_" + tag, "n = (u* - u0) / g", "mean final fidelity u_s* / u*", {}, {}};
       for (const auto& [j, b] : bins) {
         const double runs = static_cast<double>(b.runs);
         const double mean_t = b.t / runs;
@@ -500,7 +500,7 @@ class SvtDoubling final : public dptune::Tuner {
             ", " + fmt(sd, 3) + ", " + fmt(b.ln / runs, 3) + ", " + fmt(b.l2 / runs, 3) + ", " +
             fmt(b.fid / runs, 4) + ", " + std::to_string(b.none) + ", " + std::to_string(b.over));
       }
-      dptune::Series trace{"svt_fidelity_by_iteration_keps_" + tag,
+      dptune::Series trace{"svt_fidelity_by_iteration.keps_" + tag,
                            "iteration t",
                            "mean fidelity alpha_t (u0 = 0)",
                            {},
@@ -517,7 +517,7 @@ class SvtDoubling final : public dptune::Tuner {
     // Figure 4's reference curves T = c log n, c = 1, 3, 5 (log base 2, see kNominalMultiplier).
     for (double c : {1.0, 3.0, 5.0}) {
       dptune::Series ref{
-          "svt_reference_" + fmt(c) + "_log2_n", "n = (u* - u0) / g", fmt(c) + " log2 n", {}, {}};
+          "svt_iterations.reference_" + fmt(c) + "_log2_n", "n = (u* - u0) / g", fmt(c) + " log2 n", {}, {}};
       for (double n = 2; n <= 1 / o.g; n *= 1.25) {
         ref.x.push_back(n);
         ref.y.push_back(c * std::log2(n));
@@ -525,8 +525,8 @@ class SvtDoubling final : public dptune::Tuner {
       result.series.push_back(std::move(ref));
     }
     notes.push_back(
-        "series: svt_iterations_keps_* (Figure 4), svt_fidelity_keps_* and "
-        "svt_fidelity_by_iteration_keps_* (Figure 3), svt_reference_*_log2_n");
+        "series: svt_iterations.keps_* (Figure 4), svt_fidelity.keps_* and "
+        "svt_fidelity_by_iteration.keps_* (Figure 3), svt_iterations.reference_*_log2_n");
     return result;
   }
 
