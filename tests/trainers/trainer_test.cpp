@@ -211,6 +211,39 @@ TEST_CASE("output_perturbation: neighbouring data sets move the weights by at mo
   }
 }
 
+TEST_CASE("output_perturbation: on a tiny data set the bound is within a small factor of the gap") {
+  // n = 4, γ = 1 (R = 1), batch 1, one pass: Δ₂ = 4 / (γ n) = 1.  Replacing one example by its
+  // mirror image with the opposite label moves the weights by about a sixth of the bound (the
+  // worst case needs saturated margins, L = 2 is for the whole ball), so a sensitivity
+  // underestimated ten times or more would fail here.
+  Dataset data;
+  data.rows = 4;
+  data.cols = 2;
+  data.num_classes = 2;
+  data.features = {3.0, 0.0, 0.0, 3.0, -3.0, 0.0, 0.0, -3.0};
+  data.labels = {1, 1, 0, 0};
+  Dataset neighbour = data;
+  neighbour.features[0] = -3.0;
+  neighbour.labels[0] = 0;
+  OutputPerturbationOptions op;
+  op.regularization = 1.0;
+  op.epochs = 1;
+  double largest = 0;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    Xoshiro256 r1(seed), r2(seed);
+    const std::vector<double> w = train_output_perturbation(data, op, r1),
+                              w2 = train_output_perturbation(neighbour, op, r2);
+    double d2 = 0;
+    for (std::size_t i = 0; i < w.size(); ++i) d2 += (w[i] - w2[i]) * (w[i] - w2[i]);
+    largest = std::max(largest, std::sqrt(d2));
+  }
+  const double bound = output_perturbation_sensitivity(4, 1.0, 1);
+  MESSAGE("largest ‖w − w'‖ over 20 permutations " << largest << ", Δ₂ = " << bound);
+  CHECK(bound == doctest::Approx(1.0));
+  CHECK(largest <= bound);
+  CHECK(largest >= 0.1 * bound);
+}
+
 TEST_CASE("target-ε mode: σ calibrated through the accountant, event ApproxDp(target)") {
   // n = 2000 and lots of 32: without-replacement accounting (WBK19 Thm 9) has an ε floor that grows
   // with the sampling ratio m/n, so a small ratio keeps ε = 1 reachable.
