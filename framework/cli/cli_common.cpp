@@ -7,6 +7,7 @@
 
 #include "dptune/errors.hpp"
 #include "dptune/host/config.hpp"
+#include "dptune/host/runner.hpp"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -63,6 +64,28 @@ std::shared_ptr<dptune::Accountant> create_accountant(const dptune::host::Plugin
     throw UsageError("accountant " + name + ": " + e.what());
   }
   return registry.create_accountant(name, params);
+}
+
+std::vector<dptune::host::Override> parse_sets(const std::vector<std::string>& sets) {
+  std::vector<dptune::host::Override> out;
+  for (const auto& s : sets) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError("--set " + s + ": expected key.path=value");
+    out.push_back({s.substr(0, eq), s.substr(eq + 1)});
+  }
+  return out;
+}
+
+dptune::host::PipelineConfig load(const std::string& pipeline, const std::vector<std::string>& sets,
+                                  const std::vector<std::string>& plugin_paths,
+                                  dptune::host::PluginRegistry& registry) {
+  if (pipeline.empty()) throw UsageError("missing PIPELINE argument");
+  const auto overrides = parse_sets(sets);
+  // plugin_paths (possibly set with --set) must be known before the plugins they name are scanned.
+  scan_plugins(registry, plugin_paths, dptune::host::read_plugin_paths(pipeline, overrides));
+  dptune::host::HostCatalog catalog(registry);
+  return dptune::host::load_pipeline(pipeline, overrides, catalog);
 }
 
 }  // namespace dptune::cli

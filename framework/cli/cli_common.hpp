@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "dptune/host/config.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "dptune/params.hpp"
 #include "dptune/plugin.hpp"
@@ -38,6 +39,13 @@ std::string read_event_file(const std::string& path);
 std::shared_ptr<dptune::Accountant> create_accountant(const dptune::host::PluginRegistry& registry,
                                                       const std::string& name,
                                                       const dptune::Params& given = {});
+
+/// --set key.path=value options as config overrides.
+std::vector<dptune::host::Override> parse_sets(const std::vector<std::string>& sets);
+/// Scans plugins (defaults, `plugin_paths`, the pipeline's own) and loads and validates PIPELINE.
+dptune::host::PipelineConfig load(const std::string& pipeline, const std::vector<std::string>& sets,
+                                  const std::vector<std::string>& plugin_paths,
+                                  dptune::host::PluginRegistry& registry);
 
 /// `dptune privacy`: the cost of a DpEvent, or the noise that meets a target (privacy.cpp).
 int cmd_privacy(const std::vector<std::string>& args);

@@ -48,16 +48,6 @@ const char* kMainHelp =
     "(colon-separated), in --plugin-path folders and in a pipeline's plugin_paths.\n"
     "Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error.\n";
 
-std::vector<dptune::host::Override> parse_sets(const std::vector<std::string>& sets) {
-  std::vector<dptune::host::Override> out;
-  for (const auto& s : sets) {
-    const auto eq = s.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw UsageError("--set " + s + ": expected key.path=value");
-    out.push_back({s.substr(0, eq), s.substr(eq + 1)});
-  }
-  return out;
-}
 
 /// Parses a command whose only positional argument is PIPELINE.  Prints the help and returns
 /// nothing when --help was given.
@@ -76,16 +66,6 @@ std::optional<po::variables_map> parse_pipeline_command(const po::options_descri
   return vm;
 }
 
-dptune::host::PipelineConfig load(const std::string& pipeline, const std::vector<std::string>& sets,
-                                  const std::vector<std::string>& plugin_paths,
-                                  dptune::host::PluginRegistry& registry) {
-  if (pipeline.empty()) throw UsageError("missing PIPELINE argument");
-  const auto overrides = parse_sets(sets);
-  // plugin_paths (possibly set with --set) must be known before the plugins they name are scanned.
-  scan_plugins(registry, plugin_paths, dptune::host::read_plugin_paths(pipeline, overrides));
-  dptune::host::HostCatalog catalog(registry);
-  return dptune::host::load_pipeline(pipeline, overrides, catalog);
-}
 
 int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts(

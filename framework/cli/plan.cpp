@@ -4,15 +4,21 @@
 // RepeatAndSelect), E[K], the expected quantile of the best run 1 − ∫₀¹ f(x) dx (eq. 8) and the
 // probability that the best of m candidates is tried, 1 − f(1 − 1/m).  A fixed K is shown as the
 // honest naive baseline (K-fold composition; not recommended, paper 004 §3.2, Appendix D).
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
 #include <limits>
 #include <sstream>
 
+#include <filesystem>
+#include <fstream>
+
 #include "../src/json.hpp"
+#include "../src/report.hpp"
 #include "cli_common.hpp"
 #include "dptune/host/event_yaml.hpp"
+#include "dptune/host/runner.hpp"
 #include "dptune/params.hpp"
 #include "dptune/plugin.hpp"
 #include "dptune/repetition.hpp"
@@ -49,22 +55,76 @@ std::string num(double x) {
   return s.str();
 }
 
+struct Row {
+  std::string distribution;
+  double mean, epsilon, expected_k, quantile, success;
+};
+
+// Paper 004, Figures 5 and 6: one line per distribution, the final epsilon on the x axis.
+void write_plots(const std::string& dir, const std::vector<Row>& rows, double delta) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw dptune::Error("cannot create plot folder " + dir + ": " + ec.message());
+  const std::string x_label = "epsilon at delta = " + num(delta);
+  for (const bool quantile : {true, false}) {
+    std::vector<dptune::Series> series;
+    for (const auto& r : rows) {
+      if (series.empty() || series.back().name != r.distribution)
+        series.push_back(
+            {r.distribution,
+             x_label,
+             quantile ? "expected quantile of the best run" : "P[best candidate tried]",
+             {},
+             {}});
+      series.back().x.push_back(r.epsilon);
+      series.back().y.push_back(quantile ? r.quantile : r.success);
+    }
+    std::vector<const dptune::Series*> group;
+    std::vector<std::string> legend;
+    for (const auto& s : series) {
+      group.push_back(&s);
+      legend.push_back(s.name);
+    }
+    const std::string name = quantile ? "expected_quantile.svg" : "success_probability.svg";
+    std::ofstream out(fs::path(dir) / name);
+    out << dptune::host::series_group_svg(
+        group, legend,
+        quantile ? "repetition: expected quantile against epsilon (paper 004, Fig. 5)"
+                 : "repetition: success probability against epsilon (Fig. 6)");
+    if (!out) throw dptune::Error("cannot write " + (fs::path(dir) / name).string());
+  }
+}
+
 }  // namespace
 
 int cmd_plan(const std::vector<std::string>& args) {
   po::options_description opts(
-      "dptune plan repetition [EVENT] --candidates M --delta D [options]\n\n"
+      "dptune plan repetition [EVENT] --candidates M --delta D [options]\n"
+      "dptune plan repetition --pipeline PIPELINE [--points P] [options]\n\n"
       "Tabulates the repetition tuner's distributions (logarithmic, eta = 0.5, geometric, eta = "
       "5,\n"
       "Poisson, and the naive fixed K) for a base event: final epsilon, E[K], expected quantile of "
       "the\n"
       "best run and the probability that the best of M candidates is tried (paper "
-      "004).\n\noptions");
+      "004).\nWith --pipeline, the base event is the worst (one_of) of the pipeline's grid "
+      "candidates' "
+      "events,\nM is the grid's size and delta and the accountant are the pipeline's.\n\noptions");
   std::string event_text, means_text = "2,5,10,20,50,100", accountant_name = "rdp";
-  std::vector<std::string> plugin_paths;
+  std::vector<std::string> plugin_paths, sets;
+  std::string pipeline, plot_dir;
   opts.add_options()("help,h", "this help")("event", po::value(&event_text),
                                             "the base event as inline YAML instead of a file")(
-      "candidates", po::value<std::int64_t>(), "number m of candidates in the search space")(
+      "pipeline", po::value(&pipeline),
+      "take the base event, M, delta and the accountant from a pipeline's grid (nothing is run)")(
+      "points", po::value<std::int64_t>(),
+      "with --pipeline: grid points per continuous dimension (default: the repetition tuner's "
+      "points_per_dimension, else 5)")("set", po::value(&sets)->composing(),
+                                       "with --pipeline: override a pipeline key (key.path=value)")(
+      "plot", po::value(&plot_dir),
+      "also write expected_quantile.svg and success_probability.svg against epsilon (paper 004, "
+      "Figures 5 and 6) into this folder")("candidates", po::value<std::int64_t>(),
+                                           "number m of candidates in the search space")(
       "delta", po::value<double>(), "delta of the final guarantee, in (0, 1)")(
       "means", po::value(&means_text), "comma-separated E[K] values (default 2,5,10,20,50,100)")(
       "accountant", po::value(&accountant_name), "accountant plugin (default rdp)")(
@@ -83,31 +143,56 @@ int cmd_plan(const std::vector<std::string>& args) {
   if (words.empty() || words[0] != "repetition")
     throw UsageError("plan: expected 'dptune plan repetition ...' (see --help)");
   if (words.size() > 2) throw UsageError("plan repetition takes at most one EVENT file");
-  if (!vm.count("candidates") || !vm.count("delta"))
-    throw UsageError("plan repetition needs --candidates and --delta");
-  const auto m = vm["candidates"].as<std::int64_t>();
-  const double delta = vm["delta"].as<double>();
-  if (m < 1) throw UsageError("--candidates must be >= 1");
-  if (!(delta > 0 && delta < 1)) throw UsageError("--delta must be in (0, 1)");
   const auto means = parse_means(means_text);
-  if ((words.size() == 2) == (vm.count("event") > 0))
-    throw UsageError("give the base event as an EVENT file ('-' for stdin) or with --event");
-  const bool from_file = words.size() == 2;
-  const std::string shown = !from_file ? "--event" : (words[1] == "-" ? "<stdin>" : words[1]);
-  const std::string text = from_file ? read_event_file(words[1]) : event_text;
-  const DpEvent base = dptune::host::parse_event(text, shown);
-
   dptune::host::PluginRegistry registry;
-  scan_plugins(registry, plugin_paths, {});
-  const auto accountant = create_accountant(registry, accountant_name);
+  std::shared_ptr<const dptune::Accountant> accountant;
+  DpEvent base;
+  std::int64_t m = 0;
+  double delta = 0;
+  if (!pipeline.empty()) {
+    if (words.size() == 2 || vm.count("event") || vm.count("candidates") || vm.count("accountant"))
+      throw UsageError(
+          "--pipeline takes the base event, --candidates and the accountant from the pipeline");
+    const auto config = load(pipeline, sets, plugin_paths, registry);
+    std::size_t points = 5;
+    if (vm.count("points")) {
+      if (vm["points"].as<std::int64_t>() < 1) throw UsageError("--points must be >= 1");
+      points = static_cast<std::size_t>(vm["points"].as<std::int64_t>());
+    } else if (config.tuner.use == "repetition" &&
+               config.tuner.params.contains("points_per_dimension")) {
+      points = static_cast<std::size_t>(config.tuner.params.get_int("points_per_dimension"));
+    }
+    const auto grid = config.space.grid(points);
+    std::vector<DpEvent> events;
+    for (auto& e : dptune::host::candidate_events(config, registry, grid))
+      if (std::find(events.begin(), events.end(), e) == events.end()) events.push_back(e);
+    base = events.size() == 1 ? events.front() : DpEvent::one_of(events);
+    m = static_cast<std::int64_t>(grid.size());
+    delta = vm.count("delta") ? vm["delta"].as<double>() : config.delta;
+    accountant = registry.create_accountant(config.accountant.use, config.accountant.params);
+    accountant_name = config.accountant.use;
+  } else {
+    if (!vm.count("candidates") || !vm.count("delta"))
+      throw UsageError("plan repetition needs --candidates and --delta (or --pipeline)");
+    m = vm["candidates"].as<std::int64_t>();
+    delta = vm["delta"].as<double>();
+    if (m < 1) throw UsageError("--candidates must be >= 1");
+    if ((words.size() == 2) == (vm.count("event") > 0))
+      throw UsageError(
+          "give the base event as an EVENT file ('-' for stdin), with --event, or "
+          "--pipeline");
+    const bool from_file = words.size() == 2;
+    const std::string shown = !from_file ? "--event" : (words[1] == "-" ? "<stdin>" : words[1]);
+    const std::string text = from_file ? read_event_file(words[1]) : event_text;
+    base = dptune::host::parse_event(text, shown);
+    scan_plugins(registry, plugin_paths, {});
+    accountant = create_accountant(registry, accountant_name);
+  }
+  if (!(delta > 0 && delta < 1)) throw UsageError("--delta must be in (0, 1)");
   if (const auto why = accountant->unsupported_reason(base); !why.empty())
     throw UsageError("accountant " + accountant_name + " cannot account the base event: " + why);
   const double base_eps = accountant->epsilon(base, delta).epsilon;
 
-  struct Row {
-    std::string distribution;
-    double mean, epsilon, expected_k, quantile, success;
-  };
   std::vector<Row> rows;
   const double inf = std::numeric_limits<double>::infinity();
   const std::vector<std::pair<std::string, double>> shapes{{"logarithmic (eta = 0)", 0.0},
@@ -132,6 +217,7 @@ int cmd_plan(const std::vector<std::string>& args) {
     rows.push_back({"fixed K (naive; not recommended)", kk, eps, kk, kk / (kk + 1), success});
   }
 
+  if (!plot_dir.empty()) write_plots(plot_dir, rows, delta);
   if (vm.count("json")) {
     dptune::host::JsonWriter w(std::cout);
     w.begin_object().key("base_event").value(base.to_string()).key("base_epsilon").value(base_eps);

@@ -78,7 +78,9 @@ int cmd_privacy(const std::vector<std::string>& args) {
       "Event kinds: gaussian, laplace {noise_multiplier}; pure_dp {epsilon}; approx_dp {epsilon, "
       "delta};\nzcdp {rho}; poisson_sampled {rate, event}; sampled_without_replacement "
       "{source_size,\nsample_size, event}; self_composed {count, event}; composed {events: [...]}; "
-      "repeat_and_select\n{mean, shape (> -1, or inf for Poisson), event}; no_op.\n\noptions");
+      "repeat_and_select\n{mean, shape (> -1, or inf for Poisson), event}; one_of {events: [...]} (the worst "
+      "of a\ndata-independent choice); repeat_until_accepted {stop_probability, event}; no_op.\n\n"
+      "options");
   std::string event_text, calibrate, accountant_name = "rdp", conversion, orders,
                                      sampling = "poisson";
   std::vector<std::string> plugin_paths;

@@ -42,6 +42,9 @@ const std::map<std::string, std::vector<Field>>& kinds() {
        {{"mean", Field::Number, true},
         {"shape", Field::Number, true},
         {"event", Field::Event, true}}},
+      {"one_of", {{"events", Field::Events, true}}},
+      {"repeat_until_accepted",
+       {{"stop_probability", Field::Number, true}, {"event", Field::Event, true}}},
   };
   return table;
 }
@@ -187,15 +190,19 @@ class Parser {
       if (kind == "self_composed")
         return DpEvent::self_composed(event(fields.at("event"), join(here, "event")),
                                       integer_of("count"));
-      if (kind == "composed") {
+      if (kind == "composed" || kind == "one_of") {
         const YAML::Node list = fields.at("events");
         if (!list.IsSequence())
           fail(list, join(here, "events"), "expected a sequence of events, got " + shape_of(list));
         std::vector<DpEvent> events;
         for (std::size_t i = 0; i < list.size(); ++i)
           events.push_back(event(list[i], join(here, "events") + "[" + std::to_string(i) + "]"));
-        return DpEvent::composed(std::move(events));
+        return kind == "composed" ? DpEvent::composed(std::move(events))
+                                  : DpEvent::one_of(std::move(events));
       }
+      if (kind == "repeat_until_accepted")
+        return DpEvent::repeat_until_accepted(event(fields.at("event"), join(here, "event")),
+                                              num("stop_probability"));
       // repeat_and_select
       return DpEvent::repeat_and_select(event(fields.at("event"), join(here, "event")), num("mean"),
                                         num("shape"));

@@ -46,6 +46,16 @@ constexpr const char* kTrustedAnalystWarning =
     "run "
     "with that candidate; releasing the choice of a candidate is not covered by it.";
 
+constexpr const char* kNonPrivateWarning =
+    "NON-PRIVATE BASELINE: every run below trained WITHOUT differential privacy (the tuner's "
+    "private: false). The results carry no privacy guarantee and no epsilon; they were computed on "
+    "the private data and are for trusted analysts only.";
+
+/// A trial of a non-private run: the evaluator's "no guarantee" (ε = ∞, δ = 1), never a price.
+bool non_private(const dptune::Trial& t) {
+  return std::isinf(t.privacy.epsilon) && t.privacy.epsilon > 0 && t.privacy.delta >= 1;
+}
+
 std::string fmt(double v, int digits = 6) {
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[64];
@@ -87,9 +97,13 @@ std::string trials_csv(const std::vector<dptune::Trial>& trials,
     s << t.id;
     for (const auto& n : names)
       s << ',' << (t.params.contains(n) ? csv_cell(dptune::to_string(t.params.at(n))) : "");
-    s << ',' << dptune::to_string(dptune::Value{t.privacy.epsilon}) << ','
-      << dptune::to_string(dptune::Value{t.privacy.delta}) << ','
-      << dptune::to_string(dptune::Value{t.utility_mean}) << ','
+    // A non-private run has no ε or δ: empty cells rather than a number that looks like a price.
+    if (non_private(t))
+      s << ",,";
+    else
+      s << ',' << dptune::to_string(dptune::Value{t.privacy.epsilon}) << ','
+        << dptune::to_string(dptune::Value{t.privacy.delta});
+    s << ',' << dptune::to_string(dptune::Value{t.utility_mean}) << ','
       << dptune::to_string(dptune::Value{t.utility_min}) << ','
       << dptune::to_string(dptune::Value{t.utility_max}) << ',' << t.repetitions << ','
       << fmt(t.seconds) << ',' << (on_front.count(i) ? "true" : "false") << '\n';
@@ -101,8 +115,12 @@ void json_trial(JsonWriter& w, const dptune::Trial& t) {
   w.begin_object();
   w.key("id").value(t.id);
   w.key("params").value(t.params);
-  w.key("epsilon").value(t.privacy.epsilon);
-  w.key("delta").value(t.privacy.delta);
+  if (non_private(t)) {
+    w.key("non_private").value(true);
+  } else {
+    w.key("epsilon").value(t.privacy.epsilon);
+    w.key("delta").value(t.privacy.delta);
+  }
   w.key("utility_mean").value(t.utility_mean);
   w.key("utility_min").value(t.utility_min);
   w.key("utility_max").value(t.utility_max);
@@ -230,15 +248,23 @@ std::string series_csv(const dptune::Series& series) {
 }
 
 std::string series_svg(const dptune::Series& series, const std::string& title) {
+  return series_group_svg({&series}, {}, title);
+}
+
+std::string series_group_svg(const std::vector<const dptune::Series*>& group,
+                             const std::vector<std::string>& legend, const std::string& title) {
   using namespace plot;
+  static const char* const kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                         "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
   double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
-  for (std::size_t i = 0; i < series.x.size(); ++i) {
-    if (!std::isfinite(series.x[i]) || !std::isfinite(series.y[i])) continue;
-    xlo = std::min(xlo, series.x[i]);
-    xhi = std::max(xhi, series.x[i]);
-    ylo = std::min(ylo, series.y[i]);
-    yhi = std::max(yhi, series.y[i]);
-  }
+  for (const auto* series : group)
+    for (std::size_t i = 0; i < series->x.size(); ++i) {
+      if (!std::isfinite(series->x[i]) || !std::isfinite(series->y[i])) continue;
+      xlo = std::min(xlo, series->x[i]);
+      xhi = std::max(xhi, series->x[i]);
+      ylo = std::min(ylo, series->y[i]);
+      yhi = std::max(yhi, series->y[i]);
+    }
   if (!(xlo <= xhi)) xlo = 0, xhi = 1;
   if (!(ylo <= yhi)) ylo = 0, yhi = 1;
   if (xlo == xhi) xlo -= 0.5, xhi += 0.5;
@@ -259,21 +285,28 @@ std::string series_svg(const dptune::Series& series, const std::string& title) {
       << "\" stroke=\"black\"/><text x=\"" << left - 8 << "\" y=\"" << y + 4
       << "\" text-anchor=\"end\">" << fmt(yv, 4) << "</text>\n";
   }
+  const dptune::Series& first = *group.front();
   s << "<text x=\"" << (left + width - right) / 2 << "\" y=\"" << height - 15
-    << "\" text-anchor=\"middle\">" << (series.x_label.empty() ? "x" : series.x_label)
-    << "</text>\n";
+    << "\" text-anchor=\"middle\">" << (first.x_label.empty() ? "x" : first.x_label) << "</text>\n";
   s << "<text transform=\"translate(18," << (top + height - bottom) / 2
-    << ") rotate(-90)\" text-anchor=\"middle\">" << (series.y_label.empty() ? "y" : series.y_label)
+    << ") rotate(-90)\" text-anchor=\"middle\">" << (first.y_label.empty() ? "y" : first.y_label)
     << "</text>\n";
-  s << "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"1.5\" points=\"";
-  for (std::size_t i = 0; i < series.x.size(); ++i)
-    if (std::isfinite(series.x[i]) && std::isfinite(series.y[i]))
-      s << x_of(series.x[i]) << ',' << y_of(series.y[i]) << ' ';
-  s << "\"/>\n";
-  for (std::size_t i = 0; i < series.x.size(); ++i)
-    if (std::isfinite(series.x[i]) && std::isfinite(series.y[i]))
-      s << "<circle cx=\"" << x_of(series.x[i]) << "\" cy=\"" << y_of(series.y[i])
-        << "\" r=\"2.5\" fill=\"#1f77b4\"/>\n";
+  for (std::size_t g = 0; g < group.size(); ++g) {
+    const dptune::Series& series = *group[g];
+    const char* colour = kColours[g % std::size(kColours)];
+    s << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"1.5\" points=\"";
+    for (std::size_t i = 0; i < series.x.size(); ++i)
+      if (std::isfinite(series.x[i]) && std::isfinite(series.y[i]))
+        s << x_of(series.x[i]) << ',' << y_of(series.y[i]) << ' ';
+    s << "\"/>\n";
+    for (std::size_t i = 0; i < series.x.size(); ++i)
+      if (std::isfinite(series.x[i]) && std::isfinite(series.y[i]))
+        s << "<circle cx=\"" << x_of(series.x[i]) << "\" cy=\"" << y_of(series.y[i])
+          << "\" r=\"2.5\" fill=\"" << colour << "\"/>\n";
+    if (g < legend.size())
+      s << "<text x=\"" << width - right - 8 << "\" y=\"" << top + 14 + 16 * g
+        << "\" text-anchor=\"end\" fill=\"" << colour << "\">" << legend[g] << "</text>\n";
+  }
   s << "</svg>\n";
   return s.str();
 }
@@ -291,6 +324,17 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
                         ec.message());
 
   const bool write_trials = !result.trials_sensitive || config.output.sensitive_trials;
+  // Every trial non-private (grid or random with private: false): a non-private baseline, shown by
+  // utility alone; there is no privacy-utility trade-off, front or hypervolume to report.
+  const bool baseline = write_trials && !result.trials.empty() &&
+                        std::all_of(result.trials.begin(), result.trials.end(), non_private);
+  std::vector<std::size_t> by_utility;
+  if (baseline) {
+    for (std::size_t i = 0; i < result.trials.size(); ++i) by_utility.push_back(i);
+    std::stable_sort(by_utility.begin(), by_utility.end(), [&](std::size_t a, std::size_t b) {
+      return result.trials[a].utility_mean > result.trials[b].utility_mean;
+    });
+  }
   const std::vector<std::size_t> front =
       write_trials ? trial_front(result.trials) : std::vector<std::size_t>{};
   const std::set<std::size_t> on_front(front.begin(), front.end());
@@ -306,6 +350,8 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
     const std::string trials_name = result.trials_sensitive ? "trials.SENSITIVE.csv" : "trials.csv";
     write_file(config.output.dir / trials_name, trials_csv(result.trials, names, on_front));
     summary.files.push_back(trials_name);
+  }
+  if (write_trials && !result.trials.empty() && !baseline) {
     std::vector<dptune::Trial> front_trials;
     for (std::size_t i : front) front_trials.push_back(result.trials[i]);
     std::set<std::size_t> all;
@@ -330,6 +376,27 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
       summary.files.push_back(series.name + ".svg");
     }
   }
+  // Series named GROUP.MEMBER are also drawn together, one plot per group: GROUP.svg.
+  if (config.output.plot) {
+    std::vector<std::string> groups;
+    for (const auto& series : result.series)
+      if (const auto dot = series.name.find('.'); dot != std::string::npos && dot > 0) {
+        const std::string g = series.name.substr(0, dot);
+        if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
+      }
+    for (const auto& g : groups) {
+      std::vector<const dptune::Series*> members;
+      std::vector<std::string> legend;
+      for (const auto& series : result.series)
+        if (series.name.size() > g.size() && series.name.compare(0, g.size() + 1, g + ".") == 0) {
+          members.push_back(&series);
+          legend.push_back(series.name.substr(g.size() + 1));
+        }
+      write_file(config.output.dir / (g + ".svg"),
+                 series_group_svg(members, legend, config.name + ": " + g));
+      summary.files.push_back(g + ".svg");
+    }
+  }
 
   std::ostringstream js;
   JsonWriter w(js);
@@ -352,11 +419,19 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
   w.key("executor").value(in.executor);
   w.key("seconds").value(in.seconds);
   w.key("trusted_analyst_only").value(result.trusted_analyst_only);
-  if (result.trusted_analyst_only) w.key("warning").value(kTrustedAnalystWarning);
+  if (baseline)
+    w.key("warning").value(kNonPrivateWarning);
+  else if (result.trusted_analyst_only)
+    w.key("warning").value(kTrustedAnalystWarning);
+  if (baseline) {
+    w.key("non_private_baseline").value(true);
+    w.key("best");
+    json_trial(w, result.trials[by_utility.front()]);
+  }
   w.key("trials_count").value(result.trials.size());
   w.key("trials_sensitive").value(result.trials_sensitive);
   w.key("trials_written").value(write_trials);
-  if (write_trials) {
+  if (write_trials && !baseline) {
     w.key("pareto_front").begin_array();
     for (std::size_t i : front) json_trial(w, result.trials[i]);
     w.end_array();
@@ -403,9 +478,24 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
       << config.tuner.use << ", " << result.trials.size() << " trials in " << fmt(in.seconds, 3)
       << " s (" << in.executor << ")\n";
   out << "randomness: " << in.randomness << "\n";
-  if (result.trusted_analyst_only) out << "NOTE: " << kTrustedAnalystWarning << "\n";
+  if (baseline)
+    out << "NOTE: " << kNonPrivateWarning << "\n";
+  else if (result.trusted_analyst_only)
+    out << "NOTE: " << kTrustedAnalystWarning << "\n";
   for (const auto& n : result.notes) out << "note: " << n << "\n";
-  if (write_trials && !front.empty()) {
+  if (baseline) {
+    const std::size_t shown = std::min<std::size_t>(by_utility.size(), 10);
+    out << "Non-private baseline, best " << shown << " of " << by_utility.size() << " trials ("
+        << config.utility.use << " over R = " << config.repetitions
+        << " runs; no privacy guarantee, no epsilon):\n";
+    out << "  " << std::left << std::setw(10) << "utility" << std::setw(18) << "utility min..max"
+        << "params\n";
+    for (std::size_t k = 0; k < shown; ++k) {
+      const auto& t = result.trials[by_utility[k]];
+      out << "  " << std::setw(10) << fmt(t.utility_mean, 4) << std::setw(18)
+          << (fmt(t.utility_min, 3) + ".." + fmt(t.utility_max, 3)) << t.params.to_string() << "\n";
+    }
+  } else if (write_trials && !front.empty()) {
     out << "Pareto front (epsilon at delta = " << fmt(config.delta) << ", error = 1 - "
         << config.utility.use << " over R = " << config.repetitions << " runs):\n";
     out << "  " << std::left << std::setw(12) << "epsilon" << std::setw(10) << "error"

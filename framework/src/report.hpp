@@ -38,6 +38,9 @@ std::string pareto_svg(const std::vector<dptune::Trial>& trials,
 std::string series_csv(const dptune::Series& series);
 /// SVG line plot of a series (linear axes, markers at the points).
 std::string series_svg(const dptune::Series& series, const std::string& title);
+/// Several series on one plot (axis labels of the first), one colour each, with a legend.
+std::string series_group_svg(const std::vector<const dptune::Series*>& group,
+                             const std::vector<std::string>& legend, const std::string& title);
 /// Throws dptune::Error unless `series` has a file-stem name and x, y of equal length.
 void check_series(const dptune::Series& series);
 

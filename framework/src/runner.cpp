@@ -64,4 +64,24 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
   return write_report(input, out);
 }
 
+std::vector<dptune::DpEvent> candidate_events(const PipelineConfig& config,
+                                              const PluginRegistry& registry,
+                                              const std::vector<dptune::Params>& candidates) {
+  const RandomSource random(0);
+  auto executor = make_executor("inline", 1);
+  auto data = make_data_source(config.data.use, config.data.params);
+  std::shared_ptr<const dptune::Accountant> accountant =
+      registry.create_accountant(config.accountant.use, config.accountant.params);
+  std::shared_ptr<const dptune::Utility> utility =
+      registry.create_utility(config.utility.use, config.utility.params);
+  MechanismFactory mechanisms(config, registry);
+  HostEvaluator evaluator(config, registry, *data, *executor, random, accountant, utility,
+                          mechanisms);
+  std::vector<dptune::DpEvent> events;
+  events.reserve(candidates.size());
+  for (const auto& c : candidates)
+    events.push_back(evaluator.event_of(c, dptune::DataScope::whole()));
+  return events;
+}
+
 }  // namespace dptune::host

@@ -72,6 +72,16 @@ DpEvent DpEvent::repeat_and_select(DpEvent event, double mean, double shape) {
           "repeat_and_select: shape (eta) must be > -1 (or inf for Poisson), got " + num(shape));
   return {Kind::RepeatAndSelect, mean, shape, 0, 0, {std::move(event)}};
 }
+DpEvent DpEvent::one_of(std::vector<DpEvent> events) {
+  require(!events.empty(), "one_of: needs at least one event");
+  return {Kind::OneOf, 0, 0, 0, 0, std::move(events)};
+}
+DpEvent DpEvent::repeat_until_accepted(DpEvent event, double stop_probability) {
+  require(
+      stop_probability >= 0 && stop_probability < 1,
+      "repeat_until_accepted: stop_probability must be in [0, 1), got " + num(stop_probability));
+  return {Kind::RepeatUntilAccepted, stop_probability, 0, 0, 0, {std::move(event)}};
+}
 
 namespace {
 [[noreturn]] void wrong_kind(const char* accessor, DpEvent::Kind kind) {
@@ -120,14 +130,19 @@ double DpEvent::shape() const {
   if (kind_ != Kind::RepeatAndSelect) wrong_kind("shape", kind_);
   return y_;
 }
+double DpEvent::stop_probability() const {
+  if (kind_ != Kind::RepeatUntilAccepted) wrong_kind("stop_probability", kind_);
+  return x_;
+}
 const DpEvent& DpEvent::inner() const {
   if (kind_ != Kind::PoissonSampled && kind_ != Kind::SampledWithoutReplacement &&
-      kind_ != Kind::SelfComposed && kind_ != Kind::RepeatAndSelect)
+      kind_ != Kind::SelfComposed && kind_ != Kind::RepeatAndSelect &&
+      kind_ != Kind::RepeatUntilAccepted)
     wrong_kind("inner", kind_);
   return children_.front();
 }
 const std::vector<DpEvent>& DpEvent::events() const {
-  if (kind_ != Kind::Composed) wrong_kind("events", kind_);
+  if (kind_ != Kind::Composed && kind_ != Kind::OneOf) wrong_kind("events", kind_);
   return children_;
 }
 
@@ -157,6 +172,10 @@ const char* DpEvent::kind_name(Kind kind) {
       return "composed";
     case Kind::RepeatAndSelect:
       return "repeat_and_select";
+    case Kind::OneOf:
+      return "one_of";
+    case Kind::RepeatUntilAccepted:
+      return "repeat_until_accepted";
   }
   return "?";
 }
@@ -177,14 +196,14 @@ std::string DpEvent::to_string() const {
     case Kind::Zcdp:
       return head + "{rho: " + num(x_) + "}}";
     case Kind::PoissonSampled:
-      return head + "{rate: " + num(x_) + ", event: " + children_[0].to_string() +
-             "}}";
+      return head + "{rate: " + num(x_) + ", event: " + children_[0].to_string() + "}}";
     case Kind::SampledWithoutReplacement:
       return head + "{source_size: " + std::to_string(n_) + ", sample_size: " + std::to_string(m_) +
              ", event: " + children_[0].to_string() + "}}";
     case Kind::SelfComposed:
       return head + "{count: " + std::to_string(n_) + ", event: " + children_[0].to_string() + "}}";
-    case Kind::Composed: {
+    case Kind::Composed:
+    case Kind::OneOf: {
       std::string out = head + "{events: [";
       for (std::size_t i = 0; i < children_.size(); ++i)
         out += (i ? ", " : "") + children_[i].to_string();
@@ -193,6 +212,8 @@ std::string DpEvent::to_string() const {
     case Kind::RepeatAndSelect:
       return head + "{mean: " + num(x_) + ", shape: " + num(y_) +
              ", event: " + children_[0].to_string() + "}}";
+    case Kind::RepeatUntilAccepted:
+      return head + "{stop_probability: " + num(x_) + ", event: " + children_[0].to_string() + "}}";
   }
   return "{}";
 }

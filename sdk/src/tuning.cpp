@@ -19,6 +19,12 @@ Trial to_trial(const Evaluation& evaluation, std::size_t id) {
 
 std::vector<Trial> evaluate_for_map(TunerContext& context, const std::vector<Params>& candidates,
                                     std::string_view phase, std::size_t first_id) {
+  return evaluate_for_map(context, candidates, phase, first_id, true);
+}
+
+std::vector<Trial> evaluate_for_map(TunerContext& context, const std::vector<Params>& candidates,
+                                    std::string_view phase, std::size_t first_id,
+                                    bool private_run) {
   constexpr std::size_t kChunk = 16;
   std::vector<Trial> trials;
   trials.reserve(candidates.size());
@@ -30,6 +36,7 @@ std::vector<Trial> evaluate_for_map(TunerContext& context, const std::vector<Par
     for (std::size_t i = begin; i < end; ++i) {
       EvaluationRequest r;
       r.candidate = candidates[i];
+      r.private_run = private_run;
       requests.push_back(std::move(r));
     }
     for (const auto& e : context.evaluator().evaluate(requests)) {

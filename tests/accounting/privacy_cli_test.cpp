@@ -54,8 +54,8 @@ TEST_CASE("event YAML: errors name file, line, column and key") {
   CHECK(message("self_composed:\n  count: 3\n  event: {gausian: {noise_multiplier: 1}}\n") ==
         "ev.yaml:3:11: self_composed.event.gausian: unknown event kind 'gausian' (did you mean "
         "'gaussian'?); expected one of approx_dp, composed, gaussian, laplace, no_op, non_private, "
-        "poisson_sampled, pure_dp, repeat_and_select, sampled_without_replacement, self_composed, "
-        "zcdp");
+        "one_of, poisson_sampled, pure_dp, repeat_and_select, repeat_until_accepted, "
+        "sampled_without_replacement, self_composed, zcdp");
   CHECK(message("poisson_sampled: {rate: 0, event: {gaussian: {noise_multiplier: 1}}}") ==
         "ev.yaml:1:25: poisson_sampled.rate: sampling rate must be in (0, 1], got 0");
   CHECK(message("gaussian: {noise_multiplier: -2}").find("ev.yaml:1:11: gaussian: ") == 0);
@@ -216,4 +216,36 @@ TEST_CASE("dptune plan repetition: the table agrees with the accountant and the 
   const auto bad = run_dptune("plan repetition --event " + base + " --delta 1e-5", "plan_bad");
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("--candidates") != std::string::npos);
+}
+
+TEST_CASE("dptune plan repetition --pipeline: the worst grid candidate's event, the grid's size") {
+  const auto dir = dptune_test::fresh_dir("plan_pipeline_plots");
+  const auto r = run_dptune(
+      "plan repetition --pipeline examples/pipelines/repetition_dp_sgd_learning_rate.yaml "
+      "--means 10 --json --plot '" + dir.string() + "'",
+      "plan_pipeline");
+  REQUIRE(r.exit_code == 0);
+  CHECK(json_number(r.out, "candidates") == 8);
+  CHECK(json_number(r.out, "delta") == 1e-5);
+  // Every grid point has the same event: 4 epochs of ceil(341/32) = 11 lots of 32 of 341 rows.
+  CHECK(r.out.find("{self_composed: {count: 44, event: {sampled_without_replacement: {source_size: "
+                   "341, sample_size: 32, event: {gaussian: {noise_multiplier: 3.0}}}}}}") !=
+        std::string::npos);
+  const auto direct = run_dptune(
+      "privacy --event '{repeat_and_select: {mean: 10, shape: 0, event: {self_composed: {count: "
+      "44, event: {sampled_without_replacement: {source_size: 341, sample_size: 32, event: "
+      "{gaussian: {noise_multiplier: 3.0}}}}}}}}' --delta 1e-5 --json",
+      "plan_pipeline_direct");
+  REQUIRE(direct.exit_code == 0);
+  const auto first_eps = r.out.find("\"epsilon\"", r.out.find("\"rows\""));
+  CHECK(std::stod(r.out.substr(first_eps + 11)) ==
+        doctest::Approx(json_number(direct.out, "epsilon")).epsilon(1e-12));
+  for (const char* plot : {"expected_quantile.svg", "success_probability.svg"})
+    CHECK(std::filesystem::file_size(dir / plot) > 1000);
+  const auto both = run_dptune(
+      "plan repetition --pipeline examples/pipelines/repetition_dp_sgd_learning_rate.yaml "
+      "--candidates 3",
+      "plan_pipeline_bad");
+  CHECK(both.exit_code == 2);
+  CHECK(both.err.find("--pipeline takes") != std::string::npos);
 }

@@ -259,6 +259,55 @@ TEST_CASE("Theorem IV.1: closed form, and bound <= simulated accuracy (Figure 2 
   for (std::size_t i = 0; i < cells.size(); ++i) CHECK(again[i].accuracy == cells[i].accuracy);
 }
 
+TEST_CASE("Figure 2 shape: accuracy rises with k then falls, and a larger epsilon helps") {
+  // Paper 003 Figure 2a at sigma_loss = 0.6 (good and bad local losses overlap): n = 250, |H| =
+  // 100, |H_good| = 5.  150 repetitions (standard error <= 0.041 per cell); the expected values at
+  // 5000 repetitions (examples/pipelines/dp_hype_figure2a.yaml) are, for eps = 0.25: k = 1 0.64, k
+  // = 5 0.84, k = 100 0.05; for eps = 1: 1.0, 1.0, 0.05.
+  dphype_test::PaperAccountant accountant;
+  SimulationSetting s;
+  s.clients = 250;
+  s.candidates = 100;
+  s.good = 5;
+  s.sigma_loss = 0.6;
+  s.repetitions = 150;
+  s.ks = {1, 5, 100};
+  for (std::size_t k : s.ks) {
+    std::vector<double> row;
+    for (double eps : {0.25, 1.0}) row.push_back(calibrate_sigma(accountant, eps, 1e-5, k).noise);
+    s.sigmas_per_k.push_back(row);
+  }
+  const auto cells = simulate(s, 7, dphype_test::two_threads);
+  REQUIRE(cells.size() == 6);  // k outer, epsilon inner
+  auto acc = [&](std::size_t ki, std::size_t e) { return cells[ki * 2 + e].accuracy; };
+  for (std::size_t ki = 0; ki < 3; ++ki) {
+    CHECK(cells[ki * 2].k == s.ks[ki]);
+    CHECK(cells[ki * 2].sigma == s.sigmas_per_k[ki][0]);
+    CHECK(cells[ki * 2 + 1].sigma == s.sigmas_per_k[ki][1]);
+  }
+  const double se = 0.5 / std::sqrt(150.0);
+  CHECK(acc(1, 0) > acc(0, 0) + 2 * se);  // k = 5 beats k = 1 under overlap (0.84 vs 0.64)
+  CHECK(acc(1, 0) > acc(2, 0) + 0.5);     // and k = 100 is random guessing
+  CHECK(acc(2, 0) == doctest::Approx(0.05).epsilon(3 * se / 0.05));
+  CHECK(acc(2, 1) == doctest::Approx(0.05).epsilon(3 * se / 0.05));
+  for (std::size_t ki = 0; ki < 2; ++ki) {
+    CHECK(acc(ki, 1) >= acc(ki, 0));  // eps = 1 at least as accurate
+    CHECK(acc(ki, 1) > 0.97);
+  }
+  // sigmas_per_k with identical rows is exactly the shared-sigma simulation (same random stream).
+  SimulationSetting t = s;
+  t.repetitions = 50;
+  t.sigmas = {3.0, 30.0};
+  t.sigmas_per_k.clear();
+  const auto shared = simulate(t, 9, dphype_test::two_threads);
+  t.sigmas_per_k.assign(3, {3.0, 30.0});
+  t.sigmas = {1.0};
+  const auto per_k = simulate(t, 9, dphype_test::two_threads);
+  for (std::size_t i = 0; i < shared.size(); ++i) CHECK(per_k[i].accuracy == shared[i].accuracy);
+  t.sigmas_per_k = {{1.0}, {1.0, 2.0}, {1.0}};
+  CHECK_THROWS_AS(simulate(t, 9, dphype_test::two_threads), dptune::Error);
+}
+
 TEST_CASE("parse_list") {
   CHECK(parse_list("0.25, 1,3", "x") == std::vector<double>{0.25, 1, 3});
   CHECK(parse_list("[1]", "x") == std::vector<double>{1});

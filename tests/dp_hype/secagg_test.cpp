@@ -232,3 +232,98 @@ TEST_CASE("fixed point: exact for integers, rounding ≤ 2^-33 per value, range 
   CHECK_THROWS_AS(encode(std::ldexp(1.0, 31) / n, n), dptune::InvalidArgument);
   CHECK_THROWS_AS(encode(NAN, n), dptune::InvalidArgument);
 }
+
+namespace {
+
+// Independent hypergeometric upper tail Pr[X ≥ a], X = marked among `draws` of `population`:
+// the pmf by its ratio recurrence from x = 0 in long double (the library sums lgamma terms).
+long double tail(std::uint32_t population, std::uint32_t marked, std::uint32_t draws,
+                 std::uint32_t a) {
+  long double p0 = 1;  // Pr[X = 0] = Π_{i<draws} (population − marked − i) / (population − i)
+  for (std::uint32_t i = 0; i < draws; ++i)
+    p0 *= static_cast<long double>(population - marked - i) / (population - i);
+  long double pmf = p0, sum = 0;
+  for (std::uint32_t x = 0; x <= std::min(marked, draws); ++x) {
+    if (x >= a) sum += pmf;
+    // pmf(x+1)/pmf(x) = (marked − x)(draws − x) / ((x + 1)(population − marked − draws + x + 1))
+    pmf *= static_cast<long double>(marked - x) * (draws - x) /
+           ((x + 1.0L) * (population - marked - draws + x + 1.0L));
+  }
+  return sum;
+}
+
+// Whether (d, t) meets the three conditions of GraphParameters for n, γ, δ at 40/20 bits.
+bool meets(std::uint32_t n, double gamma, double delta, std::uint32_t d, std::uint32_t t) {
+  const auto corrupt = static_cast<std::uint32_t>(std::floor(gamma * n + 1e-9));
+  const auto dropped = static_cast<std::uint32_t>(std::floor(delta * n + 1e-9));
+  const std::uint32_t bad = corrupt + dropped;
+  long double disconnected = 0;
+  if (d <= bad) {
+    disconnected = static_cast<long double>(n) * (n - d - 1) / 2;
+    for (std::uint32_t i = 0; i < d; ++i)
+      disconnected *= static_cast<long double>(bad - i) / (n - i);
+  }
+  const long double security = std::ldexp(1.0L, -41), correctness = std::ldexp(1.0L, -20);
+  return disconnected <= security && t >= 2 && t <= d &&
+         n * tail(n - 1, corrupt, d, t) <= security &&
+         n * tail(n - 1, dropped, d, d - t + 1) <= correctness;
+}
+
+}  // namespace
+
+TEST_CASE("SecAgg+ parameters (Bell et al. 2020): bounds met, and the degree is the smallest") {
+  for (std::uint32_t n : {100u, 250u, 1000u, 5000u})
+    for (double rate : {0.02, 0.05, 0.1}) {
+      CAPTURE(n);
+      CAPTURE(rate);
+      const GraphParameters g = secagg_plus_parameters(n, rate, rate);
+      REQUIRE_FALSE(g.complete);
+      CHECK(g.degree % 2 == 0);
+      CHECK(meets(n, rate, rate, g.degree, g.threshold));
+      // t is the smallest threshold meeting security, and no smaller even degree works.
+      CHECK_FALSE(meets(n, rate, rate, g.degree, g.threshold - 1));
+      for (std::uint32_t d = 2; d < g.degree; d += 2)
+        for (std::uint32_t t = 2; t <= d; ++t) CHECK_FALSE(meets(n, rate, rate, d, t));
+      CHECK(g.log2_disconnected <= -41);
+      CHECK(g.log2_corrupt_reach_t <= -41);
+      CHECK(g.log2_survivors_below_t <= -20);
+    }
+  // The figures the plugin documents (README) for 5% corrupt and 5% dropped.
+  CHECK(secagg_plus_parameters(250, 0.05, 0.05).degree == 20);
+  CHECK(secagg_plus_parameters(250, 0.05, 0.05).threshold == 12);
+  CHECK(secagg_plus_parameters(1000, 0.05, 0.05).degree == 30);
+  CHECK(secagg_plus_parameters(1000, 0.05, 0.05).threshold == 17);
+  // Growth is logarithmic: 10x more clients, a few more neighbours.
+  CHECK(secagg_plus_parameters(10000, 0.05, 0.05).degree <= 40);
+}
+
+TEST_CASE("SecAgg+ parameters: the complete graph when no sparse graph works; bad rates refused") {
+  // 5 clients, 1 corrupt and 1 dropped: the only sparse degree (2) needs t = 2 against a corrupt
+  // neighbour (probability 1/2) and then loses its shares to one dropout (probability 1/2).
+  const GraphParameters g = secagg_plus_parameters(5, 0.2, 0.2);
+  CHECK(g.complete);
+  CHECK(g.degree == 4);
+  CHECK(g.threshold == 3);  // max(1 + 1, ⌊4/2⌋ + 1)
+  // 12 clients, 3 corrupt, 3 dropped: d = 8 > 6 bad clients cannot be cut, t = 4 > 3 corrupt, and
+  // ≥ 5 neighbours always survive.
+  CHECK(secagg_plus_parameters(12, 0.25, 0.25).degree == 8);
+  CHECK(secagg_plus_parameters(12, 0.25, 0.25).threshold == 4);
+  CHECK(g.describe().find("complete graph") != std::string::npos);
+  CHECK_THROWS_AS(secagg_plus_parameters(100, 0.5, 0.5), dptune::InvalidArgument);
+  CHECK_THROWS_AS(secagg_plus_parameters(100, -0.1, 0.0), dptune::InvalidArgument);
+  // The graph the parameters describe aggregates exactly, also with δn dropouts.
+  const GraphParameters p = secagg_plus_parameters(250, 0.05, 0.05);
+  Run r = setup(250, 5, p.threshold, p.degree, 31);
+  std::vector<int> drop(250, 4);
+  std::vector<PartyId> alive;
+  for (PartyId u = 0; u < 250; ++u) {
+    if (u % 20 == 7)
+      drop[u] = 2;  // 12 = ⌊0.05 · 250⌋ dropouts after key exchange
+    else
+      alive.push_back(u);
+  }
+  InMemoryTransport transport;
+  const Outcome out = run(r.config, r.clients, drop, transport, dphype_test::two_threads);
+  CHECK(out.survivors == alive);
+  CHECK(out.sum == plain_sum(r, alive));
+}

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <map>
 #include <mutex>
 
 #include "dp_hype/dp_hype.hpp"
@@ -177,6 +178,39 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("dp_hype tuner: SecAgg+ graph from Bell et al. by default, complete graph on request") {
+  Loaded plugin;
+  {
+    FakeContext context(16);
+    auto tuner = plugin.tuner({{"clients", std::int64_t{100}}, {"k", std::int64_t{1}}});
+    const auto r = tuner->tune(context);
+    // n = 100, 5% corrupt and 5% dropouts: degree 12, t = 6 (see the SecAgg+ parameter test).
+    CHECK(has_note(r,
+                   "SecAgg+ random Harary graph (Bell et al. 2020), degree 12, Shamir "
+                   "threshold t = 6"));
+    CHECK(has_note(r, "100 of 100 clients in the sum"));
+  }
+  {
+    FakeContext context(17);
+    auto tuner = plugin.tuner({{"clients", std::int64_t{100}},
+                               {"k", std::int64_t{1}},
+                               {"xi", 0.2},
+                               {"dropouts", std::int64_t{20}}});
+    const auto r = tuner->tune(context);
+    // ξ = 0.2 > the default 5% dropout assumption: the graph is sized for 20 dropouts.
+    CHECK(has_note(r, "<= 20 dropouts"));
+    CHECK(has_note(r, "80 of 100 clients in the sum"));
+  }
+  {
+    FakeContext context(18);
+    auto tuner = plugin.tuner({{"clients", std::int64_t{20}},
+                               {"k", std::int64_t{1}},
+                               {"secagg", std::string("complete")}});
+    const auto r = tuner->tune(context);
+    CHECK(has_note(r, "complete graph (Bonawitz et al. 2017)"));
+  }
+}
+
 TEST_CASE("dp_hype tuner: a non-Gaussian mechanism is refused with a clear error") {
   Loaded plugin;
   FakeContext context(14, /*gaussian=*/false);
@@ -201,5 +235,55 @@ TEST_CASE("dp_hype tuner: simulation mode writes one trial per setting, bound be
   }
   CHECK(has_note(r, "csv: candidates,good,sigma_loss,k,epsilon"));
   CHECK_FALSE(r.selected.has_value());
+  // Only k is swept: accuracy against k, one series per epsilon, values = the trials' accuracies
+  // (trials run over k outer, epsilon inner).
+  REQUIRE(r.series.size() == 2);
+  CHECK(r.series[0].name == "figure2_accuracy_vs_k.eps0.5");
+  CHECK(r.series[1].name == "figure2_accuracy_vs_k.eps2");
+  for (std::size_t e = 0; e < 2; ++e) {
+    CHECK(r.series[e].x == std::vector<double>{1, 5});
+    CHECK(r.series[e].y ==
+          std::vector<double>{r.trials[e].utility_mean, r.trials[2 + e].utility_mean});
+  }
   CHECK_THROWS_AS(plugin.tuner({{"epsilons", std::string("1,x")}}), dptune::Error);
+}
+
+TEST_CASE("dp_hype tuner: simulation series follow Figure 2's panels (curves per k and epsilon)") {
+  Loaded plugin;
+  FakeContext context(19);
+  auto tuner = plugin.tuner({{"simulate", true},
+                             {"clients", std::int64_t{40}},
+                             {"repetitions", std::int64_t{60}},
+                             {"epsilons", std::string("1")},
+                             {"sim_k", std::string("1, 3")},
+                             {"sim_sigma_loss", std::string("0.2, 2")},
+                             {"sim_good", std::string("1, 4")},
+                             {"sim_candidates", std::string("20")}});
+  const auto r = tuner->tune(context);
+  REQUIRE(r.trials.size() == 8);
+  // k is a curve parameter when other lists are swept: curves against sigma_loss for each
+  // (good, k) and against |H_good| (log2 axis) for each (sigma_loss, k); none against k.
+  std::map<std::string, const dptune::Series*> by_name;
+  for (const auto& s : r.series) by_name[s.name] = &s;
+  CHECK(r.series.size() == 8);
+  for (const auto& [name, s] : by_name) CHECK(name.find("vs_k_") == std::string::npos);
+  REQUIRE(by_name.count("figure2_accuracy_vs_sigma_loss.good4_k3_eps1"));
+  REQUIRE(by_name.count("figure2_accuracy_vs_good.sigma_loss2_k1_eps1"));
+  const auto* a = by_name["figure2_accuracy_vs_sigma_loss.good4_k3_eps1"];
+  CHECK(a->x == std::vector<double>{0.2, 2});
+  const auto* b = by_name["figure2_accuracy_vs_good.sigma_loss2_k1_eps1"];
+  CHECK(b->x == std::vector<double>{0, 2});  // log2 of |H_good| = 1, 4
+  // Each point is the accuracy of the matching trial.
+  auto trial_accuracy = [&](std::int64_t good, double sl, std::int64_t k) {
+    for (const auto& t : r.trials)
+      if (t.params.get_int("good") == good && t.params.get_double("sigma_loss") == sl &&
+          t.params.get_int("k") == k)
+        return t.utility_mean;
+    return -1.0;
+  };
+  CHECK(a->y == std::vector<double>{trial_accuracy(4, 0.2, 3), trial_accuracy(4, 2, 3)});
+  CHECK(b->y == std::vector<double>{trial_accuracy(1, 2, 1), trial_accuracy(4, 2, 1)});
+  // Clearly separated losses and 40 unanimous voters: a good candidate always wins at sigma_loss
+  // 0.2.
+  CHECK(trial_accuracy(1, 0.2, 1) == 1.0);
 }

@@ -47,21 +47,13 @@ TEST_CASE("breast cancer: non-private logistic regression >= 95% test accuracy")
   CHECK(acc >= 0.95);
 }
 
-TEST_CASE("breast cancer: DP-SGD at ε = 1, δ = 1e-5 (rdp accountant) >= 90% test accuracy") {
-  const host::DataSplits d = load("builtin:breast_cancer");
+namespace {
+
+// σ: the smallest noise whose event the rdp accountant proves (1, 1e-5)-DP, found through the
+// plugin's own event(); then ε of that event through the accountant, and the mean test accuracy
+// of 5 seeded runs.
+void dp_sgd_at_epsilon_one(Params params, const host::DataSplits& d, double min_mean_accuracy) {
   auto rdp = trainer_tests::accountant("rdp");
-  // Poisson lots (Abadi et al. 2016), priced by the rdp accountant's exact Poisson-subsampled
-  // Gaussian RDP.  Fixed-size lots without replacement are priced by Wang, Balle &
-  // Kasiviswanathan's Thm 9, whose bound keeps a σ-independent floor that grows with m/n: on 341
-  // training rows ε = 1 is out of reach for lots of 16 or more over several epochs (e.g. 4 epochs
-  // of 16: ε ≥ 1.13 at any σ).
-  Params params{{"epochs", std::int64_t{5}},
-                {"lot_size", std::int64_t{64}},
-                {"learning_rate", 1.0},
-                {"clipping_norm", 1.0},
-                {"sampling", std::string("poisson")}};
-  // σ: the smallest noise whose event the rdp accountant proves (1, 1e-5)-DP, found through the
-  // plugin's own event().
   const double sigma =
       calibrate_noise(*rdp,
                       [&](double s) {
@@ -86,7 +78,39 @@ TEST_CASE("breast cancer: DP-SGD at ε = 1, δ = 1e-5 (rdp accountant) >= 90% te
     MESSAGE("run " << r << ": test accuracy " << acc);
     sum += acc;
   }
-  CHECK(sum / runs >= 0.90);
+  MESSAGE("mean test accuracy " << sum / runs);
+  CHECK(sum / runs >= min_mean_accuracy);
+}
+
+}  // namespace
+
+TEST_CASE("breast cancer: DP-SGD, Poisson lots, ε = 1, δ = 1e-5 (rdp) >= 90% test accuracy") {
+  // Poisson lots (Abadi et al. 2016), priced by the rdp accountant's exact Poisson-subsampled
+  // Gaussian RDP: 5 epochs of expected lots of 64.
+  dp_sgd_at_epsilon_one({{"epochs", std::int64_t{5}},
+                         {"lot_size", std::int64_t{64}},
+                         {"learning_rate", 1.0},
+                         {"clipping_norm", 1.0},
+                         {"sampling", std::string("poisson")}},
+                        load("builtin:breast_cancer"), 0.90);
+}
+
+TEST_CASE(
+    "breast cancer: DP-SGD, fixed-size lots without replacement (paper 000 Alg. 3), ε = 1, "
+    "δ = 1e-5 (rdp) >= 90% test accuracy") {
+  // Fixed-size lots without replacement are priced by Wang, Balle & Kasiviswanathan's Thm 9, whose
+  // bound keeps a σ-independent floor that grows with the lot ratio m/n and the number of epochs:
+  // on the 341 training rows ε = 1 is out of reach at any σ for e.g. 3 epochs of lots of 16 or 2
+  // epochs of 32 (ε ≥ 1.02 and 1.43).  Small lots keep it reachable: 2 epochs (86 steps) of lots
+  // of m = 8, σ ≈ 2.25 (noise 2Lσ/m ≈ 0.28 per coordinate of the mean clipped gradient), L = 0.5,
+  // η = 0.1.  (Over seeds 100..109 the test accuracy of this configuration was 0.912 to 0.947,
+  // mean 0.932.)
+  dp_sgd_at_epsilon_one({{"epochs", std::int64_t{2}},
+                         {"lot_size", std::int64_t{8}},
+                         {"learning_rate", 0.1},
+                         {"clipping_norm", 0.5},
+                         {"sampling", std::string("without_replacement")}},
+                        load("builtin:breast_cancer"), 0.90);
 }
 
 TEST_CASE("digits: non-private MLP 64-128-10 >= 95% test accuracy") {

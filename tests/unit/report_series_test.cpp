@@ -93,3 +93,31 @@ TEST_CASE("write_report writes each series as CSV and SVG and lists it in summar
   CHECK_THROWS_WITH_AS(dptune::host::write_report(in, terminal), doctest::Contains("../escape"),
                        dptune::Error);
 }
+
+TEST_CASE("series named GROUP.MEMBER are also drawn together as GROUP.svg with a legend") {
+  dptune_test::TempDir dir;
+  dptune::host::PipelineConfig config;
+  config.name = "group_test";
+  config.output.dir = dir.path() / "out";
+  dptune::TuningResult result;
+  for (const char* member : {"logarithmic", "poisson"}) {
+    auto s = hv_series();
+    s.name = std::string("fig7.") + member;
+    result.series.push_back(s);
+  }
+  result.series.push_back(hv_series());  // ungrouped: no group plot of its own
+  std::ostringstream terminal;
+  const dptune::host::ReportInput in{config, result, "seeded", false, "inline", 0.5, "none"};
+  const auto summary = dptune::host::write_report(in, terminal);
+  const std::string svg = slurp(config.output.dir / "fig7.svg");
+  REQUIRE(svg.find("<svg") == 0);
+  std::size_t lines = 0;
+  for (auto at = svg.find("<polyline"); at != std::string::npos; at = svg.find("<polyline", at + 1))
+    ++lines;
+  CHECK(lines == 2);
+  CHECK(svg.find(">logarithmic</text>") != std::string::npos);
+  CHECK(svg.find(">poisson</text>") != std::string::npos);
+  CHECK(std::filesystem::exists(config.output.dir / "fig7.logarithmic.csv"));
+  CHECK(std::count(summary.files.begin(), summary.files.end(), "fig7.svg") == 1);
+  CHECK_FALSE(std::filesystem::exists(config.output.dir / "hypervolume..svg"));
+}

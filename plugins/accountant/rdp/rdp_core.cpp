@@ -67,6 +67,14 @@ std::size_t event_hash(const DpEvent& e) {
       mixd(e.shape());
       mix(event_hash(e.inner()));
       break;
+    case K::OneOf:
+      mix(0x51);
+      for (const auto& c : e.events()) mix(event_hash(c));
+      break;
+    case K::RepeatUntilAccepted:
+      mixd(e.stop_probability());
+      mix(event_hash(e.inner()));
+      break;
     default:
       break;
   }
@@ -119,6 +127,20 @@ bool gaussian_only(const DpEvent& e, double& inverse_variance) {
       for (const auto& c : e.events())
         if (!gaussian_only(c, inverse_variance)) return false;
       return true;
+    case K::OneOf: {
+      // A data-independent choice among Gaussians (pick published) is dominated by the worst of
+      // them: each pair is a post-processing of the worst Gaussian pair, and the mixture of
+      // dominated pairs with equal weights on both sides is dominated by that pair (joint
+      // convexity of the hockey-stick divergence).
+      double worst = 0;
+      for (const auto& c : e.events()) {
+        double one = 0;
+        if (!gaussian_only(c, one)) return false;
+        worst = std::max(worst, one);
+      }
+      inverse_variance += worst;
+      return true;
+    }
     default:
       return false;
   }
@@ -301,6 +323,10 @@ class Costing {
       }
       case K::RepeatAndSelect:
         return repeat_and_select(e, orders);
+      case K::OneOf:
+        return one_of(e, orders);
+      case K::RepeatUntilAccepted:
+        return repeat_until_accepted(e, orders);
     }
     throw PrivacyError("unknown event kind");
   }
@@ -442,6 +468,89 @@ class Costing {
     add_note(c.notes,
              "sampling without replacement: Wang, Balle & Kasiviswanathan 2019, Thm 9 (integer "
              "orders; fractional orders by convexity), replace-one adjacency");
+    return c;
+  }
+
+  // A data-independent choice of one event whose pick may be published: with output (c, y) and
+  // choice weights π, e^{(λ−1)D_λ} = Σ_c π(c) e^{(λ−1)D_λ(c)} ≤ max_c e^{(λ−1)D_λ(c)}, so the
+  // pointwise maximum of the RDP curves (and of the pure bounds) is a valid cost.  Approximate-DP
+  // parts mix the same way, to (max ε, max δ), but only when no child also has an RDP part.
+  Cost one_of(const DpEvent& e, const std::vector<double>& orders) {
+    const std::size_t n = orders.size();
+    Cost c = zero(n);
+    bool any_approx = false, any_rdp = false;
+    for (const auto& child : e.events()) {
+      const Cost k = cost(child, orders);
+      for (std::size_t i = 0; i < n; ++i) c.rdp[i] = std::max(c.rdp[i], k.rdp[i]);
+      c.pure_epsilon = std::max(c.pure_epsilon, k.pure_epsilon);
+      if (k.has_approx) {
+        any_approx = true;
+        c.approx_epsilon = std::max(c.approx_epsilon, k.approx_epsilon);
+        c.approx_delta = std::max(c.approx_delta, k.approx_delta);
+      }
+      if (k.pure_epsilon > 0 ||
+          std::any_of(k.rdp.begin(), k.rdp.end(), [](double r) { return r > 0; }))
+        any_rdp = true;
+      for (const auto& note : k.notes) add_note(c.notes, note);
+    }
+    if (any_approx && any_rdp)
+      throw PrivacyError(
+          "one_of: a choice among events that mixes approx_dp parts with RDP or pure parts is "
+          "not supported; give every choice as an RDP event, or every choice as approx_dp");
+    c.has_approx = any_approx;
+    add_note(c.notes, "one_of " + std::to_string(e.events().size()) +
+                          " events: the worst of them (pointwise maximum of the RDP curves)");
+    return c;
+  }
+
+  // Paper 004, Appendix C, Corollary 16 (conditional sampling; Liu & Talwar's threshold
+  // variant).  A is Q conditioned on its output being accepted; the modified Q̃ outputs ⊥
+  // (accepted, data-independent) with probability p before each run, so Q̃(S) ≥ p and
+  // D_λ(Q̃‖Q̃') ≤ D_λ(Q‖Q') (joint convexity).  With ε(·) the base's RDP curve (a bound in both
+  // directions: the neighbouring relation is symmetric) and L = log(1/p):
+  //   (i)   D_∞ ≤ 2 ε_∞                                                      (any p)
+  //   (ii)  D_λ ≤ ε(λ) + (λ−2)/(λ−1)·ε(λ−1) + 2L/(λ−1)
+  //   (iii) D_λ ≤ ε_∞ + (λ−2)/(λ−1)·ε(λ−1) + L/(λ−1)
+  // For λ ≤ 2 the ε(λ−1) term is a Rényi divergence of order ≤ 1 times a coefficient ≤ 0 in
+  // Proposition 15's proof, hence ≤ 0, and is dropped.  ε(λ−1) off the grid is bounded by the
+  // smallest grid value at an order ≥ λ−1 (RDP grows with the order).
+  Cost repeat_until_accepted(const DpEvent& e, const std::vector<double>& orders) {
+    const std::size_t n = orders.size();
+    const Cost base = cost(e.inner(), orders);
+    if (base.has_approx)
+      throw PrivacyError(
+          "repeat_until_accepted of a base with approx_dp parts is not supported; give the base "
+          "as an RDP or pure-DP event");
+    const double p = e.stop_probability();
+    const double eps_inf = base.pure_epsilon;
+    if (p == 0 && std::isinf(eps_inf))
+      throw PrivacyError(
+          "repeat_until_accepted with stop_probability 0 is bounded only for a pure-DP base "
+          "(paper 004, Corollary 16 (i)); give a stop_probability > 0, which bounds the "
+          "acceptance probability below");
+    Cost c = zero(n);
+    c.notes = base.notes;
+    c.pure_epsilon = 2 * eps_inf;
+    const double log_inv_p = p > 0 ? -std::log(p) : kInf;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double lambda = orders[i];
+      double bound = std::isfinite(eps_inf) ? pure_dp_rdp(2 * eps_inf, lambda) : kInf;
+      if (p > 0) {
+        double lower_term = 0;  // (λ−2)/(λ−1)·ε(λ−1), 0 for λ ≤ 2
+        if (lambda > 2) {
+          double e_lm1 = kInf;
+          for (std::size_t j = 0; j < n; ++j)
+            if (orders[j] >= lambda - 1) e_lm1 = std::min(e_lm1, base.rdp[j]);
+          lower_term = (lambda - 2) / (lambda - 1) * e_lm1;
+        }
+        bound = std::min(bound, base.rdp[i] + lower_term + 2 * log_inv_p / (lambda - 1));
+        if (std::isfinite(eps_inf))
+          bound = std::min(bound, eps_inf + lower_term + log_inv_p / (lambda - 1));
+      }
+      c.rdp[i] = bound;
+    }
+    add_note(c.notes, "repeat_until_accepted (stop probability " + num(p) +
+                          "): paper 004, Corollary 16 (conditional sampling, Liu & Talwar 2019)");
     return c;
   }
 

@@ -148,6 +148,20 @@ DpEvent DpSgdTrainer::event(std::size_t train_rows) const {
                       DpEvent::gaussian(options_.noise_multiplier));
 }
 
+NoiseCalibration DpSgdTrainer::calibrate(std::size_t train_rows,
+                                         const Accountant& accountant) const {
+  require(target_.active(), name_ + ": calibrate() needs target_epsilon > 0");
+  const DpSchedule schedule = dp_schedule(train_rows, options_);
+  return calibrate_noise(
+      accountant, [&](double sigma) { return dp_sgd_event(schedule, DpEvent::gaussian(sigma)); },
+      target_.epsilon, target_.delta, calibration_options());
+}
+
+DpEvent DpSgdTrainer::calibrated_event(std::size_t train_rows, const Accountant& accountant) const {
+  return dp_sgd_event(dp_schedule(train_rows, options_),
+                      DpEvent::gaussian(calibrate(train_rows, accountant).noise));
+}
+
 TrainedModel DpSgdTrainer::train(const Dataset& data, TrainingContext& context) const {
   Network network(make_architecture(model_.model, model_.hidden1, model_.hidden2, data));
   network.initialise(context.rng());
@@ -160,11 +174,8 @@ TrainedModel DpSgdTrainer::train(const Dataset& data, TrainingContext& context) 
   }
   DpEvent reported;
   if (target_.active()) {
-    const NoiseCalibration calibration = calibrate_noise(
-        context.accountant(),
-        [&](double sigma) { return dp_sgd_event(schedule, DpEvent::gaussian(sigma)); },
-        target_.epsilon, target_.delta, calibration_options());
-    options.noise_multiplier = calibration.noise;
+    options.noise_multiplier = calibrate(data.rows, context.accountant()).noise;
+    // Not calibrated_event(): event(n) cannot predict σ* (see TargetPrivacy).
     reported = target_.event();
   }
   auto mechanism = gaussian_mechanism(context, options.noise_multiplier, name_);

@@ -19,15 +19,22 @@ struct ModelParams {
 };
 
 /// Target-ε mode: target_epsilon > 0 replaces the noise parameter σ by the smallest σ whose event
-/// the pipeline's accountant proves (target_epsilon, target_delta)-DP (dptune::calibrate_noise).
+/// the pipeline's accountant proves (target_epsilon, target_delta)-DP (dptune::calibrate_noise,
+/// run inside train(), where TrainingContext::accountant() is available).
 ///
-/// Reported event.  Trainer::event(n) is called by the host without an accountant (and before any
-/// train()), so it cannot know the calibrated σ.  In target mode both event(n) and train()
-/// therefore report ApproxDp(target_epsilon, target_delta): exactly the guarantee the calibration
-/// proves (sound, identical in both places, but it gives up RDP composition of the underlying
-/// subsampled Gaussian).  For the same reason target_delta cannot default to the pipeline's δ
-/// (event(n) does not know it) and is required with target_epsilon.  A tight event would need the
-/// SDK to hand event() the accountant and δ (see the trainers' report).
+/// Reported event.  The exact event of a calibrated run is the trainer's usual event with σ = σ*
+/// (e.g. SelfComposed(SampledWithoutReplacement(n, m, Gaussian(σ*)), steps)): tight, and its ε by
+/// the accountant is ≤ target (calibrated_event() computes it; the trainer tests pin ε ∈
+/// [0.99 target, target]).  But Trainer::event(n) is called by the host without an accountant
+/// (and before any train()), so it cannot know σ*, and the host's evaluator
+/// (framework/src/evaluator.cpp) refuses a run whose train() event differs from event(n)'s
+/// prediction.  Both therefore report ApproxDp(target_epsilon, target_delta): exactly the
+/// guarantee the calibration proves — sound and conservative (it gives up RDP composition of the
+/// underlying subsampled Gaussian when the host composes several runs).  For the same reason
+/// target_delta cannot default to the pipeline's δ (event(n) does not know it) and is required
+/// with target_epsilon.  Reporting the tight event needs a host change: either event() given the
+/// accountant and δ, or the evaluator accepting from train() an event the accountant prices at
+/// most at the predicted one.
 ParamSchema& add_target_params(ParamSchema& schema);
 struct TargetPrivacy {
   double epsilon = 0, delta = 0;
@@ -62,6 +69,10 @@ class DpSgdTrainer : public Trainer {
   TrainedModel train(const Dataset& train, TrainingContext& context) const override;
   DpEvent event(std::size_t train_rows) const override;
   const DpSgdOptions& options() const { return options_; }
+  /// Target-ε mode: σ* for `train_rows` rows through `accountant` (throws unless target mode).
+  NoiseCalibration calibrate(std::size_t train_rows, const Accountant& accountant) const;
+  /// The exact event of a target-ε run on `train_rows` rows: the usual event with σ = σ*.
+  DpEvent calibrated_event(std::size_t train_rows, const Accountant& accountant) const;
 
  private:
   std::string name_;

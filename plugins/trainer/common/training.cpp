@@ -198,11 +198,34 @@ void train_dp_sgd(Network& network, const Dataset& data, const DpSgdOptions& o,
 // ---- output perturbation
 // ---------------------------------------------------------------------------
 
-double output_perturbation_sensitivity(std::size_t n, double regularization) {
+namespace {
+
+// B = ⌈n / b⌉ balanced batches per pass: batch j covers [n j / B, n (j + 1) / B), ⌊n/B⌋ or ⌈n/B⌉
+// examples.
+std::size_t op_batches(std::size_t n, std::size_t batch_size) {
+  return (n + std::min(batch_size, n) - 1) / std::min(batch_size, n);
+}
+
+}  // namespace
+
+double output_perturbation_sensitivity(std::size_t n, double regularization,
+                                       std::size_t batch_size) {
   require(n > 0, "output_perturbation: no training rows");
   require(regularization > 0, "output_perturbation: regularization must be > 0");
+  require(batch_size > 0, "output_perturbation: batch_size must be > 0");
   const double lipschitz = 2.0;  // 1 (logistic loss, ‖x̃‖ ≤ 1) + γ R with R = 1/γ
-  return 2.0 * lipschitz / (regularization * static_cast<double>(n));
+  const std::size_t batches = op_batches(n, batch_size), smallest = n / batches;
+  // Wu et al. 2017: 2L/(γ n) for B c_min = n; see training.hpp for the mini-batch step.
+  return 2.0 * lipschitz /
+         (regularization * static_cast<double>(batches) * static_cast<double>(smallest));
+}
+
+std::size_t output_perturbation_models(std::size_t classes) { return classes <= 2 ? 1 : classes; }
+
+double output_perturbation_joint_sensitivity(std::size_t n, double regularization,
+                                             std::size_t batch_size, std::size_t classes) {
+  return std::sqrt(static_cast<double>(output_perturbation_models(classes))) *
+         output_perturbation_sensitivity(n, regularization, batch_size);
 }
 
 void output_perturbation_features(const double* x, std::size_t d, double* out) {
@@ -216,72 +239,106 @@ std::vector<double> train_output_perturbation(const Dataset& data,
                                               const OutputPerturbationOptions& o,
                                               RandomBitGenerator& rng) {
   check_data(data, "output_perturbation");
-  require(num_classes(data) == 2,
-          "output_perturbation: binary logistic regression needs 2 classes, the data has " +
-              std::to_string(data.num_classes));
   require(o.regularization > 0 && o.epochs > 0 && o.batch_size > 0,
           "output_perturbation: regularization, epochs and batch_size must be > 0");
   const std::size_t n = data.rows, d = data.cols, dim = d + 1;
+  const std::size_t classes = num_classes(data), models = output_perturbation_models(classes);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double label = data.labels[i];
+    require(label >= 0 && label == std::round(label) && label < static_cast<double>(classes),
+            "output_perturbation: row " + std::to_string(i) + " has label " +
+                std::to_string(label) + ", expected a class in 0.." + std::to_string(classes - 1));
+  }
   // Transformed features, once.
   std::vector<double> xt(n * dim);
   for (std::size_t i = 0; i < n; ++i)
     output_perturbation_features(data.row(i), d, xt.data() + i * dim);
-  std::vector<double> weights(dim, 0.0), grad(dim);
-  MapVector w(weights.data(), static_cast<Eigen::Index>(dim)),
-      g(grad.data(), static_cast<Eigen::Index>(dim));
+  std::vector<double> weights(models * dim, 0.0), grad(dim);
+  MapVector g(grad.data(), static_cast<Eigen::Index>(dim));
   const double gamma = o.regularization, beta = 0.25 + gamma, radius = 1.0 / gamma;
   std::vector<std::size_t> perm(n);
   std::iota(perm.begin(), perm.end(), std::size_t{0});
-  const std::size_t batch = std::min(o.batch_size, n);
-  std::size_t t = 0;
-  for (std::size_t epoch = 0; epoch < o.epochs; ++epoch) {
-    shuffle(rng, perm);
-    for (std::size_t start = 0; start < n; start += batch) {
-      const std::size_t count = std::min(batch, n - start);
-      g.setZero();
-      for (std::size_t k = 0; k < count; ++k) {
-        const std::size_t i = perm[start + k];
-        ConstMapVector x(xt.data() + i * dim, static_cast<Eigen::Index>(dim));
-        const double label = std::round(data.labels[i]) == 1.0 ? 1.0 : -1.0;
-        // ∂/∂w log(1 + exp(−t wᵀx)) = −t x σ(−t wᵀx)
-        const double margin = label * w.dot(x);
-        g -= (label / (1.0 + std::exp(margin))) * x;
+  const std::size_t batches = op_batches(n, o.batch_size);
+  for (std::size_t k = 0; k < models; ++k) {
+    // Binary: class 1 is positive.  One-vs-rest: class k is positive.
+    const double positive = models == 1 ? 1.0 : static_cast<double>(k);
+    MapVector w(weights.data() + k * dim, static_cast<Eigen::Index>(dim));
+    std::size_t t = 0;
+    for (std::size_t epoch = 0; epoch < o.epochs; ++epoch) {
+      shuffle(rng, perm);
+      for (std::size_t b = 0; b < batches; ++b) {
+        const std::size_t begin = n * b / batches, end = n * (b + 1) / batches;
+        g.setZero();
+        for (std::size_t j = begin; j < end; ++j) {
+          const std::size_t i = perm[j];
+          ConstMapVector x(xt.data() + i * dim, static_cast<Eigen::Index>(dim));
+          const double label = data.labels[i] == positive ? 1.0 : -1.0;
+          // ∂/∂w log(1 + exp(−t wᵀx)) = −t x σ(−t wᵀx)
+          const double margin = label * w.dot(x);
+          g -= (label / (1.0 + std::exp(margin))) * x;
+        }
+        g = g / static_cast<double>(end - begin) + gamma * w;
+        ++t;
+        const double eta = std::min(1.0 / beta, 1.0 / (gamma * static_cast<double>(t)));
+        w -= eta * g;
+        const double norm = w.norm();
+        if (norm > radius) w *= radius / norm;  // projection onto the ball of radius 1/γ
       }
-      g = g / static_cast<double>(count) + gamma * w;
-      ++t;
-      const double eta = std::min(1.0 / beta, 1.0 / (gamma * static_cast<double>(t)));
-      w -= eta * g;
-      const double norm = w.norm();
-      if (norm > radius) w *= radius / norm;  // projection onto the ball of radius 1/γ
     }
   }
   return weights;
 }
 
+OutputPerturbationModel::OutputPerturbationModel(std::vector<double> weights, std::size_t classes)
+    : weights_(std::move(weights)), classes_(std::max<std::size_t>(classes, 2)) {
+  const std::size_t models = output_perturbation_models(classes_);
+  require(weights_.size() >= models * 2 && weights_.size() % models == 0,
+          "output_perturbation: " + std::to_string(weights_.size()) + " weights for " +
+              std::to_string(models) + " models");
+}
+
 Predictions OutputPerturbationModel::predict(const Dataset& data) const {
-  require(data.cols + 1 == weights_.size(), "model expects " + std::to_string(weights_.size() - 1) +
-                                                " features, the data has " +
-                                                std::to_string(data.cols));
+  const std::size_t models = output_perturbation_models(classes_), dim = weights_.size() / models;
+  require(data.cols + 1 == dim, "model expects " + std::to_string(dim - 1) +
+                                    " features, the data has " + std::to_string(data.cols));
   Predictions out;
-  out.num_classes = 2;
+  out.num_classes = classes_;
   out.values.resize(data.rows);
-  out.probabilities.resize(2 * data.rows);
-  std::vector<double> x(weights_.size());
-  ConstMapVector w(weights_.data(), static_cast<Eigen::Index>(weights_.size()));
+  out.probabilities.resize(classes_ * data.rows);
+  std::vector<double> x(dim), z(models);
   for (std::size_t i = 0; i < data.rows; ++i) {
     output_perturbation_features(data.row(i), data.cols, x.data());
-    const double z = w.dot(ConstMapVector(x.data(), static_cast<Eigen::Index>(x.size())));
-    const double p1 = 1.0 / (1.0 + std::exp(-z));
-    out.values[i] = z > 0 ? 1.0 : 0.0;
-    out.probabilities[2 * i] = 1.0 - p1;
-    out.probabilities[2 * i + 1] = p1;
+    const ConstMapVector xv(x.data(), static_cast<Eigen::Index>(dim));
+    for (std::size_t k = 0; k < models; ++k)
+      z[k] = ConstMapVector(weights_.data() + k * dim, static_cast<Eigen::Index>(dim)).dot(xv);
+    double* p = out.probabilities.data() + classes_ * i;
+    if (models == 1) {
+      const double p1 = 1.0 / (1.0 + std::exp(-z[0]));
+      out.values[i] = z[0] > 0 ? 1.0 : 0.0;
+      p[0] = 1.0 - p1;
+      p[1] = p1;
+      continue;
+    }
+    // One-vs-rest: the class with the largest score; probabilities by a softmax of the scores
+    // (a normalisation of the K one-vs-rest scores, for score functions that need them).
+    const std::size_t best =
+        static_cast<std::size_t>(std::max_element(z.begin(), z.end()) - z.begin());
+    out.values[i] = static_cast<double>(best);
+    double total = 0;
+    for (std::size_t k = 0; k < models; ++k) total += p[k] = std::exp(z[k] - z[best]);
+    for (std::size_t k = 0; k < models; ++k) p[k] /= total;
   }
   return out;
 }
 
 std::string OutputPerturbationModel::describe() const {
-  return "logistic regression " + std::to_string(weights_.size() - 1) +
-         "-1 (output perturbation, features scaled to the unit ball)";
+  const std::size_t models = output_perturbation_models(classes_);
+  const std::string d = std::to_string(weights_.size() / models - 1);
+  if (models == 1)
+    return "logistic regression " + d +
+           "-1 (output perturbation, features scaled to the unit ball)";
+  return "one-vs-rest logistic regression " + d + "-" + std::to_string(models) +
+         " (output perturbation, features scaled to the unit ball)";
 }
 
 }  // namespace dptune::trainers

@@ -106,37 +106,64 @@ void train_dp_sgd(Network& network, const Dataset& data, const DpSgdOptions& opt
 
 // ---- output perturbation (paper 000 §2.2; Wu et al. 2017, Algorithm 2) --------------------------
 
-/// Binary logistic regression trained by projected permutation SGD on the γ-strongly convex
-/// objective, released with Gaussian noise of stddev σ · Δ₂ on the weights.
+/// Logistic regression trained by projected permutation SGD on the γ-strongly convex objective,
+/// released with Gaussian noise of stddev σ · Δ₂ on the weights (Wu, Li, Kumar, Chaudhuri, Jha &
+/// Naughton, "Bolt-on differential privacy for scalable stochastic gradient descent-based
+/// analytics", SIGMOD 2017, Algorithm 2 "private strongly convex permutation-based SGD").
+///
+/// What Wu et al. state and what is used.  For a loss that is L-Lipschitz, β-smooth and
+/// γ-strongly convex on the hypothesis set W, PSGD with step η_t = min(1/β, 1/(γ t)) run for any
+/// number k of passes has L2 sensitivity Δ₂ = 2L / (γ n) (their strongly convex sensitivity
+/// theorem; Algorithm 2 sets Δ₂ ← 2L/(γm), m their number of examples), under replace-one
+/// neighbours.  The step of their proof, used here for mini-batches: a batch of c examples that
+/// differ in one moves the two iterates apart by at most 2 L η_t / c, every other step contracts
+/// the gap by (1 − γ η_t) (η_t ≤ 1/β ≤ 2/(β + γ)), and projection onto W does not expand it; with
+/// this schedule η_t Π_{s>t} (1 − γ η_s) ≤ 1/(γ T) for every t ≤ T.  So with B batches per pass,
+/// T = k B updates and the differing example in a batch of at least c_min examples in each of the
+/// k passes, Δ₂ ≤ k · 2L / (c_min γ T) = 2L / (γ B c_min).  Batches are balanced (B = ⌈n / b⌉
+/// batches of ⌊n/B⌋ or ⌈n/B⌉ examples), so c_min = ⌊n/B⌋ and Δ₂ = 2L / (γ n) exactly when B
+/// divides n (b = 1, paper 000's footnote 6, in particular).
 ///
 /// Constants.  Each example's features are mapped (data-independently) to
 ///   x̃ = [x / max(1, ‖x‖), 1] / √2,  so ‖x̃‖ ≤ 1 (the intercept is the last weight);
 /// the per-example loss f(w; x, y) = log(1 + exp(−t wᵀx̃)) + (γ/2)‖w‖² (t = ±1) is then
-/// γ-strongly convex and β = 1/4 + γ smooth; iterates are projected onto the ball of radius
+/// γ-strongly convex and β = 1/4 + γ smooth; iterates are projected onto W, the ball of radius
 /// R = 1/γ, which contains the minimiser (‖w*‖ ≤ 1/γ since ‖∇ log(1+e^{−t wᵀx̃})‖ ≤ 1), and on it f
-/// is L = 1 + γR = 2 Lipschitz.  With step η_t = min(1/β, 1/(γ t)) (t = 1, 2, ... counts updates)
-/// Wu et al.'s strongly convex bound gives an L2 sensitivity of the output Δ₂ = 2L / (γ n) =
-/// 4 / (γ n) (their Algorithm 2 / Theorem for the strongly convex case, any number of passes and
-/// any batch size).
+/// is L = 1 + γR = 2 Lipschitz.  Hence Δ₂ = 4 / (γ B c_min) per binary model.
+///
+/// Multiclass (K ≥ 3 classes): one-vs-rest, K binary models of the above, each trained on the same
+/// examples with labels t_k = +1 for class k and −1 otherwise.  Replacing one example changes each
+/// model's weights by at most Δ₂ (the bound above holds for any pair of differing examples, labels
+/// included), so the concatenated K (d + 1) weights have L2 sensitivity √(K Δ₂²) = √K · Δ₂, and
+/// one Gaussian release of stddev σ · √K Δ₂ on all of them is the Gaussian(σ) event relative to it.
 struct OutputPerturbationOptions {
   double regularization = 0.01;  // γ
   std::size_t epochs = 10;       // paper 000 footnote 6: T = 10
   std::size_t batch_size = 1;    // paper 000 footnote 6: m = 1
 };
-double output_perturbation_sensitivity(std::size_t n, double regularization);
+/// Δ₂ of one binary model: 2L / (γ B c_min) with L = 2, B = ⌈n / batch⌉, c_min = ⌊n / B⌋.
+double output_perturbation_sensitivity(std::size_t n, double regularization,
+                                       std::size_t batch_size = 1);
+/// Binary models trained: 1 for 2 classes, K for K ≥ 3 (one-vs-rest).
+std::size_t output_perturbation_models(std::size_t classes);
+/// L2 sensitivity of all released weights: √models · Δ₂.
+double output_perturbation_joint_sensitivity(std::size_t n, double regularization,
+                                             std::size_t batch_size, std::size_t classes);
 
 class OutputPerturbationModel final : public Model {
  public:
-  explicit OutputPerturbationModel(std::vector<double> weights) : weights_(std::move(weights)) {}
+  /// weights: models × (d + 1), model after model; classes ≥ 2 (models = 1 when classes = 2).
+  OutputPerturbationModel(std::vector<double> weights, std::size_t classes);
   Predictions predict(const Dataset& data) const override;
   std::string describe() const override;
   const std::vector<double>& weights() const { return weights_; }
 
  private:
-  std::vector<double> weights_;  // d + 1: feature weights, then the intercept's
+  std::vector<double> weights_;  // per model: d feature weights, then the intercept's
+  std::size_t classes_;
 };
 
-/// The non-noisy weights (d + 1) of the projected SGD run.
+/// The non-noisy weights (models × (d + 1)) of the projected SGD runs.
 std::vector<double> train_output_perturbation(const Dataset& data,
                                               const OutputPerturbationOptions& options,
                                               RandomBitGenerator& rng);

@@ -1,11 +1,15 @@
 // Private logistic regression by output perturbation (paper 000 §2.2; Wu et al. 2017, "Bolt-on
 // differential privacy for scalable stochastic gradient descent-based analytics", Algorithm 2, the
 // strongly convex case): projected permutation SGD on the γ-regularised logistic loss, then
-// Gaussian noise of stddev σ · Δ₂ with Δ₂ = 4 / (γ n) on the weights (constants derived in
+// Gaussian noise of stddev σ · Δ₂ on the weights, Δ₂ = 2L / (γ n) = 4 / (γ n) (L = 2) when the
+// batch count divides n (always for batch size 1), 4 / (γ B ⌊n/B⌋) otherwise; with K ≥ 3 classes
+// K one-vs-rest models released together with Δ₂ · √K (derivations in
 // plugins/trainer/common/training.hpp).  The event is Gaussian(σ) relative to Δ₂; the accountant
 // prices it at the pipeline's δ (paper 000 uses the exact analysis of the Gaussian mechanism of
 // Balle & Wang 2018 at δ = 1e-6).  Hyperparameters γ and σ; batch size 1 and 10 epochs by default
 // (paper 000 footnote 6).
+#include <algorithm>
+
 #include "dptune/calibration.hpp"
 #include "trainer_plugin.hpp"
 
@@ -27,7 +31,9 @@ class OutputPerturbation final : public dptune::Trainer {
     schema.add_float("regularization", "γ, L2 regularisation (strong convexity)")
         .min_exclusive(0)
         .default_to(0.01)
-        .add_float("noise_multiplier", "σ: output noise stddev σ · Δ₂, Δ₂ = 4 / (γ n)")
+        .add_float("noise_multiplier",
+                   "σ: output noise stddev σ · Δ₂, Δ₂ = 4 / (γ n) (batch size 1; ×√K for K ≥ 3 "
+                   "classes, one-vs-rest)")
         .min(0)
         .default_to(1.0)
         .add_int("epochs", "passes of projected SGD")
@@ -43,8 +49,9 @@ class OutputPerturbation final : public dptune::Trainer {
   dptune::TrainedModel train(const dptune::Dataset& data,
                              dptune::TrainingContext& context) const override {
     std::vector<double> weights = tr::train_output_perturbation(data, options_, context.rng());
+    const std::size_t classes = std::max<std::size_t>(data.num_classes, 2);
     if (!context.private_run())
-      return {std::make_shared<tr::OutputPerturbationModel>(std::move(weights)),
+      return {std::make_shared<tr::OutputPerturbationModel>(std::move(weights), classes),
               dptune::DpEvent::non_private()};
     double sigma = sigma_;
     if (target_.active())
@@ -54,8 +61,9 @@ class OutputPerturbation final : public dptune::Trainer {
                   .noise;
     auto mechanism = tr::gaussian_mechanism(context, sigma, "output_perturbation");
     auto noise = tr::mechanism_noise(mechanism, context.rng());
-    noise(weights, tr::output_perturbation_sensitivity(data.rows, options_.regularization));
-    return {std::make_shared<tr::OutputPerturbationModel>(std::move(weights)),
+    noise(weights, tr::output_perturbation_joint_sensitivity(data.rows, options_.regularization,
+                                                             options_.batch_size, classes));
+    return {std::make_shared<tr::OutputPerturbationModel>(std::move(weights), classes),
             target_.active() ? target_.event() : mechanism->event()};
   }
 
@@ -73,4 +81,4 @@ class OutputPerturbation final : public dptune::Trainer {
 
 DPTUNE_PLUGIN(trainer, output_perturbation, OutputPerturbation, "1.0.0",
               "private logistic regression by output perturbation (paper 000 §2.2, Wu et al. 2017 "
-              "Alg. 2)")
+              "Alg. 2); binary, or one-vs-rest for 3+ classes")

@@ -12,9 +12,12 @@
 //  * σ from (ε, δ, k): the pipeline's accountant on Gaussian(σ/√(2k)) (Lemma III.1, Theorem III.1,
 //    Theorem I.1 with the rdp accountant), or, labelled, the analytic Gaussian (Balle & Wang 2018).
 //  * `simulate: true` reproduces §IV-B / Figure 2 without training.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <sstream>
+#include <tuple>
 
 #include "dp_hype/chacha_rng.hpp"
 #include "dp_hype/dp_hype.hpp"
@@ -70,12 +73,32 @@ class DpHype final : public dptune::Tuner {
         .add_int("points_per_dimension", "grid points per float dimension of the search space")
         .min(1)
         .default_to(int64_t{10})
-        .add_int("threshold", "Shamir threshold t of secure aggregation (0: floor(d/2) + 1)")
+        .add_string("secagg",
+                    "secure aggregation graph: secagg_plus (Bell et al. 2020 random Harary graph, "
+                    "degree and threshold from secagg_corrupt_rate / secagg_dropout_rate at 40-bit "
+                    "security, 20-bit correctness; what paper 003 ran in Flower) or complete "
+                    "(every pair of clients, Bonawitz et al. 2017)")
+        .one_of({"secagg_plus", "complete"})
+        .default_to(std::string("secagg_plus"))
+        .add_float("secagg_corrupt_rate",
+                   "secagg_plus: assumed fraction of clients colluding with the server")
+        .min(0)
+        .max_exclusive(0.9)
+        .default_to(0.05)
+        .add_float("secagg_dropout_rate",
+                   "secagg_plus: assumed fraction of clients dropping out (raised to xi and to "
+                   "dropouts / clients if smaller)")
+        .min(0)
+        .max_exclusive(0.9)
+        .default_to(0.05)
+        .add_int("threshold",
+                 "Shamir threshold t (0: from the SecAgg+ analysis, or floor((n-1)/2) + 1 for the "
+                 "complete graph / floor(d/2) + 1 for a hand-set degree)")
         .min(0)
         .default_to(int64_t{0})
         .add_int("neighbours",
-                 "secure-aggregation graph degree (0: complete graph, Bonawitz et al.; even d: "
-                 "SecAgg+ circulant graph)")
+                 "secagg_plus: hand-set even graph degree overriding the analysis (0: from the "
+                 "analysis; no failure bound is then reported)")
         .min(0)
         .default_to(int64_t{0})
         .add_int("dropouts", "clients that drop after key exchange (simulated, chosen at random)")
@@ -184,6 +207,28 @@ class DpHype final : public dptune::Tuner {
     dphype::SecureVoteOptions options;
     options.threshold = static_cast<std::uint32_t>(p_.get_int("threshold"));
     options.degree = static_cast<std::uint32_t>(p_.get_int("neighbours"));
+    std::string graph_note;
+    if (p_.get_string("secagg") == "complete") {
+      options.degree = 0;
+      graph_note = "complete graph (Bonawitz et al. 2017), every pair of clients";
+    } else if (options.degree == 0) {
+      // Sized for the larger of the assumed rate, the tolerated ξ and the simulated dropouts: with
+      // more dropouts than the graph was sized for the protocol may abort (cleanly).
+      const double dropout_rate =
+          std::max({p_.get_double("secagg_dropout_rate"), xi,
+                    static_cast<double>(p_.get_int("dropouts")) / static_cast<double>(clients)});
+      const auto g = dphype::secagg::secagg_plus_parameters(
+          static_cast<std::uint32_t>(clients), p_.get_double("secagg_corrupt_rate"), dropout_rate);
+      options.degree = g.complete ? 0 : g.degree;
+      if (options.threshold == 0) options.threshold = g.threshold;
+      graph_note = g.describe();
+      if (options.threshold != g.threshold)
+        graph_note += "; WARNING: threshold overridden to " + std::to_string(options.threshold) +
+                      ", the bounds above are for t = " + std::to_string(g.threshold);
+    } else {
+      graph_note = "SecAgg+ circulant graph of hand-set degree " + std::to_string(options.degree) +
+                   " (no failure bound computed)";
+    }
     const auto dropouts = static_cast<std::size_t>(p_.get_int("dropouts"));
     if (dropouts) {
       std::vector<std::size_t> order(clients);
@@ -260,10 +305,8 @@ class DpHype final : public dptune::Tuner {
         "secure aggregation (Bonawitz et al. 2017, pairwise X25519/ChaCha20 masks, double "
         "masking, Shamir threshold over GF(2^61-1)): " +
         std::to_string(survivors) + " of " + std::to_string(clients) + " clients in the sum, " +
-        (options.degree ? "circulant graph of degree " + std::to_string(options.degree)
-                        : std::string("complete graph")) +
-        ", " + std::to_string(aggregated.bytes) + " bytes exchanged; fixed point with " +
-        std::to_string(dphype::secagg::kFractionBits) +
+        graph_note + ", " + std::to_string(aggregated.bytes) +
+        " bytes exchanged; fixed point with " + std::to_string(dphype::secagg::kFractionBits) +
         " fractional bits mod 2^64: |decoded - real sum| <= " + fmt(aggregated.rounding_bound, 3) +
         " per entry; threat model: "
         "honest-but-curious server, dropouts after key exchange");
@@ -314,6 +357,76 @@ class DpHype final : public dptune::Tuner {
           fmt(noise_multiplier) + " is " + e.to_string());
   }
 
+  // Paper 003 Figure 2 as line series: for every parameter the pipeline sweeps (more than one
+  // value), one curve over it for each combination of the other parameters' values and each ε.
+  // Panels (a)-(c) sweep σ_loss, |H_good| and |H| with one curve per (k, ε); sweeping only k gives
+  // accuracy against k, one curve per ε.  |H_good| and |H| are plotted on log axes as in the paper.
+  static std::vector<dptune::Series> figure2_series(
+      const std::map<std::tuple<std::size_t, std::size_t, double, std::size_t, std::size_t>,
+                     double>& accuracy,
+      const std::vector<std::size_t>& sizes, const std::vector<std::size_t>& goods,
+      const std::vector<double>& losses, const std::vector<std::size_t>& ks,
+      const std::vector<double>& epsilons) {
+    enum Axis { kSize, kGood, kLoss, kK };
+    const std::size_t counts[4] = {sizes.size(), goods.size(), losses.size(), ks.size()};
+    const char* names[4] = {"H", "good", "sigma_loss", "k"};
+    const char* labels[4] = {"log10 |H| (number of candidates)", "log2 |H_good| (good candidates)",
+                             "sigma_loss (spread of local losses)", "k (votes per client)"};
+    auto value = [&](int axis, std::size_t i) -> double {
+      switch (axis) {
+        case kSize:
+          return static_cast<double>(sizes[i]);
+        case kGood:
+          return static_cast<double>(goods[i]);
+        case kLoss:
+          return losses[i];
+        default:
+          return static_cast<double>(ks[i]);
+      }
+    };
+    // k is a curve parameter whenever another parameter is swept (as in the paper's panels).
+    bool other_swept = counts[kSize] > 1 || counts[kGood] > 1 || counts[kLoss] > 1;
+    std::vector<dptune::Series> out;
+    for (int axis = 0; axis < 4; ++axis) {
+      if (counts[axis] < 2 || (axis == kK && other_swept)) continue;
+      // Iterate over every combination of the other three parameters and ε.
+      std::size_t idx[4] = {0, 0, 0, 0};
+      for (;;) {
+        for (std::size_t e = 0; e < epsilons.size(); ++e) {
+          dptune::Series series;
+          // GROUP.MEMBER: the host also draws every curve of one panel on one plot, GROUP.svg.
+          std::string member;
+          for (int o = 0; o < 4; ++o)
+            if (o != axis && (o == kK || counts[o] > 1))
+              member += names[o] + fmt(value(o, idx[o])) + "_";
+          member += "eps" + fmt(epsilons[e]);
+          series.name = std::string("figure2_accuracy_vs_") + names[axis] + "." + member;
+          series.x_label = labels[axis];
+          series.y_label = "accuracy (Pr[a good candidate wins])";
+          for (std::size_t i = 0; i < counts[axis]; ++i) {
+            std::size_t at[4] = {idx[0], idx[1], idx[2], idx[3]};
+            at[axis] = i;
+            const auto it = accuracy.find(
+                {sizes[at[kSize]], goods[at[kGood]], losses[at[kLoss]], ks[at[kK]], e});
+            if (it == accuracy.end()) continue;  // k > |H| or |H_good| > |H|: no such setting
+            const double x = value(axis, i);
+            series.x.push_back(axis == kSize ? std::log10(x) : axis == kGood ? std::log2(x) : x);
+            series.y.push_back(it->second);
+          }
+          if (series.x.size() >= 2) out.push_back(std::move(series));
+        }
+        int o = 0;
+        for (; o < 4; ++o) {
+          if (o == axis) continue;
+          if (++idx[o] < counts[o]) break;
+          idx[o] = 0;
+        }
+        if (o == 4) break;
+      }
+    }
+    return out;
+  }
+
   dptune::TuningResult simulate(dptune::TunerContext& context) {
     const auto epsilons = dphype::parse_list(p_.get_string("epsilons"), "dp_hype: epsilons");
     auto as_sizes = [](const std::vector<double>& v, const char* what) {
@@ -354,10 +467,12 @@ class DpHype final : public dptune::Tuner {
     std::size_t settings = 0;
     for (std::size_t p : sizes)
       for (std::size_t good : goods)
-        for ([[maybe_unused]] double sl : losses)
-          for (std::size_t kk : ks) settings += (good <= p && kk <= p) ? 1 : 0;
+        for ([[maybe_unused]] double sl : losses) settings += good <= p ? 1 : 0;
     context.progress().start("dp_hype: simulation", settings);
     std::size_t done = 0, id = 0;
+    // accuracy[(|H|, |H_good|, σ_loss, k, ε index)], for the Figure 2 series below.
+    std::map<std::tuple<std::size_t, std::size_t, double, std::size_t, std::size_t>, double>
+        accuracy;
     for (std::size_t p : sizes)
       for (std::size_t good : goods)
         for (double sl : losses) {
@@ -371,15 +486,18 @@ class DpHype final : public dptune::Tuner {
           for (std::size_t kk : ks)
             if (kk <= p) s.ks.push_back(kk);
           if (good > p || s.ks.empty()) continue;
-          // One simulate() per k: each k has its own σ list (σ depends on k through √(2k)).
+          // All k share each repetition's losses (common random numbers); σ per (k, ε).
           for (std::size_t kk : s.ks) {
-            dphype::SimulationSetting one = s;
-            one.ks = {kk};
-            one.sigmas.clear();
-            for (double eps : epsilons) one.sigmas.push_back(sigmas[{kk, eps}]);
-            const auto cells = dphype::simulate(one, context.rng().next_u64(), pool(context));
+            std::vector<double> row;
+            for (double eps : epsilons) row.push_back(sigmas[{kk, eps}]);
+            s.sigmas_per_k.push_back(std::move(row));
+          }
+          const auto cells = dphype::simulate(s, context.rng().next_u64(), pool(context));
+          for (std::size_t ki = 0; ki < s.ks.size(); ++ki) {
+            const std::size_t kk = s.ks[ki];
             for (std::size_t e = 0; e < epsilons.size(); ++e) {
-              const auto& c = cells[e];
+              const auto& c = cells[ki * epsilons.size() + e];
+              accuracy[{p, good, sl, kk, e}] = c.accuracy;
               result.notes.push_back(
                   "csv: " + std::to_string(p) + "," + std::to_string(good) + "," + fmt(sl) + "," +
                   std::to_string(kk) + "," + fmt(epsilons[e]) + "," + fmt(c.sigma) + "," +
@@ -398,9 +516,16 @@ class DpHype final : public dptune::Tuner {
               t.repetitions = s.repetitions;
               result.trials.push_back(std::move(t));
             }
-            context.progress().advance(++done, std::nullopt);
           }
+          context.progress().advance(++done, std::nullopt);
         }
+    result.series = figure2_series(accuracy, sizes, goods, losses, ks, epsilons);
+    const double reps = static_cast<double>(p_.get_int("repetitions"));
+    result.notes.push_back(
+        "series (paper 003 Figure 2): one accuracy curve per swept parameter (k, sigma_loss, "
+        "|H_good| on a log2 axis, |H| on a log10 axis) for each value of the others and each "
+        "epsilon; Monte Carlo standard error <= 0.5 / sqrt(" +
+        fmt(reps) + ") = " + fmt(0.5 / std::sqrt(reps), 3) + " per point");
     result.notes.push_back(
         "trials: utility_min holds the mean Theorem IV.1 lower bound at the "
         "realised vote gap; it never exceeds the simulated accuracy");

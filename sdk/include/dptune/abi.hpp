@@ -12,7 +12,7 @@
 #include <version>
 
 #define DPTUNE_ABI_MAJOR 2
-#define DPTUNE_ABI_MINOR 0
+#define DPTUNE_ABI_MINOR 1
 
 #ifndef __GXX_ABI_VERSION
 #error "dptune plugins need a compiler with the Itanium C++ ABI (g++ or clang++)"

@@ -25,6 +25,9 @@ class BOOST_SYMBOL_VISIBLE DpEvent {
     SelfComposed,               // inner event, count
     Composed,                   // events
     RepeatAndSelect,  // inner event, mean, shape (η of truncated neg. binomial; +inf: Poisson)
+    // Added in ABI 2.1:
+    OneOf,  // events: exactly one of them runs, chosen without looking at the private data
+    RepeatUntilAccepted,  // inner event, stop_probability p: rerun until the output is accepted
   };
 
   /// A NoOp event.
@@ -43,6 +46,15 @@ class BOOST_SYMBOL_VISIBLE DpEvent {
   static DpEvent self_composed(DpEvent event, std::int64_t count);
   static DpEvent composed(std::vector<DpEvent> events);
   static DpEvent repeat_and_select(DpEvent event, double mean, double shape);
+  /// One of `events` runs, picked by a data-independent rule (e.g. a uniformly drawn candidate of a
+  /// grid), and the pick may be published: costed as the worst of them (pointwise maximum of the
+  /// RDP curves).  Needs at least one event.
+  static DpEvent one_of(std::vector<DpEvent> events);
+  /// Paper 004, Appendix C (Liu & Talwar's threshold variant): run `event` until its output falls
+  /// in a data-independent accepted set; before each run, stop with the data-independent output ⊥
+  /// with probability p ∈ [0, 1) (footnote 11), which bounds the run time and the acceptance
+  /// probability below by p.  Costed by Corollary 16.
+  static DpEvent repeat_until_accepted(DpEvent event, double stop_probability);
 
   Kind kind() const { return kind_; }
   // Accessors throw InvalidArgument when the event is of another kind.
@@ -56,6 +68,7 @@ class BOOST_SYMBOL_VISIBLE DpEvent {
   std::int64_t count() const;
   double mean() const;
   double shape() const;
+  double stop_probability() const;
   const DpEvent& inner() const;
   const std::vector<DpEvent>& events() const;
 

@@ -207,7 +207,8 @@ struct BOOST_SYMBOL_VISIBLE Trial {
 /// A named numeric series a tuner reports beside its trials (e.g. DPareto's hypervolume after each
 /// iteration); the host writes it as <name>.csv and <name>.svg (a line plot) and lists it in
 /// summary.json.  `name` is a file stem: letters, digits, '_', '-' and '.'; x and y of equal
-/// length.
+/// length.  Series named GROUP.MEMBER are also drawn together on one plot, GROUP.svg, with the
+/// MEMBER names as the legend (axis labels of the group's first series).
 struct BOOST_SYMBOL_VISIBLE Series {
   std::string name;
   std::string x_label, y_label;

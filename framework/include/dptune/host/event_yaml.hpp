@@ -5,6 +5,7 @@
 //   poisson_sampled: {rate, event}          sampled_without_replacement: {source_size, sample_size,
 //   event} self_composed: {count, event}           composed: {events: [...]} repeat_and_select:
 //   {mean, shape, event} (shape > -1, or inf for Poisson)
+//   one_of: {events: [...]}                 repeat_until_accepted: {stop_probability, event}
 #pragma once
 
 #include <optional>

@@ -39,4 +39,10 @@ struct RunSummary {
 RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
                         const RunOptions& options, std::ostream& out);
 
+/// What one private run of each candidate on the whole training data does, without running
+/// anything (the pipeline's data is read for its sizes only): what planners need.
+std::vector<dptune::DpEvent> candidate_events(const PipelineConfig& config,
+                                              const PluginRegistry& registry,
+                                              const std::vector<dptune::Params>& candidates);
+
 }  // namespace dptune::host

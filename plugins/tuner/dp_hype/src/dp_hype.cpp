@@ -175,14 +175,26 @@ std::vector<SimulationCell> simulate(const SimulationSetting& s, std::uint64_t s
   dptune::require(s.clients >= 1, "dp_hype simulation: clients must be >= 1");
   dptune::require(s.good >= 1 && s.good <= s.candidates,
                   "dp_hype simulation: good must be in [1, candidates]");
-  dptune::require(!s.ks.empty() && !s.sigmas.empty(), "dp_hype simulation: need ks and sigmas");
+  const bool per_k = !s.sigmas_per_k.empty();
+  const std::size_t columns = per_k ? s.sigmas_per_k.front().size() : s.sigmas.size();
+  dptune::require(!s.ks.empty() && columns > 0, "dp_hype simulation: need ks and sigmas");
+  if (per_k) {
+    dptune::require(s.sigmas_per_k.size() == s.ks.size(),
+                    "dp_hype simulation: sigmas_per_k needs one list per k");
+    for (const auto& l : s.sigmas_per_k)
+      dptune::require(l.size() == columns,
+                      "dp_hype simulation: sigmas_per_k lists differ in length");
+  }
+  auto sigma_of = [&](std::size_t ki, std::size_t si) {
+    return per_k ? s.sigmas_per_k[ki][si] : s.sigmas[si];
+  };
   std::size_t kmax = 0;
   for (std::size_t k : s.ks) {
     dptune::require(k >= 1 && k <= s.candidates,
                     "dp_hype simulation: k must be in [1, candidates]");
     kmax = std::max(kmax, k);
   }
-  const std::size_t p = s.candidates, cells = s.ks.size() * s.sigmas.size();
+  const std::size_t p = s.candidates, cells = s.ks.size() * columns;
   constexpr std::size_t kBlock = 25;
   const std::size_t blocks = (s.repetitions + kBlock - 1) / kBlock;
   struct Tally {
@@ -213,11 +225,11 @@ std::vector<SimulationCell> simulate(const SimulationSetting& s, std::uint64_t s
       }
       for (std::size_t ki = 0; ki < s.ks.size(); ++ki) {
         const double gamma = vote_gap(votes[ki], good);
-        for (std::size_t si = 0; si < s.sigmas.size(); ++si) {
-          const double sigma = s.sigmas[si];
+        for (std::size_t si = 0; si < columns; ++si) {
+          const double sigma = sigma_of(ki, si);
           for (std::size_t j = 0; j < p; ++j)
             noisy[j] = votes[ki][j] + dptune::gaussian(rng, sigma);
-          const std::size_t cell = ki * s.sigmas.size() + si;
+          const std::size_t cell = ki * columns + si;
           t.success[cell] += argmax(noisy) < s.good ? 1.0 : 0.0;
           t.bound[cell] += success_lower_bound(p - s.good, sigma, gamma);
           t.gap[cell] += gamma;
@@ -228,11 +240,11 @@ std::vector<SimulationCell> simulate(const SimulationSetting& s, std::uint64_t s
   });
   std::vector<SimulationCell> out(cells);
   for (std::size_t ki = 0; ki < s.ks.size(); ++ki)
-    for (std::size_t si = 0; si < s.sigmas.size(); ++si) {
-      const std::size_t cell = ki * s.sigmas.size() + si;
+    for (std::size_t si = 0; si < columns; ++si) {
+      const std::size_t cell = ki * columns + si;
       SimulationCell& c = out[cell];
       c.k = s.ks[ki];
-      c.sigma = s.sigmas[si];
+      c.sigma = sigma_of(ki, si);
       for (const auto& t : tallies) {
         c.accuracy += t.success[cell];
         c.mean_bound += t.bound[cell];

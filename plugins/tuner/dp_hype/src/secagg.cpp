@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <set>
 #include <unordered_map>
@@ -120,15 +121,22 @@ Key pair_seed(const Key& secret, const Key& peer_public, const Config& config, P
 }
 
 // PRG(seed): `length` words of the ChaCha20 keystream, added (sign +1) or subtracted (-1) mod 2^64.
+// The keystream is written straight into a per-thread word buffer (one libsodium call per mask) and
+// added in a tight loop the compiler vectorises.
 void add_mask(std::vector<std::uint64_t>& acc, const Key& seed, int sign) {
   static const std::uint8_t nonce[crypto_stream_chacha20_NONCEBYTES] = {};
-  std::vector<std::uint64_t> mask(acc.size());
+  thread_local std::vector<std::uint64_t> mask;
+  mask.resize(acc.size());
   crypto_stream_chacha20(reinterpret_cast<unsigned char*>(mask.data()), mask.size() * 8, nonce,
                          seed.data());
+  std::uint64_t* __restrict a = acc.data();
+  const std::uint64_t* __restrict m = mask.data();
+  const std::size_t len = acc.size();
   if (sign > 0)
-    for (std::size_t i = 0; i < acc.size(); ++i) acc[i] += mask[i];
+    for (std::size_t i = 0; i < len; ++i) a[i] += m[i];
   else
-    for (std::size_t i = 0; i < acc.size(); ++i) acc[i] -= mask[i];
+    for (std::size_t i = 0; i < len; ++i) a[i] -= m[i];
+  sodium_memzero(mask.data(), mask.size() * 8);
 }
 
 std::array<std::uint8_t, crypto_box_NONCEBYTES> box_nonce(const Config& config, PartyId from,
@@ -230,6 +238,125 @@ std::vector<std::vector<PartyId>> circulant_graph(std::uint32_t clients, std::ui
     }
   std::vector<std::vector<PartyId>> g(clients);
   for (std::size_t u = 0; u < clients; ++u) g[u].assign(sets[u].begin(), sets[u].end());
+  return g;
+}
+
+// ---- SecAgg+ parameters (Bell et al. 2020) ---------------------------------------------------
+namespace {
+
+double log_choose(double n, double k) {
+  return std::lgamma(n + 1) - std::lgamma(k + 1) - std::lgamma(n - k + 1);
+}
+
+// ln Pr[X ≥ a] for X hypergeometric: `draws` from a population of `population` holding `marked`.
+double log_hypergeometric_tail(std::uint32_t population, std::uint32_t marked, std::uint32_t draws,
+                               std::uint32_t a) {
+  const std::uint32_t hi = std::min(marked, draws);
+  const std::uint32_t lo = draws > population - marked ? draws - (population - marked) : 0;
+  if (a > hi) return -HUGE_VAL;
+  a = std::max(a, lo);
+  const double total = log_choose(population, draws);
+  std::vector<double> terms;
+  for (std::uint32_t x = a; x <= hi; ++x)
+    terms.push_back(log_choose(marked, x) + log_choose(population - marked, draws - x) - total);
+  const double m = *std::max_element(terms.begin(), terms.end());
+  double sum = 0;
+  for (double t : terms) sum += std::exp(t - m);
+  return std::min(0.0, m + std::log(sum));
+}
+
+}  // namespace
+
+std::string GraphParameters::describe() const {
+  auto rate = [](double r) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", r);
+    return std::string(b);
+  };
+  auto bits = [](double l2) {
+    return std::isinf(l2) ? std::string("0 (impossible)")
+                          : "2^" + std::to_string(static_cast<int>(std::floor(l2)));
+  };
+  std::string out =
+      complete ? "complete graph (Bonawitz et al. 2017)"
+               : "SecAgg+ random Harary graph (Bell et al. 2020), degree " + std::to_string(degree);
+  out += ", Shamir threshold t = " + std::to_string(threshold) + " per neighbourhood; assumes <= " +
+         std::to_string(static_cast<int>(std::floor(corrupt_rate * clients + 1e-9))) +
+         " corrupt clients (" + rate(corrupt_rate) + " n) colluding with the server and <= " +
+         std::to_string(static_cast<int>(std::floor(dropout_rate * clients + 1e-9))) +
+         " dropouts (" + rate(dropout_rate) +
+         " n): Pr[honest survivors disconnected] <= " + bits(log2_disconnected) +
+         ", Pr[a client has >= t corrupt neighbours] <= " + bits(log2_corrupt_reach_t) +
+         " (security target 2^-" + std::to_string(static_cast<int>(security_bits)) +
+         "), Pr[a client has < t surviving neighbours, abort] <= " + bits(log2_survivors_below_t) +
+         " (correctness target 2^-" + std::to_string(static_cast<int>(correctness_bits)) + ")";
+  return out;
+}
+
+GraphParameters secagg_plus_parameters(std::uint32_t clients, double corrupt_rate,
+                                       double dropout_rate, double security_bits,
+                                       double correctness_bits) {
+  dptune::require(clients >= 2, "secure aggregation: need at least 2 clients, got " + str(clients));
+  if (!(corrupt_rate >= 0 && corrupt_rate < 1) || !(dropout_rate >= 0 && dropout_rate < 1) ||
+      corrupt_rate + dropout_rate > 0.9)
+    throw dptune::InvalidArgument(
+        "secure aggregation: corrupt and dropout rates must be in [0, 1) with sum <= 0.9, got " +
+        std::to_string(corrupt_rate) + " and " + std::to_string(dropout_rate));
+  dptune::require(security_bits > 0 && correctness_bits > 0,
+                  "secure aggregation: security and correctness bits must be positive");
+  const double n = clients;
+  // A tiny slack so that e.g. 0.05 · 1000 counts as 50, not 49.999….
+  const auto corrupt = static_cast<std::uint32_t>(std::floor(corrupt_rate * n + 1e-9));
+  const auto dropped = static_cast<std::uint32_t>(std::floor(dropout_rate * n + 1e-9));
+  const std::uint32_t bad = corrupt + dropped;
+  const double ln2 = std::log(2.0);
+  // Each bad event gets 2^-(s+1) (two of them: 2^-s in all); per-client events a 1/n share.
+  const double log_security = -(security_bits + 1) * ln2;
+  const double log_per_client_security = log_security - std::log(n);
+  const double log_per_client_correct = -correctness_bits * ln2 - std::log(n);
+
+  GraphParameters g;
+  g.clients = clients;
+  g.corrupt_rate = corrupt_rate;
+  g.dropout_rate = dropout_rate;
+  g.security_bits = security_bits;
+  g.correctness_bits = correctness_bits;
+  for (std::uint32_t d = 2; d + 1 < clients; d += 2) {
+    // Security 1: the honest survivors stay connected.
+    double log_disc = -HUGE_VAL;
+    if (d <= bad) {
+      log_disc = std::log(n) + std::log(n - d - 1) - ln2;  // pairs of runs of d/2
+      for (std::uint32_t i = 0; i < d; ++i) log_disc += std::log((bad - i) / (n - i));
+    }
+    if (log_disc > log_security) continue;
+    // Security 2: t exceeds every client's corrupt neighbours (neighbours: d of the n - 1 others).
+    std::uint32_t t = 1;
+    while (log_hypergeometric_tail(clients - 1, corrupt, d, t) > log_per_client_security) ++t;
+    t = std::max<std::uint32_t>(t, 2);
+    if (t > d) continue;
+    // Correctness: ≥ t neighbours survive, i.e. fewer than d - t + 1 of them drop.
+    const double log_short = log_hypergeometric_tail(clients - 1, dropped, d, d - t + 1);
+    if (log_short > log_per_client_correct) continue;
+    g.degree = d;
+    g.threshold = t;
+    g.log2_disconnected = log_disc / ln2;
+    g.log2_corrupt_reach_t =
+        (log_hypergeometric_tail(clients - 1, corrupt, d, t) + std::log(n)) / ln2;
+    g.log2_survivors_below_t = (log_short + std::log(n)) / ln2;
+    if (std::isinf(g.log2_corrupt_reach_t)) g.log2_corrupt_reach_t = -HUGE_VAL;
+    return g;
+  }
+  // Complete graph: every client's neighbours are all others; the counts are deterministic.
+  g.complete = true;
+  g.degree = clients - 1;
+  g.threshold = std::max(corrupt + 1, (clients - 1) / 2 + 1);
+  g.log2_disconnected = -HUGE_VAL;
+  g.log2_corrupt_reach_t = -HUGE_VAL;
+  g.log2_survivors_below_t = clients - 1 - dropped >= g.threshold ? -HUGE_VAL : 0.0;
+  if (g.log2_survivors_below_t == 0.0)
+    throw dptune::InvalidArgument("secure aggregation: no graph tolerates " + str(dropped) +
+                                  " dropouts and " + str(corrupt) + " corrupt clients among " +
+                                  str(clients) + " (threshold " + str(g.threshold) + ")");
   return g;
 }
 
@@ -575,7 +702,9 @@ void Server::collect_masked(Transport& transport) {
   for (PartyId u : s.u3) transport.send({kServer, u, kSurvivors, list});
 }
 
-std::vector<std::uint64_t> Server::unmask(Transport& transport) {
+std::vector<std::uint64_t> Server::unmask(
+    Transport& transport,
+    const std::function<void(std::size_t, const std::function<void(std::size_t)>&)>& parallel_for) {
   State& s = *s_;
   // shares[u]: shares of b_u (u ∈ U3) or of s_u (u ∈ U2 \ U3), by holder.
   std::map<PartyId, std::vector<shamir::Share>> shares;
@@ -600,16 +729,17 @@ std::vector<std::uint64_t> Server::unmask(Transport& transport) {
   // almost every reconstruction uses the same first t holders).
   std::map<std::vector<std::uint64_t>, std::vector<std::uint64_t>> lagrange;
   auto recover = [&](PartyId u, const char* what) {
-    auto& list = shares[u];
-    if (list.size() < s.config->threshold)
-      throw SecAggAbort("secure aggregation aborted: only " + str(list.size()) + " shares of " +
-                        what + " of client " + str(u) +
+    // Read-only (runs on several threads): the lists were sorted and the coefficients cached.
+    const auto found = shares.find(u);
+    const std::size_t have = found == shares.end() ? 0 : found->second.size();
+    if (have < s.config->threshold)
+      throw SecAggAbort("secure aggregation aborted: only " + str(have) + " shares of " + what +
+                        " of client " + str(u) +
                         " arrived, threshold t = " + str(s.config->threshold));
-    std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.x < b.x; });
+    const auto& list = found->second;
     std::vector<std::uint64_t> xs(s.config->threshold);
     for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = list[i].x;
-    auto it = lagrange.find(xs);
-    if (it == lagrange.end()) it = lagrange.emplace(xs, shamir::lagrange_at_zero(xs)).first;
+    const auto it = lagrange.find(xs);  // prepared before the parallel part
     shamir::Chunks c{};
     for (std::size_t i = 0; i < xs.size(); ++i)
       for (std::size_t k = 0; k < shamir::kChunks; ++k)
@@ -617,31 +747,61 @@ std::vector<std::uint64_t> Server::unmask(Transport& transport) {
     return shamir::from_chunks(c);
   };
 
+  // Shares are grouped per client above (single-threaded: `shares` and `lagrange` are not
+  // shared below except read-only after this point).  Per client, the masks to remove are
+  // independent: compute them on `parallel_for`, then add them up in a fixed order.
+  std::vector<PartyId> dropped;
+  for (PartyId u : s.u2)
+    if (!contains(s.u3, u)) dropped.push_back(u);
+  std::vector<PartyId> jobs = s.u3;
+  jobs.insert(jobs.end(), dropped.begin(), dropped.end());
+  // Lagrange coefficients: prepare every point set first, so workers only read the cache.
+  for (PartyId u : jobs) {
+    const auto found = shares.find(u);
+    if (found == shares.end() || found->second.size() < s.config->threshold)
+      continue;  // recover() reports it
+    auto& list = found->second;
+    std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.x < b.x; });
+    std::vector<std::uint64_t> xs(s.config->threshold);
+    for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = list[i].x;
+    if (!lagrange.count(xs)) lagrange.emplace(xs, shamir::lagrange_at_zero(xs));
+  }
+  std::vector<std::vector<std::uint64_t>> removal(jobs.size());
+  auto job = [&](std::size_t i) {
+    const PartyId u = jobs[i];
+    std::vector<std::uint64_t> m(s.config->length, 0);
+    if (i < s.u3.size()) {
+      Key b = recover(u, "the self-mask seed");
+      add_mask(m, b, -1);
+      sodium_memzero(b.data(), 32);
+    } else {
+      Key sk = recover(u, "the mask key");
+      Key pk{};
+      crypto_scalarmult_base(pk.data(), sk.data());
+      if (pk != s.keys.at(u).second)
+        throw dptune::Error("secure aggregation: the reconstructed mask key of client " + str(u) +
+                            " does not match its public key (corrupted shares)");
+      // Survivor v added +PRG(s_vu) if v < u and -PRG(s_vu) otherwise: remove it.
+      for (PartyId v : s.config->neighbours[u]) {
+        if (!contains(s.u3, v)) continue;
+        Key seed = pair_seed(sk, s.keys.at(v).second, *s.config, u, v);
+        add_mask(m, seed, v < u ? -1 : +1);
+        sodium_memzero(seed.data(), 32);
+      }
+      sodium_memzero(sk.data(), 32);
+    }
+    removal[i] = std::move(m);
+  };
+  if (parallel_for)
+    parallel_for(jobs.size(), job);
+  else
+    for (std::size_t i = 0; i < jobs.size(); ++i) job(i);
+
   std::vector<std::uint64_t> sum(s.config->length, 0);
   for (const auto& [u, y] : s.masked)
     for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += y[i];
-  for (PartyId u : s.u3) {
-    Key b = recover(u, "the self-mask seed");
-    add_mask(sum, b, -1);
-    sodium_memzero(b.data(), 32);
-  }
-  for (PartyId u : s.u2) {
-    if (contains(s.u3, u)) continue;
-    Key sk = recover(u, "the mask key");
-    Key pk{};
-    crypto_scalarmult_base(pk.data(), sk.data());
-    if (pk != s.keys.at(u).second)
-      throw dptune::Error("secure aggregation: the reconstructed mask key of client " + str(u) +
-                          " does not match its public key (corrupted shares)");
-    // Survivor v added +PRG(s_vu) if v < u and -PRG(s_vu) otherwise: remove it.
-    for (PartyId v : s.config->neighbours[u]) {
-      if (!contains(s.u3, v)) continue;
-      Key seed = pair_seed(sk, s.keys.at(v).second, *s.config, u, v);
-      add_mask(sum, seed, v < u ? -1 : +1);
-      sodium_memzero(seed.data(), 32);
-    }
-    sodium_memzero(sk.data(), 32);
-  }
+  for (const auto& m : removal)
+    for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += m[i];
   return sum;
 }
 
@@ -673,7 +833,7 @@ Outcome run(std::shared_ptr<const Config> config, std::vector<Client>& clients,
     if (active(u, 3)) clients[u].unmask(transport);
   });
   Outcome out;
-  out.sum = server.unmask(transport);
+  out.sum = server.unmask(transport, parallel_for);
   out.survivors = server.survivors();
   return out;
 }

@@ -107,6 +107,9 @@ struct SimulationSetting {
   std::vector<std::size_t> ks{5};
   std::vector<double> sigmas{
       1.0};  // aggregated noise standard deviations (from ε: calibrate_sigma)
+  /// Optional: one σ list per entry of `ks` (σ depends on k through the sensitivity √(2k)), all of
+  /// the same length; replaces `sigmas` when non-empty, so every k shares the same losses.
+  std::vector<std::vector<double>> sigmas_per_k;
 };
 struct SimulationCell {
   std::size_t k = 0;

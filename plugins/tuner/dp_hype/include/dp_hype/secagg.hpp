@@ -134,6 +134,43 @@ std::vector<std::vector<PartyId>> complete_graph(std::uint32_t clients);
 /// gives the complete graph.
 std::vector<std::vector<PartyId>> circulant_graph(std::uint32_t clients, std::uint32_t degree,
                                                   std::uint64_t public_seed);
+
+/// SecAgg+ graph parameters (Bell, Bonawitz, Gascón, Lepoint, Raykova, "Secure Single-Server
+/// Aggregation with (Poly)Logarithmic Overhead", CCS 2020, the random Harary graph of §3-4): the
+/// smallest even degree d (< n - 1) and a Shamir threshold t such that, when at most ⌊γn⌋ clients
+/// are corrupt (colluding with an honest-but-curious server) and at most ⌊δn⌋ drop out, placed
+/// uniformly at random by the public random ring order,
+///   (security)     Pr[the honest survivors' graph is disconnected]             ≤ 2^-(s+1), and
+///                  Pr[some client has ≥ t corrupt neighbours] ≤ n · 2^-(s+1)/n  = 2^-(s+1),
+///                  so the server learns nothing beyond sums of ≥ (1 − γ − δ)n inputs except with
+///                  probability ≤ 2^-s (s = 40 statistical security bits);
+///   (correctness)  Pr[some client has < t surviving neighbours] ≤ 2^-c (c = 20): the protocol
+///                  aborts for lack of shares with probability ≤ 2^-c.
+/// Disconnection bound: removing nodes disconnects a Harary graph H(n, d) only if two disjoint runs
+/// of d/2 consecutive ring positions are all removed; a union bound over the ≤ n(n − d − 1)/2 pairs
+/// of runs, each all-bad with probability (B)_d / (n)_d for B = ⌊γn⌋ + ⌊δn⌋ bad clients.  Corrupt
+/// and surviving neighbour counts are hypergeometric (d draws from n).  t = (largest count of
+/// corrupt neighbours not excluded) + 1, at least 2; d is accepted when t ≤ the smallest surviving
+/// count not excluded.  If no d < n − 1 works (small n or large γ + δ) the complete graph is
+/// returned with t = ⌊γn⌋ + 1 (Bonawitz et al. 2017: t must exceed the corrupt clients) — but at
+/// least ⌊(n−1)/2⌋ + 1 — and the same checks.  Throws dptune::InvalidArgument for γ, δ outside
+/// [0, 1) or γ + δ > 0.9.
+struct GraphParameters {
+  std::uint32_t clients = 0;
+  std::uint32_t degree = 0;  // n - 1 when complete
+  std::uint32_t threshold = 0;
+  bool complete = false;
+  double corrupt_rate = 0, dropout_rate = 0;
+  double security_bits = 40, correctness_bits = 20;
+  /// log2 of the bounds achieved: Pr[honest survivors disconnected], Pr[some client has ≥ t
+  /// corrupt neighbours], Pr[some client has < t surviving neighbours].
+  double log2_disconnected = 0, log2_corrupt_reach_t = 0, log2_survivors_below_t = 0;
+  std::string describe() const;
+};
+GraphParameters secagg_plus_parameters(std::uint32_t clients, double corrupt_rate,
+                                       double dropout_rate, double security_bits = 40,
+                                       double correctness_bits = 20);
+
 /// Config with the default threshold t = ⌊d_min / 2⌋ + 1 when `threshold` is 0.
 Config make_config(std::uint32_t clients, std::uint32_t length, std::uint32_t threshold,
                    std::uint32_t degree, std::uint64_t public_seed,
@@ -171,7 +208,12 @@ class Server {
   void collect_keys(Transport& transport);    // after round 0: U1, broadcast keys
   void route_shares(Transport& transport);    // after round 1: U2, forward ciphertexts
   void collect_masked(Transport& transport);  // after round 2: U3, broadcast U3
-  std::vector<std::uint64_t> unmask(Transport& transport);  // after round 3: Σ_{u∈U3} x_u mod 2^64
+  /// After round 3: Σ_{u∈U3} x_u mod 2^64.  Reconstructions and the dropped clients' pairwise
+  /// masks are computed on `parallel_for` when given (independent per client), summed in order.
+  std::vector<std::uint64_t> unmask(
+      Transport& transport,
+      const std::function<void(std::size_t, const std::function<void(std::size_t)>&)>&
+          parallel_for = {});
   /// Clients whose input is in the sum (U3), after collect_masked.
   const std::vector<PartyId>& survivors() const;
 

@@ -1,0 +1,570 @@
+// Private hyperparameter selection by random repetition (paper 004, Papernot & Steinke 2022; Liu &
+// Talwar 2019).  The base algorithm Q draws a candidate uniformly at random, trains it privately
+// with the pipeline's trainer and scores the model on held-out data; the tuner runs Q a random
+// number of times K, drawn once before any run, and releases only the best run.  The guarantee
+// is the accountant's cost of RepeatAndSelect(base, E[K], η) (Theorems 2 and 6), of the fixed-K
+// composition (the naive baseline, §3.2), or, for the threshold variant, of RepeatUntilAccepted
+// (Appendix C, Corollary 16).
+//
+// Why the base event is a one_of: Q picks its candidate without looking at the data, and its
+// output includes the pick, so Q's RDP curve is at most the pointwise maximum of the candidates'
+// curves.  That maximum must range over every candidate Q may draw, so a dimension that changes
+// the privacy cost must be finite.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "dptune/dptune.hpp"
+
+namespace {
+
+using dptune::DpEvent;
+using dptune::InvalidArgument;
+using dptune::Params;
+using dptune::RepetitionDistribution;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string fmt(double x) {
+  std::ostringstream s;
+  s.precision(6);
+  s << x;
+  return s.str();
+}
+
+std::vector<double> parse_list(const std::string& text, const char* key) {
+  std::vector<double> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const auto b = item.find_first_not_of(" \t");
+    if (b == std::string::npos) continue;
+    try {
+      std::size_t used = 0;
+      const double v = std::stod(item.substr(b), &used);
+      if (item.find_first_not_of(" \t", b + used) != std::string::npos) throw InvalidArgument("");
+      out.push_back(v);
+    } catch (const std::exception&) {
+      throw InvalidArgument(std::string("repetition: ") + key +
+                            " must be a comma-separated list "
+                            "of numbers, got '" +
+                            text + "'");
+    }
+  }
+  if (out.empty()) throw InvalidArgument(std::string("repetition: ") + key + " is empty");
+  return out;
+}
+
+/// The candidates Q may draw and the worst-case (base) event over them.
+struct CandidateSet {
+  bool from_grid = true;
+  std::vector<Params> grid;     // from_grid
+  std::vector<DpEvent> events;  // distinct events of the candidates Q may draw
+  DpEvent base;                 // one_of(events), or the single event
+  Params fallback;              // the data-independent default (K = 0, or ⊥)
+  std::vector<std::string> notes;
+
+  bool covers(const DpEvent& e) const {
+    return std::find(events.begin(), events.end(), e) != events.end();
+  }
+};
+
+void add_distinct(std::vector<DpEvent>& events, DpEvent e) {
+  if (std::find(events.begin(), events.end(), e) == events.end()) events.push_back(std::move(e));
+}
+
+DpEvent worst_of(const std::vector<DpEvent>& events) {
+  return events.size() == 1 ? events.front() : DpEvent::one_of(events);
+}
+
+class Repetition final : public dptune::Tuner {
+ public:
+  explicit Repetition(const Params& p)
+      : distribution_(p.get_string("distribution")),
+        eta_(p.get_double("eta")),
+        mean_(p.get_double("mean")),
+        gamma_(p.get_double("gamma")),
+        runs_(p.get_int("runs")),
+        threshold_(p.get_double("threshold")),
+        stop_probability_(p.get_double("stop_probability")),
+        candidates_(p.get_string("candidates")),
+        points_(static_cast<std::size_t>(p.get_int("points_per_dimension"))),
+        simulate_(p.get_bool("simulate")),
+        sim_pool_runs_(static_cast<std::size_t>(p.get_int("sim_pool_runs"))),
+        sim_searches_(static_cast<std::size_t>(p.get_int("sim_searches"))),
+        sim_means_(parse_list(p.get_string("sim_means"), "sim_means")) {
+    if (mean_ > 0 && gamma_ > 0)
+      throw InvalidArgument("repetition: give mean or gamma, not both (mean = " + fmt(mean_) +
+                            ", gamma = " + fmt(gamma_) + ")");
+    if (distribution_ == "threshold" && !(threshold_ >= 0 && threshold_ <= 1))
+      throw InvalidArgument(
+          "repetition: distribution 'threshold' needs threshold, the score in [0, 1] a run must "
+          "reach to be accepted");
+    if (distribution_ == "poisson" && gamma_ > 0)
+      throw InvalidArgument(
+          "repetition: gamma belongs to the truncated negative binomial; give "
+          "the Poisson distribution's mean");
+    if (mean_ > 0 && mean_ <= 1 && distribution_ != "poisson" && distribution_ != "fixed" &&
+        distribution_ != "threshold")
+      throw InvalidArgument(
+          "repetition: the truncated negative binomial needs mean > 1 (K >= 1 "
+          "always), got " +
+          fmt(mean_));
+    for (double m : sim_means_)
+      if (!(m > 1)) throw InvalidArgument("repetition: sim_means must all be > 1, got " + fmt(m));
+  }
+
+  static dptune::ParamSchema schema() {
+    return dptune::ParamSchema{}
+        .add_string("distribution",
+                    "number of runs K: logarithmic (eta = 0), geometric (eta = 1, Liu-Talwar), "
+                    "negative_binomial (any eta > -1), poisson, fixed (naive k-fold composition, "
+                    "not recommended), threshold (run until a score reaches `threshold`)")
+        .one_of({"logarithmic", "geometric", "negative_binomial", "poisson", "fixed", "threshold"})
+        .default_to(std::string("logarithmic"))
+        .add_float("eta",
+                   "shape of the truncated negative binomial (distribution: negative_binomial)")
+        .min_exclusive(-1)
+        .default_to(0.5)
+        .add_float("mean", "E[K]; 0: set by gamma, or 10 when gamma is not given either")
+        .min(0)
+        .default_to(0.0)
+        .add_float("gamma",
+                   "gamma of the truncated negative binomial instead of the mean (0: unset)")
+        .min(0)
+        .max_exclusive(1)
+        .default_to(0.0)
+        .add_int("runs", "K for distribution: fixed")
+        .min(1)
+        .default_to(std::int64_t{10})
+        .add_float("threshold",
+                   "distribution: threshold: accept the first run scoring at least this")
+        .default_to(-1.0)
+        .add_float("stop_probability",
+                   "distribution: threshold: before each run stop with the default output with "
+                   "this probability; bounds the run time (mean at most 1/p runs) and the privacy "
+                   "(Corollary 16); 0 only for a pure-DP base")
+        .min(0)
+        .max_exclusive(1)
+        .default_to(0.01)
+        .add_string("candidates",
+                    "grid: draw uniformly from the search space's grid; space: draw from the "
+                    "search space (dimensions that change the privacy cost must be finite)")
+        .one_of({"grid", "space"})
+        .default_to(std::string("grid"))
+        .add_int("points_per_dimension", "grid points per continuous dimension (candidates: grid)")
+        .min(1)
+        .default_to(std::int64_t{5})
+        .add_bool("simulate",
+                  "paper 004 Fig. 7 analogue instead of a private search: run every grid "
+                  "candidate sim_pool_runs times, then replay whole searches from that pool "
+                  "(trusted analysts only)")
+        .default_to(false)
+        .add_int("sim_pool_runs", "simulate: private runs per candidate")
+        .min(1)
+        .default_to(std::int64_t{16})
+        .add_int("sim_searches", "simulate: searches replayed per distribution and mean")
+        .min(1)
+        .default_to(std::int64_t{500})
+        .add_string("sim_means", "simulate: the E[K] values, comma-separated, each > 1")
+        .default_to(std::string("1.5, 2, 3, 5, 10, 20, 50, 100"));
+  }
+
+  dptune::TuningResult tune(dptune::TunerContext& context) override {
+    const CandidateSet set = candidate_set(context);
+    if (simulate_) return simulate(context, set);
+    if (distribution_ == "threshold") return threshold_search(context, set);
+    return repeated_search(context, set);
+  }
+
+ private:
+  std::string distribution_;
+  double eta_, mean_, gamma_;
+  std::int64_t runs_;
+  double threshold_, stop_probability_;
+  std::string candidates_;
+  std::size_t points_;
+  bool simulate_;
+  std::size_t sim_pool_runs_, sim_searches_;
+  std::vector<double> sim_means_;
+
+  // ---- the candidates and the base event ---------------------------------------------------
+  CandidateSet candidate_set(dptune::TunerContext& context) const {
+    const auto& space = context.space();
+    const auto& evaluator = context.evaluator();
+    const auto whole = dptune::DataScope::whole();
+    CandidateSet set;
+    set.from_grid = candidates_ == "grid" || simulate_;
+    if (set.from_grid) {
+      set.grid = space.grid(points_);
+      for (const auto& c : set.grid) add_distinct(set.events, evaluator.event_of(c, whole));
+      set.fallback = set.grid.front();
+      set.notes.push_back("candidates: uniform over the " + std::to_string(set.grid.size()) +
+                          "-point grid of the search space; the base event is the worst of its " +
+                          std::to_string(set.events.size()) + " distinct event(s)");
+    } else {
+      set.fallback = space.from_unit(std::vector<double>(space.size(), 0.5));
+      space_events(context, set);
+    }
+    set.base = worst_of(set.events);
+    const std::string why = context.accountant().unsupported_reason(set.base);
+    if (!why.empty())
+      throw InvalidArgument(
+          "repetition: the accountant cannot price one run of the base "
+          "algorithm: " +
+          why);
+    return set;
+  }
+
+  // Drawing from the search space: find which dimensions change the event (each varied alone
+  // around the centre of the space), refuse continuous ones, and enumerate the finite ones'
+  // product.  Every drawn candidate is checked against the result before any run.
+  void space_events(dptune::TunerContext& context, CandidateSet& set) const {
+    const auto& space = context.space();
+    const auto& evaluator = context.evaluator();
+    const auto whole = dptune::DataScope::whole();
+    constexpr std::size_t kProbes = 17, kMaxFinite = 4096, kMaxCombinations = 4096;
+    const Params centre = set.fallback;
+    const DpEvent centre_event = evaluator.event_of(centre, whole);
+    std::vector<std::pair<std::string, std::vector<dptune::Value>>> relevant;
+    std::size_t combinations = 1;
+    for (const auto& d : space.dimensions()) {
+      const std::size_t card = d.cardinality();
+      const bool finite = card > 0 && card <= kMaxFinite;
+      std::vector<dptune::Value> values;
+      if (finite) {
+        values = dptune::SearchSpace::grid_values(d, card);
+      } else {
+        for (std::size_t i = 0; i < kProbes; ++i) {
+          std::vector<double> unit = space.to_unit(centre);
+          const std::size_t k = static_cast<std::size_t>(&d - space.dimensions().data());
+          unit[k] = static_cast<double>(i) / (kProbes - 1);
+          values.push_back(space.from_unit(unit).at(d.name));
+        }
+      }
+      for (const auto& v : values) {
+        Params probe = centre;
+        probe.set(d.name, v);
+        const DpEvent e = evaluator.event_of(probe, whole);
+        if (e == centre_event) continue;
+        if (!finite)
+          throw InvalidArgument(
+              "repetition: dimension '" + d.name + "' changes the privacy cost (" + d.name + " = " +
+              dptune::to_string(centre.at(d.name)) + " gives " + centre_event.to_string() + ", " +
+              d.name + " = " + dptune::to_string(v) + " gives " + e.to_string() +
+              "), so the worst case over the candidates the tuner may draw cannot be computed "
+              "exactly; make it finite (int, categorical, or float with step) or use candidates: "
+              "grid (paper 004, Sec. 3: the base algorithm's privacy must hold for every "
+              "candidate)");
+        relevant.emplace_back(d.name, values);
+        if (combinations > kMaxCombinations / values.size())
+          throw InvalidArgument(
+              "repetition: more than " + std::to_string(kMaxCombinations) +
+              " combinations of the privacy-relevant dimensions; use candidates: grid");
+        combinations *= values.size();
+        break;
+      }
+    }
+    // The product of the privacy-relevant finite dimensions, the others at the centre.
+    std::vector<std::size_t> index(relevant.size(), 0);
+    for (std::size_t t = 0; t < combinations; ++t) {
+      Params c = centre;
+      for (std::size_t k = 0; k < relevant.size(); ++k)
+        c.set(relevant[k].first, relevant[k].second[index[k]]);
+      add_distinct(set.events, evaluator.event_of(c, whole));
+      for (std::size_t k = relevant.size(); k-- > 0;) {
+        if (++index[k] < relevant[k].second.size()) break;
+        index[k] = 0;
+      }
+    }
+    std::string names;
+    for (const auto& r : relevant) names += (names.empty() ? "" : ", ") + r.first;
+    set.notes.push_back(
+        "candidates: drawn from the search space; privacy-relevant dimensions (finite, "
+        "enumerated): " +
+        (names.empty() ? std::string("none") : names) +
+        "; the others left the trainer's event unchanged over all their values (finite) or " +
+        std::to_string(kProbes) +
+        " probes (continuous), and every drawn candidate is checked "
+        "against the base event before any run");
+  }
+
+  Params draw(dptune::TunerContext& context, const CandidateSet& set) const {
+    if (set.from_grid) return set.grid[dptune::uniform_index(context.rng(), set.grid.size())];
+    return context.space().sample(context.rng());
+  }
+
+  /// All candidates are drawn (and checked) before any private run.
+  std::vector<Params> draw_all(dptune::TunerContext& context, const CandidateSet& set,
+                               std::int64_t count) const {
+    std::vector<Params> out;
+    for (std::int64_t i = 0; i < count; ++i) {
+      Params c = draw(context, set);
+      if (!set.from_grid) {
+        const DpEvent e = context.evaluator().event_of(c, dptune::DataScope::whole());
+        if (!set.covers(e))
+          throw InvalidArgument(
+              "repetition: candidate " + c.to_string() + " has event " + e.to_string() +
+              ", which the probe of the search space did not find (a dimension changes the "
+              "privacy cost only in combination with another); use candidates: grid.  Nothing "
+              "was run");
+      }
+      out.push_back(std::move(c));
+    }
+    return out;
+  }
+
+  static dptune::EvaluationRequest run_of(const Params& candidate) {
+    dptune::EvaluationRequest r;
+    r.candidate = candidate;
+    r.scope = dptune::DataScope::whole();
+    r.private_run = true;
+    r.repetitions = 1;  // one training per run: R private trainings would cost R-fold
+    r.keep_output = true;
+    return r;
+  }
+
+  void check_run_event(const dptune::Evaluation& e, const CandidateSet& set) const {
+    if (!set.covers(e.event))
+      throw dptune::PrivacyError(
+          "repetition: a run reported the event " + e.event.to_string() +
+          ", which is not among the candidates' declared events; the trainer's event() and "
+          "train() disagree, and no guarantee can be given");
+  }
+
+  /// K's distribution for the repeat-and-select variants (not fixed, not threshold).
+  RepetitionDistribution distribution() const {
+    if (distribution_ == "poisson") return RepetitionDistribution::poisson(mean_ > 0 ? mean_ : 10);
+    const double eta = distribution_ == "logarithmic" ? 0.0
+                       : distribution_ == "geometric" ? 1.0
+                                                      : eta_;
+    // The sampler uses the accountant's own γ (solved from the mean), so the K that is drawn has
+    // exactly the distribution the guarantee is computed for.
+    const double mean = mean_ > 0    ? mean_
+                        : gamma_ > 0 ? RepetitionDistribution::tnb_mean(eta, gamma_)
+                                     : 10.0;
+    return RepetitionDistribution::from_mean(mean, eta);
+  }
+
+  dptune::Trial best_trial(const std::vector<dptune::Evaluation>& runs, std::size_t& best) const {
+    best = 0;
+    for (std::size_t i = 1; i < runs.size(); ++i)  // ties: the earlier run (a fixed order)
+      if (runs[i].utility_mean > runs[best].utility_mean) best = i;
+    return dptune::to_trial(runs[best], best);
+  }
+
+  // ---- repeat and select (Theorems 2 and 6; fixed K: composition) ---------------------------
+  dptune::TuningResult repeated_search(dptune::TunerContext& context, const CandidateSet& set) {
+    dptune::TuningResult result;
+    result.notes = set.notes;
+    std::int64_t k = 0;
+    DpEvent total;
+    if (distribution_ == "fixed") {
+      k = runs_;
+      total = DpEvent::self_composed(set.base, k);
+      result.notes.push_back(
+          "K = " + std::to_string(k) + " fixed: the guarantee is the " + std::to_string(k) +
+          "-fold composition of the base, which grows linearly with K; NOT RECOMMENDED (paper 004, "
+          "Sec. 3.2 and Appendix D.1): a random K gives a bound almost independent of E[K]");
+    } else {
+      const auto dist = distribution();
+      k = dist.sample(context.rng());  // drawn once, before any run
+      total = DpEvent::repeat_and_select(set.base, dist.mean(), dist.shape());
+      result.notes.push_back("K = " + std::to_string(k) + " runs, drawn once before any run from " +
+                             dist.describe());
+    }
+    result.guarantee = context.accountant().epsilon(total, context.delta());
+    result.notes.push_back("guarantee: the accountant's cost of " + total.to_string());
+    result.notes.push_back(
+        "each run trains one candidate once on the whole training data and scores it on the "
+        "held-out split (paper 004, footnote 2: held-out scoring costs no privacy); only the best "
+        "run (candidate, score) is released");
+    if (k == 0) {
+      result.notes.push_back("K = 0: nothing was run; the data-independent default candidate " +
+                             set.fallback.to_string() +
+                             " is the output (paper 004, Theorem 6: K = 0 returns a "
+                             "default that does not depend on the data)");
+      return result;
+    }
+    const std::vector<Params> candidates = draw_all(context, set, k);
+    std::vector<dptune::EvaluationRequest> requests;
+    for (const auto& c : candidates) requests.push_back(run_of(c));
+    context.progress().start("repetition", requests.size());
+    std::vector<dptune::Evaluation> runs;
+    constexpr std::size_t kChunk = 8;
+    for (std::size_t at = 0; at < requests.size(); at += kChunk) {
+      const std::vector<dptune::EvaluationRequest> chunk(
+          requests.begin() + static_cast<std::ptrdiff_t>(at),
+          requests.begin() + static_cast<std::ptrdiff_t>(std::min(requests.size(), at + kChunk)));
+      for (auto& e : context.evaluator().evaluate(chunk)) {
+        check_run_event(e, set);
+        runs.push_back(std::move(e));
+      }
+      context.progress().advance(runs.size(), std::nullopt);  // no per-run score is shown
+    }
+    std::size_t best = 0;
+    dptune::Trial selected = best_trial(runs, best);
+    selected.privacy = *result.guarantee;
+    result.selected = selected;
+    if (runs[best].model) result.notes.push_back("released model: " + runs[best].model->describe());
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      result.trials.push_back(dptune::to_trial(runs[i], i));
+    result.trials_sensitive = true;
+    return result;
+  }
+
+  // ---- threshold variant (Appendix C, Corollary 16) ------------------------------------------
+  dptune::TuningResult threshold_search(dptune::TunerContext& context, const CandidateSet& set) {
+    dptune::TuningResult result;
+    result.notes = set.notes;
+    const DpEvent total = DpEvent::repeat_until_accepted(set.base, stop_probability_);
+    result.guarantee = context.accountant().epsilon(total, context.delta());
+    result.notes.push_back(
+        "threshold variant (paper 004, Appendix C; Liu & Talwar 2019): runs "
+        "until a score reaches " +
+        fmt(threshold_) +
+        "; before each run, stop "
+        "with the default output with probability " +
+        fmt(stop_probability_) + "; guarantee: the accountant's cost of " + total.to_string() +
+        " (Corollary 16)");
+    if (stop_probability_ == 0)
+      result.notes.push_back(
+          "stop_probability 0: the run time is unbounded when no candidate "
+          "reaches the threshold");
+    context.progress().start("repetition (threshold)", 0);
+    std::vector<dptune::Evaluation> runs;
+    // Attempts are decided in order: a data-independent stop coin, then a candidate.  Runs are
+    // evaluated in batches for parallelism; the first accepted run in order is released and the
+    // rest of its batch is discarded unseen, so the output is that of the sequential algorithm.
+    constexpr std::size_t kBatch = 4;
+    for (;;) {
+      std::vector<dptune::EvaluationRequest> batch;
+      bool stopped = false;
+      while (batch.size() < kBatch) {
+        if (dptune::bernoulli(context.rng(), stop_probability_)) {
+          stopped = true;
+          break;
+        }
+        batch.push_back(run_of(draw_all(context, set, 1).front()));
+      }
+      for (auto& e : context.evaluator().evaluate(batch)) {
+        check_run_event(e, set);
+        runs.push_back(std::move(e));
+        if (runs.back().utility_mean >= threshold_) {
+          dptune::Trial selected = dptune::to_trial(runs.back(), runs.size() - 1);
+          selected.privacy = *result.guarantee;
+          result.selected = selected;
+          result.notes.push_back("accepted run " + std::to_string(runs.size()) +
+                                 " (runs are numbered in the algorithm's order)");
+          if (runs.back().model)
+            result.notes.push_back("released model: " + runs.back().model->describe());
+          break;
+        }
+      }
+      context.progress().advance(runs.size(), std::nullopt);
+      if (result.selected) break;
+      if (stopped) {
+        result.notes.push_back(
+            "stopped before a run reached the threshold: the output is the "
+            "data-independent default candidate " +
+            set.fallback.to_string() + " (nothing about the runs is released)");
+        break;
+      }
+    }
+    for (std::size_t i = 0; i < runs.size() && (!result.selected || i <= result.selected->id); ++i)
+      result.trials.push_back(dptune::to_trial(runs[i], i));
+    result.trials_sensitive = true;
+    return result;
+  }
+
+  // ---- paper 004, Figure 7 analogue ------------------------------------------------------------
+  dptune::TuningResult simulate(dptune::TunerContext& context, const CandidateSet& set) {
+    dptune::TuningResult result;
+    result.notes = set.notes;
+    result.trusted_analyst_only = true;
+    result.trials_sensitive = true;
+    std::vector<dptune::EvaluationRequest> requests;
+    for (const auto& c : set.grid) {
+      auto r = run_of(c);
+      r.repetitions = sim_pool_runs_;
+      r.keep_output = false;
+      requests.push_back(r);
+    }
+    context.progress().start("repetition simulation pool", requests.size());
+    const auto pool = context.evaluator().evaluate(requests);
+    context.progress().advance(pool.size(), std::nullopt);
+    double best_mean = 0;
+    for (std::size_t i = 0; i < pool.size(); ++i) {
+      result.trials.push_back(dptune::to_trial(pool[i], i));
+      best_mean = std::max(best_mean, pool[i].utility_mean);
+    }
+    struct Family {
+      const char* name;
+      double shape;
+    };
+    const Family families[] = {{"logarithmic", 0.0},
+                               {"negative_binomial_eta_0.5", 0.5},
+                               {"geometric", 1.0},
+                               {"poisson", kInf}};
+    double x_max = 0;
+    std::ostringstream table;
+    table << "csv: distribution,mean,epsilon,mean_best_utility,runs_per_search";
+    for (const auto& family : families) {
+      dptune::Series s{std::string("fig7.") + family.name,
+                       "epsilon at delta = " + fmt(context.delta()),
+                       "mean best utility over " + std::to_string(sim_searches_) + " searches",
+                       {},
+                       {}};
+      for (double mean : sim_means_) {
+        const auto dist = RepetitionDistribution::from_mean(mean, family.shape);
+        const double eps =
+            context.accountant()
+                .epsilon(DpEvent::repeat_and_select(set.base, mean, family.shape), context.delta())
+                .epsilon;
+        double sum = 0, runs = 0;
+        for (std::size_t t = 0; t < sim_searches_; ++t) {
+          const std::int64_t k = dist.sample(context.rng());
+          runs += static_cast<double>(k);
+          double best = 0;  // K = 0: nothing trained; counted as utility 0
+          for (std::int64_t j = 0; j < k; ++j) {
+            const auto& e = pool[dptune::uniform_index(context.rng(), pool.size())];
+            best = std::max(best,
+                            e.utilities[dptune::uniform_index(context.rng(), e.utilities.size())]);
+          }
+          sum += best;
+        }
+        const double n = static_cast<double>(sim_searches_);
+        s.x.push_back(eps);
+        s.y.push_back(sum / n);
+        x_max = std::max(x_max, eps);
+        table << "\ncsv: " << family.name << "," << fmt(mean) << "," << fmt(eps) << ","
+              << fmt(sum / n) << "," << fmt(runs / n);
+      }
+      result.series.push_back(std::move(s));
+    }
+    result.series.push_back({"fig7.non_private_best",
+                             "epsilon",
+                             "best candidate's mean utility",
+                             {0.0, x_max},
+                             {best_mean, best_mean}});
+    result.notes.push_back(
+        "simulation of paper 004, Fig. 7: every grid candidate was trained privately " +
+        std::to_string(sim_pool_runs_) +
+        " times; each search draws K, then K (candidate, run) "
+        "pairs from that pool and keeps the best score; " +
+        std::to_string(sim_searches_) +
+        " searches per point; K = 0 counts as utility 0.  The epsilons are the accountant's "
+        "RepeatAndSelect guarantees; the pool itself is per-run output for trusted analysts");
+    result.notes.push_back(table.str());
+    return result;
+  }
+};
+
+}  // namespace
+
+DPTUNE_PLUGIN(tuner, repetition, Repetition, "1.0.0",
+              "private selection by random repetition (Papernot & Steinke 2022; Liu & Talwar "
+              "2019): releases the best of K private runs, K random")

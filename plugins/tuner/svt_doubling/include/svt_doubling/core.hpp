@@ -1,0 +1,163 @@
+// SVT doubling (Ding et al., paper 002 Algorithm 1, with paper 001's `u >= 1` termination break):
+// the selection loop, its iteration bounds, its noise scales, and the simulation of paper 002 §4.2
+// (Figures 3 and 4).  Plain functions on the SDK only, so that the tuner plugin, tests/svt_doubling
+// and the benchmark share exactly one implementation.  The noise is injected (two callables), so a
+// test can zero it (paper 002 Definition 5, the "non-randomized world") or script it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace dptune {
+class Params;
+class RandomBitGenerator;
+class SearchSpace;
+class TunerContext;
+}  // namespace dptune
+
+namespace svt {
+
+/// One draw of the threshold noise Lap(2Δ/ϵ) or of a query noise Lap(4Δ/ϵ).
+using NoiseFn = std::function<double()>;
+
+struct LoopOptions {
+  double u0 = 0;          // utility lower bound u0 in [0, 1)
+  double g = 0.01;        // utility granularity g in (0, 1)
+  std::size_t t_max = 0;  // iteration cap (>= 1)
+  /// Record s* after every iteration (for the fidelity-over-iterations curve, paper 002 Fig. 3).
+  bool trace = false;
+};
+
+enum class Stop {
+  StepZero,    // step reached 0 (Algorithm 1, line 14)
+  ReachedOne,  // u >= 1 (paper 001 Algorithm 1, lines 29-31)
+  Cap,         // the iteration cap T_max was reached
+};
+const char* to_string(Stop stop);
+
+struct LoopResult {
+  /// s*: index of the last candidate that passed; empty when none ever passed.
+  std::optional<std::size_t> selected;
+  std::size_t iterations = 0;  // T
+  std::int64_t units = 0;      // the ladder level: u = u0 + units * g
+  double u = 0;
+  std::int64_t step = 1;  // step when the loop stopped
+  std::size_t passes = 0;
+  Stop stop = Stop::StepZero;
+  /// With LoopOptions::trace: s* after iteration t = 1..T (empty optional: none yet).
+  std::vector<std::optional<std::size_t>> selected_after;
+};
+
+/// Paper 002 Algorithm 1 lines 12-34 with paper 001's break: u <- u0, step <- 1; each iteration
+/// proposes u_hat = u + step g + threshold_noise(), scans the candidates in their (public) order
+/// and takes the first s with utilities[s] + query_noise() >= u_hat (s* <- s, u += step g, step *=
+/// 2); when none passes, step <- floor(step / 2).  Stops when step = 0, u >= 1 or after t_max
+/// iterations.  u is kept as the integer ladder level `units` (u = u0 + units g), so it does not
+/// drift with rounding and the noise-free loop is exactly the integer doubling of Lemma 1. Query
+/// noise is drawn lazily, one per candidate examined (AboveThreshold stops at the first pass, so
+/// the noise of unexamined candidates never influences the output).
+LoopResult run_loop(std::span<const double> utilities, const LoopOptions& options,
+                    const NoiseFn& threshold_noise, const NoiseFn& query_noise);
+
+/// M: the smallest ladder level with u0 + M g >= 1, evaluated exactly as the loop's break test.
+std::int64_t levels_to_one(double u0, double g);
+
+/// The most iterations the loop can ever run, whatever the data and the noise: 2M - 1.
+/// Every pass raises the level by step >= 1 and the M-th level breaks the loop (paper 001), so
+/// there are at most M passes; step is a power of two 2^(passes - fails) and the loop ends at the
+/// fail that takes it to 0, so fails <= passes + 1, and a run ending by that fail has at most M - 1
+/// passes.  Either way T <= 2M - 1, within the 2 ceil((1 - u0) / g) + 1.
+std::size_t worst_case_iterations(double u0, double g);
+
+/// The noise-free worst case of paper 002 Lemma 1 over every u* < 1: with N = floor((u* - u0) / g)
+/// and K = floor(log2(N + 1)), the integer doubling takes K passes up, one fail at step 2^K, then
+/// one iteration per lower bit and two more per set bit of N - 2^K + 1: T = 2K + 1 + 2 popcount.
+/// Over N <= M - 1 this is at most 4 floor(log2 M) + 1.
+std::size_t noise_free_worst_iterations(double u0, double g);
+
+/// Default cap: the noise-free worst case (Lemma 1) plus a slack of ceil(log2 M) iterations for the
+/// noise (Theorem 2: T = O(log n) w.h.p.), never above worst_case_iterations.  For g = 0.01,
+/// u0 = 0: 4 * 6 + 1 + 7 = 32 (the noise-free loop needs at most 25, Fig. 4's ~3 log n).
+std::size_t default_t_max(double u0, double g);
+
+/// Sensitivity of u_s and the two Laplace scales of Algorithm 1 (lines 16 and 20) for per-iteration
+/// ϵ.  Lemma 2: one training record changes one part's score by at most 1, so u_s by 1/k.  With a
+/// protected validation set of n_val rows, one validation record changes every part's score by at
+/// most 1/n_val (for utilities that are means of per-record scores in [0, 1], e.g. accuracy), so
+/// u_s by 1/n_val; a neighbour differs in one record of train ∪ validation, so
+/// Δ = max(1/k, 1/n_val).  AboveThreshold with query sensitivity Δ is ϵ-DP with threshold noise
+/// Lap(2Δ/ϵ) and query noise Lap(4Δ/ϵ) (Dwork & Roth Thm 3.23; paper 002 eq. 17 with Δ = 1/k).
+struct Scales {
+  double sensitivity = 0;
+  double threshold = 0;  // 2Δ/ϵ
+  double query = 0;      // 4Δ/ϵ
+};
+/// validation_rows = 0: the validation set is public (paper 002's threat model).
+Scales laplace_scales(std::size_t k, double epsilon, std::size_t validation_rows = 0);
+
+/// The loop's two noise sources for per-iteration ϵ and the given scales.  The pipeline's mechanism
+/// (TunerContext::mechanism with noise_multiplier 2/ϵ and 4/ϵ, released with L1 sensitivity Δ) when
+/// its event is Laplace with exactly that noise multiplier; otherwise (no mechanism, a Gaussian
+/// one, one that ignores the override) the SDK sampler dptune::laplace(scale) on context.rng(),
+/// which is the cryptographic generator unless the run is seeded.  `description` says which, and
+/// why the mechanism was not used.  The callables hold references to `context`.
+struct Noise {
+  NoiseFn threshold, query;
+  bool from_mechanism = false;
+  std::string description;
+};
+Noise make_noise(dptune::TunerContext& context, const Scales& scales, double epsilon);
+
+/// Paper 002 Theorem 3's δ' = O(n^(-g k ϵ / 4) log n), with the hidden constant taken as 1 and the
+/// natural log: nominal only.
+double nominal_delta_prime(double n, double g, double k_epsilon);
+
+// ---- simulation of paper 002 §4.2 (Figures 3 and 4)
+// ----------------------------------------------
+struct SimulationOptions {
+  std::size_t candidates = 100;  // |S|, utilities i.i.d. uniform on (0, 1)
+  double g = 0.01;
+  std::vector<double> k_epsilons = {0.5, 5, 10};
+  std::size_t repetitions = 300;        // runs per kϵ for the iterations/fidelity-against-n curves
+  std::size_t trace_repetitions = 100;  // runs per kϵ at u0 = 0 for the fidelity-over-t curve
+  /// Cap used in the simulation: 0 = the worst case (the loop runs to its natural end).
+  std::size_t t_max = 0;
+};
+
+struct SimulationRun {
+  double k_epsilon = 0;
+  double u0 = 0, u_star = 0;
+  double n = 0;  // (u* - u0) / g
+  std::size_t iterations = 0;
+  /// u_{s*} / u*; with no s*, the tuner's data-independent fallback (the first candidate).
+  double fidelity = 0;
+  bool selected = false;
+  std::size_t default_cap = 0;  // default_t_max(u0, g): would the tuner's cap have bound?
+};
+
+struct SimulationResult {
+  std::vector<SimulationRun> runs;  // the n-sweep (u0 = u* - n g, n log-uniform in [1, u*/g])
+  /// Per kϵ: mean α_t = u_{s*}^{(t)} / u* after iteration t = 1, 2, ... at u0 = 0 (α_t = 0 before
+  /// the first pass, and α_T after the loop stopped), as in Figure 3.
+  std::vector<std::vector<double>> fidelity_by_iteration;
+};
+
+SimulationResult simulate(const SimulationOptions& options, dptune::RandomBitGenerator& rng);
+
+/// A candidate list written in YAML as one string, candidates separated by ';', each a
+/// comma-separated list of name=value for every dimension of `space`, e.g.
+/// "learning_rate=0.1, clipping_norm=1; learning_rate=0.01, clipping_norm=1".  Values take their
+/// dimension's type (float, int, or one of the categorical choices as written); every candidate
+/// must lie in the space.  Throws InvalidArgument naming the candidate (1-based) and the problem.
+std::vector<dptune::Params> parse_candidate_list(const std::string& text,
+                                                 const dptune::SearchSpace& space);
+
+/// "0.5, 5,10" -> {0.5, 5, 10}; throws InvalidArgument naming `what` on anything else.
+std::vector<double> parse_list(const std::string& text, const std::string& what);
+
+}  // namespace svt

@@ -1,0 +1,353 @@
+#include "svt_doubling/core.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <sstream>
+
+#include "dptune/errors.hpp"
+#include "dptune/plugin.hpp"
+#include "dptune/rng.hpp"
+#include "dptune/search_space.hpp"
+
+namespace svt {
+
+const char* to_string(Stop stop) {
+  switch (stop) {
+    case Stop::StepZero:
+      return "step reached 0";
+    case Stop::ReachedOne:
+      return "u reached 1";
+    case Stop::Cap:
+      return "iteration cap T_max reached";
+  }
+  return "?";
+}
+
+namespace {
+
+void check_ladder(double u0, double g) {
+  if (!(u0 >= 0 && u0 < 1)) throw dptune::InvalidArgument("svt_doubling: u0 must be in [0, 1)");
+  if (!(g > 0 && g < 1)) throw dptune::InvalidArgument("svt_doubling: g must be in (0, 1)");
+}
+
+double level(double u0, double g, std::int64_t units) {
+  return u0 + static_cast<double>(units) * g;
+}
+
+std::size_t floor_log2(std::uint64_t x) {  // x >= 1
+  std::size_t r = 0;
+  while (x >>= 1) ++r;
+  return r;
+}
+
+}  // namespace
+
+LoopResult run_loop(std::span<const double> utilities, const LoopOptions& options,
+                    const NoiseFn& threshold_noise, const NoiseFn& query_noise) {
+  check_ladder(options.u0, options.g);
+  if (options.t_max == 0) throw dptune::InvalidArgument("svt_doubling: t_max must be >= 1");
+  if (utilities.empty()) throw dptune::InvalidArgument("svt_doubling: no candidates");
+  const double g = options.g;
+  LoopResult r;
+  std::int64_t step = 1;
+  // Paper 002 Algorithm 1 line 14 (`while step != 0`), with paper 001 lines 29-31 (`if u >= 1
+  // break`) and the cap.
+  while (true) {
+    if (r.iterations == options.t_max) {
+      r.stop = Stop::Cap;
+      break;
+    }
+    ++r.iterations;
+    const double u = level(options.u0, g, r.units);
+    // Line 16: propose a noisy threshold one step above the current level.
+    const double u_hat = u + static_cast<double>(step) * g + threshold_noise();
+    bool accumulated = false;
+    for (std::size_t s = 0; s < utilities.size(); ++s) {
+      // Lines 20-21: AboveThreshold test of candidate s with fresh noise.
+      if (utilities[s] + query_noise() >= u_hat) {
+        r.selected = s;   // line 22
+        r.units += step;  // line 23
+        step *= 2;        // line 25
+        accumulated = true;
+        ++r.passes;
+        break;  // line 27
+      }
+    }
+    if (!accumulated) step /= 2;  // line 31: floor(step / 2) for step >= 1
+    if (options.trace) r.selected_after.push_back(r.selected);
+    if (step == 0) {
+      r.stop = Stop::StepZero;
+      break;
+    }
+    if (level(options.u0, g, r.units) >= 1) {
+      r.stop = Stop::ReachedOne;
+      break;
+    }
+  }
+  r.step = step;
+  r.u = level(options.u0, g, r.units);
+  return r;
+}
+
+std::int64_t levels_to_one(double u0, double g) {
+  check_ladder(u0, g);
+  auto m = static_cast<std::int64_t>(std::ceil((1 - u0) / g));
+  // Align with the loop's own test `u0 + units * g >= 1` under rounding.
+  while (m > 1 && level(u0, g, m - 1) >= 1) --m;
+  while (level(u0, g, m) < 1) ++m;
+  return std::max<std::int64_t>(m, 1);
+}
+
+std::size_t worst_case_iterations(double u0, double g) {
+  return static_cast<std::size_t>(2 * levels_to_one(u0, g) - 1);
+}
+
+std::size_t noise_free_worst_iterations(double u0, double g) {
+  const auto m = static_cast<std::uint64_t>(levels_to_one(u0, g));
+  return std::min(4 * floor_log2(m) + 1, worst_case_iterations(u0, g));
+}
+
+std::size_t default_t_max(double u0, double g) {
+  const auto m = static_cast<std::uint64_t>(levels_to_one(u0, g));
+  const std::size_t slack = floor_log2(m) + ((m & (m - 1)) ? 1 : 0);  // ceil(log2 M)
+  return std::min(noise_free_worst_iterations(u0, g) + slack, worst_case_iterations(u0, g));
+}
+
+Scales laplace_scales(std::size_t k, double epsilon, std::size_t validation_rows) {
+  if (k == 0) throw dptune::InvalidArgument("svt_doubling: k must be >= 1");
+  if (!(epsilon > 0) || !std::isfinite(epsilon))
+    throw dptune::InvalidArgument("svt_doubling: epsilon_svt must be finite and > 0");
+  Scales s;
+  s.sensitivity = 1.0 / static_cast<double>(k);
+  if (validation_rows > 0)
+    s.sensitivity = std::max(s.sensitivity, 1.0 / static_cast<double>(validation_rows));
+  s.threshold = 2 * s.sensitivity / epsilon;
+  s.query = 4 * s.sensitivity / epsilon;
+  return s;
+}
+
+Noise make_noise(dptune::TunerContext& context, const Scales& scales, double epsilon) {
+  using dptune::DpEvent;
+  auto fmt = [](double x) {
+    std::ostringstream s;
+    s.precision(6);
+    s << x;
+    return s.str();
+  };
+  Noise noise;
+  auto& rng = context.rng();
+  const std::string source =
+      rng.description() + (rng.cryptographically_secure() ? ", cryptographically secure"
+                                                          : ", NOT cryptographically secure");
+  const double b_threshold = 2 / epsilon, b_query = 4 / epsilon;  // scale / Δ
+  std::string why_not;
+  std::shared_ptr<const dptune::Mechanism> mt, mq;
+  try {
+    mt = context.mechanism(dptune::Params{{"noise_multiplier", b_threshold}});
+    mq = context.mechanism(dptune::Params{{"noise_multiplier", b_query}});
+    auto is = [](const DpEvent& e, double b) {
+      return e.kind() == DpEvent::Kind::Laplace && std::abs(e.noise_multiplier() - b) <= 1e-12 * b;
+    };
+    if (!mt || !mq) {
+      why_not = "the host returned no mechanism";
+    } else if (!is(mt->event(), b_threshold) || !is(mq->event(), b_query)) {
+      why_not = "its event for noise_multiplier " + fmt(b_threshold) + " is " +
+                mt->event().to_string() + ", not Laplace(" + fmt(b_threshold) + ")";
+    }
+  } catch (const dptune::Error& e) {
+    why_not = e.what();
+  }
+  if (why_not.empty()) {
+    dptune::Sensitivity s;
+    s.linf = s.l1 = s.l2 = scales.sensitivity;
+    auto draw = [s, &rng](std::shared_ptr<const dptune::Mechanism> m) -> NoiseFn {
+      return [m = std::move(m), s, &rng] {
+        const std::array<double, 1> zero{0.0};
+        const auto v = m->release(zero, s, rng);
+        if (v.size() != 1)
+          throw dptune::PluginError("svt_doubling: the mechanism released " +
+                                    std::to_string(v.size()) + " values for one query");
+        return v[0];
+      };
+    };
+    noise.threshold = draw(mt);
+    noise.query = draw(mq);
+    noise.from_mechanism = true;
+    noise.description = "Laplace noise from the pipeline's mechanism (events Laplace(" +
+                        fmt(b_threshold) + ") and Laplace(" + fmt(b_query) + "), L1 sensitivity " +
+                        fmt(scales.sensitivity) + ") on " + source;
+  } else {
+    noise.threshold = [&rng, b = scales.threshold] { return dptune::laplace(rng, b); };
+    noise.query = [&rng, b = scales.query] { return dptune::laplace(rng, b); };
+    noise.description =
+        "Laplace noise from the SDK sampler dptune::laplace on the tuner's generator (" + source +
+        "); the pipeline's mechanism was not used: " + why_not;
+  }
+  return noise;
+}
+
+double nominal_delta_prime(double n, double g, double k_epsilon) {
+  if (!(n > 1)) return 1;  // the asymptotic statement says nothing for n <= 1
+  return std::min(1.0, std::pow(n, -g * k_epsilon / 4) * std::log(n));
+}
+
+SimulationResult simulate(const SimulationOptions& o, dptune::RandomBitGenerator& rng) {
+  if (o.candidates == 0) throw dptune::InvalidArgument("svt_doubling: sim_candidates must be >= 1");
+  SimulationResult out;
+  std::vector<double> u(o.candidates);
+  auto draw_utilities = [&] {
+    for (double& x : u) x = dptune::uniform_open01(rng);  // paper 002 §4.2: uniform on (0, 1)
+    return *std::max_element(u.begin(), u.end());
+  };
+  for (double ke : o.k_epsilons) {
+    if (!(ke > 0) || !std::isfinite(ke))
+      throw dptune::InvalidArgument("svt_doubling: every k*epsilon must be finite and > 0");
+    // Scales for Δ = 1/k and ϵ = kϵ / k: 2/(kϵ) and 4/(kϵ), whatever k is (Algorithm 1).
+    const double b_threshold = 2 / ke, b_query = 4 / ke;
+    const NoiseFn threshold = [&] { return dptune::laplace(rng, b_threshold); };
+    const NoiseFn query = [&] { return dptune::laplace(rng, b_query); };
+
+    // Figure 4: iterations against n = (u* - u0) / g.  The utilities stay uniform on (0, 1) as in
+    // the paper; n is varied through u0 = u* - n g with n log-uniform on [1, u*/g].
+    for (std::size_t rep = 0; rep < o.repetitions; ++rep) {
+      const double u_star = draw_utilities();
+      const double log_max = std::max(0.0, std::log(u_star / o.g));
+      SimulationRun run;
+      run.k_epsilon = ke;
+      run.u_star = u_star;
+      run.u0 = std::max(0.0, u_star - std::exp(dptune::uniform01(rng) * log_max) * o.g);
+      run.n = (u_star - run.u0) / o.g;
+      LoopOptions lo;
+      lo.u0 = run.u0;
+      lo.g = o.g;
+      lo.t_max = o.t_max ? o.t_max : worst_case_iterations(run.u0, o.g);
+      const LoopResult r = run_loop(u, lo, threshold, query);
+      run.iterations = r.iterations;
+      run.selected = r.selected.has_value();
+      run.fidelity = u[r.selected.value_or(0)] / u_star;
+      run.default_cap = default_t_max(run.u0, o.g);
+      out.runs.push_back(run);
+    }
+
+    // Figure 3: fidelity α_t after each iteration, u0 = 0.
+    std::vector<std::vector<double>> curves;
+    std::size_t longest = 0;
+    for (std::size_t rep = 0; rep < o.trace_repetitions; ++rep) {
+      const double u_star = draw_utilities();
+      LoopOptions lo;
+      lo.u0 = 0;
+      lo.g = o.g;
+      lo.t_max = o.t_max ? o.t_max : worst_case_iterations(0, o.g);
+      lo.trace = true;
+      const LoopResult r = run_loop(u, lo, threshold, query);
+      std::vector<double> alpha;
+      for (const auto& s : r.selected_after) alpha.push_back(s ? u[*s] / u_star : 0.0);
+      longest = std::max(longest, alpha.size());
+      curves.push_back(std::move(alpha));
+    }
+    std::vector<double> mean(longest, 0.0);
+    for (const auto& c : curves)
+      for (std::size_t t = 0; t < longest; ++t)
+        mean[t] += (t < c.size() ? c[t] : c.back()) / static_cast<double>(curves.size());
+    out.fidelity_by_iteration.push_back(std::move(mean));
+  }
+  return out;
+}
+
+namespace {
+std::string trim(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t\n");
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(" \t\n") - first + 1);
+}
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, sep)) out.push_back(item);
+  return out;
+}
+}  // namespace
+
+std::vector<dptune::Params> parse_candidate_list(const std::string& text,
+                                                 const dptune::SearchSpace& space) {
+  std::vector<dptune::Params> out;
+  std::string names;
+  for (const auto& d : space.dimensions()) names += (names.empty() ? "" : ", ") + d.name;
+  const auto items = split(text, ';');
+  for (std::size_t k = 0; k < items.size(); ++k) {
+    const std::string where =
+        "svt_doubling: candidate_list: candidate " + std::to_string(k + 1) + ": ";
+    if (trim(items[k]).empty()) {
+      if (k + 1 == items.size() && k > 0) break;  // a trailing ';'
+      throw dptune::InvalidArgument(where + "empty");
+    }
+    dptune::Params p;
+    for (const std::string& pair : split(items[k], ',')) {
+      const auto eq = pair.find('=');
+      if (eq == std::string::npos)
+        throw dptune::InvalidArgument(where + "expected name=value, got '" + trim(pair) + "'");
+      const std::string name = trim(pair.substr(0, eq)), value = trim(pair.substr(eq + 1));
+      const dptune::Dimension* d = space.find(name);
+      if (!d)
+        throw dptune::InvalidArgument(where + "'" + name +
+                                      "' is not a dimension of the search space (" + names + ")");
+      if (p.contains(name)) throw dptune::InvalidArgument(where + "'" + name + "' given twice");
+      std::size_t used = 0;
+      try {
+        if (d->kind == dptune::Dimension::Kind::Float) {
+          p.set(name, std::stod(value, &used));
+        } else if (d->kind == dptune::Dimension::Kind::Int) {
+          p.set(name, static_cast<std::int64_t>(std::stoll(value, &used)));
+        } else {
+          for (const auto& choice : d->choices)
+            if (dptune::to_string(choice) == value) p.set(name, choice);
+          used = p.contains(name) ? value.size() : 0;
+        }
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (value.empty() || used != value.size())
+        throw dptune::InvalidArgument(where + name + ": '" + value + "' is not a value of the " +
+                                      (d->kind == dptune::Dimension::Kind::Float ? "float"
+                                       : d->kind == dptune::Dimension::Kind::Int ? "int"
+                                                                                 : "categorical") +
+                                      " dimension");
+    }
+    for (const auto& d : space.dimensions())
+      if (!p.contains(d.name)) throw dptune::InvalidArgument(where + "'" + d.name + "' missing");
+    if (!space.contains(p))
+      throw dptune::InvalidArgument(where + p.to_string() + " is outside the search space");
+    out.push_back(std::move(p));
+  }
+  if (out.empty()) throw dptune::InvalidArgument("svt_doubling: candidate_list is empty");
+  return out;
+}
+
+std::vector<double> parse_list(const std::string& text, const std::string& what) {
+  std::vector<double> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const auto first = item.find_first_not_of(" \t");
+    const auto last = item.find_last_not_of(" \t");
+    if (first == std::string::npos)
+      throw dptune::InvalidArgument(what + ": empty entry in '" + text + "'");
+    item = item.substr(first, last - first + 1);
+    std::size_t used = 0;
+    double x = 0;
+    try {
+      x = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || !std::isfinite(x))
+      throw dptune::InvalidArgument(what + ": '" + item + "' is not a number (in '" + text + "')");
+    out.push_back(x);
+  }
+  if (out.empty()) throw dptune::InvalidArgument(what + ": expected a comma-separated list");
+  return out;
+}
+
+}  // namespace svt

@@ -1,0 +1,540 @@
+// SVT doubling (Ding et al.: paper 002 Algorithm 1, with paper 001's `u >= 1` termination break):
+// private selection whose overhead grows with the log of the utility gained, not with the number of
+// candidates.
+//
+//  * Candidates: a public, fixed, ordered list drawn before any data is touched (the search-space
+//    grid in its row-major order, or `trials` draws from the space with the tuner's generator).
+//  * Subsample and aggregate (Alg. 1 lines 1-11): every candidate is trained on each of k disjoint
+//    parts of the training split (DataScope::partition(i, k); privately or not) and scored on the
+//    held-out split; u_s = mean over parts has sensitivity 1/k (Lemma 2).  All k |S| runs go to the
+//    evaluator in one call, which spreads them over the executor.
+//  * The doubling AboveThreshold loop (lines 12-34) in svt_doubling/core.hpp, capped at T_max.
+//  * Privacy: each iteration is ϵ-DP (Theorem 3, part I), so the tuning costs at most T_max
+//    pure-ϵ events whatever the data; the final private training of s* on the whole training split
+//    is composed in by the pipeline's accountant.  The paper's ε + O(log n)ϵ is reported, labelled
+//    nominal.
+//  * `simulate: true` reproduces §4.2 (Figures 3 and 4) without data.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "dptune/dptune.hpp"
+#include "svt_doubling/core.hpp"
+
+namespace {
+
+using dptune::DpEvent;
+using dptune::Params;
+
+std::string fmt(double x, int digits = 6) {
+  std::ostringstream s;
+  s.precision(digits);
+  s << x;
+  return s.str();
+}
+
+// The c of Figure 4 (T ≈ c log n, "sandwiched between 1 and 5, approximately equal to 3"); paper
+// 002 states no constant in Theorems 2-3 and no base, so the figure built from it is nominal only.
+// Base 2: Lemma 1's doubling is binary, and our simulation of the (nearly) noise-free loop gives
+// T / log2 n ≈ 2.8 (T / ln n ≈ 4).
+constexpr double kNominalMultiplier = 3;
+
+class SvtDoubling final : public dptune::Tuner {
+ public:
+  explicit SvtDoubling(const Params& p) : p_(p) {
+    svt::parse_list(p.get_string("sim_k_epsilons"), "svt_doubling: sim_k_epsilons");
+    if (p.get_bool("protect_validation") && p.get_int("validation_rows") == 0)
+      throw dptune::InvalidArgument(
+          "svt_doubling: protect_validation: true needs validation_rows (the number of rows of "
+          "the held-out split the candidates are scored on; the sensitivity becomes "
+          "max(1/k, 1/validation_rows))");
+    svt::levels_to_one(p.get_double("u0"), p.get_double("g"));  // validates u0 and g
+    if ((p.get_string("candidates") == "list") != !p.get_string("candidate_list").empty())
+      throw dptune::InvalidArgument(
+          "svt_doubling: candidate_list is used exactly when candidates: list (got candidates: " +
+          p.get_string("candidates") + " and " +
+          (p.get_string("candidate_list").empty() ? "no" : "a") + " candidate_list)");
+  }
+
+  static dptune::ParamSchema schema() {
+    using std::int64_t;
+    return dptune::ParamSchema{}
+        .add_string("candidates",
+                    "the public, ordered candidate list: grid (the search space grid, row-major), "
+                    "random (`trials` draws with the tuner's generator, before any data) or list "
+                    "(`candidate_list`, in the order written)")
+        .one_of({"grid", "random", "list"})
+        .default_to(std::string("grid"))
+        .add_string("candidate_list",
+                    "candidates: list: 'name=value, name=value; name=value, ...' covering every "
+                    "search space dimension, one candidate per ';'")
+        .default_to(std::string(""))
+        .add_int("points_per_dimension", "grid points per float dimension (candidates: grid)")
+        .min(1)
+        .default_to(int64_t{5})
+        .add_int("trials", "number of random candidates (candidates: random)")
+        .min(1)
+        .default_to(int64_t{50})
+        .add_int("k", "partitions of the training split (paper 002: choose k >= 5 / epsilon_svt)")
+        .min(1)
+        .default_to(int64_t{10})
+        .add_float("g", "utility granularity of the ladder (paper 002 Alg. 1)")
+        .min_exclusive(0)
+        .max_exclusive(1)
+        .default_to(0.01)
+        .add_float("epsilon_svt", "pure-DP epsilon of ONE AboveThreshold iteration")
+        .min_exclusive(0)
+        .default_to(0.5)
+        .add_float("u0", "initial utility level (utility lower bound)")
+        .min(0)
+        .max_exclusive(1)
+        .default_to(0.0)
+        .add_int("t_max",
+                 "iteration cap T_max, composed in the guarantee (0: Lemma 1's noise-free worst "
+                 "case plus ceil(log2 M) slack; never above the worst case 2M - 1)")
+        .min(0)
+        .default_to(int64_t{0})
+        .add_bool("private_partitions",
+                  "train the k |S| partition models privately (not needed: their cost is added "
+                  "to the guarantee as a parallel composition)")
+        .default_to(false)
+        .add_bool("protect_validation",
+                  "protect the held-out split too: sensitivity max(1/k, 1/validation_rows), and "
+                  "the final model's held-out utility is withheld")
+        .default_to(false)
+        .add_int("validation_rows", "rows of the held-out split (needed with protect_validation)")
+        .min(0)
+        .default_to(int64_t{0})
+        .add_bool("per_trial_output",
+                  "release every candidate's partition-mean utility as trials (sensitive: written "
+                  "only with output.sensitive_trials)")
+        .default_to(false)
+        .add_bool("simulate", "paper 002 Figures 3 and 4: simulated utilities, no data")
+        .default_to(false)
+        .add_string("sim_k_epsilons", "simulation: comma-separated k * epsilon values")
+        .default_to(std::string("0.5, 5, 10"))
+        .add_int("sim_candidates", "simulation: |S|, utilities uniform on (0, 1)")
+        .min(1)
+        .default_to(int64_t{100})
+        .add_int("sim_repetitions", "simulation: runs per k * epsilon (iterations against n)")
+        .min(1)
+        .default_to(int64_t{2000})
+        .add_int("sim_trace_repetitions",
+                 "simulation: runs per k * epsilon at u0 = 0 (fidelity against iterations)")
+        .min(1)
+        .default_to(int64_t{500});
+  }
+
+  dptune::TuningResult tune(dptune::TunerContext& context) override {
+    return p_.get_bool("simulate") ? simulate(context) : select(context);
+  }
+
+ private:
+  std::size_t k() const { return static_cast<std::size_t>(p_.get_int("k")); }
+  double g() const { return p_.get_double("g"); }
+  double u0() const { return p_.get_double("u0"); }
+  double eps() const { return p_.get_double("epsilon_svt"); }
+
+  std::vector<Params> candidates(dptune::TunerContext& context, std::string& how) const {
+    std::vector<Params> out;
+    if (p_.get_string("candidates") == "list") {
+      out = svt::parse_candidate_list(p_.get_string("candidate_list"), context.space());
+      how = "the candidate_list given in the pipeline, in its order";
+    } else if (p_.get_string("candidates") == "random") {
+      const auto n = static_cast<std::size_t>(p_.get_int("trials"));
+      for (std::size_t i = 0; i < n; ++i) out.push_back(context.space().sample(context.rng()));
+      how = std::to_string(n) +
+            " random draws from the search space (tuner generator, drawn "
+            "before any data was read)";
+    } else {
+      const auto points = static_cast<std::size_t>(p_.get_int("points_per_dimension"));
+      out = context.space().grid(points);
+      how = "the search space grid with " + std::to_string(points) +
+            " points per dimension, row-major (last dimension fastest)";
+    }
+    if (out.empty()) throw dptune::ConfigError("svt_doubling: no candidates");
+    return out;
+  }
+
+  // Events keyed by their text, so that equal events are priced once.
+  using EventSet = std::map<std::string, DpEvent>;
+
+  dptune::TuningResult select(dptune::TunerContext& context) {
+    const std::size_t kk = k();
+    const double epsilon = eps();
+    const bool private_parts = p_.get_bool("private_partitions");
+    const bool protect = p_.get_bool("protect_validation");
+    const auto validation_rows =
+        protect ? static_cast<std::size_t>(p_.get_int("validation_rows")) : std::size_t{0};
+    std::string how;
+    const std::vector<Params> cands = candidates(context, how);
+    const std::size_t m = cands.size();
+
+    // ---- T_max (fixed before any data is touched) ----------------------------------------------
+    const std::size_t worst = svt::worst_case_iterations(u0(), g());
+    std::size_t t_max = static_cast<std::size_t>(p_.get_int("t_max"));
+    std::string t_max_how;
+    if (t_max == 0) {
+      t_max = svt::default_t_max(u0(), g());
+      t_max_how = "default: paper 002 Lemma 1's noise-free worst case " +
+                  std::to_string(svt::noise_free_worst_iterations(u0(), g())) +
+                  " plus ceil(log2 M) slack";
+    } else if (t_max > worst) {
+      t_max_how =
+          "t_max " + std::to_string(t_max) + " lowered to the worst case the loop can reach";
+      t_max = worst;
+    } else {
+      t_max_how = "configured";
+    }
+    const svt::Scales scales = svt::laplace_scales(kk, epsilon, validation_rows);
+
+    // ---- the events, data-independent: priced now so a refusing accountant fails before training
+    const DpEvent svt_event =
+        DpEvent::self_composed(DpEvent::pure_dp(epsilon), static_cast<std::int64_t>(t_max));
+    EventSet finals;  // the final training's event, over every candidate s* could be
+    std::vector<DpEvent> final_of(m);
+    for (std::size_t c = 0; c < m; ++c) {
+      final_of[c] = context.evaluator().event_of(cands[c], dptune::DataScope::whole());
+      finals.emplace(final_of[c].to_string(), final_of[c]);
+    }
+    EventSet parts;  // per part: its events composed over the candidates (each record in one part)
+    if (private_parts)
+      for (std::size_t i = 0; i < kk; ++i) {
+        std::vector<DpEvent> per_candidate;
+        for (const auto& c : cands)
+          per_candidate.push_back(
+              context.evaluator().event_of(c, dptune::DataScope::partition(i, kk)));
+        const DpEvent e = DpEvent::composed(std::move(per_candidate));
+        parts.emplace(e.to_string(), e);
+      }
+    auto total_event = [&](const DpEvent& part, const DpEvent& final_event) {
+      std::vector<DpEvent> events{svt_event};
+      if (private_parts) events.push_back(part);
+      events.push_back(final_event);
+      return DpEvent::composed(std::move(events));
+    };
+    {
+      const DpEvent probe =
+          total_event(parts.empty() ? DpEvent() : parts.begin()->second, finals.begin()->second);
+      const std::string why = context.accountant().unsupported_reason(probe);
+      if (!why.empty())
+        throw dptune::ConfigError("svt_doubling: the pipeline's accountant cannot price " +
+                                  probe.to_string() + ": " + why);
+    }
+
+    // ---- subsample and aggregate: k |S| runs in one evaluator call ------------------------------
+    std::vector<dptune::EvaluationRequest> requests;
+    requests.reserve(kk * m);
+    for (std::size_t c = 0; c < m; ++c)
+      for (std::size_t i = 0; i < kk; ++i) {
+        dptune::EvaluationRequest r;
+        r.candidate = cands[c];
+        r.scope = dptune::DataScope::partition(i, kk);
+        r.private_run = private_parts;
+        r.repetitions = 1;
+        requests.push_back(std::move(r));
+      }
+    context.progress().start("svt_doubling: scoring on " + std::to_string(kk) + " partitions",
+                             requests.size());
+    const auto evaluations = context.evaluator().evaluate(requests);
+    if (evaluations.size() != requests.size())
+      throw dptune::PluginError("svt_doubling: the evaluator returned " +
+                                std::to_string(evaluations.size()) + " evaluations for " +
+                                std::to_string(requests.size()) + " requests");
+    context.progress().advance(requests.size(), std::nullopt);
+    std::vector<double> u(m, 0.0), u_min(m, 1.0), u_max(m, 0.0), seconds(m, 0.0);
+    for (std::size_t c = 0; c < m; ++c) {
+      for (std::size_t i = 0; i < kk; ++i) {
+        const auto& e = evaluations[c * kk + i];
+        // Lemma 2's sensitivity 1/k needs every part's score in [0, 1].
+        if (!(e.utility_mean >= 0 && e.utility_mean <= 1))
+          throw dptune::PluginError("svt_doubling: a partition score " +
+                                    std::to_string(e.utility_mean) +
+                                    " is outside [0, 1]; the sensitivity 1/k would not hold");
+        u[c] += e.utility_mean / static_cast<double>(kk);  // Alg. 1 line 9
+        u_min[c] = std::min(u_min[c], e.utility_mean);
+        u_max[c] = std::max(u_max[c], e.utility_mean);
+        seconds[c] += e.seconds;
+      }
+      u[c] = std::clamp(u[c], u_min[c], u_max[c]);
+    }
+
+    // ---- the loop -------------------------------------------------------------------------------
+    const svt::Noise noise = svt::make_noise(context, scales, epsilon);
+    svt::LoopOptions options;
+    options.u0 = u0();
+    options.g = g();
+    options.t_max = t_max;
+    context.progress().message("svt_doubling: AboveThreshold doubling loop");
+    const svt::LoopResult loop = svt::run_loop(u, options, noise.threshold, noise.query);
+    const std::size_t chosen = loop.selected.value_or(0);
+
+    // ---- the final private training of s* on the whole training split ---------------------------
+    dptune::EvaluationRequest final_request;
+    final_request.candidate = cands[chosen];
+    final_request.scope = dptune::DataScope::whole();
+    final_request.private_run = true;
+    final_request.repetitions = 1;
+    final_request.keep_output = true;
+    context.progress().start("svt_doubling: final private training", 1);
+    const auto final_eval = context.evaluator().evaluate({final_request});
+    context.progress().advance(1, std::nullopt);
+    if (final_eval.size() != 1 || !(final_eval[0].event == final_of[chosen]))
+      throw dptune::PluginError(
+          "svt_doubling: the final run's event " +
+          (final_eval.empty() ? std::string("(none)") : final_eval[0].event.to_string()) +
+          " differs from event_of() " + final_of[chosen].to_string());
+    const dptune::Evaluation& fin = final_eval[0];
+
+    // ---- the guarantee: composition over T_max (not T), worst case over what could be released --
+    struct Priced {
+      DpEvent event;
+      dptune::PrivacyGuarantee g;
+    };
+    std::vector<DpEvent> totals;
+    if (private_parts) {
+      for (const auto& part : parts)
+        for (const auto& f : finals) totals.push_back(total_event(part.second, f.second));
+    } else {
+      for (const auto& f : finals) totals.push_back(total_event(DpEvent(), f.second));
+    }
+    std::vector<dptune::PrivacyGuarantee> priced(totals.size());
+    context.parallel_for(totals.size(), [&](std::size_t i) {
+      priced[i] = context.accountant().epsilon(totals[i], context.delta());
+    });
+    std::size_t worst_index = 0;
+    for (std::size_t i = 1; i < priced.size(); ++i)
+      if (priced[i].epsilon > priced[worst_index].epsilon) worst_index = i;
+    dptune::PrivacyGuarantee guarantee = priced[worst_index];
+    std::string derivation =
+        "SVT doubling (paper 002 Alg. 1 + paper 001 break): " + std::to_string(t_max) +
+        " AboveThreshold iterations of pure " + fmt(epsilon) +
+        "-DP each (T_max, composed whatever the data; this run used T = " +
+        std::to_string(loop.iterations) + ")";
+    if (private_parts)
+      derivation += ", the private partition trainings (parallel composition over the " +
+                    std::to_string(kk) + " disjoint parts, composed over the " + std::to_string(m) +
+                    " candidates)";
+    derivation +=
+        ", and one private training of the selected candidate on the whole training split";
+    if (totals.size() > 1)
+      derivation +=
+          "; the candidates' trainings differ in privacy cost, so this is the worst case "
+          "over the " +
+          std::to_string(totals.size()) + " distinct compositions (any candidate may be selected)";
+    guarantee.derivation =
+        derivation + "; event " + totals[worst_index].to_string() + "; " + guarantee.derivation;
+
+    // ---- the result -----------------------------------------------------------------------------
+    dptune::TuningResult result;
+    dptune::Trial selected;
+    selected.id = chosen;
+    selected.params = cands[chosen];
+    selected.privacy = guarantee;
+    selected.repetitions = 1;
+    selected.seconds = fin.seconds;
+    if (protect) {
+      selected.utility_mean = selected.utility_min = selected.utility_max =
+          std::numeric_limits<double>::quiet_NaN();
+    } else {
+      selected.utility_mean = fin.utility_mean;
+      selected.utility_min = fin.utility_min;
+      selected.utility_max = fin.utility_max;
+    }
+    result.selected = selected;
+    result.guarantee = guarantee;
+    result.trials_sensitive = true;
+    if (p_.get_bool("per_trial_output"))
+      for (std::size_t c = 0; c < m; ++c) {
+        dptune::Trial t;
+        t.id = c;
+        t.params = cands[c];
+        t.privacy = evaluations[c * kk].privacy;  // one partition run (non-private: infinite)
+        t.utility_mean = u[c];
+        t.utility_min = u_min[c];
+        t.utility_max = u_max[c];
+        t.repetitions = kk;
+        t.seconds = seconds[c];
+        result.trials.push_back(std::move(t));
+      }
+
+    auto& notes = result.notes;
+    notes.push_back(
+        "SVT doubling (Ding et al., paper 002 Algorithm 1 with paper 001's u >= 1 "
+        "break): " +
+        std::to_string(m) + " candidates, " + how +
+        "; the order is public and fixed before any data is read");
+    notes.push_back("subsample and aggregate: each candidate trained " +
+                    std::string(private_parts ? "PRIVATELY" : "non-privately") +
+                    " on each of k = " + std::to_string(kk) +
+                    " disjoint parts of the training split and scored on the held-out "
+                    "split; u_s = mean over parts, sensitivity " +
+                    fmt(scales.sensitivity) +
+                    (protect ? " = max(1/k, 1/validation_rows)" : " = 1/k (paper 002 Lemma 2)"));
+    notes.push_back(
+        "loop: g = " + fmt(g()) + ", u0 = " + fmt(u0()) + ", epsilon_svt = " + fmt(epsilon) +
+        " per iteration (k * epsilon_svt = " + fmt(static_cast<double>(kk) * epsilon) +
+        "), Laplace scales " + fmt(scales.threshold) + " (threshold, 2 Delta / epsilon) and " +
+        fmt(scales.query) + " (queries, 4 Delta / epsilon)");
+    notes.push_back("iterations: T = " + std::to_string(loop.iterations) +
+                    " used, T_max = " + std::to_string(t_max) + " (" + t_max_how +
+                    "; worst case 2M - 1 = " + std::to_string(worst) + "); stopped because " +
+                    svt::to_string(loop.stop) + " at level u = " + fmt(loop.u, 4) + " after " +
+                    std::to_string(loop.passes) + " passes");
+    if (loop.selected)
+      notes.push_back("selected candidate " + std::to_string(chosen) + " " +
+                      cands[chosen].to_string() + " (the last candidate to pass the threshold)");
+    else
+      notes.push_back(
+          "no candidate ever passed the noisy threshold: fell back to the "
+          "data-independent default, the first candidate " +
+          cands[chosen].to_string());
+    notes.push_back("noise: " + noise.description);
+    notes.push_back(
+        protect
+            ? "threat model: neighbouring datasets differ in one record of the training OR the "
+              "held-out split (protect_validation; assumes a utility that is a mean of per-record "
+              "scores in [0, 1], e.g. accuracy, on " +
+                  std::to_string(validation_rows) +
+                  " held-out rows); the final model's held-out utility is withheld"
+            : "threat model: the held-out (validation) split is treated as PUBLIC, as in paper "
+              "002; only the training split is protected (set protect_validation to protect it "
+              "too)");
+    notes.push_back("guarantee (accountant " + guarantee.accountant + "): (epsilon, delta) = (" +
+                    fmt(guarantee.epsilon) + ", " + fmt(guarantee.delta) +
+                    ") composes T_max = " + std::to_string(t_max) +
+                    " iterations, not T = " + std::to_string(loop.iterations));
+    {
+      const double n = (loop.u - u0()) / g();
+      const double ke = static_cast<double>(kk) * epsilon;
+      std::string nominal =
+          "NOMINAL, NOT A GUARANTEE: paper 002 Theorem 3 states (epsilon + O(log n) epsilon_svt, "
+          "delta + O(n^(-g k epsilon_svt / 4) log n)) with n = (u* - u0) / g and no constant; ";
+      if (n > 1) {
+        const double eps_nominal =
+            fin.privacy.epsilon + kNominalMultiplier * std::log2(n) * epsilon;
+        nominal += "with c = 3 (Figure 4), log base 2, n = (u - u0) / g = " + fmt(n, 4) +
+                   " at the reached level and the final training's epsilon " +
+                   fmt(fin.privacy.epsilon) + ": epsilon = " + fmt(eps_nominal) +
+                   ", delta' = " + fmt(svt::nominal_delta_prime(n, g(), ke), 3);
+      } else {
+        nominal += "undefined here (no level gained, n <= 1)";
+      }
+      notes.push_back(nominal);
+    }
+    if (p_.get_bool("per_trial_output"))
+      notes.push_back(
+          "per-candidate partition-mean utilities are SENSITIVE (not covered by the "
+          "guarantee); written only with output.sensitive_trials: true");
+    return result;
+  }
+
+  dptune::TuningResult simulate(dptune::TunerContext& context) {
+    svt::SimulationOptions o;
+    o.candidates = static_cast<std::size_t>(p_.get_int("sim_candidates"));
+    o.g = g();
+    o.k_epsilons = svt::parse_list(p_.get_string("sim_k_epsilons"), "svt_doubling: sim_k_epsilons");
+    o.repetitions = static_cast<std::size_t>(p_.get_int("sim_repetitions"));
+    o.trace_repetitions = static_cast<std::size_t>(p_.get_int("sim_trace_repetitions"));
+    context.progress().start("svt_doubling: simulation", o.k_epsilons.size());
+    const svt::SimulationResult sim = svt::simulate(o, context.rng());
+    context.progress().advance(o.k_epsilons.size(), std::nullopt);
+
+    dptune::TuningResult result;
+    auto& notes = result.notes;
+    notes.push_back(
+        "simulation of paper 002 §4.2 (no data): |S| = " + std::to_string(o.candidates) +
+        " utilities uniform on (0, 1) per run, g = " + fmt(o.g) +
+        ", Laplace scales 2/(k epsilon) and 4/(k epsilon); n = (u* - u0) / g varied through u0 "
+        "= u* - n g with n log-uniform on [1, u*/g], " +
+        std::to_string(o.repetitions) +
+        " runs per k epsilon, no iteration cap (the loop runs to its natural end)");
+    notes.push_back("generator: " + context.rng().description());
+    notes.push_back(
+        "table: k_epsilon, n bin [2^j, 2^(j+1)), runs, mean n, mean T, sd T, "
+        "mean T / ln n, mean T / log2 n, mean fidelity u_s*/u*, runs with no s*, "
+        "runs over the default cap");
+    for (std::size_t e = 0; e < o.k_epsilons.size(); ++e) {
+      const double ke = o.k_epsilons[e];
+      struct Bin {
+        double n = 0, t = 0, t2 = 0, ln = 0, l2 = 0, fid = 0;
+        std::size_t runs = 0, none = 0, over = 0;
+      };
+      std::map<int, Bin> bins;
+      for (const auto& r : sim.runs) {
+        if (r.k_epsilon != ke) continue;
+        const int j = r.n >= 1 ? static_cast<int>(std::floor(std::log2(r.n))) : 0;
+        Bin& b = bins[j];
+        const double t = static_cast<double>(r.iterations);
+        b.n += r.n;
+        b.t += t;
+        b.t2 += t * t;
+        if (r.n > 1) {
+          b.ln += t / std::log(r.n);
+          b.l2 += t / std::log2(r.n);
+        }
+        b.fid += r.fidelity;
+        b.runs++;
+        b.none += r.selected ? 0 : 1;
+        b.over += r.iterations > r.default_cap ? 1 : 0;
+      }
+      const std::string tag = fmt(ke);
+      dptune::Series iters{
+          "svt_iterations.keps_" + tag, "n = (u* - u0) / g", "mean iterations T", {}, {}};
+      dptune::Series fid{
+          "svt_fidelity.keps_" + tag, "n = (u* - u0) / g", "mean final fidelity u_s* / u*", {}, {}};
+      for (const auto& [j, b] : bins) {
+        const double runs = static_cast<double>(b.runs);
+        const double mean_t = b.t / runs;
+        const double sd = std::sqrt(std::max(0.0, b.t2 / runs - mean_t * mean_t));
+        iters.x.push_back(b.n / runs);
+        iters.y.push_back(mean_t);
+        fid.x.push_back(b.n / runs);
+        fid.y.push_back(b.fid / runs);
+        notes.push_back(
+            "table: " + fmt(ke) + ", [" + std::to_string(1 << j) + ", " + std::to_string(2 << j) +
+            "), " + std::to_string(b.runs) + ", " + fmt(b.n / runs, 4) + ", " + fmt(mean_t, 4) +
+            ", " + fmt(sd, 3) + ", " + fmt(b.ln / runs, 3) + ", " + fmt(b.l2 / runs, 3) + ", " +
+            fmt(b.fid / runs, 4) + ", " + std::to_string(b.none) + ", " + std::to_string(b.over));
+      }
+      dptune::Series trace{"svt_fidelity_by_iteration.keps_" + tag,
+                           "iteration t",
+                           "mean fidelity alpha_t (u0 = 0)",
+                           {},
+                           {}};
+      const auto& curve = sim.fidelity_by_iteration[e];
+      for (std::size_t t = 0; t < curve.size(); ++t) {
+        trace.x.push_back(static_cast<double>(t + 1));
+        trace.y.push_back(curve[t]);
+      }
+      result.series.push_back(std::move(iters));
+      result.series.push_back(std::move(fid));
+      result.series.push_back(std::move(trace));
+    }
+    // Figure 4's reference curves T = c log n, c = 1, 3, 5 (log base 2, see kNominalMultiplier).
+    for (double c : {1.0, 3.0, 5.0}) {
+      dptune::Series ref{
+          "svt_iterations.reference_" + fmt(c) + "_log2_n", "n = (u* - u0) / g", fmt(c) + " log2 n", {}, {}};
+      for (double n = 2; n <= 1 / o.g; n *= 1.25) {
+        ref.x.push_back(n);
+        ref.y.push_back(c * std::log2(n));
+      }
+      result.series.push_back(std::move(ref));
+    }
+    notes.push_back(
+        "series: svt_iterations.keps_* (Figure 4), svt_fidelity.keps_* and "
+        "svt_fidelity_by_iteration.keps_* (Figure 3), svt_iterations.reference_*_log2_n");
+    return result;
+  }
+
+  Params p_;
+};
+
+}  // namespace
+
+DPTUNE_PLUGIN(tuner, svt_doubling, SvtDoubling, "1.0.0",
+              "SVT doubling: private selection by subsample-and-aggregate and a doubling "
+              "AboveThreshold ladder (papers 001, 002)")

@@ -1,0 +1,405 @@
+// The SVT doubling core: the loop of paper 002 Algorithm 1 (with paper 001's `u >= 1` break) in the
+// noise-free world against Lemma 1, the iteration cap, the worst case, the noise scales, and the
+// simulation of §4.2.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "support.hpp"
+#include "svt_doubling/core.hpp"
+
+namespace {
+
+const svt::NoiseFn kZero = [] { return 0.0; };
+
+svt::LoopResult noise_free(const std::vector<double>& u, double u0, double g,
+                           std::size_t t_max = 0) {
+  svt::LoopOptions o;
+  o.u0 = u0;
+  o.g = g;
+  o.t_max = t_max ? t_max : svt::worst_case_iterations(u0, g);
+  return svt::run_loop(u, o, kZero, kZero);
+}
+
+/// First candidate in order whose utility reaches `level`.
+std::size_t first_at_least(const std::vector<double>& u, double level) {
+  for (std::size_t s = 0; s < u.size(); ++s)
+    if (u[s] >= level) return s;
+  return u.size();
+}
+
+/// A minimal TunerContext: only rng() and mechanism() are used by make_noise.
+class NoiseContext final : public dptune::TunerContext {
+ public:
+  enum class Mode { Laplace, Gaussian, None };
+  NoiseContext(Mode mode, std::uint64_t seed) : mode_(mode), rng_(seed) {}
+  const dptune::SearchSpace& space() const override { throw std::logic_error("unused"); }
+  dptune::Evaluator& evaluator() override { throw std::logic_error("unused"); }
+  const dptune::Accountant& accountant() const override { throw std::logic_error("unused"); }
+  double delta() const override { return 0; }
+  std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
+    const double b = overrides.get_double("noise_multiplier");
+    requested.push_back(b);
+    if (mode_ == Mode::Laplace) return std::make_shared<svt_test::TestLaplace>(b);
+    if (mode_ == Mode::Gaussian) return std::make_shared<svt_test::TestGaussian>(b);
+    throw dptune::ConfigError("pipeline.yaml: mechanism: the pipeline names no mechanism");
+  }
+  dptune::ProgressSink& progress() override { throw std::logic_error("unused"); }
+  dptune::RandomBitGenerator& rng() override { return rng_; }
+  void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) override {
+    for (std::size_t i = 0; i < n; ++i) body(i);
+  }
+  std::vector<double> requested;
+
+ private:
+  Mode mode_;
+  dptune::Xoshiro256 rng_;
+};
+
+}  // namespace
+
+TEST_CASE("noise-free loop: exhaustively over the ladder, u reaches u* in Lemma 1's iterations") {
+  for (const auto& [u0, g] :
+       std::vector<std::pair<double, double>>{{0.0, 0.01}, {0.25, 0.01}, {0.6, 0.03}, {0.0, 0.1}}) {
+    const std::int64_t m = svt::levels_to_one(u0, g);
+    std::size_t most = 0;
+    for (std::int64_t n = 0; n < m; ++n) {
+      const double u_star = u0 + (static_cast<double>(n) + 0.5) * g;  // strictly between levels
+      if (u_star >= 1) continue;
+      const std::vector<double> u{0.3 * u_star, u_star, 0.5 * u_star, u_star - 0.4 * g};
+      const auto r = noise_free(u, u0, g);
+      CAPTURE(u0);
+      CAPTURE(g);
+      CAPTURE(n);
+      CHECK(r.stop == svt::Stop::StepZero);
+      CHECK(r.units == n);  // the highest ladder level at or below u*
+      CHECK(r.u <= u_star);
+      CHECK(r.u > u_star - g);
+      CHECK(r.iterations == svt_test::lemma1_iterations(static_cast<std::uint64_t>(n)));
+      CHECK(r.iterations <= svt_test::lemma1_paper_bound(static_cast<std::uint64_t>(n)));
+      if (n > 0) {
+        REQUIRE(r.selected.has_value());
+        // s* is the first candidate (in the public order) that reaches the last passed level.
+        CHECK(*r.selected == first_at_least(u, r.u));
+      } else {
+        CHECK_FALSE(r.selected.has_value());  // nothing reaches u0 + g
+      }
+      most = std::max(most, r.iterations);
+    }
+    CHECK(most <= svt::noise_free_worst_iterations(u0, g));
+    CHECK(most <= svt::default_t_max(u0, g));
+  }
+  // g = 0.01, u0 = 0: 100 levels; the noise-free loop needs at most 23 iterations (N = 94 =
+  // 63 + 31: K = 6 and five set bits: 12 + 1 + 10), Lemma 1's 4 floor(log2 M) + 1 = 25.
+  std::size_t most = 0;
+  for (std::uint64_t n = 0; n < 100; ++n) most = std::max(most, svt_test::lemma1_iterations(n));
+  CHECK(most == 23);
+  CHECK(svt_test::lemma1_iterations(94) == 23);
+  CHECK(svt::noise_free_worst_iterations(0, 0.01) == 25);
+}
+
+TEST_CASE("noise-free loop: random utility vectors") {
+  dptune::Xoshiro256 rng(2024);
+  for (std::size_t size : {1, 2, 7, 100}) {
+    for (double u0 : {0.0, 0.2, 0.45}) {
+      for (int rep = 0; rep < 10; ++rep) {
+        std::vector<double> u(size);
+        for (double& x : u) x = dptune::uniform01(rng);
+        const double u_star = *std::max_element(u.begin(), u.end());
+        const double g = 0.01;
+        const auto r = noise_free(u, u0, g);
+        CAPTURE(size);
+        CAPTURE(u0);
+        CAPTURE(u_star);
+        if (u_star < u0 + g) {
+          CHECK(r.iterations == 1);
+          CHECK_FALSE(r.selected.has_value());
+          continue;
+        }
+        CHECK(r.u <= u_star + 1e-12);
+        CHECK(r.u > u_star - g);
+        CHECK(r.iterations == svt_test::lemma1_iterations(static_cast<std::uint64_t>(r.units)));
+        REQUIRE(r.selected.has_value());
+        CHECK(u[*r.selected] > u_star - g);  // fidelity within one granule
+        CHECK(*r.selected == first_at_least(u, r.u));
+      }
+    }
+  }
+}
+
+TEST_CASE("the cap: the loop stops at T_max with the current s*") {
+  const std::vector<double> u{0.05, 0.5, 0.9};
+  // Without a cap: levels 1, 3 (candidate 0), 7, 15, 31, 63 (candidate 1), then candidate 2 on the
+  // way down to 90 = floor(0.9 / 0.01).
+  const auto full = noise_free(u, 0, 0.01);
+  CHECK(full.units == 90);
+  CHECK(*full.selected == 2);
+  // Iterations 1-2 pass with candidate 0 (0.05 >= 0.01, 0.03), iteration 3 with candidate 1 (0.07).
+  const auto one = noise_free(u, 0, 0.01, 1);
+  CHECK(one.iterations == 1);
+  CHECK(one.stop == svt::Stop::Cap);
+  CHECK(*one.selected == 0);
+  const auto three = noise_free(u, 0, 0.01, 3);
+  CHECK(three.iterations == 3);
+  CHECK(three.stop == svt::Stop::Cap);
+  CHECK(three.units == 7);
+  CHECK(*three.selected == 1);
+  CHECK(three.step == 8);
+
+  // With heavy noise the loop would wander; the cap is never exceeded.
+  dptune::Xoshiro256 rng(5);
+  const svt::NoiseFn thr = [&] { return dptune::laplace(rng, 2 / 0.05); };
+  const svt::NoiseFn qry = [&] { return dptune::laplace(rng, 4 / 0.05); };
+  std::size_t capped = 0;
+  for (int rep = 0; rep < 500; ++rep) {
+    svt::LoopOptions o;
+    o.t_max = 10;
+    const auto r = svt::run_loop(u, o, thr, qry);
+    CHECK(r.iterations <= 10);
+    if (r.stop == svt::Stop::Cap) {
+      ++capped;
+      CHECK(r.iterations == 10);
+    }
+  }
+  CHECK(capped > 0);
+}
+
+TEST_CASE("worst case: alternating pass/fail reaches exactly 2M - 1 iterations, never more") {
+  for (const auto& [u0, g] :
+       std::vector<std::pair<double, double>>{{0.0, 0.01}, {0.5, 0.1}, {0.3, 0.07}, {0.95, 0.01}}) {
+    const std::int64_t m = svt::levels_to_one(u0, g);
+    CHECK(u0 + static_cast<double>(m) * g >= 1);
+    CHECK(u0 + static_cast<double>(m - 1) * g < 1);
+    const std::size_t worst = svt::worst_case_iterations(u0, g);
+    CHECK(worst == static_cast<std::size_t>(2 * m - 1));
+    CHECK(worst <= static_cast<std::size_t>(2 * std::ceil((1 - u0) / g) + 1));  // issue 6's bound
+    // Paper 001's zig-zag: one candidate, query noise +10, -10, +10, ...: every pass gains one
+    // level (step 1 -> 2), every fail halves the step back to 1.
+    bool pass = false;
+    const svt::NoiseFn zigzag = [&] {
+      pass = !pass;
+      return pass ? 10.0 : -10.0;
+    };
+    svt::LoopOptions o;
+    o.u0 = u0;
+    o.g = g;
+    o.t_max = worst + 50;
+    const auto r = svt::run_loop(std::vector<double>{0.5}, o, kZero, zigzag);
+    CHECK(r.iterations == worst);
+    CHECK(r.stop == svt::Stop::ReachedOne);
+    CHECK(r.units == m);
+  }
+  CHECK(svt::worst_case_iterations(0, 0.01) == 199);
+  // Random heavy noise never exceeds the worst case either.
+  dptune::Xoshiro256 rng(77);
+  std::vector<double> u(20);
+  for (double& x : u) x = dptune::uniform01(rng);
+  const svt::NoiseFn thr = [&] { return dptune::laplace(rng, 0.5); };
+  const svt::NoiseFn qry = [&] { return dptune::laplace(rng, 1.0); };
+  svt::LoopOptions o;
+  o.g = 0.05;
+  o.t_max = 1000;
+  std::size_t most = 0;
+  for (int rep = 0; rep < 2000; ++rep) {
+    const auto r = svt::run_loop(u, o, thr, qry);
+    CHECK(r.iterations <= svt::worst_case_iterations(0, 0.05));
+    most = std::max(most, r.iterations);
+  }
+  // Heavy noise does not lengthen runs here: most candidates pass, u races to 1 and breaks.
+  CHECK(most < svt::noise_free_worst_iterations(0, 0.05));
+}
+
+TEST_CASE("default T_max: Lemma 1's noise-free worst case plus ceil(log2 M), capped") {
+  CHECK(svt::levels_to_one(0, 0.01) == 100);
+  CHECK(svt::default_t_max(0, 0.01) == 25 + 7);
+  CHECK(svt::levels_to_one(0.5, 0.01) == 50);
+  CHECK(svt::default_t_max(0.5, 0.01) == 4 * 5 + 1 + 6);
+  CHECK(svt::levels_to_one(0, 0.0625) == 16);
+  CHECK(svt::default_t_max(0, 0.0625) == 4 * 4 + 1 + 4);
+  CHECK(svt::default_t_max(0, 0.125) == 15);  // M = 8: 4 * 3 + 1 + 3 = 16 > 2M - 1 = 15
+  // Few levels: the worst case binds.
+  CHECK(svt::levels_to_one(0.9, 0.05) == 2);
+  CHECK(svt::default_t_max(0.9, 0.05) == 3);
+  CHECK(svt::default_t_max(0.9, 0.05) == svt::worst_case_iterations(0.9, 0.05));
+  CHECK_THROWS_AS(svt::default_t_max(1.0, 0.01), dptune::InvalidArgument);
+  CHECK_THROWS_AS(svt::default_t_max(0, 0), dptune::InvalidArgument);
+}
+
+TEST_CASE("noise scales: 2 Delta / eps and 4 Delta / eps with Delta = 1/k or max(1/k, 1/n_val)") {
+  const auto s = svt::laplace_scales(10, 0.5);
+  CHECK(s.sensitivity == doctest::Approx(0.1));
+  CHECK(s.threshold == doctest::Approx(2 / (10 * 0.5)));
+  CHECK(s.query == doctest::Approx(4 / (10 * 0.5)));
+  const auto small_val = svt::laplace_scales(10, 0.5, 4);  // 1/4 > 1/10
+  CHECK(small_val.sensitivity == doctest::Approx(0.25));
+  CHECK(small_val.threshold == doctest::Approx(1.0));
+  CHECK(small_val.query == doctest::Approx(2.0));
+  const auto big_val = svt::laplace_scales(10, 0.5, 1000);  // 1/1000 < 1/10: k binds
+  CHECK(big_val.sensitivity == doctest::Approx(0.1));
+  CHECK(big_val.query == doctest::Approx(0.8));
+  CHECK_THROWS_AS(svt::laplace_scales(0, 0.5), dptune::InvalidArgument);
+  CHECK_THROWS_AS(svt::laplace_scales(10, 0), dptune::InvalidArgument);
+}
+
+TEST_CASE("noise sources: sample variances 2 b^2 with b = 2 Delta / eps and 4 Delta / eps") {
+  const double eps = 0.5;
+  struct Case {
+    NoiseContext::Mode mode;
+    std::size_t validation_rows;
+    bool from_mechanism;
+  };
+  for (const Case c :
+       {Case{NoiseContext::Mode::Laplace, 0, true}, Case{NoiseContext::Mode::Gaussian, 0, false},
+        Case{NoiseContext::Mode::None, 0, false}, Case{NoiseContext::Mode::Laplace, 4, true},
+        Case{NoiseContext::Mode::None, 4, false}}) {
+    NoiseContext context(c.mode, 99);
+    const auto scales = svt::laplace_scales(10, eps, c.validation_rows);
+    const auto noise = svt::make_noise(context, scales, eps);
+    CAPTURE(static_cast<int>(c.mode));
+    CAPTURE(c.validation_rows);
+    CHECK(noise.from_mechanism == c.from_mechanism);
+    if (c.mode != NoiseContext::Mode::None) {
+      REQUIRE(context.requested.size() == 2);
+      CHECK(context.requested[0] == doctest::Approx(2 / eps));  // noise multipliers = scale / Delta
+      CHECK(context.requested[1] == doctest::Approx(4 / eps));
+    }
+    if (!c.from_mechanism) {
+      CHECK(noise.description.find("SDK sampler") != std::string::npos);
+      CHECK(noise.description.find("not used") != std::string::npos);
+    } else {
+      CHECK(noise.description.find("pipeline's mechanism") != std::string::npos);
+    }
+    CHECK(noise.description.find("NOT cryptographically secure") != std::string::npos);
+    // Var(Laplace(b)) = 2 b^2; with 100000 draws the relative sd of the sample variance is
+    // sqrt((kurtosis - 1) / N) = sqrt(5 / 1e5) = 0.7%, so 4% is over 5 sd.
+    std::vector<double> t(100000), q(100000);
+    for (auto& x : t) x = noise.threshold();
+    for (auto& x : q) x = noise.query();
+    const double bt = 2 * scales.sensitivity / eps, bq = 4 * scales.sensitivity / eps;
+    CHECK(svt_test::sample_variance(t) == doctest::Approx(2 * bt * bt).epsilon(0.04));
+    CHECK(svt_test::sample_variance(q) == doctest::Approx(2 * bq * bq).epsilon(0.04));
+  }
+}
+
+TEST_CASE("statistics: with large k eps the selection is within a few g of u*") {
+  dptune::Xoshiro256 rng(31337);
+  auto run = [&](double k_eps, int reps, double& mean_gap, double& within) {
+    const svt::NoiseFn thr = [&] { return dptune::laplace(rng, 2 / k_eps); };
+    const svt::NoiseFn qry = [&] { return dptune::laplace(rng, 4 / k_eps); };
+    mean_gap = 0;
+    within = 0;
+    for (int rep = 0; rep < reps; ++rep) {
+      std::vector<double> u(100);
+      for (double& x : u) x = dptune::uniform_open01(rng);
+      const double u_star = *std::max_element(u.begin(), u.end());
+      svt::LoopOptions o;
+      o.t_max = svt::default_t_max(0, 0.01);
+      const auto r = svt::run_loop(u, o, thr, qry);
+      const double gap = u_star - u[r.selected.value_or(0)];
+      mean_gap += gap / reps;
+      within += (gap <= 3 * 0.01) ? 1.0 / reps : 0.0;
+    }
+  };
+  double gap_large = 0, within_large = 0, gap_small = 0, within_small = 0;
+  run(1000, 200, gap_large, within_large);
+  run(0.5, 200, gap_small, within_small);
+  MESSAGE("k eps = 1000: mean gap " << gap_large << ", within 3g " << within_large);
+  MESSAGE("k eps = 0.5: mean gap " << gap_small << ", within 3g " << within_small);
+  CHECK(gap_large <= 0.01);  // noise scale 0.004: u_s* is within about one granule on average
+  CHECK(within_large >= 0.95);
+  CHECK(gap_small > 5 * gap_large);  // and the check can fail: small k eps selects far worse
+}
+
+TEST_CASE("simulation: Figures 3 and 4 where they reproduce, and where they do not") {
+  dptune::Xoshiro256 rng(8);
+  svt::SimulationOptions o;
+  o.k_epsilons = {0.5, 5, 10, 100, 1000};
+  o.repetitions = 200;
+  o.trace_repetitions = 40;
+  const auto sim = svt::simulate(o, rng);
+  REQUIRE(sim.runs.size() == 5 * 200);
+  REQUIRE(sim.fidelity_by_iteration.size() == 5);
+  std::vector<double> ratio(5, 0), fidelity(5, 0);
+  for (std::size_t e = 0; e < 5; ++e) {
+    int counted = 0, all = 0;
+    for (const auto& r : sim.runs) {
+      if (r.k_epsilon != o.k_epsilons[e]) continue;
+      CHECK(r.n == doctest::Approx((r.u_star - r.u0) / 0.01));
+      CHECK(r.iterations <= svt::worst_case_iterations(r.u0, 0.01));
+      fidelity[e] += r.fidelity;
+      ++all;
+      if (r.n >= 8) {
+        ratio[e] += static_cast<double>(r.iterations) / std::log2(r.n);
+        ++counted;
+      }
+    }
+    ratio[e] /= counted;
+    fidelity[e] /= all;
+    MESSAGE("k eps = " << o.k_epsilons[e] << ": mean T / log2 n (n >= 8) = " << ratio[e]
+                       << ", mean fidelity " << fidelity[e]);
+  }
+  // Figure 4: "the multiplier is sandwiched between 1 and 5, and approximately equal to 3" holds in
+  // the low-noise regime (k eps = 1000: the noise-free Lemma 1 count, about 2.8 log2 n).
+  CHECK(ratio[4] >= 2);
+  CHECK(ratio[4] <= 4);
+  CHECK(ratio[3] >= 1);
+  CHECK(ratio[3] <= 5);
+  // With k eps <= 10 the query noise (scale 4/(k eps) >= 0.4) lets many candidates pass, u races to
+  // 1 and the u >= 1 break ends the run: fewer iterations, about 1.1 log2 n.
+  CHECK(ratio[0] < 1.5);
+  CHECK(ratio[2] < 1.5);
+  // Figure 3: fidelity grows with k eps; k eps = 0.5 gives no reasonable fidelity (as the paper
+  // says).  NOT reproduced: the paper's fidelity near 1 at k eps = 5 and 10; with these scales we
+  // get about 0.6-0.7 and need k eps of order 100 for >= 0.9 (docs/tuners/svt_doubling.md).
+  CHECK(fidelity[0] < 0.6);
+  CHECK(fidelity[0] < fidelity[2]);
+  CHECK(fidelity[2] < 0.8);
+  CHECK(fidelity[3] >= 0.9);
+  CHECK(fidelity[4] >= 0.98);
+  CHECK(sim.fidelity_by_iteration[0].back() < sim.fidelity_by_iteration[3].back());
+  CHECK(sim.fidelity_by_iteration[4].back() >= 0.98);
+}
+
+TEST_CASE("parse_list") {
+  CHECK(svt::parse_list("0.5, 5,10", "x") == std::vector<double>{0.5, 5, 10});
+  CHECK_THROWS_WITH_AS(svt::parse_list("0.5,,1", "sim_k_epsilons"),
+                       doctest::Contains("sim_k_epsilons: empty entry"), dptune::InvalidArgument);
+  CHECK_THROWS_WITH_AS(svt::parse_list("1, two", "sim_k_epsilons"),
+                       doctest::Contains("'two' is not a number"), dptune::InvalidArgument);
+}
+
+TEST_CASE("candidate_list: typed by the search space, in the order written, checked") {
+  dptune::SearchSpace space;
+  space.add_float("lr", 1e-3, 1.0, true);
+  space.add_int("epochs", 1, 32);
+  space.add_categorical(
+      "model", {dptune::Value{std::string("logistic")}, dptune::Value{std::string("svm")}});
+  const auto list = svt::parse_candidate_list(
+      "lr=0.1, epochs=5, model=svm; model=logistic,epochs=32,lr=1e-3;", space);
+  REQUIRE(list.size() == 2);
+  CHECK(list[0].get_double("lr") == 0.1);
+  CHECK(list[0].get_int("epochs") == 5);
+  CHECK(list[0].get_string("model") == "svm");
+  CHECK(list[1].get_double("lr") == 0.001);
+  CHECK(list[1].get_int("epochs") == 32);
+  CHECK(list[1].get_string("model") == "logistic");
+  using doctest::Contains;
+  CHECK_THROWS_WITH(svt::parse_candidate_list("lr=0.1, epochs=5", space),
+                    Contains("candidate 1: 'model' missing"));
+  CHECK_THROWS_WITH(
+      svt::parse_candidate_list("lr=0.1,epochs=5,model=svm; lr=2,epochs=5,model=svm", space),
+      Contains("candidate 2: {epochs: 5, lr: 2.0, model: svm} is outside"));
+  CHECK_THROWS_WITH(svt::parse_candidate_list("lr=0.1,epochs=5.5,model=svm", space),
+                    Contains("epochs: '5.5' is not a value of the int dimension"));
+  CHECK_THROWS_WITH(svt::parse_candidate_list("lr=0.1,epochs=5,model=tree", space),
+                    Contains("model: 'tree' is not a value of the categorical dimension"));
+  CHECK_THROWS_WITH(svt::parse_candidate_list("eta=0.1,epochs=5,model=svm", space),
+                    Contains("'eta' is not a dimension of the search space (lr, epochs, model)"));
+  CHECK_THROWS_WITH(svt::parse_candidate_list("lr=0.1,lr=0.2,epochs=5,model=svm", space),
+                    Contains("'lr' given twice"));
+  CHECK_THROWS_WITH(svt::parse_candidate_list("; lr=0.1,epochs=5,model=svm", space),
+                    Contains("candidate 1: empty"));
+  CHECK_THROWS_WITH(svt::parse_candidate_list("lr 0.1", space), Contains("expected name=value"));
+}

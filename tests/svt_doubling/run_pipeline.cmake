@@ -1,0 +1,47 @@
+# cmake -DDPTUNE=<dptune> -DPIPELINE=<yaml> -DOUT=<folder> -P run_pipeline.cmake
+# Runs `dptune run PIPELINE --seed 7 --no-progress --out OUT` and checks exit code 0 and what an svt
+# doubling run must write: a guarantee and a selection (or, in simulation mode, the Figure 3/4
+# series), never the per-candidate utilities unless opted in.
+cmake_minimum_required(VERSION 3.25)
+foreach(var IN ITEMS DPTUNE PIPELINE OUT)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "run_pipeline.cmake: -D${var}=... is required")
+  endif()
+endforeach()
+file(REMOVE_RECURSE "${OUT}")
+execute_process(
+  COMMAND "${DPTUNE}" run "${PIPELINE}" --seed 7 --no-progress --out "${OUT}"
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "dptune run ${PIPELINE}: exit code ${rc}\nstdout:\n${out}\nstderr:\n${err}")
+endif()
+if(NOT EXISTS "${OUT}/summary.json")
+  message(FATAL_ERROR "no summary.json in ${OUT}\nstdout:\n${out}")
+endif()
+file(READ "${OUT}/summary.json" summary)
+string(FIND "${summary}" "\"tuner\": \"svt_doubling\"" at)
+if(at EQUAL -1)
+  string(FIND "${summary}" "\"tuner\":\"svt_doubling\"" at)
+endif()
+if(at EQUAL -1)
+  message(FATAL_ERROR "summary.json does not name the svt_doubling tuner:\n${summary}")
+endif()
+if(PIPELINE MATCHES "simulation")
+  foreach(f IN ITEMS svt_iterations.keps_0.5.csv svt_iterations.keps_10.csv svt_fidelity.keps_5.csv
+                     svt_fidelity_by_iteration.keps_5.csv svt_iterations.keps_5.svg)
+    if(NOT EXISTS "${OUT}/${f}")
+      message(FATAL_ERROR "simulation: ${f} missing in ${OUT}\nstdout:\n${out}")
+    endif()
+  endforeach()
+else()
+  foreach(needle IN ITEMS "guarantee of the whole tuning run" "selected:" "composes T_max"
+                          "threat model" "NOMINAL, NOT A GUARANTEE")
+    string(FIND "${out}" "${needle}" at)
+    if(at EQUAL -1)
+      message(FATAL_ERROR "dptune run ${PIPELINE}: '${needle}' missing from stdout:\n${out}")
+    endif()
+  endforeach()
+  if(EXISTS "${OUT}/trials.csv" OR EXISTS "${OUT}/trials.SENSITIVE.csv")
+    message(FATAL_ERROR "per-candidate utilities were written without opt-in")
+  endif()
+endif()

@@ -1,0 +1,460 @@
+// The svt_doubling tuner plugin, loaded through the host's registry and driven by a fake
+// TunerContext with the project's real rdp accountant core: what it asks the evaluator (k |S|
+// partition runs in one call, then one private whole-data run of s*), what it releases, and the
+// guarantee it reports (T_max iterations composed with the final training, by the accountant).
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cmath>
+#include <mutex>
+#include <regex>
+
+#include "dptune/host/plugin_registry.hpp"
+#include "rdp_core.hpp"
+#include "support.hpp"
+#include "svt_doubling/core.hpp"
+
+namespace {
+
+using dptune::DpEvent;
+
+// Ten candidates c = 0..9 in the grid's order; 3 is best, 7 second, the rest poor.
+double quality(std::int64_t c) { return c == 3 ? 0.9 : c == 7 ? 0.85 : 0.1 + 0.01 * c; }
+
+struct EvaluatorSetup {
+  double scale = 1;           // multiplies every utility
+  bool varied_final = false;  // the whole-data event depends on the candidate
+  bool clamp = true;          // false: a broken utility outside [0, 1]
+};
+
+class FakeEvaluator final : public dptune::Evaluator {
+ public:
+  FakeEvaluator(const dptune::Accountant& accountant, EvaluatorSetup setup)
+      : accountant_(accountant), setup_(setup) {}
+
+  static double jitter(std::size_t part) { return 0.004 * (static_cast<double>(part % 5) - 2); }
+
+  DpEvent event_of(const dptune::Params& candidate, const dptune::DataScope& scope) const override {
+    const auto c = candidate.get_int("c");
+    if (scope.kind == dptune::DataScope::Kind::Whole)
+      return DpEvent::gaussian(setup_.varied_final ? 1.0 + 0.5 * static_cast<double>(c) : 1.0);
+    // Parts of unequal size have different events; parts 0-4 are the costlier ones.
+    return DpEvent::gaussian(scope.index < 5 ? 2.0 : 3.0);
+  }
+
+  std::vector<dptune::Evaluation> evaluate(
+      const std::vector<dptune::EvaluationRequest>& requests) override {
+    {
+      std::lock_guard lock(mutex_);
+      batches.push_back(requests);
+    }
+    std::vector<dptune::Evaluation> out;
+    for (const auto& r : requests) {
+      dptune::Evaluation e;
+      e.request = r;
+      e.request.repetitions = r.repetitions ? r.repetitions : 1;
+      const auto c = r.candidate.get_int("c");
+      double u = quality(c) * setup_.scale;
+      if (r.scope.kind == dptune::DataScope::Kind::Partition)
+        u += jitter(r.scope.index);
+      else
+        u += 0.01;
+      if (setup_.clamp) u = std::clamp(u, 0.0, 1.0);
+      e.utilities = {u};
+      e.utility_mean = e.utility_min = e.utility_max = u;
+      if (r.private_run) {
+        e.event = event_of(r.candidate, r.scope);
+        e.privacy = accountant_.epsilon(e.event, 1e-5);
+      } else {
+        e.event = DpEvent::non_private();
+        e.privacy.epsilon = INFINITY;
+        e.privacy.delta = 1;
+      }
+      e.seconds = 0.001;
+      out.push_back(std::move(e));
+    }
+    return out;
+  }
+  std::size_t default_repetitions() const override { return 3; }
+
+  std::vector<std::vector<dptune::EvaluationRequest>> batches;
+
+ private:
+  const dptune::Accountant& accountant_;
+  EvaluatorSetup setup_;
+  std::mutex mutex_;
+};
+
+class NullProgress final : public dptune::ProgressSink {
+ public:
+  void start(std::string_view, std::size_t) override {}
+  void advance(std::size_t, std::optional<double>) override {}
+  void message(std::string_view) override {}
+};
+
+enum class MechanismMode { Laplace, Gaussian, None };
+
+class FakeContext final : public dptune::TunerContext {
+ public:
+  explicit FakeContext(std::uint64_t seed, EvaluatorSetup setup = {},
+                       MechanismMode mode = MechanismMode::Gaussian,
+                       dptune::rdp::Options accounting = {})
+      : rdp(std::move(accounting)), evaluator_(rdp, setup), mode_(mode), rng_(seed) {
+    std::vector<dptune::Value> cs;
+    for (std::int64_t c = 0; c < 10; ++c) cs.emplace_back(c);
+    space_.add_categorical("c", cs);
+  }
+  const dptune::SearchSpace& space() const override { return space_; }
+  dptune::Evaluator& evaluator() override { return evaluator_; }
+  const dptune::Accountant& accountant() const override { return rdp; }
+  double delta() const override { return 1e-5; }
+  std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
+    const double b = overrides.get_double("noise_multiplier");
+    if (mode_ == MechanismMode::Laplace) return std::make_shared<svt_test::TestLaplace>(b);
+    if (mode_ == MechanismMode::Gaussian) return std::make_shared<svt_test::TestGaussian>(b);
+    throw dptune::ConfigError("f.yaml: mechanism: the pipeline names no mechanism");
+  }
+  dptune::ProgressSink& progress() override { return progress_; }
+  dptune::RandomBitGenerator& rng() override { return rng_; }
+  void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) override {
+    for (std::size_t i = 0; i < n; ++i) body(i);
+  }
+
+  dptune::rdp::AccountantFace rdp;
+  FakeEvaluator evaluator_;
+
+ private:
+  MechanismMode mode_;
+  dptune::SearchSpace space_;
+  NullProgress progress_;
+  dptune::Xoshiro256 rng_;
+};
+
+struct Loaded {
+  dptune::host::PluginRegistry registry;
+  Loaded() { registry.scan(DPTUNE_SVT_DOUBLING_PLUGIN); }
+  std::shared_ptr<dptune::Tuner> tuner(const dptune::Params& given) {
+    const auto* schema = registry.schema(dptune::host::ComponentKind::Tuner, "svt_doubling");
+    REQUIRE(schema != nullptr);
+    return registry.create_tuner("svt_doubling", schema->complete(given));
+  }
+};
+
+bool has_note(const dptune::TuningResult& r, const std::string& text) {
+  for (const auto& n : r.notes)
+    if (n.find(text) != std::string::npos) return true;
+  return false;
+}
+
+/// T as the notes report it ("T = 17 used").
+std::size_t iterations_used(const dptune::TuningResult& r) {
+  const std::regex re("T = ([0-9]+) used");
+  for (const auto& n : r.notes) {
+    std::smatch m;
+    if (std::regex_search(n, m, re)) return static_cast<std::size_t>(std::stoul(m[1]));
+  }
+  FAIL("no 'T = ... used' note");
+  return 0;
+}
+
+DpEvent svt_event(double eps, std::size_t t) {
+  return DpEvent::self_composed(DpEvent::pure_dp(eps), static_cast<std::int64_t>(t));
+}
+
+}  // namespace
+
+TEST_CASE("svt_doubling tuner: k|S| partition runs in one call, s* trained once, T_max composed") {
+  Loaded plugin;
+  FakeContext context(11);
+  auto tuner = plugin.tuner({{"k", std::int64_t{20}}, {"epsilon_svt", 5.0}});
+  const dptune::TuningResult r = tuner->tune(context);
+
+  const auto& batches = context.evaluator_.batches;
+  REQUIRE(batches.size() == 2);
+  REQUIRE(batches[0].size() == 20 * 10);  // every candidate on every part, in one call
+  for (std::size_t c = 0; c < 10; ++c)
+    for (std::size_t i = 0; i < 20; ++i) {
+      const auto& q = batches[0][c * 20 + i];
+      CHECK(q.candidate.get_int("c") == static_cast<std::int64_t>(c));
+      CHECK(q.scope.kind == dptune::DataScope::Kind::Partition);
+      CHECK(q.scope.index == i);
+      CHECK(q.scope.count == 20);
+      CHECK_FALSE(q.private_run);  // private_partitions defaults to false
+      CHECK(q.repetitions == 1);
+      CHECK_FALSE(q.keep_output);
+    }
+  REQUIRE(batches[1].size() == 1);
+  const auto& fin = batches[1][0];
+  CHECK(fin.scope.kind == dptune::DataScope::Kind::Whole);
+  CHECK(fin.private_run);
+  CHECK(fin.keep_output);
+  CHECK(fin.repetitions == 1);
+
+  REQUIRE(r.selected.has_value());
+  CHECK(r.selected->params.get_int("c") == 3);  // k eps = 100: noise 0.02 / 0.04 against gaps 0.05+
+  CHECK(fin.candidate.get_int("c") == 3);
+  CHECK(r.selected->utility_mean == doctest::Approx(0.91));  // the final model's utility
+  CHECK(r.trials.empty());  // nothing per candidate without per_trial_output
+  CHECK(r.trials_sensitive);
+
+  // The guarantee is the accountant's composition of T_max = 32 (the default for g = 0.01, u0 = 0)
+  // pure 5-DP iterations with the final training, not of the T iterations used.
+  const std::size_t t_max = svt::default_t_max(0, 0.01);
+  CHECK(t_max == 32);
+  const std::size_t t = iterations_used(r);
+  CHECK(t < t_max);
+  CHECK(t >= 5);
+  const dptune::PrivacyGuarantee expected =
+      context.rdp.epsilon(DpEvent::composed({svt_event(5, t_max), DpEvent::gaussian(1.0)}), 1e-5);
+  const dptune::PrivacyGuarantee with_t =
+      context.rdp.epsilon(DpEvent::composed({svt_event(5, t), DpEvent::gaussian(1.0)}), 1e-5);
+  REQUIRE(r.guarantee.has_value());
+  CHECK(r.guarantee->epsilon == doctest::Approx(expected.epsilon).epsilon(1e-12));
+  CHECK(r.guarantee->delta == doctest::Approx(1e-5));
+  CHECK(r.guarantee->epsilon > with_t.epsilon + 1);
+  CHECK(r.selected->privacy.epsilon == r.guarantee->epsilon);
+  CHECK(r.guarantee->derivation.find("32 AboveThreshold iterations") != std::string::npos);
+
+  CHECK(has_note(r, "T_max = 32"));
+  CHECK(has_note(r, "composes T_max = 32 iterations, not T = " + std::to_string(t)));
+  CHECK(has_note(r, "threat model: the held-out (validation) split is treated as PUBLIC"));
+  CHECK(has_note(r, "NOMINAL, NOT A GUARANTEE"));
+  CHECK(has_note(r, "sensitivity 0.05 = 1/k"));
+  CHECK(has_note(r, "Laplace scales 0.02 (threshold"));
+  CHECK(has_note(r, "0.04 (queries"));
+  // The pipeline's mechanism here is Gaussian, so the SDK's Laplace sampler was used.
+  CHECK(has_note(r, "SDK sampler dptune::laplace"));
+}
+
+TEST_CASE("svt_doubling tuner: a configured t_max is the one composed, capped at the worst case") {
+  Loaded plugin;
+  {
+    FakeContext context(12);
+    auto tuner =
+        plugin.tuner({{"k", std::int64_t{20}}, {"epsilon_svt", 5.0}, {"t_max", std::int64_t{4}}});
+    const auto r = tuner->tune(context);
+    CHECK(iterations_used(r) == 4);  // the optimum needs more: the cap binds
+    CHECK(has_note(r, "iteration cap T_max reached"));
+    REQUIRE(r.selected.has_value());  // stopped with the current s*
+    CHECK(
+        r.guarantee->epsilon ==
+        doctest::Approx(
+            context.rdp.epsilon(DpEvent::composed({svt_event(5, 4), DpEvent::gaussian(1.0)}), 1e-5)
+                .epsilon)
+            .epsilon(1e-12));
+  }
+  {
+    FakeContext context(13);
+    auto tuner = plugin.tuner({{"t_max", std::int64_t{100000}}, {"g", 0.1}});
+    const auto r = tuner->tune(context);
+    CHECK(has_note(r, "T_max = 19 (t_max 100000 lowered to the worst case"));
+  }
+}
+
+TEST_CASE("svt_doubling tuner: per_trial_output releases the partition means, marked sensitive") {
+  Loaded plugin;
+  FakeContext context(14);
+  auto tuner = plugin.tuner({{"k", std::int64_t{10}}, {"per_trial_output", true}});
+  const auto r = tuner->tune(context);
+  REQUIRE(r.trials.size() == 10);
+  CHECK(r.trials_sensitive);
+  double mean_jitter = 0;
+  for (std::size_t i = 0; i < 10; ++i) mean_jitter += FakeEvaluator::jitter(i) / 10;
+  for (std::size_t c = 0; c < 10; ++c) {
+    CHECK(r.trials[c].params.get_int("c") == static_cast<std::int64_t>(c));
+    CHECK(r.trials[c].utility_mean ==
+          doctest::Approx(quality(static_cast<std::int64_t>(c)) + mean_jitter));
+    CHECK(r.trials[c].utility_min ==
+          doctest::Approx(quality(static_cast<std::int64_t>(c)) - 0.008));
+    CHECK(r.trials[c].utility_max ==
+          doctest::Approx(quality(static_cast<std::int64_t>(c)) + 0.008));
+    CHECK(r.trials[c].repetitions == 10);
+    CHECK(std::isinf(r.trials[c].privacy.epsilon));  // non-private partition runs
+  }
+  CHECK(has_note(r, "SENSITIVE"));
+}
+
+TEST_CASE("svt_doubling tuner: no candidate passes -> the first candidate, said so") {
+  Loaded plugin;
+  EvaluatorSetup setup;
+  setup.scale = 0.1;  // every utility <= 0.09
+  FakeContext context(15, setup);
+  auto tuner = plugin.tuner({{"k", std::int64_t{20}}, {"epsilon_svt", 5.0}, {"u0", 0.6}});
+  const auto r = tuner->tune(context);
+  REQUIRE(r.selected.has_value());
+  CHECK(r.selected->params.get_int("c") == 0);
+  CHECK(has_note(r, "fell back to the data-independent default, the first candidate"));
+  CHECK(iterations_used(r) == 1);  // step 1 fails, step 0
+  CHECK(has_note(r, "undefined here"));
+}
+
+TEST_CASE("svt_doubling tuner: protect_validation uses max(1/k, 1/n_val) and withholds utility") {
+  Loaded plugin;
+  CHECK_THROWS_WITH(plugin.tuner({{"protect_validation", true}}),
+                    doctest::Contains("needs validation_rows"));
+  FakeContext context(16);
+  auto tuner = plugin.tuner({{"k", std::int64_t{20}},
+                             {"epsilon_svt", 5.0},
+                             {"protect_validation", true},
+                             {"validation_rows", std::int64_t{4}}});
+  const auto r = tuner->tune(context);
+  // Delta = max(1/20, 1/4) = 0.25: scales 2 * 0.25 / 5 = 0.1 and 4 * 0.25 / 5 = 0.2.
+  CHECK(has_note(r, "sensitivity 0.25 = max(1/k, 1/validation_rows)"));
+  CHECK(has_note(r, "Laplace scales 0.1 (threshold"));
+  CHECK(has_note(r, "0.2 (queries"));
+  CHECK(has_note(r, "one record of the training OR the held-out split"));
+  REQUIRE(r.selected.has_value());
+  CHECK(std::isnan(r.selected->utility_mean));
+  // With many validation rows, k binds again.
+  FakeContext context2(17);
+  auto tuner2 = plugin.tuner({{"k", std::int64_t{20}},
+                              {"epsilon_svt", 5.0},
+                              {"protect_validation", true},
+                              {"validation_rows", std::int64_t{1000}}});
+  CHECK(has_note(tuner2->tune(context2), "sensitivity 0.05 = max(1/k, 1/validation_rows)"));
+}
+
+TEST_CASE("svt_doubling tuner: private partitions add their parallel composition") {
+  Loaded plugin;
+  FakeContext context(18);
+  auto tuner = plugin.tuner({{"k", std::int64_t{10}}, {"private_partitions", true}});
+  const auto r = tuner->tune(context);
+  const auto& first = context.evaluator_.batches.at(0);
+  for (const auto& q : first) CHECK(q.private_run);
+  // Each record is in one part and seen once per candidate: the costlier parts (Gaussian(2)),
+  // composed over the 10 candidates, plus T_max = 32 pure 0.5-DP iterations and the final run.
+  const auto part = DpEvent::composed(std::vector<DpEvent>(10, DpEvent::gaussian(2.0)));
+  const double expected =
+      context.rdp
+          .epsilon(DpEvent::composed({svt_event(0.5, 32), part, DpEvent::gaussian(1.0)}), 1e-5)
+          .epsilon;
+  const double cheaper_part =
+      context.rdp
+          .epsilon(DpEvent::composed(
+                       {svt_event(0.5, 32),
+                        DpEvent::composed(std::vector<DpEvent>(10, DpEvent::gaussian(3.0))),
+                        DpEvent::gaussian(1.0)}),
+                   1e-5)
+          .epsilon;
+  CHECK(r.guarantee->epsilon == doctest::Approx(expected).epsilon(1e-12));
+  CHECK(expected > cheaper_part);
+  CHECK(r.guarantee->derivation.find("parallel composition") != std::string::npos);
+}
+
+TEST_CASE("svt_doubling tuner: candidates of different cost -> the worst case is the guarantee") {
+  Loaded plugin;
+  EvaluatorSetup setup;
+  setup.varied_final = true;  // candidate c's final run is Gaussian(1 + 0.5 c)
+  FakeContext context(19, setup);
+  auto tuner = plugin.tuner({{"k", std::int64_t{20}}, {"epsilon_svt", 5.0}});
+  const auto r = tuner->tune(context);
+  REQUIRE(r.selected->params.get_int("c") == 3);
+  const double worst =
+      context.rdp.epsilon(DpEvent::composed({svt_event(5, 32), DpEvent::gaussian(1.0)}), 1e-5)
+          .epsilon;
+  const double selected_only =
+      context.rdp.epsilon(DpEvent::composed({svt_event(5, 32), DpEvent::gaussian(2.5)}), 1e-5)
+          .epsilon;
+  CHECK(r.guarantee->epsilon == doctest::Approx(worst).epsilon(1e-12));
+  CHECK(r.guarantee->epsilon > selected_only);
+  CHECK(r.guarantee->derivation.find("worst case over the 10 distinct compositions") !=
+        std::string::npos);
+}
+
+TEST_CASE("svt_doubling tuner: noise from a Laplace mechanism; refusing accountant fails early") {
+  Loaded plugin;
+  {
+    FakeContext context(20, {}, MechanismMode::Laplace);
+    const auto r = plugin.tuner({{"k", std::int64_t{20}}, {"epsilon_svt", 5.0}})->tune(context);
+    CHECK(has_note(r,
+                   "Laplace noise from the pipeline's mechanism (events Laplace(0.4) and "
+                   "Laplace(0.8), L1 sensitivity 0.05)"));
+    CHECK(r.selected->params.get_int("c") == 3);
+  }
+  {
+    FakeContext context(21, {}, MechanismMode::None);
+    const auto r = plugin.tuner({})->tune(context);
+    CHECK(has_note(r, "not used: f.yaml: mechanism: the pipeline names no mechanism"));
+  }
+  {
+    dptune::rdp::Options pure;
+    pure.pure_only = true;
+    pure.name = "pure_dp";
+    FakeContext context(22, {}, MechanismMode::Gaussian, pure);
+    CHECK_THROWS_WITH_AS(plugin.tuner({})->tune(context),
+                         doctest::Contains("svt_doubling: the pipeline's accountant cannot price"),
+                         dptune::ConfigError);
+    CHECK(context.evaluator_.batches.empty());  // before any training
+  }
+}
+
+TEST_CASE("svt_doubling tuner: random candidates are drawn from the space before any data") {
+  Loaded plugin;
+  FakeContext a(23), b(23);
+  const auto ra =
+      plugin.tuner({{"candidates", std::string("random")}, {"trials", std::int64_t{6}}})->tune(a);
+  plugin.tuner({{"candidates", std::string("random")}, {"trials", std::int64_t{6}}})->tune(b);
+  REQUIRE(a.evaluator_.batches.at(0).size() == 6 * 10);
+  // Same seed, same candidate list (the draws come first from the tuner's generator).
+  for (std::size_t i = 0; i < 60; ++i)
+    CHECK(a.evaluator_.batches[0][i].candidate.get_int("c") ==
+          b.evaluator_.batches[0][i].candidate.get_int("c"));
+  CHECK(has_note(ra, "6 random draws from the search space"));
+}
+
+TEST_CASE("svt_doubling tuner: simulation mode writes the Figure 3 and 4 series") {
+  Loaded plugin;
+  FakeContext context(24);
+  const auto r = plugin
+                     .tuner({{"simulate", true},
+                             {"sim_repetitions", std::int64_t{60}},
+                             {"sim_trace_repetitions", std::int64_t{10}}})
+                     ->tune(context);
+  CHECK(context.evaluator_.batches.empty());
+  CHECK_FALSE(r.guarantee.has_value());
+  REQUIRE(r.series.size() == 3 * 3 + 3);
+  CHECK(r.series[0].name == "svt_iterations.keps_0.5");
+  CHECK(r.series[1].name == "svt_fidelity.keps_0.5");
+  CHECK(r.series[2].name == "svt_fidelity_by_iteration.keps_0.5");
+  CHECK(r.series[3].name == "svt_iterations.keps_5");
+  CHECK(r.series[9].name == "svt_iterations.reference_1_log2_n");
+  for (const auto& s : r.series) {
+    CHECK(s.x.size() == s.y.size());
+    CHECK_FALSE(s.x.empty());
+  }
+  CHECK(has_note(r, "table: 10, ["));
+  CHECK_THROWS_WITH(plugin.tuner({{"sim_k_epsilons", std::string("1,x")}}),
+                    doctest::Contains("'x' is not a number"));
+}
+
+TEST_CASE("svt_doubling tuner: partition scores outside [0, 1] are refused (Lemma 2 needs them)") {
+  Loaded plugin;
+  EvaluatorSetup setup;
+  setup.scale = 2;
+  setup.clamp = false;
+  FakeContext context(25, setup);
+  CHECK_THROWS_WITH(plugin.tuner({})->tune(context), doctest::Contains("is outside [0, 1]"));
+}
+
+TEST_CASE("svt_doubling tuner: candidates: list is scored in the order written") {
+  Loaded plugin;
+  CHECK_THROWS_WITH(plugin.tuner({{"candidates", std::string("list")}}),
+                    doctest::Contains("candidate_list is used exactly when candidates: list"));
+  CHECK_THROWS_WITH(plugin.tuner({{"candidate_list", std::string("c=1")}}),
+                    doctest::Contains("candidate_list is used exactly when candidates: list"));
+  FakeContext context(26);
+  const auto r = plugin
+                     .tuner({{"candidates", std::string("list")},
+                             {"candidate_list", std::string("c=7; c=0; c=3")},
+                             {"k", std::int64_t{20}},
+                             {"epsilon_svt", 5.0}})
+                     ->tune(context);
+  const auto& first = context.evaluator_.batches.at(0);
+  REQUIRE(first.size() == 3 * 20);
+  CHECK(first[0].candidate.get_int("c") == 7);
+  CHECK(first[20].candidate.get_int("c") == 0);
+  CHECK(first[40].candidate.get_int("c") == 3);
+  // Candidate 7 (0.85) passes first at every level it reaches; only 3 (0.9) passes above 0.85.
+  CHECK(r.selected->params.get_int("c") == 3);
+  CHECK(has_note(r, "3 candidates, the candidate_list given in the pipeline"));
+}
