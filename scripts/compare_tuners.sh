@@ -2,7 +2,8 @@
 # Compares DPareto with random search (same budget) and grid search (>= 4x the budget) on one
 # pipeline over several seeds, as paper 000 does in §4.3 (Fig. 5/6, Table 2): prints the mean
 # hypervolume (w.r.t. (epsilon, error) = (10, 1), the host's definition) of each tuner, the per-seed
-# values, and writes an SVG of mean hypervolume against evaluations.
+# values, and writes two SVGs: mean hypervolume against evaluations (paper 000 Fig. 5, top) and the
+# empirical fronts of the three tuners for the first seed (Fig. 6).
 #
 #   scripts/compare_tuners.sh [PIPELINE] [--seeds N] [--initial K0] [--iterations K] [--out DIR]
 #                             [--grid-points P] [--set key=value]...
@@ -117,3 +118,46 @@ awk -v budget="$budget" -v grid="$grid_mean" -v gridn="$grid_n" -v seeds="$seeds
     printf "</svg>\n"
   }' "$out/dpareto.mean" "$out/random.mean" > "$out/hypervolume_comparison.svg"
 echo "plot: $out/hypervolume_comparison.svg"
+
+# The empirical fronts of seed 1 (paper 000 Fig. 6): epsilon (log scale) against error, staircases.
+front_of() {  # "epsilon error" lines of pareto_front.csv, by increasing epsilon
+  awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "epsilon") e = i; if ($i == "utility_mean") u = i }; next }
+    { printf "%.12g %.12g\n", $e, 1 - $u }' "$1/pareto_front.csv" | sort -g
+}
+{ front_of "$out/dpareto_1"; echo; front_of "$out/random_1"; echo; front_of "$out/grid_1"; } |
+awk -v budget="$budget" -v gridn="$grid_n" '
+  BEGIN { f = 1 }
+  NF == 0 { f++; next }
+  { n[f]++; x[f, n[f]] = $1; y[f, n[f]] = $2; if ($1 > 0) { lx = log($1) / log(10); if (lo == "" || lx < lo) lo = lx; if (hi == "" || lx > hi) hi = lx } }
+  END {
+    lo = int(lo) - (lo < int(lo)); hi = int(hi) + (hi > int(hi)); if (hi <= lo) hi = lo + 1
+    ymax = 0; for (c = 1; c <= 3; c++) for (i = 1; i <= n[c]; i++) if (y[c, i] > ymax) ymax = y[c, i]
+    ymax = ymax * 1.1 + 1e-9
+    W = 720; H = 480; L = 70; R = 20; T = 40; B = 60
+    printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"12\">\n", W, H
+    printf "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+    printf "<text x=\"%d\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">empirical Pareto fronts, seed 1</text>\n", W / 2
+    printf "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", L, H - B, W - R, H - B
+    printf "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", L, T, L, H - B
+    for (e = lo; e <= hi; e++) printf "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">1e%d</text>\n", L + (e - lo) / (hi - lo) * (W - L - R), H - B + 18, e
+    for (k = 0; k <= 5; k++) printf "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.3g</text>\n", L - 8, H - B - k / 5 * (H - T - B) + 4, ymax * k / 5
+    printf "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">epsilon (log scale)</text>\n", (L + W - R) / 2, H - 15
+    printf "<text transform=\"translate(18,%d) rotate(-90)\" text-anchor=\"middle\">error = 1 - utility</text>\n", (T + H - B) / 2
+    split("#d62728 #1f77b4 #2ca02c", colour, " ")
+    label[1] = "DPareto (" budget " evaluations)"; label[2] = "random (" budget ")"; label[3] = "grid (" gridn ")"
+    for (c = 1; c <= 3; c++) {
+      printf "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\" points=\"", colour[c]
+      for (i = 1; i <= n[c]; i++) {
+        if (x[c, i] <= 0) continue
+        px = L + (log(x[c, i]) / log(10) - lo) / (hi - lo) * (W - L - R); py = H - B - y[c, i] / ymax * (H - T - B)
+        if (i > 1 && x[c, i - 1] > 0) printf "%.1f,%.1f ", px, H - B - y[c, i - 1] / ymax * (H - T - B)
+        printf "%.1f,%.1f ", px, py
+      }
+      printf "\"/>\n"
+      for (i = 1; i <= n[c]; i++) if (x[c, i] > 0)
+        printf "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", L + (log(x[c, i]) / log(10) - lo) / (hi - lo) * (W - L - R), H - B - y[c, i] / ymax * (H - T - B), colour[c]
+      printf "<text x=\"%d\" y=\"%d\" fill=\"%s\" text-anchor=\"end\">%s</text>\n", W - R - 8, T + 15 * c, colour[c], label[c]
+    }
+    printf "</svg>\n"
+  }' > "$out/fronts_seed1.svg"
+echo "plot: $out/fronts_seed1.svg"

@@ -40,7 +40,8 @@ dp::Mobo run(bool fast, std::size_t dims, std::size_t iterations, double& second
   a.learn_noise = false;
   a.noise = 1e-6;
   o.gps = {a, b};
-  if (const char* e = std::getenv("DPARETO_BENCH_PROBE")) a.restart_iterations = b.restart_iterations = std::atoi(e);
+  if (const char* e = std::getenv("DPARETO_BENCH_PROBE"))
+    a.restart_iterations = b.restart_iterations = std::atoi(e);
   if (const char* e = std::getenv("DPARETO_BENCH_TOL")) a.tolerance = b.tolerance = std::atof(e);
   o.gps = {a, b};
   o.starts = fast ? 1 : 5;
@@ -64,8 +65,8 @@ dp::Mobo run(bool fast, std::size_t dims, std::size_t iterations, double& second
     ys.push_back({y(0), y(1)});
   }
   seconds = (cpu_now() - t0);
-  std::printf("  (%zu + %zu marginal-likelihood evaluations in the fits)\n", mobo.gp(0).evaluations(),
-              mobo.gp(1).evaluations());
+  std::printf("  (%zu + %zu marginal-likelihood evaluations in the fits)\n",
+              mobo.gp(0).evaluations(), mobo.gp(1).evaluations());
   hv = dptune::hypervolume(ys, {1, 1});
   return mobo;
 }
@@ -103,7 +104,8 @@ int main(int argc, char** argv) {
   Eigen::MatrixXd C(5000, static_cast<Eigen::Index>(dims));
   C.topRows(4000) = dp::scrambled_halton(4000, dims, rng);
   for (Eigen::Index i = 4000; i < 5000; ++i) {
-    const auto& base = mobo.inputs()[n - 1 - dptune::uniform_index(rng, std::min<std::size_t>(64, n))];
+    const auto& base =
+        mobo.inputs()[n - 1 - dptune::uniform_index(rng, std::min<std::size_t>(64, n))];
     for (Eigen::Index j = 0; j < C.cols(); ++j)
       C(i, j) = std::clamp(base(j) + dptune::gaussian(rng, 0.05), 0.0, 1.0);
   }

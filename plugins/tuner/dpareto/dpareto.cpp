@@ -42,6 +42,45 @@ double raw_hypervolume(const std::vector<dptune::Trial>& trials, double ref_eps,
   return dptune::hypervolume(points, {ref_eps, ref_err});
 }
 
+// Variability of the front (paper 000, §4.3, Fig. 7: "the Pareto fronts recovered from
+// considering the best and worst runs in addition to the Pareto front obtained from the average
+// over runs"): the empirical fronts of (ε, 1 − utility) with the utility of each trial taken as the
+// worst of its R runs, their mean, and the best.  Three series of one group, so the host draws them
+// in one plot (variability_front.svg); x is log10 ε since fronts span decades of ε.
+std::vector<dptune::Series> variability_front(const std::vector<dptune::Trial>& trials,
+                                              std::size_t repetitions) {
+  const char* names[] = {"variability_front.worst_run", "variability_front.mean",
+                         "variability_front.best_run"};
+  std::vector<dptune::Series> out;
+  for (std::size_t k = 0; k < 3; ++k) {
+    auto utility = [k](const dptune::Trial& t) {
+      return k == 0 ? t.utility_min : k == 1 ? t.utility_mean : t.utility_max;
+    };
+    std::vector<dptune::Point> points;
+    std::vector<std::size_t> index;
+    for (std::size_t i = 0; i < trials.size(); ++i)
+      if (std::isfinite(trials[i].privacy.epsilon) && trials[i].privacy.epsilon > 0) {
+        points.push_back({trials[i].privacy.epsilon, 1.0 - utility(trials[i])});
+        index.push_back(i);
+      }
+    if (points.empty()) return {};
+    std::vector<std::size_t> front = dptune::pareto_front(points);
+    std::sort(front.begin(), front.end(),
+              [&](std::size_t a, std::size_t b) { return points[a][0] < points[b][0]; });
+    dptune::Series series;
+    series.name = names[k];
+    series.x_label = "log10 epsilon";
+    series.y_label = "error = 1 - utility: fronts of the worst, mean and best of R = " +
+                     std::to_string(repetitions) + " runs";
+    for (std::size_t f : front) {
+      series.x.push_back(std::log10(points[f][0]));
+      series.y.push_back(points[f][1]);
+    }
+    out.push_back(std::move(series));
+  }
+  return out;
+}
+
 std::vector<std::string> split_csv_line(const std::string& line) {
   std::vector<std::string> cells;
   std::string cell;
@@ -312,6 +351,8 @@ class DPareto final : public dptune::Tuner {
     }
 
     result.series.push_back(std::move(hv));
+    for (auto& band : variability_front(result.trials, context.evaluator().default_repetitions()))
+      result.series.push_back(std::move(band));
     result.notes.push_back(
         "DPareto (paper 000, Algorithm 2): " + std::to_string(initial.size()) +
         (initial_trials_.empty() ? " random initial candidates"

@@ -57,7 +57,8 @@ void invert_lower_triangular(Eigen::Ref<Eigen::MatrixXd> L, Eigen::MatrixXd& wor
   const Eigen::Index h = n / 2, m = n - h;
   invert_lower_triangular(L.topLeftCorner(h, h), work);
   invert_lower_triangular(L.bottomRightCorner(m, m), work);
-  if (work.rows() < m || work.cols() < h) work.resize(std::max(work.rows(), m), std::max(work.cols(), h));
+  if (work.rows() < m || work.cols() < h)
+    work.resize(std::max(work.rows(), m), std::max(work.cols(), h));
   auto B = L.bottomLeftCorner(m, h);
   auto T = work.topLeftCorner(m, h);
   T.noalias() = L.bottomRightCorner(m, m).triangularView<Eigen::Lower>() * B;
@@ -70,8 +71,7 @@ void lower_gram_in_place(Eigen::Ref<Eigen::MatrixXd> U, Eigen::MatrixXd& work) {
     // (UᵀU)_ij = Σ_{k ≥ i} U_ki U_kj for i ≥ j: columns left to right, rows top to bottom, so
     // every entry read is still U's.
     for (Eigen::Index j = 0; j < n; ++j)
-      for (Eigen::Index i = j; i < n; ++i)
-        U(i, j) = U.col(i).tail(n - i).dot(U.col(j).tail(n - i));
+      for (Eigen::Index i = j; i < n; ++i) U(i, j) = U.col(i).tail(n - i).dot(U.col(j).tail(n - i));
     return;
   }
   // U = [A 0; B C]: UᵀU = [AᵀA + BᵀB, ·; CᵀB, CᵀC].
@@ -80,7 +80,8 @@ void lower_gram_in_place(Eigen::Ref<Eigen::MatrixXd> U, Eigen::MatrixXd& work) {
   auto B = U.bottomLeftCorner(m, h);
   lower_gram_in_place(A, work);
   A.selfadjointView<Eigen::Lower>().rankUpdate(B.transpose(), 1.0);
-  if (work.rows() < m || work.cols() < h) work.resize(std::max(work.rows(), m), std::max(work.cols(), h));
+  if (work.rows() < m || work.cols() < h)
+    work.resize(std::max(work.rows(), m), std::max(work.cols(), h));
   auto T = work.topLeftCorner(m, h);
   T.noalias() = U.bottomRightCorner(m, m).triangularView<Eigen::Lower>().transpose() * B;
   B = T;
@@ -357,8 +358,8 @@ double Gp::log_marginal_likelihood(const Eigen::VectorXd& theta, Eigen::VectorXd
   w.m1.noalias() = w.g.selfadjointView<Eigen::Lower>() * w.e;
   w.mx.noalias() = w.g.selfadjointView<Eigen::Lower>() * w.scaled;
   for (Eigen::Index j = 0; j < d; ++j)
-    (*grad)(j) = w.scaled.col(j).array().square().matrix().dot(w.m1) -
-                 w.scaled.col(j).dot(w.mx.col(j));
+    (*grad)(j) =
+        w.scaled.col(j).array().square().matrix().dot(w.m1) - w.scaled.col(j).dot(w.mx.col(j));
   (*grad)(d) = 0.5 * sum_wk;
   // ∂K/∂θ_noise = e^{θ_noise} I.
   if (options_.learn_noise) (*grad)(d + 1) = 0.5 * std::exp(theta(d + 1)) * trace_w;
@@ -389,7 +390,8 @@ void Gp::fit(RandomBitGenerator& rng, int starts) {
   };
   LBFGSpp::LBFGSBParam<double> probe_param = param;
   const bool staged = options_.restart_iterations > 0;
-  if (staged) probe_param.max_iterations = std::min(options_.restart_iterations, param.max_iterations);
+  if (staged)
+    probe_param.max_iterations = std::min(options_.restart_iterations, param.max_iterations);
   LBFGSpp::LBFGSBSolver<double> probe(probe_param);
   // Runs a solver from t (in place); the value reached, +inf when it is not finite.
   auto run = [&](LBFGSpp::LBFGSBSolver<double>& with, Eigen::VectorXd& t) {
@@ -457,9 +459,8 @@ void Gp::mean_from(const Eigen::Ref<const Eigen::MatrixXd>& Ks,
   mean.noalias() = Ks * alpha_;
 }
 
-void Gp::variance_from(const Eigen::Ref<const Eigen::MatrixXd>& Ks,
-                       Eigen::Ref<Eigen::VectorXd> var, Eigen::Ref<Eigen::MatrixXd> work,
-                       double var_floor) const {
+void Gp::variance_from(const Eigen::Ref<const Eigen::MatrixXd>& Ks, Eigen::Ref<Eigen::VectorXd> var,
+                       Eigen::Ref<Eigen::MatrixXd> work, double var_floor) const {
   // var = s² − ‖L⁻¹ k*‖² for every row: V = Ks L⁻ᵀ (one triangular-matrix product).
   require(work.rows() == Ks.rows() && work.cols() == Ks.cols() && var.size() == Ks.rows(),
           "GP: variance buffers of the wrong shape");

@@ -23,8 +23,9 @@ struct Matern52 {
   Eigen::MatrixXd cross(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) const;
   /// The same into `out` (m × n already: a block of a reused buffer); `scaled_a`, `scaled_b` are
   /// workspaces for the inputs divided by the length-scales.
-  void cross_into(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, Eigen::Ref<Eigen::MatrixXd> out,
-                  Eigen::MatrixXd& scaled_a, Eigen::MatrixXd& scaled_b) const;
+  void cross_into(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B,
+                  Eigen::Ref<Eigen::MatrixXd> out, Eigen::MatrixXd& scaled_a,
+                  Eigen::MatrixXd& scaled_b) const;
   static double of_r(double r) {
     const double s5r = 2.23606797749978969641 * r;
     return (1 + s5r + s5r * s5r / 3) * std::exp(-s5r);
@@ -95,7 +96,8 @@ class Gp {
   /// mean = Ks α, and the variances of the rows of Ks, s² − ‖L⁻¹ k*‖² floored (`work`: m × n
   /// scratch).  Only valid when the GP has data.
   void cross_covariance(const Eigen::MatrixXd& Xs, Eigen::Ref<Eigen::MatrixXd> Ks) const;
-  void mean_from(const Eigen::Ref<const Eigen::MatrixXd>& Ks, Eigen::Ref<Eigen::VectorXd> mean) const;
+  void mean_from(const Eigen::Ref<const Eigen::MatrixXd>& Ks,
+                 Eigen::Ref<Eigen::VectorXd> mean) const;
   void variance_from(const Eigen::Ref<const Eigen::MatrixXd>& Ks, Eigen::Ref<Eigen::VectorXd> var,
                      Eigen::Ref<Eigen::MatrixXd> work, double var_floor = 1e-6) const;
   bool has_data() const { return factorised_; }

@@ -143,10 +143,9 @@ double Hvpoi::poi(const double* mu, const double* sd) const {
     const double from = mu[0] - 9 * sd[0];
     const auto first = std::partition_point(cells_.begin(), cells_.end(),
                                             [&](const Cell& c) { return c.upper[0] <= from; });
-    double previous =
-        first == cells_.begin() || first == cells_.end()
-            ? 0.0
-            : normal_cdf((first->lower[0] - mu[0]) / sd[0]);
+    double previous = first == cells_.begin() || first == cells_.end()
+                          ? 0.0
+                          : normal_cdf((first->lower[0] - mu[0]) / sd[0]);
     for (auto c = first; c != cells_.end(); ++c) {
       const double z = (c->upper[0] - mu[0]) / sd[0];
       const double hi = normal_cdf(z);
