@@ -103,6 +103,16 @@ TEST_CASE("front extraction with ties and duplicates") {
   CHECK(h.front()[0] == Point{1, 2});
   CHECK(h.front()[1] == Point{2, 1});
   CHECK(dptune::pareto_front(pts) == std::vector<std::size_t>{0, 2, 6});
+  CHECK(dp::pareto_indices(pts) == std::vector<std::size_t>{0, 2, 6});
+  // The 2-D sweep agrees with the SDK's pairwise front on grids full of ties and duplicates.
+  dptune::Xoshiro256 rng(6);
+  for (int rep = 0; rep < 20; ++rep) {
+    std::vector<Point> grid;
+    for (int i = 0; i < 40; ++i)
+      grid.push_back({static_cast<double>(dptune::uniform_index(rng, 6)),
+                      static_cast<double>(dptune::uniform_index(rng, 6))});
+    CHECK(dp::pareto_indices(grid) == dptune::pareto_front(grid));
+  }
   // Duplicates do not double-count: same hypervolume as the deduplicated front.
   CHECK(dptune::hypervolume(pts, {4, 4}) ==
         doctest::Approx(dptune::hypervolume({{1, 2}, {2, 1}}, {4, 4})));

@@ -32,18 +32,30 @@ Eigen::MatrixXd scrambled_halton(std::size_t n, std::size_t d, RandomBitGenerato
       std::iota(p.begin(), p.end(), 0u);
       for (std::size_t k = base - 1; k > 0; --k) std::swap(p[k], p[uniform_index(rng, k + 1)]);
     }
+    // Digits of the index kept as an odometer (incremented with carries) instead of recomputed by
+    // divisions for every point: the divisions were most of the cost.  Only digits whose weight
+    // b^{-(k+1)} is above 1e-17 matter in double precision.
+    std::size_t digits = 0;
+    for (double scale = 1.0 / base; digits < kDigits && scale >= 1e-17; scale /= base) ++digits;
+    std::vector<double> weight(digits);
+    weight[0] = 1.0 / base;
+    for (std::size_t k = 1; k < digits; ++k) weight[k] = weight[k - 1] / base;
+    std::vector<unsigned> digit(digits, 0);
+    std::uint64_t index = start;
+    for (std::size_t k = 0; k < digits; ++k) {
+      digit[k] = static_cast<unsigned>(index % base);
+      index /= base;
+    }
     for (std::size_t i = 0; i < n; ++i) {
-      std::uint64_t index = start + i;
-      double value = 0, scale = 1.0 / base;
-      for (std::size_t digit = 0; digit < kDigits; ++digit) {
-        // Permuting the trailing zero digits too makes every point a random point of its
-        // elementary interval rather than its left end.
-        value += perm[digit][index % base] * scale;
-        index /= base;
-        scale /= base;
-        if (scale < 1e-17) break;
-      }
+      // Permuting the trailing zero digits too makes every point a random point of its
+      // elementary interval rather than its left end.
+      double value = 0;
+      for (std::size_t k = 0; k < digits; ++k) value += perm[k][digit[k]] * weight[k];
       out(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = value;
+      for (std::size_t k = 0; k < digits; ++k) {
+        if (++digit[k] < base) break;
+        digit[k] = 0;
+      }
     }
   }
   return out;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include "dptune/errors.hpp"
 
@@ -22,12 +23,34 @@ std::vector<Point> front_below(const std::vector<Point>& points, const Point& re
     if (below) inside.push_back(p);
   }
   std::vector<Point> front;
-  for (std::size_t i : pareto_front(inside)) front.push_back(inside[i]);
+  for (std::size_t i : pareto_indices(inside)) front.push_back(inside[i]);
   std::sort(front.begin(), front.end());
   return front;
 }
 
 }  // namespace
+
+std::vector<std::size_t> pareto_indices(const std::vector<Point>& points) {
+  if (points.empty() || points[0].size() != 2) return pareto_front(points);
+  std::vector<std::size_t> order(points.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (points[a][0] != points[b][0]) return points[a][0] < points[b][0];
+    if (points[a][1] != points[b][1]) return points[a][1] < points[b][1];
+    return a < b;
+  });
+  // In (f1, f2, index) order a point is non-dominated iff its f2 is below every f2 before it
+  // (an equal earlier point is a duplicate or weakly dominates it).
+  std::vector<std::size_t> front;
+  double best = std::numeric_limits<double>::infinity();
+  for (std::size_t i : order)
+    if (points[i][1] < best) {
+      best = points[i][1];
+      front.push_back(i);
+    }
+  std::sort(front.begin(), front.end());
+  return front;
+}
 
 double normal_cdf(double z) { return 0.5 * std::erfc(-z * 0.70710678118654752440); }
 

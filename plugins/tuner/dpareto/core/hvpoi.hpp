@@ -31,6 +31,11 @@ std::vector<Cell> nondominated_cells(const std::vector<Point>& points, const Poi
 double hypervolume_improvement(const Point& v, const std::vector<Point>& front,
                                const Point& reference);
 
+/// Indices (ascending) of the non-dominated points, duplicates once (the first), as
+/// dptune::pareto_front; two objectives by one sort and a sweep (O(n log n), no allocation per
+/// comparison), more by dptune::pareto_front.
+std::vector<std::size_t> pareto_indices(const std::vector<Point>& points);
+
 /// Standard normal CDF.
 double normal_cdf(double z);
 

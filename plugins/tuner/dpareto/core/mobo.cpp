@@ -141,7 +141,7 @@ Hvpoi Mobo::make_hvpoi(const Eigen::MatrixXd& X) {
   Point reference = options_.reference;
   if (options_.reference_mode == ReferenceMode::Adaptive) {
     std::vector<Point> front;
-    for (std::size_t i : pareto_front(means)) front.push_back(means[i]);
+    for (std::size_t i : pareto_indices(means)) front.push_back(means[i]);
     reference.assign(p, 0);
     for (std::size_t k = 0; k < p; ++k) {
       double lo = front[0][k], hi = front[0][k];
@@ -178,7 +178,7 @@ Proposal Mobo::maximise(const Hvpoi& h, const Eigen::MatrixXd& X, RandomBitGener
       gps_[k].predict(X, mk, nullptr);
       for (std::size_t i = 0; i < means.size(); ++i) means[i][k] = mk(static_cast<Eigen::Index>(i));
     }
-    for (std::size_t i : pareto_front(means)) front_rows.push_back(static_cast<Eigen::Index>(i));
+    for (std::size_t i : pareto_indices(means)) front_rows.push_back(static_cast<Eigen::Index>(i));
   }
   for (std::size_t i = n_global; i < options_.candidates; ++i) {
     const Eigen::Index base = front_rows[uniform_index(rng, front_rows.size())];
