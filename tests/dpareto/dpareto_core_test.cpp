@@ -458,7 +458,7 @@ TEST_CASE("appending or dropping points updates the factorisation exactly as ref
       y(i) = std::cos(3 * X(i, 0)) + X(i, 1) - X(i, 2) * X(i, 2);
     }
     Eigen::VectorXd theta(learn_noise ? d + 2 : d + 1);
-    theta << std::log(0.4), std::log(0.6), std::log(0.9), std::log(0.8);
+    theta.head(4) << std::log(0.4), std::log(0.6), std::log(0.9), std::log(0.8);
     if (learn_noise) theta(d + 1) = std::log(0.01);
     Eigen::MatrixXd Xs(25, d);
     for (auto& v : Xs.reshaped()) v = dptune::uniform01(rng);
