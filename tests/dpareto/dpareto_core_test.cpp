@@ -3,7 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <functional>
 #include <numbers>
+#include <thread>
 
 #include "dptune/pareto.hpp"
 #include "dptune/rng.hpp"
@@ -515,4 +517,33 @@ TEST_CASE("the buffered acquisition equals ΔPF · PoI from plain predictions (s
     }
     if (m >= 150) CHECK(positive > 0);  // the check above is not only about zeros
   }
+}
+
+TEST_CASE("fits through a parallel_for on threads propose exactly what sequential fits do") {
+  auto run = [](bool threads) {
+    auto o = zdt_options();
+    if (threads)
+      o.parallel_for = [](std::size_t n, const std::function<void(std::size_t)>& body) {
+        std::vector<std::thread> pool;
+        for (std::size_t i = 0; i < n; ++i) pool.emplace_back(body, i);
+        for (auto& t : pool) t.join();
+      };
+    dp::Mobo mobo(3, o);
+    dptune::Xoshiro256 rng(5);
+    for (int i = 0; i < 8; ++i) {
+      Eigen::VectorXd x(3);
+      for (auto& v : x) v = dptune::uniform01(rng);
+      mobo.add(x, zdt1(x));
+    }
+    std::vector<Eigen::VectorXd> xs;
+    for (int it = 0; it < (kSanitized ? 2 : 4); ++it) {
+      const auto pr = mobo.propose(1, rng);
+      mobo.add(pr[0].x, zdt1(pr[0].x));
+      xs.push_back(pr[0].x);
+    }
+    return xs;
+  };
+  const auto a = run(false), b = run(true);
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i] == b[i]);
 }

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "dptune/dptune.hpp"
@@ -267,6 +268,10 @@ class DPareto final : public dptune::Tuner {
                                                        : BatchStrategy::KrigingBeliever;
     options.candidates = candidates_;
     options.local_starts = local_starts_;
+    // The two GP fits are independent: run them on the executor's threads.
+    options.parallel_for = [&context](std::size_t n, const std::function<void(std::size_t)>& body) {
+      context.parallel_for(n, body);
+    };
     if (needs_snap)
       options.snap = [&space](Eigen::VectorXd& x) {
         const auto u =

@@ -276,8 +276,18 @@ std::vector<Proposal> Mobo::propose(std::size_t q, RandomBitGenerator& rng) {
   require(!xs_.empty(), "DPareto: no observations to fit the GPs to");
   require(q >= 1, "DPareto: batch size must be >= 1");
   load_data(xs_, ys_);
-  if (proposals_ % static_cast<std::size_t>(options_.refit_every) == 0)
-    for (auto& g : gps_) g.fit(rng, options_.starts);
+  if (proposals_ % static_cast<std::size_t>(options_.refit_every) == 0) {
+    // One seed from the caller's generator, one stream per GP: the fits are independent.
+    const std::uint64_t seed = rng.next_u64();
+    const std::function<void(std::size_t)> fit_one = [&](std::size_t k) {
+      Xoshiro256 stream(seed, k);
+      gps_[k].fit(stream, options_.starts);
+    };
+    if (options_.parallel_for)
+      options_.parallel_for(gps_.size(), fit_one);
+    else
+      for (std::size_t k = 0; k < gps_.size(); ++k) fit_one(k);
+  }
   ++proposals_;
 
   std::vector<Eigen::VectorXd> fx = xs_, fy = ys_;

@@ -48,6 +48,10 @@ struct MoboOptions {
   BatchStrategy batch = BatchStrategy::KrigingBeliever;
   /// Maps a unit-cube point to the one that will really be evaluated (integers rounded).
   std::function<void(Eigen::VectorXd&)> snap;
+  /// Runs body(0..n−1), possibly in parallel (the plugin passes the executor's parallel_for); the
+  /// GPs of the objectives are fitted through it, each from its own random stream, so the result
+  /// does not depend on the threads.  Unset: one after the other.
+  std::function<void(std::size_t, const std::function<void(std::size_t)>&)> parallel_for;
 };
 
 struct Proposal {
