@@ -3,6 +3,8 @@
 // five hyperparameter starts per fit every iteration, and in fast mode (warm starts, refit every
 // 5); then one HVPoI evaluation over 5000 candidates at n = 272.
 //   build/bin/bench_dpareto [iterations=256] [dims=5] [all|full|fast]
+// For experiments, DPARETO_BENCH_PROBE (L-BFGS iterations of a random restart's probe, 0 = run
+// every start to convergence) and DPARETO_BENCH_TOL (relative tolerance) override the GP options.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

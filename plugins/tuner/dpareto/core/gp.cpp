@@ -437,9 +437,9 @@ void Gp::fit(RandomBitGenerator& rng, int starts) {
       best_probe = t;
     }
   }
-  // Successive halving down to one: only the most promising restart is run on, and only when
-  // it already rivals the warm start (a probe that stopped early is at least as good as where it
-  // stands, so one behind by more than the remaining descent rarely wins).
+  // Successive halving down to one: only the most promising restart is run on to convergence,
+  // and only when it is within 1 nat of the warm start's optimum (a probe further behind after a
+  // few iterations rarely overtakes it).
   if (best_probe.size() > 0 && staged && best_probe_value < best_value + 1.0)
     best_probe_value = run(solver, best_probe);
   if (best_probe_value < best_value) {

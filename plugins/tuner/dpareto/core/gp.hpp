@@ -127,9 +127,11 @@ class Gp {
   // Workspace of log_marginal_likelihood and of the factorisations, reused between calls so the
   // optimiser's inner loop allocates nothing (a GP is not to be used from two threads at once).
   struct Work {
-    Eigen::MatrixXd scaled, kf, g, c, t, scaled_b;
-    Eigen::VectorXd sq, s, e, v, m1;
-    Eigen::MatrixXd mx;
+    Eigen::MatrixXd scaled, scaled_b;  // inputs divided by the length-scales
+    Eigen::MatrixXd kf, g;             // lower triangles of K_f and G (then M = W ∘ G)
+    Eigen::MatrixXd c, t;              // Cholesky factor → L⁻¹ → K⁻¹ → W; scratch
+    Eigen::VectorXd s, e, v, m1;       // √5 r and e^{−√5 r} of a column; α; M 1
+    Eigen::MatrixXd mx;                // M z
   };
   mutable Work work_;
   mutable std::size_t evaluations_ = 0;
