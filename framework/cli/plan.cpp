@@ -29,30 +29,22 @@ namespace dptune::cli {
 
 namespace {
 
-std::vector<double> parse_means(const std::string& text) {
-  std::vector<double> means;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    std::size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() || !(v > 1) || !std::isfinite(v))
-      throw UsageError("--means: '" + item + "' is not a number > 1");
-    means.push_back(v);
-  }
-  if (means.empty()) throw UsageError("--means: give at least one mean");
-  return means;
-}
-
 std::string num(double x) {
   std::ostringstream s;
   s << std::setprecision(4) << x;
   return s.str();
+}
+
+std::vector<double> parse_means(const std::string& text) {
+  std::vector<double> means;
+  try {
+    means = dptune::parse_number_list(text, "--means");
+  } catch (const dptune::InvalidArgument& e) {
+    throw UsageError(e.what());
+  }
+  for (double v : means)
+    if (!(v > 1)) throw UsageError("--means: '" + num(v) + "' is not a number > 1");
+  return means;
 }
 
 struct Row {

@@ -1,7 +1,9 @@
 #include "dptune/params.hpp"
 
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 
 #include "dptune/errors.hpp"
 
@@ -89,6 +91,35 @@ std::string Params::to_string() const {
     out += name + ": " + dptune::to_string(value);
   }
   return out + "}";
+}
+
+std::vector<double> parse_number_list(const std::string& text, const std::string& what) {
+  const auto trim = [](const std::string& s) {
+    const auto first = s.find_first_not_of(" \t");
+    return first == std::string::npos ? std::string()
+                                      : s.substr(first, s.find_last_not_of(" \t") - first + 1);
+  };
+  std::string body = trim(text);
+  if (body.size() >= 2 && body.front() == '[' && body.back() == ']')
+    body = body.substr(1, body.size() - 2);
+  if (trim(body).empty())
+    throw InvalidArgument(what + ": expected a comma-separated list of numbers, got '" + text +
+                          "'");
+  std::vector<double> out;
+  std::size_t pos = 0;
+  for (;;) {
+    const std::size_t comma = std::min(body.find(',', pos), body.size());
+    const std::string item = trim(body.substr(pos, comma - pos));
+    if (item.empty()) throw InvalidArgument(what + ": empty entry in '" + text + "'");
+    char* end = nullptr;
+    errno = 0;
+    const double value = std::strtod(item.c_str(), &end);
+    if (errno == ERANGE || end != item.c_str() + item.size() || !std::isfinite(value))
+      throw InvalidArgument(what + ": '" + item + "' is not a number (in '" + text + "')");
+    out.push_back(value);
+    if (comma == body.size()) return out;
+    pos = comma + 1;
+  }
 }
 
 }  // namespace dptune

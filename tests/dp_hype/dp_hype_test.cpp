@@ -307,11 +307,3 @@ TEST_CASE("Figure 2 shape: accuracy rises with k then falls, and a larger epsilo
   t.sigmas_per_k = {{1.0}, {1.0, 2.0}, {1.0}};
   CHECK_THROWS_AS(simulate(t, 9, dphype_test::two_threads), dptune::Error);
 }
-
-TEST_CASE("parse_list") {
-  CHECK(parse_list("0.25, 1,3", "x") == std::vector<double>{0.25, 1, 3});
-  CHECK(parse_list("[1]", "x") == std::vector<double>{1});
-  CHECK_THROWS_WITH_AS(parse_list("1,,2", "dp_hype: epsilons"), doctest::Contains("epsilons"),
-                       dptune::InvalidArgument);
-  CHECK_THROWS_AS(parse_list("a", "x"), dptune::InvalidArgument);
-}

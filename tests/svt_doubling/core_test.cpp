@@ -362,14 +362,6 @@ TEST_CASE("simulation: Figures 3 and 4 where they reproduce, and where they do n
   CHECK(sim.fidelity_by_iteration[4].back() >= 0.98);
 }
 
-TEST_CASE("parse_list") {
-  CHECK(svt::parse_list("0.5, 5,10", "x") == std::vector<double>{0.5, 5, 10});
-  CHECK_THROWS_WITH_AS(svt::parse_list("0.5,,1", "sim_k_epsilons"),
-                       doctest::Contains("sim_k_epsilons: empty entry"), dptune::InvalidArgument);
-  CHECK_THROWS_WITH_AS(svt::parse_list("1, two", "sim_k_epsilons"),
-                       doctest::Contains("'two' is not a number"), dptune::InvalidArgument);
-}
-
 TEST_CASE("candidate_list: typed by the search space, in the order written, checked") {
   dptune::SearchSpace space;
   space.add_float("lr", 1e-3, 1.0, true);

@@ -28,6 +28,28 @@ TEST_CASE("sdk: params typed access and merge") {
   CHECK(to_string(Value{1e-300}) == "1e-300");
 }
 
+TEST_CASE("sdk: lists of numbers in string parameters") {
+  using dptune::parse_number_list;
+  CHECK(parse_number_list("0.25, 1,3", "x") == std::vector<double>{0.25, 1, 3});
+  CHECK(parse_number_list("0.5, 5,10", "x") == std::vector<double>{0.5, 5, 10});
+  CHECK(parse_number_list("[1]", "x") == std::vector<double>{1});
+  CHECK(parse_number_list(" [2, 1e-3 ] ", "x") == std::vector<double>{2, 1e-3});
+  CHECK_THROWS_WITH_AS(parse_number_list("1,,2", "dp_hype: epsilons"),
+                       doctest::Contains("dp_hype: epsilons: empty entry"),
+                       dptune::InvalidArgument);
+  CHECK_THROWS_WITH_AS(parse_number_list("0.5,,1", "sim_k_epsilons"),
+                       doctest::Contains("sim_k_epsilons: empty entry"), dptune::InvalidArgument);
+  CHECK_THROWS_WITH_AS(parse_number_list("1, two", "sim_k_epsilons"),
+                       doctest::Contains("'two' is not a number"), dptune::InvalidArgument);
+  CHECK_THROWS_AS(parse_number_list("a", "x"), dptune::InvalidArgument);
+  CHECK_THROWS_AS(parse_number_list("1,", "x"), dptune::InvalidArgument);
+  CHECK_THROWS_AS(parse_number_list("1, inf", "x"), dptune::InvalidArgument);
+  CHECK_THROWS_AS(parse_number_list("1e999", "x"), dptune::InvalidArgument);
+  CHECK_THROWS_WITH_AS(parse_number_list(" [ ] ", "sim_means"),
+                       doctest::Contains("sim_means: expected a comma-separated list"),
+                       dptune::InvalidArgument);
+}
+
 TEST_CASE("sdk: schema check, defaults and messages") {
   ParamSchema s;
   s.add_float("b", "noise")
@@ -176,10 +198,9 @@ TEST_CASE("sdk: DpEvent construction, accessors and syntax") {
   CHECK(e.count() == 1000);
   CHECK(e.inner().sampling_probability() == 0.01);
   CHECK(e.inner().inner().noise_multiplier() == 1.1);
-  CHECK(
-      e.to_string() ==
-      "{self_composed: {count: 1000, event: {poisson_sampled: {rate: 0.01, event: "
-      "{gaussian: {noise_multiplier: 1.1}}}}}}");
+  CHECK(e.to_string() ==
+        "{self_composed: {count: 1000, event: {poisson_sampled: {rate: 0.01, event: "
+        "{gaussian: {noise_multiplier: 1.1}}}}}}");
   CHECK_THROWS_WITH_AS(e.epsilon(), "DpEvent::epsilon() called on a self_composed event",
                        InvalidArgument);
   CHECK_THROWS_AS(DpEvent::poisson_sampled(1.5, DpEvent::gaussian(1)), InvalidArgument);

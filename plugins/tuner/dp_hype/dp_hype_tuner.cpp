@@ -38,11 +38,11 @@ class DpHype final : public dptune::Tuner {
  public:
   explicit DpHype(const Params& p) : p_(p) {
     // Lists are strings (the schema has no list type); check them now, naming the parameter.
-    dphype::parse_list(p.get_string("epsilons"), "dp_hype: epsilons");
-    dphype::parse_list(p.get_string("sim_k"), "dp_hype: sim_k");
-    dphype::parse_list(p.get_string("sim_sigma_loss"), "dp_hype: sim_sigma_loss");
-    dphype::parse_list(p.get_string("sim_good"), "dp_hype: sim_good");
-    dphype::parse_list(p.get_string("sim_candidates"), "dp_hype: sim_candidates");
+    dptune::parse_number_list(p.get_string("epsilons"), "dp_hype: epsilons");
+    dptune::parse_number_list(p.get_string("sim_k"), "dp_hype: sim_k");
+    dptune::parse_number_list(p.get_string("sim_sigma_loss"), "dp_hype: sim_sigma_loss");
+    dptune::parse_number_list(p.get_string("sim_good"), "dp_hype: sim_good");
+    dptune::parse_number_list(p.get_string("sim_candidates"), "dp_hype: sim_candidates");
     if (p.get_int("dropouts") >= p.get_int("clients"))
       throw dptune::InvalidArgument("dp_hype: dropouts must be < clients");
   }
@@ -428,7 +428,7 @@ class DpHype final : public dptune::Tuner {
   }
 
   dptune::TuningResult simulate(dptune::TunerContext& context) {
-    const auto epsilons = dphype::parse_list(p_.get_string("epsilons"), "dp_hype: epsilons");
+    const auto epsilons = dptune::parse_number_list(p_.get_string("epsilons"), "dp_hype: epsilons");
     auto as_sizes = [](const std::vector<double>& v, const char* what) {
       std::vector<std::size_t> out;
       for (double x : v) {
@@ -439,12 +439,14 @@ class DpHype final : public dptune::Tuner {
       }
       return out;
     };
-    const auto ks = as_sizes(dphype::parse_list(p_.get_string("sim_k"), "sim_k"), "sim_k");
+    const auto ks = as_sizes(dptune::parse_number_list(p_.get_string("sim_k"), "sim_k"), "sim_k");
     const auto goods =
-        as_sizes(dphype::parse_list(p_.get_string("sim_good"), "sim_good"), "sim_good");
-    const auto sizes = as_sizes(
-        dphype::parse_list(p_.get_string("sim_candidates"), "sim_candidates"), "sim_candidates");
-    const auto losses = dphype::parse_list(p_.get_string("sim_sigma_loss"), "sim_sigma_loss");
+        as_sizes(dptune::parse_number_list(p_.get_string("sim_good"), "sim_good"), "sim_good");
+    const auto sizes =
+        as_sizes(dptune::parse_number_list(p_.get_string("sim_candidates"), "sim_candidates"),
+                 "sim_candidates");
+    const auto losses =
+        dptune::parse_number_list(p_.get_string("sim_sigma_loss"), "sim_sigma_loss");
 
     // σ per (k, ε): the same calibration as a real run.
     std::map<std::pair<std::size_t, double>, double> sigmas;

@@ -35,29 +35,6 @@ std::string fmt(double x) {
   return s.str();
 }
 
-std::vector<double> parse_list(const std::string& text, const char* key) {
-  std::vector<double> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    const auto b = item.find_first_not_of(" \t");
-    if (b == std::string::npos) continue;
-    try {
-      std::size_t used = 0;
-      const double v = std::stod(item.substr(b), &used);
-      if (item.find_first_not_of(" \t", b + used) != std::string::npos) throw InvalidArgument("");
-      out.push_back(v);
-    } catch (const std::exception&) {
-      throw InvalidArgument(std::string("repetition: ") + key +
-                            " must be a comma-separated list "
-                            "of numbers, got '" +
-                            text + "'");
-    }
-  }
-  if (out.empty()) throw InvalidArgument(std::string("repetition: ") + key + " is empty");
-  return out;
-}
-
 /// The candidates Q may draw and the worst-case (base) event over them.
 struct CandidateSet {
   bool from_grid = true;
@@ -95,7 +72,7 @@ class Repetition final : public dptune::Tuner {
         simulate_(p.get_bool("simulate")),
         sim_pool_runs_(static_cast<std::size_t>(p.get_int("sim_pool_runs"))),
         sim_searches_(static_cast<std::size_t>(p.get_int("sim_searches"))),
-        sim_means_(parse_list(p.get_string("sim_means"), "sim_means")) {
+        sim_means_(dptune::parse_number_list(p.get_string("sim_means"), "repetition: sim_means")) {
     if (mean_ > 0 && gamma_ > 0)
       throw InvalidArgument("repetition: give mean or gamma, not both (mean = " + fmt(mean_) +
                             ", gamma = " + fmt(gamma_) + ")");
@@ -349,11 +326,27 @@ class Repetition final : public dptune::Tuner {
     return RepetitionDistribution::from_mean(mean, eta);
   }
 
-  dptune::Trial best_trial(const std::vector<dptune::Evaluation>& runs, std::size_t& best) const {
-    best = 0;
+  static std::size_t best_run(const std::vector<dptune::Evaluation>& runs) {
+    std::size_t best = 0;
     for (std::size_t i = 1; i < runs.size(); ++i)  // ties: the earlier run (a fixed order)
       if (runs[i].utility_mean > runs[best].utility_mean) best = i;
-    return dptune::to_trial(runs[best], best);
+    return best;
+  }
+
+  /// Releases run `id` (candidate, score, model description) under the whole search's guarantee,
+  /// and keeps the first `kept` runs as per-run results, marked sensitive (written on opt-in only).
+  static void release(dptune::TuningResult& result, const std::vector<dptune::Evaluation>& runs,
+                      std::size_t id, std::size_t kept) {
+    dptune::Trial selected = dptune::to_trial(runs[id], id);
+    selected.privacy = *result.guarantee;
+    result.selected = selected;
+    if (runs[id].model) result.notes.push_back("released model: " + runs[id].model->describe());
+    keep_runs(result, runs, kept);
+  }
+  static void keep_runs(dptune::TuningResult& result, const std::vector<dptune::Evaluation>& runs,
+                        std::size_t kept) {
+    for (std::size_t i = 0; i < kept; ++i) result.trials.push_back(dptune::to_trial(runs[i], i));
+    result.trials_sensitive = true;
   }
 
   // ---- repeat and select (Theorems 2 and 6; fixed K: composition) ---------------------------
@@ -405,14 +398,7 @@ class Repetition final : public dptune::Tuner {
       }
       context.progress().advance(runs.size(), std::nullopt);  // no per-run score is shown
     }
-    std::size_t best = 0;
-    dptune::Trial selected = best_trial(runs, best);
-    selected.privacy = *result.guarantee;
-    result.selected = selected;
-    if (runs[best].model) result.notes.push_back("released model: " + runs[best].model->describe());
-    for (std::size_t i = 0; i < runs.size(); ++i)
-      result.trials.push_back(dptune::to_trial(runs[i], i));
-    result.trials_sensitive = true;
+    release(result, runs, best_run(runs), runs.size());
     return result;
   }
 
@@ -454,13 +440,9 @@ class Repetition final : public dptune::Tuner {
         check_run_event(e, set);
         runs.push_back(std::move(e));
         if (runs.back().utility_mean >= threshold_) {
-          dptune::Trial selected = dptune::to_trial(runs.back(), runs.size() - 1);
-          selected.privacy = *result.guarantee;
-          result.selected = selected;
           result.notes.push_back("accepted run " + std::to_string(runs.size()) +
                                  " (runs are numbered in the algorithm's order)");
-          if (runs.back().model)
-            result.notes.push_back("released model: " + runs.back().model->describe());
+          release(result, runs, runs.size() - 1, runs.size());
           break;
         }
       }
@@ -471,12 +453,10 @@ class Repetition final : public dptune::Tuner {
             "stopped before a run reached the threshold: the output is the "
             "data-independent default candidate " +
             set.fallback.to_string() + " (nothing about the runs is released)");
+        keep_runs(result, runs, runs.size());
         break;
       }
     }
-    for (std::size_t i = 0; i < runs.size() && (!result.selected || i <= result.selected->id); ++i)
-      result.trials.push_back(dptune::to_trial(runs[i], i));
-    result.trials_sensitive = true;
     return result;
   }
 

@@ -45,7 +45,7 @@ constexpr double kNominalMultiplier = 3;
 class SvtDoubling final : public dptune::Tuner {
  public:
   explicit SvtDoubling(const Params& p) : p_(p) {
-    svt::parse_list(p.get_string("sim_k_epsilons"), "svt_doubling: sim_k_epsilons");
+    dptune::parse_number_list(p.get_string("sim_k_epsilons"), "svt_doubling: sim_k_epsilons");
     if (p.get_bool("protect_validation") && p.get_int("validation_rows") == 0)
       throw dptune::InvalidArgument(
           "svt_doubling: protect_validation: true needs validation_rows (the number of rows of "
@@ -436,7 +436,8 @@ class SvtDoubling final : public dptune::Tuner {
     svt::SimulationOptions o;
     o.candidates = static_cast<std::size_t>(p_.get_int("sim_candidates"));
     o.g = g();
-    o.k_epsilons = svt::parse_list(p_.get_string("sim_k_epsilons"), "svt_doubling: sim_k_epsilons");
+    o.k_epsilons =
+        dptune::parse_number_list(p_.get_string("sim_k_epsilons"), "svt_doubling: sim_k_epsilons");
     o.repetitions = static_cast<std::size_t>(p_.get_int("sim_repetitions"));
     o.trace_repetitions = static_cast<std::size_t>(p_.get_int("sim_trace_repetitions"));
     context.progress().start("svt_doubling: simulation", o.k_epsilons.size());
@@ -516,8 +517,11 @@ class SvtDoubling final : public dptune::Tuner {
     }
     // Figure 4's reference curves T = c log n, c = 1, 3, 5 (log base 2, see kNominalMultiplier).
     for (double c : {1.0, 3.0, 5.0}) {
-      dptune::Series ref{
-          "svt_iterations.reference_" + fmt(c) + "_log2_n", "n = (u* - u0) / g", fmt(c) + " log2 n", {}, {}};
+      dptune::Series ref{"svt_iterations.reference_" + fmt(c) + "_log2_n",
+                         "n = (u* - u0) / g",
+                         fmt(c) + " log2 n",
+                         {},
+                         {}};
       for (double n = 2; n <= 1 / o.g; n *= 1.25) {
         ref.x.push_back(n);
         ref.y.push_back(c * std::log2(n));

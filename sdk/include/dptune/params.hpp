@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 #include <variant>
+#include <vector>
 
 namespace dptune {
 
@@ -51,5 +52,10 @@ class BOOST_SYMBOL_VISIBLE Params {
  private:
   std::map<std::string, Value> values_;
 };
+
+/// A list of finite numbers given in a string parameter (a schema has no list type), written
+/// "0.25, 1, 3" or "[0.25, 1, 3]".  Throws InvalidArgument starting with `what` for an empty entry,
+/// an entry that is not a finite number, or an empty list.
+std::vector<double> parse_number_list(const std::string& text, const std::string& what);
 
 }  // namespace dptune

@@ -258,24 +258,4 @@ std::vector<SimulationCell> simulate(const SimulationSetting& s, std::uint64_t s
   return out;
 }
 
-std::vector<double> parse_list(const std::string& text, const std::string& what) {
-  std::vector<double> out;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', pos), text.size());
-    std::string item = text.substr(pos, comma - pos);
-    const auto first = item.find_first_not_of(" \t[]");
-    const auto last = item.find_last_not_of(" \t[]");
-    item = first == std::string::npos ? "" : item.substr(first, last - first + 1);
-    char* end = nullptr;
-    const double v = std::strtod(item.c_str(), &end);
-    if (item.empty() || end != item.c_str() + item.size() || !std::isfinite(v))
-      throw dptune::InvalidArgument(what + ": expected a comma-separated list of numbers, got '" +
-                                    text + "'");
-    out.push_back(v);
-    pos = comma + 1;
-  }
-  return out;
-}
-
 }  // namespace dphype

@@ -325,29 +325,4 @@ std::vector<dptune::Params> parse_candidate_list(const std::string& text,
   return out;
 }
 
-std::vector<double> parse_list(const std::string& text, const std::string& what) {
-  std::vector<double> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    const auto first = item.find_first_not_of(" \t");
-    const auto last = item.find_last_not_of(" \t");
-    if (first == std::string::npos)
-      throw dptune::InvalidArgument(what + ": empty entry in '" + text + "'");
-    item = item.substr(first, last - first + 1);
-    std::size_t used = 0;
-    double x = 0;
-    try {
-      x = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || !std::isfinite(x))
-      throw dptune::InvalidArgument(what + ": '" + item + "' is not a number (in '" + text + "')");
-    out.push_back(x);
-  }
-  if (out.empty()) throw dptune::InvalidArgument(what + ": expected a comma-separated list");
-  return out;
-}
-
 }  // namespace svt

@@ -127,7 +127,4 @@ struct SimulationCell {
 std::vector<SimulationCell> simulate(const SimulationSetting& setting, std::uint64_t seed,
                                      const secagg::ParallelFor& parallel_for);
 
-/// "0.25, 1,3" → {0.25, 1, 3}; throws dptune::InvalidArgument naming `what` on bad input.
-std::vector<double> parse_list(const std::string& text, const std::string& what);
-
 }  // namespace dphype

@@ -157,7 +157,4 @@ SimulationResult simulate(const SimulationOptions& options, dptune::RandomBitGen
 std::vector<dptune::Params> parse_candidate_list(const std::string& text,
                                                  const dptune::SearchSpace& space);
 
-/// "0.5, 5,10" -> {0.5, 5, 10}; throws InvalidArgument naming `what` on anything else.
-std::vector<double> parse_list(const std::string& text, const std::string& what);
-
 }  // namespace svt
