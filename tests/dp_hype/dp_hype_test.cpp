@@ -212,6 +212,38 @@ TEST_CASE(
   CHECK(r.rounding_bound == doctest::Approx(9 * std::ldexp(1.0, -33)));
 }
 
+TEST_CASE("secure vote: the aggregate minus the vote sum is the same noise whatever the votes") {
+  // Two federations with the same seeds and different votes: the server's sum minus Σ v must be
+  // bit-for-bit identical, i.e. the fixed-point rounding is a function of the noise alone.
+  const std::size_t n = 7, p = 40;
+  std::vector<std::vector<double>> ones(n, std::vector<double>(p, 1.0)), mixed(n);
+  dptune::Xoshiro256 votes_rng(5);
+  for (auto& v : mixed) {
+    std::vector<double> s(p);
+    for (auto& x : s) x = dptune::uniform01(votes_rng);
+    v = top_k_votes(s, 9, votes_rng);
+  }
+  // A large per-client noise (σ_i ≈ 3e3) so that the noise uses many of the 64 bits.
+  const ClientNoise noise = client_noise(8000.0, 9, n, 0);
+  dphype_test::FakeGaussianMechanism mechanism(noise.noise_multiplier);
+  SecureVoteOptions options;
+  dptune::Xoshiro256 a(99), b(99);
+  const auto r1 = secure_vote(ones, mechanism, noise, options, a, dphype_test::two_threads);
+  const auto r2 = secure_vote(mixed, mechanism, noise, options, b, dphype_test::two_threads);
+  for (std::size_t j = 0; j < p; ++j) {
+    double sum_mixed = 0;
+    for (const auto& v : mixed) sum_mixed += v[j];
+    const double noise1 = r1.noisy_votes[j] - static_cast<double>(n);
+    const double noise2 = r2.noisy_votes[j] - sum_mixed;
+    CHECK(noise1 == noise2);
+    CHECK(noise1 != 0.0);
+  }
+  std::vector<std::vector<double>> fractional(n, std::vector<double>(p, 0.5));
+  dptune::Xoshiro256 c(99);
+  CHECK_THROWS_AS(secure_vote(fractional, mechanism, noise, options, c, dphype_test::two_threads),
+                  dptune::InvalidArgument);
+}
+
 TEST_CASE("Theorem IV.1: closed form, and bound <= simulated accuracy (Figure 2 setting)") {
   // 1 − |H_bad| σ/(γ√π) exp(−γ²/(4σ²)) at |H_bad| = 95, σ = 12.5, γ = 50.
   CHECK(success_lower_bound(95, 12.5, 50) ==

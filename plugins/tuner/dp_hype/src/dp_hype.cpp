@@ -149,13 +149,25 @@ SecureVoteResult secure_vote(const std::vector<std::vector<double>>& votes,
   sensitivity.linf = 1;
   parallel_for(n, [&](std::size_t i) {
     dptune::require(votes[i].size() == p, "dp_hype: client vote vectors differ in length");
-    // Algorithm 1 line 9, computed by the client itself: ṽ_i = v_i + z_i.
-    const std::vector<double> noisy = mechanism.release(votes[i], sensitivity, noise_rngs[i]);
-    if (noisy.size() != p)
-      throw dptune::PluginError("dp_hype: the mechanism released " + std::to_string(noisy.size()) +
-                                " values for " + std::to_string(p) + " votes");
+    // Algorithm 1 line 9, computed by the client itself: ṽ_i = v_i + z_i.  The client draws z_i
+    // from the mechanism (a Gaussian: tuner.cpp refuses anything else) on a zero vector and
+    // encodes v_i and z_i separately, so that the server's sum is exactly
+    // Σ v_i + Σ round(z_i · 2^f) / 2^f: the fixed-point rounding touches only the noise, whatever
+    // the votes (encoding the double v_i + z_i would round differently for v = 0 and v = 1 in
+    // rare cases, a data-dependent perturbation of at most 2^-f).
+    const std::vector<double> zeros(p, 0.0);
+    const std::vector<double> noise_i = mechanism.release(zeros, sensitivity, noise_rngs[i]);
+    if (noise_i.size() != p)
+      throw dptune::PluginError("dp_hype: the mechanism released " +
+                                std::to_string(noise_i.size()) + " values for " +
+                                std::to_string(p) + " votes");
     std::vector<std::uint64_t> encoded(p);
-    for (std::size_t j = 0; j < p; ++j) encoded[j] = secagg::encode(noisy[j], n);
+    // Each part gets half of the per-party range, so the client's total cannot wrap the sum.
+    for (std::size_t j = 0; j < p; ++j) {
+      dptune::require(votes[i][j] == 0.0 || votes[i][j] == 1.0,
+                      "dp_hype: votes must be 0 or 1 (Algorithm 1)");
+      encoded[j] = secagg::encode(votes[i][j], 2 * n) + secagg::encode(noise_i[j], 2 * n);
+    }
     clients[i].set_input(std::move(encoded));
   });
   secagg::InMemoryTransport local;

@@ -106,8 +106,9 @@ class SecAggAbort : public dptune::Error {
 /// Real values travel as round(x · 2^f) mod 2^64 (two's complement), f = 32 fractional bits.  Each
 /// encoding rounds by at most 2^-(f+1) = 1.2e-10, so the decoded sum of n encodings differs from
 /// the real sum by at most n · 2^-33 (1.2e-7 for n = 1000), far below the noise (σ ≥ 1 in practice)
-/// and the vote granularity (1).  Integer votes are encoded exactly, so the rounding only touches
-/// the noise and never depends on the data.  The sum cannot wrap: encode() rejects |x| ≥ 2^31 / n.
+/// and the vote granularity (1).  Integer votes are encoded exactly; dp_hype encodes each client's
+/// vote and its noise as two separate encodings, so the rounding only touches the noise and never
+/// depends on the data.  The sum cannot wrap: encode() rejects |x| ≥ 2^31 / n.
 inline constexpr int kFractionBits = 32;
 /// Bound on |decoded sum − real sum| for `parties` encodings.
 double rounding_bound(std::size_t parties);
