@@ -307,8 +307,9 @@ class DpHype final : public dptune::Tuner {
         std::to_string(survivors) + " of " + std::to_string(clients) + " clients in the sum, " +
         graph_note + ", " + std::to_string(aggregated.bytes) +
         " bytes exchanged; fixed point with " + std::to_string(dphype::secagg::kFractionBits) +
-        " fractional bits mod 2^64: |decoded - real sum| <= " + fmt(aggregated.rounding_bound, 3) +
-        " per entry; threat model: "
+        " fractional bits mod 2^64 (votes and noise encoded separately: the rounding, "
+        "|decoded - real sum| <= " + fmt(aggregated.rounding_bound, 3) +
+        " per entry, depends on the noise alone); threat model: "
         "honest-but-curious server, dropouts after key exchange");
     notes.push_back("per-client rankings and votes are not released");
 
