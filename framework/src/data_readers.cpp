@@ -10,6 +10,8 @@
 #include <optional>
 #include <sstream>
 
+#include <zlib.h>
+
 namespace dptune::host {
 
 namespace fs = std::filesystem;
@@ -49,16 +51,70 @@ std::optional<double> parse_number(std::string_view s) {
   return v;
 }
 
-std::vector<std::string_view> split(std::string_view line, char delimiter) {
-  std::vector<std::string_view> fields;
-  std::size_t start = 0;
+/// One CSV record split into fields, RFC 4180 quoting: a field may be enclosed in double quotes,
+/// and then holds the delimiter, line breaks and "" for a literal quote.  Space around a field
+/// (or around its quotes) is dropped; space inside quotes is kept.
+struct CsvRecord {
+  enum class Status { Complete, OpenQuote, Malformed };
+  Status status = Status::Complete;
+  std::vector<std::string> fields;
+  std::string problem;  // for Malformed
+};
+
+CsvRecord split_record(std::string_view text, char delimiter) {
+  CsvRecord record;
+  std::size_t i = 0;
+  auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
   while (true) {
-    const std::size_t at = line.find(delimiter, start);
-    fields.push_back(trim(line.substr(start, at == std::string_view::npos ? at : at - start)));
-    if (at == std::string_view::npos) break;
-    start = at + 1;
+    while (i < text.size() && is_space(text[i]) && text[i] != delimiter) ++i;
+    std::string field;
+    if (i < text.size() && text[i] == '"') {
+      const std::size_t opened = record.fields.size();
+      ++i;
+      bool closed = false;
+      while (i < text.size()) {
+        if (text[i] == '"') {
+          if (i + 1 < text.size() && text[i + 1] == '"') {
+            field.push_back('"');
+            i += 2;
+            continue;
+          }
+          closed = true;
+          ++i;
+          break;
+        }
+        field.push_back(text[i++]);
+      }
+      if (!closed) {
+        record.status = CsvRecord::Status::OpenQuote;
+        return record;
+      }
+      while (i < text.size() && is_space(text[i]) && text[i] != delimiter) ++i;
+      if (i < text.size() && text[i] != delimiter) {
+        record.status = CsvRecord::Status::Malformed;
+        record.problem = "column " + std::to_string(opened) +
+                         ": unexpected text after a closing quote (write \"\" for a quote "
+                         "inside a quoted field)";
+        return record;
+      }
+    } else {
+      const std::size_t start = i;
+      while (i < text.size() && text[i] != delimiter) {
+        if (text[i] == '"') {
+          record.status = CsvRecord::Status::Malformed;
+          record.problem = "column " + std::to_string(record.fields.size()) +
+                           ": a quote inside an unquoted field (quote the whole field and "
+                           "write \"\" for the quote)";
+          return record;
+        }
+        ++i;
+      }
+      field = std::string(trim(text.substr(start, i - start)));
+    }
+    record.fields.push_back(std::move(field));
+    if (i >= text.size()) return record;
+    ++i;  // the delimiter
   }
-  return fields;
 }
 
 std::string shown(std::string_view field) {
@@ -164,50 +220,66 @@ dptune::Dataset read_csv(const fs::path& file, const CsvOptions& options) {
     label = index;
   };
 
+  std::string record_text;
   while (std::getline(in, line)) {
     ++line_no;
     std::string_view text = trim(line);
     if (line_no == 1 && text.substr(0, 3) == "\xEF\xBB\xBF")
       text = trim(text.substr(3));  // UTF-8 BOM
     if (text.empty() || text.front() == '#') continue;
-    const auto fields = split(text, options.delimiter);
+    // A quoted field may span lines: the record goes on until its quotes are balanced, and errors
+    // name the line the record starts on.
+    const std::size_t record_line = line_no;
+    record_text.assign(text);
+    CsvRecord record = split_record(record_text, options.delimiter);
+    while (record.status == CsvRecord::Status::OpenQuote && std::getline(in, line)) {
+      ++line_no;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      record_text += '\n';
+      record_text += line;
+      record = split_record(record_text, options.delimiter);
+    }
+    if (record.status == CsvRecord::Status::OpenQuote)
+      fail_at(file, record_line, "a quoted field is never closed (missing '\"')");
+    if (record.status == CsvRecord::Status::Malformed) fail_at(file, record_line, record.problem);
+    const std::vector<std::string>& fields = record.fields;
     if (!have_layout) {
       have_layout = true;
       columns = fields.size();
-      first_line = line_no;
+      first_line = record_line;
       if (options.header) {
         for (std::size_t c = 0; c < fields.size(); ++c) {
           if (fields[c].empty())
-            fail_at(file, line_no, "header: column " + std::to_string(c) + " has an empty name");
+            fail_at(file, record_line, "header: column " + std::to_string(c) + " has an empty name");
           names.emplace_back(fields[c]);
         }
-        resolve_label(line_no);
+        resolve_label(record_line);
         continue;
       }
       for (std::size_t c = 0; c < columns; ++c) names.push_back("x" + std::to_string(c));
-      resolve_label(line_no);
+      resolve_label(record_line);
     }
     if (fields.size() != columns)
-      fail_at(file, line_no,
+      fail_at(file, record_line,
               "expected " + std::to_string(columns) + " fields (as on line " +
                   std::to_string(first_line) + "), got " + std::to_string(fields.size()));
     for (std::size_t c = 0; c < columns; ++c) {
       const std::string_view f = fields[c];
       if (c == label) {
         if (f.empty())
-          fail_at(file, line_no,
+          fail_at(file, record_line,
                   "column " + std::to_string(c) + " (label '" + names[c] + "'): empty label");
         if (!options.classification && !parse_number(f))
-          fail_at(file, line_no,
+          fail_at(file, record_line,
                   "column " + std::to_string(c) + " (label '" + names[c] +
                       "'): expected a number, got " + shown(f));
         label_texts.emplace_back(f);
-        label_lines.push_back(line_no);
+        label_lines.push_back(record_line);
         continue;
       }
       const auto v = parse_number(f);
       if (!v)
-        fail_at(file, line_no,
+        fail_at(file, record_line,
                 "column " + std::to_string(c) + " ('" + names[c] +
                     "'): expected a finite number, got " +
                     (f.empty() ? std::string("an empty field") : shown(f)));
@@ -317,6 +389,32 @@ namespace {
 constexpr std::uint32_t kIdxImages = 0x00000803;  // unsigned byte, 3 dimensions
 constexpr std::uint32_t kIdxLabels = 0x00000801;  // unsigned byte, 1 dimension
 
+/// The whole of a gzip file, decompressed (MNIST and Fashion-MNIST are distributed as .gz).
+std::vector<unsigned char> read_gzip(const fs::path& file) {
+  gzFile in = gzopen(file.c_str(), "rb");
+  if (in == nullptr) fail_file(file, "cannot open for reading");
+  std::vector<unsigned char> bytes;
+  constexpr unsigned kChunk = 1U << 20;
+  std::string problem;
+  while (true) {
+    const std::size_t at = bytes.size();
+    bytes.resize(at + kChunk);
+    const int got = gzread(in, bytes.data() + at, kChunk);
+    if (got < 0) {
+      int code = 0;
+      problem = gzerror(in, &code);
+      break;
+    }
+    bytes.resize(at + static_cast<std::size_t>(got));
+    if (got == 0) break;
+  }
+  const int closed = gzclose_r(in);
+  if (problem.empty() && closed == Z_BUF_ERROR) problem = "unexpected end of file";
+  if (problem.empty() && closed != Z_OK) problem = "error " + std::to_string(closed);
+  if (!problem.empty()) fail_file(file, "corrupt gzip data: " + problem);
+  return bytes;
+}
+
 std::vector<unsigned char> read_binary(const fs::path& file) {
   std::error_code ec;
   if (!fs::exists(file, ec)) fail_file(file, "no such file");
@@ -328,6 +426,8 @@ std::vector<unsigned char> read_binary(const fs::path& file) {
   std::vector<unsigned char> bytes(static_cast<std::size_t>(size));
   in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   if (static_cast<std::size_t>(in.gcount()) != bytes.size()) fail_file(file, "read error");
+  // gzip magic 1f 8b (RFC 1952): decompress, whatever the file is called.
+  if (bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) return read_gzip(file);
   return bytes;
 }
 

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <string>
 
+#include <zlib.h>
+
 #include "dptune/host/data_readers.hpp"
 #include "temp_dir.hpp"
 
@@ -122,6 +124,30 @@ TEST_CASE("csv: malformed files give file:line and what is wrong") {
         at("no_header.csv", 1, "column 2 (label 'x2'): expected a number, got 'cat'"));
 }
 
+TEST_CASE("csv: RFC 4180 quoting: delimiters, doubled quotes and line breaks inside quotes") {
+  CsvOptions o;
+  o.label_column = "species";
+  const auto d = dptune::host::read_csv(fixture("quoted.csv"), o);
+  REQUIRE(d.rows == 3);
+  REQUIRE(d.cols == 2);
+  CHECK(d.feature_names == std::vector<std::string>{"width", "height, cm"});
+  CHECK(d.features == std::vector<double>{1.5, 2.0, 3, 4, 5, 6});
+  // Classes in text order: 'Iris "setosa"' < 'multi\nline, label'; rows 1 and 3 share a class.
+  CHECK(d.num_classes == 2);
+  CHECK(d.labels == std::vector<double>{0, 1, 0});
+  // Errors name the line the record starts on.
+  CHECK(error_of([&] { dptune::host::read_csv(fixture("unclosed_quote.csv"), CsvOptions{}); }) ==
+        at("unclosed_quote.csv", 2, "a quoted field is never closed (missing '\"')"));
+  CHECK(error_of([&] { dptune::host::read_csv(fixture("text_after_quote.csv"), CsvOptions{}); }) ==
+        at("text_after_quote.csv", 3,
+           "column 1: unexpected text after a closing quote (write \"\" for a quote inside a "
+           "quoted field)"));
+  CHECK(error_of([&] { dptune::host::read_csv(fixture("stray_quote.csv"), CsvOptions{}); }) ==
+        at("stray_quote.csv", 3,
+           "column 1: a quote inside an unquoted field (quote the whole field and write \"\" for "
+           "the quote)"));
+}
+
 TEST_CASE("libsvm: 1-based sparse rows, zeros filled in, labels -1/+1 become classes 0/1") {
   const auto d = dptune::host::read_libsvm(fixture("good.libsvm"));
   CHECK(d.rows == 3);
@@ -151,6 +177,45 @@ TEST_CASE("libsvm: malformed files give file:line and what is wrong") {
         fixture("empty.libsvm").string() + ": the file is empty: no examples");
   CHECK(error_of([] { read_libsvm(fixture("good.libsvm"), 2); }) ==
         at("good.libsvm", 1, "feature index 3 exceeds num_features 2"));
+}
+
+TEST_CASE("idx: gzip files (as MNIST is distributed) are read as they are; corrupt ones refused") {
+  dptune_test::TempDir dir;
+  dptune::Dataset d;
+  d.rows = 4;
+  d.cols = 4;  // 2 x 2 images
+  for (int i = 0; i < 16; ++i) d.features.push_back((i * 53) % 256);
+  d.labels = {1, 2, 3, 1};
+  const auto images = dir.path() / "images-idx3-ubyte", labels = dir.path() / "labels-idx1-ubyte";
+  dptune::host::write_idx(d, 2, 2, images, labels);
+  const auto bytes = [](const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  const auto gzip = [&](const std::filesystem::path& from, const std::filesystem::path& to) {
+    const std::string raw = bytes(from);
+    gzFile out = gzopen(to.c_str(), "wb");
+    REQUIRE(out != nullptr);
+    REQUIRE(gzwrite(out, raw.data(), static_cast<unsigned>(raw.size())) ==
+            static_cast<int>(raw.size()));
+    REQUIRE(gzclose(out) == Z_OK);
+  };
+  const auto gz_images = dir.path() / "images-idx3-ubyte.gz";
+  const auto gz_labels = dir.path() / "labels-idx1-ubyte.gz";
+  gzip(images, gz_images);
+  gzip(labels, gz_labels);
+  CHECK(bytes(gz_images).substr(0, 2) == "\x1f\x8b");
+  const auto back = dptune::host::read_idx(gz_images, gz_labels);
+  CHECK(back.rows == 4);
+  CHECK(back.features == d.features);
+  CHECK(back.labels == d.labels);
+  // Mixed: a compressed image file with a plain label file.
+  CHECK(dptune::host::read_idx(gz_images, labels).features == d.features);
+  // A truncated gzip stream.
+  const std::string whole = bytes(gz_images);
+  const auto cut = dir.write("cut.gz", whole.substr(0, whole.size() - 12));
+  CHECK(error_of([&] { dptune::host::read_idx(cut, labels); }).rfind(
+            cut.string() + ": corrupt gzip data: ", 0) == 0);
 }
 
 TEST_CASE("idx: write then read round-trips; header checks name the file") {
