@@ -125,7 +125,7 @@ SecureVoteResult secure_vote(const std::vector<std::vector<double>>& votes,
   dptune::require(n >= 2, "dp_hype: secure aggregation needs at least 2 clients");
   const std::size_t p = votes[0].size();
   std::array<std::uint8_t, 16> session{};
-  for (int i = 0; i < 2; ++i) {
+  for (std::size_t i = 0; i < 2; ++i) {
     const std::uint64_t w = rng.next_u64();
     std::memcpy(session.data() + 8 * i, &w, 8);
   }
