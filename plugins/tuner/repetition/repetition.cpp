@@ -384,6 +384,7 @@ class Repetition final : public dptune::Tuner {
     }
     const std::vector<Params> candidates = draw_all(context, set, k);
     std::vector<dptune::EvaluationRequest> requests;
+    requests.reserve(candidates.size());
     for (const auto& c : candidates) requests.push_back(run_of(c));
     context.progress().start("repetition", requests.size());
     std::vector<dptune::Evaluation> runs;
