@@ -46,11 +46,10 @@ class SvtDoubling final : public dptune::Tuner {
  public:
   explicit SvtDoubling(const Params& p) : p_(p) {
     dptune::parse_number_list(p.get_string("sim_k_epsilons"), "svt_doubling: sim_k_epsilons");
-    if (p.get_bool("protect_validation") && p.get_int("validation_rows") == 0)
+    if (!p.get_bool("protect_validation") && p.get_int("validation_rows") != 0)
       throw dptune::InvalidArgument(
-          "svt_doubling: protect_validation: true needs validation_rows (the number of rows of "
-          "the held-out split the candidates are scored on; the sensitivity becomes "
-          "max(1/k, 1/validation_rows))");
+          "svt_doubling: validation_rows is only used with protect_validation: true (and is no "
+          "longer needed: the host reports the held-out split's size)");
     svt::levels_to_one(p.get_double("u0"), p.get_double("g"));  // validates u0 and g
     if ((p.get_string("candidates") == "list") != !p.get_string("candidate_list").empty())
       throw dptune::InvalidArgument(
@@ -78,7 +77,9 @@ class SvtDoubling final : public dptune::Tuner {
         .add_int("trials", "number of random candidates (candidates: random)")
         .min(1)
         .default_to(int64_t{50})
-        .add_int("k", "partitions of the training split (paper 002: choose k >= 5 / epsilon_svt)")
+        .add_int("k",
+                 "partitions of the training split (paper 002 suggests k >= 5 / epsilon_svt; its "
+                 "simulation needs k epsilon ~ 50 for fidelity ~ 0.93)")
         .min(1)
         .default_to(int64_t{10})
         .add_float("g", "utility granularity of the ladder (paper 002 Alg. 1)")
@@ -102,10 +103,13 @@ class SvtDoubling final : public dptune::Tuner {
                   "to the guarantee as a parallel composition)")
         .default_to(false)
         .add_bool("protect_validation",
-                  "protect the held-out split too: sensitivity max(1/k, 1/validation_rows), and "
-                  "the final model's held-out utility is withheld")
+                  "protect the held-out split too: sensitivity max(1/k, the utility's sensitivity "
+                  "to one of the n_val scored rows, from the host), and the final model's "
+                  "held-out utility is withheld")
         .default_to(false)
-        .add_int("validation_rows", "rows of the held-out split (needed with protect_validation)")
+        .add_int("validation_rows",
+                 "optional check with protect_validation: must equal the scored split's rows "
+                 "(the host reports them; 0 = do not check)")
         .min(0)
         .default_to(int64_t{0})
         .add_bool("per_trial_output",
@@ -167,8 +171,30 @@ class SvtDoubling final : public dptune::Tuner {
     const double epsilon = eps();
     const bool private_parts = p_.get_bool("private_partitions");
     const bool protect = p_.get_bool("protect_validation");
-    const auto validation_rows =
-        protect ? static_cast<std::size_t>(p_.get_int("validation_rows")) : std::size_t{0};
+    // Threat model with protect_validation: one record of the scored split moves every part's
+    // score, hence u_s, by the utility's per-record sensitivity (host: split size and utility).
+    dptune::DataSizes sizes;
+    dptune::UtilitySensitivity util_sens;
+    if (protect) {
+      sizes = context.data_sizes();
+      const auto given = static_cast<std::size_t>(p_.get_int("validation_rows"));
+      if (given != 0 && given != sizes.scored)
+        throw dptune::InvalidArgument(
+            "svt_doubling: validation_rows = " + std::to_string(given) + " does not match the " +
+            std::to_string(sizes.scored) +
+            " rows of the held-out split the candidates are scored on (the host reports it; "
+            "remove validation_rows)");
+      util_sens = context.utility_sensitivity(sizes.scored);
+      if (!util_sens.per_record)
+        throw dptune::InvalidArgument(
+            "svt_doubling: protect_validation needs the utility's sensitivity to one held-out "
+            "record, unknown for utility '" +
+            util_sens.utility + "': " + util_sens.derivation +
+            " (use accuracy, or protect_validation: false)");
+      if (!(*util_sens.per_record > 0 && *util_sens.per_record <= 1))
+        throw dptune::PluginError("svt_doubling: the host gave utility sensitivity " +
+                                  fmt(*util_sens.per_record) + ", not in (0, 1]");
+    }
     std::string how;
     const std::vector<Params> cands = candidates(context, how);
     const std::size_t m = cands.size();
@@ -189,7 +215,8 @@ class SvtDoubling final : public dptune::Tuner {
     } else {
       t_max_how = "configured";
     }
-    const svt::Scales scales = svt::laplace_scales(kk, epsilon, validation_rows);
+    const svt::Scales scales =
+        svt::laplace_scales(kk, epsilon, protect ? *util_sens.per_record : 0.0);
 
     // ---- the events, data-independent: priced now so a refusing accountant fails before training
     const DpEvent svt_event =
@@ -373,7 +400,10 @@ class SvtDoubling final : public dptune::Tuner {
                     " disjoint parts of the training split and scored on the held-out "
                     "split; u_s = mean over parts, sensitivity " +
                     fmt(scales.sensitivity) +
-                    (protect ? " = max(1/k, 1/validation_rows)" : " = 1/k (paper 002 Lemma 2)"));
+                    (protect ? " = max(1/k, " + fmt(*util_sens.per_record) +
+                                   " = the utility's sensitivity to one of the " +
+                                   std::to_string(sizes.scored) + " held-out rows)"
+                             : std::string(" = 1/k (paper 002 Lemma 2)")));
     notes.push_back(
         "loop: g = " + fmt(g()) + ", u0 = " + fmt(u0()) + ", epsilon_svt = " + fmt(epsilon) +
         " per iteration (k * epsilon_svt = " + fmt(static_cast<double>(kk) * epsilon) +
@@ -396,10 +426,9 @@ class SvtDoubling final : public dptune::Tuner {
     notes.push_back(
         protect
             ? "threat model: neighbouring datasets differ in one record of the training OR the "
-              "held-out split (protect_validation; assumes a utility that is a mean of per-record "
-              "scores in [0, 1], e.g. accuracy, on " +
-                  std::to_string(validation_rows) +
-                  " held-out rows); the final model's held-out utility is withheld"
+              "held-out split (protect_validation; " +
+                  std::to_string(sizes.scored) + " held-out rows, utility '" + util_sens.utility +
+                  "': " + util_sens.derivation + "); the final model's held-out utility is withheld"
             : "threat model: the held-out (validation) split is treated as PUBLIC, as in paper "
               "002; only the training split is protected (set protect_validation to protect it "
               "too)");
@@ -511,6 +540,12 @@ class SvtDoubling final : public dptune::Tuner {
         trace.x.push_back(static_cast<double>(t + 1));
         trace.y.push_back(curve[t]);
       }
+      if (!curve.empty())
+        notes.push_back("fidelity: k epsilon = " + fmt(ke) +
+                        ": final alpha_T (u0 = 0) = " + fmt(curve.back(), 4) +
+                        "; exponential-mechanism limit (1/(1 - e^(-1/b)) - b) / E[u*] with b = "
+                        "4/(k epsilon) = " +
+                        fmt(svt::exponential_mechanism_fidelity(ke, o.candidates), 4));
       result.series.push_back(std::move(iters));
       result.series.push_back(std::move(fid));
       result.series.push_back(std::move(trace));

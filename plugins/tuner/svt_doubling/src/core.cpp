@@ -114,14 +114,16 @@ std::size_t default_t_max(double u0, double g) {
   return std::min(noise_free_worst_iterations(u0, g) + slack, worst_case_iterations(u0, g));
 }
 
-Scales laplace_scales(std::size_t k, double epsilon, std::size_t validation_rows) {
+Scales laplace_scales(std::size_t k, double epsilon, double validation_sensitivity) {
   if (k == 0) throw dptune::InvalidArgument("svt_doubling: k must be >= 1");
   if (!(epsilon > 0) || !std::isfinite(epsilon))
     throw dptune::InvalidArgument("svt_doubling: epsilon_svt must be finite and > 0");
   Scales s;
   s.sensitivity = 1.0 / static_cast<double>(k);
-  if (validation_rows > 0)
-    s.sensitivity = std::max(s.sensitivity, 1.0 / static_cast<double>(validation_rows));
+  if (!(validation_sensitivity >= 0 && validation_sensitivity <= 1))
+    throw dptune::InvalidArgument(
+        "svt_doubling: the utility's sensitivity to one held-out record must be in [0, 1]");
+  s.sensitivity = std::max(s.sensitivity, validation_sensitivity);
   s.threshold = 2 * s.sensitivity / epsilon;
   s.query = 4 * s.sensitivity / epsilon;
   return s;
@@ -253,6 +255,13 @@ SimulationResult simulate(const SimulationOptions& o, dptune::RandomBitGenerator
     out.fidelity_by_iteration.push_back(std::move(mean));
   }
   return out;
+}
+
+double exponential_mechanism_fidelity(double k_epsilon, std::size_t candidates) {
+  const double b = 4 / k_epsilon;
+  const double m = static_cast<double>(candidates);
+  // -expm1(-1/b) = 1 - e^(-1/b), exact for small and large b.
+  return (1 / -std::expm1(-1 / b) - b) / (m / (m + 1));
 }
 
 namespace {
