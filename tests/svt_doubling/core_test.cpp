@@ -440,3 +440,118 @@ TEST_CASE(
   CHECK(final_alpha[3] > 0.88);
   CHECK(final_alpha[4] > 0.93);
 }
+
+// Paper 002 §4.1: the adaptive loop.  O sees exactly the released transcript; a fixed batch is
+// Algorithm 1; an empty batch ends the loop; the cap holds.
+TEST_CASE("adaptive loop: O's feedback is the released transcript, and a fixed batch is run_loop") {
+  const std::vector<double> u{0.2, 0.5, 0.83, 0.4};
+  svt::LoopOptions o;
+  o.g = 0.01;
+  o.t_max = svt::worst_case_iterations(0, 0.01);
+  o.trace = true;
+  // Fixed batch: identical to run_loop in the noise-free world.
+  std::vector<svt::Feedback> seen;
+  const auto fixed = svt::run_adaptive_loop(
+      o,
+      [&](const svt::Feedback& f) {
+        seen.push_back(f);
+        svt::Batch b;
+        for (std::size_t s = 0; s < u.size(); ++s) {
+          b.ids.push_back(100 + s);  // the caller's ids come back as s*
+          b.utilities.push_back(u[s]);
+        }
+        return b;
+      },
+      kZero, kZero);
+  const auto plain = svt::run_loop(u, o, kZero, kZero);
+  CHECK(fixed.iterations == plain.iterations);
+  CHECK(fixed.units == plain.units);
+  REQUIRE(plain.selected.has_value());
+  CHECK(fixed.selected == std::optional<std::size_t>(100 + *plain.selected));
+  // Before iteration t + 1, O saw t iterations done, s* after iteration t, and whether it passed.
+  REQUIRE(seen.size() == fixed.iterations);
+  CHECK(seen[0].iteration == 0);
+  CHECK_FALSE(seen[0].selected.has_value());
+  std::size_t passes_seen = 0;
+  for (std::size_t t = 1; t < seen.size(); ++t) {
+    CHECK(seen[t].iteration == t);
+    CHECK(seen[t].selected == fixed.selected_after[t - 1]);
+    // A change of s* is a pass (the converse need not hold: s* may pass again).
+    if (seen[t].selected != seen[t - 1].selected) CHECK(seen[t].passed);
+    passes_seen += seen[t].passed ? 1 : 0;
+  }
+  // O is told every outcome but the last one, which ended the loop (a fail taking step to 0).
+  CHECK(fixed.stop == svt::Stop::StepZero);
+  CHECK(passes_seen == fixed.passes);
+  // Noise-free, u* = 0.83 is reached: the selection is the best candidate.
+  CHECK(fixed.selected == std::optional<std::size_t>(102));
+
+  // O revealing one new candidate per iteration, then stopping after 5 iterations.
+  const auto grown = svt::run_adaptive_loop(
+      o,
+      [&](const svt::Feedback& f) {
+        svt::Batch b;
+        if (f.iteration == 5) return b;  // O terminates
+        b.ids = {f.iteration};
+        b.utilities = {0.1 * static_cast<double>(f.iteration + 1)};
+        return b;
+      },
+      kZero, kZero);
+  CHECK(grown.stop == svt::Stop::Optimizer);
+  CHECK(grown.iterations == 5);
+  // Levels 0.01, 0.03 (step 2), 0.07 (step 4), 0.15 (step 8), 0.31 (step 16): candidate t has
+  // u = 0.1 (t + 1) >= u + step g at t = 0..3 (0.01, 0.03, 0.07, 0.15 <= 0.1 .. 0.4), and at t = 4
+  // 0.5 >= 0.15 + 0.16 = 0.31: five passes, s* = 4.
+  CHECK(grown.passes == 5);
+  CHECK(grown.selected == std::optional<std::size_t>(4));
+
+  // The cap binds whatever O does.
+  o.t_max = 3;
+  const auto capped = svt::run_adaptive_loop(
+      o,
+      [&](const svt::Feedback&) {
+        svt::Batch b;
+        b.ids = {0};
+        b.utilities = {0.99};
+        return b;
+      },
+      kZero, kZero);
+  CHECK(capped.stop == svt::Stop::Cap);
+  CHECK(capped.iterations == 3);
+  // An empty first batch is an error, not a silent default.
+  CHECK_THROWS_AS(svt::run_adaptive_loop(
+                      o, [](const svt::Feedback&) { return svt::Batch{}; }, kZero, kZero),
+                  dptune::InvalidArgument);
+}
+
+TEST_CASE(
+    "adaptive: LocalSearch draws, then perturbs the incumbent (last); radius doubles/halves") {
+  dptune::SearchSpace space;
+  space.add_float("lr", 1e-3, 1.0, true);
+  space.add_int("epochs", 1, 10);
+  dptune::Xoshiro256 rng(5);
+  svt::LocalSearch search(space, 6, 0.1);
+  const auto first = search.propose(nullptr, false, true, rng);
+  REQUIRE(first.size() == 6);
+  for (const auto& p : first) CHECK(space.contains(p));
+  CHECK(search.radius() == doctest::Approx(0.1));  // unchanged before any outcome
+  const dptune::Params incumbent = first[2];
+  const auto next = search.propose(&incumbent, true, false, rng);
+  CHECK(search.radius() == doctest::Approx(0.2));
+  REQUIRE(next.size() == 6);
+  CHECK(next.back() == incumbent);
+  for (const auto& p : next) CHECK(space.contains(p));
+  // Perturbations stay near the incumbent in the unit cube (sd 0.2: within 5 sd).
+  const auto centre = space.to_unit(incumbent);
+  for (std::size_t i = 0; i + 1 < next.size(); ++i) {
+    const auto x = space.to_unit(next[i]);
+    for (std::size_t d = 0; d < x.size(); ++d) CHECK(std::abs(x[d] - centre[d]) <= 1.0 + 1e-12);
+  }
+  search.propose(&incumbent, true, false, rng);
+  search.propose(&incumbent, true, false, rng);
+  CHECK(search.radius() == doctest::Approx(0.5));  // capped
+  for (int i = 0; i < 20; ++i) search.propose(&incumbent, false, false, rng);
+  CHECK(search.radius() == doctest::Approx(1.0 / 1024));  // floored
+  CHECK_THROWS_AS(svt::LocalSearch(space, 0, 0.1), dptune::InvalidArgument);
+  CHECK_THROWS_AS(svt::LocalSearch(space, 3, 0.7), dptune::InvalidArgument);
+}

@@ -37,6 +37,7 @@ enum class Stop {
   StepZero,    // step reached 0 (Algorithm 1, line 14)
   ReachedOne,  // u >= 1 (paper 001 Algorithm 1, lines 29-31)
   Cap,         // the iteration cap T_max was reached
+  Optimizer,   // the adaptive optimiser proposed no more candidates (paper 002 §4.1)
 };
 const char* to_string(Stop stop);
 
@@ -63,6 +64,50 @@ struct LoopResult {
 /// the noise of unexamined candidates never influences the output).
 LoopResult run_loop(std::span<const double> utilities, const LoopOptions& options,
                     const NoiseFn& threshold_noise, const NoiseFn& query_noise);
+
+// ---- paper 002 §4.1: compatibility with adaptive optimisation ---------------------------------
+/// What the adaptive optimiser O is told before each iteration: only the released transcript of the
+/// previous iterations (s* so far and whether the last iteration passed), never a utility.  Both
+/// are outputs of ϵ-DP AboveThreshold iterations, so every batch O proposes is post-processing and
+/// the T_max iterations compose adaptively exactly as with a fixed candidate list.
+struct Feedback {
+  std::size_t iteration = 0;            // iterations done (0 before the first)
+  std::optional<std::size_t> selected;  // s* so far (the caller's candidate id)
+  bool passed = false;                  // the last iteration accumulated
+};
+/// One iteration's candidates (the caller's ids, in the order to scan) and their u_s.  An empty
+/// batch means O terminates.
+struct Batch {
+  std::vector<std::size_t> ids;
+  std::vector<double> utilities;
+};
+using BatchFn = std::function<Batch(const Feedback&)>;
+
+/// Algorithm 1's loop with the candidate set of each iteration chosen by O (paper 002 §4.1, Fig. 2:
+/// O sends a subset, the loop runs one iteration and sends back s*).  Same ladder, noise, stops and
+/// cap as run_loop; `selected` holds the caller's id.  run_loop is this with a fixed batch.
+LoopResult run_adaptive_loop(const LoopOptions& options, const BatchFn& batch,
+                             const NoiseFn& threshold_noise, const NoiseFn& query_noise);
+
+/// A simple O that needs only the binary feedback: a local search in the search space's unit cube.
+/// The first batch (and every batch until something passes) is `batch` uniform draws; afterwards
+/// batch - 1 Gaussian perturbations of the incumbent s* (coordinate-wise sd `radius`, clamped to
+/// the cube) followed by s* itself, last (AboveThreshold takes the first that passes).  The radius
+/// doubles (up to 0.5) after a pass and halves (down to 1/1024) after a fail, mirroring the
+/// ladder's step.
+class LocalSearch {
+ public:
+  LocalSearch(const dptune::SearchSpace& space, std::size_t batch, double radius);
+  /// The next candidates given the incumbent (empty before the first pass) and the last outcome.
+  std::vector<dptune::Params> propose(const dptune::Params* incumbent, bool passed, bool first,
+                                      dptune::RandomBitGenerator& rng);
+  double radius() const { return radius_; }
+
+ private:
+  const dptune::SearchSpace& space_;
+  std::size_t batch_;
+  double radius_;
+};
 
 /// M: the smallest ladder level with u0 + M g >= 1, evaluated exactly as the loop's break test.
 std::int64_t levels_to_one(double u0, double g);
