@@ -9,6 +9,7 @@
 //                `u >= 1` break;
 //   no-break     the same without the break (paper 002's listing; ends only when step = 0);
 //   eps-legend   the legend values are ϵ with k = 10, i.e. kϵ = 10 x {0.5, 5, 10};
+//   total        the legend is the total budget, split over the default cap T_max = 32;
 //   percent      utilities on a 0..100 scale (g = 1) with the noise scales left at 2/(kϵ), 4/(kϵ);
 //   sorted-desc  candidates scanned best first / sorted-asc worst first;
 //   no-query     threshold noise only (query noise switched off);
@@ -127,6 +128,11 @@ int main(int argc, char** argv) {
   {
     Reading r{"eps-legend (k=10)"};
     r.ke_factor = 10;
+    readings.push_back(r);
+  }
+  {
+    Reading r{"total budget /32 iters"};  // kϵ the total, split over the default T_max = 32
+    r.ke_factor = 1.0 / 32;
     readings.push_back(r);
   }
   {

@@ -105,6 +105,19 @@ TEST_CASE(
                     " = the utility's sensitivity to one of the " + std::to_string(n_val) +
                     " held-out rows)") != std::string::npos);
   }
+  SUBCASE("accuracy on a small validation split: 1/n_val binds") {
+    const auto config = p.load({{"data.params.validation_fraction", "0.015"}}, out.string());
+    const std::size_t n_val = scored_rows(config);
+    REQUIRE(n_val < 10);
+    const double delta = 1.0 / static_cast<double>(n_val);
+    const std::string text = p.run(config);
+    CAPTURE(text);
+    CHECK(text.find("sensitivity " + fmt6(delta) + " = max(1/k, " + fmt6(delta) +
+                    " = the utility's sensitivity to one of the " + std::to_string(n_val) +
+                    " held-out rows)") != std::string::npos);
+    CHECK(text.find("Laplace scales " + fmt6(2 * delta / 0.25) + " (threshold") !=
+          std::string::npos);
+  }
   SUBCASE("log_loss_score: ln(1/floor) / n_val binds") {
     const auto config = p.load({{"utility.use", "log_loss_score"}}, out.string());
     const std::size_t n_val = scored_rows(config);
@@ -119,8 +132,12 @@ TEST_CASE(
           std::string::npos);
   }
   SUBCASE("the test split when the utility scores on it") {
-    const auto config = p.load({{"utility.split", "test"}}, out.string());
+    const auto config =
+        p.load({{"utility.split", "test"}, {"data.params.test_fraction", "0.1"}}, out.string());
     const std::size_t n_test = scored_rows(config);
+    auto validation_config = config;
+    validation_config.score_split = dptune::host::ScoreSplit::Validation;
+    REQUIRE(n_test != scored_rows(validation_config));  // so the check below tells them apart
     const std::string text = p.run(config);
     CAPTURE(text);
     CHECK(text.find("one of the " + std::to_string(n_test) + " held-out rows") !=
