@@ -12,6 +12,7 @@
 #include "dptune/host/executor.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "dptune/host/random.hpp"
+#include "dptune/host/utility_sensitivity.hpp"
 #include "dptune/plugin.hpp"
 
 namespace dptune::host {
@@ -43,6 +44,9 @@ class HostEvaluator final : public dptune::Evaluator {
 
   /// The algorithm's complete params for a candidate (fixed params + candidate, schema-checked).
   dptune::Params complete_params(const dptune::Params& candidate) const;
+  /// The pipeline's fixed split (read in the constructor) and whether runs draw their own.
+  const DataSplits& splits() const { return fixed_data(); }
+  bool data_varies_per_run() const { return data_.varies_per_run(); }
 
  private:
   struct Algorithm {
@@ -95,6 +99,19 @@ class HostTunerContext final : public dptune::TunerContext {
   dptune::RandomBitGenerator& rng() override { return rng_; }
   void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) override {
     executor_.parallel_for(n, body);
+  }
+  dptune::DataSizes data_sizes() const override {
+    const DataSplits& d = evaluator_.splits();
+    dptune::DataSizes sizes;
+    sizes.train = d.train.rows;
+    sizes.validation = d.validation.rows;
+    sizes.test = d.test.rows;
+    sizes.scored = config_.score_split == ScoreSplit::Test ? sizes.test : sizes.validation;
+    sizes.varies_per_run = evaluator_.data_varies_per_run();
+    return sizes;
+  }
+  dptune::UtilitySensitivity utility_sensitivity(std::size_t scored_rows) const override {
+    return host::utility_sensitivity(config_.utility, scored_rows);
   }
 
  private:

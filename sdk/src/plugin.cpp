@@ -16,6 +16,14 @@ ProgressSink::~ProgressSink() = default;
 TunerContext::~TunerContext() = default;
 Tuner::~Tuner() = default;
 
+DataSizes TunerContext::data_sizes() const {
+  throw Error("TunerContext::data_sizes is not provided by this host (it predates the call)");
+}
+UtilitySensitivity TunerContext::utility_sensitivity(std::size_t) const {
+  throw Error(
+      "TunerContext::utility_sensitivity is not provided by this host (it predates the call)");
+}
+
 const char* to_string(PluginKind kind) {
   switch (kind) {
     case PluginKind::Mechanism:

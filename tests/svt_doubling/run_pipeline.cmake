@@ -27,12 +27,23 @@ if(at EQUAL -1)
   message(FATAL_ERROR "summary.json does not name the svt_doubling tuner:\n${summary}")
 endif()
 if(PIPELINE MATCHES "simulation")
-  foreach(f IN ITEMS svt_iterations.keps_0.5.csv svt_iterations.keps_10.csv svt_fidelity.keps_5.csv
-                     svt_fidelity_by_iteration.keps_5.csv svt_iterations.keps_5.svg)
+  if(PIPELINE MATCHES "paper_fig3")
+    # Figure 3 with the legend read as epsilon at k = 10: k epsilon in {5, 50, 100}.
+    set(files svt_fidelity_by_iteration.keps_5.csv svt_fidelity_by_iteration.keps_50.csv
+              svt_fidelity_by_iteration.keps_100.csv svt_fidelity_by_iteration.svg)
+  else()
+    set(files svt_iterations.keps_0.5.csv svt_iterations.keps_10.csv svt_fidelity.keps_5.csv
+              svt_fidelity_by_iteration.keps_5.csv svt_iterations.keps_5.svg)
+  endif()
+  foreach(f IN LISTS files)
     if(NOT EXISTS "${OUT}/${f}")
       message(FATAL_ERROR "simulation: ${f} missing in ${OUT}\nstdout:\n${out}")
     endif()
   endforeach()
+  string(FIND "${out}" "exponential-mechanism limit" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "simulation: the fidelity notes are missing from stdout:\n${out}")
+  endif()
 else()
   foreach(needle IN ITEMS "guarantee of the whole tuning run" "selected:" "composes T_max"
                           "threat model" "NOMINAL, NOT A GUARANTEE")

@@ -4,6 +4,8 @@
 // guarantee it reports (T_max iterations composed with the final training, by the accountant).
 #include <doctest/doctest.h>
 
+#include <set>
+
 #include <atomic>
 #include <cmath>
 #include <mutex>
@@ -119,7 +121,20 @@ class FakeContext final : public dptune::TunerContext {
   void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) override {
     for (std::size_t i = 0; i < n; ++i) body(i);
   }
+  // The sizes and the utility's sensitivity the host would report; unset: the SDK default
+  // (throws "not provided by this host").
+  dptune::DataSizes data_sizes() const override {
+    return sizes ? *sizes : dptune::TunerContext::data_sizes();
+  }
+  dptune::UtilitySensitivity utility_sensitivity(std::size_t rows) const override {
+    if (!utility) return dptune::TunerContext::utility_sensitivity(rows);
+    asked_rows = rows;
+    return *utility;
+  }
 
+  std::optional<dptune::DataSizes> sizes;
+  std::optional<dptune::UtilitySensitivity> utility;
+  mutable std::size_t asked_rows = 0;
   dptune::rdp::AccountantFace rdp;
   FakeEvaluator evaluator_;
 
@@ -288,30 +303,76 @@ TEST_CASE("svt_doubling tuner: no candidate passes -> the first candidate, said 
   CHECK(has_note(r, "undefined here"));
 }
 
-TEST_CASE("svt_doubling tuner: protect_validation uses max(1/k, 1/n_val) and withholds utility") {
+TEST_CASE(
+    "svt_doubling tuner: protect_validation takes n_val and the utility's sensitivity from the "
+    "host") {
   Loaded plugin;
-  CHECK_THROWS_WITH(plugin.tuner({{"protect_validation", true}}),
-                    doctest::Contains("needs validation_rows"));
-  FakeContext context(16);
-  auto tuner = plugin.tuner({{"k", std::int64_t{20}},
-                             {"epsilon_svt", 5.0},
-                             {"protect_validation", true},
-                             {"validation_rows", std::int64_t{4}}});
-  const auto r = tuner->tune(context);
-  // Delta = max(1/20, 1/4) = 0.25: scales 2 * 0.25 / 5 = 0.1 and 4 * 0.25 / 5 = 0.2.
-  CHECK(has_note(r, "sensitivity 0.25 = max(1/k, 1/validation_rows)"));
-  CHECK(has_note(r, "Laplace scales 0.1 (threshold"));
-  CHECK(has_note(r, "0.2 (queries"));
-  CHECK(has_note(r, "one record of the training OR the held-out split"));
-  REQUIRE(r.selected.has_value());
-  CHECK(std::isnan(r.selected->utility_mean));
-  // With many validation rows, k binds again.
-  FakeContext context2(17);
-  auto tuner2 = plugin.tuner({{"k", std::int64_t{20}},
-                              {"epsilon_svt", 5.0},
-                              {"protect_validation", true},
-                              {"validation_rows", std::int64_t{1000}}});
-  CHECK(has_note(tuner2->tune(context2), "sensitivity 0.05 = max(1/k, 1/validation_rows)"));
+  CHECK_THROWS_WITH(plugin.tuner({{"validation_rows", std::int64_t{4}}}),
+                    doctest::Contains("only used with protect_validation"));
+  auto accuracy_on = [](std::size_t rows) {
+    dptune::UtilitySensitivity u;
+    u.utility = "accuracy";
+    u.per_record = 1.0 / static_cast<double>(rows);
+    u.derivation = "mean of per-record scores";
+    return u;
+  };
+  const dptune::Params protect{
+      {"k", std::int64_t{20}}, {"epsilon_svt", 5.0}, {"protect_validation", true}};
+  {
+    // A host without the calls: a clear error, no silent 1/k.
+    FakeContext context(15);
+    CHECK_THROWS_WITH(plugin.tuner(protect)->tune(context),
+                      doctest::Contains("not provided by this host"));
+  }
+  {
+    FakeContext context(16);
+    context.sizes = dptune::DataSizes{100, 4, 0, 4, false};
+    context.utility = accuracy_on(4);
+    const auto r = plugin.tuner(protect)->tune(context);
+    CHECK(context.asked_rows == 4);  // the scored split's size, as the host reported it
+    // Delta = max(1/20, 1/4) = 0.25: scales 2 * 0.25 / 5 = 0.1 and 4 * 0.25 / 5 = 0.2.
+    CHECK(has_note(r,
+                   "sensitivity 0.25 = max(1/k, 0.25 = the utility's sensitivity to one of "
+                   "the 4 held-out rows)"));
+    CHECK(has_note(r, "Laplace scales 0.1 (threshold"));
+    CHECK(has_note(r, "0.2 (queries"));
+    CHECK(has_note(r, "one record of the training OR the held-out split"));
+    REQUIRE(r.selected.has_value());
+    CHECK(std::isnan(r.selected->utility_mean));
+  }
+  {
+    // With many held-out rows, k binds again; a consistent validation_rows is accepted.
+    FakeContext context(17);
+    context.sizes = dptune::DataSizes{100, 1000, 0, 1000, false};
+    context.utility = accuracy_on(1000);
+    dptune::Params p = protect;
+    p.set("validation_rows", std::int64_t{1000});
+    CHECK(has_note(plugin.tuner(p)->tune(context), "sensitivity 0.05 = max(1/k, 0.001"));
+    // An inconsistent one is refused.
+    p.set("validation_rows", std::int64_t{999});
+    CHECK_THROWS_WITH(plugin.tuner(p)->tune(context),
+                      doctest::Contains("validation_rows = 999 does not match the 1000 rows"));
+  }
+  {
+    // The test split is scored: its size is the one used.
+    FakeContext context(18);
+    context.sizes = dptune::DataSizes{100, 1000, 8, 8, false};
+    context.utility = accuracy_on(8);
+    CHECK(has_note(plugin.tuner(protect)->tune(context), "sensitivity 0.125 = max(1/k, 0.125"));
+    CHECK(context.asked_rows == 8);
+  }
+  {
+    // A utility whose per-record sensitivity the host does not know is refused before training.
+    FakeContext context(19);
+    context.sizes = dptune::DataSizes{100, 50, 0, 50, false};
+    dptune::UtilitySensitivity unknown;
+    unknown.utility = "my_score";
+    unknown.derivation = "the host knows accuracy, log_loss_score and f1 only";
+    context.utility = unknown;
+    CHECK_THROWS_WITH(plugin.tuner(protect)->tune(context),
+                      doctest::Contains("unknown for utility 'my_score'"));
+    CHECK(context.evaluator_.batches.empty());
+  }
 }
 
 TEST_CASE("svt_doubling tuner: private partitions add their parallel composition") {
@@ -457,4 +518,49 @@ TEST_CASE("svt_doubling tuner: candidates: list is scored in the order written")
   // Candidate 7 (0.85) passes first at every level it reaches; only 3 (0.9) passes above 0.85.
   CHECK(r.selected->params.get_int("c") == 3);
   CHECK(has_note(r, "3 candidates, the candidate_list given in the pipeline"));
+}
+
+TEST_CASE("svt_doubling tuner: candidates: adaptive (paper 002 §4.1)") {
+  Loaded plugin;
+  {
+    FakeContext context(31);
+    auto tuner = plugin.tuner({{"candidates", std::string("adaptive")},
+                               {"adaptive_batch", std::int64_t{4}},
+                               {"epsilon_svt", 100.0}});  // k eps = 1000: nearly noise-free
+    const auto r = tuner->tune(context);
+    REQUIRE(r.selected.has_value());
+    MESSAGE("adaptive selected " << r.selected->params.to_string());
+    // The local search ends on one of the two good candidates (3: 0.9, 7: 0.85; the eight others
+    // score 0.10-0.19), a local optimum (7 with this seed).
+    CHECK(quality(r.selected->params.get_int("c")) >= 0.85);
+    CHECK(has_note(r, "proposals"));
+    CHECK(has_note(r, "composes T_max = 32 iterations"));
+    // Every (candidate, part) is trained once, whatever O re-proposes.
+    std::set<std::string> seen;
+    std::size_t requests = 0;
+    for (const auto& batch : context.evaluator_.batches)
+      for (const auto& q : batch)
+        if (q.scope.kind == dptune::DataScope::Kind::Partition) {
+          ++requests;
+          seen.insert(q.candidate.to_string() + "#" + std::to_string(q.scope.index));
+        }
+    CHECK(requests == seen.size());
+    CHECK(requests % 10 == 0);
+    CHECK(requests <= 10 * 10);  // at most the ten candidates of the space, k = 10 parts each
+  }
+  {
+    FakeContext context(32);
+    CHECK_THROWS_WITH(
+        plugin.tuner({{"candidates", std::string("adaptive")}, {"private_partitions", true}})
+            ->tune(context),
+        doctest::Contains("not supported"));
+  }
+  {
+    EvaluatorSetup setup;
+    setup.varied_final = true;  // the final training's cost depends on the candidate
+    FakeContext context(33, setup);
+    CHECK_THROWS_WITH(plugin.tuner({{"candidates", std::string("adaptive")}})->tune(context),
+                      doctest::Contains("same for every candidate"));
+    CHECK(context.evaluator_.batches.empty());  // refused before any training
+  }
 }

@@ -46,11 +46,10 @@ class SvtDoubling final : public dptune::Tuner {
  public:
   explicit SvtDoubling(const Params& p) : p_(p) {
     dptune::parse_number_list(p.get_string("sim_k_epsilons"), "svt_doubling: sim_k_epsilons");
-    if (p.get_bool("protect_validation") && p.get_int("validation_rows") == 0)
+    if (!p.get_bool("protect_validation") && p.get_int("validation_rows") != 0)
       throw dptune::InvalidArgument(
-          "svt_doubling: protect_validation: true needs validation_rows (the number of rows of "
-          "the held-out split the candidates are scored on; the sensitivity becomes "
-          "max(1/k, 1/validation_rows))");
+          "svt_doubling: validation_rows is only used with protect_validation: true (and is no "
+          "longer needed: the host reports the held-out split's size)");
     svt::levels_to_one(p.get_double("u0"), p.get_double("g"));  // validates u0 and g
     if ((p.get_string("candidates") == "list") != !p.get_string("candidate_list").empty())
       throw dptune::InvalidArgument(
@@ -62,11 +61,13 @@ class SvtDoubling final : public dptune::Tuner {
   static dptune::ParamSchema schema() {
     using std::int64_t;
     return dptune::ParamSchema{}
-        .add_string("candidates",
-                    "the public, ordered candidate list: grid (the search space grid, row-major), "
-                    "random (`trials` draws with the tuner's generator, before any data) or list "
-                    "(`candidate_list`, in the order written)")
-        .one_of({"grid", "random", "list"})
+        .add_string(
+            "candidates",
+            "the public, ordered candidate list: grid (the search space grid, row-major), "
+            "random (`trials` draws with the tuner's generator, before any data) or list "
+            "(`candidate_list`, in the order written); adaptive: each iteration's candidates "
+            "proposed by a local search that sees only the released s* (paper 002 §4.1)")
+        .one_of({"grid", "random", "list", "adaptive"})
         .default_to(std::string("grid"))
         .add_string("candidate_list",
                     "candidates: list: 'name=value, name=value; name=value, ...' covering every "
@@ -75,10 +76,21 @@ class SvtDoubling final : public dptune::Tuner {
         .add_int("points_per_dimension", "grid points per float dimension (candidates: grid)")
         .min(1)
         .default_to(int64_t{5})
+        .add_int("adaptive_batch", "candidates: adaptive: candidates proposed per iteration")
+        .min(1)
+        .default_to(int64_t{5})
+        .add_float("adaptive_radius",
+                   "candidates: adaptive: initial perturbation sd in the unit cube (doubles "
+                   "after a pass, halves after a fail)")
+        .min_exclusive(0)
+        .max(0.5)
+        .default_to(0.25)
         .add_int("trials", "number of random candidates (candidates: random)")
         .min(1)
         .default_to(int64_t{50})
-        .add_int("k", "partitions of the training split (paper 002: choose k >= 5 / epsilon_svt)")
+        .add_int("k",
+                 "partitions of the training split (paper 002 suggests k >= 5 / epsilon_svt; its "
+                 "simulation needs k epsilon ~ 50 for fidelity ~ 0.93)")
         .min(1)
         .default_to(int64_t{10})
         .add_float("g", "utility granularity of the ladder (paper 002 Alg. 1)")
@@ -102,10 +114,13 @@ class SvtDoubling final : public dptune::Tuner {
                   "to the guarantee as a parallel composition)")
         .default_to(false)
         .add_bool("protect_validation",
-                  "protect the held-out split too: sensitivity max(1/k, 1/validation_rows), and "
-                  "the final model's held-out utility is withheld")
+                  "protect the held-out split too: sensitivity max(1/k, the utility's sensitivity "
+                  "to one of the n_val scored rows, from the host), and the final model's "
+                  "held-out utility is withheld")
         .default_to(false)
-        .add_int("validation_rows", "rows of the held-out split (needed with protect_validation)")
+        .add_int("validation_rows",
+                 "optional check with protect_validation: must equal the scored split's rows "
+                 "(the host reports them; 0 = do not check)")
         .min(0)
         .default_to(int64_t{0})
         .add_bool("per_trial_output",
@@ -138,6 +153,8 @@ class SvtDoubling final : public dptune::Tuner {
   double u0() const { return p_.get_double("u0"); }
   double eps() const { return p_.get_double("epsilon_svt"); }
 
+  bool adaptive() const { return p_.get_string("candidates") == "adaptive"; }
+
   std::vector<Params> candidates(dptune::TunerContext& context, std::string& how) const {
     std::vector<Params> out;
     if (p_.get_string("candidates") == "list") {
@@ -149,6 +166,14 @@ class SvtDoubling final : public dptune::Tuner {
       how = std::to_string(n) +
             " random draws from the search space (tuner generator, drawn "
             "before any data was read)";
+    } else if (adaptive()) {
+      // Paper 002 §4.1: no list; the grid only probes that the final training's cost does not
+      // depend on the candidate (see select()).
+      how = "adaptive (paper 002 §4.1): each iteration's " +
+            std::to_string(p_.get_int("adaptive_batch")) +
+            " candidates proposed by a local search in the unit cube that sees only the released "
+            "s* and pass/fail of earlier iterations";
+      return {};
     } else {
       const auto points = static_cast<std::size_t>(p_.get_int("points_per_dimension"));
       out = context.space().grid(points);
@@ -167,11 +192,37 @@ class SvtDoubling final : public dptune::Tuner {
     const double epsilon = eps();
     const bool private_parts = p_.get_bool("private_partitions");
     const bool protect = p_.get_bool("protect_validation");
-    const auto validation_rows =
-        protect ? static_cast<std::size_t>(p_.get_int("validation_rows")) : std::size_t{0};
+    // Threat model with protect_validation: one record of the scored split moves every part's
+    // score, hence u_s, by the utility's per-record sensitivity (host: split size and utility).
+    dptune::DataSizes sizes;
+    dptune::UtilitySensitivity util_sens;
+    if (protect) {
+      sizes = context.data_sizes();
+      const auto given = static_cast<std::size_t>(p_.get_int("validation_rows"));
+      if (given != 0 && given != sizes.scored)
+        throw dptune::InvalidArgument(
+            "svt_doubling: validation_rows = " + std::to_string(given) + " does not match the " +
+            std::to_string(sizes.scored) +
+            " rows of the held-out split the candidates are scored on (the host reports it; "
+            "remove validation_rows)");
+      util_sens = context.utility_sensitivity(sizes.scored);
+      if (!util_sens.per_record)
+        throw dptune::InvalidArgument(
+            "svt_doubling: protect_validation needs the utility's sensitivity to one held-out "
+            "record, unknown for utility '" +
+            util_sens.utility + "': " + util_sens.derivation +
+            " (use accuracy, or protect_validation: false)");
+      if (!(*util_sens.per_record > 0 && *util_sens.per_record <= 1))
+        throw dptune::PluginError("svt_doubling: the host gave utility sensitivity " +
+                                  fmt(*util_sens.per_record) + ", not in (0, 1]");
+    }
     std::string how;
-    const std::vector<Params> cands = candidates(context, how);
-    const std::size_t m = cands.size();
+    std::vector<Params> cands = candidates(context, how);  // grows in adaptive mode
+    std::size_t m = cands.size();
+    if (adaptive() && private_parts)
+      throw dptune::ConfigError(
+          "svt_doubling: candidates: adaptive with private_partitions: true is not supported (the "
+          "number of candidates each part is trained for is not known in advance)");
 
     // ---- T_max (fixed before any data is touched) ----------------------------------------------
     const std::size_t worst = svt::worst_case_iterations(u0(), g());
@@ -189,7 +240,8 @@ class SvtDoubling final : public dptune::Tuner {
     } else {
       t_max_how = "configured";
     }
-    const svt::Scales scales = svt::laplace_scales(kk, epsilon, validation_rows);
+    const svt::Scales scales =
+        svt::laplace_scales(kk, epsilon, protect ? *util_sens.per_record : 0.0);
 
     // ---- the events, data-independent: priced now so a refusing accountant fails before training
     const DpEvent svt_event =
@@ -199,6 +251,23 @@ class SvtDoubling final : public dptune::Tuner {
     for (std::size_t c = 0; c < m; ++c) {
       final_of[c] = context.evaluator().event_of(cands[c], dptune::DataScope::whole());
       finals.emplace(final_of[c].to_string(), final_of[c]);
+    }
+    if (adaptive()) {
+      // Any point of the space may be proposed and selected, so the guarantee needs the final
+      // training's event to be the same for all of them: probed on the grid now, checked again for
+      // every proposed candidate (a mismatch is refused, never priced after the fact).
+      const auto points = static_cast<std::size_t>(p_.get_int("points_per_dimension"));
+      for (const auto& c : context.space().grid(points)) {
+        const DpEvent e = context.evaluator().event_of(c, dptune::DataScope::whole());
+        finals.emplace(e.to_string(), e);
+      }
+      if (finals.size() != 1)
+        throw dptune::ConfigError(
+            "svt_doubling: candidates: adaptive needs the final training's privacy cost to be "
+            "the same for every candidate, but the search space changes it (" +
+            std::to_string(finals.size()) +
+            " different events on its grid): fix the privacy-relevant hyperparameters (noise "
+            "multiplier, epochs, lot size) in algorithm.params");
     }
     EventSet parts;  // per part: its events composed over the candidates (each record in one part)
     if (private_parts)
@@ -225,42 +294,53 @@ class SvtDoubling final : public dptune::Tuner {
                                   probe.to_string() + ": " + why);
     }
 
-    // ---- subsample and aggregate: k |S| runs in one evaluator call ------------------------------
-    std::vector<dptune::EvaluationRequest> requests;
-    requests.reserve(kk * m);
-    for (std::size_t c = 0; c < m; ++c)
-      for (std::size_t i = 0; i < kk; ++i) {
-        dptune::EvaluationRequest r;
-        r.candidate = cands[c];
-        r.scope = dptune::DataScope::partition(i, kk);
-        r.private_run = private_parts;
-        r.repetitions = 1;
-        requests.push_back(std::move(r));
+    // ---- subsample and aggregate: k runs per candidate in one evaluator call --------------------
+    std::vector<double> u, u_min, u_max, seconds;
+    std::vector<dptune::PrivacyGuarantee> part_privacy;
+    std::size_t trainings = 0;
+    auto score = [&](std::size_t first) {  // scores cands[first..] (appends to u, ...)
+      std::vector<dptune::EvaluationRequest> requests;
+      for (std::size_t c = first; c < cands.size(); ++c)
+        for (std::size_t i = 0; i < kk; ++i) {
+          dptune::EvaluationRequest r;
+          r.candidate = cands[c];
+          r.scope = dptune::DataScope::partition(i, kk);
+          r.private_run = private_parts;
+          r.repetitions = 1;
+          requests.push_back(std::move(r));
+        }
+      if (requests.empty()) return;
+      context.progress().start("svt_doubling: scoring on " + std::to_string(kk) + " partitions",
+                               requests.size());
+      const auto evaluations = context.evaluator().evaluate(requests);
+      if (evaluations.size() != requests.size())
+        throw dptune::PluginError("svt_doubling: the evaluator returned " +
+                                  std::to_string(evaluations.size()) + " evaluations for " +
+                                  std::to_string(requests.size()) + " requests");
+      context.progress().advance(requests.size(), std::nullopt);
+      trainings += requests.size();
+      for (std::size_t c = 0; c + first < cands.size(); ++c) {
+        double mean = 0, lo = 1, hi = 0, sec = 0;
+        for (std::size_t i = 0; i < kk; ++i) {
+          const auto& e = evaluations[c * kk + i];
+          // Lemma 2's sensitivity 1/k needs every part's score in [0, 1].
+          if (!(e.utility_mean >= 0 && e.utility_mean <= 1))
+            throw dptune::PluginError("svt_doubling: a partition score " +
+                                      std::to_string(e.utility_mean) +
+                                      " is outside [0, 1]; the sensitivity 1/k would not hold");
+          mean += e.utility_mean / static_cast<double>(kk);  // Alg. 1 line 9
+          lo = std::min(lo, e.utility_mean);
+          hi = std::max(hi, e.utility_mean);
+          sec += e.seconds;
+        }
+        u.push_back(std::clamp(mean, lo, hi));
+        u_min.push_back(lo);
+        u_max.push_back(hi);
+        seconds.push_back(sec);
+        part_privacy.push_back(evaluations[c * kk].privacy);
       }
-    context.progress().start("svt_doubling: scoring on " + std::to_string(kk) + " partitions",
-                             requests.size());
-    const auto evaluations = context.evaluator().evaluate(requests);
-    if (evaluations.size() != requests.size())
-      throw dptune::PluginError("svt_doubling: the evaluator returned " +
-                                std::to_string(evaluations.size()) + " evaluations for " +
-                                std::to_string(requests.size()) + " requests");
-    context.progress().advance(requests.size(), std::nullopt);
-    std::vector<double> u(m, 0.0), u_min(m, 1.0), u_max(m, 0.0), seconds(m, 0.0);
-    for (std::size_t c = 0; c < m; ++c) {
-      for (std::size_t i = 0; i < kk; ++i) {
-        const auto& e = evaluations[c * kk + i];
-        // Lemma 2's sensitivity 1/k needs every part's score in [0, 1].
-        if (!(e.utility_mean >= 0 && e.utility_mean <= 1))
-          throw dptune::PluginError("svt_doubling: a partition score " +
-                                    std::to_string(e.utility_mean) +
-                                    " is outside [0, 1]; the sensitivity 1/k would not hold");
-        u[c] += e.utility_mean / static_cast<double>(kk);  // Alg. 1 line 9
-        u_min[c] = std::min(u_min[c], e.utility_mean);
-        u_max[c] = std::max(u_max[c], e.utility_mean);
-        seconds[c] += e.seconds;
-      }
-      u[c] = std::clamp(u[c], u_min[c], u_max[c]);
-    }
+    };
+    if (!adaptive()) score(0);
 
     // ---- the loop -------------------------------------------------------------------------------
     const svt::Noise noise = svt::make_noise(context, scales, epsilon);
@@ -269,7 +349,49 @@ class SvtDoubling final : public dptune::Tuner {
     options.g = g();
     options.t_max = t_max;
     context.progress().message("svt_doubling: AboveThreshold doubling loop");
-    const svt::LoopResult loop = svt::run_loop(u, options, noise.threshold, noise.query);
+    svt::LoopResult loop;
+    std::size_t proposals = 0;
+    if (!adaptive()) {
+      loop = svt::run_loop(u, options, noise.threshold, noise.query);
+    } else {
+      // Paper 002 §4.1 (Fig. 2): O proposes, one AboveThreshold iteration answers with s*.  O gets
+      // the transcript only (svt::Feedback), and its own generator draws are independent of the
+      // data, so its proposals are post-processing of ϵ-DP outputs.
+      svt::LocalSearch search(context.space(),
+                              static_cast<std::size_t>(p_.get_int("adaptive_batch")),
+                              p_.get_double("adaptive_radius"));
+      loop = svt::run_adaptive_loop(
+          options,
+          [&](const svt::Feedback& f) {
+            const std::vector<Params> batch =
+                search.propose(f.selected ? &cands[*f.selected] : nullptr, f.passed,
+                               f.iteration == 0, context.rng());
+            proposals += batch.size();
+            const std::size_t first_new = cands.size();
+            svt::Batch b;
+            for (const auto& p : batch) {
+              const auto it = std::find(cands.begin(), cands.end(), p);
+              b.ids.push_back(static_cast<std::size_t>(it - cands.begin()));
+              if (it == cands.end()) {
+                const DpEvent e = context.evaluator().event_of(p, dptune::DataScope::whole());
+                if (!(e == finals.begin()->second))
+                  throw dptune::ConfigError(
+                      "svt_doubling: candidates: adaptive proposed " + p.to_string() +
+                      " whose final training event " + e.to_string() + " differs from " +
+                      finals.begin()->second.to_string() +
+                      ": fix the privacy-relevant hyperparameters in algorithm.params");
+                cands.push_back(p);
+                final_of.push_back(e);
+              }
+            }
+            score(first_new);  // only the new candidates are trained
+            for (const std::size_t id : b.ids) b.utilities.push_back(u[id]);
+            return b;
+          },
+          noise.threshold, noise.query);
+      m = cands.size();
+      if (m == 0) throw dptune::PluginError("svt_doubling: the adaptive search proposed nothing");
+    }
     const std::size_t chosen = loop.selected.value_or(0);
 
     // ---- the final private training of s* on the whole training split ---------------------------
@@ -352,7 +474,7 @@ class SvtDoubling final : public dptune::Tuner {
         dptune::Trial t;
         t.id = c;
         t.params = cands[c];
-        t.privacy = evaluations[c * kk].privacy;  // one partition run (non-private: infinite)
+        t.privacy = part_privacy[c];  // one partition run (non-private: infinite)
         t.utility_mean = u[c];
         t.utility_min = u_min[c];
         t.utility_max = u_max[c];
@@ -366,14 +488,19 @@ class SvtDoubling final : public dptune::Tuner {
         "SVT doubling (Ding et al., paper 002 Algorithm 1 with paper 001's u >= 1 "
         "break): " +
         std::to_string(m) + " candidates, " + how +
-        "; the order is public and fixed before any data is read");
+        (adaptive() ? "; " + std::to_string(proposals) + " proposals, " +
+                          std::to_string(trainings) + " partition trainings"
+                    : std::string("; the order is public and fixed before any data is read")));
     notes.push_back("subsample and aggregate: each candidate trained " +
                     std::string(private_parts ? "PRIVATELY" : "non-privately") +
                     " on each of k = " + std::to_string(kk) +
                     " disjoint parts of the training split and scored on the held-out "
                     "split; u_s = mean over parts, sensitivity " +
                     fmt(scales.sensitivity) +
-                    (protect ? " = max(1/k, 1/validation_rows)" : " = 1/k (paper 002 Lemma 2)"));
+                    (protect ? " = max(1/k, " + fmt(*util_sens.per_record) +
+                                   " = the utility's sensitivity to one of the " +
+                                   std::to_string(sizes.scored) + " held-out rows)"
+                             : std::string(" = 1/k (paper 002 Lemma 2)")));
     notes.push_back(
         "loop: g = " + fmt(g()) + ", u0 = " + fmt(u0()) + ", epsilon_svt = " + fmt(epsilon) +
         " per iteration (k * epsilon_svt = " + fmt(static_cast<double>(kk) * epsilon) +
@@ -396,10 +523,9 @@ class SvtDoubling final : public dptune::Tuner {
     notes.push_back(
         protect
             ? "threat model: neighbouring datasets differ in one record of the training OR the "
-              "held-out split (protect_validation; assumes a utility that is a mean of per-record "
-              "scores in [0, 1], e.g. accuracy, on " +
-                  std::to_string(validation_rows) +
-                  " held-out rows); the final model's held-out utility is withheld"
+              "held-out split (protect_validation; " +
+                  std::to_string(sizes.scored) + " held-out rows, utility '" + util_sens.utility +
+                  "': " + util_sens.derivation + "); the final model's held-out utility is withheld"
             : "threat model: the held-out (validation) split is treated as PUBLIC, as in paper "
               "002; only the training split is protected (set protect_validation to protect it "
               "too)");
@@ -511,6 +637,12 @@ class SvtDoubling final : public dptune::Tuner {
         trace.x.push_back(static_cast<double>(t + 1));
         trace.y.push_back(curve[t]);
       }
+      if (!curve.empty())
+        notes.push_back("fidelity: k epsilon = " + fmt(ke) +
+                        ": final alpha_T (u0 = 0) = " + fmt(curve.back(), 4) +
+                        "; exponential-mechanism limit (1/(1 - e^(-1/b)) - b) / E[u*] with b = "
+                        "4/(k epsilon) = " +
+                        fmt(svt::exponential_mechanism_fidelity(ke, o.candidates), 4));
       result.series.push_back(std::move(iters));
       result.series.push_back(std::move(fid));
       result.series.push_back(std::move(trace));

@@ -179,6 +179,28 @@ class BOOST_SYMBOL_VISIBLE ProgressSink {
   virtual void message(std::string_view text) = 0;
 };
 
+/// Row counts of the pipeline's data, as the host split it (TunerContext::data_sizes).
+struct BOOST_SYMBOL_VISIBLE DataSizes {
+  std::size_t train = 0, validation = 0, test = 0;
+  /// Rows every evaluation is scored on: the validation split, or the test split with
+  /// `utility: {split: test}`.
+  std::size_t scored = 0;
+  /// True for a synthetic workload drawn afresh per run (the sizes are those of every draw).
+  bool varies_per_run = false;
+};
+
+/// How far the pipeline's utility can move when one scored record changes
+/// (TunerContext::utility_sensitivity).
+struct BOOST_SYMBOL_VISIBLE UtilitySensitivity {
+  std::string utility;  // the configured utility plugin
+  /// An upper bound on |U(D) - U(D')| over scored sets D, D' of about `scored_rows` rows that
+  /// differ in one record (replaced, added or removed); empty when the host does not know one for
+  /// this utility.
+  std::optional<double> per_record;
+  /// How the bound was derived, or why there is none.
+  std::string derivation;
+};
+
 class BOOST_SYMBOL_VISIBLE TunerContext {
  public:
   virtual ~TunerContext();
@@ -192,6 +214,15 @@ class BOOST_SYMBOL_VISIBLE TunerContext {
   virtual RandomBitGenerator& rng() = 0;
   /// Runs body(0..n-1) on the executor and waits; exceptions are rethrown (the first one).
   virtual void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) = 0;
+
+  // ---- appended after ABI 2.1 (keep at the end: the host implements this class) ---------------
+  // Not pure: the defaults throw dptune::Error("... not provided by this host"), so contexts
+  // written before (other hosts, test fakes) still compile and fail clearly if a tuner asks.
+  /// Row counts of the pipeline's splits (the split is fixed before any tuner runs).
+  virtual DataSizes data_sizes() const;
+  /// The configured utility's sensitivity to one scored record when `scored_rows` records are
+  /// scored (e.g. 1/n for accuracy); `per_record` empty when the host does not know it.
+  virtual UtilitySensitivity utility_sensitivity(std::size_t scored_rows) const;
 };
 
 /// One evaluated candidate as a tuner reports it.

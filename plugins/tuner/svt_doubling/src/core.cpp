@@ -20,6 +20,8 @@ const char* to_string(Stop stop) {
       return "u reached 1";
     case Stop::Cap:
       return "iteration cap T_max reached";
+    case Stop::Optimizer:
+      return "the adaptive optimiser proposed no more candidates";
   }
   return "?";
 }
@@ -45,12 +47,23 @@ std::size_t floor_log2(std::uint64_t x) {  // x >= 1
 
 LoopResult run_loop(std::span<const double> utilities, const LoopOptions& options,
                     const NoiseFn& threshold_noise, const NoiseFn& query_noise) {
+  if (utilities.empty()) throw dptune::InvalidArgument("svt_doubling: no candidates");
+  Batch all;
+  all.utilities.assign(utilities.begin(), utilities.end());
+  all.ids.resize(utilities.size());
+  for (std::size_t s = 0; s < all.ids.size(); ++s) all.ids[s] = s;
+  return run_adaptive_loop(
+      options, [&all](const Feedback&) -> Batch { return all; }, threshold_noise, query_noise);
+}
+
+LoopResult run_adaptive_loop(const LoopOptions& options, const BatchFn& next_batch,
+                             const NoiseFn& threshold_noise, const NoiseFn& query_noise) {
   check_ladder(options.u0, options.g);
   if (options.t_max == 0) throw dptune::InvalidArgument("svt_doubling: t_max must be >= 1");
-  if (utilities.empty()) throw dptune::InvalidArgument("svt_doubling: no candidates");
   const double g = options.g;
   LoopResult r;
   std::int64_t step = 1;
+  Feedback feedback;
   // Paper 002 Algorithm 1 line 14 (`while step != 0`), with paper 001 lines 29-31 (`if u >= 1
   // break`) and the cap.
   while (true) {
@@ -58,23 +71,37 @@ LoopResult run_loop(std::span<const double> utilities, const LoopOptions& option
       r.stop = Stop::Cap;
       break;
     }
+    // §4.1: O chooses this iteration's candidates from the released transcript only.
+    feedback.iteration = r.iterations;
+    feedback.selected = r.selected;
+    const Batch batch = next_batch(feedback);
+    if (batch.ids.size() != batch.utilities.size())
+      throw dptune::InvalidArgument("svt_doubling: a batch has " +
+                                    std::to_string(batch.ids.size()) + " ids and " +
+                                    std::to_string(batch.utilities.size()) + " utilities");
+    if (batch.ids.empty()) {
+      if (r.iterations == 0) throw dptune::InvalidArgument("svt_doubling: no candidates");
+      r.stop = Stop::Optimizer;
+      break;
+    }
     ++r.iterations;
     const double u = level(options.u0, g, r.units);
     // Line 16: propose a noisy threshold one step above the current level.
     const double u_hat = u + static_cast<double>(step) * g + threshold_noise();
     bool accumulated = false;
-    for (std::size_t s = 0; s < utilities.size(); ++s) {
+    for (std::size_t s = 0; s < batch.ids.size(); ++s) {
       // Lines 20-21: AboveThreshold test of candidate s with fresh noise.
-      if (utilities[s] + query_noise() >= u_hat) {
-        r.selected = s;   // line 22
-        r.units += step;  // line 23
-        step *= 2;        // line 25
+      if (batch.utilities[s] + query_noise() >= u_hat) {
+        r.selected = batch.ids[s];  // line 22
+        r.units += step;            // line 23
+        step *= 2;                  // line 25
         accumulated = true;
         ++r.passes;
         break;  // line 27
       }
     }
     if (!accumulated) step /= 2;  // line 31: floor(step / 2) for step >= 1
+    feedback.passed = accumulated;
     if (options.trace) r.selected_after.push_back(r.selected);
     if (step == 0) {
       r.stop = Stop::StepZero;
@@ -88,6 +115,34 @@ LoopResult run_loop(std::span<const double> utilities, const LoopOptions& option
   r.step = step;
   r.u = level(options.u0, g, r.units);
   return r;
+}
+
+LocalSearch::LocalSearch(const dptune::SearchSpace& space, std::size_t batch, double radius)
+    : space_(space), batch_(batch), radius_(radius) {
+  if (batch == 0) throw dptune::InvalidArgument("svt_doubling: adaptive_batch must be >= 1");
+  if (!(radius > 0 && radius <= 0.5))
+    throw dptune::InvalidArgument("svt_doubling: adaptive_radius must be in (0, 0.5]");
+  if (space.empty()) throw dptune::InvalidArgument("svt_doubling: the search space is empty");
+}
+
+std::vector<dptune::Params> LocalSearch::propose(const dptune::Params* incumbent, bool passed,
+                                                 bool first, dptune::RandomBitGenerator& rng) {
+  if (!first) radius_ = passed ? std::min(0.5, 2 * radius_) : std::max(1.0 / 1024, radius_ / 2);
+  std::vector<dptune::Params> out;
+  if (!incumbent) {
+    for (std::size_t i = 0; i < batch_; ++i) out.push_back(space_.sample(rng));
+    return out;
+  }
+  // The perturbations first, the incumbent last: AboveThreshold takes the first candidate that
+  // passes, so new points get their chance before the incumbent passes again.
+  const std::vector<double> centre = space_.to_unit(*incumbent);
+  for (std::size_t i = 1; i < batch_; ++i) {
+    std::vector<double> x = centre;
+    for (double& v : x) v = std::clamp(v + dptune::gaussian(rng, radius_), 0.0, 1.0);
+    out.push_back(space_.from_unit(x));
+  }
+  out.push_back(*incumbent);
+  return out;
 }
 
 std::int64_t levels_to_one(double u0, double g) {
@@ -114,14 +169,16 @@ std::size_t default_t_max(double u0, double g) {
   return std::min(noise_free_worst_iterations(u0, g) + slack, worst_case_iterations(u0, g));
 }
 
-Scales laplace_scales(std::size_t k, double epsilon, std::size_t validation_rows) {
+Scales laplace_scales(std::size_t k, double epsilon, double validation_sensitivity) {
   if (k == 0) throw dptune::InvalidArgument("svt_doubling: k must be >= 1");
   if (!(epsilon > 0) || !std::isfinite(epsilon))
     throw dptune::InvalidArgument("svt_doubling: epsilon_svt must be finite and > 0");
   Scales s;
   s.sensitivity = 1.0 / static_cast<double>(k);
-  if (validation_rows > 0)
-    s.sensitivity = std::max(s.sensitivity, 1.0 / static_cast<double>(validation_rows));
+  if (!(validation_sensitivity >= 0 && validation_sensitivity <= 1))
+    throw dptune::InvalidArgument(
+        "svt_doubling: the utility's sensitivity to one held-out record must be in [0, 1]");
+  s.sensitivity = std::max(s.sensitivity, validation_sensitivity);
   s.threshold = 2 * s.sensitivity / epsilon;
   s.query = 4 * s.sensitivity / epsilon;
   return s;
@@ -253,6 +310,13 @@ SimulationResult simulate(const SimulationOptions& o, dptune::RandomBitGenerator
     out.fidelity_by_iteration.push_back(std::move(mean));
   }
   return out;
+}
+
+double exponential_mechanism_fidelity(double k_epsilon, std::size_t candidates) {
+  const double b = 4 / k_epsilon;
+  const double m = static_cast<double>(candidates);
+  // -expm1(-1/b) = 1 - e^(-1/b), exact for small and large b.
+  return (1 / -std::expm1(-1 / b) - b) / (m / (m + 1));
 }
 
 namespace {

@@ -37,6 +37,7 @@ enum class Stop {
   StepZero,    // step reached 0 (Algorithm 1, line 14)
   ReachedOne,  // u >= 1 (paper 001 Algorithm 1, lines 29-31)
   Cap,         // the iteration cap T_max was reached
+  Optimizer,   // the adaptive optimiser proposed no more candidates (paper 002 §4.1)
 };
 const char* to_string(Stop stop);
 
@@ -64,6 +65,50 @@ struct LoopResult {
 LoopResult run_loop(std::span<const double> utilities, const LoopOptions& options,
                     const NoiseFn& threshold_noise, const NoiseFn& query_noise);
 
+// ---- paper 002 §4.1: compatibility with adaptive optimisation ---------------------------------
+/// What the adaptive optimiser O is told before each iteration: only the released transcript of the
+/// previous iterations (s* so far and whether the last iteration passed), never a utility.  Both
+/// are outputs of ϵ-DP AboveThreshold iterations, so every batch O proposes is post-processing and
+/// the T_max iterations compose adaptively exactly as with a fixed candidate list.
+struct Feedback {
+  std::size_t iteration = 0;            // iterations done (0 before the first)
+  std::optional<std::size_t> selected;  // s* so far (the caller's candidate id)
+  bool passed = false;                  // the last iteration accumulated
+};
+/// One iteration's candidates (the caller's ids, in the order to scan) and their u_s.  An empty
+/// batch means O terminates.
+struct Batch {
+  std::vector<std::size_t> ids;
+  std::vector<double> utilities;
+};
+using BatchFn = std::function<Batch(const Feedback&)>;
+
+/// Algorithm 1's loop with the candidate set of each iteration chosen by O (paper 002 §4.1, Fig. 2:
+/// O sends a subset, the loop runs one iteration and sends back s*).  Same ladder, noise, stops and
+/// cap as run_loop; `selected` holds the caller's id.  run_loop is this with a fixed batch.
+LoopResult run_adaptive_loop(const LoopOptions& options, const BatchFn& batch,
+                             const NoiseFn& threshold_noise, const NoiseFn& query_noise);
+
+/// A simple O that needs only the binary feedback: a local search in the search space's unit cube.
+/// The first batch (and every batch until something passes) is `batch` uniform draws; afterwards
+/// batch - 1 Gaussian perturbations of the incumbent s* (coordinate-wise sd `radius`, clamped to
+/// the cube) followed by s* itself, last (AboveThreshold takes the first that passes).  The radius
+/// doubles (up to 0.5) after a pass and halves (down to 1/1024) after a fail, mirroring the
+/// ladder's step.
+class LocalSearch {
+ public:
+  LocalSearch(const dptune::SearchSpace& space, std::size_t batch, double radius);
+  /// The next candidates given the incumbent (empty before the first pass) and the last outcome.
+  std::vector<dptune::Params> propose(const dptune::Params* incumbent, bool passed, bool first,
+                                      dptune::RandomBitGenerator& rng);
+  double radius() const { return radius_; }
+
+ private:
+  const dptune::SearchSpace& space_;
+  std::size_t batch_;
+  double radius_;
+};
+
 /// M: the smallest ladder level with u0 + M g >= 1, evaluated exactly as the loop's break test.
 std::int64_t levels_to_one(double u0, double g);
 
@@ -88,17 +133,18 @@ std::size_t default_t_max(double u0, double g);
 /// Sensitivity of u_s and the two Laplace scales of Algorithm 1 (lines 16 and 20) for per-iteration
 /// ϵ.  Lemma 2: one training record changes one part's score by at most 1, so u_s by 1/k.  With a
 /// protected validation set of n_val rows, one validation record changes every part's score by at
-/// most 1/n_val (for utilities that are means of per-record scores in [0, 1], e.g. accuracy), so
-/// u_s by 1/n_val; a neighbour differs in one record of train ∪ validation, so
-/// Δ = max(1/k, 1/n_val).  AboveThreshold with query sensitivity Δ is ϵ-DP with threshold noise
-/// Lap(2Δ/ϵ) and query noise Lap(4Δ/ϵ) (Dwork & Roth Thm 3.23; paper 002 eq. 17 with Δ = 1/k).
+/// most Δ_util(n_val), the utility's per-record sensitivity (1/n_val for accuracy; the host states
+/// it: TunerContext::utility_sensitivity), so u_s, a mean of part scores, by Δ_util too; a
+/// neighbour differs in one record of train ∪ validation, so Δ = max(1/k, Δ_util(n_val)).
+/// AboveThreshold with query sensitivity Δ is ϵ-DP with threshold noise Lap(2Δ/ϵ) and query noise
+/// Lap(4Δ/ϵ) (Dwork & Roth Thm 3.23; paper 002 eq. 17 with Δ = 1/k).
 struct Scales {
   double sensitivity = 0;
   double threshold = 0;  // 2Δ/ϵ
   double query = 0;      // 4Δ/ϵ
 };
-/// validation_rows = 0: the validation set is public (paper 002's threat model).
-Scales laplace_scales(std::size_t k, double epsilon, std::size_t validation_rows = 0);
+/// validation_sensitivity = 0: the validation set is public (paper 002's threat model).
+Scales laplace_scales(std::size_t k, double epsilon, double validation_sensitivity = 0);
 
 /// The loop's two noise sources for per-iteration ϵ and the given scales.  The pipeline's mechanism
 /// (TunerContext::mechanism with noise_multiplier 2/ϵ and 4/ϵ, released with L1 sensitivity Δ) when
@@ -148,6 +194,15 @@ struct SimulationResult {
 };
 
 SimulationResult simulate(const SimulationOptions& options, dptune::RandomBitGenerator& rng);
+
+/// Why Figure 3 is not reproduced at the paper's kϵ (docs/tuners/svt_doubling.md): near the end of
+/// a run the threshold lies above most u_s and the first candidate (in a utility-independent order)
+/// whose u_s + Lap(b) reaches it is drawn with probability close to proportional to exp(u_s / b),
+/// an exponential mechanism of scale b = 4/(kϵ).  Over |S| utilities uniform on (0, 1) its mean is
+/// 1/(1 - e^(-1/b)) - b and E[u*] = |S| / (|S| + 1); this returns their ratio, the limit of the
+/// final fidelity α_T (0.52, 0.61, 0.70 for kϵ = 0.5, 5, 10; 0.93, 0.97 for kϵ = 50, 100).  Valid
+/// while b is well above g (not at kϵ = 1000, where it exceeds 1).
+double exponential_mechanism_fidelity(double k_epsilon, std::size_t candidates);
 
 /// A candidate list written in YAML as one string, candidates separated by ';', each a
 /// comma-separated list of name=value for every dimension of `space`, e.g.
