@@ -46,12 +46,12 @@ class Context final : public dptune::TrainingContext {
 };
 
 dptune::host::PluginRegistry& versioned_registry() {
-  static dptune::host::PluginRegistry registry = [] {
-    dptune::host::PluginRegistry r;
-    r.scan(fs::path(DPTUNE_TEST_PLUGIN_DIR) / "versioned_trainer");
+  static dptune::host::PluginRegistry* registry = [] {
+    auto* r = new dptune::host::PluginRegistry();  // never unloaded: models may outlive a test
+    r->scan(fs::path(DPTUNE_TEST_PLUGIN_DIR) / "versioned_trainer");
     return r;
   }();
-  return registry;
+  return *registry;
 }
 
 }  // namespace
