@@ -39,8 +39,13 @@ class ConstantModel final : public dptune::Model {
 
 class VersionedTrainer final : public dptune::Trainer {
  public:
-  explicit VersionedTrainer(const dptune::Params&) {}
-  static dptune::ParamSchema schema() { return {}; }
+  explicit VersionedTrainer(const dptune::Params& p) : lie_(p.get_bool("lie")) {}
+  static dptune::ParamSchema schema() {
+    dptune::ParamSchema schema;
+    schema.add_bool("lie", "train() reports PureDp(2), an event nothing predicted")
+        .default_to(false);
+    return schema;
+  }
 
   dptune::TrainedModel train(const dptune::Dataset& data,
                              dptune::TrainingContext& context) const override {
@@ -52,6 +57,7 @@ class VersionedTrainer final : public dptune::Trainer {
     (void)context;
     trained.event = event(data.rows);
 #endif
+    if (lie_) trained.event = dptune::DpEvent::pure_dp(2.0);
     return trained;
   }
   dptune::DpEvent event(std::size_t) const override { return dptune::DpEvent::pure_dp(1.0); }
@@ -61,6 +67,9 @@ class VersionedTrainer final : public dptune::Trainer {
     return dptune::DpEvent::approx_dp(static_cast<double>(train_rows) / 1000.0, delta);
   }
 #endif
+
+ private:
+  bool lie_;
 };
 
 }  // namespace

@@ -5,9 +5,13 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <tuple>
 
+#include "../../framework/src/evaluator.hpp"
 #include "dptune/host/plugin_registry.hpp"
+#include "dptune/host/runner.hpp"
 #include "dptune/rng.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 
@@ -49,6 +53,7 @@ dptune::host::PluginRegistry& versioned_registry() {
   static dptune::host::PluginRegistry* registry = [] {
     auto* r = new dptune::host::PluginRegistry();  // never unloaded: models may outlive a test
     r->scan(fs::path(DPTUNE_TEST_PLUGIN_DIR) / "versioned_trainer");
+    r->scan(DPTUNE_BUILT_PLUGIN_DIR);  // rdp, accuracy, grid for the evaluator test
     return r;
   }();
   return *registry;
@@ -71,7 +76,7 @@ TEST_CASE("abi minor: both builds of the versioned trainer load and declare thei
 }
 
 TEST_CASE("abi minor: a 2.1 trainer gets event(n), its model exports nothing") {
-  auto trainer = versioned_registry().create_trainer("versioned_trainer_v2_1", {});
+  auto trainer = versioned_registry().create_trainer("versioned_trainer_v2_1", {{"lie", false}});
   UnusedAccountant accountant;
   // The proxy must not call the slot a 2.1 vtable does not have: event(n) instead.
   CHECK(trainer->exact_event(500, accountant, 1e-5) == dptune::DpEvent::pure_dp(1.0));
@@ -87,7 +92,7 @@ TEST_CASE("abi minor: a 2.1 trainer gets event(n), its model exports nothing") {
 }
 
 TEST_CASE("abi minor: a 2.2 trainer gets exact_event(n, accountant, δ), its model exports") {
-  auto trainer = versioned_registry().create_trainer("versioned_trainer_v2_2", {});
+  auto trainer = versioned_registry().create_trainer("versioned_trainer_v2_2", {{"lie", false}});
   UnusedAccountant accountant;
   CHECK(trainer->exact_event(500, accountant, 1e-5) == dptune::DpEvent::approx_dp(0.5, 1e-5));
   CHECK(trainer->exact_event(2000, accountant, 1e-7) == dptune::DpEvent::approx_dp(2.0, 1e-7));
@@ -106,4 +111,59 @@ TEST_CASE("abi minor: a 2.2 trainer gets exact_event(n, accountant, δ), its mod
   CHECK(exported->layers[0].weights == std::vector<double>{1.0});
   CHECK(exported->layers[0].bias == std::vector<double>{-0.5});
   CHECK(exported->output == "sigmoid");
+}
+
+TEST_CASE("abi minor: through the HostEvaluator, each build is priced by what it predicts") {
+  // The evaluator prices exact_event(n, accountant, δ) — event(n) for the 2.1 build — and refuses
+  // a train() that reports anything else.
+  dptune_test::TempDir dir;
+  using namespace dptune::host;
+  const PluginRegistry& registry = versioned_registry();
+  HostCatalog catalog(registry);
+  for (const auto& [name, lie, expected, epsilon] :
+       {std::tuple{std::string("versioned_trainer_v2_1"), false, dptune::DpEvent::pure_dp(1.0),
+                   1.0},
+        std::tuple{std::string("versioned_trainer_v2_2"), false,
+                   dptune::DpEvent::approx_dp(0.12, 1e-5), 0.12},
+        std::tuple{std::string("versioned_trainer_v2_2"), true, dptune::DpEvent::no_op(), 0.0}}) {
+    CAPTURE(name);
+    CAPTURE(lie);
+    const auto file =
+        dir.write("p.yaml",
+                  "name: versioned\n"
+                  "data: {use: blobs, params: {samples: 200, features: 2, classes: 2}}\n"
+                  "algorithm: {use: " +
+                      name +
+                      "}\n"
+                      "accountant: {use: rdp, delta: 1.0e-5}\n"
+                      "utility: {use: accuracy, repetitions: 2}\n"
+                      "search_space: {lie: {categorical: [false, true]}}\n"
+                      "tuner: {use: grid}\n"
+                      "execution: {seed: 1}\n");
+    const PipelineConfig config = load_pipeline(file, {}, catalog);
+    const RandomSource random(config.execution.seed);
+    auto executor = make_executor("inline", 1);
+    auto data = make_data_source(config.data.use, config.data.params);
+    std::shared_ptr<const dptune::Accountant> accountant =
+        registry.create_accountant(config.accountant.use, config.accountant.params);
+    std::shared_ptr<const dptune::Utility> utility =
+        registry.create_utility(config.utility.use, config.utility.params);
+    MechanismFactory mechanisms(config, registry);
+    HostEvaluator evaluator(config, registry, *data, *executor, random, accountant, utility,
+                            mechanisms);
+    dptune::EvaluationRequest request;  // 120 training rows (60% of 200)
+    request.candidate = dptune::Params{{"lie", lie}};
+    if (lie) {
+      CHECK_THROWS_WITH_AS(evaluator.evaluate({request}),
+                           doctest::Contains("reported the event {pure_dp: {epsilon: 2.0}} but "
+                                             "exact_event() predicted"),
+                           dptune::PluginError);
+      continue;
+    }
+    CHECK(evaluator.event_of(request.candidate, dptune::DataScope::whole()) == expected);
+    const auto results = evaluator.evaluate({request});
+    REQUIRE(results.size() == 1);
+    CHECK(results[0].event == expected);
+    CHECK(results[0].privacy.epsilon == doctest::Approx(epsilon));
+  }
 }

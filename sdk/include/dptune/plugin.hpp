@@ -97,8 +97,8 @@ class BOOST_SYMBOL_VISIBLE Utility : public Plugin {
 /// A trained model as plain numbers (ABI 2.2, Model::export_model): what the host writes as the
 /// released model (model.json), so it can be used without the plugin.  The model reads rows of
 /// `features` values as the trainer saw them (the host's standardised columns), then:
-///   1. `input_map`: "none", or "unit_ball_intercept": x̃ = [x / max(1, ‖x‖), 1] / √2 (d + 1
-///   values);
+///   1. `input_map`: "none", or "unit_ball_intercept":
+///      x̃ = [x / max(1, ‖x‖), 1] / √2 (d + 1 values);
 ///   2. each layer in order: z = a W + b (W row-major inputs × outputs), then its activation
 ///      ("relu" or "identity");
 ///   3. `output` turns the last z into a class: "sigmoid" or "hinge" (one output: class 1 iff
