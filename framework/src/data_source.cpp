@@ -119,6 +119,7 @@ class LabelledSource final : public DataSource {
       scale.apply(s.train);
       scale.apply(s.validation);
       scale.apply(s.test);
+      s.standardizer = scale;
     }
     // One example changes one row: the trainers' own analyses (clipping) bound its effect.
     s.sensitivity = {1.0, 1.0, 1.0};

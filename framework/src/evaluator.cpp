@@ -126,8 +126,11 @@ dptune::DpEvent HostEvaluator::event_of(const dptune::Params& candidate,
 
 dptune::DpEvent HostEvaluator::run_event(const Algorithm& algorithm,
                                          const dptune::DataScope& scope) const {
-  return algorithm.mechanism ? algorithm.mechanism->event()
-                             : algorithm.trainer->event(scopes().train_rows(scope));
+  if (algorithm.mechanism) return algorithm.mechanism->event();
+  // The exact event given the pipeline's accountant and δ (what a target-ε trainer calibrates
+  // against in train(), through HostTrainingContext); the proxy falls back to event(n) for
+  // trainers of ABI 2.1.
+  return algorithm.trainer->exact_event(scopes().train_rows(scope), *accountant_, config_.delta);
 }
 
 std::vector<dptune::Evaluation> HostEvaluator::evaluate(
@@ -150,18 +153,18 @@ std::vector<dptune::Evaluation> HostEvaluator::evaluate(
     result.request = request;
     result.request.repetitions = reps;
     result.utilities.assign(reps, std::numeric_limits<double>::quiet_NaN());
-    if (request.private_run) {
-      result.event = run_event(prepared.back().algorithm, request.scope);
-    } else {
+    if (!request.private_run) {
       result.event = dptune::DpEvent::non_private();
       result.privacy.epsilon = std::numeric_limits<double>::infinity();
       result.privacy.delta = 1;
       result.privacy.derivation = "non-private run: no guarantee";
     }
   }
-  // Price each private request once, not once per repetition; the accountant may be expensive.
+  // Predict and price each private request once, not once per repetition, in parallel: both may
+  // be expensive (a target-ε trainer calibrates σ by a root-find over accountant calls).
   executor_.parallel_for(requests.size(), [&](std::size_t i) {
     if (!requests[i].private_run) return;
+    results[i].event = run_event(prepared[i].algorithm, requests[i].scope);
     results[i].privacy = accountant_->epsilon(results[i].event, config_.delta);
   });
 
@@ -214,7 +217,7 @@ std::vector<dptune::Evaluation> HostEvaluator::evaluate(
           request.private_run ? results[i].event : dptune::DpEvent::non_private();
       if (!(trained.event == expected))
         throw dptune::PluginError("trainer '" + config_.algorithm.use + "' reported the event " +
-                                  trained.event.to_string() + " but event() predicted " +
+                                  trained.event.to_string() + " but exact_event() predicted " +
                                   expected.to_string() + "; refusing to account for either");
       if (!trained.model)
         throw dptune::PluginError("trainer '" + config_.algorithm.use + "' returned no model");
@@ -244,7 +247,17 @@ std::vector<dptune::Evaluation> HostEvaluator::evaluate(
     for (std::size_t t = 0; t < prepared[i].repetitions; ++t)
       r.seconds += seconds[prepared[i].first_task + t];
   }
+  {
+    std::lock_guard lock(kept_mutex_);
+    for (const auto& r : results)
+      if (r.model) kept_.push_back({r.request.candidate, r.utility_mean, r.model});
+  }
   return results;
+}
+
+std::vector<HostEvaluator::KeptModel> HostEvaluator::kept_models() const {
+  std::lock_guard lock(kept_mutex_);
+  return kept_;
 }
 
 }  // namespace dptune::host

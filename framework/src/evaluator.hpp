@@ -5,6 +5,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <vector>
 
 #include "dptune/host/config.hpp"
 #include "dptune/host/data_scopes.hpp"
@@ -48,6 +50,18 @@ class HostEvaluator final : public dptune::Evaluator {
   const DataSplits& splits() const { return fixed_data(); }
   bool data_varies_per_run() const { return data_.varies_per_run(); }
 
+  /// A model an evaluation kept (EvaluationRequest::keep_output), with what identifies it in a
+  /// tuner's result: the request's candidate and the evaluation's mean utility.
+  struct KeptModel {
+    dptune::Params candidate;
+    double utility_mean = 0;
+    std::shared_ptr<const dptune::Model> model;
+  };
+  /// Every kept model, in the order of evaluate() calls and, within one, of the requests.
+  std::vector<KeptModel> kept_models() const;
+  /// The standardisation of the fixed data (fitted on the training split), when there is one.
+  std::optional<Standardizer> standardizer() const { return fixed_data().standardizer; }
+
  private:
   struct Algorithm {
     std::shared_ptr<const dptune::Mechanism> mechanism;
@@ -73,6 +87,8 @@ class HostEvaluator final : public dptune::Evaluator {
   mutable std::mutex data_mutex_;
   mutable std::unique_ptr<DataSplits> fixed_data_;
   mutable std::unique_ptr<DataScopes> scopes_;
+  mutable std::mutex kept_mutex_;
+  std::vector<KeptModel> kept_;
 };
 
 class HostTunerContext final : public dptune::TunerContext {

@@ -7,6 +7,14 @@
 
 namespace dptune::host {
 
+// The host sees the interfaces with everything the SDK's minor appended; a plugin built for an
+// older minor does not (PluginOrigin::abi_minor decides what may be called).
+static_assert(DPTUNE_PLUGIN_ABI_MINOR == DPTUNE_ABI_MINOR,
+              "the host must be built with the SDK's own ABI minor");
+
+/// First minor (of major 2) whose Trainer has exact_event and whose Model has export_model.
+constexpr int kMinorExactEventAndExport = 2;
+
 namespace dll = boost::dll;
 
 LoadedLibrary::LoadedLibrary(std::filesystem::path path)
@@ -138,6 +146,11 @@ class ModelProxy final : public dptune::Model {
   std::string describe() const override {
     return guarded_call(origin_, "Model::describe", [&] { return model_->describe(); });
   }
+  std::optional<dptune::ModelExport> export_model() const override {
+    // A 2.1 model's vtable ends at describe(): never call past it.
+    if (origin_.abi_minor < kMinorExactEventAndExport) return std::nullopt;
+    return guarded_call(origin_, "Model::export_model", [&] { return model_->export_model(); });
+  }
 
  private:
   PluginOrigin origin_;                         // released last
@@ -158,6 +171,13 @@ class TrainerProxy final : public dptune::Trainer, ProxyBase<dptune::Trainer> {
   }
   dptune::DpEvent event(std::size_t train_rows) const override {
     return call("Trainer::event", [&] { return impl_->event(train_rows); });
+  }
+  dptune::DpEvent exact_event(std::size_t train_rows, const dptune::Accountant& accountant,
+                              double delta) const override {
+    // A 2.1 trainer's vtable ends at event(n): its train() reports what event(n) predicts.
+    if (origin_.abi_minor < kMinorExactEventAndExport) return event(train_rows);
+    return call("Trainer::exact_event",
+                [&] { return impl_->exact_event(train_rows, accountant, delta); });
   }
 };
 

@@ -685,7 +685,7 @@ template <class Make>
 auto create_with(const PluginInfo& info, const std::shared_ptr<LoadedLibrary>& library,
                  std::unique_ptr<dptune::Plugin> (*create)(const dptune::Params&),
                  const dptune::Params& params, Make make) {
-  PluginOrigin origin{info.name, library};
+  PluginOrigin origin{info.name, library, info.abi_minor};
   auto object = create_plugin_object(origin, create, params);
   return make(std::move(origin), std::move(object));
 }

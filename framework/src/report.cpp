@@ -14,6 +14,7 @@
 #include "dptune/errors.hpp"
 #include "dptune/pareto.hpp"
 #include "json.hpp"
+#include "model_file.hpp"
 
 namespace dptune::host {
 
@@ -398,6 +399,42 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
     }
   }
 
+  // The released model: the selected run's, the one model a private tuner releases.  Its export
+  // is empty for models of ABI 2.1 plugins (or models that cannot export): said in the summary.
+  std::string model_note;
+  if (in.released_model) {
+    const std::optional<dptune::ModelExport> exported = in.released_model->export_model();
+    if (!exported) {
+      model_note = "the released model (" + in.released_model->describe() +
+                   ") cannot be exported by its plugin (ABI 2.1, or no Model::export_model)";
+    } else {
+      std::ostringstream ms;
+      JsonWriter mw(ms);
+      mw.begin_object();
+      mw.key("format").value(kModelFileFormat);
+      mw.key("released").value(true);
+      mw.key("note").value(
+          "the model of the tuner's selected run, the only model the tuning releases; its "
+          "privacy is the tuning's guarantee");
+      mw.key("pipeline").value(config.name);
+      mw.key("algorithm").value(config.algorithm.use);
+      if (result.selected) {
+        mw.key("selected");
+        json_trial(mw, *result.selected);
+      }
+      if (result.guarantee) {
+        mw.key("guarantee");
+        json_guarantee(mw, *result.guarantee);
+      }
+      write_model_fields(mw, ExportedModel{*exported, in.standardizer});
+      mw.end_object();
+      ms << '\n';
+      write_file(config.output.dir / "model.json", ms.str());
+      summary.files.push_back("model.json");
+      model_note = "released model: model.json (" + exported->description + ")";
+    }
+  }
+
   std::ostringstream js;
   JsonWriter w(js);
   w.begin_object();
@@ -464,6 +501,7 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
   w.end_array();
   w.key("notes").begin_array();
   for (const auto& n : result.notes) w.value(n);
+  if (!model_note.empty()) w.value(model_note);
   w.end_array();
   w.key("files").begin_array();
   for (const auto& f : summary.files) w.value(f);

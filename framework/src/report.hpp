@@ -3,10 +3,13 @@
 #pragma once
 
 #include <iosfwd>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "dptune/host/config.hpp"
+#include "dptune/host/data_layout.hpp"
 #include "dptune/host/runner.hpp"
 #include "dptune/plugin.hpp"
 
@@ -20,6 +23,10 @@ struct ReportInput {
   std::string executor;
   double seconds;
   std::string data_description;
+  /// The model of the tuner's selected run (the only model a private tuner releases), when the
+  /// tuner kept one; written as model.json with the training split's standardisation.
+  std::shared_ptr<const dptune::Model> released_model = nullptr;
+  std::optional<Standardizer> standardizer = std::nullopt;
 };
 
 /// The anti-ideal point of paper 000 (§3, "(10, 1)"): ε = 10, error = 1.

@@ -17,6 +17,7 @@
 #include "dptune/pareto.hpp"
 #include "evaluator.hpp"
 #include "json.hpp"
+#include "model_file.hpp"
 #include "progress.hpp"
 #include "report.hpp"
 
@@ -61,6 +62,9 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
 
   ReportInput input{config,           result,  random.description(), random.secure(),
                     executor->name(), seconds, data->describe()};
+  // Only the selected run's model is released (model.json); the other kept models are dropped.
+  input.released_model = released_model(result, evaluator.kept_models());
+  if (input.released_model) input.standardizer = evaluator.standardizer();
   return write_report(input, out);
 }
 

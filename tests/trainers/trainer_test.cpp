@@ -244,7 +244,7 @@ TEST_CASE("output_perturbation: on a tiny data set the bound is within a small f
   CHECK(largest >= 0.1 * bound);
 }
 
-TEST_CASE("target-ε mode: σ calibrated through the accountant, event ApproxDp(target)") {
+TEST_CASE("target-ε mode: σ calibrated through the accountant; train() reports the exact event") {
   // n = 2000 and lots of 32: without-replacement accounting (WBK19 Thm 9) has an ε floor that grows
   // with the sampling ratio m/n, so a small ratio keeps ε = 1 reachable.
   const Dataset data = trainer_tests::blobs(2000, 3, 2, 2.0, 6);
@@ -255,63 +255,117 @@ TEST_CASE("target-ε mode: σ calibrated through the accountant, event ApproxDp(
     Params params{{"target_epsilon", 1.0}, {"target_delta", 1e-5}};
     if (!op) params.set("lot_size", std::int64_t{32});
     auto t = trainer_tests::trainer(name, params);
+    // Without an accountant: the sound summary.
     CHECK(t->event(2000) == DpEvent::approx_dp(1.0, 1e-5));
     ScriptedContext ctx(
         8,
         [](double sigma) { return std::make_shared<RecordingMechanism>(DpEvent::gaussian(sigma)); },
         rdp.get());
     const TrainedModel trained = t->train(data, ctx);
-    CHECK(trained.event == DpEvent::approx_dp(1.0, 1e-5));
     REQUIRE(ctx.requested.size() == 1);
     const double sigma = ctx.requested[0];
-    // The calibrated σ meets the target, and 1% less noise would not.
     DpSgdOptions o;  // the plugin's defaults (10 epochs, without replacement), lots of 32
     o.lot_size = 32;
     auto event_of = [&](double s) {
       return op ? DpEvent::gaussian(s) : dp_sgd_event(dp_schedule(2000, o), DpEvent::gaussian(s));
     };
+    // train() reports the exact event of what it did, and exact_event (what the host prices and
+    // checks) predicts exactly it; the target δ is target_delta, not the pipeline's (1e-7 here).
+    CHECK(trained.event == event_of(sigma));
+    CHECK(t->exact_event(2000, *rdp, 1e-7) == event_of(sigma));
+    // The calibrated σ meets the target, and 1% less noise would not.
     CHECK(rdp->epsilon(event_of(sigma), 1e-5).epsilon <= 1.0);
     CHECK(rdp->epsilon(event_of(sigma * 0.99), 1e-5).epsilon > 1.0);
   }
-  CHECK_THROWS_WITH_AS(trainer_tests::trainer("dp_sgd", {{"target_epsilon", 1.0}}),
-                       doctest::Contains("target_delta"), PluginError);
 }
 
-TEST_CASE("target-ε mode: the exact event of the calibrated run is within 1% of the target") {
-  // calibrated_event(): SelfComposed(SampledWithoutReplacement(n, m, Gaussian(σ*)), steps), the
-  // tight event a target-ε run has (train() reports ApproxDp(target) because event(n) cannot
-  // know σ*; see TargetPrivacy).  Its ε by the accountant is ≤ the target and within 1% of it.
+TEST_CASE("target-ε mode: target_delta defaults to the pipeline's δ") {
+  auto rdp = trainer_tests::accountant("rdp");
+  const Params common{{"target_epsilon", 2.0}, {"lot_size", std::int64_t{32}}};
+  auto implicit = trainer_tests::trainer("dp_sgd", common);
+  Params explicit_params = common;
+  explicit_params.set("target_delta", 1e-6);
+  auto explicit_delta = trainer_tests::trainer("dp_sgd", explicit_params);
+  // The pipeline's δ = 1e-6 gives the very σ* that target_delta = 1e-6 gives.
+  CHECK(implicit->exact_event(1500, *rdp, 1e-6) == explicit_delta->exact_event(1500, *rdp, 1e-3));
+  // A different pipeline δ, a different (larger) σ*.
+  CHECK_FALSE(implicit->exact_event(1500, *rdp, 1e-9) == implicit->exact_event(1500, *rdp, 1e-6));
+  // event(n) cannot state the guarantee without knowing δ.
+  CHECK_THROWS_WITH_AS(implicit->event(1500), doctest::Contains("target_delta"), PluginError);
+}
+
+TEST_CASE("target-ε mode: the exact event is within 1% of the target, also for Poisson lots") {
+  // exact_event(): SelfComposed(Sampled…(Gaussian(σ*)), steps).  Its ε by the accountant is ≤ the
+  // target and within 1% of it; train() adds exactly this σ and reports exactly this event.
   auto rdp = trainer_tests::accountant("rdp");
   const Dataset data = trainer_tests::blobs(2000, 3, 2, 2.0, 6);
-  for (const auto& [sampling, target] : {std::pair{std::string("without_replacement"), 1.0},
-                                         std::pair{std::string("poisson"), 0.5}}) {
-    CAPTURE(sampling);
-    const Params params = dp_sgd_schema(Optimizer::Sgd)
-                              .complete({{"target_epsilon", target},
-                                         {"target_delta", 1e-5},
-                                         {"lot_size", std::int64_t{32}},
-                                         {"epochs", std::int64_t{4}},
-                                         {"sampling", sampling}});
-    const DpSgdTrainer trainer(params, Optimizer::Sgd);
-    const DpEvent exact = trainer.calibrated_event(2000, *rdp);
-    const double sigma = trainer.calibrate(2000, *rdp).noise;
-    DpSgdOptions o = trainer.options();
-    CHECK(exact == dp_sgd_event(dp_schedule(2000, o), DpEvent::gaussian(sigma)));
-    const double eps = rdp->epsilon(exact, 1e-5).epsilon;
-    MESSAGE(exact.to_string() << " -> ε = " << eps);
-    CHECK(eps <= target);
-    CHECK(eps >= 0.99 * target);
-    // train() adds exactly this σ (the mechanism it asks for) and reports the target.
-    ScriptedContext ctx(
-        8, [](double s) { return std::make_shared<RecordingMechanism>(DpEvent::gaussian(s)); },
-        rdp.get());
-    CHECK(trainer.train(data, ctx).event == DpEvent::approx_dp(target, 1e-5));
-    REQUIRE(ctx.requested.size() == 1);
-    CHECK(ctx.requested[0] == sigma);
+  for (const Optimizer optimizer : {Optimizer::Sgd, Optimizer::Adam}) {
+    for (const auto& [sampling, target] : {std::pair{std::string("without_replacement"), 1.0},
+                                           std::pair{std::string("poisson"), 0.5}}) {
+      CAPTURE(sampling);
+      CAPTURE(optimizer == Optimizer::Adam);
+      const Params params = dp_sgd_schema(optimizer).complete({{"target_epsilon", target},
+                                                               {"target_delta", 1e-5},
+                                                               {"lot_size", std::int64_t{32}},
+                                                               {"epochs", std::int64_t{4}},
+                                                               {"sampling", sampling}});
+      const DpSgdTrainer trainer(params, optimizer);
+      const DpEvent exact = trainer.exact_event(2000, *rdp, 1e-5);
+      const double sigma = trainer.calibrated_sigma(2000, *rdp, 1e-5);
+      const DpSgdOptions o = trainer.options();
+      const DpEvent step =
+          sampling == "poisson"
+              ? DpEvent::poisson_sampled(32.0 / 2000.0, DpEvent::gaussian(sigma))
+              : DpEvent::sampled_without_replacement(2000, 32, DpEvent::gaussian(sigma));
+      CHECK(exact == dp_sgd_event(dp_schedule(2000, o), DpEvent::gaussian(sigma)));
+      CHECK(exact == DpEvent::self_composed(step, 4 * 63));  // T · ceil(2000 / 32) steps
+      const double eps = rdp->epsilon(exact, 1e-5).epsilon;
+      MESSAGE(exact.to_string() << " -> ε = " << eps);
+      CHECK(eps <= target);
+      CHECK(eps >= 0.99 * target);
+      ScriptedContext ctx(
+          8, [](double s) { return std::make_shared<RecordingMechanism>(DpEvent::gaussian(s)); },
+          rdp.get());
+      CHECK(trainer.train(data, ctx).event == exact);
+      REQUIRE(ctx.requested.size() == 1);
+      CHECK(ctx.requested[0] == sigma);
+      // One root-find for exact_event, calibrated_sigma and train() together.
+      CHECK(trainer.calibration_cache().calibrations() == 1);
+    }
   }
-  // Not in target mode: no calibration.
+  // Not in target mode: no calibration, and exact_event is event(n).
   const DpSgdTrainer plain(dp_sgd_schema(Optimizer::Sgd).complete({}), Optimizer::Sgd);
-  CHECK_THROWS_AS(plain.calibrate(100, *rdp), InvalidArgument);
+  CHECK_THROWS_AS(plain.calibrated_sigma(100, *rdp, 1e-5), InvalidArgument);
+  CHECK(plain.exact_event(100, *rdp, 1e-5) == plain.event(100));
+  CHECK(plain.calibration_cache().calibrations() == 0);
+}
+
+TEST_CASE("target-ε mode: k runs compose under RDP well below k · target") {
+  // The point of the exact event: a tuner that runs a target-ε trainer k times (the repetition
+  // tuner's RepeatAndSelect, a grid, ...) composes the runs' RDP curves, not k ApproxDp(target)
+  // guarantees (which compose to about k · target at best).
+  auto rdp = trainer_tests::accountant("rdp");
+  for (const char* name : {"dp_sgd", "output_perturbation"}) {
+    CAPTURE(name);
+    const bool op = std::string(name) == "output_perturbation";
+    Params params{{"target_epsilon", 1.0}, {"target_delta", 1e-5}};
+    if (!op) params.set("lot_size", std::int64_t{32});
+    auto t = trainer_tests::trainer(name, params);
+    const DpEvent one = t->exact_event(2000, *rdp, 1e-5);
+    const std::int64_t k = 10;
+    const double composed = rdp->epsilon(DpEvent::self_composed(one, k), 1e-5).epsilon;
+    const double summary =
+        rdp->epsilon(DpEvent::self_composed(DpEvent::approx_dp(1.0, 1e-5), k), 1e-5 * (k + 1))
+            .epsilon;
+    MESSAGE(std::string(name) << ": " << k
+                              << " runs of ε = 1: exact events compose to ε = " << composed
+                              << ", the ApproxDp summaries (even at δ = (k + 1) · 1e-5) to "
+                              << summary);
+    // √k scaling of Gaussian-type RDP: about √10 · 1 ≈ 3.2 plus the conversion's overhead.
+    CHECK(composed < 0.5 * static_cast<double>(k));
+    CHECK(composed > 1.0);
+    CHECK(summary >= 0.99 * static_cast<double>(k));
+  }
 }
 
 TEST_CASE("sgd: learns separable blobs; momentum and decay follow their formulas") {

@@ -203,7 +203,10 @@ TEST_CASE("loader: well-formed plugins are registered with their descriptors") {
   CHECK(offset->version == "1.2.3");
   CHECK(offset->description == "test: adds an offset");
   CHECK(offset->abi_major == dptune::kAbiMajor);
-  CHECK(offset->abi_minor == dptune::kAbiMinor);
+  // The test plugins are built for ABI 2.1 (tests/test_plugins/CMakeLists.txt): an older minor
+  // loads.
+  CHECK(offset->abi_minor == 1);
+  CHECK(offset->abi_minor < dptune::kAbiMinor);
   CHECK(offset->library == mechanism_file);
   REQUIRE(offset->schema.specs().size() == 2);
   CHECK(offset->schema.specs()[0].name == "offset");
@@ -303,9 +306,8 @@ TEST_CASE("loader: a descriptor that contradicts its export name is refused afte
   CHECK(registry.skipped()[0].reason ==
         file.string() +
             ": plugin 'alias_name' (mechanism): descriptor says mechanism 'descriptor_name' ABI " +
-            std::to_string(dptune::kAbiMajor) + "." + std::to_string(dptune::kAbiMinor) +
-            ", export name says mechanism 'alias_name' ABI " + std::to_string(dptune::kAbiMajor) +
-            "." + std::to_string(dptune::kAbiMinor) + "; library unloaded");
+            std::to_string(dptune::kAbiMajor) + ".1, export name says mechanism 'alias_name' ABI " +
+            std::to_string(dptune::kAbiMajor) + ".1; library unloaded");
   CHECK(fs::exists(markers.path() / "mismatch.loaded"));
   CHECK_FALSE(is_loaded(file));
 }

@@ -31,19 +31,40 @@ ParamSchema& add_target_params(ParamSchema& schema) {
                  "accountant instead of using noise_multiplier (0: off)")
       .min(0)
       .default_to(0.0)
-      .add_float("target_delta", "δ of the target guarantee; required with target_epsilon")
+      .add_float("target_delta",
+                 "δ of the target guarantee (0: the pipeline's δ); used with target_epsilon")
       .min(0)
       .max_exclusive(1)
       .default_to(0.0);
 }
 
-TargetPrivacy::TargetPrivacy(const Params& p, const std::string& who)
-    : epsilon(p.get_double("target_epsilon")), delta(p.get_double("target_delta")) {
-  if (epsilon > 0 && !(delta > 0))
-    throw InvalidArgument(who +
-                          ": target_delta: set it in (0, 1) together with target_epsilon (usually "
-                          "the pipeline's δ); event() must state the guarantee without knowing the "
-                          "pipeline's δ");
+TargetPrivacy::TargetPrivacy(const Params& p, std::string who)
+    : epsilon(p.get_double("target_epsilon")),
+      delta(p.get_double("target_delta")),
+      who_(std::move(who)) {}
+
+DpEvent TargetPrivacy::event() const {
+  if (!(delta > 0))
+    throw InvalidArgument(who_ +
+                          ": event(n) without an accountant cannot state the target-ε guarantee "
+                          "at the pipeline's δ; set target_delta, or run it on a host of ABI "
+                          ">= 2.2, which asks exact_event()");
+  return DpEvent::approx_dp(epsilon, delta);
+}
+
+double CalibrationCache::sigma(std::size_t rows, double delta, const Accountant& accountant,
+                               const std::function<double()>& calibrate) const {
+  std::lock_guard lock(mutex_);
+  const auto key = std::make_tuple(rows, delta, &accountant);
+  if (auto found = sigmas_.find(key); found != sigmas_.end()) return found->second;
+  const double sigma = calibrate();
+  sigmas_.emplace(key, sigma);
+  return sigma;
+}
+
+std::size_t CalibrationCache::calibrations() const {
+  std::lock_guard lock(mutex_);
+  return sigmas_.size();
 }
 
 std::shared_ptr<const Mechanism> gaussian_mechanism(TrainingContext& context, double sigma,
@@ -148,18 +169,25 @@ DpEvent DpSgdTrainer::event(std::size_t train_rows) const {
                       DpEvent::gaussian(options_.noise_multiplier));
 }
 
-NoiseCalibration DpSgdTrainer::calibrate(std::size_t train_rows,
-                                         const Accountant& accountant) const {
-  require(target_.active(), name_ + ": calibrate() needs target_epsilon > 0");
-  const DpSchedule schedule = dp_schedule(train_rows, options_);
-  return calibrate_noise(
-      accountant, [&](double sigma) { return dp_sgd_event(schedule, DpEvent::gaussian(sigma)); },
-      target_.epsilon, target_.delta, calibration_options());
+double DpSgdTrainer::calibrated_sigma(std::size_t train_rows, const Accountant& accountant,
+                                      double pipeline_delta) const {
+  require(target_.active(), name_ + ": calibrated_sigma() needs target_epsilon > 0");
+  const double delta = target_.delta_for(pipeline_delta);
+  return cache_.sigma(train_rows, delta, accountant, [&] {
+    const DpSchedule schedule = dp_schedule(train_rows, options_);
+    return calibrate_noise(
+               accountant,
+               [&](double sigma) { return dp_sgd_event(schedule, DpEvent::gaussian(sigma)); },
+               target_.epsilon, delta, calibration_options())
+        .noise;
+  });
 }
 
-DpEvent DpSgdTrainer::calibrated_event(std::size_t train_rows, const Accountant& accountant) const {
+DpEvent DpSgdTrainer::exact_event(std::size_t train_rows, const Accountant& accountant,
+                                  double delta) const {
+  if (!target_.active()) return event(train_rows);
   return dp_sgd_event(dp_schedule(train_rows, options_),
-                      DpEvent::gaussian(calibrate(train_rows, accountant).noise));
+                      DpEvent::gaussian(calibrated_sigma(train_rows, accountant, delta)));
 }
 
 TrainedModel DpSgdTrainer::train(const Dataset& data, TrainingContext& context) const {
@@ -172,15 +200,12 @@ TrainedModel DpSgdTrainer::train(const Dataset& data, TrainingContext& context) 
     train_dp_sgd(network, data, options, context.rng(), {});
     return {std::make_shared<NetworkModel>(std::move(network)), DpEvent::non_private()};
   }
-  DpEvent reported;
-  if (target_.active()) {
-    options.noise_multiplier = calibrate(data.rows, context.accountant()).noise;
-    // Not calibrated_event(): event(n) cannot predict σ* (see TargetPrivacy).
-    reported = target_.event();
-  }
+  // Target-ε mode: the σ* exact_event(n, accountant, δ) calibrated (the same cache entry).
+  if (target_.active())
+    options.noise_multiplier = calibrated_sigma(data.rows, context.accountant(), context.delta());
   auto mechanism = gaussian_mechanism(context, options.noise_multiplier, name_);
   // The step event is the mechanism's own claim (checked above to be Gaussian(σ)).
-  if (!target_.active()) reported = dp_sgd_event(schedule, mechanism->event());
+  const DpEvent reported = dp_sgd_event(schedule, mechanism->event());
   train_dp_sgd(network, data, options, context.rng(), mechanism_noise(mechanism, context.rng()));
   return {std::make_shared<NetworkModel>(std::move(network)), reported};
 }

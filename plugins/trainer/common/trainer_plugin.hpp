@@ -2,7 +2,11 @@
 // options, the mechanism hand-off, and target-ε mode.  Eigen-free header.
 #pragma once
 
+#include <functional>
+#include <map>
+#include <mutex>
 #include <string>
+#include <tuple>
 
 #include "dptune/calibration.hpp"
 #include "dptune/plugin.hpp"
@@ -19,28 +23,47 @@ struct ModelParams {
 };
 
 /// Target-ε mode: target_epsilon > 0 replaces the noise parameter σ by the smallest σ whose event
-/// the pipeline's accountant proves (target_epsilon, target_delta)-DP (dptune::calibrate_noise,
-/// run inside train(), where TrainingContext::accountant() is available).
+/// the pipeline's accountant proves (target_epsilon, target_delta)-DP (dptune::calibrate_noise);
+/// target_delta 0 (the default) means the pipeline's δ.
 ///
-/// Reported event.  The exact event of a calibrated run is the trainer's usual event with σ = σ*
-/// (e.g. SelfComposed(SampledWithoutReplacement(n, m, Gaussian(σ*)), steps)): tight, and its ε by
-/// the accountant is ≤ target (calibrated_event() computes it; the trainer tests pin ε ∈
-/// [0.99 target, target]).  But Trainer::event(n) is called by the host without an accountant
-/// (and before any train()), so it cannot know σ*, and the host's evaluator
-/// (framework/src/evaluator.cpp) refuses a run whose train() event differs from event(n)'s
-/// prediction.  Both therefore report ApproxDp(target_epsilon, target_delta): exactly the
-/// guarantee the calibration proves — sound and conservative (it gives up RDP composition of the
-/// underlying subsampled Gaussian when the host composes several runs).  For the same reason
-/// target_delta cannot default to the pipeline's δ (event(n) does not know it) and is required
-/// with target_epsilon.  Reporting the tight event needs a host change: either event() given the
-/// accountant and δ, or the evaluator accepting from train() an event the accountant prices at
-/// most at the predicted one.
+/// Reported event (ABI 2.2).  The exact event of a calibrated run is the trainer's usual event
+/// with σ = σ* (e.g. SelfComposed(SampledWithoutReplacement(n, m, Gaussian(σ*)), steps)): tight,
+/// its ε by the accountant is ≤ the target (and ≥ 0.99 target, the trainer tests pin it), and an
+/// RDP accountant composes several such runs well below k · target.  Trainer::exact_event(n,
+/// accountant, δ), which the host calls before running, calibrates σ* and returns that event;
+/// train() calibrates against the same accountant and δ (its TrainingContext's) and reports the
+/// very same event, which the host's evaluator checks.  σ* is computed once per (n, δ,
+/// accountant) and cached (CalibrationCache).  Trainer::event(n), which has no accountant, still
+/// returns the sound summary ApproxDp(target_epsilon, target_delta) and refuses when target_delta
+/// is left to the pipeline's δ, which it cannot know.
 ParamSchema& add_target_params(ParamSchema& schema);
 struct TargetPrivacy {
-  double epsilon = 0, delta = 0;
+  double epsilon = 0, delta = 0;  // delta 0: the pipeline's
   bool active() const { return epsilon > 0; }
-  TargetPrivacy(const Params& p, const std::string& who);
-  DpEvent event() const { return DpEvent::approx_dp(epsilon, delta); }
+  TargetPrivacy(const Params& p, std::string who);
+  /// The δ the calibration targets: target_delta, or the pipeline's δ when it is 0.
+  double delta_for(double pipeline_delta) const { return delta > 0 ? delta : pipeline_delta; }
+  /// ApproxDp(target): the guarantee the calibration proves (event(n), without an accountant).
+  DpEvent event() const;
+
+ private:
+  std::string who_;
+};
+
+/// σ* of a target-ε trainer per (rows, δ, accountant): the calibration is a root-find over
+/// accountant calls, and the host asks for the event of every candidate of a search and of every
+/// evaluation before its R repetitions each calibrate again in train().  Thread-safe; calibrates
+/// under the lock (concurrent callers of one instance wait rather than repeat the root-find).
+class CalibrationCache {
+ public:
+  double sigma(std::size_t rows, double delta, const Accountant& accountant,
+               const std::function<double()>& calibrate) const;
+  /// Root-finds run so far (for tests).
+  std::size_t calibrations() const;
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::map<std::tuple<std::size_t, double, const Accountant*>, double> sigmas_;
 };
 
 /// Target-ε calibration: σ ∈ [0.01, 1e6], bracket narrowed to a relative width of 1e-6 (σ to six
@@ -68,17 +91,22 @@ class DpSgdTrainer : public Trainer {
   DpSgdTrainer(const Params& params, Optimizer optimizer);
   TrainedModel train(const Dataset& train, TrainingContext& context) const override;
   DpEvent event(std::size_t train_rows) const override;
+  /// The event train() reports: dp_sgd_event(schedule, Gaussian(σ)), σ = σ* in target-ε mode.
+  DpEvent exact_event(std::size_t train_rows, const Accountant& accountant,
+                      double delta) const override;
   const DpSgdOptions& options() const { return options_; }
-  /// Target-ε mode: σ* for `train_rows` rows through `accountant` (throws unless target mode).
-  NoiseCalibration calibrate(std::size_t train_rows, const Accountant& accountant) const;
-  /// The exact event of a target-ε run on `train_rows` rows: the usual event with σ = σ*.
-  DpEvent calibrated_event(std::size_t train_rows, const Accountant& accountant) const;
+  /// Target-ε mode: σ* for `train_rows` rows through `accountant` at the target δ (target_delta, or
+  /// `pipeline_delta` when it is 0), cached.  Throws unless in target mode.
+  double calibrated_sigma(std::size_t train_rows, const Accountant& accountant,
+                          double pipeline_delta) const;
+  const CalibrationCache& calibration_cache() const { return cache_; }
 
  private:
   std::string name_;
   ModelParams model_;
   DpSgdOptions options_;
   TargetPrivacy target_;
+  CalibrationCache cache_;
 };
 
 }  // namespace dptune::trainers

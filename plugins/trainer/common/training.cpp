@@ -341,4 +341,55 @@ std::string OutputPerturbationModel::describe() const {
          " (output perturbation, features scaled to the unit ball)";
 }
 
+std::optional<ModelExport> NetworkModel::export_model() const {
+  const Architecture& a = network_.architecture();
+  const std::vector<std::size_t> sizes = a.layer_sizes();
+  ModelExport e;
+  e.kind = "network";
+  e.description = describe();
+  e.features = a.inputs;
+  e.num_classes = std::max<std::size_t>(a.classes, 2);
+  const std::vector<double>& p = network_.params();
+  for (std::size_t l = 0; l + 1 < sizes.size(); ++l) {
+    ModelExport::Layer layer;
+    layer.inputs = sizes[l];
+    layer.outputs = sizes[l + 1];
+    // Stored as W_l (inputs × outputs, row-major) then b_l: exported as is.
+    const auto w = p.begin() + static_cast<std::ptrdiff_t>(network_.layer_offset(l));
+    const auto b = w + static_cast<std::ptrdiff_t>(layer.inputs * layer.outputs);
+    layer.weights.assign(w, b);
+    layer.bias.assign(b, b + static_cast<std::ptrdiff_t>(layer.outputs));
+    layer.activation = l + 2 < sizes.size() ? "relu" : "identity";
+    e.layers.push_back(std::move(layer));
+  }
+  const bool one_output = sizes.back() == 1;
+  if (a.loss == LossKind::Hinge)
+    e.output = one_output ? "hinge" : "multiclass_hinge";
+  else
+    e.output = one_output ? "sigmoid" : "softmax";
+  return e;
+}
+
+std::optional<ModelExport> OutputPerturbationModel::export_model() const {
+  const std::size_t models = output_perturbation_models(classes_), dim = weights_.size() / models;
+  ModelExport e;
+  e.kind = "output_perturbation_logistic";
+  e.description = describe();
+  e.features = dim - 1;
+  e.num_classes = classes_;
+  e.input_map = "unit_ball_intercept";
+  ModelExport::Layer layer;
+  layer.inputs = dim;
+  layer.outputs = models;
+  layer.weights.resize(dim * models);
+  // Stored model after model (each d weights then the intercept's); exported inputs × outputs.
+  for (std::size_t k = 0; k < models; ++k)
+    for (std::size_t j = 0; j < dim; ++j) layer.weights[j * models + k] = weights_[k * dim + j];
+  layer.bias.assign(models, 0.0);
+  layer.activation = "identity";
+  e.layers.push_back(std::move(layer));
+  e.output = models == 1 ? "sigmoid" : "one_vs_rest";
+  return e;
+}
+
 }  // namespace dptune::trainers

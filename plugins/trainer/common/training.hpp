@@ -28,6 +28,9 @@ class NetworkModel final : public Model {
   explicit NetworkModel(Network network) : network_(std::move(network)) {}
   Predictions predict(const Dataset& data) const override { return network_.predict(data); }
   std::string describe() const override { return network_.architecture().describe(); }
+  /// ABI 2.2: the layers as stored (z = a W + b, ReLU between, identity output), output "sigmoid"
+  /// / "hinge" for one output, "softmax" / "multiclass_hinge" for K.
+  std::optional<ModelExport> export_model() const override;
   const Network& network() const { return network_; }
 
  private:
@@ -156,6 +159,10 @@ class OutputPerturbationModel final : public Model {
   OutputPerturbationModel(std::vector<double> weights, std::size_t classes);
   Predictions predict(const Dataset& data) const override;
   std::string describe() const override;
+  /// ABI 2.2: input_map "unit_ball_intercept" (output_perturbation_features), one layer of
+  /// (d + 1) × models weights with zero bias (the intercept is the last input), output "sigmoid"
+  /// (binary) or "one_vs_rest".
+  std::optional<ModelExport> export_model() const override;
   const std::vector<double>& weights() const { return weights_; }
 
  private:

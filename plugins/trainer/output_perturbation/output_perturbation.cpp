@@ -53,28 +53,48 @@ class OutputPerturbation final : public dptune::Trainer {
     if (!context.private_run())
       return {std::make_shared<tr::OutputPerturbationModel>(std::move(weights), classes),
               dptune::DpEvent::non_private()};
-    double sigma = sigma_;
-    if (target_.active())
-      sigma = dptune::calibrate_noise(
-                  context.accountant(), [](double s) { return dptune::DpEvent::gaussian(s); },
-                  target_.epsilon, target_.delta, tr::calibration_options())
-                  .noise;
+    // Target-ε mode: the σ* exact_event(n, accountant, δ) calibrated (the same cache entry).
+    const double sigma = target_.active()
+                             ? calibrated_sigma(data.rows, context.accountant(), context.delta())
+                             : sigma_;
     auto mechanism = tr::gaussian_mechanism(context, sigma, "output_perturbation");
     auto noise = tr::mechanism_noise(mechanism, context.rng());
     noise(weights, tr::output_perturbation_joint_sensitivity(data.rows, options_.regularization,
                                                              options_.batch_size, classes));
+    // Gaussian(σ) relative to the joint sensitivity: the mechanism's own claim, checked above.
     return {std::make_shared<tr::OutputPerturbationModel>(std::move(weights), classes),
-            target_.active() ? target_.event() : mechanism->event()};
+            mechanism->event()};
   }
 
   dptune::DpEvent event(std::size_t) const override {
     return target_.active() ? target_.event() : dptune::DpEvent::gaussian(sigma_);
   }
 
+  /// Gaussian(σ*) in target-ε mode: the release is one Gaussian mechanism whatever n is (n enters
+  /// only the sensitivity, which the noise scales with), so σ* depends on the accountant and δ.
+  dptune::DpEvent exact_event(std::size_t train_rows, const dptune::Accountant& accountant,
+                              double delta) const override {
+    if (!target_.active()) return event(train_rows);
+    return dptune::DpEvent::gaussian(calibrated_sigma(train_rows, accountant, delta));
+  }
+
+  double calibrated_sigma(std::size_t, const dptune::Accountant& accountant,
+                          double pipeline_delta) const {
+    const double delta = target_.delta_for(pipeline_delta);
+    // Keyed with rows 0: σ* of Gaussian(σ) does not depend on n.
+    return cache_.sigma(0, delta, accountant, [&] {
+      return dptune::calibrate_noise(
+                 accountant, [](double s) { return dptune::DpEvent::gaussian(s); }, target_.epsilon,
+                 delta, tr::calibration_options())
+          .noise;
+    });
+  }
+
  private:
   double sigma_;
   tr::TargetPrivacy target_;
   tr::OutputPerturbationOptions options_;
+  tr::CalibrationCache cache_;
 };
 
 }  // namespace

@@ -12,7 +12,24 @@
 #include <version>
 
 #define DPTUNE_ABI_MAJOR 2
-#define DPTUNE_ABI_MINOR 1
+#define DPTUNE_ABI_MINOR 2
+
+// The ABI minor a plugin is built for: this SDK's minor unless the plugin's build defines it lower
+// (e.g. -DDPTUNE_PLUGIN_ABI_MINOR=1), to make a plugin that also loads into older hosts of the same
+// major.  The interfaces then lack what later minors appended (the `#if DPTUNE_PLUGIN_ABI_MINOR`
+// blocks in plugin.hpp), exactly as the older SDK declared them, and the export name and
+// descriptor claim that minor, so a newer host never calls what such a plugin does not have.
+// Minor history:
+//   2.1  the five interfaces as first released;
+//   2.2  Trainer::exact_event (the exact event of a run that calibrates through the accountant)
+//        and Model::export_model (the model as plain numbers), both appended virtuals.
+// The host itself is always built with the SDK's minor.
+#ifndef DPTUNE_PLUGIN_ABI_MINOR
+#define DPTUNE_PLUGIN_ABI_MINOR DPTUNE_ABI_MINOR
+#endif
+#if DPTUNE_PLUGIN_ABI_MINOR < 1 || DPTUNE_PLUGIN_ABI_MINOR > DPTUNE_ABI_MINOR
+#error "DPTUNE_PLUGIN_ABI_MINOR must be between 1 and DPTUNE_ABI_MINOR"
+#endif
 
 #ifndef __GXX_ABI_VERSION
 #error "dptune plugins need a compiler with the Itanium C++ ABI (g++ or clang++)"
@@ -29,6 +46,8 @@ namespace dptune {
 
 inline constexpr int kAbiMajor = DPTUNE_ABI_MAJOR;
 inline constexpr int kAbiMinor = DPTUNE_ABI_MINOR;
+/// The minor this translation unit's plugin exports (kAbiMinor unless built for an older host).
+inline constexpr int kPluginAbiMinor = DPTUNE_PLUGIN_ABI_MINOR;
 inline constexpr int kCxxAbiVersion = __GXX_ABI_VERSION;
 inline constexpr int kCxx11StringAbi = DPTUNE_CXX11_ABI;
 /// Name of the ELF section that holds every dptune export (at most 8 characters).

@@ -10,7 +10,7 @@
 //  * Methods may be called concurrently from several threads on *different* instances; a const
 //  method
 //    may also be called concurrently on the same instance.  Keep const methods free of mutable
-//    state.
+//    state, except a cache of a pure function behind a mutex (Trainer::exact_event's calibration).
 //  * Throw dptune::InvalidArgument / dptune::Error with a message naming the bad argument.  The
 //  host
 //    turns any exception into a PluginError naming the plugin, its library and the call.
@@ -94,12 +94,42 @@ class BOOST_SYMBOL_VISIBLE Utility : public Plugin {
 
 // ---- trainer
 // ---------------------------------------------------------------------------------------
+/// A trained model as plain numbers (ABI 2.2, Model::export_model): what the host writes as the
+/// released model (model.json), so it can be used without the plugin.  The model reads rows of
+/// `features` values as the trainer saw them (the host's standardised columns), then:
+///   1. `input_map`: "none", or "unit_ball_intercept":
+///      x̃ = [x / max(1, ‖x‖), 1] / √2 (d + 1 values);
+///   2. each layer in order: z = a W + b (W row-major inputs × outputs), then its activation
+///      ("relu" or "identity");
+///   3. `output` turns the last z into a class: "sigmoid" or "hinge" (one output: class 1 iff
+///      z > 0), "softmax", "multiclass_hinge" or "one_vs_rest" (the class of the largest z).
+struct BOOST_SYMBOL_VISIBLE ModelExport {
+  struct Layer {
+    std::size_t inputs = 0, outputs = 0;
+    std::vector<double> weights;  // inputs × outputs, row-major
+    std::vector<double> bias;     // outputs
+    std::string activation;       // "relu" or "identity"
+  };
+  std::string kind;         // family, e.g. "network" or "output_perturbation_logistic"
+  std::string description;  // as Model::describe()
+  std::size_t features = 0;
+  std::size_t num_classes = 0;
+  std::string input_map = "none";
+  std::vector<Layer> layers;
+  std::string output;
+};
+
 class BOOST_SYMBOL_VISIBLE Model {
  public:
   virtual ~Model();
   virtual Predictions predict(const Dataset& data) const = 0;
   /// Short human-readable description (architecture, sizes).
   virtual std::string describe() const = 0;
+#if DPTUNE_PLUGIN_ABI_MINOR >= 2
+  /// ABI 2.2 (appended: 2.1 models lack this slot, and the host calls it only on models made by
+  /// plugins of ABI >= 2.2).  The model as plain numbers; empty when it cannot be exported.
+  virtual std::optional<ModelExport> export_model() const { return std::nullopt; }
+#endif
 };
 
 /// What the host offers a trainer while it trains.
@@ -128,8 +158,24 @@ class BOOST_SYMBOL_VISIBLE Trainer : public Plugin {
  public:
   ~Trainer() override;
   virtual TrainedModel train(const Dataset& train, TrainingContext& context) const = 0;
-  /// The event `train` produces on `train_rows` examples, without training (privacy oracle).
+  /// The event `train` produces on `train_rows` examples, without training (privacy oracle).  A
+  /// trainer whose event depends on the accountant (target-ε mode calibrates σ through it) returns
+  /// here a sound summary, e.g. ApproxDp(target), and the exact event from exact_event().
   virtual DpEvent event(std::size_t train_rows) const = 0;
+#if DPTUNE_PLUGIN_ABI_MINOR >= 2
+  /// ABI 2.2 (appended: 2.1 trainers lack this slot, and the host calls it only on plugins of ABI
+  /// >= 2.2, falling back to event(train_rows) for older ones).  Exactly the event `train` reports
+  /// on `train_rows` examples when its TrainingContext has this `accountant` and `delta`: the host
+  /// prices this event and refuses a train() that reports anything else.  Called for every
+  /// candidate of a search and before every evaluation, so a trainer that calibrates here should
+  /// cache the result (const and thread-safe).  Default: event(train_rows).
+  virtual DpEvent exact_event(std::size_t train_rows, const Accountant& accountant,
+                              double delta) const {
+    (void)accountant;
+    (void)delta;
+    return event(train_rows);
+  }
+#endif
 };
 
 // ---- tuner
@@ -319,7 +365,7 @@ struct tuner {
                       DPTUNE_PP_CAT(                                                       \
                           DPTUNE_PP_CAT(                                                   \
                               DPTUNE_PP_CAT(DPTUNE_PP_CAT(dptune_v, DPTUNE_ABI_MAJOR), _), \
-                              DPTUNE_ABI_MINOR),                                           \
+                              DPTUNE_PLUGIN_ABI_MINOR),                                    \
                           _cxx),                                                           \
                       __GXX_ABI_VERSION),                                                  \
                   _),                                                                      \
@@ -340,7 +386,7 @@ struct tuner {
   ::dptune::PluginDescriptor DPTUNE_PP_CAT(dptune_descriptor_, NAME)() {                           \
     ::dptune::PluginDescriptor descriptor;                                                         \
     descriptor.abi_major = DPTUNE_ABI_MAJOR;                                                       \
-    descriptor.abi_minor = DPTUNE_ABI_MINOR;                                                       \
+    descriptor.abi_minor = DPTUNE_PLUGIN_ABI_MINOR;                                                \
     descriptor.kind = ::dptune::kinds::KIND::value;                                                \
     descriptor.name = #NAME;                                                                       \
     descriptor.version = VERSION;                                                                  \

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ struct DataSplits {
   /// How far the algorithm's input moves between neighbouring datasets (for mechanisms applied to
   /// the answers vector directly).
   dptune::Sensitivity sensitivity;
+  /// The standardisation applied to every split, fitted on `train` (when the source standardises):
+  /// written with a released model so that it applies to raw rows.
+  std::optional<Standardizer> standardizer;
 };
 
 /// How client shards (DataScope::client) are cut from the training split.

@@ -1,0 +1,254 @@
+#include "model_file.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include "dptune/errors.hpp"
+
+namespace dptune::host {
+
+namespace {
+
+bool known_output(const std::string& output) {
+  return output == "sigmoid" || output == "hinge" || output == "softmax" ||
+         output == "multiclass_hinge" || output == "one_vs_rest";
+}
+
+void write_numbers(JsonWriter& w, const std::vector<double>& values) {
+  w.begin_array();
+  for (double v : values) w.value(v);
+  w.end_array();
+}
+
+// ---- reading (JSON is YAML: yaml-cpp parses model.json; numbers by std::from_chars, so every
+// double written by JsonWriter's shortest round-trip form comes back bit for bit)
+
+struct Reader {
+  std::filesystem::path file;
+
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+    throw dptune::Error(file.string() + ": " + key + ": " + what);
+  }
+  YAML::Node field(const YAML::Node& node, const std::string& name, const std::string& path) const {
+    const YAML::Node child = node[name];
+    if (!child) fail(path + name, "missing");
+    return child;
+  }
+  double number(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsScalar()) fail(key, "not a number");
+    const std::string& text = node.Scalar();
+    double value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size())
+      fail(key, "'" + text + "' is not a number");
+    return value;
+  }
+  std::size_t count(const YAML::Node& node, const std::string& key) const {
+    const double v = number(node, key);
+    if (!(v >= 0) || v != std::floor(v)) fail(key, "not a non-negative integer");
+    return static_cast<std::size_t>(v);
+  }
+  std::string text(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsScalar()) fail(key, "not a string");
+    return node.Scalar();
+  }
+  std::vector<double> numbers(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsSequence()) fail(key, "not a list of numbers");
+    std::vector<double> out;
+    out.reserve(node.size());
+    for (std::size_t i = 0; i < node.size(); ++i)
+      out.push_back(number(node[i], key + "[" + std::to_string(i) + "]"));
+    return out;
+  }
+};
+
+}  // namespace
+
+void check_model_export(const dptune::ModelExport& m) {
+  const auto fail = [&](const std::string& what) {
+    throw dptune::Error("exported model '" + m.kind + "': " + what);
+  };
+  if (m.layers.empty()) fail("no layers");
+  if (m.input_map != "none" && m.input_map != "unit_ball_intercept")
+    fail("unknown input_map '" + m.input_map + "'");
+  if (!known_output(m.output)) fail("unknown output '" + m.output + "'");
+  std::size_t expected = m.features + (m.input_map == "unit_ball_intercept" ? 1 : 0);
+  for (std::size_t l = 0; l < m.layers.size(); ++l) {
+    const auto& layer = m.layers[l];
+    const std::string at = "layer " + std::to_string(l) + ": ";
+    if (layer.inputs != expected)
+      fail(at + std::to_string(layer.inputs) + " inputs, the previous stage gives " +
+           std::to_string(expected));
+    if (layer.outputs == 0) fail(at + "no outputs");
+    if (layer.weights.size() != layer.inputs * layer.outputs)
+      fail(at + std::to_string(layer.weights.size()) + " weights for " +
+           std::to_string(layer.inputs) + " x " + std::to_string(layer.outputs));
+    if (layer.bias.size() != layer.outputs)
+      fail(at + std::to_string(layer.bias.size()) + " biases for " + std::to_string(layer.outputs) +
+           " outputs");
+    if (layer.activation != "relu" && layer.activation != "identity")
+      fail(at + "unknown activation '" + layer.activation + "'");
+    expected = layer.outputs;
+  }
+  const bool one = expected == 1;
+  if (one != (m.output == "sigmoid" || m.output == "hinge"))
+    fail("output '" + m.output + "' with " + std::to_string(expected) + " scores");
+  if (m.num_classes < 2 || (!one && m.num_classes != expected))
+    fail(std::to_string(m.num_classes) + " classes with " + std::to_string(expected) + " scores");
+}
+
+void write_model_fields(JsonWriter& w, const ExportedModel& exported) {
+  const dptune::ModelExport& m = exported.model;
+  check_model_export(m);
+  w.key("kind").value(m.kind);
+  w.key("description").value(m.description);
+  w.key("features").value(m.features);
+  w.key("num_classes").value(m.num_classes);
+  w.key("standardization");
+  if (exported.standardizer) {
+    w.begin_object();
+    w.key("rule").value("x = (x - mean) / scale, per column, fitted on the training split");
+    w.key("mean");
+    write_numbers(w, exported.standardizer->mean);
+    w.key("scale");
+    write_numbers(w, exported.standardizer->scale);
+    w.end_object();
+  } else {
+    w.null();
+  }
+  w.key("input_map").value(m.input_map);
+  w.key("layers").begin_array();
+  for (const auto& layer : m.layers) {
+    w.begin_object();
+    w.key("inputs").value(layer.inputs);
+    w.key("outputs").value(layer.outputs);
+    w.key("activation").value(layer.activation);
+    w.key("weights_layout").value("inputs x outputs, row-major; z = a W + b");
+    w.key("weights");
+    write_numbers(w, layer.weights);
+    w.key("bias");
+    write_numbers(w, layer.bias);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("output").value(m.output);
+}
+
+ExportedModel read_model_file(const std::filesystem::path& file) {
+  const Reader r{file};
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(file.string());
+  } catch (const YAML::Exception& e) {
+    throw dptune::Error(file.string() + ": not a readable model file: " + e.what());
+  }
+  if (!root.IsMap()) r.fail("(top level)", "not an object");
+  if (r.text(r.field(root, "format", ""), "format") != kModelFileFormat)
+    r.fail("format", std::string("expected '") + kModelFileFormat + "'");
+  ExportedModel out;
+  dptune::ModelExport& m = out.model;
+  m.kind = r.text(r.field(root, "kind", ""), "kind");
+  m.description = r.text(r.field(root, "description", ""), "description");
+  m.features = r.count(r.field(root, "features", ""), "features");
+  m.num_classes = r.count(r.field(root, "num_classes", ""), "num_classes");
+  m.input_map = r.text(r.field(root, "input_map", ""), "input_map");
+  m.output = r.text(r.field(root, "output", ""), "output");
+  const YAML::Node standardization = r.field(root, "standardization", "");
+  if (!standardization.IsNull()) {
+    Standardizer s;
+    s.mean =
+        r.numbers(r.field(standardization, "mean", "standardization."), "standardization.mean");
+    s.scale =
+        r.numbers(r.field(standardization, "scale", "standardization."), "standardization.scale");
+    if (s.mean.size() != m.features || s.scale.size() != m.features)
+      r.fail("standardization", "mean and scale need " + std::to_string(m.features) + " values");
+    out.standardizer = std::move(s);
+  }
+  const YAML::Node layers = r.field(root, "layers", "");
+  if (!layers.IsSequence()) r.fail("layers", "not a list");
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const std::string at = "layers[" + std::to_string(l) + "].";
+    dptune::ModelExport::Layer layer;
+    layer.inputs = r.count(r.field(layers[l], "inputs", at), at + "inputs");
+    layer.outputs = r.count(r.field(layers[l], "outputs", at), at + "outputs");
+    layer.activation = r.text(r.field(layers[l], "activation", at), at + "activation");
+    layer.weights = r.numbers(r.field(layers[l], "weights", at), at + "weights");
+    layer.bias = r.numbers(r.field(layers[l], "bias", at), at + "bias");
+    m.layers.push_back(std::move(layer));
+  }
+  try {
+    check_model_export(m);
+  } catch (const dptune::Error& e) {
+    throw dptune::Error(file.string() + ": " + e.what());
+  }
+  return out;
+}
+
+std::vector<double> exported_scores(const ExportedModel& exported, const dptune::Dataset& raw) {
+  const dptune::ModelExport& m = exported.model;
+  check_model_export(m);
+  if (raw.cols != m.features)
+    throw dptune::InvalidArgument("model expects " + std::to_string(m.features) +
+                                  " features, the data has " + std::to_string(raw.cols));
+  const std::size_t outputs = m.layers.back().outputs;
+  std::vector<double> scores(raw.rows * outputs);
+  std::vector<double> a, z;
+  for (std::size_t i = 0; i < raw.rows; ++i) {
+    a.assign(raw.row(i), raw.row(i) + raw.cols);
+    if (exported.standardizer)  // the operation of Standardizer::apply
+      for (std::size_t j = 0; j < a.size(); ++j)
+        a[j] = (a[j] - exported.standardizer->mean[j]) / exported.standardizer->scale[j];
+    if (m.input_map == "unit_ball_intercept") {
+      // x̃ = [x / max(1, ‖x‖), 1] / √2 (plugins/trainer/common/training.hpp).
+      double norm2 = 0;
+      for (double x : a) norm2 += x * x;
+      const double scale = 1.0 / (std::max(1.0, std::sqrt(norm2)) * std::sqrt(2.0));
+      for (double& x : a) x *= scale;
+      a.push_back(1.0 / std::sqrt(2.0));
+    }
+    for (const auto& layer : m.layers) {
+      z = layer.bias;
+      for (std::size_t r = 0; r < layer.inputs; ++r) {
+        const double ar = a[r];
+        const double* w = layer.weights.data() + r * layer.outputs;
+        for (std::size_t c = 0; c < layer.outputs; ++c) z[c] += ar * w[c];
+      }
+      if (layer.activation == "relu")
+        for (double& v : z) v = std::max(0.0, v);
+      a.swap(z);
+    }
+    std::copy(a.begin(), a.end(), scores.begin() + static_cast<std::ptrdiff_t>(i * outputs));
+  }
+  return scores;
+}
+
+dptune::Predictions predict_exported(const ExportedModel& exported, const dptune::Dataset& raw) {
+  const std::vector<double> scores = exported_scores(exported, raw);
+  const std::size_t outputs = exported.model.layers.back().outputs;
+  const std::size_t classes = exported.model.num_classes;
+  dptune::Predictions out;
+  out.num_classes = classes;
+  out.values.resize(raw.rows);
+  out.probabilities.resize(raw.rows * classes);
+  for (std::size_t i = 0; i < raw.rows; ++i) {
+    const double* z = scores.data() + i * outputs;
+    double* p = out.probabilities.data() + i * classes;
+    if (outputs == 1) {  // sigmoid or hinge: class 1 iff z > 0
+      p[1] = 1.0 / (1.0 + std::exp(-z[0]));
+      p[0] = 1.0 - p[1];
+      out.values[i] = z[0] > 0 ? 1.0 : 0.0;
+      continue;
+    }
+    const std::size_t best = static_cast<std::size_t>(std::max_element(z, z + outputs) - z);
+    double total = 0;
+    for (std::size_t k = 0; k < outputs; ++k) total += p[k] = std::exp(z[k] - z[best]);
+    for (std::size_t k = 0; k < outputs; ++k) p[k] /= total;
+    out.values[i] = static_cast<double>(best);
+  }
+  return out;
+}
+
+}  // namespace dptune::host

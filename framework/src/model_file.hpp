@@ -1,0 +1,65 @@
+// dptune host (internal): the released model as a file (model.json), read back, and a predictor
+// for it that needs no plugin.
+//
+// A private tuner releases the model of its selected run only (e.g. the repetition tuner's best of
+// K runs, paper 004; svt_doubling's final training).  The model comes from the trainer plugin as a
+// dptune::ModelExport (Model::export_model, ABI 2.2) and is written with the standardisation the
+// host fitted on the training split, so the file applies to raw rows on its own.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "dptune/host/data_layout.hpp"
+#include "dptune/plugin.hpp"
+#include "json.hpp"
+
+namespace dptune::host {
+
+/// The format tag written as "format" (bump it when the layout of model.json changes).
+inline constexpr const char* kModelFileFormat = "dptune-model-1";
+
+struct ExportedModel {
+  dptune::ModelExport model;
+  std::optional<Standardizer> standardizer;  // applied to raw rows first
+};
+
+/// Which kept model the tuner released: the earliest kept evaluation of the selected trial's
+/// candidate with the selected trial's mean utility (a tuner's tie rule is the earliest run), or,
+/// when the selected trial reports another score, the only kept evaluation of that candidate.
+/// Null when the result selects nothing or no kept model matches unambiguously.
+template <class Kept>
+std::shared_ptr<const dptune::Model> released_model(const dptune::TuningResult& result,
+                                                    const std::vector<Kept>& kept) {
+  if (!result.selected) return nullptr;
+  const auto& selected = *result.selected;
+  for (const auto& k : kept)
+    if (k.candidate == selected.params && k.utility_mean == selected.utility_mean) return k.model;
+  std::shared_ptr<const dptune::Model> only;
+  for (const auto& k : kept) {
+    if (!(k.candidate == selected.params)) continue;
+    if (only) return nullptr;  // several runs of that candidate, none with the selected score
+    only = k.model;
+  }
+  return only;
+}
+
+/// Checks that `model` is consistent (layer sizes chain, weights and bias sizes, known names).
+/// Throws dptune::Error naming what is wrong.
+void check_model_export(const dptune::ModelExport& model);
+
+/// Writes the fields of model.json describing the model (kind, layers, standardisation, ...) into
+/// the open object of `w`.
+void write_model_fields(JsonWriter& w, const ExportedModel& exported);
+
+/// Reads a model.json back.  Throws dptune::Error naming the file and the key.
+ExportedModel read_model_file(const std::filesystem::path& file);
+
+/// Output scores before the output function (rows × outputs, row-major) of raw rows.
+std::vector<double> exported_scores(const ExportedModel& exported, const dptune::Dataset& raw);
+/// Class predictions and probabilities of raw rows, as the trainer's Model::predict gives them.
+dptune::Predictions predict_exported(const ExportedModel& exported, const dptune::Dataset& raw);
+
+}  // namespace dptune::host

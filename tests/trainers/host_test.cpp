@@ -1,0 +1,289 @@
+// Trainers as the host runs them: a target-ε pipeline through the real HostEvaluator, which prices
+// exact_event(n, accountant, δ) before running and refuses a train() that reports anything else.
+#include <doctest/doctest.h>
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "../../framework/src/evaluator.hpp"
+#include "../../framework/src/model_file.hpp"
+#include "../unit/temp_dir.hpp"
+#include "dptune/host/data_scopes.hpp"
+#include "dptune/host/runner.hpp"
+#include "support.hpp"
+#include "trainer_plugin.hpp"
+#include "training.hpp"
+
+using namespace dptune;
+using namespace dptune::host;
+
+namespace {
+
+/// Everything a HostEvaluator needs, built from a pipeline file as run_pipeline builds it.
+struct HostFixture {
+  explicit HostFixture(const std::filesystem::path& file)
+      : catalog(trainer_tests::registry()),
+        config(load_pipeline(file, {}, catalog)),
+        random(config.execution.seed),
+        executor(make_executor("inline", 1)),
+        data(make_data_source(config.data.use, config.data.params)),
+        accountant(trainer_tests::registry().create_accountant(config.accountant.use,
+                                                               config.accountant.params)),
+        utility(
+            trainer_tests::registry().create_utility(config.utility.use, config.utility.params)),
+        mechanisms(config, trainer_tests::registry()),
+        evaluator(config, trainer_tests::registry(), *data, *executor, random, accountant, utility,
+                  mechanisms) {}
+  HostCatalog catalog;
+  PipelineConfig config;
+  RandomSource random;
+  std::unique_ptr<Executor> executor;
+  std::unique_ptr<DataSource> data;
+  std::shared_ptr<const Accountant> accountant;
+  std::shared_ptr<const Utility> utility;
+  MechanismFactory mechanisms;
+  HostEvaluator evaluator;
+};
+
+std::string target_pipeline(const std::string& algorithm, const std::string& params) {
+  return "name: target_epsilon\n"
+         "data:\n"
+         "  use: blobs\n"
+         "  params: {samples: 1250, features: 3, classes: 2, separation: 2.0}\n"
+         "algorithm:\n"
+         "  use: " +
+         algorithm + "\n  params: " + params +
+         "\n"
+         "mechanism: {use: gaussian}\n"
+         "accountant: {use: rdp, delta: 1.0e-5}\n"
+         "utility: {use: accuracy, repetitions: 2}\n"
+         "search_space:\n"
+         "  epochs: {int: [1, 3]}\n"
+         "tuner: {use: grid, params: {points_per_dimension: 2}}\n"
+         "execution: {seed: 7}\n"
+         "output: {dir: out}\n";
+}
+
+}  // namespace
+
+TEST_CASE(
+    "host: a target-ε trainer's exact event is priced, checked against train() and composes") {
+  dptune_test::TempDir dir;
+  for (const char* algorithm : {"dp_sgd", "dp_adam", "output_perturbation"}) {
+    const std::string algorithm_name = algorithm;
+    CAPTURE(algorithm_name);
+    const bool op = std::string(algorithm) == "output_perturbation";
+    // target_delta left to the pipeline's δ (1e-5): exact_event receives it.
+    const std::string params = op ? "{target_epsilon: 1.0, regularization: 0.1}"
+                                  : "{target_epsilon: 1.0, lot_size: 32, sampling: poisson}";
+    HostFixture host(
+        dir.write(std::string(algorithm) + ".yaml", target_pipeline(algorithm, params)));
+    const std::size_t rows = 750;  // 60% of 1250 (the default 60/20/20 split)
+    for (const std::int64_t epochs : {std::int64_t{1}, std::int64_t{3}}) {
+      CAPTURE(epochs);
+      const Params candidate{{"epochs", epochs}};
+      const DpEvent predicted = host.evaluator.event_of(candidate, DataScope::whole());
+      // The exact event: the trainer's usual event at the σ* it calibrated.
+      auto trainer = trainer_tests::registry().create_trainer(
+          algorithm, host.evaluator.complete_params(candidate));
+      const DpEvent exact = trainer->exact_event(rows, *host.accountant, 1e-5);
+      CHECK(predicted == exact);
+      CHECK_FALSE(predicted == DpEvent::approx_dp(1.0, 1e-5));
+      if (!op) {
+        CHECK(predicted.to_string().rfind("{self_composed: {count: ", 0) == 0);
+        CHECK(predicted.to_string().find("{poisson_sampled: {rate: 0.042") != std::string::npos);
+      } else {
+        CHECK(predicted.to_string().rfind("{gaussian: {noise_multiplier: ", 0) == 0);
+      }
+      // evaluate(): two repetitions, each train() must report exactly `predicted` (the evaluator
+      // throws otherwise), priced at the target.
+      EvaluationRequest request;
+      request.candidate = candidate;
+      request.repetitions = 2;
+      request.keep_output = true;
+      const std::vector<Evaluation> results = host.evaluator.evaluate({request});
+      REQUIRE(results.size() == 1);
+      CHECK(results[0].event == predicted);
+      CHECK(results[0].privacy.epsilon <= 1.0);
+      CHECK(results[0].privacy.epsilon >= 0.99);
+      CHECK(results[0].utility_mean > 0.6);
+      REQUIRE(results[0].model != nullptr);
+    }
+  }
+}
+
+namespace {
+
+/// model.json of `model` with `standardizer`, written and read back through the host's writer and
+/// reader.
+ExportedModel round_trip(const dptune_test::TempDir& dir, const Model& model,
+                         const Standardizer& standardizer) {
+  const std::optional<ModelExport> exported = model.export_model();
+  REQUIRE(exported.has_value());
+  std::ostringstream text;
+  JsonWriter w(text);
+  w.begin_object();
+  w.key("format").value(kModelFileFormat);
+  write_model_fields(w, ExportedModel{*exported, standardizer});
+  w.end_object();
+  const ExportedModel back = read_model_file(dir.write("model.json", text.str()));
+  // Every number comes back bit for bit.
+  CHECK(back.model.kind == exported->kind);
+  CHECK(back.model.description == exported->description);
+  CHECK(back.model.features == exported->features);
+  CHECK(back.model.num_classes == exported->num_classes);
+  CHECK(back.model.input_map == exported->input_map);
+  CHECK(back.model.output == exported->output);
+  REQUIRE(back.model.layers.size() == exported->layers.size());
+  for (std::size_t l = 0; l < back.model.layers.size(); ++l) {
+    CHECK(back.model.layers[l].weights == exported->layers[l].weights);
+    CHECK(back.model.layers[l].bias == exported->layers[l].bias);
+    CHECK(back.model.layers[l].activation == exported->layers[l].activation);
+  }
+  REQUIRE(back.standardizer.has_value());
+  CHECK(back.standardizer->mean == standardizer.mean);
+  CHECK(back.standardizer->scale == standardizer.scale);
+  return back;
+}
+
+}  // namespace
+
+TEST_CASE("model export: model.json round-trips and its predictor reproduces the model") {
+  dptune_test::TempDir dir;
+  // Raw rows far from standardised (offset and scaled), so a forgotten standardisation shows.
+  for (const std::size_t classes : {std::size_t{2}, std::size_t{3}}) {
+    Dataset raw = trainer_tests::blobs(400, 4, classes, 2.5, 11 + classes);
+    for (std::size_t i = 0; i < raw.rows * raw.cols; ++i)
+      raw.features[i] = 10.0 + 3.0 * raw.features[i] * static_cast<double>(i % raw.cols + 1);
+    const Standardizer standardizer = Standardizer::fit(raw);
+    Dataset standardized = raw;
+    standardizer.apply(standardized);
+    struct Case {
+      const char* trainer;
+      Params params;
+      const char* kind;
+      const char* output;
+    };
+    const bool binary = classes == 2;
+    const std::vector<Case> cases{
+        {"sgd", {{"model", std::string("logistic")}}, "network", binary ? "sigmoid" : "softmax"},
+        {"sgd", {{"model", std::string("svm")}}, "network", binary ? "hinge" : "multiclass_hinge"},
+        {"dp_sgd",
+         {{"model", std::string("mlp")},
+          {"hidden1", std::int64_t{8}},
+          {"hidden2", std::int64_t{5}}},
+         "network",
+         binary ? "sigmoid" : "softmax"},
+        {"output_perturbation",
+         {},
+         "output_perturbation_logistic",
+         binary ? "sigmoid" : "one_vs_rest"}};
+    for (const auto& c : cases) {
+      CAPTURE(classes);
+      const std::string trainer_name = c.trainer, output_name = c.output;
+      CAPTURE(trainer_name);
+      CAPTURE(output_name);
+      auto trainer = trainer_tests::trainer(c.trainer, c.params);
+      trainer_tests::ScriptedContext ctx(5, [](double s) {
+        return trainer_tests::mechanism("gaussian", {{"noise_multiplier", s}});
+      });
+      const TrainedModel trained = trainer->train(standardized, ctx);
+      REQUIRE(trained.model != nullptr);
+      const ExportedModel back = round_trip(dir, *trained.model, standardizer);
+      CHECK(back.model.kind == c.kind);
+      CHECK(back.model.output == c.output);
+      CHECK(back.model.num_classes == classes);
+      // The predictor, on RAW rows, gives the model's classes on standardised rows exactly, and
+      // its probabilities up to rounding (the plugin sums in Eigen's vectorised order).
+      const Predictions expected = trained.model->predict(standardized);
+      const Predictions got = predict_exported(back, raw);
+      CHECK(got.values == expected.values);
+      REQUIRE(got.probabilities.size() == expected.probabilities.size());
+      double worst = 0;
+      for (std::size_t i = 0; i < got.probabilities.size(); ++i)
+        worst = std::max(worst, std::abs(got.probabilities[i] - expected.probabilities[i]));
+      CHECK(worst < 1e-12);
+      // Not a trivial model: it separates the blobs.
+      CHECK(trainer_tests::accuracy(raw, got) > 0.8);
+    }
+  }
+  // A logistic regression's logits by hand: z = x̂ · w + b, x̂ the standardised row.
+  const Dataset raw = trainer_tests::blobs(50, 3, 2, 2.0, 3);
+  const Standardizer standardizer = Standardizer::fit(raw);
+  Dataset standardized = raw;
+  standardizer.apply(standardized);
+  auto sgd = trainer_tests::trainer("sgd", {});
+  trainer_tests::ScriptedContext ctx(5, nullptr);
+  const TrainedModel trained = sgd->train(standardized, ctx);
+  const ExportedModel back = round_trip(dir, *trained.model, standardizer);
+  const std::vector<double> z = exported_scores(back, raw);
+  const auto& layer = back.model.layers[0];
+  REQUIRE(layer.weights.size() == 3);
+  for (std::size_t i = 0; i < raw.rows; ++i) {
+    double logit = layer.bias[0];
+    for (std::size_t j = 0; j < 3; ++j)
+      logit += (raw.row(i)[j] - standardizer.mean[j]) / standardizer.scale[j] * layer.weights[j];
+    CHECK(z[i] == doctest::Approx(logit).epsilon(1e-14));
+  }
+}
+
+TEST_CASE("model export: a private tuner's run writes the selected run's model as model.json") {
+  // The repetition tuner (paper 004) on a target-ε DP-SGD: the exact events give RDP curves, so
+  // RepeatAndSelect can be accounted; only the best run's model is released, as model.json.
+  dptune_test::TempDir dir;
+  const std::string pipeline =
+      "name: released_model\n"
+      "data:\n"
+      "  use: blobs\n"
+      "  params: {samples: 1250, features: 3, classes: 2, separation: 2.0}\n"
+      "algorithm:\n"
+      "  use: dp_sgd\n"
+      "  params: {target_epsilon: 1.0, lot_size: 32, model: logistic}\n"
+      "mechanism: {use: gaussian}\n"
+      "accountant: {use: rdp, delta: 1.0e-5}\n"
+      "utility: {use: accuracy}\n"
+      "search_space:\n"
+      "  epochs: {int: [1, 2]}\n"
+      "  learning_rate: {float: [0.05, 0.5], log: true}\n"
+      "tuner: {use: repetition, params: {distribution: geometric, mean: 3, "
+      "points_per_dimension: 2}}\n"
+      "execution: {seed: 11}\n"
+      "output: {dir: out}\n";
+  const auto file = dir.write("released.yaml", pipeline);
+  HostFixture host(file);
+  std::ostringstream printed;
+  const RunSummary summary =
+      run_pipeline(host.config, trainer_tests::registry(), RunOptions{false}, printed);
+  REQUIRE(std::find(summary.files.begin(), summary.files.end(), "model.json") !=
+          summary.files.end());
+  const YAML::Node json = YAML::LoadFile((summary.output_dir / "summary.json").string());
+  const YAML::Node model_json = YAML::LoadFile((summary.output_dir / "model.json").string());
+  CHECK(model_json["released"].as<bool>());
+  CHECK(model_json["format"].as<std::string>() == kModelFileFormat);
+  // The very candidate and guarantee the summary reports.
+  CHECK(YAML::Dump(model_json["selected"]["params"]) == YAML::Dump(json["selected"]["params"]));
+  const double epsilon = json["guarantee"]["epsilon"].as<double>();
+  CHECK(model_json["guarantee"]["epsilon"].as<double>() == epsilon);
+  MESSAGE("repetition over target-ε DP-SGD runs: final ε = " << epsilon);
+  CHECK(epsilon > 1.0);
+  CHECK(std::isfinite(epsilon));
+
+  // The file alone reproduces the selected run's score: the same split (the layout stream of the
+  // same seed), scored on the validation split.  The host's splits are already standardised, so
+  // the file's standardisation is dropped for them (it is checked against a refit here instead).
+  ExportedModel released = read_model_file(summary.output_dir / "model.json");
+  CHECK(released.model.kind == "network");
+  const DataSplits splits = host.data->make(*host.random.make(LayoutStreams::kSplit));
+  REQUIRE(released.standardizer.has_value());
+  REQUIRE(splits.standardizer.has_value());
+  CHECK(released.standardizer->mean == splits.standardizer->mean);
+  CHECK(released.standardizer->scale == splits.standardizer->scale);
+  released.standardizer.reset();
+  const Predictions predicted = predict_exported(released, splits.validation);
+  CHECK(trainer_tests::accuracy(splits.validation, predicted) ==
+        doctest::Approx(json["selected"]["utility_mean"].as<double>()).epsilon(1e-12));
+}

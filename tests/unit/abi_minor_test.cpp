@@ -1,0 +1,169 @@
+// ABI minor versioning of appended virtuals: a trainer plugin built for ABI 2.1 (whose Trainer and
+// Model vtables end before Trainer::exact_event and Model::export_model) loads into this 2.2 host
+// and works, with the host falling back to event(n) and exporting nothing; the same source built
+// for 2.2 gets the new calls.  tests/test_plugins/versioned_trainer.cpp is built both ways.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <tuple>
+
+#include "../../framework/src/evaluator.hpp"
+#include "dptune/host/plugin_registry.hpp"
+#include "dptune/host/runner.hpp"
+#include "dptune/rng.hpp"
+#include "temp_dir.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Never consulted by the versioned trainer: any call is a test failure.
+class UnusedAccountant final : public dptune::Accountant {
+ public:
+  std::string unsupported_reason(const dptune::DpEvent&) const override {
+    throw std::logic_error("accountant called");
+  }
+  dptune::PrivacyGuarantee epsilon(const dptune::DpEvent&, double) const override {
+    throw std::logic_error("accountant called");
+  }
+  dptune::PrivacyGuarantee delta(const dptune::DpEvent&, double) const override {
+    throw std::logic_error("accountant called");
+  }
+};
+
+class Context final : public dptune::TrainingContext {
+ public:
+  Context(const dptune::Accountant& accountant, double delta)
+      : accountant_(accountant), delta_(delta) {}
+  dptune::RandomBitGenerator& rng() override { return rng_; }
+  std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params&) override {
+    throw std::logic_error("no mechanism in this test");
+  }
+  const dptune::Accountant& accountant() const override { return accountant_; }
+  double delta() const override { return delta_; }
+  bool private_run() const override { return true; }
+
+ private:
+  const dptune::Accountant& accountant_;
+  double delta_;
+  dptune::Xoshiro256 rng_{3};
+};
+
+dptune::host::PluginRegistry& versioned_registry() {
+  static dptune::host::PluginRegistry* registry = [] {
+    auto* r = new dptune::host::PluginRegistry();  // never unloaded: models may outlive a test
+    r->scan(fs::path(DPTUNE_TEST_PLUGIN_DIR) / "versioned_trainer");
+    r->scan(DPTUNE_BUILT_PLUGIN_DIR);  // rdp, accuracy, grid for the evaluator test
+    return r;
+  }();
+  return *registry;
+}
+
+}  // namespace
+
+TEST_CASE("abi minor: both builds of the versioned trainer load and declare their minor") {
+  auto& registry = versioned_registry();
+  CHECK(registry.skipped().empty());
+  const auto* v21 = registry.find(dptune::PluginKind::Trainer, "versioned_trainer_v2_1");
+  const auto* v22 = registry.find(dptune::PluginKind::Trainer, "versioned_trainer_v2_2");
+  REQUIRE(v21 != nullptr);
+  REQUIRE(v22 != nullptr);
+  CHECK(v21->abi_minor == 1);
+  CHECK(v22->abi_minor == 2);
+  CHECK(v21->description == "test: a trainer built for ABI 2.1");
+  CHECK(v22->description == "test: a trainer built for ABI 2.2");
+  CHECK(dptune::kAbiMinor == 2);
+}
+
+TEST_CASE("abi minor: a 2.1 trainer gets event(n), its model exports nothing") {
+  auto trainer = versioned_registry().create_trainer("versioned_trainer_v2_1", {{"lie", false}});
+  UnusedAccountant accountant;
+  // The proxy must not call the slot a 2.1 vtable does not have: event(n) instead.
+  CHECK(trainer->exact_event(500, accountant, 1e-5) == dptune::DpEvent::pure_dp(1.0));
+  CHECK(trainer->event(500) == dptune::DpEvent::pure_dp(1.0));
+  Context context(accountant, 1e-5);
+  dptune::Dataset data;
+  data.rows = 500;
+  const dptune::TrainedModel trained = trainer->train(data, context);
+  CHECK(trained.event == dptune::DpEvent::pure_dp(1.0));
+  REQUIRE(trained.model != nullptr);
+  CHECK(trained.model->describe() == "constant 1.000000");
+  CHECK_FALSE(trained.model->export_model().has_value());
+}
+
+TEST_CASE("abi minor: a 2.2 trainer gets exact_event(n, accountant, δ), its model exports") {
+  auto trainer = versioned_registry().create_trainer("versioned_trainer_v2_2", {{"lie", false}});
+  UnusedAccountant accountant;
+  CHECK(trainer->exact_event(500, accountant, 1e-5) == dptune::DpEvent::approx_dp(0.5, 1e-5));
+  CHECK(trainer->exact_event(2000, accountant, 1e-7) == dptune::DpEvent::approx_dp(2.0, 1e-7));
+  CHECK(trainer->event(500) == dptune::DpEvent::pure_dp(1.0));
+  Context context(accountant, 1e-6);
+  dptune::Dataset data;
+  data.rows = 250;
+  const dptune::TrainedModel trained = trainer->train(data, context);
+  CHECK(trained.event == dptune::DpEvent::approx_dp(0.25, 1e-6));
+  REQUIRE(trained.model != nullptr);
+  const auto exported = trained.model->export_model();
+  REQUIRE(exported.has_value());
+  CHECK(exported->kind == "test_constant");
+  CHECK(exported->description == "constant 1.000000");
+  REQUIRE(exported->layers.size() == 1);
+  CHECK(exported->layers[0].weights == std::vector<double>{1.0});
+  CHECK(exported->layers[0].bias == std::vector<double>{-0.5});
+  CHECK(exported->output == "sigmoid");
+}
+
+TEST_CASE("abi minor: through the HostEvaluator, each build is priced by what it predicts") {
+  // The evaluator prices exact_event(n, accountant, δ) — event(n) for the 2.1 build — and refuses
+  // a train() that reports anything else.
+  dptune_test::TempDir dir;
+  using namespace dptune::host;
+  const PluginRegistry& registry = versioned_registry();
+  HostCatalog catalog(registry);
+  for (const auto& [name, lie, expected, epsilon] :
+       {std::tuple{std::string("versioned_trainer_v2_1"), false, dptune::DpEvent::pure_dp(1.0),
+                   1.0},
+        std::tuple{std::string("versioned_trainer_v2_2"), false,
+                   dptune::DpEvent::approx_dp(0.12, 1e-5), 0.12},
+        std::tuple{std::string("versioned_trainer_v2_2"), true, dptune::DpEvent::no_op(), 0.0}}) {
+    CAPTURE(name);
+    CAPTURE(lie);
+    const auto file =
+        dir.write("p.yaml",
+                  "name: versioned\n"
+                  "data: {use: blobs, params: {samples: 200, features: 2, classes: 2}}\n"
+                  "algorithm: {use: " +
+                      name +
+                      "}\n"
+                      "accountant: {use: rdp, delta: 1.0e-5}\n"
+                      "utility: {use: accuracy, repetitions: 2}\n"
+                      "search_space: {lie: {categorical: [false, true]}}\n"
+                      "tuner: {use: grid}\n"
+                      "execution: {seed: 1}\n");
+    const PipelineConfig config = load_pipeline(file, {}, catalog);
+    const RandomSource random(config.execution.seed);
+    auto executor = make_executor("inline", 1);
+    auto data = make_data_source(config.data.use, config.data.params);
+    std::shared_ptr<const dptune::Accountant> accountant =
+        registry.create_accountant(config.accountant.use, config.accountant.params);
+    std::shared_ptr<const dptune::Utility> utility =
+        registry.create_utility(config.utility.use, config.utility.params);
+    MechanismFactory mechanisms(config, registry);
+    HostEvaluator evaluator(config, registry, *data, *executor, random, accountant, utility,
+                            mechanisms);
+    dptune::EvaluationRequest request;  // 120 training rows (60% of 200)
+    request.candidate = dptune::Params{{"lie", lie}};
+    if (lie) {
+      CHECK_THROWS_WITH_AS(evaluator.evaluate({request}),
+                           doctest::Contains("reported the event {pure_dp: {epsilon: 2.0}} but "
+                                             "exact_event() predicted"),
+                           dptune::PluginError);
+      continue;
+    }
+    CHECK(evaluator.event_of(request.candidate, dptune::DataScope::whole()) == expected);
+    const auto results = evaluator.evaluate({request});
+    REQUIRE(results.size() == 1);
+    CHECK(results[0].event == expected);
+    CHECK(results[0].privacy.epsilon == doctest::Approx(epsilon));
+  }
+}
