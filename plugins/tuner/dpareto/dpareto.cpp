@@ -12,6 +12,8 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <string>
+#include <unordered_map>
 
 #include "dptune/dptune.hpp"
 #include "mobo.hpp"
@@ -184,7 +186,10 @@ class DPareto final : public dptune::Tuner {
         candidates_(static_cast<std::size_t>(p.get_int("candidates"))),
         local_starts_(static_cast<std::size_t>(p.get_int("local_starts"))),
         normalise_(p.get_bool("normalise_privacy")),
-        initial_trials_(p.get_string("initial_trials")) {}
+        initial_trials_(p.get_string("initial_trials")),
+        privacy_model_(p.get_string("privacy_model")),
+        improvement_units_(p.get_string("improvement_units")),
+        privacy_screen_(static_cast<std::size_t>(p.get_int("privacy_screen"))) {}
 
   static dptune::ParamSchema schema() {
     return dptune::ParamSchema{}
@@ -236,7 +241,23 @@ class DPareto final : public dptune::Tuner {
         .add_string("initial_trials",
                     "trials.csv of an earlier study whose candidates replace the random initial "
                     "design (empty: none)")
-        .default_to(std::string());
+        .default_to(std::string())
+        .add_string("privacy_model",
+                    "gp: model log epsilon by a GP (paper 000); accountant: price every "
+                    "acquisition candidate's epsilon exactly with the pipeline's accountant")
+        .one_of({"gp", "accountant"})
+        .default_to(std::string("accountant"))
+        .add_string("improvement_units",
+                    "units of the acquisition's hypervolume improvement: transformed (log "
+                    "epsilon, logit error; paper 000) or raw (epsilon, error: the reported "
+                    "hypervolume's units)")
+        .one_of({"transformed", "raw"})
+        .default_to(std::string("raw"))
+        .add_int("privacy_screen",
+                 "privacy_model accountant: price only the best this many sweep candidates by "
+                 "the all-GP acquisition, then re-rank them exactly (0: price every candidate)")
+        .min(0)
+        .default_to(std::int64_t{300});
   }
 
   dptune::TuningResult tune(dptune::TunerContext& context) override {
@@ -318,6 +339,43 @@ class DPareto final : public dptune::Tuner {
       if (largest > 0) scale = largest;
     }
     options.reference = {log_epsilon(reference_epsilon_) / scale, logit(reference_error_, clamp_)};
+    if (improvement_units_ == "raw") {
+      // ΔPF in (ε, error): p = log ε / scale ↦ exp(scale · p), u = logit(error) ↦ logistic(u).
+      using Map = dptune::dpareto::ObjectiveMap;
+      options.improvement_maps = {Map{Map::Kind::Exp, scale}, Map{Map::Kind::Logistic, 1.0}};
+    }
+    // ε is a deterministic function of the candidate (paper 000 §3.2): price it exactly with the
+    // pipeline's accountant rather than through a GP.  Candidates that differ only in dimensions
+    // the event ignores (learning rate, clipping, regularisation...) share one event: cache by it.
+    std::unordered_map<std::string, double> priced;
+    std::size_t pricing_calls = 0;
+    if (privacy_model_ == "accountant") {
+      options.known_screen = privacy_screen_;
+      options.known.resize(2);
+      options.known[0] = [&, scale](const Eigen::MatrixXd& X, Eigen::VectorXd& out) {
+        out.resize(X.rows());
+        for (Eigen::Index i = 0; i < X.rows(); ++i) {
+          const Eigen::RowVectorXd row = X.row(i);
+          const dptune::Params candidate =
+              space.from_unit(std::vector<double>(row.data(), row.data() + row.size()));
+          const dptune::DpEvent event =
+              context.evaluator().event_of(candidate, dptune::DataScope::whole());
+          std::string key = event.to_string();
+          auto it = priced.find(key);
+          if (it == priced.end()) {
+            ++pricing_calls;
+            double epsilon = kEpsilonCeiling;
+            try {
+              epsilon = context.accountant().epsilon(event, context.delta()).epsilon;
+            } catch (const dptune::PrivacyError&) {
+              // Unpriceable: as bad as the worst ε, as log_epsilon treats a NaN ε.
+            }
+            it = priced.emplace(std::move(key), log_epsilon(epsilon) / scale).first;
+          }
+          out(i) = it->second;
+        }
+      };
+    }
     dptune::dpareto::Mobo mobo(dims, options);
     auto observe = [&](const dptune::Trial& t) {
       const auto u = space.to_unit(t.params);
@@ -365,6 +423,15 @@ class DPareto final : public dptune::Tuner {
         ", " + std::to_string(iterations_) + " iterations of " + std::to_string(batch_) +
         " (HVPoI, Matern 5/2 GPs" + (fast_ ? ", fast mode" : "") + ")");
     result.notes.push_back(
+        privacy_model_ == "accountant"
+            ? "privacy model: epsilon of every acquisition candidate priced by the accountant (" +
+                  std::to_string(pricing_calls) + " distinct events priced)"
+            : std::string("privacy model: a GP on log(epsilon) (paper 000)"));
+    result.notes.push_back(std::string("acquisition: hypervolume improvement measured in ") +
+                           (improvement_units_ == "raw" ? "raw (epsilon, error) units"
+                                                        : "transformed (log epsilon, logit "
+                                                          "error) units (paper 000)"));
+    result.notes.push_back(
         "threat model (paper 000): the front is computed from the private data and is "
         "not differentially private; it is for trusted analysts only");
     result.notes.push_back(
@@ -389,6 +456,8 @@ class DPareto final : public dptune::Tuner {
   std::size_t candidates_, local_starts_;
   bool normalise_;
   std::string initial_trials_;
+  std::string privacy_model_, improvement_units_;
+  std::size_t privacy_screen_;
 };
 
 }  // namespace

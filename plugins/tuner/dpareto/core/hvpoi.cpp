@@ -131,8 +131,42 @@ Hvpoi::Hvpoi(const std::vector<Point>& points, Point reference)
   }
 }
 
+double ObjectiveMap::operator()(double v) const {
+  switch (kind) {
+    case Kind::Identity:
+      return v;
+    case Kind::Exp:
+      return std::exp(scale * v);
+    case Kind::Logistic:
+      return 1.0 / (1.0 + std::exp(-scale * v));
+  }
+  return v;
+}
+
+Hvpoi::Hvpoi(const std::vector<Point>& points, Point reference, std::vector<ObjectiveMap> maps)
+    : Hvpoi(points, std::move(reference)) {
+  if (maps.empty()) return;
+  require(maps.size() == reference_.size(), "HVPoI: one objective map per objective");
+  auto map = [&](const Point& q) {
+    Point out(q.size());
+    for (std::size_t j = 0; j < q.size(); ++j) out[j] = maps[j](q[j]);
+    return out;
+  };
+  std::vector<Point> mapped;
+  for (const auto& q : front_) mapped.push_back(map(q));
+  mapped_ = std::make_shared<const Hvpoi>(mapped, map(reference_));
+  maps_ = std::move(maps);
+}
+
 double Hvpoi::improvement(const double* mu) const {
   const std::size_t p = reference_.size();
+  if (mapped_) {
+    double local[16];
+    std::vector<double> heap;
+    double* m = p <= 16 ? local : (heap.resize(p), heap.data());
+    for (std::size_t j = 0; j < p; ++j) m[j] = maps_[j](mu[j]);
+    return mapped_->improvement(m);
+  }
   if (p != 2) return hypervolume_improvement(Point(mu, mu + p), front_, reference_);
   const double v1 = mu[0], v2 = mu[1];
   if (!(v1 < reference_[0]) || !(v2 < reference_[1])) return 0;
