@@ -64,6 +64,10 @@ void Mobo::load_data(const std::vector<Eigen::VectorXd>& xs,
 Eigen::VectorXd Mobo::acquisition(const Eigen::MatrixXd& X, const Hvpoi& h, bool use_known,
                                   std::size_t top) const {
   auto known = [&](std::size_t k) { return use_known && is_known(k); };
+  // The spread of a new observation adds the GP's noise to the latent variance (an option).
+  auto noise_of = [&](std::size_t k) {
+    return options_.observation_noise ? gps_[k].noise_variance() : 0.0;
+  };
   const std::size_t p = objectives();
   const auto m = X.rows();
   Eigen::VectorXd alpha = Eigen::VectorXd::Zero(m);
@@ -93,15 +97,25 @@ Eigen::VectorXd Mobo::acquisition(const Eigen::MatrixXd& X, const Hvpoi& h, bool
     gps_[k].mean_from(ks, w.mean.head(m));
     w.mu.col(static_cast<Eigen::Index>(k)).head(m) = w.mean.head(m);
   }
-  // α = ΔPF(μ)·PoI is exactly zero wherever μ is dominated: only those rows need variances,
-  // the expensive part (n² per candidate and GP).
+  // α = ΔPF(μ − κs)·PoI is exactly zero wherever μ − κ s_prior is dominated (s ≤ s_prior, the
+  // prior standard deviation): only the other rows need variances, the expensive part (n² per
+  // candidate and GP).  ΔPF(μ − κ s_prior) ≥ α bounds α for the bounded sweep.
+  const double kappa = options_.optimism;
+  double prow[16];
+  std::vector<double> pheap;
+  double* prior_sd = p <= 16 ? prow : (pheap.resize(p), pheap.data());
+  for (std::size_t k = 0; k < p; ++k)
+    prior_sd[k] = known(k) ? std::sqrt(options_.var_floor)
+                           : std::sqrt(std::max(gps_[k].kernel().signal_variance + noise_of(k),
+                                                options_.var_floor));
   w.rows.clear();
   w.improvement.clear();
   double mrow[16];
   std::vector<double> mheap;
   double* mu_i = p <= 16 ? mrow : (mheap.resize(p), mheap.data());
   for (Eigen::Index i = 0; i < m; ++i) {
-    for (std::size_t k = 0; k < p; ++k) mu_i[k] = w.mu(i, static_cast<Eigen::Index>(k));
+    for (std::size_t k = 0; k < p; ++k)
+      mu_i[k] = w.mu(i, static_cast<Eigen::Index>(k)) - kappa * prior_sd[k];
     const double d = h.improvement(mu_i);
     if (d > 0) {
       w.rows.push_back(i);
@@ -154,7 +168,8 @@ Eigen::VectorXd Mobo::acquisition(const Eigen::MatrixXd& X, const Hvpoi& h, bool
           for (Eigen::Index q = 0; q < r; ++q) sel(q, j) = ks(row_of(q), j);
         gps_[k].variance_from(sel, w.var.head(r), v, options_.var_floor);
       }
-      w.sd.col(static_cast<Eigen::Index>(k)).head(r) = w.var.head(r).array().sqrt().matrix();
+      w.sd.col(static_cast<Eigen::Index>(k)).head(r) =
+          (w.var.head(r).array() + noise_of(k)).sqrt().matrix();
     }
     for (Eigen::Index q = 0; q < r; ++q) {
       const Eigen::Index i = row_of(q);
@@ -162,7 +177,15 @@ Eigen::VectorXd Mobo::acquisition(const Eigen::MatrixXd& X, const Hvpoi& h, bool
         mu_i[k] = w.mu(i, static_cast<Eigen::Index>(k));
         sd_i[k] = w.sd(q, static_cast<Eigen::Index>(k));
       }
-      alpha(i) = w.improvement[w.order[static_cast<std::size_t>(b0 + q)]] * h.poi(mu_i, sd_i);
+      double d = w.improvement[w.order[static_cast<std::size_t>(b0 + q)]];
+      if (kappa > 0) {
+        double lcb[16];
+        std::vector<double> lheap;
+        double* l = p <= 16 ? lcb : (lheap.resize(p), lheap.data());
+        for (std::size_t k = 0; k < p; ++k) l[k] = mu_i[k] - kappa * sd_i[k];
+        d = h.improvement(l);
+      }
+      alpha(i) = d > 0 ? d * h.poi(mu_i, sd_i) : 0.0;
       if (bounded && alpha(i) > 0) w.best.push_back(alpha(i));
     }
   }
@@ -176,13 +199,20 @@ void Mobo::mean_of(std::size_t k, const Eigen::MatrixXd& X, Eigen::VectorXd& out
     gps_[k].predict(X, out, nullptr);
 }
 
-Hvpoi Mobo::make_hvpoi(const Eigen::MatrixXd& X) {
-  // The front P of the GP means at the observed inputs (as GPflowOpt's HVPoI does).
+Hvpoi Mobo::make_hvpoi(const Eigen::MatrixXd& X, const std::vector<Eigen::VectorXd>& ys) {
+  // The front P of the GP means at the observed inputs (as GPflowOpt's HVPoI does), or of the
+  // observations themselves.
   const std::size_t p = objectives();
   std::vector<Point> means(static_cast<std::size_t>(X.rows()), Point(p));
   for (std::size_t k = 0; k < p; ++k) {
     Eigen::VectorXd mk;
-    mean_of(k, X, mk);
+    if (options_.observed_front) {
+      mk.resize(X.rows());
+      for (std::size_t i = 0; i < ys.size(); ++i)
+        mk(static_cast<Eigen::Index>(i)) = ys[i](static_cast<Eigen::Index>(k));
+    } else {
+      mean_of(k, X, mk);
+    }
     for (std::size_t i = 0; i < means.size(); ++i) means[i][k] = mk(static_cast<Eigen::Index>(i));
   }
   Point reference = options_.reference;
@@ -378,7 +408,7 @@ std::vector<Proposal> Mobo::propose(std::size_t q, RandomBitGenerator& rng) {
   std::vector<Proposal> out;
   for (std::size_t b = 0; b < q; ++b) {
     const Eigen::MatrixXd X = stack(fx, dims_);
-    const Hvpoi h = make_hvpoi(X);
+    const Hvpoi h = make_hvpoi(X, fy);
     Proposal pr = maximise(h, X, rng, fx);
     out.push_back(pr);
     if (b + 1 == q) break;

@@ -45,6 +45,19 @@ struct MoboOptions {
   std::size_t local_starts = 2;
   int local_iterations = 15;
   double var_floor = 1e-6;
+  /// κ ≥ 0: ΔPF is taken at the optimistic μ − κ s instead of μ (the lower confidence bound of
+  /// SMS-EGO, Ponweiser et al. 2008), α = ΔPF(μ − κ s) · PoI(μ, s).  κ = 0 is HVPoI as published
+  /// (paper 000 eq. (3)), where α is 0 wherever μ is dominated, so a region whose mean reverts to
+  /// the (pessimistic) prior mean is never explored.
+  double optimism = 0;
+  /// PoI (and the optimism) with the predictive spread of a new *observation* (latent variance
+  /// plus the GP's learned noise) instead of the latent function's: the reported front is made
+  /// of noisy observed means, and a new observation can land below it even where the latent mean
+  /// cannot.  false: as published.
+  bool observation_noise = false;
+  /// The front P of HVPoI from the observed values (the front that is reported) instead of the
+  /// GP means at the observed inputs (GPflowOpt's choice, the default).
+  bool observed_front = false;
   BatchStrategy batch = BatchStrategy::KrigingBeliever;
   /// Measure ΔPF after mapping each objective (one map per objective; empty: in the modelling
   /// units, as paper 000).  E.g. the plugin's `improvement_units: raw` measures it in (ε, error),
@@ -129,7 +142,7 @@ class Mobo {
   /// Objective k's mean at the rows of X: the known value, or the GP mean.
   void mean_of(std::size_t k, const Eigen::MatrixXd& X, Eigen::VectorXd& out) const;
   void load_data(const std::vector<Eigen::VectorXd>& xs, const std::vector<Eigen::VectorXd>& ys);
-  Hvpoi make_hvpoi(const Eigen::MatrixXd& X);
+  Hvpoi make_hvpoi(const Eigen::MatrixXd& X, const std::vector<Eigen::VectorXd>& ys);
   Proposal maximise(const Hvpoi& h, const Eigen::MatrixXd& X, RandomBitGenerator& rng,
                     const std::vector<Eigen::VectorXd>& taken) const;
 };
