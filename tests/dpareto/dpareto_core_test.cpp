@@ -683,3 +683,117 @@ TEST_CASE("a bounded sweep (top k) is exact on the k largest values and skips on
     if (top <= 64) CHECK(skipped > 0);  // the bound does prune
   }
 }
+
+TEST_CASE("analytic gradients (GP mean and variance, ΔPF, PoI, α) against central differences") {
+  dptune::Xoshiro256 rng(91);
+  auto o = zdt_options();
+  o.optimism = 0.7;  // exercise the μ − κ s path as well
+  dp::Mobo mobo(3, o);
+  for (int i = 0; i < 14; ++i) {
+    Eigen::VectorXd x(3);
+    for (auto& v : x) v = dptune::uniform01(rng);
+    mobo.add(x, zdt1(x));
+  }
+  mobo.propose(1, rng);
+  const double h = 1e-6;
+  // GP mean and variance.
+  for (int rep = 0; rep < 20; ++rep) {
+    Eigen::VectorXd x(3);
+    for (auto& v : x) v = 0.05 + 0.9 * dptune::uniform01(rng);
+    double m = 0, var = 0;
+    Eigen::VectorXd dm, dv;
+    mobo.gp(1).predict_grad(x, m, var, dm, dv, 1e-12);
+    double m1 = 0, v1 = 0;
+    mobo.gp(1).predict1(x, m1, v1, 1e-12);
+    CHECK(m == doctest::Approx(m1).epsilon(1e-10));
+    CHECK(var == doctest::Approx(v1).epsilon(1e-8));
+    for (Eigen::Index j = 0; j < 3; ++j) {
+      Eigen::VectorXd up = x, down = x;
+      up(j) += h;
+      down(j) -= h;
+      double mu_up = 0, mu_down = 0, v_up = 0, v_down = 0;
+      mobo.gp(1).predict1(up, mu_up, v_up, 1e-12);
+      mobo.gp(1).predict1(down, mu_down, v_down, 1e-12);
+      CHECK(dm(j) == doctest::Approx((mu_up - mu_down) / (2 * h)).epsilon(1e-5).scale(1e-6));
+      // The variance s² − ‖L⁻¹k*‖² cancels: its differences carry ~1e-13 of rounding.
+      CHECK(dv(j) == doctest::Approx((v_up - v_down) / (2 * h)).epsilon(1e-3).scale(1e-4));
+    }
+  }
+  // ΔPF (plain and mapped) and PoI.
+  using Map = dp::ObjectiveMap;
+  const std::vector<Point> front = {{0.1, 0.8}, {0.3, 0.5}, {0.6, 0.2}, {0.9, 0.1}};
+  for (const bool mapped : {false, true}) {
+    const dp::Hvpoi hv = mapped
+                             ? dp::Hvpoi(front, {1.0, 1.0},
+                                         {Map{Map::Kind::Exp, 1.5}, Map{Map::Kind::Logistic, 1.0}})
+                             : dp::Hvpoi(front, {1.0, 1.0});
+    int checked = 0;
+    for (int rep = 0; rep < 200; ++rep) {
+      const double mu[2] = {dptune::uniform01(rng), dptune::uniform01(rng)};
+      double g[2];
+      const double d = hv.improvement_grad(mu, g);
+      CHECK(d == doctest::Approx(hv.improvement(mu)).epsilon(1e-12).scale(1e-14));
+      for (int j = 0; j < 2; ++j) {
+        double up[2] = {mu[0], mu[1]}, down[2] = {mu[0], mu[1]};
+        up[j] += h;
+        down[j] -= h;
+        const double fd = (hv.improvement(up) - hv.improvement(down)) / (2 * h);
+        const double fd2 = (hv.improvement(up) - d) / h, fd3 = (d - hv.improvement(down)) / h;
+        if (std::abs(fd2 - fd3) > 1e-6) continue;  // a kink (cell boundary) within h
+        CHECK(g[j] == doctest::Approx(fd).epsilon(1e-6).scale(1e-8));
+        ++checked;
+      }
+      const double sd[2] = {0.05 + 0.3 * dptune::uniform01(rng),
+                            0.05 + 0.3 * dptune::uniform01(rng)};
+      double dmu[2], dsd[2];
+      const double poi = hv.poi_grad(mu, sd, dmu, dsd);
+      CHECK(poi == doctest::Approx(hv.poi(mu, sd)).epsilon(1e-12));
+      for (int j = 0; j < 2; ++j) {
+        double up[2] = {mu[0], mu[1]}, down[2] = {mu[0], mu[1]};
+        up[j] += h;
+        down[j] -= h;
+        CHECK(dmu[j] == doctest::Approx((hv.poi(up, sd) - hv.poi(down, sd)) / (2 * h))
+                            .epsilon(1e-7)
+                            .scale(1));
+        double sup[2] = {sd[0], sd[1]}, sdown[2] = {sd[0], sd[1]};
+        sup[j] += h;
+        sdown[j] -= h;
+        CHECK(dsd[j] == doctest::Approx((hv.poi(mu, sup) - hv.poi(mu, sdown)) / (2 * h))
+                            .epsilon(1e-7)
+                            .scale(1));
+      }
+    }
+    CHECK(checked > 300);  // nearly all points are away from kinks
+  }
+  // The whole α against central differences of Mobo::acquisition, where α > 0.
+  std::vector<Point> means;
+  for (const auto& x : mobo.inputs()) {
+    double m0 = 0, m1 = 0, v = 0;
+    mobo.gp(0).predict1(x, m0, v);
+    mobo.gp(1).predict1(x, m1, v);
+    means.push_back({m0, m1});
+  }
+  const dp::Hvpoi hv(std::vector<Point>(means.begin(), means.begin() + 6), {1.1, 11.0});
+  int positive = 0;
+  for (int rep = 0; rep < 300 && positive < 40; ++rep) {
+    Eigen::VectorXd x(3);
+    for (auto& v : x) v = 0.02 + 0.96 * dptune::uniform01(rng);
+    Eigen::VectorXd g;
+    const double a = mobo.acquisition_grad(x, hv, g);
+    CHECK(a == doctest::Approx(mobo.acquisition(x.transpose(), hv)(0)).epsilon(1e-9).scale(1e-14));
+    if (!(a > 1e-8)) continue;
+    ++positive;
+    for (Eigen::Index j = 0; j < 3; ++j) {
+      Eigen::MatrixXd P(3, 3);
+      P.row(0) = x.transpose();
+      P.row(1) = x.transpose();
+      P.row(2) = x.transpose();
+      P(1, j) += h;
+      P(2, j) -= h;
+      const Eigen::VectorXd v = mobo.acquisition(P, hv);
+      if (std::abs((v(1) - a) - (a - v(2))) > 1e-3 * std::abs(v(1) - v(2)) + 1e-12) continue;
+      CHECK(g(j) == doctest::Approx((v(1) - v(2)) / (2 * h)).epsilon(1e-4).scale(1e-7));
+    }
+  }
+  CHECK(positive >= 20);
+}

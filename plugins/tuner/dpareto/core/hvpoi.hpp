@@ -49,6 +49,7 @@ struct ObjectiveMap {
   Kind kind = Kind::Identity;
   double scale = 1;  // Exp: exp(scale · v); Logistic: 1 / (1 + exp(−scale · v))
   double operator()(double v) const;
+  double derivative(double v) const;
 };
 
 /// HVPoI for one front of GP means and one reference point, evaluated at many (μ, s) pairs.
@@ -69,6 +70,12 @@ class Hvpoi {
   double improvement(const double* mu) const;
   /// PoI(μ, s) (s: standard deviations, already floored).
   double poi(const double* mu, const double* sd) const;
+  /// ΔPF(μ) and its gradient in μ (2-D only: piecewise linear over the tiling; in mapped units by
+  /// the chain rule through the maps).
+  double improvement_grad(const double* mu, double* grad) const;
+  /// PoI(μ, s) and its gradients in μ and s (any number of objectives, over every cell:
+  /// ∂[Φ(z_u) − Φ(z_l)]/∂μ = (φ(z_l) − φ(z_u))/s, ∂/∂s = (φ(z_l) z_l − φ(z_u) z_u)/s).
+  double poi_grad(const double* mu, const double* sd, double* dmu, double* dsd) const;
   double operator()(const double* mu, const double* sd) const {
     const double d = improvement(mu);
     return d > 0 ? d * poi(mu, sd) : 0.0;

@@ -192,6 +192,56 @@ Eigen::VectorXd Mobo::acquisition(const Eigen::MatrixXd& X, const Hvpoi& h, bool
   return alpha;
 }
 
+double Mobo::acquisition_grad(const Eigen::VectorXd& x, const Hvpoi& h,
+                              Eigen::VectorXd& grad) const {
+  require(objectives() == 2, "DPareto: the analytic acquisition gradient is for two objectives");
+  const auto d = static_cast<Eigen::Index>(dims_);
+  grad = Eigen::VectorXd::Zero(d);
+  if (!gps_[0].has_data()) return 0;
+  double mu[2], sd[2], lcb[2];
+  Eigen::VectorXd dmu[2], dsd[2];
+  for (std::size_t k = 0; k < 2; ++k) {
+    dmu[k] = Eigen::VectorXd::Zero(d);
+    dsd[k] = Eigen::VectorXd::Zero(d);
+    if (is_known(k)) {
+      constexpr double kStep = 1e-4;
+      Eigen::MatrixXd P(2 * d + 1, d);
+      P.row(0) = x.transpose();
+      for (Eigen::Index j = 0; j < d; ++j) {
+        P.row(1 + 2 * j) = x.transpose();
+        P.row(2 + 2 * j) = x.transpose();
+        P(1 + 2 * j, j) = std::min(1.0, x(j) + kStep);
+        P(2 + 2 * j, j) = std::max(0.0, x(j) - kStep);
+      }
+      Eigen::VectorXd v;
+      options_.known[k](P, v);
+      mu[k] = v(0);
+      for (Eigen::Index j = 0; j < d; ++j) {
+        const double width = P(1 + 2 * j, j) - P(2 + 2 * j, j);
+        dmu[k](j) = width > 0 ? (v(1 + 2 * j) - v(2 + 2 * j)) / width : 0.0;
+      }
+      sd[k] = std::sqrt(options_.var_floor);
+    } else {
+      double var = 0;
+      Eigen::VectorXd dvar;
+      gps_[k].predict_grad(x, mu[k], var, dmu[k], dvar, options_.var_floor);
+      const double noise = options_.observation_noise ? gps_[k].noise_variance() : 0.0;
+      sd[k] = std::sqrt(var + noise);
+      dsd[k] = dvar / (2 * sd[k]);
+    }
+    lcb[k] = mu[k] - options_.optimism * sd[k];
+  }
+  double g_lcb[2];
+  const double delta = h.improvement_grad(lcb, g_lcb);
+  if (!(delta > 0)) return 0;
+  double g_mu[2], g_sd[2];
+  const double poi = h.poi_grad(mu, sd, g_mu, g_sd);
+  for (std::size_t k = 0; k < 2; ++k)
+    grad += g_lcb[k] * poi * (dmu[k] - options_.optimism * dsd[k]) +
+            delta * (g_mu[k] * dmu[k] + g_sd[k] * dsd[k]);
+  return delta * poi;
+}
+
 void Mobo::mean_of(std::size_t k, const Eigen::MatrixXd& X, Eigen::VectorXd& out) const {
   if (is_known(k))
     options_.known[k](X, out);
@@ -321,6 +371,12 @@ Proposal Mobo::maximise(const Hvpoi& h, const Eigen::MatrixXd& X, RandomBitGener
   for (std::size_t s = 0; s < starts; ++s) {
     const double scale = 1.0 / pool[s].acquisition;
     auto f = [&](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
+      if (options_.analytic_gradient && objectives() == 2) {
+        Eigen::VectorXd grad;
+        const double a = acquisition_grad(x, h, grad);
+        g = -scale * grad;
+        return -scale * a;
+      }
       constexpr double kStep = 1e-4;
       Eigen::MatrixXd P(2 * d + 1, d);
       P.row(0) = x.transpose();

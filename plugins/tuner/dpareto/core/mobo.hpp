@@ -44,6 +44,9 @@ struct MoboOptions {
   double local_share = 0.2;
   std::size_t local_starts = 2;
   int local_iterations = 15;
+  /// The refinement's gradient: analytic (two objectives; acquisition_grad) or central
+  /// differences of α (2d + 1 probes per step).
+  bool analytic_gradient = true;
   double var_floor = 1e-6;
   /// κ ≥ 0: ΔPF is taken at the optimistic μ − κ s instead of μ (the lower confidence bound of
   /// SMS-EGO, Ponweiser et al. 2008), α = ΔPF(μ − κ s) · PoI(μ, s).  κ = 0 is HVPoI as published
@@ -112,6 +115,10 @@ class Mobo {
   /// without computing their variances (branch and bound, by decreasing ΔPF, in blocks).
   Eigen::VectorXd acquisition(const Eigen::MatrixXd& X, const Hvpoi& h, bool use_known = true,
                               std::size_t top = 0) const;
+  /// α at one point and its gradient in x, for two objectives (the L-BFGS refinement): analytic
+  /// through the GPs' mean and variance gradients, ΔPF's piecewise-linear gradient and PoI's;
+  /// a known objective's gradient by central differences of its pricing (step 1e-4).
+  double acquisition_grad(const Eigen::VectorXd& x, const Hvpoi& h, Eigen::VectorXd& grad) const;
 
  private:
   std::size_t dims_;
