@@ -6,15 +6,18 @@
 # empirical fronts of the three tuners for the first seed (Fig. 6).
 #
 #   scripts/compare_tuners.sh [PIPELINE] [--seeds N] [--initial K0] [--iterations K] [--out DIR]
-#                             [--grid-points P] [--set key=value]...
+#                             [--grid-points P | --grid-pipeline FILE] [--set key=value]...
 #
 # PIPELINE (default examples/pipelines/dpareto_svt.yaml) must use the dpareto tuner; its other
 # tuner params are replaced.  The grid has P points per dimension (default: the smallest P with
-# P^d >= 4 x budget).  Needs a built tree (scripts/build.sh); DPTUNE overrides the binary.
+# P^d >= 4 x budget), or is the grid pipeline FILE (a grid over the same problem with its own
+# per-dimension values, e.g. 3^4 x 4 = 324 points in 5-D, where P^5 jumps from 243 to 1024); by
+# default PIPELINE's sibling <stem>_grid324.yaml when it exists.  Needs a built tree
+# (scripts/build.sh); DPTUNE overrides the binary.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 pipeline="$here/examples/pipelines/dpareto_svt.yaml"
-seeds=5 initial=16 iterations=64 out="$here/results/compare_tuners" grid_points="" extra=()
+seeds=5 initial=16 iterations=64 out="$here/results/compare_tuners" grid_points="" grid_pipeline="" extra=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --seeds) seeds="$2"; shift 2 ;;
@@ -22,8 +25,9 @@ while [[ $# -gt 0 ]]; do
     --iterations) iterations="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --grid-points) grid_points="$2"; shift 2 ;;
+    --grid-pipeline) grid_pipeline="$2"; shift 2 ;;
     --set) extra+=(--set "$2"); shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     -*) echo "compare_tuners.sh: unknown option $1" >&2; exit 2 ;;
     *) pipeline="$1"; shift ;;
   esac
@@ -31,11 +35,14 @@ done
 dptune="${DPTUNE:-$here/build/bin/dptune}"
 [[ -x "$dptune" ]] || { echo "compare_tuners.sh: $dptune not found; build first (scripts/build.sh)" >&2; exit 1; }
 budget=$((initial + iterations))
+if [[ -z "$grid_pipeline" && -z "$grid_points" && -f "${pipeline%.yaml}_grid324.yaml" ]]; then
+  grid_pipeline="${pipeline%.yaml}_grid324.yaml"
+fi
 mkdir -p "$out"
 
-run() {  # run <dir> <seed> <args...>
+run() {  # run <dir> <seed> <args...> (PIPE overrides the pipeline)
   local dir="$1" seed="$2"; shift 2
-  "$dptune" run "$pipeline" --seed "$seed" --no-progress -o "$dir" "${extra[@]}" "$@" > "$dir.log" 2>&1 \
+  "$dptune" run "${PIPE:-$pipeline}" --seed "$seed" --no-progress -o "$dir" "${extra[@]}" "$@" > "$dir.log" 2>&1 \
     || { echo "compare_tuners.sh: run failed, see $dir.log" >&2; tail -5 "$dir.log" >&2; exit 1; }
 }
 summary_hv() {  # the "value" of the "hypervolume" object in summary.json
@@ -57,9 +64,13 @@ running_hv() {
 
 # Search-space dimensions, from the first run's resolved config.
 echo "pipeline: $pipeline; budget $initial + $iterations = $budget evaluations; seeds 1..$seeds"
+[[ -n "$grid_pipeline" ]] && echo "grid: $grid_pipeline"
 for s in $(seq 1 "$seeds"); do
   run "$out/dpareto_$s" "$s" --set "tuner.params={initial_points: $initial, iterations: $iterations}"
   run "$out/random_$s" "$s" --set tuner.use=random --set "tuner.params={trials: $budget}"
+  if [[ -n "$grid_pipeline" ]]; then
+    PIPE="$grid_pipeline" run "$out/grid_$s" "$s"
+  else
   if [[ -z "$grid_points" ]]; then
     dims=$(awk '/^search_space:/ { on = 1; next } on && /^[^ ]/ { on = 0 } on && /^  [^ ]/ { d++ } END { print d }' \
       "$out/dpareto_$s/resolved_config.yaml")
@@ -69,6 +80,7 @@ for s in $(seq 1 "$seeds"); do
     done
   fi
   run "$out/grid_$s" "$s" --set tuner.use=grid --set "tuner.params={points_per_dimension: $grid_points}"
+  fi
   running_hv "$out/random_$s" > "$out/random_$s.trace"
   running_hv "$out/dpareto_$s" > "$out/dpareto_$s.trace"
   printf 'seed %d: dpareto %.6g  random %.6g  grid %.6g (%s trials)\n' "$s" "$(summary_hv "$out/dpareto_$s")" \

@@ -6,7 +6,8 @@
 #    hypervolume trace is non-decreasing, starts after the initial design and ends at the
 #    summary's value; the summary states the threat model;
 # 2. a second run with initial_trials = the first run's trials.csv re-evaluates exactly those
-#    candidates first (in order), then runs its own iterations.
+#    candidates first (in order), then runs its own iterations;
+# 3. the privacy model is stated, the published two-GP variant runs, threads do not change a study.
 set -euo pipefail
 dptune="$1" pipeline="$2" work="$3"
 initial=6 iterations=6
@@ -91,4 +92,20 @@ params() { local f="$1" n="$2"; local cols; cols=$(head -1 "$f" | tr ',' '\n' | 
 diff <(params "$work/first/trials.csv" "$rows") <(params "$work/second/trials.csv" "$rows") > "$work/params.diff" ||
   { cat "$work/params.diff" >&2; fail "initial_trials not honoured: the first $rows candidates differ"; }
 grep -q "initial candidates from" "$work/second/summary.json" || fail "summary does not name initial_trials"
+# 3. privacy_model: the default prices epsilon with the accountant (and says so); the published
+#    two-GP variant (privacy_model gp, transformed units) still runs and says so; a study is the
+#    same with 1 or 2 threads (the pricing is serial, the fits use one stream per GP).
+grep -q "priced by the accountant" "$work/first/summary.json" || fail "default run does not name the accountant pricing"
+for t in 1 2; do
+  "$dptune" run "$pipeline" --seed 5 --threads "$t" --no-progress -o "$work/threads$t" > "$work/threads$t.log" 2>&1 ||
+    { cat "$work/threads$t.log" >&2; fail "run with --threads $t failed"; }
+done
+cmp -s <(cut -d, -f1-8 "$work/threads1/trials.csv") <(cut -d, -f1-8 "$work/threads2/trials.csv") ||
+  fail "trials differ between --threads 1 and --threads 2"
+"$dptune" run "$pipeline" --seed 3 --no-progress -o "$work/paper" \
+  --set "tuner.params={initial_points: 6, iterations: 3, candidates: 200, restarts: 2, privacy_model: gp, improvement_units: transformed}" \
+  > "$work/paper.log" 2>&1 || { cat "$work/paper.log" >&2; fail "privacy_model gp run failed"; }
+grep -q "a GP on log(epsilon)" "$work/paper/summary.json" || fail "gp run does not name its privacy model"
+grep -q "transformed (log epsilon, logit error) units" "$work/paper/summary.json" || fail "gp run does not name its units"
+[[ $(($(wc -l < "$work/paper/trials.csv") - 1)) -eq 9 ]] || fail "privacy_model gp run: wrong number of trials"
 echo "dpareto e2e: OK ($rows + $((rows2 - rows)) trials, hypervolume $summary_hv)"

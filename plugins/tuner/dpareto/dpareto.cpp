@@ -12,8 +12,11 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <string>
+#include <unordered_map>
 
 #include "dptune/dptune.hpp"
+#include "halton.hpp"
 #include "mobo.hpp"
 
 namespace {
@@ -184,7 +187,16 @@ class DPareto final : public dptune::Tuner {
         candidates_(static_cast<std::size_t>(p.get_int("candidates"))),
         local_starts_(static_cast<std::size_t>(p.get_int("local_starts"))),
         normalise_(p.get_bool("normalise_privacy")),
-        initial_trials_(p.get_string("initial_trials")) {}
+        initial_trials_(p.get_string("initial_trials")),
+        privacy_model_(p.get_string("privacy_model")),
+        improvement_units_(p.get_string("improvement_units")),
+        privacy_screen_(static_cast<std::size_t>(p.get_int("privacy_screen"))),
+        optimism_(p.get_double("optimism")),
+        initial_design_(p.get_string("initial_design")),
+        initial_within_reference_(p.get_bool("initial_within_reference")),
+        observation_noise_(p.get_bool("observation_noise")),
+        observed_front_(p.get_bool("observed_front")),
+        utility_noise_(p.get_double("utility_noise")) {}
 
   static dptune::ParamSchema schema() {
     return dptune::ParamSchema{}
@@ -236,7 +248,48 @@ class DPareto final : public dptune::Tuner {
         .add_string("initial_trials",
                     "trials.csv of an earlier study whose candidates replace the random initial "
                     "design (empty: none)")
-        .default_to(std::string());
+        .default_to(std::string())
+        .add_string("privacy_model",
+                    "gp: model log epsilon by a GP (paper 000); accountant: price every "
+                    "acquisition candidate's epsilon exactly with the pipeline's accountant")
+        .one_of({"gp", "accountant"})
+        .default_to(std::string("accountant"))
+        .add_string("improvement_units",
+                    "units of the acquisition's hypervolume improvement: transformed (log "
+                    "epsilon, logit error; paper 000) or raw (epsilon, error: the reported "
+                    "hypervolume's units)")
+        .one_of({"transformed", "raw"})
+        .default_to(std::string("raw"))
+        .add_int("privacy_screen",
+                 "privacy_model accountant: price only the best this many sweep candidates by "
+                 "the all-GP acquisition, then re-rank them exactly (0: price every candidate)")
+        .min(0)
+        .default_to(std::int64_t{300})
+        .add_float("optimism",
+                   "kappa: hypervolume improvement at the optimistic mean - kappa sd (SMS-EGO's "
+                   "lower confidence bound); 0: HVPoI as published")
+        .min(0)
+        .default_to(0.0)
+        .add_string("initial_design",
+                    "random (Algorithm 2) or halton (scrambled Halton points: space-filling)")
+        .one_of({"random", "halton"})
+        .default_to(std::string("random"))
+        .add_bool("initial_within_reference",
+                  "privacy_model accountant: initial points with epsilon beyond "
+                  "reference_epsilon (priced before running) are redrawn")
+        .default_to(false)
+        .add_bool("observation_noise",
+                  "PoI with the spread of a new noisy observation (latent variance + learned "
+                  "noise) rather than of the latent mean (paper 000)")
+        .default_to(false)
+        .add_bool("observed_front",
+                  "HVPoI's front from the observed values (the reported front) rather than the "
+                  "GP means at the observed inputs (GPflowOpt)")
+        .default_to(false)
+        .add_float("utility_noise",
+                   "fixed noise variance of the utility GP in logit units (0: learned)")
+        .min(0)
+        .default_to(0.0);
   }
 
   dptune::TuningResult tune(dptune::TunerContext& context) override {
@@ -259,6 +312,10 @@ class DPareto final : public dptune::Tuner {
     dptune::dpareto::GpOptions utility_gp;
     utility_gp.learn_noise = true;  // mean utility over R noisy runs
     utility_gp.noise = 0.01;
+    if (utility_noise_ > 0) {
+      utility_gp.learn_noise = false;
+      utility_gp.noise = utility_noise_;
+    }
     options.gps = {privacy_gp, utility_gp};
     options.starts = fast_ ? 1 : starts_;
     options.refit_every = fast_ ? refit_every_ : 1;
@@ -268,6 +325,9 @@ class DPareto final : public dptune::Tuner {
                                                        : BatchStrategy::KrigingBeliever;
     options.candidates = candidates_;
     options.local_starts = local_starts_;
+    options.optimism = optimism_;
+    options.observation_noise = observation_noise_;
+    options.observed_front = observed_front_;
     // The two GP fits are independent: run them on the executor's threads.
     options.parallel_for = [&context](std::size_t n, const std::function<void(std::size_t)>& body) {
       context.parallel_for(n, body);
@@ -279,12 +339,59 @@ class DPareto final : public dptune::Tuner {
         for (std::size_t j = 0; j < u.size(); ++j) x(static_cast<Eigen::Index>(j)) = u[j];
       };
 
+    // ε is a deterministic function of the candidate (paper 000 §3.2): the accountant prices it
+    // without running anything.  Candidates that differ only in dimensions the event ignores
+    // (learning rate, clipping, regularisation...) share one event: cache by it.
+    std::unordered_map<std::string, double> priced;
+    std::size_t pricing_calls = 0;
+    auto price = [&](const dptune::Params& candidate) {
+      const dptune::DpEvent event =
+          context.evaluator().event_of(candidate, dptune::DataScope::whole());
+      std::string key = event.to_string();
+      auto it = priced.find(key);
+      if (it == priced.end()) {
+        ++pricing_calls;
+        double epsilon = kEpsilonCeiling;
+        try {
+          epsilon = context.accountant().epsilon(event, context.delta()).epsilon;
+        } catch (const dptune::PrivacyError&) {
+          // Unpriceable: as bad as the worst ε, as log_epsilon treats a NaN ε.
+        }
+        it = priced.emplace(std::move(key), epsilon).first;
+      }
+      return it->second;
+    };
+    // With exact pricing the initial design skips candidates beyond the reference ε: they add
+    // nothing to the hypervolume the study maximises (up to 50 draws per point, then any).
+    const bool screen_initial = privacy_model_ == "accountant" && initial_within_reference_;
+    auto admissible = [&](const dptune::Params& c) {
+      return !screen_initial || price(c) < reference_epsilon_;
+    };
+
     // ---- initial design (Algorithm 2, lines 2–5) ----
     std::vector<dptune::Params> initial;
     if (!initial_trials_.empty()) {
       initial = read_previous_candidates(initial_trials_, space);
+    } else if (initial_design_ == "halton") {
+      // The first admissible points of one scrambled Halton sequence (50 × longer than needed).
+      const Eigen::MatrixXd H =
+          dptune::dpareto::scrambled_halton(50 * initial_, dims, context.rng());
+      std::vector<dptune::Params> rest;
+      for (Eigen::Index i = 0; i < H.rows() && initial.size() < initial_; ++i) {
+        const Eigen::RowVectorXd row = H.row(i);
+        auto c = space.from_unit(std::vector<double>(row.data(), row.data() + row.size()));
+        if (admissible(c))
+          initial.push_back(std::move(c));
+        else if (rest.size() < initial_)
+          rest.push_back(std::move(c));
+      }
+      for (std::size_t i = 0; initial.size() < initial_; ++i) initial.push_back(rest[i]);
     } else {
-      for (std::size_t i = 0; i < initial_; ++i) initial.push_back(space.sample(context.rng()));
+      for (std::size_t i = 0; i < initial_; ++i) {
+        dptune::Params c = space.sample(context.rng());
+        for (int tries = 1; tries < 50 && !admissible(c); ++tries) c = space.sample(context.rng());
+        initial.push_back(std::move(c));
+      }
     }
     const std::size_t total = initial.size() + iterations_ * batch_;
     context.progress().start("dpareto", total);
@@ -318,6 +425,25 @@ class DPareto final : public dptune::Tuner {
       if (largest > 0) scale = largest;
     }
     options.reference = {log_epsilon(reference_epsilon_) / scale, logit(reference_error_, clamp_)};
+    if (improvement_units_ == "raw") {
+      // ΔPF in (ε, error): p = log ε / scale ↦ exp(scale · p), u = logit(error) ↦ logistic(u).
+      using Map = dptune::dpareto::ObjectiveMap;
+      options.improvement_maps = {Map{Map::Kind::Exp, scale}, Map{Map::Kind::Logistic, 1.0}};
+    }
+    // Acquisition candidates' ε priced exactly (through the cache of `price`), not by a GP.
+    if (privacy_model_ == "accountant") {
+      options.known_screen = privacy_screen_;
+      options.known.resize(2);
+      options.known[0] = [&, scale](const Eigen::MatrixXd& X, Eigen::VectorXd& out) {
+        out.resize(X.rows());
+        for (Eigen::Index i = 0; i < X.rows(); ++i) {
+          const Eigen::RowVectorXd row = X.row(i);
+          const dptune::Params candidate =
+              space.from_unit(std::vector<double>(row.data(), row.data() + row.size()));
+          out(i) = log_epsilon(price(candidate)) / scale;
+        }
+      };
+    }
     dptune::dpareto::Mobo mobo(dims, options);
     auto observe = [&](const dptune::Trial& t) {
       const auto u = space.to_unit(t.params);
@@ -365,6 +491,26 @@ class DPareto final : public dptune::Tuner {
         ", " + std::to_string(iterations_) + " iterations of " + std::to_string(batch_) +
         " (HVPoI, Matern 5/2 GPs" + (fast_ ? ", fast mode" : "") + ")");
     result.notes.push_back(
+        privacy_model_ == "accountant"
+            ? "privacy model: epsilon of every acquisition candidate priced by the accountant (" +
+                  std::to_string(pricing_calls) + " distinct events priced)"
+            : std::string("privacy model: a GP on log(epsilon) (paper 000)"));
+    {
+      // The utility GP's last hyperparameters (diagnostics: length-scales in unit-cube units).
+      const auto& g = mobo.gp(1);
+      std::ostringstream o;
+      o << "utility GP (last fit): signal variance " << g.kernel().signal_variance
+        << ", noise variance " << g.noise_variance() << ", length-scales";
+      for (std::size_t j = 0; j < dims; ++j)
+        o << ' ' << space.dimensions()[j].name << '='
+          << g.kernel().lengthscales(static_cast<Eigen::Index>(j));
+      result.notes.push_back(o.str());
+    }
+    result.notes.push_back(std::string("acquisition: hypervolume improvement measured in ") +
+                           (improvement_units_ == "raw" ? "raw (epsilon, error) units"
+                                                        : "transformed (log epsilon, logit "
+                                                          "error) units (paper 000)"));
+    result.notes.push_back(
         "threat model (paper 000): the front is computed from the private data and is "
         "not differentially private; it is for trusted analysts only");
     result.notes.push_back(
@@ -389,6 +535,13 @@ class DPareto final : public dptune::Tuner {
   std::size_t candidates_, local_starts_;
   bool normalise_;
   std::string initial_trials_;
+  std::string privacy_model_, improvement_units_;
+  std::size_t privacy_screen_;
+  double optimism_;
+  std::string initial_design_;
+  bool initial_within_reference_;
+  bool observation_noise_, observed_front_;
+  double utility_noise_;
 };
 
 }  // namespace

@@ -486,6 +486,41 @@ void Gp::predict(const Eigen::MatrixXd& Xs, Eigen::VectorXd& mean, Eigen::Vector
   variance_from(Ks, *var, V, var_floor);
 }
 
+void Gp::predict_grad(const Eigen::VectorXd& x, double& mean, double& var, Eigen::VectorXd& dmean,
+                      Eigen::VectorXd& dvar, double var_floor) const {
+  const auto d = static_cast<Eigen::Index>(dims_);
+  dmean = Eigen::VectorXd::Zero(d);
+  dvar = Eigen::VectorXd::Zero(d);
+  const Matern52 k = kernel_of(theta_);
+  if (!factorised_) {
+    mean = 0;
+    var = std::max(k.signal_variance, var_floor);
+    return;
+  }
+  const Eigen::Index n = X_.rows();
+  const Eigen::ArrayXd inv2 = k.lengthscales.array().square().inverse();
+  Eigen::VectorXd ks(n);
+  Eigen::MatrixXd dk(n, d);
+  const double s2 = k.signal_variance, root5 = std::sqrt(5.0);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const Eigen::ArrayXd diff = x.array() - X_.row(i).transpose().array();
+    const double r2 = (diff.square() * inv2).sum(), r = std::sqrt(r2), e = std::exp(-root5 * r);
+    ks(i) = s2 * (1 + root5 * r + 5.0 * r2 / 3.0) * e;
+    const double coef = -(5.0 / 3.0) * s2 * (1 + root5 * r) * e;
+    dk.row(i) = (coef * diff * inv2).matrix().transpose();
+  }
+  mean = ks.dot(alpha_);
+  dmean.noalias() = dk.transpose() * alpha_;
+  const Eigen::VectorXd v = linv_.triangularView<Eigen::Lower>() * ks;  // L⁻¹ k*
+  var = std::exp(theta_(d)) - v.squaredNorm();
+  if (var < var_floor) {
+    var = var_floor;
+    return;
+  }
+  const Eigen::VectorXd w = linv_.triangularView<Eigen::Lower>().transpose() * v;  // K⁻¹ k*
+  dvar.noalias() = -2.0 * (dk.transpose() * w);
+}
+
 void Gp::predict1(const Eigen::VectorXd& x, double& mean, double& var, double var_floor) const {
   Eigen::VectorXd m, v;
   predict(x.transpose(), m, &v, var_floor);

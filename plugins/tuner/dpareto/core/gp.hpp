@@ -90,6 +90,11 @@ class Gp {
                double var_floor = 1e-6) const;
   /// Mean and variance at one point.
   void predict1(const Eigen::VectorXd& x, double& mean, double& var, double var_floor = 1e-6) const;
+  /// Mean and variance at one point with their gradients in x (analytic: ∂k/∂x_j =
+  /// −(5/3) s² (1 + √5 r) e^{−√5 r} (x_j − x_ij) / ℓ_j², ∇μ = (∂k*)ᵀ α, ∇s² = −2 (∂k*)ᵀ K⁻¹ k*);
+  /// a floored variance has gradient 0.
+  void predict_grad(const Eigen::VectorXd& x, double& mean, double& var, Eigen::VectorXd& dmean,
+                    Eigen::VectorXd& dvar, double var_floor = 1e-6) const;
 
   /// The three steps of `predict`, for callers that keep their buffers between calls (the
   /// acquisition over thousands of candidates): Ks = k(Xs, X) (m × n, sized by the caller),

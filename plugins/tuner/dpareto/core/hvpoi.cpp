@@ -131,8 +131,56 @@ Hvpoi::Hvpoi(const std::vector<Point>& points, Point reference)
   }
 }
 
+double ObjectiveMap::operator()(double v) const {
+  switch (kind) {
+    case Kind::Identity:
+      return v;
+    case Kind::Exp:
+      return std::exp(scale * v);
+    case Kind::Logistic:
+      return 1.0 / (1.0 + std::exp(-scale * v));
+  }
+  return v;
+}
+
+double ObjectiveMap::derivative(double v) const {
+  switch (kind) {
+    case Kind::Identity:
+      return 1;
+    case Kind::Exp:
+      return scale * std::exp(scale * v);
+    case Kind::Logistic: {
+      const double l = 1.0 / (1.0 + std::exp(-scale * v));
+      return scale * l * (1 - l);
+    }
+  }
+  return 1;
+}
+
+Hvpoi::Hvpoi(const std::vector<Point>& points, Point reference, std::vector<ObjectiveMap> maps)
+    : Hvpoi(points, std::move(reference)) {
+  if (maps.empty()) return;
+  require(maps.size() == reference_.size(), "HVPoI: one objective map per objective");
+  auto map = [&](const Point& q) {
+    Point out(q.size());
+    for (std::size_t j = 0; j < q.size(); ++j) out[j] = maps[j](q[j]);
+    return out;
+  };
+  std::vector<Point> mapped;
+  for (const auto& q : front_) mapped.push_back(map(q));
+  mapped_ = std::make_shared<const Hvpoi>(mapped, map(reference_));
+  maps_ = std::move(maps);
+}
+
 double Hvpoi::improvement(const double* mu) const {
   const std::size_t p = reference_.size();
+  if (mapped_) {
+    double local[16];
+    std::vector<double> heap;
+    double* m = p <= 16 ? local : (heap.resize(p), heap.data());
+    for (std::size_t j = 0; j < p; ++j) m[j] = maps_[j](mu[j]);
+    return mapped_->improvement(m);
+  }
   if (p != 2) return hypervolume_improvement(Point(mu, mu + p), front_, reference_);
   const double v1 = mu[0], v2 = mu[1];
   if (!(v1 < reference_[0]) || !(v2 < reference_[1])) return 0;
@@ -152,6 +200,74 @@ double Hvpoi::improvement(const double* mu) const {
   double total = (cells_[a].upper[0] - v1) * (cells_[a].upper[1] - v2);
   total += (weighted_sum_[b] - weighted_sum_[a + 1]) - v2 * (width_sum_[b] - width_sum_[a + 1]);
   return std::max(0.0, total);
+}
+
+double Hvpoi::improvement_grad(const double* mu, double* grad) const {
+  const std::size_t p = reference_.size();
+  require(p == 2, "HVPoI: the ΔPF gradient is 2-D only");
+  grad[0] = grad[1] = 0;
+  if (mapped_) {
+    const double m[2] = {maps_[0](mu[0]), maps_[1](mu[1])};
+    double g[2];
+    const double d = mapped_->improvement_grad(m, g);
+    grad[0] = g[0] * maps_[0].derivative(mu[0]);
+    grad[1] = g[1] * maps_[1].derivative(mu[1]);
+    return d;
+  }
+  const double v1 = mu[0], v2 = mu[1];
+  if (!(v1 < reference_[0]) || !(v2 < reference_[1])) return 0;
+  const auto a = static_cast<std::size_t>(
+      std::partition_point(cells_.begin(), cells_.end(),
+                           [&](const Cell& c) { return c.upper[0] <= v1; }) -
+      cells_.begin());
+  const auto b = static_cast<std::size_t>(
+      std::partition_point(cells_.begin(), cells_.end(),
+                           [&](const Cell& c) { return c.upper[1] > v2; }) -
+      cells_.begin());
+  if (a >= b) return 0;
+  // total = (x_{a+1} − v1)(t_a − v2) + Σ_{a<i<b} w_i (t_i − v2): linear in v1 and in v2.
+  const double head = cells_[a].upper[0] - v1, widths = width_sum_[b] - width_sum_[a + 1];
+  const double total =
+      head * (cells_[a].upper[1] - v2) + (weighted_sum_[b] - weighted_sum_[a + 1]) - v2 * widths;
+  if (!(total > 0)) return 0;
+  grad[0] = -(cells_[a].upper[1] - v2);
+  grad[1] = -(head + widths);
+  return total;
+}
+
+double Hvpoi::poi_grad(const double* mu, const double* sd, double* dmu, double* dsd) const {
+  const std::size_t p = reference_.size();
+  constexpr double kInvSqrt2Pi = 0.39894228040143267794;
+  auto pdf = [](double z) { return kInvSqrt2Pi * std::exp(-0.5 * z * z); };
+  std::vector<double> D(p), dDm(p), dDs(p);
+  for (std::size_t j = 0; j < p; ++j) dmu[j] = dsd[j] = 0;
+  double total = 0;
+  for (const auto& c : cells_) {
+    for (std::size_t j = 0; j < p; ++j) {
+      const double zu = (c.upper[j] - mu[j]) / sd[j];
+      const bool open = std::isinf(c.lower[j]);
+      const double zl = open ? 0.0 : (c.lower[j] - mu[j]) / sd[j];
+      const double pu = pdf(zu), pl = open ? 0.0 : pdf(zl);
+      D[j] = std::max(0.0, normal_cdf(zu) - (open ? 0.0 : normal_cdf(zl)));
+      dDm[j] = (pl - pu) / sd[j];
+      dDs[j] = ((open ? 0.0 : pl * zl) - pu * zu) / sd[j];
+    }
+    double prod = 1;
+    for (std::size_t j = 0; j < p; ++j) prod *= D[j];
+    total += prod;
+    for (std::size_t j = 0; j < p; ++j) {
+      double others = 1;
+      for (std::size_t i = 0; i < p; ++i)
+        if (i != j) others *= D[i];
+      dmu[j] += others * dDm[j];
+      dsd[j] += others * dDs[j];
+    }
+  }
+  if (total > 1) {  // clamped as poi() is
+    for (std::size_t j = 0; j < p; ++j) dmu[j] = dsd[j] = 0;
+    return 1;
+  }
+  return total;
 }
 
 double Hvpoi::poi(const double* mu, const double* sd) const {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "dptune/pareto.hpp"
@@ -39,10 +40,25 @@ std::vector<std::size_t> pareto_indices(const std::vector<Point>& points);
 /// Standard normal CDF.
 double normal_cdf(double z);
 
+/// A strictly increasing map from one objective's modelling units to the units in which the
+/// hypervolume improvement is measured (e.g. p = log ε / s back to ε = exp(s p), u = logit(error)
+/// back to error).  PoI is invariant under such maps (the cells map onto cells), ΔPF is not: it
+/// weighs improvements by the volume they add in the target units.
+struct ObjectiveMap {
+  enum class Kind { Identity, Exp, Logistic };
+  Kind kind = Kind::Identity;
+  double scale = 1;  // Exp: exp(scale · v); Logistic: 1 / (1 + exp(−scale · v))
+  double operator()(double v) const;
+  double derivative(double v) const;
+};
+
 /// HVPoI for one front of GP means and one reference point, evaluated at many (μ, s) pairs.
 class Hvpoi {
  public:
   Hvpoi(const std::vector<Point>& points, Point reference);
+  /// ΔPF measured after mapping every objective by `maps` (one per objective; empty: the
+  /// modelling units, paper 000's choice); PoI stays in the modelling units.
+  Hvpoi(const std::vector<Point>& points, Point reference, std::vector<ObjectiveMap> maps);
 
   std::size_t objectives() const { return reference_.size(); }
   const std::vector<Point>& front() const { return front_; }
@@ -54,6 +70,12 @@ class Hvpoi {
   double improvement(const double* mu) const;
   /// PoI(μ, s) (s: standard deviations, already floored).
   double poi(const double* mu, const double* sd) const;
+  /// ΔPF(μ) and its gradient in μ (2-D only: piecewise linear over the tiling; in mapped units by
+  /// the chain rule through the maps).
+  double improvement_grad(const double* mu, double* grad) const;
+  /// PoI(μ, s) and its gradients in μ and s (any number of objectives, over every cell:
+  /// ∂[Φ(z_u) − Φ(z_l)]/∂μ = (φ(z_l) − φ(z_u))/s, ∂/∂s = (φ(z_l) z_l − φ(z_u) z_u)/s).
+  double poi_grad(const double* mu, const double* sd, double* dmu, double* dsd) const;
   double operator()(const double* mu, const double* sd) const {
     const double d = improvement(mu);
     return d > 0 ? d * poi(mu, sd) : 0.0;
@@ -66,6 +88,9 @@ class Hvpoi {
   // 2-D: prefix sums over the finite cells 1..N of w_i = x_{i+1} − x_i and w_i t_i, so that ΔPF
   // is two binary searches and a difference (O(log |P|) per candidate).
   std::vector<double> width_sum_, weighted_sum_;
+  // ΔPF in mapped units: the same structure over the mapped front and reference.
+  std::vector<ObjectiveMap> maps_;
+  std::shared_ptr<const Hvpoi> mapped_;
 };
 
 }  // namespace dptune::dpareto

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 
 #include "dptune/errors.hpp"
@@ -19,6 +20,10 @@ Eigen::MatrixXd stack(const std::vector<Eigen::VectorXd>& rows, std::size_t cols
   for (std::size_t i = 0; i < rows.size(); ++i) M.row(static_cast<Eigen::Index>(i)) = rows[i];
   return M;
 }
+
+// The sweep's candidates kept for the local refinement and the repeat check: only these need exact
+// α, so the sweep asks for its kPool best (the others may be reported as 0).
+constexpr std::size_t kPool = 64;
 
 bool is_taken(const Eigen::VectorXd& x, const std::vector<Eigen::VectorXd>& taken) {
   for (const auto& t : taken)
@@ -56,7 +61,13 @@ void Mobo::load_data(const std::vector<Eigen::VectorXd>& xs,
     gps_[k].set_data(X, Y.col(static_cast<Eigen::Index>(k)));
 }
 
-Eigen::VectorXd Mobo::acquisition(const Eigen::MatrixXd& X, const Hvpoi& h) const {
+Eigen::VectorXd Mobo::acquisition(const Eigen::MatrixXd& X, const Hvpoi& h, bool use_known,
+                                  std::size_t top) const {
+  auto known = [&](std::size_t k) { return use_known && is_known(k); };
+  // The spread of a new observation adds the GP's noise to the latent variance (an option).
+  auto noise_of = [&](std::size_t k) {
+    return options_.observation_noise ? gps_[k].noise_variance() : 0.0;
+  };
   const std::size_t p = objectives();
   const auto m = X.rows();
   Eigen::VectorXd alpha = Eigen::VectorXd::Zero(m);
@@ -75,21 +86,36 @@ Eigen::VectorXd Mobo::acquisition(const Eigen::MatrixXd& X, const Hvpoi& h) cons
   if (w.mean.size() < m) w.mean.resize(m);
   // One cross-covariance matrix per GP serves both the means (all rows) and the variances.
   for (std::size_t k = 0; k < p; ++k) {
+    if (known(k)) {
+      options_.known[k](X, w.exact);
+      w.mu.col(static_cast<Eigen::Index>(k)).head(m) = w.exact.head(m);
+      continue;
+    }
     ensure(w.ks[k], m, n);
     auto ks = w.ks[k].topLeftCorner(m, n);
     gps_[k].cross_covariance(X, ks);
     gps_[k].mean_from(ks, w.mean.head(m));
     w.mu.col(static_cast<Eigen::Index>(k)).head(m) = w.mean.head(m);
   }
-  // α = ΔPF(μ)·PoI is exactly zero wherever μ is dominated: only those rows need variances,
-  // the expensive part (n² per candidate and GP).
+  // α = ΔPF(μ − κs)·PoI is exactly zero wherever μ − κ s_prior is dominated (s ≤ s_prior, the
+  // prior standard deviation): only the other rows need variances, the expensive part (n² per
+  // candidate and GP).  ΔPF(μ − κ s_prior) ≥ α bounds α for the bounded sweep.
+  const double kappa = options_.optimism;
+  double prow[16];
+  std::vector<double> pheap;
+  double* prior_sd = p <= 16 ? prow : (pheap.resize(p), pheap.data());
+  for (std::size_t k = 0; k < p; ++k)
+    prior_sd[k] = known(k) ? std::sqrt(options_.var_floor)
+                           : std::sqrt(std::max(gps_[k].kernel().signal_variance + noise_of(k),
+                                                options_.var_floor));
   w.rows.clear();
   w.improvement.clear();
   double mrow[16];
   std::vector<double> mheap;
   double* mu_i = p <= 16 ? mrow : (mheap.resize(p), mheap.data());
   for (Eigen::Index i = 0; i < m; ++i) {
-    for (std::size_t k = 0; k < p; ++k) mu_i[k] = w.mu(i, static_cast<Eigen::Index>(k));
+    for (std::size_t k = 0; k < p; ++k)
+      mu_i[k] = w.mu(i, static_cast<Eigen::Index>(k)) - kappa * prior_sd[k];
     const double d = h.improvement(mu_i);
     if (d > 0) {
       w.rows.push_back(i);
@@ -97,45 +123,146 @@ Eigen::VectorXd Mobo::acquisition(const Eigen::MatrixXd& X, const Hvpoi& h) cons
     }
   }
   if (w.rows.empty()) return alpha;
-  const auto r = static_cast<Eigen::Index>(w.rows.size());
-  ensure(w.sd, r, np);
-  ensure(w.v, r, n);
-  ensure(w.selected, r, n);
-  if (w.var.size() < r) w.var.resize(m);
-  for (std::size_t k = 0; k < p; ++k) {
-    const auto ks = w.ks[k].topLeftCorner(m, n);
-    auto v = w.v.topLeftCorner(r, n);
-    if (r == m) {
-      gps_[k].variance_from(ks, w.var.head(r), v, options_.var_floor);
-    } else {
-      auto sel = w.selected.topLeftCorner(r, n);
-      for (Eigen::Index j = 0; j < n; ++j)
-        for (Eigen::Index q = 0; q < r; ++q) sel(q, j) = ks(w.rows[static_cast<std::size_t>(q)], j);
-      gps_[k].variance_from(sel, w.var.head(r), v, options_.var_floor);
-    }
-    w.sd.col(static_cast<Eigen::Index>(k)).head(r) = w.var.head(r).array().sqrt().matrix();
-  }
+  const auto r_all = static_cast<Eigen::Index>(w.rows.size());
+  // Which rows get variances, in blocks: all of them at once, or (top > 0) by decreasing ΔPF until
+  // the next ΔPF cannot beat the top-th best α so far (α = ΔPF · PoI ≤ ΔPF, PoI ≤ 1).
+  const bool bounded = top > 0 && static_cast<std::size_t>(r_all) > top;
+  w.order.resize(static_cast<std::size_t>(r_all));
+  std::iota(w.order.begin(), w.order.end(), std::size_t{0});
+  if (bounded)
+    std::stable_sort(w.order.begin(), w.order.end(), [&](std::size_t u, std::size_t v) {
+      return w.improvement[u] > w.improvement[v];
+    });
+  const Eigen::Index block =
+      bounded ? std::max<Eigen::Index>(2 * static_cast<Eigen::Index>(top), 128) : r_all;
+  const Eigen::Index cap = std::min(block, r_all);
+  ensure(w.sd, cap, np);
+  ensure(w.v, cap, n);
+  ensure(w.selected, cap, n);
+  if (w.var.size() < cap) w.var.resize(cap);
   double srow[16];
   std::vector<double> sheap;
   double* sd_i = p <= 16 ? srow : (sheap.resize(p), sheap.data());
-  for (Eigen::Index q = 0; q < r; ++q) {
-    const Eigen::Index i = w.rows[static_cast<std::size_t>(q)];
-    for (std::size_t k = 0; k < p; ++k) {
-      mu_i[k] = w.mu(i, static_cast<Eigen::Index>(k));
-      sd_i[k] = w.sd(q, static_cast<Eigen::Index>(k));
+  w.best.clear();
+  for (Eigen::Index b0 = 0; b0 < r_all; b0 += block) {
+    if (bounded && w.best.size() >= top) {
+      // The top-th largest α so far (w.best holds every computed α > 0).
+      std::nth_element(w.best.begin(), w.best.begin() + static_cast<std::ptrdiff_t>(top - 1),
+                       w.best.end(), std::greater<>());
+      if (w.improvement[w.order[static_cast<std::size_t>(b0)]] <= w.best[top - 1]) break;
     }
-    alpha(i) = w.improvement[static_cast<std::size_t>(q)] * h.poi(mu_i, sd_i);
+    const Eigen::Index r = std::min(block, r_all - b0);
+    auto row_of = [&](Eigen::Index q) { return w.rows[w.order[static_cast<std::size_t>(b0 + q)]]; };
+    for (std::size_t k = 0; k < p; ++k) {
+      if (known(k)) {
+        w.sd.col(static_cast<Eigen::Index>(k)).head(r).setConstant(std::sqrt(options_.var_floor));
+        continue;
+      }
+      const auto ks = w.ks[k].topLeftCorner(m, n);
+      auto v = w.v.topLeftCorner(r, n);
+      if (r == m) {
+        gps_[k].variance_from(ks, w.var.head(r), v, options_.var_floor);
+      } else {
+        auto sel = w.selected.topLeftCorner(r, n);
+        for (Eigen::Index j = 0; j < n; ++j)
+          for (Eigen::Index q = 0; q < r; ++q) sel(q, j) = ks(row_of(q), j);
+        gps_[k].variance_from(sel, w.var.head(r), v, options_.var_floor);
+      }
+      w.sd.col(static_cast<Eigen::Index>(k)).head(r) =
+          (w.var.head(r).array() + noise_of(k)).sqrt().matrix();
+    }
+    for (Eigen::Index q = 0; q < r; ++q) {
+      const Eigen::Index i = row_of(q);
+      for (std::size_t k = 0; k < p; ++k) {
+        mu_i[k] = w.mu(i, static_cast<Eigen::Index>(k));
+        sd_i[k] = w.sd(q, static_cast<Eigen::Index>(k));
+      }
+      double d = w.improvement[w.order[static_cast<std::size_t>(b0 + q)]];
+      if (kappa > 0) {
+        double lcb[16];
+        std::vector<double> lheap;
+        double* l = p <= 16 ? lcb : (lheap.resize(p), lheap.data());
+        for (std::size_t k = 0; k < p; ++k) l[k] = mu_i[k] - kappa * sd_i[k];
+        d = h.improvement(l);
+      }
+      alpha(i) = d > 0 ? d * h.poi(mu_i, sd_i) : 0.0;
+      if (bounded && alpha(i) > 0) w.best.push_back(alpha(i));
+    }
   }
   return alpha;
 }
 
-Hvpoi Mobo::make_hvpoi(const Eigen::MatrixXd& X) {
-  // The front P of the GP means at the observed inputs (as GPflowOpt's HVPoI does).
+double Mobo::acquisition_grad(const Eigen::VectorXd& x, const Hvpoi& h,
+                              Eigen::VectorXd& grad) const {
+  require(objectives() == 2, "DPareto: the analytic acquisition gradient is for two objectives");
+  const auto d = static_cast<Eigen::Index>(dims_);
+  grad = Eigen::VectorXd::Zero(d);
+  if (!gps_[0].has_data()) return 0;
+  double mu[2], sd[2], lcb[2];
+  Eigen::VectorXd dmu[2], dsd[2];
+  for (std::size_t k = 0; k < 2; ++k) {
+    dmu[k] = Eigen::VectorXd::Zero(d);
+    dsd[k] = Eigen::VectorXd::Zero(d);
+    if (is_known(k)) {
+      constexpr double kStep = 1e-4;
+      Eigen::MatrixXd P(2 * d + 1, d);
+      P.row(0) = x.transpose();
+      for (Eigen::Index j = 0; j < d; ++j) {
+        P.row(1 + 2 * j) = x.transpose();
+        P.row(2 + 2 * j) = x.transpose();
+        P(1 + 2 * j, j) = std::min(1.0, x(j) + kStep);
+        P(2 + 2 * j, j) = std::max(0.0, x(j) - kStep);
+      }
+      Eigen::VectorXd v;
+      options_.known[k](P, v);
+      mu[k] = v(0);
+      for (Eigen::Index j = 0; j < d; ++j) {
+        const double width = P(1 + 2 * j, j) - P(2 + 2 * j, j);
+        dmu[k](j) = width > 0 ? (v(1 + 2 * j) - v(2 + 2 * j)) / width : 0.0;
+      }
+      sd[k] = std::sqrt(options_.var_floor);
+    } else {
+      double var = 0;
+      Eigen::VectorXd dvar;
+      gps_[k].predict_grad(x, mu[k], var, dmu[k], dvar, options_.var_floor);
+      const double noise = options_.observation_noise ? gps_[k].noise_variance() : 0.0;
+      sd[k] = std::sqrt(var + noise);
+      dsd[k] = dvar / (2 * sd[k]);
+    }
+    lcb[k] = mu[k] - options_.optimism * sd[k];
+  }
+  double g_lcb[2];
+  const double delta = h.improvement_grad(lcb, g_lcb);
+  if (!(delta > 0)) return 0;
+  double g_mu[2], g_sd[2];
+  const double poi = h.poi_grad(mu, sd, g_mu, g_sd);
+  for (std::size_t k = 0; k < 2; ++k)
+    grad += g_lcb[k] * poi * (dmu[k] - options_.optimism * dsd[k]) +
+            delta * (g_mu[k] * dmu[k] + g_sd[k] * dsd[k]);
+  return delta * poi;
+}
+
+void Mobo::mean_of(std::size_t k, const Eigen::MatrixXd& X, Eigen::VectorXd& out) const {
+  if (is_known(k))
+    options_.known[k](X, out);
+  else
+    gps_[k].predict(X, out, nullptr);
+}
+
+Hvpoi Mobo::make_hvpoi(const Eigen::MatrixXd& X, const std::vector<Eigen::VectorXd>& ys) {
+  // The front P of the GP means at the observed inputs (as GPflowOpt's HVPoI does), or of the
+  // observations themselves.
   const std::size_t p = objectives();
   std::vector<Point> means(static_cast<std::size_t>(X.rows()), Point(p));
   for (std::size_t k = 0; k < p; ++k) {
     Eigen::VectorXd mk;
-    gps_[k].predict(X, mk, nullptr);
+    if (options_.observed_front) {
+      mk.resize(X.rows());
+      for (std::size_t i = 0; i < ys.size(); ++i)
+        mk(static_cast<Eigen::Index>(i)) = ys[i](static_cast<Eigen::Index>(k));
+    } else {
+      mean_of(k, X, mk);
+    }
     for (std::size_t i = 0; i < means.size(); ++i) means[i][k] = mk(static_cast<Eigen::Index>(i));
   }
   Point reference = options_.reference;
@@ -157,7 +284,7 @@ Hvpoi Mobo::make_hvpoi(const Eigen::MatrixXd& X) {
     }
   }
   last_reference_ = reference;
-  return Hvpoi(means, reference);
+  return Hvpoi(means, reference, options_.improvement_maps);
 }
 
 Proposal Mobo::maximise(const Hvpoi& h, const Eigen::MatrixXd& X, RandomBitGenerator& rng,
@@ -175,7 +302,7 @@ Proposal Mobo::maximise(const Hvpoi& h, const Eigen::MatrixXd& X, RandomBitGener
     std::vector<Point> means(static_cast<std::size_t>(X.rows()), Point(objectives()));
     for (std::size_t k = 0; k < objectives(); ++k) {
       Eigen::VectorXd mk;
-      gps_[k].predict(X, mk, nullptr);
+      mean_of(k, X, mk);
       for (std::size_t i = 0; i < means.size(); ++i) means[i][k] = mk(static_cast<Eigen::Index>(i));
     }
     for (std::size_t i : pareto_indices(means)) front_rows.push_back(static_cast<Eigen::Index>(i));
@@ -191,14 +318,42 @@ Proposal Mobo::maximise(const Hvpoi& h, const Eigen::MatrixXd& X, RandomBitGener
       options_.snap(row);
       C.row(i) = row.transpose();
     }
-  const Eigen::VectorXd a = acquisition(C, h);
+  Eigen::VectorXd a;
+  bool any_known = false;
+  for (std::size_t k = 0; k < objectives(); ++k) any_known = any_known || is_known(k);
+  if (any_known && options_.known_screen > 0 &&
+      static_cast<std::size_t>(C.rows()) > options_.known_screen) {
+    // Screen by the all-GP acquisition, price only its best known_screen rows, re-rank exactly.
+    const Eigen::VectorXd screen = acquisition(C, h, false, options_.known_screen);
+    std::vector<Eigen::Index> rank(static_cast<std::size_t>(C.rows()));
+    std::iota(rank.begin(), rank.end(), Eigen::Index{0});
+    const auto keep = static_cast<std::ptrdiff_t>(options_.known_screen);
+    std::partial_sort(rank.begin(), rank.begin() + keep, rank.end(),
+                      [&](Eigen::Index i, Eigen::Index j) {
+                        return screen(i) > screen(j) || (screen(i) == screen(j) && i < j);
+                      });
+    rank.resize(static_cast<std::size_t>(keep));
+    while (!rank.empty() && !(screen(rank.back()) > 0)) rank.pop_back();
+    a = Eigen::VectorXd::Zero(C.rows());
+    if (!rank.empty()) {
+      std::sort(rank.begin(), rank.end());
+      Eigen::MatrixXd S(static_cast<Eigen::Index>(rank.size()), d);
+      for (std::size_t q = 0; q < rank.size(); ++q)
+        S.row(static_cast<Eigen::Index>(q)) = C.row(rank[q]);
+      const Eigen::VectorXd exact = acquisition(S, h, true, kPool);
+      for (std::size_t q = 0; q < rank.size(); ++q)
+        a(rank[q]) = exact(static_cast<Eigen::Index>(q));
+    }
+  } else {
+    a = acquisition(C, h, true, kPool);
+  }
   std::vector<Eigen::Index> order(static_cast<std::size_t>(C.rows()));
   std::iota(order.begin(), order.end(), Eigen::Index{0});
   std::sort(order.begin(), order.end(),
             [&](Eigen::Index i, Eigen::Index j) { return a(i) > a(j); });
 
   std::vector<Proposal> pool;
-  for (std::size_t r = 0; r < std::min<std::size_t>(order.size(), 64); ++r)
+  for (std::size_t r = 0; r < std::min<std::size_t>(order.size(), kPool); ++r)
     if (a(order[r]) > 0) pool.push_back({C.row(order[r]).transpose(), a(order[r])});
 
   // Box-bounded L-BFGS from the best few candidates, on central finite differences of α (all 2d
@@ -216,6 +371,12 @@ Proposal Mobo::maximise(const Hvpoi& h, const Eigen::MatrixXd& X, RandomBitGener
   for (std::size_t s = 0; s < starts; ++s) {
     const double scale = 1.0 / pool[s].acquisition;
     auto f = [&](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
+      if (options_.analytic_gradient && objectives() == 2) {
+        Eigen::VectorXd grad;
+        const double a = acquisition_grad(x, h, grad);
+        g = -scale * grad;
+        return -scale * a;
+      }
       constexpr double kStep = 1e-4;
       Eigen::MatrixXd P(2 * d + 1, d);
       P.row(0) = x.transpose();
@@ -257,7 +418,12 @@ Proposal Mobo::maximise(const Hvpoi& h, const Eigen::MatrixXd& X, RandomBitGener
       sd(C.rows(), static_cast<Eigen::Index>(p));
   for (std::size_t k = 0; k < p; ++k) {
     Eigen::VectorXd mk, vk;
-    gps_[k].predict(C, mk, &vk, options_.var_floor);
+    if (is_known(k)) {
+      options_.known[k](C, mk);
+      vk = Eigen::VectorXd::Constant(C.rows(), options_.var_floor);
+    } else {
+      gps_[k].predict(C, mk, &vk, options_.var_floor);
+    }
     mu.col(static_cast<Eigen::Index>(k)) = mk;
     sd.col(static_cast<Eigen::Index>(k)) = vk.array().sqrt().matrix();
   }
@@ -280,6 +446,7 @@ std::vector<Proposal> Mobo::propose(std::size_t q, RandomBitGenerator& rng) {
     // One seed from the caller's generator, one stream per GP: the fits are independent.
     const std::uint64_t seed = rng.next_u64();
     const std::function<void(std::size_t)> fit_one = [&](std::size_t k) {
+      if (is_known(k) && options_.known_screen == 0) return;  // its GP is never asked
       Xoshiro256 stream(seed, k);
       gps_[k].fit(stream, options_.starts);
     };
@@ -297,16 +464,17 @@ std::vector<Proposal> Mobo::propose(std::size_t q, RandomBitGenerator& rng) {
   std::vector<Proposal> out;
   for (std::size_t b = 0; b < q; ++b) {
     const Eigen::MatrixXd X = stack(fx, dims_);
-    const Hvpoi h = make_hvpoi(X);
+    const Hvpoi h = make_hvpoi(X, fy);
     Proposal pr = maximise(h, X, rng, fx);
     out.push_back(pr);
     if (b + 1 == q) break;
     Eigen::VectorXd fantasy = liar;
-    if (options_.batch == BatchStrategy::KrigingBeliever)
-      for (std::size_t k = 0; k < objectives(); ++k) {
-        double m = 0, v = 0;
-        gps_[k].predict1(pr.x, m, v);
-        fantasy(static_cast<Eigen::Index>(k)) = m;
+    // A known objective is no lie: its exact value is fantasised under either strategy.
+    for (std::size_t k = 0; k < objectives(); ++k)
+      if (options_.batch == BatchStrategy::KrigingBeliever || is_known(k)) {
+        Eigen::VectorXd m;
+        mean_of(k, pr.x.transpose(), m);
+        fantasy(static_cast<Eigen::Index>(k)) = m(0);
       }
     fx.push_back(pr.x);
     fy.push_back(fantasy);
