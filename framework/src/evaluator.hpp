@@ -140,4 +140,27 @@ class HostTunerContext final : public dptune::TunerContext {
   Executor& executor_;
 };
 
+/// The parts an evaluation needs, built from a pipeline and owned together (the evaluator holds
+/// references to the others): what `dptune run`, the planners and tests assemble.
+struct EvaluationStack {
+  EvaluationStack(const PipelineConfig& config, const PluginRegistry& registry,
+                  const std::string& executor_kind, std::size_t threads,
+                  std::optional<std::uint64_t> seed)
+      : random(seed),
+        executor(make_executor(executor_kind, threads)),
+        data(make_data_source(config.data.use, config.data.params)),
+        accountant(registry.create_accountant(config.accountant.use, config.accountant.params)),
+        utility(registry.create_utility(config.utility.use, config.utility.params)),
+        mechanisms(config, registry),
+        evaluator(config, registry, *data, *executor, random, accountant, utility, mechanisms) {}
+
+  RandomSource random;
+  std::unique_ptr<Executor> executor;
+  std::unique_ptr<DataSource> data;
+  std::shared_ptr<const dptune::Accountant> accountant;
+  std::shared_ptr<const dptune::Utility> utility;
+  MechanismFactory mechanisms;
+  HostEvaluator evaluator;
+};
+
 }  // namespace dptune::host

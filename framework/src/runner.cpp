@@ -39,52 +39,40 @@ const dptune::ParamSchema* HostCatalog::schema(ComponentKind kind, const std::st
 RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
                         const RunOptions& options, std::ostream& out) {
   const auto started = std::chrono::steady_clock::now();
-  const RandomSource random(config.execution.seed);
-  auto executor = make_executor(config.execution.executor, config.execution.threads);
-  auto data = make_data_source(config.data.use, config.data.params);
-  std::shared_ptr<const dptune::Accountant> accountant =
-      registry.create_accountant(config.accountant.use, config.accountant.params);
-  std::shared_ptr<const dptune::Utility> utility =
-      registry.create_utility(config.utility.use, config.utility.params);
   auto tuner = registry.create_tuner(config.tuner.use, config.tuner.params);
-  MechanismFactory mechanisms(config, registry);
-  HostEvaluator evaluator(config, registry, *data, *executor, random, accountant, utility,
-                          mechanisms);
+  EvaluationStack stack(config, registry, config.execution.executor, config.execution.threads,
+                        config.execution.seed);
   TerminalProgress progress(options.show_progress);
-  auto tuner_rng = random.make(0);
-  HostTunerContext context(config, evaluator, *accountant, mechanisms, progress, *tuner_rng,
-                           *executor);
+  auto tuner_rng = stack.random.make(0);
+  HostTunerContext context(config, stack.evaluator, *stack.accountant, stack.mechanisms, progress,
+                           *tuner_rng, *stack.executor);
 
   dptune::TuningResult result = tuner->tune(context);
   progress.finish();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
-  ReportInput input{config,           result,  random.description(), random.secure(),
-                    executor->name(), seconds, data->describe()};
+  ReportInput input{config,
+                    result,
+                    stack.random.description(),
+                    stack.random.secure(),
+                    stack.executor->name(),
+                    seconds,
+                    stack.data->describe()};
   // Only the selected run's model is released (model.json); the other kept models are dropped.
-  input.released_model = released_model(result, evaluator.kept_models());
-  if (input.released_model) input.standardizer = evaluator.standardizer();
+  input.released_model = released_model(result, stack.evaluator.kept_models());
+  if (input.released_model) input.standardizer = stack.evaluator.standardizer();
   return write_report(input, out);
 }
 
 std::vector<dptune::DpEvent> candidate_events(const PipelineConfig& config,
                                               const PluginRegistry& registry,
                                               const std::vector<dptune::Params>& candidates) {
-  const RandomSource random(0);
-  auto executor = make_executor("inline", 1);
-  auto data = make_data_source(config.data.use, config.data.params);
-  std::shared_ptr<const dptune::Accountant> accountant =
-      registry.create_accountant(config.accountant.use, config.accountant.params);
-  std::shared_ptr<const dptune::Utility> utility =
-      registry.create_utility(config.utility.use, config.utility.params);
-  MechanismFactory mechanisms(config, registry);
-  HostEvaluator evaluator(config, registry, *data, *executor, random, accountant, utility,
-                          mechanisms);
+  EvaluationStack stack(config, registry, "inline", 1, 0);
   std::vector<dptune::DpEvent> events;
   events.reserve(candidates.size());
   for (const auto& c : candidates)
-    events.push_back(evaluator.event_of(c, dptune::DataScope::whole()));
+    events.push_back(stack.evaluator.event_of(c, dptune::DataScope::whole()));
   return events;
 }
 

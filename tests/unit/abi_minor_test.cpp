@@ -141,16 +141,8 @@ TEST_CASE("abi minor: through the HostEvaluator, each build is priced by what it
                       "tuner: {use: grid}\n"
                       "execution: {seed: 1}\n");
     const PipelineConfig config = load_pipeline(file, {}, catalog);
-    const RandomSource random(config.execution.seed);
-    auto executor = make_executor("inline", 1);
-    auto data = make_data_source(config.data.use, config.data.params);
-    std::shared_ptr<const dptune::Accountant> accountant =
-        registry.create_accountant(config.accountant.use, config.accountant.params);
-    std::shared_ptr<const dptune::Utility> utility =
-        registry.create_utility(config.utility.use, config.utility.params);
-    MechanismFactory mechanisms(config, registry);
-    HostEvaluator evaluator(config, registry, *data, *executor, random, accountant, utility,
-                            mechanisms);
+    EvaluationStack stack(config, registry, "inline", 1, config.execution.seed);
+    HostEvaluator& evaluator = stack.evaluator;
     dptune::EvaluationRequest request;  // 120 training rows (60% of 200)
     request.candidate = dptune::Params{{"lie", lie}};
     if (lie) {
