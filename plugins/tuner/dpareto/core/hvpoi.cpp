@@ -187,6 +187,15 @@ double Hvpoi::improvement(const double* mu) const {
   // ΔPF(v) = Σ_i |[x_i, x_{i+1}] ∩ [v1, r1]| · (t_i − v2)⁺ over the 2-D tiling (its cells are
   // exactly the part of the box below r that the front leaves undominated).  Cells meeting
   // [v1, r1]: from a, the cell holding v1; cells above v2: before b (t_i decreases).
+  const auto [a, b] = cells_meeting(v1, v2);
+  if (a >= b) return 0;
+  // The first cell is cut at v1; the others are whole: Σ w_i t_i − v2 Σ w_i from the prefix sums.
+  double total = (cells_[a].upper[0] - v1) * (cells_[a].upper[1] - v2);
+  total += (weighted_sum_[b] - weighted_sum_[a + 1]) - v2 * (width_sum_[b] - width_sum_[a + 1]);
+  return std::max(0.0, total);
+}
+
+std::pair<std::size_t, std::size_t> Hvpoi::cells_meeting(double v1, double v2) const {
   const auto a = static_cast<std::size_t>(
       std::partition_point(cells_.begin(), cells_.end(),
                            [&](const Cell& c) { return c.upper[0] <= v1; }) -
@@ -195,11 +204,7 @@ double Hvpoi::improvement(const double* mu) const {
       std::partition_point(cells_.begin(), cells_.end(),
                            [&](const Cell& c) { return c.upper[1] > v2; }) -
       cells_.begin());
-  if (a >= b) return 0;
-  // The first cell is cut at v1; the others are whole: Σ w_i t_i − v2 Σ w_i from the prefix sums.
-  double total = (cells_[a].upper[0] - v1) * (cells_[a].upper[1] - v2);
-  total += (weighted_sum_[b] - weighted_sum_[a + 1]) - v2 * (width_sum_[b] - width_sum_[a + 1]);
-  return std::max(0.0, total);
+  return {a, b};
 }
 
 double Hvpoi::improvement_grad(const double* mu, double* grad) const {
@@ -216,14 +221,7 @@ double Hvpoi::improvement_grad(const double* mu, double* grad) const {
   }
   const double v1 = mu[0], v2 = mu[1];
   if (!(v1 < reference_[0]) || !(v2 < reference_[1])) return 0;
-  const auto a = static_cast<std::size_t>(
-      std::partition_point(cells_.begin(), cells_.end(),
-                           [&](const Cell& c) { return c.upper[0] <= v1; }) -
-      cells_.begin());
-  const auto b = static_cast<std::size_t>(
-      std::partition_point(cells_.begin(), cells_.end(),
-                           [&](const Cell& c) { return c.upper[1] > v2; }) -
-      cells_.begin());
+  const auto [a, b] = cells_meeting(v1, v2);
   if (a >= b) return 0;
   // total = (x_{a+1} − v1)(t_a − v2) + Σ_{a<i<b} w_i (t_i − v2): linear in v1 and in v2.
   const double head = cells_[a].upper[0] - v1, widths = width_sum_[b] - width_sum_[a + 1];

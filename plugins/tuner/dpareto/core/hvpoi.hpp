@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "dptune/pareto.hpp"
@@ -82,6 +83,9 @@ class Hvpoi {
   }
 
  private:
+  /// 2-D tiling: [a, b) are the cells that meet [v1, r1] (from a, the cell holding v1) and lie
+  /// above v2 (before b; t_i decreases).  Empty when a >= b.
+  std::pair<std::size_t, std::size_t> cells_meeting(double v1, double v2) const;
   Point reference_;
   std::vector<Point> front_;  // strictly below the reference; 2-D: sorted by the first objective
   std::vector<Cell> cells_;
