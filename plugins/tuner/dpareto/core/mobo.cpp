@@ -15,6 +15,33 @@ namespace dptune::dpareto {
 
 namespace {
 
+/// Central-difference probes of x in the unit cube: row 0 is x, rows 1 + 2j and 2 + 2j step
+/// dimension j up and down by 1e-4 (clamped to [0, 1]).
+Eigen::MatrixXd central_difference_probes(const Eigen::VectorXd& x) {
+  constexpr double kStep = 1e-4;
+  const Eigen::Index d = x.size();
+  Eigen::MatrixXd P(2 * d + 1, d);
+  P.row(0) = x.transpose();
+  for (Eigen::Index j = 0; j < d; ++j) {
+    P.row(1 + 2 * j) = x.transpose();
+    P.row(2 + 2 * j) = x.transpose();
+    P(1 + 2 * j, j) = std::min(1.0, x(j) + kStep);
+    P(2 + 2 * j, j) = std::max(0.0, x(j) - kStep);
+  }
+  return P;
+}
+
+/// The gradient from values v at central_difference_probes(x) = P (0 where a clamp left no width).
+Eigen::VectorXd central_difference_gradient(const Eigen::MatrixXd& P, const Eigen::VectorXd& v) {
+  const Eigen::Index d = P.cols();
+  Eigen::VectorXd g(d);
+  for (Eigen::Index j = 0; j < d; ++j) {
+    const double width = P(1 + 2 * j, j) - P(2 + 2 * j, j);
+    g(j) = width > 0 ? (v(1 + 2 * j) - v(2 + 2 * j)) / width : 0.0;
+  }
+  return g;
+}
+
 Eigen::MatrixXd stack(const std::vector<Eigen::VectorXd>& rows, std::size_t cols) {
   Eigen::MatrixXd M(static_cast<Eigen::Index>(rows.size()), static_cast<Eigen::Index>(cols));
   for (std::size_t i = 0; i < rows.size(); ++i) M.row(static_cast<Eigen::Index>(i)) = rows[i];
@@ -204,22 +231,11 @@ double Mobo::acquisition_grad(const Eigen::VectorXd& x, const Hvpoi& h,
     dmu[k] = Eigen::VectorXd::Zero(d);
     dsd[k] = Eigen::VectorXd::Zero(d);
     if (is_known(k)) {
-      constexpr double kStep = 1e-4;
-      Eigen::MatrixXd P(2 * d + 1, d);
-      P.row(0) = x.transpose();
-      for (Eigen::Index j = 0; j < d; ++j) {
-        P.row(1 + 2 * j) = x.transpose();
-        P.row(2 + 2 * j) = x.transpose();
-        P(1 + 2 * j, j) = std::min(1.0, x(j) + kStep);
-        P(2 + 2 * j, j) = std::max(0.0, x(j) - kStep);
-      }
+      const Eigen::MatrixXd P = central_difference_probes(x);
       Eigen::VectorXd v;
       options_.known[k](P, v);
       mu[k] = v(0);
-      for (Eigen::Index j = 0; j < d; ++j) {
-        const double width = P(1 + 2 * j, j) - P(2 + 2 * j, j);
-        dmu[k](j) = width > 0 ? (v(1 + 2 * j) - v(2 + 2 * j)) / width : 0.0;
-      }
+      dmu[k] = central_difference_gradient(P, v);
       sd[k] = std::sqrt(options_.var_floor);
     } else {
       double var = 0;
@@ -373,24 +389,13 @@ Proposal Mobo::maximise(const Hvpoi& h, const Eigen::MatrixXd& X, RandomBitGener
     auto f = [&](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
       if (options_.analytic_gradient && objectives() == 2) {
         Eigen::VectorXd grad;
-        const double a = acquisition_grad(x, h, grad);
+        const double alpha = acquisition_grad(x, h, grad);
         g = -scale * grad;
-        return -scale * a;
+        return -scale * alpha;
       }
-      constexpr double kStep = 1e-4;
-      Eigen::MatrixXd P(2 * d + 1, d);
-      P.row(0) = x.transpose();
-      for (Eigen::Index j = 0; j < d; ++j) {
-        P.row(1 + 2 * j) = x.transpose();
-        P.row(2 + 2 * j) = x.transpose();
-        P(1 + 2 * j, j) = std::min(1.0, x(j) + kStep);
-        P(2 + 2 * j, j) = std::max(0.0, x(j) - kStep);
-      }
+      const Eigen::MatrixXd P = central_difference_probes(x);
       const Eigen::VectorXd v = acquisition(P, h);
-      for (Eigen::Index j = 0; j < d; ++j) {
-        const double width = P(1 + 2 * j, j) - P(2 + 2 * j, j);
-        g(j) = width > 0 ? -scale * (v(1 + 2 * j) - v(2 + 2 * j)) / width : 0.0;
-      }
+      g = -scale * central_difference_gradient(P, v);
       return -scale * v(0);
     };
     Eigen::VectorXd x = pool[s].x;
