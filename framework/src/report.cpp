@@ -340,6 +340,7 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
       write_trials ? trial_front(result.trials) : std::vector<std::size_t>{};
   const std::set<std::size_t> on_front(front.begin(), front.end());
   std::vector<dptune::Point> front_points;
+  front_points.reserve(front.size());
   for (std::size_t i : front)
     front_points.push_back({result.trials[i].privacy.epsilon, 1.0 - result.trials[i].utility_mean});
   const double hv = dptune::hypervolume(front_points, {kReferenceEpsilon, kReferenceError});
@@ -354,6 +355,7 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
   }
   if (write_trials && !result.trials.empty() && !baseline) {
     std::vector<dptune::Trial> front_trials;
+    front_trials.reserve(front.size());
     for (std::size_t i : front) front_trials.push_back(result.trials[i]);
     std::set<std::size_t> all;
     for (std::size_t k = 0; k < front_trials.size(); ++k) all.insert(k);
