@@ -7,17 +7,26 @@
 #
 #   scripts/compare_tuners.sh [PIPELINE] [--seeds N] [--initial K0] [--iterations K] [--out DIR]
 #                             [--grid-points P | --grid-pipeline FILE] [--set key=value]...
+#                             [--reevaluate K [--reeval-repetitions R]]
 #
 # PIPELINE (default examples/pipelines/dpareto_svt.yaml) must use the dpareto tuner; its other
 # tuner params are replaced.  The grid has P points per dimension (default: the smallest P with
 # P^d >= 4 x budget), or is the grid pipeline FILE (a grid over the same problem with its own
 # per-dimension values, e.g. 3^4 x 4 = 324 points in 5-D, where P^5 jumps from 243 to 1024); by
-# default PIPELINE's sibling <stem>_grid324.yaml when it exists.  Needs a built tree
-# (scripts/build.sh); DPTUNE overrides the binary.
+# default PIPELINE's sibling <stem>_grid324.yaml when it exists.
+#
+# --reevaluate K scores each tuner's reported front out of sample: the front's hyperparameters are
+# run again (DPareto with initial_trials = pareto_front.csv and no iterations) under K fresh seeds,
+# i.e. new data splits and new noise, with R repetitions each (default 20), and the hypervolume of
+# the re-scored points is averaged over the K runs.  The in-sample hypervolume favours the tuner
+# that evaluates more candidates, because the front keeps the luckiest of many noisy means (the
+# winner's curse); the re-scored one does not.  Needs a built tree (scripts/build.sh); DPTUNE
+# overrides the binary.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 pipeline="$here/examples/pipelines/dpareto_svt.yaml"
 seeds=5 initial=16 iterations=64 out="$here/results/compare_tuners" grid_points="" grid_pipeline="" extra=()
+reevaluate=0 reeval_repetitions=20
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --seeds) seeds="$2"; shift 2 ;;
@@ -27,10 +36,15 @@ while [[ $# -gt 0 ]]; do
     --grid-points) grid_points="$2"; shift 2 ;;
     --grid-pipeline) grid_pipeline="$2"; shift 2 ;;
     --set) extra+=(--set "$2"); shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --reevaluate) reevaluate="$2"; shift 2 ;;
+    --reeval-repetitions) reeval_repetitions="$2"; shift 2 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     -*) echo "compare_tuners.sh: unknown option $1" >&2; exit 2 ;;
     *) pipeline="$1"; shift ;;
   esac
+done
+for v in "$seeds" "$initial" "$iterations" "$reevaluate" "$reeval_repetitions"; do
+  [[ "$v" =~ ^[0-9]+$ ]] || { echo "compare_tuners.sh: expected a non-negative integer, got '$v'" >&2; exit 2; }
 done
 dptune="${DPTUNE:-$here/build/bin/dptune}"
 [[ -x "$dptune" ]] || { echo "compare_tuners.sh: $dptune not found; build first (scripts/build.sh)" >&2; exit 1; }
@@ -39,6 +53,7 @@ if [[ -z "$grid_pipeline" && -z "$grid_points" && -f "${pipeline%.yaml}_grid324.
   grid_pipeline="${pipeline%.yaml}_grid324.yaml"
 fi
 mkdir -p "$out"
+out="$(cd "$out" && pwd)"  # absolute: re-scoring passes paths inside it to dptune
 
 run() {  # run <dir> <seed> <args...> (PIPE overrides the pipeline)
   local dir="$1" seed="$2"; shift 2
@@ -93,6 +108,32 @@ echo "mean hypervolume over $seeds seeds:"
 echo "  dpareto ($budget evaluations): $(mean_of dpareto)"
 echo "  random  ($budget evaluations): $(mean_of random)"
 echo "  grid    ($(($(wc -l < "$out/grid_1/trials.csv") - 1)) evaluations): $(mean_of grid)"
+
+# Out-of-sample scores (--reevaluate K): each front re-run under K fresh seeds with R repetitions.
+if (( reevaluate > 0 )); then
+  echo "front re-scored out of sample (mean over $reevaluate fresh seeds, $reeval_repetitions repetitions each):"
+  for s in $(seq 1 "$seeds"); do
+    line="seed $s:"
+    for t in dpareto random grid; do
+      for j in $(seq 1 "$reevaluate"); do
+        run "$out/rescored_${t}_${s}_$j" $((1000 * s + j)) --set tuner.use=dpareto \
+          --set "tuner.params={initial_trials: $out/${t}_$s/pareto_front.csv, iterations: 0}" \
+          --set "utility.repetitions=$reeval_repetitions"
+        summary_hv "$out/rescored_${t}_${s}_$j"
+      done | awk 'NF { t += $1; n++ } END { printf "%.6g\n", t / n }' > "$out/rescored_${t}_$s"
+      line+=" $t $(cat "$out/rescored_${t}_$s")"
+    done
+    echo "$line"
+  done
+  rescored_mean() { for s in $(seq 1 "$seeds"); do cat "$out/rescored_${1}_$s"; done | awk 'NF { t += $1; q += $1 * $1; n++ }
+    END { m = t / n; sd = n > 1 ? sqrt((q - n * m * m) / (n - 1)) : 0; printf "%.6g (sd %.3g)", m, sd }'; }
+  wins() { for s in $(seq 1 "$seeds"); do paste -d' ' "$out/rescored_dpareto_$s" "$out/rescored_${1}_$s"; done |
+    awk '$1 > $2 { w++ } END { printf "%d of %d seeds", w, NR }'; }
+  echo "mean re-scored hypervolume over $seeds seeds:"
+  echo "  dpareto: $(rescored_mean dpareto)"
+  echo "  random:  $(rescored_mean random) (dpareto above it on $(wins random))"
+  echo "  grid:    $(rescored_mean grid) (dpareto above it on $(wins grid))"
+fi
 
 # Mean traces and the plot (hypervolume against evaluations, as paper 000 Fig. 5 top).
 for t in dpareto random; do
