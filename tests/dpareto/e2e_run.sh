@@ -7,7 +7,8 @@
 #    summary's value; the summary states the threat model;
 # 2. a second run with initial_trials = the first run's trials.csv re-evaluates exactly those
 #    candidates first (in order), then runs its own iterations;
-# 3. the privacy model is stated, the published two-GP variant runs, threads do not change a study.
+# 3. the privacy model is stated, the published two-GP variant runs, threads do not change a study;
+# 4. runtime_objective adds seconds per run as a third objective (3-D hypervolume and front).
 set -euo pipefail
 dptune="$1" pipeline="$2" work="$3"
 initial=6 iterations=6
@@ -108,4 +109,51 @@ cmp -s <(cut -d, -f1-8 "$work/threads1/trials.csv") <(cut -d, -f1-8 "$work/threa
 grep -q "a GP on log(epsilon)" "$work/paper/summary.json" || fail "gp run does not name its privacy model"
 grep -q "transformed (log epsilon, logit error) units" "$work/paper/summary.json" || fail "gp run does not name its units"
 [[ $(($(wc -l < "$work/paper/trials.csv") - 1)) -eq 9 ]] || fail "privacy_model gp run: wrong number of trials"
+# 4. runtime_objective (paper 000 §3.1): a third objective, seconds per run.  Only such a run writes
+#    hypervolume_runtime; its trace is non-decreasing and ends at the exact 3-D hypervolume of the
+#    trials' (epsilon, error, seconds / repetitions) w.r.t. (10, 1, reference seconds), recomputed
+#    here by coordinate compression; the trials the note lists are the non-dominated ones.
+[[ ! -e "$work/first/hypervolume_runtime.csv" ]] || fail "a two-objective run wrote hypervolume_runtime.csv"
+"$dptune" run "$pipeline" --seed 3 --no-progress -o "$work/runtime" --set tuner.params.runtime_objective=true \
+  > "$work/runtime.log" 2>&1 || { cat "$work/runtime.log" >&2; fail "runtime_objective run failed"; }
+note=$(grep -o 'runtime objective (paper 000[^"]*' "$work/runtime/summary.json") || fail "no runtime-objective note"
+ref_s=$(sed -n 's/.*reference seconds per run \([^ ]*\) .*/\1/p' <<< "$note")
+ids=$(sed -n 's/.*seconds per run) front: \(.*\)$/\1/p' <<< "$note")
+[[ -n "$ref_s" && -n "$ids" ]] || fail "runtime note lacks the reference or the front: $note"
+sec=$(col "$work/runtime/trials.csv" seconds) reps=$(col "$work/runtime/trials.csv" repetitions)
+awk -F, -v e="$e" -v u="$u" -v s="$sec" -v r="$reps" -v ref="$ref_s" -v ids="$ids" -v want=$((iterations + 1)) '
+  FILENAME == ARGV[1] { if (FNR > 1) { n++; P[n, 1] = $e + 0; P[n, 2] = 1 - $u; P[n, 3] = $s / $r }; next }
+  FNR == 1 { next }
+  { rows++; if (rows > 1 && $2 + 0 < last - 1e-15) { print "3-D hypervolume decreases"; bad = 1 } last = $2 + 0 }
+  END {
+    if (rows != want) { print rows " hypervolume_runtime rows, want " want; bad = 1 }
+    R[1] = 10; R[2] = 1; R[3] = ref
+    # Coordinate compression: the distinct coordinates below the reference cut each axis into
+    # slabs; a cell counts when some point is at or below its lower corner on every axis.
+    for (a = 1; a <= 3; a++) { c[a] = 0
+      for (i = 1; i <= n; i++) if (P[i, 1] < R[1] && P[i, 2] < R[2] && P[i, 3] < R[3]) { v = P[i, a]; seen = 0
+        for (k = 1; k <= c[a]; k++) if (C[a, k] == v) seen = 1
+        if (!seen) C[a, ++c[a]] = v }
+      for (k = 2; k <= c[a]; k++) { v = C[a, k]; j = k - 1; while (j > 0 && C[a, j] > v) { C[a, j + 1] = C[a, j]; j-- } C[a, j + 1] = v }
+      C[a, c[a] + 1] = R[a] }
+    hv = 0
+    for (i = 1; i <= c[1]; i++) for (j = 1; j <= c[2]; j++) for (k = 1; k <= c[3]; k++) { cov = 0
+      for (q = 1; q <= n && !cov; q++) if (P[q, 1] <= C[1, i] && P[q, 2] <= C[2, j] && P[q, 3] <= C[3, k]) cov = 1
+      if (cov) hv += (C[1, i + 1] - C[1, i]) * (C[2, j + 1] - C[2, j]) * (C[3, k + 1] - C[3, k]) }
+    d = hv - last; if (d < 0) d = -d
+    if (!(d <= 1e-4 * hv)) { printf "3-D hypervolume %.10g, recomputed %.10g\n", last, hv; bad = 1 }
+    # The listed front: exactly the trials no other trial dominates (ids are 0-based rows).
+    for (i = 1; i <= n; i++) { dom = 0
+      for (q = 1; q <= n; q++) if (P[q, 1] <= P[i, 1] && P[q, 2] <= P[i, 2] && P[q, 3] <= P[i, 3] &&
+          (P[q, 1] < P[i, 1] || P[q, 2] < P[i, 2] || P[q, 3] < P[i, 3])) dom = 1
+      if (!dom) expect = expect (expect == "" ? "" : " ") (i - 1) }
+    if (expect != ids) { print "listed front \"" ids "\", non-dominated \"" expect "\""; bad = 1 }
+    exit bad }' "$work/runtime/trials.csv" "$work/runtime/hypervolume_runtime.csv" || fail "runtime objective"
+set +e
+"$dptune" run "$pipeline" --seed 3 --no-progress -o "$work/bad_reference" \
+  --set tuner.params.runtime_objective=true --set tuner.params.reference_seconds=-1 > "$work/bad_reference.log" 2>&1
+status=$?
+set -e
+[[ $status -eq 2 ]] || fail "reference_seconds -1: exit $status, want 2"
+grep -q "reference_seconds" "$work/bad_reference.log" || fail "reference_seconds -1: message does not name the key"
 echo "dpareto e2e: OK ($rows + $((rows2 - rows)) trials, hypervolume $summary_hv)"

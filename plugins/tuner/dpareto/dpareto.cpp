@@ -85,6 +85,21 @@ std::vector<dptune::Series> variability_front(const std::vector<dptune::Trial>& 
   return out;
 }
 
+// Seconds of one run of a trial (the evaluator sums its R runs), floored away from 0 for the log.
+double seconds_per_run(const dptune::Trial& t) {
+  return std::max(t.seconds / static_cast<double>(std::max<std::size_t>(t.repetitions, 1)), 1e-9);
+}
+
+// (ε, error, seconds per run) of every trial, in trial order (ε NaN treated as the ceiling).
+std::vector<dptune::Point> runtime_points(const std::vector<dptune::Trial>& trials) {
+  std::vector<dptune::Point> points;
+  points.reserve(trials.size());
+  for (const auto& t : trials)
+    points.push_back({std::isfinite(t.privacy.epsilon) ? t.privacy.epsilon : kEpsilonCeiling,
+                      1.0 - t.utility_mean, seconds_per_run(t)});
+  return points;
+}
+
 std::vector<std::string> split_csv_line(const std::string& line) {
   std::vector<std::string> cells;
   std::string cell;
@@ -196,7 +211,9 @@ class DPareto final : public dptune::Tuner {
         initial_within_reference_(p.get_bool("initial_within_reference")),
         observation_noise_(p.get_bool("observation_noise")),
         observed_front_(p.get_bool("observed_front")),
-        utility_noise_(p.get_double("utility_noise")) {}
+        utility_noise_(p.get_double("utility_noise")),
+        runtime_objective_(p.get_bool("runtime_objective")),
+        reference_seconds_(p.get_double("reference_seconds")) {}
 
   static dptune::ParamSchema schema() {
     return dptune::ParamSchema{}
@@ -289,6 +306,15 @@ class DPareto final : public dptune::Tuner {
         .add_float("utility_noise",
                    "fixed noise variance of the utility GP in logit units (0: learned)")
         .min(0)
+        .default_to(0.0)
+        .add_bool("runtime_objective",
+                  "a third objective, log seconds per run (paper 000 §3.1: running time traded "
+                  "off against privacy and utility); HVPoI then uses the exact 3-D cells")
+        .default_to(false)
+        .add_float("reference_seconds",
+                   "runtime_objective: the reference point's seconds per run (0: twice the "
+                   "slowest run of the initial design)")
+        .min(0)
         .default_to(0.0);
   }
 
@@ -317,6 +343,14 @@ class DPareto final : public dptune::Tuner {
       utility_gp.noise = utility_noise_;
     }
     options.gps = {privacy_gp, utility_gp};
+    if (runtime_objective_) {
+      // Running time (paper 000 §3.1) is measured, so noisy: its GP learns its noise.
+      dptune::dpareto::GpOptions runtime_gp;
+      runtime_gp.learn_noise = true;
+      runtime_gp.noise = 0.01;
+      options.gps.push_back(runtime_gp);
+    }
+    const std::size_t objectives = options.gps.size();
     options.starts = fast_ ? 1 : starts_;
     options.refit_every = fast_ ? refit_every_ : 1;
     options.reference_mode =
@@ -425,10 +459,22 @@ class DPareto final : public dptune::Tuner {
       if (largest > 0) scale = largest;
     }
     options.reference = {log_epsilon(reference_epsilon_) / scale, logit(reference_error_, clamp_)};
+    // The runtime coordinate of the reference: given, or twice the slowest initial run (a fixed
+    // anti-ideal point from then on, as v† is for ε and error).
+    double reference_seconds = reference_seconds_;
+    if (runtime_objective_) {
+      if (reference_seconds <= 0) {
+        for (const auto& t : result.trials)
+          reference_seconds = std::max(reference_seconds, 2 * seconds_per_run(t));
+      }
+      options.reference.push_back(std::log(reference_seconds));
+    }
     if (improvement_units_ == "raw") {
-      // ΔPF in (ε, error): p = log ε / scale ↦ exp(scale · p), u = logit(error) ↦ logistic(u).
+      // ΔPF in (ε, error): p = log ε / scale ↦ exp(scale · p), u = logit(error) ↦ logistic(u);
+      // runtime: log seconds ↦ seconds.
       using Map = dptune::dpareto::ObjectiveMap;
       options.improvement_maps = {Map{Map::Kind::Exp, scale}, Map{Map::Kind::Logistic, 1.0}};
+      if (runtime_objective_) options.improvement_maps.push_back(Map{Map::Kind::Exp, 1.0});
     }
     // Acquisition candidates' ε priced exactly (through the cache of `price`), not by a GP.
     if (privacy_model_ == "accountant") {
@@ -447,9 +493,11 @@ class DPareto final : public dptune::Tuner {
     dptune::dpareto::Mobo mobo(dims, options);
     auto observe = [&](const dptune::Trial& t) {
       const auto u = space.to_unit(t.params);
-      Eigen::VectorXd x(static_cast<Eigen::Index>(dims)), y(2);
+      Eigen::VectorXd x(static_cast<Eigen::Index>(dims)), y(static_cast<Eigen::Index>(objectives));
       for (std::size_t j = 0; j < dims; ++j) x(static_cast<Eigen::Index>(j)) = u[j];
-      y << log_epsilon(t.privacy.epsilon) / scale, logit(1.0 - t.utility_mean, clamp_);
+      y(0) = log_epsilon(t.privacy.epsilon) / scale;
+      y(1) = logit(1.0 - t.utility_mean, clamp_);
+      if (runtime_objective_) y(2) = std::log(seconds_per_run(t));
       mobo.add(x, y);
     };
     for (const auto& t : result.trials) observe(t);
@@ -460,9 +508,22 @@ class DPareto final : public dptune::Tuner {
     hv.y_label = "hypervolume w.r.t. (epsilon, error) = (" +
                  dptune::to_string(dptune::Value{reference_epsilon_}) + ", " +
                  dptune::to_string(dptune::Value{reference_error_}) + ")";
+    dptune::Series hv_runtime;
+    hv_runtime.name = "hypervolume_runtime";
+    hv_runtime.x_label = "evaluations";
+    hv_runtime.y_label = "hypervolume w.r.t. (epsilon, error, seconds per run) = (" +
+                         dptune::to_string(dptune::Value{reference_epsilon_}) + ", " +
+                         dptune::to_string(dptune::Value{reference_error_}) + ", " +
+                         dptune::to_string(dptune::Value{reference_seconds}) + ")";
     auto record = [&] {
       hv.x.push_back(static_cast<double>(result.trials.size()));
       hv.y.push_back(raw_hypervolume(result.trials, reference_epsilon_, reference_error_));
+      if (runtime_objective_) {
+        hv_runtime.x.push_back(static_cast<double>(result.trials.size()));
+        hv_runtime.y.push_back(
+            dptune::hypervolume(runtime_points(result.trials),
+                                {reference_epsilon_, reference_error_, reference_seconds}));
+      }
     };
     record();
 
@@ -482,6 +543,21 @@ class DPareto final : public dptune::Tuner {
     }
 
     result.series.push_back(std::move(hv));
+    if (runtime_objective_) {
+      result.series.push_back(std::move(hv_runtime));
+      // The three-objective front (the host's front and report are the (ε, error) ones).
+      const std::vector<dptune::Point> points = runtime_points(result.trials);
+      std::vector<std::size_t> front = dptune::pareto_front(points);
+      std::sort(front.begin(), front.end());
+      std::string ids;
+      for (std::size_t f : front) ids += (ids.empty() ? "" : " ") + std::to_string(f);
+      result.notes.push_back(
+          "runtime objective (paper 000 §3.1): log(seconds per run) by a third GP, HVPoI over the "
+          "exact 3-D cells; reference seconds per run " +
+          dptune::to_string(dptune::Value{reference_seconds}) +
+          (reference_seconds_ > 0 ? "" : " (twice the slowest initial run)") +
+          "; trials on the (epsilon, error, seconds per run) front: " + ids);
+    }
     for (auto& band : variability_front(result.trials, context.evaluator().default_repetitions()))
       result.series.push_back(std::move(band));
     result.notes.push_back(
@@ -542,6 +618,8 @@ class DPareto final : public dptune::Tuner {
   bool initial_within_reference_;
   bool observation_noise_, observed_front_;
   double utility_noise_;
+  bool runtime_objective_;
+  double reference_seconds_;
 };
 
 }  // namespace
