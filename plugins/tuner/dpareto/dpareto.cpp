@@ -143,9 +143,13 @@ std::vector<dptune::Params> read_previous_candidates(const std::string& path,
     const std::string want = "param." + space.dimensions()[k].name;
     for (std::size_t c = 0; c < header.size(); ++c)
       if (header[c] == want) column[k] = c;
-    if (column[k] == header.size())
-      throw dptune::InvalidArgument("dpareto: initial_trials: '" + path + "' has no column '" +
-                                    want + "'");
+    if (column[k] == header.size()) {
+      std::string message = "dpareto: initial_trials: '" + path;
+      message += "' has no column '";
+      message += want;
+      message += '\'';
+      throw dptune::InvalidArgument(message);
+    }
   }
   std::vector<dptune::Params> out;
   std::size_t line_no = 1;
@@ -169,9 +173,15 @@ std::vector<dptune::Params> read_previous_candidates(const std::string& path,
           p.set(dim.name, v);
         }
       } catch (const std::exception&) {
-        throw dptune::InvalidArgument("dpareto: initial_trials: " + path + ":" +
-                                      std::to_string(line_no) + ": param." + dim.name +
-                                      ": expected a number, got '" + text + "'");
+        std::string message = "dpareto: initial_trials: " + path;
+        message += ':';
+        message += std::to_string(line_no);
+        message += ": param.";
+        message += dim.name;
+        message += ": expected a number, got '";
+        message += text;
+        message += '\'';
+        throw dptune::InvalidArgument(message);
       }
     }
     if (!space.contains(p))
@@ -531,6 +541,7 @@ class DPareto final : public dptune::Tuner {
     for (std::size_t it = 0; it < iterations_; ++it) {
       const auto proposals = mobo.propose(batch_, context.rng());
       std::vector<dptune::Params> candidates;
+      candidates.reserve(proposals.size());
       for (const auto& pr : proposals)
         candidates.push_back(
             space.from_unit(std::vector<double>(pr.x.data(), pr.x.data() + pr.x.size())));
