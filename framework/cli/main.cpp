@@ -48,7 +48,6 @@ const char* kMainHelp =
     "(colon-separated), in --plugin-path folders and in a pipeline's plugin_paths.\n"
     "Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error.\n";
 
-
 /// Parses a command whose only positional argument is PIPELINE.  Prints the help and returns
 /// nothing when --help was given.
 std::optional<po::variables_map> parse_pipeline_command(const po::options_description& opts,
@@ -65,7 +64,6 @@ std::optional<po::variables_map> parse_pipeline_command(const po::options_descri
   }
   return vm;
 }
-
 
 int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts(
@@ -115,6 +113,8 @@ int cmd_validate(const std::vector<std::string>& args) {
   if (!vm) return kOk;
   dptune::host::PluginRegistry registry;
   auto config = load(pipeline, sets, plugin_paths, registry);
+  // The tuner's constructor checks what its schema cannot (e.g. dp_hype's dropouts < clients).
+  dptune::host::create_configured_tuner(config, registry);
   std::cout << pipeline << ": valid (" << config.space.size() << "-dimensional search space, tuner "
             << config.tuner.use << ", algorithm " << config.algorithm.use << ")\n";
   return kOk;

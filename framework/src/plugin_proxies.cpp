@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "dptune/host/config.hpp"
+#include "dptune/host/plugin_registry.hpp"
 
 namespace dptune::host {
 
@@ -43,6 +44,12 @@ void rethrow_as_plugin_error(const PluginOrigin& origin, const char* call) {
   } catch (const dptune::ConfigError& e) {
     if (typeid(e) == typeid(dptune::ConfigError) || typeid(e) == typeid(ConfigDiagnostic)) throw;
     throw dptune::ConfigError(attributed(e.what()));
+  } catch (const dptune::InvalidArgument& e) {
+    // A constructor refusing its parameters is a configuration problem (exit code 2); anywhere
+    // else an InvalidArgument is a failure of the plugin's call.
+    if (std::string_view(call) == "create")
+      throw ParamsRejected(attributed(e.what()), origin.plugin, e.what());
+    throw dptune::PluginError(attributed(e.what()));
   } catch (const dptune::PrivacyError& e) {
     // Part of the Accountant contract ("throws PrivacyError when it cannot"): callers catch it by
     // type, so it keeps its type, now as a host-owned object with an attributed message.

@@ -36,10 +36,20 @@ const dptune::ParamSchema* HostCatalog::schema(ComponentKind kind, const std::st
   return info ? &info->schema : nullptr;
 }
 
+std::shared_ptr<dptune::Tuner> create_configured_tuner(const PipelineConfig& config,
+                                                       const PluginRegistry& registry) {
+  try {
+    return registry.create_tuner(config.tuner.use, config.tuner.params);
+  } catch (const ParamsRejected& e) {
+    throw ConfigDiagnostic(config.tuner.where, "tuner.params",
+                           "tuner '" + e.plugin() + "' refused its parameters: " + e.reason());
+  }
+}
+
 RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
                         const RunOptions& options, std::ostream& out) {
   const auto started = std::chrono::steady_clock::now();
-  auto tuner = registry.create_tuner(config.tuner.use, config.tuner.params);
+  auto tuner = create_configured_tuner(config, registry);
   EvaluationStack stack(config, registry, config.execution.executor, config.execution.threads,
                         config.execution.seed);
   TerminalProgress progress(options.show_progress);

@@ -156,4 +156,14 @@ status=$?
 set -e
 [[ $status -eq 2 ]] || fail "reference_seconds -1: exit $status, want 2"
 grep -q "reference_seconds" "$work/bad_reference.log" || fail "reference_seconds -1: message does not name the key"
+# A bad initial_trials file is bad input: exit code 2 and a message naming file, line and column.
+printf 'id,param.C,param.b\n0,7,0.5\n1,x,0.5\n' > "$work/bad_trials.csv"
+set +e
+"$dptune" run "$pipeline" --seed 3 --no-progress -o "$work/bad_trials" \
+  --set "tuner.params.initial_trials=$work/bad_trials.csv" > "$work/bad_trials.log" 2>&1
+status=$?
+set -e
+[[ $status -eq 2 ]] || fail "bad initial_trials: exit $status, want 2"
+grep -q "bad_trials.csv:3: param.C: expected a number, got 'x'" "$work/bad_trials.log" ||
+  fail "bad initial_trials: message does not name file, line and column"
 echo "dpareto e2e: OK ($rows + $((rows2 - rows)) trials, hypervolume $summary_hv)"

@@ -727,7 +727,11 @@ TEST_CASE("config: bad pipeline corpus") {
   const std::string prefix = std::string(DPTUNE_SOURCE_DIR) + "/tests/";
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(tests / "bad_pipelines"))
-    if (entry.path().extension() == ".yaml") files.push_back(entry.path());
+    // tuner_params_*: refused by a tuner's constructor, which the loader's fake catalog cannot
+    // run; the CLI corpus (tests/config, `dptune validate` on the built plugins) checks those.
+    if (entry.path().extension() == ".yaml" &&
+        entry.path().filename().string().rfind("tuner_params_", 0) != 0)
+      files.push_back(entry.path());
   std::sort(files.begin(), files.end());
   CHECK(files.size() >= 20);
   for (const auto& file : files) {

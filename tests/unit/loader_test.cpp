@@ -488,7 +488,9 @@ TEST_CASE(
     CHECK(message_of<dptune::PluginError>([&] {
             registry.create_mechanism("test_throwing", throwing_params("create", "int"));
           }) == prefix + "create: unknown exception (not derived from std::exception)");
-    CHECK(message_of<dptune::PluginError>([&] {
+    // A constructor refusing its parameters is a configuration problem: ParamsRejected, a
+    // ConfigError (exit code 2).
+    CHECK(message_of<dptune::host::ParamsRejected>([&] {
             registry.create_mechanism("test_throwing",
                                       throwing_params("create", "invalid_argument"));
           }) == prefix + "create: test_throwing invalid_argument in constructor");

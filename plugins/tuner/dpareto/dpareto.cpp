@@ -133,10 +133,10 @@ std::vector<std::string> split_csv_line(const std::string& line) {
 std::vector<dptune::Params> read_previous_candidates(const std::string& path,
                                                      const dptune::SearchSpace& space) {
   std::ifstream in(path);
-  if (!in) throw dptune::InvalidArgument("dpareto: initial_trials: cannot open '" + path + "'");
+  if (!in) throw dptune::ConfigError("dpareto: initial_trials: cannot open '" + path + "'");
   std::string line;
   if (!std::getline(in, line))
-    throw dptune::InvalidArgument("dpareto: initial_trials: '" + path + "' is empty");
+    throw dptune::ConfigError("dpareto: initial_trials: '" + path + "' is empty");
   const auto header = split_csv_line(line);
   std::vector<std::size_t> column(space.size(), header.size());
   for (std::size_t k = 0; k < space.size(); ++k) {
@@ -148,7 +148,7 @@ std::vector<dptune::Params> read_previous_candidates(const std::string& path,
       message += "' has no column '";
       message += want;
       message += '\'';
-      throw dptune::InvalidArgument(message);
+      throw dptune::ConfigError(message);
     }
   }
   std::vector<dptune::Params> out;
@@ -181,17 +181,16 @@ std::vector<dptune::Params> read_previous_candidates(const std::string& path,
         message += ": expected a number, got '";
         message += text;
         message += '\'';
-        throw dptune::InvalidArgument(message);
+        throw dptune::ConfigError(message);
       }
     }
     if (!space.contains(p))
-      throw dptune::InvalidArgument("dpareto: initial_trials: " + path + ":" +
-                                    std::to_string(line_no) + ": " + p.to_string() +
-                                    " lies outside the search space");
+      throw dptune::ConfigError("dpareto: initial_trials: " + path + ":" + std::to_string(line_no) +
+                                ": " + p.to_string() + " lies outside the search space");
     out.push_back(std::move(p));
   }
   if (out.empty())
-    throw dptune::InvalidArgument("dpareto: initial_trials: '" + path + "' holds no trials");
+    throw dptune::ConfigError("dpareto: initial_trials: '" + path + "' holds no trials");
   return out;
 }
 
@@ -333,7 +332,7 @@ class DPareto final : public dptune::Tuner {
     bool needs_snap = false;
     for (const auto& d : space.dimensions()) {
       if (d.kind == dptune::Dimension::Kind::Categorical)
-        throw dptune::InvalidArgument(
+        throw dptune::ConfigError(
             "dpareto: search-space dimension '" + d.name +
             "' is categorical; DPareto's GPs need ordered inputs (float or int dimensions). Fix "
             "it in the pipeline, or run one DPareto study per choice");

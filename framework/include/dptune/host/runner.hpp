@@ -39,6 +39,13 @@ struct RunSummary {
 RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
                         const RunOptions& options, std::ostream& out);
 
+/// Creates the pipeline's tuner.  A tuner whose constructor refuses its parameters (a
+/// dptune::InvalidArgument, e.g. a cross-parameter constraint the schema cannot state) gives a
+/// ConfigDiagnostic at the tuner section, key tuner.params: exit code 2, like every other bad
+/// configuration, also from `dptune validate`.
+std::shared_ptr<dptune::Tuner> create_configured_tuner(const PipelineConfig& config,
+                                                       const PluginRegistry& registry);
+
 /// What one private run of each candidate on the whole training data does, without running
 /// anything (the pipeline's data is read for its sizes only): what planners need.
 std::vector<dptune::DpEvent> candidate_events(const PipelineConfig& config,
