@@ -149,6 +149,8 @@ TEST_CASE(
     config = p.load({{"tuner.params.validation_rows", std::to_string(n_val + 1)}}, out.string());
     const std::string expected = "does not match the " + std::to_string(n_val) + " rows";
     CHECK_THROWS_WITH(p.run(config), doctest::Contains(expected.c_str()));
+    // A configuration problem: the CLI exits with code 2 for it.
+    CHECK_THROWS_AS(p.run(config), dptune::ConfigError);
   }
   fs::remove_all(out);
 }

@@ -200,14 +200,14 @@ class SvtDoubling final : public dptune::Tuner {
       sizes = context.data_sizes();
       const auto given = static_cast<std::size_t>(p_.get_int("validation_rows"));
       if (given != 0 && given != sizes.scored)
-        throw dptune::InvalidArgument(
+        throw dptune::ConfigError(
             "svt_doubling: validation_rows = " + std::to_string(given) + " does not match the " +
             std::to_string(sizes.scored) +
             " rows of the held-out split the candidates are scored on (the host reports it; "
             "remove validation_rows)");
       util_sens = context.utility_sensitivity(sizes.scored);
       if (!util_sens.per_record)
-        throw dptune::InvalidArgument(
+        throw dptune::ConfigError(
             "svt_doubling: protect_validation needs the utility's sensitivity to one held-out "
             "record, unknown for utility '" +
             util_sens.utility + "': " + util_sens.derivation +
