@@ -102,8 +102,10 @@ for s in $(seq 1 "$seeds"); do
     "$(summary_hv "$out/random_$s")" "$(summary_hv "$out/grid_$s")" "$(($(wc -l < "$out/grid_$s/trials.csv") - 1))"
 done
 
-mean_of() { for s in $(seq 1 "$seeds"); do summary_hv "$out/${1}_$s"; done | awk 'NF { t += $1; q += $1 * $1; n++ }
+# "mean (sd s)" of the numbers on standard input, one per line.
+mean_sd() { awk 'NF { t += $1; q += $1 * $1; n++ }
   END { m = t / n; sd = n > 1 ? sqrt((q - n * m * m) / (n - 1)) : 0; printf "%.6g (sd %.3g)", m, sd }'; }
+mean_of() { for s in $(seq 1 "$seeds"); do summary_hv "$out/${1}_$s"; done | mean_sd; }
 echo "mean hypervolume over $seeds seeds:"
 echo "  dpareto ($budget evaluations): $(mean_of dpareto)"
 echo "  random  ($budget evaluations): $(mean_of random)"
@@ -125,8 +127,7 @@ if (( reevaluate > 0 )); then
     done
     echo "$line"
   done
-  rescored_mean() { for s in $(seq 1 "$seeds"); do cat "$out/rescored_${1}_$s"; done | awk 'NF { t += $1; q += $1 * $1; n++ }
-    END { m = t / n; sd = n > 1 ? sqrt((q - n * m * m) / (n - 1)) : 0; printf "%.6g (sd %.3g)", m, sd }'; }
+  rescored_mean() { for s in $(seq 1 "$seeds"); do cat "$out/rescored_${1}_$s"; done | mean_sd; }
   wins() { for s in $(seq 1 "$seeds"); do paste -d' ' "$out/rescored_dpareto_$s" "$out/rescored_${1}_$s"; done |
     awk '$1 > $2 { w++ } END { printf "%d of %d seeds", w, NR }'; }
   echo "mean re-scored hypervolume over $seeds seeds:"

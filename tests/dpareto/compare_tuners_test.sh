@@ -30,15 +30,18 @@ bash "$here/scripts/compare_tuners.sh" "$pipeline" --seeds 2 --initial 4 --itera
 out="$work/cmp"
 hv() { tr -d '\n ' < "$1/summary.json" | sed -n 's/.*"hypervolume":{"value":\([^,}]*\).*/\1/p'; }
 close() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-4 * (1 + (a < 0 ? -a : a))) }'; }
+# The parameter columns of a trials.csv or pareto_front.csv, one candidate per line.
+params() { awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i ~ /^param\./) c[++n] = i; next }
+  { line = ""; for (k = 1; k <= n; k++) line = line (k > 1 ? "," : "") $c[k]; print line }' "$1"; }
 
 for s in 1 2; do
-  line=$(grep "^seed $s: dpareto" "$out/../cmp.log" | head -1)
+  line=$(grep "^seed $s: dpareto" "$work/cmp.log" | head -1)
   [[ -n "$line" ]] || fail "no in-sample line for seed $s"
   close "$(awk '{ print $4 }' <<< "$line")" "$(hv "$out/dpareto_$s")" || fail "seed $s: printed dpareto value is not the summary's"
   close "$(awk '{ print $8 }' <<< "$line")" "$(hv "$out/grid_$s")" || fail "seed $s: printed grid value is not the summary's"
   grid_rows=$(($(wc -l < "$out/grid_$s/trials.csv") - 1))
   [[ $grid_rows -eq 25 ]] || fail "seed $s: grid has $grid_rows trials, want 25"
-  rescored_line=$(grep "^seed $s: dpareto" "$out/../cmp.log" | sed -n 2p)
+  rescored_line=$(grep "^seed $s: dpareto" "$work/cmp.log" | sed -n 2p)
   [[ -n "$rescored_line" ]] || fail "no re-scored line for seed $s"
   field=2
   for t in dpareto random grid; do
@@ -48,9 +51,7 @@ for s in 1 2; do
       run="$out/rescored_${t}_${s}_$j"
       grep -q "^  seed: $((1000 * s + j))\$" "$run/resolved_config.yaml" || fail "$run: not seeded with $((1000 * s + j))"
       grep -q "repetitions: 3" "$run/resolved_config.yaml" || fail "$run: not 3 repetitions"
-      # The candidates of the re-scoring run are the front's, in order (parameter columns only).
-      params() { awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i ~ /^param\./) c[++n] = i; next }
-        { line = ""; for (k = 1; k <= n; k++) line = line (k > 1 ? "," : "") $c[k]; print line }' "$1"; }
+      # The candidates of the re-scoring run are the front's, in order.
       diff <(params "$out/${t}_$s/pareto_front.csv") <(params "$run/trials.csv") > /dev/null ||
         fail "$run does not evaluate exactly the front of ${t}_$s"
       sum=$(awk -v a="$sum" -v b="$(hv "$run")" 'BEGIN { printf "%.12g", a + b }')
