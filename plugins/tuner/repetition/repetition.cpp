@@ -696,6 +696,10 @@ class Repetition final : public dptune::Tuner {
         std::to_string(sim_searches_) +
         " searches per point; K = 0 counts as utility 0.  The epsilons are the accountant's "
         "RepeatAndSelect guarantees; the pool itself is per-run output for trusted analysts");
+    result.notes.push_back(
+        "the replayed searches select on exact scores, so their epsilons assume the validation "
+        "split is public (as scoring: public_validation); a search with scoring: private costs "
+        "more (dptune plan repetition --score-epsilon)");
     result.notes.push_back(table.str());
     return result;
   }
