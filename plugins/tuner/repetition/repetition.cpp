@@ -250,7 +250,7 @@ class Repetition final : public dptune::Tuner {
     const dptune::UtilitySensitivity sens = context.utility_sensitivity(sizes.scored);
     if (!sens.per_record)
       throw dptune::ConfigError(
-          "repetition: scoring: private needs the utility's sensitivity to one scored record, "
+          "repetition: scoring: private (the default) needs the utility's sensitivity to one scored record, "
           "unknown for utility '" +
           sens.utility + "' (" + sens.derivation +
           "); use a utility with a known sensitivity (accuracy, log_loss_score, f1), or declare "
