@@ -420,6 +420,7 @@ TEST_CASE("dp_hype tuner: a neighbouring federation changes only the DP outputs"
   }
   // The neighbour did change the DP output (the vote vector), and the sensitive baselines.
   CHECK(r.notes != r2.notes);
-  REQUIRE(r.trials.size() == r2.trials.size());
+  REQUIRE(r.trials.size() == 10);  // one per candidate
+  REQUIRE(r2.trials.size() == 10);
   CHECK(r.trials[0].utility_mean != r2.trials[0].utility_mean);
 }
