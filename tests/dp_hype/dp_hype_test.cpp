@@ -182,7 +182,6 @@ TEST_CASE("per-client noise: total variance sigma^2 with xi = 0, >= sigma^2 with
   CHECK(honest_sigma(share, 12, 0) < sigma);
 }
 
-
 TEST_CASE("collusion: only honest survivors' noise counts, h = n - floor(gamma n) - floor(xi n)") {
   // Worst case of the threat model: every colluder survives, every dropout is honest.
   CHECK(colluding_clients(50, 0.05) == 2);
@@ -234,7 +233,8 @@ TEST_CASE("collusion: the issue's dp_hype_digits_iid number, closed form against
   const double honest = honest_sigma(fixed.stddev, 50, 2);
   CHECK(honest == doctest::Approx(sigma));
   CHECK(rdp.epsilon(event_for_sigma(honest, 5), 1e-5).epsilon <= 1.0 + 1e-9);
-  CHECK(dphype_test::closed_form_epsilon(5, honest * honest, 1e-5) == doctest::Approx(1.0).epsilon(2e-3));
+  CHECK(dphype_test::closed_form_epsilon(5, honest * honest, 1e-5) ==
+        doctest::Approx(1.0).epsilon(2e-3));
 }
 
 TEST_CASE("collusion: for fixed per-client noise the honest epsilon grows with gamma") {

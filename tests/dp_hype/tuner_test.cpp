@@ -151,8 +151,9 @@ TEST_CASE("dp_hype tuner: federated run releases the argmax, the guarantee and t
   CHECK(has_note(r, "noisy vote vector"));
   CHECK(has_note(r, "Theorem IV.1"));
   CHECK(has_note(r, "fractional bits"));
-  CHECK(has_note(r, "threat model: honest-but-curious server colluding with up to floor(gamma "
-                    "n) = 1 clients"));
+  CHECK(has_note(r,
+                 "threat model: honest-but-curious server colluding with up to floor(gamma "
+                 "n) = 1 clients"));
   // Baselines: one trial per candidate with its whole-data utility, marked sensitive (the host
   // writes them only to trials.SENSITIVE.csv on opt-in), non-private and labelled.
   CHECK(r.trials_sensitive);
@@ -165,8 +166,9 @@ TEST_CASE("dp_hype tuner: federated run releases the argmax, the guarantee and t
     CHECK(t.privacy.delta == 1.0);
     CHECK(t.privacy.derivation == "non-private baseline (not covered by the guarantee)");
   }
-  CHECK(has_note(r, "non-private baselines (not covered by the guarantee), written only as "
-                    "trials marked sensitive"));
+  CHECK(has_note(r,
+                 "non-private baselines (not covered by the guarantee), written only as "
+                 "trials marked sensitive"));
   CHECK_FALSE(has_note(r, "Opt ="));
   CHECK_FALSE(has_note(r, "RandGuess ="));
 }
@@ -367,10 +369,9 @@ TEST_CASE("dp_hype tuner: the printed epsilon is the closed form of the honest s
     }
   }
   // A threat model with no honest share left is a configuration error.
-  CHECK_THROWS_AS(plugin.tuner({{"clients", std::int64_t{10}},
-                                {"secagg_corrupt_rate", 0.5},
-                                {"xi", 0.5}}),
-                  dptune::Error);
+  CHECK_THROWS_AS(
+      plugin.tuner({{"clients", std::int64_t{10}}, {"secagg_corrupt_rate", 0.5}, {"xi", 0.5}}),
+      dptune::Error);
 }
 
 namespace {
@@ -404,9 +405,9 @@ TEST_CASE("dp_hype tuner: a neighbouring federation changes only the DP outputs"
   // Same seed (same noise, tie-breaks, dropouts); client 0's data replaced and every whole-data
   // (baseline) utility moved.  Every public field but the noisy votes and the argmax must match.
   Loaded plugin;
-  const dptune::Params params{{"clients", std::int64_t{16}}, {"k", std::int64_t{3}},
-                              {"xi", 0.125},                 {"dropouts", std::int64_t{1}},
-                              {"epsilon", 4.0},              {"baselines", true}};
+  const dptune::Params params{
+      {"clients", std::int64_t{16}}, {"k", std::int64_t{3}}, {"xi", 0.125},
+      {"dropouts", std::int64_t{1}}, {"epsilon", 4.0},       {"baselines", true}};
   FakeContext d(51), neighbour(51);
   neighbour.evaluator_.replace_client0 = true;
   neighbour.evaluator_.whole_shift = 0.05;

@@ -232,8 +232,10 @@ class DpHype final : public dptune::Tuner {
       if (options.threshold == 0)
         options.threshold =
             static_cast<std::uint32_t>(std::max(colluders + 1, (clients - 1) / 2 + 1));
-      graph_note = "complete graph (Bonawitz et al. 2017), every pair of clients, Shamir "
-                   "threshold t = " + std::to_string(options.threshold);
+      graph_note =
+          "complete graph (Bonawitz et al. 2017), every pair of clients, Shamir "
+          "threshold t = " +
+          std::to_string(options.threshold);
     } else if (options.degree == 0) {
       // Sized for the larger of the assumed rate, the tolerated ξ and the simulated dropouts: with
       // more dropouts than the graph was sized for the protocol may abort (cleanly).
@@ -277,15 +279,14 @@ class DpHype final : public dptune::Tuner {
           "released");
     dptune::PrivacyGuarantee g =
         context.accountant().epsilon(dphype::event_for_sigma(sigma_h, kk), context.delta());
-    g.derivation =
-        "DP-Hype (paper 003): the server sees the sum of " + std::to_string(survivors) +
-        " noisy vote vectors = Gaussian mechanism, L2 sensitivity sqrt(2k) = " +
-        fmt(noise.sensitivity) + " (Lemma III.1); only the noise of the " +
-        std::to_string(survivors - colluders) + " survivors outside the " +
-        std::to_string(colluders) +
-        " clients that may collude with the server is counted: noise stddev " + fmt(sigma_h) +
-        " (noise multiplier " + fmt(sigma_h / noise.sensitivity) +
-        "), RDP alpha k / sigma^2 (Thm III.1); " + g.derivation;
+    g.derivation = "DP-Hype (paper 003): the server sees the sum of " + std::to_string(survivors) +
+                   " noisy vote vectors = Gaussian mechanism, L2 sensitivity sqrt(2k) = " +
+                   fmt(noise.sensitivity) + " (Lemma III.1); only the noise of the " +
+                   std::to_string(survivors - colluders) + " survivors outside the " +
+                   std::to_string(colluders) +
+                   " clients that may collude with the server is counted: noise stddev " +
+                   fmt(sigma_h) + " (noise multiplier " + fmt(sigma_h / noise.sensitivity) +
+                   "), RDP alpha k / sigma^2 (Thm III.1); " + g.derivation;
 
     dptune::TuningResult result;
     dptune::Trial selected;
@@ -336,8 +337,8 @@ class DpHype final : public dptune::Tuner {
         graph_note + ", " + std::to_string(aggregated.bytes) +
         " bytes exchanged; fixed point with " + std::to_string(dphype::secagg::kFractionBits) +
         " fractional bits mod 2^64 (votes and noise encoded separately: the rounding, "
-        "|decoded - real sum| <= " + fmt(aggregated.rounding_bound, 3) +
-        " per entry, depends on the noise alone)");
+        "|decoded - real sum| <= " +
+        fmt(aggregated.rounding_bound, 3) + " per entry, depends on the noise alone)");
     notes.push_back("per-client rankings and votes are not released");
 
     if (p_.get_bool("baselines")) {
@@ -525,6 +526,10 @@ class DpHype final : public dptune::Tuner {
         " clients, " + std::to_string(p_.get_int("repetitions")) +
         " repetitions per setting; trials hold one row per setting with "
         "utility_mean = accuracy (fraction of runs that picked a good candidate)");
+    result.notes.push_back(
+        "simulation: the aggregate gets N(0, sigma^2), the honest noise a deployment guarantees; "
+        "a federated run adds N(0, sigma^2 / h) per client (h = n - floor(gamma n) - floor(xi n) "
+        "honest survivors), so its sum carries a little more noise than simulated");
     result.notes.push_back(
         "csv: candidates,good,sigma_loss,k,epsilon,sigma,accuracy,theorem_iv1_mean_bound,mean_gap");
     std::size_t settings = 0;

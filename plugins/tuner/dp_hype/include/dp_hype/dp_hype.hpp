@@ -61,9 +61,9 @@ std::size_t guaranteed_honest_noise_shares(std::size_t clients, double xi,
 /// Gaussian mechanism: sensitivity √(2k) and noise_multiplier σ / (√(2k)·√h), i.e. per-entry
 /// standard deviation noise_multiplier · sensitivity = σ / √h.
 struct ClientNoise {
-  double sensitivity = 0;       // L2, √(2k)
-  double noise_multiplier = 0;  // per client
-  double stddev = 0;            // per client and entry
+  double sensitivity = 0;         // L2, √(2k)
+  double noise_multiplier = 0;    // per client
+  double stddev = 0;              // per client and entry
   std::size_t honest_shares = 0;  // h, the shares the calibration counts on
 };
 ClientNoise client_noise(double sigma, std::size_t k, std::size_t clients, double xi,
