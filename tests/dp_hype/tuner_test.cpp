@@ -79,7 +79,9 @@ class FakeContext final : public dptune::TunerContext {
   }
   const dptune::SearchSpace& space() const override { return space_; }
   dptune::Evaluator& evaluator() override { return evaluator_; }
-  const dptune::Accountant& accountant() const override { return accountant_; }
+  const dptune::Accountant& accountant() const override {
+    return use_rdp_plugin ? static_cast<const dptune::Accountant&>(rdp_) : accountant_;
+  }
   double delta() const override { return 1e-5; }
   std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
     requested_noise_multiplier = overrides.get_double("noise_multiplier");
@@ -93,10 +95,12 @@ class FakeContext final : public dptune::TunerContext {
   }
   FakeEvaluator evaluator_;
   double requested_noise_multiplier = 0;
+  bool use_rdp_plugin = false;  // the project's rdp accountant instead of the paper's formula
 
  private:
   dptune::SearchSpace space_;
   dphype_test::PaperAccountant accountant_;
+  dphype_test::RealRdpAccountant rdp_;
   NullProgress progress_;
   dptune::Xoshiro256 rng_;
   bool gaussian_;
@@ -424,4 +428,24 @@ TEST_CASE("dp_hype tuner: a neighbouring federation changes only the DP outputs"
   REQUIRE(r.trials.size() == 10);  // one per candidate
   REQUIRE(r2.trials.size() == 10);
   CHECK(r.trials[0].utility_mean != r2.trials[0].utility_mean);
+}
+
+TEST_CASE("dp_hype tuner: with the project's rdp accountant the honest-noise epsilon is printed") {
+  // dp_hype_digits_iid's privacy setting (n = 50, k = 5, ε = 1, δ = 1e-5, γ = 0.05) on the fake
+  // federation: ⌊2.5⌋ = 2 colluders, h = 48.  The printed ε is the rdp accountant's price of the
+  // 48 honest shares (≤ 1, and the closed form up to the accountant's order grid); main printed
+  // 1.000 for all 50 shares, whose honest part was worth ≈ 1.023.
+  Loaded plugin;
+  FakeContext context(61);
+  context.use_rdp_plugin = true;
+  auto tuner = plugin.tuner({{"clients", std::int64_t{50}}, {"k", std::int64_t{5}}});
+  const auto r = tuner->tune(context);
+  const double share = context.requested_noise_multiplier * std::sqrt(10.0);
+  const double closed = dphype_test::closed_form_epsilon(5, 48 * share * share, 1e-5);
+  REQUIRE(r.guarantee.has_value());
+  CHECK(r.guarantee->accountant == "rdp");
+  CHECK(r.guarantee->epsilon <= 1.0 + 1e-9);
+  CHECK(r.guarantee->epsilon >= closed - 1e-9);
+  CHECK(r.guarantee->epsilon == doctest::Approx(closed).epsilon(5e-3));
+  CHECK(closed == doctest::Approx(1.0).epsilon(5e-3));
 }
