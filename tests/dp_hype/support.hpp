@@ -72,6 +72,28 @@ class PaperAccountant final : public dptune::Accountant {
   }
 };
 
+/// Paper 003, Theorem III.1 converted by Theorem I.1, written out independently of any accountant:
+/// the Gaussian vote sum with L2 sensitivity Δ = √(2k) and noise variance v has RDP
+/// ε(α) = α Δ² / (2v) = α k / v; ε = min over α > 1 of ε(α) + log((α−1)/α) − (log δ + log α)/(α−1),
+/// minimised by golden-section search on log(α − 1) (the objective is unimodal there).
+inline double closed_form_epsilon(std::size_t k, double variance, double delta) {
+  auto eps = [&](double t) {
+    const double a = 1 + std::exp(t);
+    return a * static_cast<double>(2 * k) / (2 * variance) + std::log((a - 1) / a) -
+           (std::log(delta) + std::log(a)) / (a - 1);
+  };
+  double lo = std::log(1e-4), hi = std::log(1e5);
+  const double r = (std::sqrt(5.0) - 1) / 2;
+  for (int i = 0; i < 200; ++i) {
+    const double m1 = hi - r * (hi - lo), m2 = lo + r * (hi - lo);
+    if (eps(m1) < eps(m2))
+      hi = m2;
+    else
+      lo = m1;
+  }
+  return eps(0.5 * (lo + hi));
+}
+
 }  // namespace dphype_test
 
 #include "rdp_core.hpp"
