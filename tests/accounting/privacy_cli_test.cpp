@@ -229,12 +229,12 @@ TEST_CASE("dptune plan repetition --pipeline: the worst grid candidate's event, 
   CHECK(json_number(r.out, "delta") == 1e-5);
   // Every grid point has the same event: 4 epochs of ceil(341/32) = 11 lots of 32 of 341 rows.
   CHECK(r.out.find("{self_composed: {count: 44, event: {sampled_without_replacement: {source_size: "
-                   "341, sample_size: 32, event: {gaussian: {noise_multiplier: 3.0}}}}}}") !=
+                   "341, sample_size: 32, event: {gaussian: {noise_multiplier: 6.0}}}}}}") !=
         std::string::npos);
   const auto direct = run_dptune(
       "privacy --event '{repeat_and_select: {mean: 10, shape: 0, event: {self_composed: {count: "
       "44, event: {sampled_without_replacement: {source_size: 341, sample_size: 32, event: "
-      "{gaussian: {noise_multiplier: 3.0}}}}}}}}' --delta 1e-5 --json",
+      "{gaussian: {noise_multiplier: 6.0}}}}}}}}' --delta 1e-5 --json",
       "plan_pipeline_direct");
   REQUIRE(direct.exit_code == 0);
   const auto first_eps = r.out.find("\"epsilon\"", r.out.find("\"rows\""));

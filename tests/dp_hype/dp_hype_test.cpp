@@ -54,11 +54,15 @@ TEST_CASE("the sigma table with the project's rdp accountant (default orders, Th
 }
 
 TEST_CASE("the event is Gaussian(sigma / sqrt(2k)): RDP alpha k / sigma^2 (Theorem III.1)") {
+  // Client-level replace-one neighbours: the multiplier is relative to the replace-one
+  // sensitivity √(2k), so the event says replace_one and is not restated (no factor 2).
   const auto e = event_for_sigma(12.5, 5);
-  CHECK(e.kind() == dptune::DpEvent::Kind::Gaussian);
-  CHECK(e.noise_multiplier() == doctest::Approx(12.5 / std::sqrt(10.0)));
+  CHECK(e.kind() == dptune::DpEvent::Kind::ReplaceOne);
+  CHECK(dptune::neighbouring_of(e) == dptune::Neighbouring::ReplaceOne);
+  CHECK(e.inner().kind() == dptune::DpEvent::Kind::Gaussian);
+  CHECK(e.inner().noise_multiplier() == doctest::Approx(12.5 / std::sqrt(10.0)));
   // α / (2 z²) with z = σ/√(2k) equals α k / σ².
-  const double z = e.noise_multiplier(), alpha = 7;
+  const double z = e.inner().noise_multiplier(), alpha = 7;
   CHECK(alpha / (2 * z * z) == doctest::Approx(alpha * 5 / (12.5 * 12.5)));
 }
 

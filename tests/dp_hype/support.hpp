@@ -44,16 +44,21 @@ class OffsetMechanism final : public dptune::Mechanism {
   dptune::DpEvent event() const override { return dptune::DpEvent::gaussian(1); }
 };
 
-/// Gaussian(z): ε(α) = α / (2 z²) (Definition I.3 with Δ = 1; for z = σ/√(2k) this is αk/σ²,
-/// Theorem III.1), converted with Theorem I.1: ε = ε(α) + log((α−1)/α) − (log δ + log α)/(α − 1),
+/// replace_one(Gaussian(z)) (client-level replace-one, multiplier relative to √(2k)):
+/// ε(α) = α / (2 z²) (Definition I.3 with Δ = 1; for z = σ/√(2k) this is αk/σ², Theorem III.1), converted with Theorem I.1: ε = ε(α) + log((α−1)/α) − (log δ + log α)/(α − 1),
 /// minimised over α ∈ {1.01, 1.02, ..., 101} ∪ {102, ..., 10101}.
 class PaperAccountant final : public dptune::Accountant {
  public:
   std::string unsupported_reason(const dptune::DpEvent& e) const override {
-    return e.kind() == dptune::DpEvent::Kind::Gaussian ? "" : "test accountant: Gaussian only";
+    return is_vote_event(e) ? "" : "test accountant: replace_one(gaussian) only";
+  }
+  static bool is_vote_event(const dptune::DpEvent& e) {
+    return e.kind() == dptune::DpEvent::Kind::ReplaceOne &&
+           e.inner().kind() == dptune::DpEvent::Kind::Gaussian;
   }
   dptune::PrivacyGuarantee epsilon(const dptune::DpEvent& e, double delta) const override {
-    const double z = e.noise_multiplier();
+    if (!is_vote_event(e)) throw dptune::PrivacyError(unsupported_reason(e));
+    const double z = e.inner().noise_multiplier();
     dptune::PrivacyGuarantee g;
     g.delta = delta;
     g.epsilon = INFINITY;

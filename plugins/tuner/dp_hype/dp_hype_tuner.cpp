@@ -408,7 +408,7 @@ class DpHype final : public dptune::Tuner {
   }
 
   static void check_gaussian(const dptune::Mechanism& mechanism, double noise_multiplier) {
-    const dptune::DpEvent e = mechanism.event();
+    const dptune::DpEvent e = mechanism.event();  // one release, multiplier relative to Δ
     if (e.kind() != dptune::DpEvent::Kind::Gaussian ||
         std::abs(e.noise_multiplier() - noise_multiplier) > 1e-9 * noise_multiplier)
       throw dptune::ConfigError(

@@ -21,7 +21,9 @@ double vote_sensitivity(std::size_t k) { return std::sqrt(2.0 * static_cast<doub
 dptune::DpEvent event_for_sigma(double sigma, std::size_t k) {
   dptune::require(k >= 1, "dp_hype: k must be >= 1");
   dptune::require(sigma > 0 && std::isfinite(sigma), "dp_hype: sigma must be finite and > 0");
-  return dptune::DpEvent::gaussian(sigma / vote_sensitivity(k));
+  // Client-level replace-one neighbours: one client's k-hot vote swapped for another moves the sum
+  // by at most √(2k) (paper 003, L2 sensitivity), the multiplier's reference.
+  return dptune::DpEvent::replace_one(dptune::DpEvent::gaussian(sigma / vote_sensitivity(k)));
 }
 
 dptune::NoiseCalibration calibrate_sigma(const dptune::Accountant& accountant, double epsilon,
