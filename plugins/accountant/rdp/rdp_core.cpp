@@ -643,13 +643,34 @@ std::string Accountant::unsupported_reason(const DpEvent& event) const {
 }
 
 namespace {
+/// True when `e` has a noise or privacy leaf stated for add/remove (outside every replace_one).
+bool has_add_remove_leaf(const DpEvent& e) {
+  switch (e.kind()) {
+    case K::NoOp:
+    case K::NonPrivate:
+    case K::ReplaceOne:
+      return false;
+    case K::Gaussian:
+    case K::Laplace:
+    case K::PureDp:
+    case K::ApproxDp:
+    case K::Zcdp:
+      return true;
+    case K::Composed:
+    case K::OneOf:
+      return std::any_of(e.events().begin(), e.events().end(), has_add_remove_leaf);
+    default:
+      return has_add_remove_leaf(e.inner());
+  }
+}
+
 /// The event restated for the one relation its guarantee holds for (dp_event.hpp), and a note
 /// that says which relation and how add/remove parts were converted.
 DpEvent for_its_relation(const DpEvent& event, std::string& note) {
   const Neighbouring relation = neighbouring_of(event);
   DpEvent raw = restated_for(event, relation);
   note = std::string(to_string(relation)) + " neighbours";
-  if (relation == Neighbouring::ReplaceOne)
+  if (relation == Neighbouring::ReplaceOne && has_add_remove_leaf(event))
     note +=
         " (a part stated for add/remove, e.g. a noise multiplier relative to a clipping norm, is "
         "restated by group privacy of size 2: sensitivity x2, eps x2, (eps, delta) -> (2 eps, "
