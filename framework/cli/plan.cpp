@@ -116,8 +116,13 @@ std::string compose_scoring(DpEvent& base, const po::variables_map& vm,
     if (!epsilon) epsilon = params.get_double("score_epsilon");
   }
   if (!epsilon) return "not included (the EVENT is the whole base; --score-epsilon E adds it)";
-  base = DpEvent::composed({base, DpEvent::laplace(1 / *epsilon)});
-  return "private: laplace noise multiplier 1/" + num(*epsilon) + " composed into the base";
+  // As the tuner does: the leaf is stated for the base's relation (the host's utility sensitivity
+  // bounds a replaced, added or removed record alike).
+  const DpEvent leaf = DpEvent::laplace(1 / *epsilon);
+  const bool replace_one = dptune::neighbouring_of(base) == dptune::Neighbouring::ReplaceOne;
+  base = DpEvent::composed({base, replace_one ? DpEvent::replace_one(leaf) : leaf});
+  return "private: laplace noise multiplier 1/" + num(*epsilon) + " composed into the base" +
+         (replace_one ? " (stated for replace-one, the base's relation)" : "");
 }
 
 }  // namespace

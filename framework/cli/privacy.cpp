@@ -43,7 +43,16 @@ struct DpSgd {
   }
 };
 
-void write_guarantee_json(dptune::host::JsonWriter& w, const PrivacyGuarantee& g) {
+// Printed with every answer: what σ means, so nobody reads one convention as another (Opacus and
+// TF Privacy users type noise stddev ÷ clipping norm).
+constexpr const char* kConvention =
+    "noise_multiplier = noise stddev / the most one record can add (the clipping norm for "
+    "DP-SGD); inside replace_one, / the replace-one sensitivity";
+
+void write_guarantee_json(dptune::host::JsonWriter& w, const DpEvent& event,
+                          const PrivacyGuarantee& g) {
+  w.key("neighbours").value(to_string(neighbouring_of(event)));
+  w.key("noise_multiplier_convention").value(kConvention);
   w.key("epsilon").value(g.epsilon).key("delta").value(g.delta);
   w.key("order");
   if (g.order > 0)
@@ -57,8 +66,10 @@ void write_guarantee_json(dptune::host::JsonWriter& w, const PrivacyGuarantee& g
   w.end_array();
 }
 
-void print_guarantee(std::ostream& out, const PrivacyGuarantee& g) {
-  out << "epsilon:    " << num(g.epsilon) << "\n"
+void print_guarantee(std::ostream& out, const DpEvent& event, const PrivacyGuarantee& g) {
+  out << "neighbours: " << describe(neighbouring_of(event)) << "\n"
+      << "convention: " << kConvention << "\n"
+      << "epsilon:    " << num(g.epsilon) << "\n"
       << "delta:      " << num(g.delta) << "\n";
   if (g.order > 0) out << "order:      " << num(g.order) << "\n";
   out << "accountant: " << g.accountant << "\n"
@@ -79,7 +90,12 @@ int cmd_privacy(const std::vector<std::string>& args) {
       "delta};\nzcdp {rho}; poisson_sampled {rate, event}; sampled_without_replacement "
       "{source_size,\nsample_size, event}; self_composed {count, event}; composed {events: [...]}; "
       "repeat_and_select\n{mean, shape (> -1, or inf for Poisson), event}; one_of {events: [...]} (the worst "
-      "of a\ndata-independent choice); repeat_until_accepted {stop_probability, event}; no_op.\n\n"
+      "of a\ndata-independent choice); repeat_until_accepted {stop_probability, event}; replace_one "
+      "{event}\n(its noise and epsilon are stated for replace-one neighbours); no_op.\n"
+      "Noise multipliers are noise stddev / the most one record can add (the clipping norm), as in\n"
+      "Opacus and TF Privacy: leaves hold for add/remove neighbours; sampled_without_replacement\n"
+      "and replace_one are priced for replace-one neighbours (an add/remove leaf's sensitivity\n"
+      "doubles); mixing them with poisson_sampled is refused.\n\n"
       "options");
   std::string event_text, calibrate, accountant_name = "rdp", conversion, orders,
                                      sampling = "poisson";
@@ -95,10 +111,12 @@ int cmd_privacy(const std::vector<std::string>& args) {
       "batch-size", po::value<std::int64_t>(),
       "DP-SGD shortcut: batch size (expected, for Poisson)")(
       "epochs", po::value<double>(), "DP-SGD shortcut: epochs; steps = ceil(epochs n / batch)")(
-      "noise-multiplier", po::value<double>(), "DP-SGD shortcut: noise multiplier sigma")(
+      "noise-multiplier", po::value<double>(),
+      "DP-SGD shortcut: noise multiplier sigma = noise stddev / clipping norm")(
       "sampling", po::value(&sampling),
-      "DP-SGD shortcut: poisson (default; add/remove adjacency) or without_replacement "
-      "(fixed-size batches; replace-one adjacency)")("accountant", po::value(&accountant_name),
+      "DP-SGD shortcut: poisson (default; add/remove neighbours) or without_replacement "
+      "(fixed-size batches; replace-one neighbours, so the sum of clipped gradients moves by up "
+      "to 2x the clipping norm)")("accountant", po::value(&accountant_name),
                                                      "accountant plugin (default rdp)")(
       "conversion", po::value(&conversion), "RDP to (eps, delta): improved (default) or classic")(
       "orders", po::value(&orders),
@@ -217,7 +235,7 @@ int cmd_privacy(const std::vector<std::string>& args) {
       dptune::host::JsonWriter w(std::cout);
       w.begin_object().key("noise_multiplier").value(result.noise);
       w.key("target_epsilon").value(*target).key("event").value(calibrated.to_string());
-      write_guarantee_json(w, result.guarantee);
+      write_guarantee_json(w, calibrated, result.guarantee);
       w.end_object();
       std::cout << "\n";
       return kOk;
@@ -226,7 +244,7 @@ int cmd_privacy(const std::vector<std::string>& args) {
               << "  (smallest meeting epsilon <= " << num(*target) << " at delta " << num(*delta)
               << ")\n"
               << "event:      " << calibrated.to_string() << "\n";
-    print_guarantee(std::cout, result.guarantee);
+    print_guarantee(std::cout, calibrated, result.guarantee);
     return kOk;
   }
 
@@ -238,13 +256,13 @@ int cmd_privacy(const std::vector<std::string>& args) {
   if (json) {
     dptune::host::JsonWriter w(std::cout);
     w.begin_object().key("event").value(event.to_string());
-    write_guarantee_json(w, g);
+    write_guarantee_json(w, event, g);
     w.end_object();
     std::cout << "\n";
     return kOk;
   }
   std::cout << "event:      " << event.to_string() << "\n";
-  print_guarantee(std::cout, g);
+  print_guarantee(std::cout, event, g);
   if (std::isinf(g.epsilon))
     std::cout << "note:       no finite epsilon can be proven for this event at this delta\n";
   return kOk;

@@ -45,6 +45,7 @@ const std::map<std::string, std::vector<Field>>& kinds() {
       {"one_of", {{"events", Field::Events, true}}},
       {"repeat_until_accepted",
        {{"stop_probability", Field::Number, true}, {"event", Field::Event, true}}},
+      {"replace_one", {{"event", Field::Event, true}}},
   };
   return table;
 }
@@ -200,6 +201,8 @@ class Parser {
         return kind == "composed" ? DpEvent::composed(std::move(events))
                                   : DpEvent::one_of(std::move(events));
       }
+      if (kind == "replace_one")
+        return DpEvent::replace_one(event(fields.at("event"), join(here, "event")));
       if (kind == "repeat_until_accepted")
         return DpEvent::repeat_until_accepted(event(fields.at("event"), join(here, "event")),
                                               num("stop_probability"));

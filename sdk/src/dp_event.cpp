@@ -82,6 +82,9 @@ DpEvent DpEvent::repeat_until_accepted(DpEvent event, double stop_probability) {
       "repeat_until_accepted: stop_probability must be in [0, 1), got " + num(stop_probability));
   return {Kind::RepeatUntilAccepted, stop_probability, 0, 0, 0, {std::move(event)}};
 }
+DpEvent DpEvent::replace_one(DpEvent event) {
+  return {Kind::ReplaceOne, 0, 0, 0, 0, {std::move(event)}};
+}
 
 namespace {
 [[noreturn]] void wrong_kind(const char* accessor, DpEvent::Kind kind) {
@@ -137,7 +140,7 @@ double DpEvent::stop_probability() const {
 const DpEvent& DpEvent::inner() const {
   if (kind_ != Kind::PoissonSampled && kind_ != Kind::SampledWithoutReplacement &&
       kind_ != Kind::SelfComposed && kind_ != Kind::RepeatAndSelect &&
-      kind_ != Kind::RepeatUntilAccepted)
+      kind_ != Kind::RepeatUntilAccepted && kind_ != Kind::ReplaceOne)
     wrong_kind("inner", kind_);
   return children_.front();
 }
@@ -176,6 +179,8 @@ const char* DpEvent::kind_name(Kind kind) {
       return "one_of";
     case Kind::RepeatUntilAccepted:
       return "repeat_until_accepted";
+    case Kind::ReplaceOne:
+      return "replace_one";
   }
   return "?";
 }
@@ -214,6 +219,8 @@ std::string DpEvent::to_string() const {
              ", event: " + children_[0].to_string() + "}}";
     case Kind::RepeatUntilAccepted:
       return head + "{stop_probability: " + num(x_) + ", event: " + children_[0].to_string() + "}}";
+    case Kind::ReplaceOne:
+      return head + "{event: " + children_[0].to_string() + "}}";
   }
   return "{}";
 }

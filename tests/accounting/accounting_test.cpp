@@ -95,20 +95,67 @@ TEST_CASE(
 
 TEST_CASE(
     "sampled without replacement: Wang, Balle & Kasiviswanathan Thm 9 against 50-digit sums") {
+  // The 50-digit sums take the Gaussian's multiplier relative to the replace-one sensitivity:
+  // replace_one(gaussian(s)), or equivalently gaussian(2s) stated for add/remove (dp_event.hpp).
   const auto acc = with_orders({2, 8, 20});
-  const auto c = acc.cost(DpEvent::sampled_without_replacement(60000, 256, DpEvent::gaussian(1.1)));
+  auto wor = [](std::int64_t n, std::int64_t m, double s) {
+    return DpEvent::sampled_without_replacement(n, m, DpEvent::replace_one(DpEvent::gaussian(s)));
+  };
+  const auto c = acc.cost(wor(60000, 256, 1.1));
   CHECK(rel(c.rdp[0], 8.319752726513766e-05) < 1e-10);
   CHECK(rel(c.rdp[1], 0.00034825518440140333) < 1e-10);
-  const auto d = acc.cost(DpEvent::sampled_without_replacement(100, 10, DpEvent::gaussian(2.0)));
+  const auto d = acc.cost(wor(100, 10, 2.0));
   CHECK(rel(d.rdp[2], 0.25117751302923924) < 1e-10);
+  const auto d2 = acc.cost(DpEvent::sampled_without_replacement(100, 10, DpEvent::gaussian(4.0)));
+  CHECK(d2.rdp == d.rdp);
   // Fractional orders interpolate (α−1)ε(α) linearly: between the integer neighbours.
-  const auto e = with_orders({2, 2.5, 3})
-                     .cost(DpEvent::sampled_without_replacement(100, 10, DpEvent::gaussian(2.0)));
+  const auto e = with_orders({2, 2.5, 3}).cost(wor(100, 10, 2.0));
   CHECK(1.5 * e.rdp[1] == doctest::Approx(0.5 * e.rdp[0] + 0.5 * 2 * e.rdp[2]));
   // m = n is the base mechanism; m = 0 costs nothing.
-  const auto full = acc.cost(DpEvent::sampled_without_replacement(50, 50, DpEvent::gaussian(2.0)));
+  const auto full = acc.cost(wor(50, 50, 2.0));
   CHECK(full.rdp[1] == doctest::Approx(8.0 / 8.0));
-  CHECK(acc.cost(DpEvent::sampled_without_replacement(50, 0, DpEvent::gaussian(2.0))).rdp[1] == 0);
+  CHECK(acc.cost(wor(50, 0, 2.0)).rdp[1] == 0);
+}
+
+TEST_CASE("neighbouring relation: every event states one, mixed relations convert or are refused") {
+  using dptune::Neighbouring;
+  const DpEvent g = DpEvent::gaussian(2.0);
+  const DpEvent poisson = DpEvent::poisson_sampled(0.1, g);
+  const DpEvent wor = DpEvent::sampled_without_replacement(100, 10, g);
+  CHECK(dptune::neighbouring_of(g) == Neighbouring::AddRemove);
+  CHECK(dptune::neighbouring_of(poisson) == Neighbouring::AddRemove);
+  CHECK(dptune::neighbouring_of(wor) == Neighbouring::ReplaceOne);
+  CHECK(dptune::neighbouring_of(DpEvent::replace_one(g)) == Neighbouring::ReplaceOne);
+  CHECK(dptune::neighbouring_of(DpEvent::composed({g, DpEvent::replace_one(g)})) ==
+        Neighbouring::ReplaceOne);
+  // A Poisson amplification has no conversion to replace-one: refused, naming both parts.
+  const DpEvent mixed = DpEvent::composed({DpEvent::replace_one(DpEvent::pure_dp(1)), poisson});
+  CHECK_THROWS_AS(dptune::neighbouring_of(mixed), dptune::PrivacyError);
+  CHECK_THROWS_AS(dptune::neighbouring_of(DpEvent::composed({wor, poisson})),
+                  dptune::PrivacyError);
+  const auto acc = with_orders({2, 8});
+  CHECK(acc.unsupported_reason(mixed).find("mixed neighbouring relations") != std::string::npos);
+  CHECK_THROWS_AS(dptune::restated_for(DpEvent::replace_one(g), Neighbouring::AddRemove),
+                  dptune::PrivacyError);
+  // Group privacy of size 2 for add/remove leaves priced for replace-one (Dwork & Roth 2014):
+  // pure ε doubles; Gaussian and Laplace multipliers halve; zCDP ρ quadruples; (ε, δ) becomes
+  // (2ε, (1 + e^ε)δ).
+  auto with_replace_one = [](DpEvent leaf) {
+    return DpEvent::composed({DpEvent::replace_one(DpEvent::no_op()), std::move(leaf)});
+  };
+  CHECK(acc.cost(with_replace_one(DpEvent::pure_dp(0.5))).pure_epsilon == doctest::Approx(1.0));
+  CHECK(acc.cost(with_replace_one(DpEvent::laplace(2.0))).pure_epsilon == doctest::Approx(1.0));
+  CHECK(acc.cost(with_replace_one(g)).rdp[1] == doctest::Approx(8.0 / (2 * 1.0)));
+  CHECK(acc.cost(with_replace_one(DpEvent::zcdp(0.1))).rdp[0] == doctest::Approx(0.8));
+  const auto approx = acc.cost(with_replace_one(DpEvent::approx_dp(0.5, 1e-6)));
+  CHECK(approx.approx_epsilon == doctest::Approx(1.0));
+  CHECK(approx.approx_delta == doctest::Approx((1 + std::exp(0.5)) * 1e-6));
+  // Inside replace_one the leaf already holds for replace-one: not converted again.
+  CHECK(acc.cost(DpEvent::replace_one(DpEvent::pure_dp(0.5))).pure_epsilon ==
+        doctest::Approx(0.5));
+  // The guarantee says which relation it holds for.
+  CHECK(acc.epsilon(wor, 1e-5).derivation.find("replace-one neighbours") != std::string::npos);
+  CHECK(acc.epsilon(poisson, 1e-5).derivation.find("add/remove neighbours") != std::string::npos);
 }
 
 TEST_CASE("RDP to (eps, delta): both conversions, minimised over orders") {
@@ -383,4 +430,24 @@ TEST_CASE("analytic Gaussian mechanism (Balle & Wang 2018)") {
   CHECK(exact.epsilon(g, 1e-5).epsilon == doctest::Approx(e).epsilon(1e-9));
   CHECK(exact.epsilon(g, 1e-5).epsilon < plain.epsilon(g, 1e-5).epsilon);
   CHECK(exact.epsilon(g, 1e-5).derivation.find("analytic Gaussian") != std::string::npos);
+}
+
+TEST_CASE("one_of after a selection: priced once, not the maximum of separately priced runs") {
+  // Where the candidates' RDP curves cross (a Gaussian's line against a pure-DP curve that
+  // saturates), the (ε, δ) of the worst curve at every order exceeds the larger of the two
+  // separately converted ε: composing a selection with the selected candidate's training must
+  // price composed(selection, one_of(trainings)), as svt_doubling does.
+  const auto acc = with_orders(rdp::default_orders());
+  const DpEvent selection = DpEvent::pure_dp(1);
+  const DpEvent a = DpEvent::gaussian(1.0), b = DpEvent::pure_dp(4);
+  const double separate = std::max(acc.epsilon(DpEvent::composed({selection, a}), 1e-5).epsilon,
+                                   acc.epsilon(DpEvent::composed({selection, b}), 1e-5).epsilon);
+  const double joint =
+      acc.epsilon(DpEvent::composed({selection, DpEvent::one_of({a, b})}), 1e-5).epsilon;
+  CHECK(separate == doctest::Approx(5.6573238314).epsilon(1e-9));
+  CHECK(joint > separate + 0.5);
+  // Pointwise: the one_of curve is the maximum of the two curves at every order.
+  const auto ca = acc.cost(a), cb = acc.cost(b), cj = acc.cost(DpEvent::one_of({a, b}));
+  for (std::size_t i = 0; i < cj.rdp.size(); ++i)
+    CHECK(cj.rdp[i] == std::max(ca.rdp[i], cb.rdp[i]));
 }

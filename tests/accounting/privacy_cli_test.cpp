@@ -35,6 +35,7 @@ TEST_CASE("event YAML: to_string and parse_event round-trip every kind") {
       DpEvent::composed({DpEvent::gaussian(2.0), DpEvent::pure_dp(0.1)}),
       DpEvent::repeat_and_select(DpEvent::zcdp(0.1), 10, 0.0),
       DpEvent::repeat_and_select(DpEvent::zcdp(0.1), 10, std::numeric_limits<double>::infinity()),
+      DpEvent::replace_one(DpEvent::self_composed(DpEvent::pure_dp(0.25), 32)),
   };
   for (const auto& e : events) {
     INFO(e.to_string());
@@ -54,7 +55,7 @@ TEST_CASE("event YAML: errors name file, line, column and key") {
   CHECK(message("self_composed:\n  count: 3\n  event: {gausian: {noise_multiplier: 1}}\n") ==
         "ev.yaml:3:11: self_composed.event.gausian: unknown event kind 'gausian' (did you mean "
         "'gaussian'?); expected one of approx_dp, composed, gaussian, laplace, no_op, non_private, "
-        "one_of, poisson_sampled, pure_dp, repeat_and_select, repeat_until_accepted, "
+        "one_of, poisson_sampled, pure_dp, repeat_and_select, repeat_until_accepted, replace_one, "
         "sampled_without_replacement, self_composed, zcdp");
   CHECK(message("poisson_sampled: {rate: 0, event: {gaussian: {noise_multiplier: 1}}}") ==
         "ev.yaml:1:25: poisson_sampled.rate: sampling rate must be in (0, 1], got 0");
@@ -97,6 +98,44 @@ TEST_CASE("dptune privacy: DP-SGD shortcut prints epsilon, order and derivation"
       "privacy_dpsgd_wor");
   REQUIRE(wor.exit_code == 0);
   CHECK(wor.out.find("sampled_without_replacement") != std::string::npos);
+  CHECK(wor.out.find("\"neighbours\": \"replace-one\"") != std::string::npos);
+  CHECK(r.out.find("\"neighbours\": \"add/remove\"") != std::string::npos);
+}
+
+TEST_CASE("dptune privacy: sigma is noise stddev / clipping norm for fixed-size lots too") {
+  // An Opacus / TF Privacy user's σ = 1.1 (stddev 1.1 C) with fixed-size lots of 256 of 60000,
+  // 10 epochs: replace-one neighbours move the clipped sum by 2C, so the step is the Gaussian of
+  // multiplier 0.55 relative to the replace-one sensitivity: ε ≈ 12, not the ≈ 2 a reading of σ
+  // relative to 2C would give.  The answer says both the relation and the convention.
+  const auto r = run_dptune(
+      "privacy --dataset-size 60000 --batch-size 256 --epochs 10 --noise-multiplier 1.1 "
+      "--sampling without_replacement --delta 1e-5",
+      "privacy_sigma_convention");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("neighbours: replace-one") != std::string::npos);
+  CHECK(r.out.find("convention: noise_multiplier = noise stddev / the most one record can add") !=
+        std::string::npos);
+  const auto eps_at = r.out.find("epsilon:    ");
+  REQUIRE(eps_at != std::string::npos);
+  const double eps = std::stod(r.out.substr(eps_at + 12));
+  CHECK(eps > 11.5);
+  CHECK(eps < 12.5);
+  const auto same = run_dptune(
+      "privacy --event '{self_composed: {count: 2344, event: {sampled_without_replacement: "
+      "{source_size: 60000, sample_size: 256, event: {replace_one: {event: {gaussian: "
+      "{noise_multiplier: 0.55}}}}}}}}' --delta 1e-5 --json",
+      "privacy_sigma_convention_explicit");
+  REQUIRE(same.exit_code == 0);
+  CHECK(json_number(same.out, "epsilon") == doctest::Approx(eps).epsilon(1e-12));
+}
+
+TEST_CASE("dptune privacy: a Poisson part composed with a replace-one part is refused") {
+  const auto r = run_dptune(
+      "privacy --event '{composed: {events: [{replace_one: {event: {pure_dp: {epsilon: 1}}}}, "
+      "{poisson_sampled: {rate: 0.1, event: {gaussian: {noise_multiplier: 1}}}}]}}' --delta 1e-5",
+      "privacy_mixed_relations");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("mixed neighbouring relations") != std::string::npos);
 }
 
 TEST_CASE("dptune privacy: event from a file, from stdin; delta at epsilon") {
@@ -246,15 +285,17 @@ TEST_CASE("dptune plan repetition --pipeline: the worst grid candidate's event, 
   CHECK(json_number(r.out, "delta") == 1e-5);
   // Every grid point has the same event: 4 epochs of ceil(341/32) = 11 lots of 32 of 341 rows.
   CHECK(r.out.find("{self_composed: {count: 44, event: {sampled_without_replacement: {source_size: "
-                   "341, sample_size: 32, event: {gaussian: {noise_multiplier: 3.0}}}}}}") !=
+                   "341, sample_size: 32, event: {gaussian: {noise_multiplier: 6.0}}}}}}") !=
         std::string::npos);
-  // The example scores privately with score_epsilon 0.5: Laplace(1/0.5) composed into the base.
-  CHECK(r.out.find("{laplace: {noise_multiplier: 2.0}}") != std::string::npos);
+  // The example scores privately with score_epsilon 0.5: Laplace(1/0.5) composed into the base,
+  // stated for replace-one like the trainer's sampling without replacement.
+  CHECK(r.out.find("{replace_one: {event: {laplace: {noise_multiplier: 2.0}}}}") !=
+        std::string::npos);
   const auto direct = run_dptune(
       "privacy --event '{repeat_and_select: {mean: 10, shape: 0, event: {composed: {events: "
       "[{self_composed: {count: 44, event: {sampled_without_replacement: {source_size: 341, "
-      "sample_size: 32, event: {gaussian: {noise_multiplier: 3.0}}}}}}, {laplace: "
-      "{noise_multiplier: 2.0}}]}}}}' --delta 1e-5 --json",
+      "sample_size: 32, event: {gaussian: {noise_multiplier: 6.0}}}}}}, {replace_one: {event: "
+      "{laplace: {noise_multiplier: 2.0}}}}]}}}}' --delta 1e-5 --json",
       "plan_pipeline_direct");
   REQUIRE(direct.exit_code == 0);
   const auto first_eps = r.out.find("\"epsilon\"", r.out.find("\"rows\""));

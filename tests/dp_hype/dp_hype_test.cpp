@@ -54,11 +54,15 @@ TEST_CASE("the sigma table with the project's rdp accountant (default orders, Th
 }
 
 TEST_CASE("the event is Gaussian(sigma / sqrt(2k)): RDP alpha k / sigma^2 (Theorem III.1)") {
+  // Client-level replace-one neighbours: the multiplier is relative to the replace-one
+  // sensitivity √(2k), so the event says replace_one and is not restated (no factor 2).
   const auto e = event_for_sigma(12.5, 5);
-  CHECK(e.kind() == dptune::DpEvent::Kind::Gaussian);
-  CHECK(e.noise_multiplier() == doctest::Approx(12.5 / std::sqrt(10.0)));
+  CHECK(e.kind() == dptune::DpEvent::Kind::ReplaceOne);
+  CHECK(dptune::neighbouring_of(e) == dptune::Neighbouring::ReplaceOne);
+  CHECK(e.inner().kind() == dptune::DpEvent::Kind::Gaussian);
+  CHECK(e.inner().noise_multiplier() == doctest::Approx(12.5 / std::sqrt(10.0)));
   // α / (2 z²) with z = σ/√(2k) equals α k / σ².
-  const double z = e.noise_multiplier(), alpha = 7;
+  const double z = e.inner().noise_multiplier(), alpha = 7;
   CHECK(alpha / (2 * z * z) == doctest::Approx(alpha * 5 / (12.5 * 12.5)));
 }
 
@@ -151,8 +155,9 @@ TEST_CASE("per-client noise: total variance sigma^2 with xi = 0, >= sigma^2 with
   const std::size_t k = 5, n = 24, p = 1500;
   std::vector<std::vector<double>> votes(n, std::vector<double>(p, 0.0));
   auto variance = [&](double xi, std::size_t dropouts, std::uint64_t seed) {
-    const ClientNoise noise = client_noise(sigma, k, n, xi);
+    const ClientNoise noise = client_noise(sigma, k, n, xi, 0.0);
     CHECK(noise.noise_multiplier * noise.sensitivity == doctest::Approx(noise.stddev));
+    // ξn = 0 or 6 is a whole number of clients: h = n − ⌊ξn⌋ = (1 − ξ)n, the paper's formula.
     CHECK(noise.stddev == doctest::Approx(sigma / std::sqrt((1 - xi) * n)));
     dphype_test::FakeGaussianMechanism mechanism(noise.noise_multiplier);
     SecureVoteOptions options;
@@ -175,9 +180,81 @@ TEST_CASE("per-client noise: total variance sigma^2 with xi = 0, >= sigma^2 with
   const double two_dropped = variance(0.25, 2, 3);
   CHECK(two_dropped >= sigma * sigma * (1 - tol));
   CHECK(two_dropped == doctest::Approx(sigma * sigma * 22 / 18).epsilon(tol));
-  CHECK(effective_sigma(sigma, 24, 18, 0.25) == doctest::Approx(sigma));
-  CHECK(effective_sigma(sigma, 24, 22, 0.25) > sigma);
-  CHECK(effective_sigma(sigma, 24, 12, 0.25) < sigma);
+  const double share = client_noise(sigma, k, n, 0.25, 0.0).stddev;
+  CHECK(honest_sigma(share, 18, 0) == doctest::Approx(sigma));
+  CHECK(honest_sigma(share, 22, 0) > sigma);
+  CHECK(honest_sigma(share, 12, 0) < sigma);
+}
+
+TEST_CASE("collusion: only honest survivors' noise counts, h = n - floor(gamma n) - floor(xi n)") {
+  // Worst case of the threat model: every colluder survives, every dropout is honest.
+  CHECK(colluding_clients(50, 0.05) == 2);
+  CHECK(colluding_clients(100, 0.05) == 5);  // 0.05 · 100 in floating point is 5.000000000000001
+  CHECK(colluding_clients(60, 0.1) == 6);    // and 0.1 · 60 is 6.000000000000001: the same slack
+  CHECK(tolerated_dropouts(24, 0.25) == 6);
+  CHECK(guaranteed_honest_noise_shares(50, 0.0, 0.05) == 48);
+  CHECK(guaranteed_honest_noise_shares(40, 0.1, 0.1) == 32);
+  CHECK(guaranteed_honest_noise_shares(10, 0.0, 0.0) == 10);
+  CHECK_THROWS_AS(guaranteed_honest_noise_shares(10, 0.5, 0.5), dptune::InvalidArgument);
+  CHECK_THROWS_AS(client_noise(1.0, 1, 10, 0.0, 1.0), dptune::InvalidArgument);
+
+  // Per-client variance σ²/h: any h honest shares sum to σ²; the colluders' shares add nothing.
+  const double sigma = 12.7926;
+  const ClientNoise noise = client_noise(sigma, 5, 40, 0.1, 0.1);
+  CHECK(noise.honest_shares == 32);
+  CHECK(noise.stddev == doctest::Approx(sigma / std::sqrt(32.0)));
+  CHECK(honest_sigma(noise.stddev, 36, 4) == doctest::Approx(sigma));  // 4 dropped: h honest left
+  CHECK(honest_sigma(noise.stddev, 38, 4) == doctest::Approx(sigma * std::sqrt(34.0 / 32)));
+  CHECK(honest_sigma(noise.stddev, 4, 4) == 0.0);
+  CHECK(honest_sigma(noise.stddev, 3, 4) == 0.0);
+
+  // γ = 0, ξ = 0: the calibration of today (σ/√n per client) and the honest sum is σ.
+  const ClientNoise plain = client_noise(sigma, 5, 50, 0.0, 0.0);
+  CHECK(plain.stddev == doctest::Approx(sigma / std::sqrt(50.0)));
+  CHECK(plain.noise_multiplier == doctest::Approx(sigma / std::sqrt(10.0) / std::sqrt(50.0)));
+  CHECK(honest_sigma(plain.stddev, 50, 0) == doctest::Approx(sigma));
+}
+
+TEST_CASE("collusion: the issue's dp_hype_digits_iid number, closed form against the accountants") {
+  // n = 50, k = 5, ε = 1, δ = 1e-5, secagg_corrupt_rate 0.05: ⌊0.05 · 50⌋ = 2 colluders.  The
+  // calibration of main gave each client σ/√50, so the noise the adversary cannot subtract had
+  // variance 48 σ²/50: the honest-noise ε the issue measured (≈ 1.023), not the printed 1.000.
+  dphype_test::RealRdpAccountant rdp;
+  dphype_test::PaperAccountant paper;
+  const double sigma = calibrate_sigma(rdp, 1.0, 1e-5, 5).noise;
+  CHECK(sigma == doctest::Approx(12.7926).epsilon(1e-4));
+  const double uncalibrated = honest_sigma(sigma / std::sqrt(50.0), 50, 2);
+  const double honest_eps = dphype_test::closed_form_epsilon(5, uncalibrated * uncalibrated, 1e-5);
+  CHECK(honest_eps == doctest::Approx(1.023).epsilon(2e-3));
+  // The accountants agree with the closed form (the rdp plugin's order grid only rounds up).
+  CHECK(paper.epsilon(event_for_sigma(uncalibrated, 5), 1e-5).epsilon ==
+        doctest::Approx(honest_eps).epsilon(1e-4));
+  const double rdp_eps = rdp.epsilon(event_for_sigma(uncalibrated, 5), 1e-5).epsilon;
+  CHECK(rdp_eps >= honest_eps - 1e-9);
+  CHECK(rdp_eps == doctest::Approx(honest_eps).epsilon(5e-3));
+  // With the calibration per client σ²/h, h = 48, the honest noise reaches σ again: ε = 1.
+  const ClientNoise fixed = client_noise(sigma, 5, 50, 0.0, 0.05);
+  const double honest = honest_sigma(fixed.stddev, 50, 2);
+  CHECK(honest == doctest::Approx(sigma));
+  CHECK(rdp.epsilon(event_for_sigma(honest, 5), 1e-5).epsilon <= 1.0 + 1e-9);
+  CHECK(dphype_test::closed_form_epsilon(5, honest * honest, 1e-5) ==
+        doctest::Approx(1.0).epsilon(2e-3));
+}
+
+TEST_CASE("collusion: for fixed per-client noise the honest epsilon grows with gamma") {
+  // Monotone in γ: more colluders subtract more noise; and the calibrated share grows with γ.
+  const double share = 12.7926 / std::sqrt(60.0);
+  double previous_eps = 0, previous_share = 0;
+  for (double gamma : {0.0, 0.05, 0.1, 0.2, 0.3, 0.5}) {
+    CAPTURE(gamma);
+    const double sh = honest_sigma(share, 60, colluding_clients(60, gamma));
+    const double eps = dphype_test::closed_form_epsilon(5, sh * sh, 1e-5);
+    CHECK(eps > previous_eps);
+    previous_eps = eps;
+    const double calibrated = client_noise(12.7926, 5, 60, 0.0, gamma).stddev;
+    CHECK(calibrated > previous_share);
+    previous_share = calibrated;
+  }
 }
 
 TEST_CASE(
@@ -193,7 +270,7 @@ TEST_CASE(
   // The offset mechanism adds uniform offsets in [-10, 10) from the client's own generator; replay
   // the same generators to know the real sum.
   dphype_test::OffsetMechanism mechanism;
-  const ClientNoise noise = client_noise(1.0, 3, n, 0);
+  const ClientNoise noise = client_noise(1.0, 3, n, 0, 0);
   dptune::Xoshiro256 a(123), b(123);
   SecureVoteOptions options;
   const auto r = secure_vote(votes, mechanism, noise, options, a, dphype_test::two_threads);
@@ -224,7 +301,7 @@ TEST_CASE("secure vote: the aggregate minus the vote sum is the same noise whate
     v = top_k_votes(s, 9, votes_rng);
   }
   // A large per-client noise (σ_i ≈ 3e3) so that the noise uses many of the 64 bits.
-  const ClientNoise noise = client_noise(8000.0, 9, n, 0);
+  const ClientNoise noise = client_noise(8000.0, 9, n, 0, 0);
   dphype_test::FakeGaussianMechanism mechanism(noise.noise_multiplier);
   SecureVoteOptions options;
   dptune::Xoshiro256 a(99), b(99);

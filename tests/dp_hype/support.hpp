@@ -44,16 +44,21 @@ class OffsetMechanism final : public dptune::Mechanism {
   dptune::DpEvent event() const override { return dptune::DpEvent::gaussian(1); }
 };
 
-/// Gaussian(z): ε(α) = α / (2 z²) (Definition I.3 with Δ = 1; for z = σ/√(2k) this is αk/σ²,
-/// Theorem III.1), converted with Theorem I.1: ε = ε(α) + log((α−1)/α) − (log δ + log α)/(α − 1),
+/// replace_one(Gaussian(z)) (client-level replace-one, multiplier relative to √(2k)):
+/// ε(α) = α / (2 z²) (Definition I.3 with Δ = 1; for z = σ/√(2k) this is αk/σ², Theorem III.1), converted with Theorem I.1: ε = ε(α) + log((α−1)/α) − (log δ + log α)/(α − 1),
 /// minimised over α ∈ {1.01, 1.02, ..., 101} ∪ {102, ..., 10101}.
 class PaperAccountant final : public dptune::Accountant {
  public:
   std::string unsupported_reason(const dptune::DpEvent& e) const override {
-    return e.kind() == dptune::DpEvent::Kind::Gaussian ? "" : "test accountant: Gaussian only";
+    return is_vote_event(e) ? "" : "test accountant: replace_one(gaussian) only";
+  }
+  static bool is_vote_event(const dptune::DpEvent& e) {
+    return e.kind() == dptune::DpEvent::Kind::ReplaceOne &&
+           e.inner().kind() == dptune::DpEvent::Kind::Gaussian;
   }
   dptune::PrivacyGuarantee epsilon(const dptune::DpEvent& e, double delta) const override {
-    const double z = e.noise_multiplier();
+    if (!is_vote_event(e)) throw dptune::PrivacyError(unsupported_reason(e));
+    const double z = e.inner().noise_multiplier();
     dptune::PrivacyGuarantee g;
     g.delta = delta;
     g.epsilon = INFINITY;
@@ -71,6 +76,28 @@ class PaperAccountant final : public dptune::Accountant {
     throw dptune::PrivacyError("test accountant: delta() not implemented");
   }
 };
+
+/// Paper 003, Theorem III.1 converted by Theorem I.1, written out independently of any accountant:
+/// the Gaussian vote sum with L2 sensitivity Δ = √(2k) and noise variance v has RDP
+/// ε(α) = α Δ² / (2v) = α k / v; ε = min over α > 1 of ε(α) + log((α−1)/α) − (log δ + log α)/(α−1),
+/// minimised by golden-section search on log(α − 1) (the objective is unimodal there).
+inline double closed_form_epsilon(std::size_t k, double variance, double delta) {
+  auto eps = [&](double t) {
+    const double a = 1 + std::exp(t);
+    return a * static_cast<double>(2 * k) / (2 * variance) + std::log((a - 1) / a) -
+           (std::log(delta) + std::log(a)) / (a - 1);
+  };
+  double lo = std::log(1e-4), hi = std::log(1e5);
+  const double r = (std::sqrt(5.0) - 1) / 2;
+  for (int i = 0; i < 200; ++i) {
+    const double m1 = hi - r * (hi - lo), m2 = lo + r * (hi - lo);
+    if (eps(m1) < eps(m2))
+      hi = m2;
+    else
+      lo = m1;
+  }
+  return eps(0.5 * (lo + hi));
+}
 
 }  // namespace dphype_test
 

@@ -33,6 +33,11 @@ class FakeEvaluator final : public dptune::Evaluator {
       double u = quality(c);
       if (r.scope.kind == dptune::DataScope::Kind::Client)
         u += 0.02 * std::sin(static_cast<double>(r.scope.index * 7 + static_cast<std::size_t>(c)));
+      // A neighbouring federation: client 0's data replaced (its ranking reversed).
+      if (r.scope.kind == dptune::DataScope::Kind::Client && r.scope.index == 0 && replace_client0)
+        u = 1 - u;
+      // Other whole-data utilities: the non-private baselines must not reach a public field.
+      if (r.scope.kind == dptune::DataScope::Kind::Whole) u += whole_shift;
       e.utilities = {u};
       e.utility_mean = e.utility_min = e.utility_max = u;
       e.event = dptune::DpEvent::non_private();
@@ -45,6 +50,8 @@ class FakeEvaluator final : public dptune::Evaluator {
   }
   std::size_t default_repetitions() const override { return 1; }
   std::atomic<int> private_requests{0}, client_requests{0}, whole_requests{0};
+  bool replace_client0 = false;
+  double whole_shift = 0;
 };
 
 class NullProgress final : public dptune::ProgressSink {
@@ -72,7 +79,9 @@ class FakeContext final : public dptune::TunerContext {
   }
   const dptune::SearchSpace& space() const override { return space_; }
   dptune::Evaluator& evaluator() override { return evaluator_; }
-  const dptune::Accountant& accountant() const override { return accountant_; }
+  const dptune::Accountant& accountant() const override {
+    return use_rdp_plugin ? static_cast<const dptune::Accountant&>(rdp_) : accountant_;
+  }
   double delta() const override { return 1e-5; }
   std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
     requested_noise_multiplier = overrides.get_double("noise_multiplier");
@@ -86,10 +95,12 @@ class FakeContext final : public dptune::TunerContext {
   }
   FakeEvaluator evaluator_;
   double requested_noise_multiplier = 0;
+  bool use_rdp_plugin = false;  // the project's rdp accountant instead of the paper's formula
 
  private:
   dptune::SearchSpace space_;
   dphype_test::PaperAccountant accountant_;
+  dphype_test::RealRdpAccountant rdp_;
   NullProgress progress_;
   dptune::Xoshiro256 rng_;
   bool gaussian_;
@@ -125,31 +136,56 @@ TEST_CASE("dp_hype tuner: federated run releases the argmax, the guarantee and t
   CHECK(context.evaluator_.private_requests == 0);
   CHECK(context.evaluator_.client_requests == 30 * 10);
   CHECK(context.evaluator_.whole_requests == 10);
-  // σ for (1, 1e-5, k = 2) and per-client noise multiplier σ / (√(2k) √n).
+  // σ for (1, 1e-5, k = 2) and per-client noise multiplier σ / (√(2k) √h): the default
+  // secagg_corrupt_rate 0.05 lets ⌊1.5⌋ = 1 client collude, so h = 29 honest shares.
   dphype_test::PaperAccountant accountant;
   const double sigma = dphype::calibrate_sigma(accountant, 1.0, 1e-5, 2).noise;
   CHECK(context.requested_noise_multiplier ==
-        doctest::Approx(sigma / (std::sqrt(4.0) * std::sqrt(30.0))));
+        doctest::Approx(sigma / (std::sqrt(4.0) * std::sqrt(29.0))));
   REQUIRE(r.selected.has_value());
   const auto c = r.selected->params.get_int("c");
   CHECK((c == 3 || c == 7));  // 30 votes each against 0: γ = 30 ≫ σ ≈ 9
-  CHECK(r.selected->utility_mean == doctest::Approx(quality(c)));
+  // The DP release is the candidate: no (non-private) utility next to its ε.
+  CHECK(std::isnan(r.selected->utility_mean));
+  CHECK(r.selected->privacy.epsilon == r.guarantee->epsilon);
   REQUIRE(r.guarantee.has_value());
   CHECK(r.guarantee->epsilon <= 1.0 + 1e-9);
   CHECK(r.guarantee->epsilon == doctest::Approx(1.0).epsilon(1e-6));
   CHECK(r.guarantee->derivation.find("sqrt(2k)") != std::string::npos);
-  CHECK(r.trials.empty());  // no per-client rankings or utilities are released
   CHECK(has_note(r, "noisy vote vector"));
   CHECK(has_note(r, "Theorem IV.1"));
   CHECK(has_note(r, "fractional bits"));
-  CHECK(has_note(r, "NON-PRIVATE baselines"));
-  CHECK(has_note(r, "Opt = 0.9 (candidate 3"));
-  double mean = 0;
-  for (int i = 0; i < 10; ++i) mean += quality(i) / 10;
-  std::ostringstream rand_guess;
-  rand_guess.precision(4);
-  rand_guess << "RandGuess = " << mean;
-  CHECK(has_note(r, rand_guess.str()));
+  CHECK(has_note(r,
+                 "threat model: honest-but-curious server colluding with up to floor(gamma "
+                 "n) = 1 clients"));
+  // Baselines: one trial per candidate with its whole-data utility, marked sensitive (the host
+  // writes them only to trials.SENSITIVE.csv on opt-in), non-private and labelled.
+  CHECK(r.trials_sensitive);
+  REQUIRE(r.trials.size() == 10);
+  for (const auto& t : r.trials) {
+    CAPTURE(t.id);
+    CHECK(t.params.get_int("c") == static_cast<std::int64_t>(t.id));
+    CHECK(t.utility_mean == doctest::Approx(quality(t.params.get_int("c"))));
+    CHECK(std::isinf(t.privacy.epsilon));
+    CHECK(t.privacy.delta == 1.0);
+    CHECK(t.privacy.derivation == "non-private baseline (not covered by the guarantee)");
+  }
+  CHECK(has_note(r,
+                 "non-private baselines (not covered by the guarantee), written only as "
+                 "trials marked sensitive"));
+  CHECK_FALSE(has_note(r, "Opt ="));
+  CHECK_FALSE(has_note(r, "RandGuess ="));
+}
+
+TEST_CASE("dp_hype tuner: without baselines nothing per candidate or per client is released") {
+  Loaded plugin;
+  FakeContext context(21);
+  auto tuner = plugin.tuner({{"clients", std::int64_t{12}}, {"k", std::int64_t{2}}});
+  const auto r = tuner->tune(context);
+  CHECK(r.trials.empty());
+  CHECK_FALSE(r.trials_sensitive);
+  CHECK(context.evaluator_.whole_requests == 0);
+  CHECK(r.series.empty());
 }
 
 TEST_CASE(
@@ -162,7 +198,8 @@ TEST_CASE(
                                {"xi", 0.2},
                                {"dropouts", std::int64_t{4}}});
     const auto r = tuner->tune(context);
-    CHECK(r.guarantee->epsilon == doctest::Approx(1.0).epsilon(1e-6));  // 16 = (1 - ξ) n survive
+    // h = 20 − ⌊0.05 · 20⌋ − ⌊0.2 · 20⌋ = 15; 16 survive, at most 1 of them colludes: 15 honest.
+    CHECK(r.guarantee->epsilon == doctest::Approx(1.0).epsilon(1e-6));
     CHECK(has_note(r, "16 of 20 clients in the sum"));
     CHECK_FALSE(has_note(r, "WARNING"));
   }
@@ -173,7 +210,7 @@ TEST_CASE(
                                {"xi", 0.0},
                                {"dropouts", std::int64_t{4}}});
     const auto r = tuner->tune(context);
-    CHECK(r.guarantee->epsilon > 1.05);  // never under-report: σ_eff = σ √(16/20)
+    CHECK(r.guarantee->epsilon > 1.05);  // never under-report: σ_h = σ √(15/19)
     CHECK(has_note(r, "WARNING"));
   }
 }
@@ -286,4 +323,129 @@ TEST_CASE("dp_hype tuner: simulation series follow Figure 2's panels (curves per
   // Clearly separated losses and 40 unanimous voters: a good candidate always wins at sigma_loss
   // 0.2.
   CHECK(trial_accuracy(1, 0.2, 1) == 1.0);
+}
+
+TEST_CASE("dp_hype tuner: the printed epsilon is the closed form of the honest survivors' noise") {
+  // Independently of the tuner's σ: the per-client standard deviation is the noise multiplier it
+  // asked the mechanism for times √(2k); at most ⌊γn⌋ survivors collude, so the noise the server
+  // cannot subtract has variance (survivors − ⌊γn⌋) · (m √(2k))², and Theorem III.1 + I.1 give
+  // ε = min_α α k / v + log((α−1)/α) − (log δ + log α)/(α − 1).
+  Loaded plugin;
+  const std::size_t k = 2;
+  struct Setting {
+    std::int64_t clients;
+    double gamma, xi;
+    std::int64_t dropouts;
+    std::size_t honest_survivors;
+  };
+  double previous_multiplier = 0;
+  for (const Setting& s : {Setting{20, 0.0, 0.0, 0, 20}, Setting{20, 0.1, 0.0, 0, 18},
+                           Setting{20, 0.2, 0.0, 0, 16}, Setting{40, 0.1, 0.1, 2, 34}}) {
+    CAPTURE(s.clients);
+    CAPTURE(s.gamma);
+    FakeContext context(41);
+    auto tuner = plugin.tuner({{"clients", s.clients},
+                               {"k", static_cast<std::int64_t>(k)},
+                               {"secagg_corrupt_rate", s.gamma},
+                               {"xi", s.xi},
+                               {"dropouts", s.dropouts}});
+    const auto r = tuner->tune(context);
+    const double share = context.requested_noise_multiplier * std::sqrt(2.0 * k);
+    const double variance = static_cast<double>(s.honest_survivors) * share * share;
+    REQUIRE(r.guarantee.has_value());
+    CHECK(r.guarantee->epsilon ==
+          doctest::Approx(dphype_test::closed_form_epsilon(k, variance, 1e-5)).epsilon(1e-4));
+    if (s.dropouts == 0) {
+      // No dropouts: the honest noise meets the target exactly, and more colluders cost more
+      // noise per client (monotone in γ).
+      CHECK(r.guarantee->epsilon == doctest::Approx(1.0).epsilon(1e-6));
+      CHECK(context.requested_noise_multiplier > previous_multiplier);
+      previous_multiplier = context.requested_noise_multiplier;
+    } else {
+      CHECK(r.guarantee->epsilon < 1.0);  // 2 of the 4 tolerated dropouts happened
+    }
+    if (s.gamma == 0.0) {
+      // γ = 0, ξ = 0: per-client σ / (√(2k) √n) and ε = 1, as before the collusion fix.
+      dphype_test::PaperAccountant accountant;
+      const double sigma = dphype::calibrate_sigma(accountant, 1.0, 1e-5, k).noise;
+      CHECK(context.requested_noise_multiplier ==
+            doctest::Approx(sigma / (std::sqrt(2.0 * k) * std::sqrt(20.0))));
+    }
+  }
+  // A threat model with no honest share left is a configuration error.
+  CHECK_THROWS_AS(
+      plugin.tuner({{"clients", std::int64_t{10}}, {"secagg_corrupt_rate", 0.5}, {"xi", 0.5}}),
+      dptune::Error);
+}
+
+namespace {
+// Everything of a TuningResult that the host makes public without the SENSITIVE opt-in, except the
+// DP outputs (the noisy vote vector, the selected candidate and its noisy vote count).
+std::vector<std::string> public_non_dp_fields(const dptune::TuningResult& r) {
+  std::vector<std::string> out;
+  for (const auto& n : r.notes)
+    if (n.rfind("noisy vote vector", 0) != 0 && n.rfind("selected candidate", 0) != 0)
+      out.push_back("note: " + n);
+  if (r.guarantee)
+    out.push_back("guarantee: " + std::to_string(r.guarantee->epsilon) + " " +
+                  std::to_string(r.guarantee->delta) + " " + r.guarantee->derivation);
+  if (r.selected) {
+    out.push_back("selected.utility: " + std::to_string(r.selected->utility_mean) + " " +
+                  std::to_string(r.selected->utility_min) + " " +
+                  std::to_string(r.selected->utility_max) + " " +
+                  std::to_string(r.selected->repetitions));
+    out.push_back("selected.epsilon: " + std::to_string(r.selected->privacy.epsilon));
+  }
+  out.push_back("trials_sensitive: " + std::to_string(r.trials_sensitive));
+  out.push_back("trials_count: " + std::to_string(r.trials.size()));
+  if (!r.trials_sensitive)
+    for (const auto& t : r.trials) out.push_back("trial: " + std::to_string(t.utility_mean));
+  out.push_back("series: " + std::to_string(r.series.size()));
+  return out;
+}
+}  // namespace
+
+TEST_CASE("dp_hype tuner: a neighbouring federation changes only the DP outputs") {
+  // Same seed (same noise, tie-breaks, dropouts); client 0's data replaced and every whole-data
+  // (baseline) utility moved.  Every public field but the noisy votes and the argmax must match.
+  Loaded plugin;
+  const dptune::Params params{
+      {"clients", std::int64_t{16}}, {"k", std::int64_t{3}}, {"xi", 0.125},
+      {"dropouts", std::int64_t{1}}, {"epsilon", 4.0},       {"baselines", true}};
+  FakeContext d(51), neighbour(51);
+  neighbour.evaluator_.replace_client0 = true;
+  neighbour.evaluator_.whole_shift = 0.05;
+  const auto r = plugin.tuner(params)->tune(d);
+  const auto r2 = plugin.tuner(params)->tune(neighbour);
+  const auto a = public_non_dp_fields(r), b = public_non_dp_fields(r2);
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CAPTURE(a[i]);
+    CHECK(a[i] == b[i]);
+  }
+  // The neighbour did change the DP output (the vote vector), and the sensitive baselines.
+  CHECK(r.notes != r2.notes);
+  REQUIRE(r.trials.size() == 10);  // one per candidate
+  REQUIRE(r2.trials.size() == 10);
+  CHECK(r.trials[0].utility_mean != r2.trials[0].utility_mean);
+}
+
+TEST_CASE("dp_hype tuner: with the project's rdp accountant the honest-noise epsilon is printed") {
+  // dp_hype_digits_iid's privacy setting (n = 50, k = 5, ε = 1, δ = 1e-5, γ = 0.05) on the fake
+  // federation: ⌊2.5⌋ = 2 colluders, h = 48.  The printed ε is the rdp accountant's price of the
+  // 48 honest shares (≤ 1, and the closed form up to the accountant's order grid); main printed
+  // 1.000 for all 50 shares, whose honest part was worth ≈ 1.023.
+  Loaded plugin;
+  FakeContext context(61);
+  context.use_rdp_plugin = true;
+  auto tuner = plugin.tuner({{"clients", std::int64_t{50}}, {"k", std::int64_t{5}}});
+  const auto r = tuner->tune(context);
+  const double share = context.requested_noise_multiplier * std::sqrt(10.0);
+  const double closed = dphype_test::closed_form_epsilon(5, 48 * share * share, 1e-5);
+  REQUIRE(r.guarantee.has_value());
+  CHECK(r.guarantee->accountant == "rdp");
+  CHECK(r.guarantee->epsilon <= 1.0 + 1e-9);
+  CHECK(r.guarantee->epsilon >= closed - 1e-9);
+  CHECK(r.guarantee->epsilon == doctest::Approx(closed).epsilon(5e-3));
+  CHECK(closed == doctest::Approx(1.0).epsilon(5e-3));
 }

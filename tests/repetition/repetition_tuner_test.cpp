@@ -183,6 +183,38 @@ TEST_CASE("repetition: logarithmic K, the guarantee is RepeatAndSelect of the ba
   CHECK(ran);
 }
 
+TEST_CASE("repetition: the scoring event is stated for the trainers' neighbouring relation") {
+  // A replace-one trainer (sampling without replacement): the host's utility sensitivity bounds a
+  // replaced record too, so the Laplace leaf is stated for replace-one, not converted by group
+  // privacy (which would double its epsilon).
+  Loaded plugin;
+  FakeContext context(7, grid_space());
+  const auto wor = [](const Params& c) {
+    return DpEvent::self_composed(
+        DpEvent::sampled_without_replacement(1000, 100, DpEvent::gaussian(c.get_double("sigma"))),
+        20);
+  };
+  context.evaluator_.event = wor;
+  const auto r = plugin.tuner({{"mean", 5.0}})->tune(context);
+  Params one, two;
+  one.set("sigma", 1.0);
+  two.set("sigma", 2.0);
+  const DpEvent trainers = DpEvent::one_of({wor(one), wor(two)});
+  const double want =
+      context.accountant_
+          .epsilon(DpEvent::repeat_and_select(
+                       DpEvent::composed({trainers, DpEvent::replace_one(DpEvent::laplace(10.0))}),
+                       5.0, 0.0),
+                   1e-5)
+          .epsilon;
+  CHECK(r.guarantee->epsilon == want);
+  CHECK(want < context.accountant_
+                   .epsilon(DpEvent::repeat_and_select(
+                                DpEvent::composed({trainers, DpEvent::laplace(10.0)}), 5.0, 0.0),
+                            1e-5)
+                   .epsilon);
+}
+
 TEST_CASE("repetition: public_validation scores exactly and says what it assumes") {
   Loaded plugin;
   FakeContext context(7, grid_space());

@@ -97,7 +97,9 @@ TEST_CASE(
         CHECK(predicted.to_string().rfind("{self_composed: {count: ", 0) == 0);
         CHECK(predicted.to_string().find("{poisson_sampled: {rate: 0.042") != std::string::npos);
       } else {
-        CHECK(predicted.to_string().rfind("{gaussian: {noise_multiplier: ", 0) == 0);
+        // Output perturbation's Δ₂ = 2/(nλ) is a replace-one sensitivity.
+        CHECK(predicted.to_string().rfind("{replace_one: {event: {gaussian: {noise_multiplier: ",
+                                          0) == 0);
       }
       // evaluate(): two repetitions, each train() must report exactly `predicted` (the evaluator
       // throws otherwise), priced at the target.

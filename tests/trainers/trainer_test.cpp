@@ -35,11 +35,12 @@ TEST_CASE("dp_sgd: schedule and event of paper 000 Alg. 3") {
   s = dp_schedule(200, o);
   CHECK(dp_sgd_event(s, DpEvent::gaussian(2.0)) ==
         DpEvent::self_composed(DpEvent::poisson_sampled(0.05, DpEvent::gaussian(2.0)), 60));
-  // Sensitivity of the summed clipped gradients: 2L replace-one (Alg. 3's 2L), L add/remove.
+  // σ is noise stddev ÷ L for both samplings (the Opacus / TF Privacy convention): the noise
+  // scale is L; the replace-one factor 2 of fixed-size lots (Alg. 3's 2L) is the accountant's.
   o.clipping_norm = 0.7;
   CHECK(dp_step_sensitivity(o) == 0.7);
   o.sampling = Sampling::WithoutReplacement;
-  CHECK(dp_step_sensitivity(o) == 1.4);
+  CHECK(dp_step_sensitivity(o) == 0.7);
 }
 
 TEST_CASE("dp_sgd / dp_adam plugins: the run's event is the composition of its noisy steps") {
@@ -66,7 +67,7 @@ TEST_CASE("dp_sgd / dp_adam plugins: the run's event is the composition of its n
       const bool poisson = std::string(sampling) == "poisson";
       // What the run did: one noisy release per step, each of the same sampled Gaussian.
       CHECK(recorder->calls == 2 * 7);  // ⌈103 / 16⌉ = 7 steps per epoch
-      for (double s : recorder->sensitivities) CHECK(s == (poisson ? 0.5 : 1.0));
+      for (double s : recorder->sensitivities) CHECK(s == 0.5);  // stddev σ · L either way
       const DpEvent step =
           poisson ? DpEvent::poisson_sampled(16.0 / 103, DpEvent::gaussian(1.3))
                   : DpEvent::sampled_without_replacement(103, 16, DpEvent::gaussian(1.3));
@@ -136,8 +137,8 @@ TEST_CASE("output_perturbation: Δ₂ = 2L / (γ B c_min), L = 2 (Wu et al. 2017
   REQUIRE(recorder);
   CHECK(recorder->calls == 1);
   CHECK(recorder->sensitivities[0] == doctest::Approx(4.0 / (0.05 * 200)));
-  CHECK(trained.event == DpEvent::gaussian(0.8));
-  CHECK(t->event(200) == DpEvent::gaussian(0.8));
+  CHECK(trained.event == DpEvent::replace_one(DpEvent::gaussian(0.8)));
+  CHECK(t->event(200) == DpEvent::replace_one(DpEvent::gaussian(0.8)));
   // Without noise (recorder adds none) the projected SGD solves the problem: blobs are separable.
   CHECK(trainer_tests::accuracy(data, trained.model->predict(data)) > 0.9);
   // The iterate stays in the ball of radius 1/γ (γ = 0.05, so the projection is active).
@@ -164,7 +165,7 @@ TEST_CASE("output_perturbation: multiclass one-vs-rest, released with √K Δ₂
   });
   const TrainedModel trained = t->train(train, ctx);
   REQUIRE(recorder);
-  CHECK(trained.event == DpEvent::gaussian(1.5));
+  CHECK(trained.event == DpEvent::replace_one(DpEvent::gaussian(1.5)));
   // B = ⌈450/16⌉ = 29 batches, c_min = ⌊450/29⌋ = 15: Δ₂ = 4 / (0.01 · 29 · 15), times √3.
   CHECK(recorder->sensitivities[0] == doctest::Approx(std::sqrt(3.0) * 4.0 / (0.01 * 435)));
   // (The model's class lives in the plugin: identified by its description, not dynamic_cast.)

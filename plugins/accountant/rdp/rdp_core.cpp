@@ -327,6 +327,8 @@ class Costing {
         return one_of(e, orders);
       case K::RepeatUntilAccepted:
         return repeat_until_accepted(e, orders);
+      case K::ReplaceOne:  // removed by restated_for before any costing
+        throw PrivacyError("internal: a replace_one event reached the costing unrestated");
     }
     throw PrivacyError("unknown event kind");
   }
@@ -640,9 +642,50 @@ std::string Accountant::unsupported_reason(const DpEvent& event) const {
   }
 }
 
+namespace {
+/// True when `e` has a noise or privacy leaf stated for add/remove (outside every replace_one).
+bool has_add_remove_leaf(const DpEvent& e) {
+  switch (e.kind()) {
+    case K::NoOp:
+    case K::NonPrivate:
+    case K::ReplaceOne:
+      return false;
+    case K::Gaussian:
+    case K::Laplace:
+    case K::PureDp:
+    case K::ApproxDp:
+    case K::Zcdp:
+      return true;
+    case K::Composed:
+    case K::OneOf:
+      return std::any_of(e.events().begin(), e.events().end(), has_add_remove_leaf);
+    default:
+      return has_add_remove_leaf(e.inner());
+  }
+}
+
+/// The event restated for the one relation its guarantee holds for (dp_event.hpp), and a note
+/// that says which relation and how add/remove parts were converted.
+DpEvent for_its_relation(const DpEvent& event, std::string& note) {
+  const Neighbouring relation = neighbouring_of(event);
+  DpEvent raw = restated_for(event, relation);
+  note = std::string(to_string(relation)) + " neighbours";
+  if (relation == Neighbouring::ReplaceOne && has_add_remove_leaf(event))
+    note +=
+        " (a part stated for add/remove, e.g. a noise multiplier relative to a clipping norm, is "
+        "restated by group privacy of size 2: sensitivity x2, eps x2, (eps, delta) -> (2 eps, "
+        "(1 + e^eps) delta))";
+  return raw;
+}
+}  // namespace
+
 Accountant::Cost Accountant::cost(const DpEvent& event) const {
+  std::string relation_note;
+  const DpEvent raw = for_its_relation(event, relation_note);
   Costing costing(options_);
-  return costing.cost(event, options_.orders);
+  Cost c = costing.cost(raw, options_.orders);
+  c.notes.insert(c.notes.begin(), relation_note);
+  return c;
 }
 
 PrivacyGuarantee Accountant::epsilon(const DpEvent& event, double delta) const {
@@ -683,7 +726,8 @@ PrivacyGuarantee Accountant::epsilon(const DpEvent& event, double delta) const {
     how = "pure DP bound (valid for every delta >= 0)";
   }
   if (options_.analytic_gaussian && rest_delta > 0) {
-    if (const auto s = composed_gaussian_multiplier(event)) {
+    std::string unused;
+    if (const auto s = composed_gaussian_multiplier(for_its_relation(event, unused))) {
       const double eps = analytic_gaussian_epsilon(*s, rest_delta);
       if (eps < best) {
         best = eps;
@@ -749,7 +793,8 @@ PrivacyGuarantee Accountant::delta(const DpEvent& event, double epsilon) const {
       break;
   }
   if (options_.analytic_gaussian) {
-    if (const auto s = composed_gaussian_multiplier(event)) {
+    std::string unused;
+    if (const auto s = composed_gaussian_multiplier(for_its_relation(event, unused))) {
       const double d = analytic_gaussian_delta(*s, rest_eps);
       if (d < best) {
         best = d;

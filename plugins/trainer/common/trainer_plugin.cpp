@@ -115,8 +115,9 @@ ParamSchema dp_sgd_schema(Optimizer optimizer) {
       .min_exclusive(0)
       .default_to(optimizer == Optimizer::Adam ? 0.01 : 0.1)
       .add_float("noise_multiplier",
-                 "σ: Gaussian noise stddev σ · sensitivity on the summed clipped gradients "
-                 "(paper 000's 'noise variance' is σ²)")
+                 "σ = noise stddev ÷ clipping_norm on the summed clipped gradients, for both "
+                 "samplings (Opacus / TF Privacy convention); fixed-size lots are priced for "
+                 "replace-one neighbours (sensitivity 2 L), so paper 000's σ is σ/2")
       .min(0)
       .default_to(1.0)
       .add_float("clipping_norm", "L, per-example gradient clipping norm")
@@ -164,7 +165,10 @@ DpSgdTrainer::DpSgdTrainer(const Params& p, Optimizer optimizer)
 }
 
 DpEvent DpSgdTrainer::event(std::size_t train_rows) const {
-  if (target_.active()) return target_.event();
+  // The target guarantee holds for the relation the sampling's theorem is stated for.
+  if (target_.active())
+    return options_.sampling == Sampling::Poisson ? target_.event()
+                                                  : DpEvent::replace_one(target_.event());
   return dp_sgd_event(dp_schedule(train_rows, options_),
                       DpEvent::gaussian(options_.noise_multiplier));
 }

@@ -129,9 +129,7 @@ DpEvent dp_sgd_event(const DpSchedule& s, DpEvent step_event) {
   return DpEvent::self_composed(std::move(sampled), s.steps);
 }
 
-double dp_step_sensitivity(const DpSgdOptions& o) {
-  return o.sampling == Sampling::Poisson ? o.clipping_norm : 2.0 * o.clipping_norm;
-}
+double dp_step_sensitivity(const DpSgdOptions& o) { return o.clipping_norm; }
 
 void train_dp_sgd(Network& network, const Dataset& data, const DpSgdOptions& o,
                   RandomBitGenerator& rng, const NoiseFunction& noise) {

@@ -89,11 +89,12 @@ DpSchedule dp_schedule(std::size_t n, const DpSgdOptions& options);
 /// SelfComposed(PoissonSampled(q, step), steps).
 DpEvent dp_sgd_event(const DpSchedule& schedule, DpEvent step_event);
 
-/// L2 sensitivity of one step's sum of clipped gradients under the sampling's neighbouring
-/// relation: 2L for sampling without replacement (replace-one neighbours: one clipped gradient of
-/// norm ≤ L is swapped for another, paper 000 Alg. 3's noise "2L/m · N(0, σ² I)" on the mean), L
-/// for Poisson sampling (add/remove-one neighbours, Abadi et al. 2016).  The Gaussian(σ) step event
-/// is relative to this sensitivity: noise stddev σ · sensitivity on the sum.
+/// L2 scale of one step's noise on the sum of clipped gradients: the clipping norm L, for both
+/// samplings, so that σ is noise stddev ÷ L everywhere (the Opacus / TF Privacy convention; the
+/// Gaussian(σ) step event is stated for add/remove neighbours, dp_event.hpp).  With fixed-size lots
+/// the neighbours are replace-one (one clipped gradient of norm ≤ L swapped for another, so the
+/// sum moves by up to 2L: paper 000 Alg. 3's "2L/m · N(0, σ² I)"); the accountant applies that
+/// factor 2 when it prices sampled_without_replacement, so paper 000's σ is noise_multiplier / 2.
 double dp_step_sensitivity(const DpSgdOptions& options);
 
 /// Adds the mechanism's noise to the summed clipped gradient (in place), given the L2 sensitivity.

@@ -61,13 +61,15 @@ class OutputPerturbation final : public dptune::Trainer {
     auto noise = tr::mechanism_noise(mechanism, context.rng());
     noise(weights, tr::output_perturbation_joint_sensitivity(data.rows, options_.regularization,
                                                              options_.batch_size, classes));
-    // Gaussian(σ) relative to the joint sensitivity: the mechanism's own claim, checked above.
+    // Gaussian(σ) relative to the joint sensitivity (the mechanism's own claim, checked above),
+    // which Chaudhuri et al. 2011 / Wu et al. 2017 derive for replace-one neighbours.
     return {std::make_shared<tr::OutputPerturbationModel>(std::move(weights), classes),
-            mechanism->event()};
+            dptune::DpEvent::replace_one(mechanism->event())};
   }
 
   dptune::DpEvent event(std::size_t) const override {
-    return target_.active() ? target_.event() : dptune::DpEvent::gaussian(sigma_);
+    return target_.active() ? dptune::DpEvent::replace_one(target_.event())
+                            : released_event(sigma_);
   }
 
   /// Gaussian(σ*) in target-ε mode: the release is one Gaussian mechanism whatever n is (n enters
@@ -75,7 +77,12 @@ class OutputPerturbation final : public dptune::Trainer {
   dptune::DpEvent exact_event(std::size_t train_rows, const dptune::Accountant& accountant,
                               double delta) const override {
     if (!target_.active()) return event(train_rows);
-    return dptune::DpEvent::gaussian(calibrated_sigma(train_rows, accountant, delta));
+    return released_event(calibrated_sigma(train_rows, accountant, delta));
+  }
+
+  /// One Gaussian release with multiplier σ relative to the replace-one sensitivity 2/(nλ).
+  static dptune::DpEvent released_event(double sigma) {
+    return dptune::DpEvent::replace_one(dptune::DpEvent::gaussian(sigma));
   }
 
   double calibrated_sigma(std::size_t, const dptune::Accountant& accountant,
@@ -84,7 +91,7 @@ class OutputPerturbation final : public dptune::Trainer {
     // Keyed with rows 0: σ* of Gaussian(σ) does not depend on n.
     return cache_.sigma(0, delta, accountant, [&] {
       return dptune::calibrate_noise(
-                 accountant, [](double s) { return dptune::DpEvent::gaussian(s); }, target_.epsilon,
+                 accountant, [](double s) { return released_event(s); }, target_.epsilon,
                  delta, tr::calibration_options())
           .noise;
     });

@@ -6,9 +6,15 @@
 //  shard
 //    (DataScope::client(j, n): iid or Dirichlet, each with its own train/validation split) and rank
 //    them by local validation utility; ties are broken by a random order (Algorithm 1, lines 2-8).
-//  * Each client adds N(0, σ²/((1−ξ)n)) per entry through the pipeline's mechanism (line 9 and
-//    Appendix A-A); the noisy votes meet only inside secure aggregation (Bonawitz et al. 2017, see
+//  * Each client adds N(0, σ²/h) per entry through the pipeline's mechanism (line 9), h = n − ⌊γn⌋
+//    − ⌊ξn⌋ the honest survivors the threat model guarantees (γ = secagg_corrupt_rate clients may
+//    collude with the server and subtract their own noise; ξn may drop out: Appendix A-A); the
+//    noisy votes meet only inside secure aggregation (Bonawitz et al. 2017, see
 //    include/dp_hype/secagg.hpp); the server takes the argmax (lines 11-12).
+//  * Released: the argmax, the noisy vote vector (the Gaussian mechanism's output, which the
+//    guarantee covers) and notes that depend on the configuration alone.  `baselines: true`
+//    evaluates every candidate non-privately; those utilities go only into trials marked
+//    sensitive (trials.SENSITIVE.csv on opt-in), never into `selected` or the notes.
 //  * σ from (ε, δ, k): the pipeline's accountant on Gaussian(σ/√(2k)) (Lemma III.1, Theorem III.1,
 //    Theorem I.1 with the rdp accountant), or, labelled, the analytic Gaussian (Balle & Wang 2018).
 //  * `simulate: true` reproduces §IV-B / Figure 2 without training.
@@ -34,6 +40,8 @@ std::string fmt(double x, int digits = 6) {
   return s.str();
 }
 
+constexpr const char* kBaselineLabel = "non-private baseline (not covered by the guarantee)";
+
 class DpHype final : public dptune::Tuner {
  public:
   explicit DpHype(const Params& p) : p_(p) {
@@ -45,6 +53,9 @@ class DpHype final : public dptune::Tuner {
     dptune::parse_number_list(p.get_string("sim_candidates"), "dp_hype: sim_candidates");
     if (p.get_int("dropouts") >= p.get_int("clients"))
       throw dptune::InvalidArgument("dp_hype: dropouts must be < clients");
+    // At least one honest noise share must survive the worst case (throws InvalidArgument).
+    dphype::guaranteed_honest_noise_shares(static_cast<std::size_t>(p.get_int("clients")),
+                                           p.get_double("xi"), p.get_double("secagg_corrupt_rate"));
   }
 
   static dptune::ParamSchema schema() {
@@ -59,7 +70,9 @@ class DpHype final : public dptune::Tuner {
         .add_int("clients", "number of clients n (data shards DataScope::client(j, n))")
         .min(2)
         .default_to(int64_t{50})
-        .add_float("xi", "tolerated dropout fraction: each client adds N(0, sigma^2/((1-xi) n))")
+        .add_float("xi",
+                   "tolerated dropout fraction: each client adds N(0, sigma^2 / h), h = n - "
+                   "floor(secagg_corrupt_rate n) - floor(xi n) honest survivors")
         .min(0)
         .max_exclusive(1)
         .default_to(0.0)
@@ -81,7 +94,9 @@ class DpHype final : public dptune::Tuner {
         .one_of({"secagg_plus", "complete"})
         .default_to(std::string("secagg_plus"))
         .add_float("secagg_corrupt_rate",
-                   "secagg_plus: assumed fraction of clients colluding with the server")
+                   "assumed fraction gamma of clients colluding with the server: their noise is "
+                   "not counted (each client adds N(0, sigma^2 / h), h = n - floor(gamma n) - "
+                   "floor(xi n)), and the SecAgg+ graph and Shamir threshold are sized for them")
         .min(0)
         .max_exclusive(0.9)
         .default_to(0.05)
@@ -109,9 +124,9 @@ class DpHype final : public dptune::Tuner {
         .default_to(0.0)
         .add_bool(
             "baselines",
-            "also evaluate every candidate on the whole data NON-PRIVATELY: Opt, RandGuess and "
-            "the selected candidate's global utility (evaluation only, not covered by the "
-            "guarantee)")
+            "also evaluate every candidate on the whole data NON-PRIVATELY (paper 003's Opt and "
+            "RandGuess): written only as trials marked sensitive (output.sensitive_trials), "
+            "labelled non-private baseline, not covered by the guarantee")
         .default_to(false)
         .add_bool("simulate", "paper 003 Figure 2: simulated losses, no training")
         .default_to(false)
@@ -172,7 +187,9 @@ class DpHype final : public dptune::Tuner {
       throw dptune::ConfigError("dp_hype: k = " + std::to_string(kk) + " exceeds the " +
                                 std::to_string(p) + " candidates of the search space grid");
     const auto [sigma, how] = sigma_for(context, epsilon, kk);
-    const dphype::ClientNoise noise = dphype::client_noise(sigma, kk, clients, xi);
+    const double collusion = p_.get_double("secagg_corrupt_rate");
+    const std::size_t colluders = dphype::colluding_clients(clients, collusion);
+    const dphype::ClientNoise noise = dphype::client_noise(sigma, kk, clients, xi, collusion);
     auto mechanism = context.mechanism(Params{{"noise_multiplier", noise.noise_multiplier}});
     check_gaussian(*mechanism, noise.noise_multiplier);
 
@@ -210,7 +227,15 @@ class DpHype final : public dptune::Tuner {
     std::string graph_note;
     if (p_.get_string("secagg") == "complete") {
       options.degree = 0;
-      graph_note = "complete graph (Bonawitz et al. 2017), every pair of clients";
+      // Bonawitz et al. 2017: t above the colluders (and a majority), so the server and its
+      // colluders can never unmask one honest client.
+      if (options.threshold == 0)
+        options.threshold =
+            static_cast<std::uint32_t>(std::max(colluders + 1, (clients - 1) / 2 + 1));
+      graph_note =
+          "complete graph (Bonawitz et al. 2017), every pair of clients, Shamir "
+          "threshold t = " +
+          std::to_string(options.threshold);
     } else if (options.degree == 0) {
       // Sized for the larger of the assumed rate, the tolerated ξ and the simulated dropouts: with
       // more dropouts than the graph was sized for the protocol may abort (cleanly).
@@ -244,15 +269,23 @@ class DpHype final : public dptune::Tuner {
     const std::size_t survivors = aggregated.survivors.size();
     const std::size_t chosen = dphype::argmax(aggregated.noisy_votes);
 
-    // ---- guarantee: what the accountant proves for the noise that actually reached the sum
-    // -------
-    const double sigma_eff = dphype::effective_sigma(sigma, clients, survivors, xi);
+    // ---- guarantee: what the accountant proves for the noise the adversary cannot subtract ----
+    const double sigma_h = dphype::honest_sigma(noise.stddev, survivors, colluders);
+    if (!(sigma_h > 0))
+      throw dptune::PrivacyError(
+          "dp_hype: only " + std::to_string(survivors) + " clients survived and up to " +
+          std::to_string(colluders) +
+          " of them may collude with the server: no honest noise protects the votes, nothing is "
+          "released");
     dptune::PrivacyGuarantee g =
-        context.accountant().epsilon(dphype::event_for_sigma(sigma_eff, kk), context.delta());
+        context.accountant().epsilon(dphype::event_for_sigma(sigma_h, kk), context.delta());
     g.derivation = "DP-Hype (paper 003): the server sees the sum of " + std::to_string(survivors) +
                    " noisy vote vectors = Gaussian mechanism, L2 sensitivity sqrt(2k) = " +
-                   fmt(noise.sensitivity) + " (Lemma III.1), noise stddev " + fmt(sigma_eff) +
-                   " (noise multiplier " + fmt(sigma_eff / noise.sensitivity) +
+                   fmt(noise.sensitivity) + " (Lemma III.1); only the noise of the " +
+                   std::to_string(survivors - colluders) + " survivors outside the " +
+                   std::to_string(colluders) +
+                   " clients that may collude with the server is counted: noise stddev " +
+                   fmt(sigma_h) + " (noise multiplier " + fmt(sigma_h / noise.sensitivity) +
                    "), RDP alpha k / sigma^2 (Thm III.1); " + g.derivation;
 
     dptune::TuningResult result;
@@ -260,6 +293,7 @@ class DpHype final : public dptune::Tuner {
     selected.id = chosen;
     selected.params = candidates[chosen];
     selected.privacy = g;
+    // The DP release is the candidate alone: no utility of it was computed privately.
     selected.utility_mean = selected.utility_min = selected.utility_max =
         std::numeric_limits<double>::quiet_NaN();
     selected.repetitions = 0;
@@ -270,16 +304,24 @@ class DpHype final : public dptune::Tuner {
                     " candidates, k = " + std::to_string(kk) + ", target epsilon " + fmt(epsilon) +
                     " at delta " + fmt(context.delta()) + "; sigma = " + fmt(sigma) + " (" + how +
                     ")");
-    notes.push_back("per-client noise: N(0, sigma^2 / ((1 - xi) n)) per entry, stddev " +
-                    fmt(noise.stddev) + " (xi = " + fmt(xi) +
-                    "), through mechanism with sensitivity " + fmt(noise.sensitivity) +
-                    " and noise_multiplier " + fmt(noise.noise_multiplier));
-    if (sigma_eff + 1e-12 < sigma)
-      notes.push_back(
-          "WARNING: " + std::to_string(clients - survivors) +
-          " clients dropped, more than xi n = " + fmt(xi * static_cast<double>(clients)) +
-          ": the aggregated noise stddev is only " + fmt(sigma_eff) +
-          " and the guarantee above is correspondingly weaker than the target");
+    notes.push_back(
+        "threat model: honest-but-curious server colluding with up to floor(gamma n) = " +
+        std::to_string(colluders) + " clients (gamma = secagg_corrupt_rate = " + fmt(collusion) +
+        "; they know their own noise and can subtract it) and up to floor(xi n) = " +
+        std::to_string(dphype::tolerated_dropouts(clients, xi)) + " dropouts (xi = " + fmt(xi) +
+        "); only honest survivors' noise is counted: at least h = n - floor(gamma n) - "
+        "floor(xi n) = " +
+        std::to_string(noise.honest_shares) + " shares");
+    notes.push_back("per-client noise: N(0, sigma^2 / h) per entry, stddev " + fmt(noise.stddev) +
+                    ", through mechanism with sensitivity " + fmt(noise.sensitivity) +
+                    " and noise_multiplier " + fmt(noise.noise_multiplier) +
+                    " (any h honest shares sum to variance sigma^2)");
+    if (sigma_h + 1e-12 < sigma)
+      notes.push_back("WARNING: " + std::to_string(clients - survivors) +
+                      " clients dropped, more than floor(xi n) = " +
+                      std::to_string(dphype::tolerated_dropouts(clients, xi)) +
+                      ": the honest noise stddev is only " + fmt(sigma_h) +
+                      " and the guarantee above is correspondingly weaker than the target");
     std::string v =
         "noisy vote vector (what the server learns; candidate order = search space grid): [";
     for (std::size_t j = 0; j < p; ++j) v += (j ? ", " : "") + fmt(aggregated.noisy_votes[j], 5);
@@ -287,20 +329,7 @@ class DpHype final : public dptune::Tuner {
     notes.push_back("selected candidate " + std::to_string(chosen) + " " +
                     candidates[chosen].to_string() + " with " +
                     fmt(aggregated.noisy_votes[chosen], 5) + " noisy votes");
-    std::vector<double> gaps;
-    if (p_.get_double("gap") > 0)
-      gaps = {p_.get_double("gap")};
-    else
-      gaps = {static_cast<double>(clients) / 10, static_cast<double>(clients) / 4,
-              static_cast<double>(clients) / 2};
-    std::string bound =
-        "Theorem IV.1: Pr[a good candidate is picked | gap gamma] >= 1 - |H_bad| sigma "
-        "/ (gamma sqrt(pi)) exp(-gamma^2 / (4 sigma^2)), with |H_bad| <= " +
-        std::to_string(p - 1) + ", sigma = " + fmt(sigma_eff) + ":";
-    for (double gamma : gaps)
-      bound += " gamma = " + fmt(gamma) + " -> " +
-               fmt(dphype::success_lower_bound(p - 1, sigma_eff, gamma), 4) + ";";
-    notes.push_back(bound);
+    notes.push_back(theorem_iv1_note(p, sigma_h));
     notes.push_back(
         "secure aggregation (Bonawitz et al. 2017, pairwise X25519/ChaCha20 masks, double "
         "masking, Shamir threshold over GF(2^61-1)): " +
@@ -308,46 +337,78 @@ class DpHype final : public dptune::Tuner {
         graph_note + ", " + std::to_string(aggregated.bytes) +
         " bytes exchanged; fixed point with " + std::to_string(dphype::secagg::kFractionBits) +
         " fractional bits mod 2^64 (votes and noise encoded separately: the rounding, "
-        "|decoded - real sum| <= " + fmt(aggregated.rounding_bound, 3) +
-        " per entry, depends on the noise alone); threat model: "
-        "honest-but-curious server, dropouts after key exchange");
+        "|decoded - real sum| <= " +
+        fmt(aggregated.rounding_bound, 3) + " per entry, depends on the noise alone)");
     notes.push_back("per-client rankings and votes are not released");
 
     if (p_.get_bool("baselines")) {
-      context.progress().start("dp_hype: NON-PRIVATE baselines on the whole data", p);
-      std::vector<dptune::EvaluationRequest> requests;
-      for (const auto& c : candidates) {
-        dptune::EvaluationRequest r;
-        r.candidate = c;
-        r.private_run = false;
-        requests.push_back(std::move(r));
-      }
-      const auto evaluations = context.evaluator().evaluate(requests);
-      context.progress().advance(p, std::nullopt);
-      double best = -std::numeric_limits<double>::infinity(), sum = 0;
-      std::size_t best_index = 0;
-      for (std::size_t c = 0; c < p; ++c) {
-        sum += evaluations[c].utility_mean;
-        if (evaluations[c].utility_mean > best) best = evaluations[c].utility_mean, best_index = c;
-      }
-      selected.utility_mean = evaluations[chosen].utility_mean;
-      selected.utility_min = evaluations[chosen].utility_min;
-      selected.utility_max = evaluations[chosen].utility_max;
-      selected.repetitions = evaluations[chosen].request.repetitions;
+      result.trials = baseline_trials(context, candidates);
+      result.trials_sensitive = true;
       notes.push_back(
-          "NON-PRIVATE baselines for evaluation only (whole training data, not covered by "
-          "the guarantee): Opt = " +
-          fmt(best, 4) + " (candidate " + std::to_string(best_index) + " " +
-          candidates[best_index].to_string() + "), RandGuess = " +
-          fmt(sum / static_cast<double>(p), 4) + " (mean over candidates), DP-Hype's choice = " +
-          fmt(evaluations[chosen].utility_mean, 4));
+          "baselines: true: every candidate was also trained and scored on the whole training "
+          "data WITHOUT differential privacy (paper 003's Opt is their best, RandGuess their mean "
+          "utility); these are non-private baselines (not covered by the guarantee), written "
+          "only as trials marked sensitive (trials.SENSITIVE.csv with output.sensitive_trials: "
+          "true), the selected candidate's row has id " +
+          std::to_string(chosen));
     }
     result.selected = selected;
     return result;
   }
 
+  // Theorem IV.1 at the configured gaps (never the realised, data-dependent gap).
+  std::string theorem_iv1_note(std::size_t p, double sigma_h) const {
+    const double clients = static_cast<double>(n());
+    std::vector<double> gaps;
+    if (p_.get_double("gap") > 0)
+      gaps = {p_.get_double("gap")};
+    else
+      gaps = {clients / 10, clients / 4, clients / 2};
+    std::string bound =
+        "Theorem IV.1: Pr[a good candidate is picked | gap gamma] >= 1 - |H_bad| sigma "
+        "/ (gamma sqrt(pi)) exp(-gamma^2 / (4 sigma^2)), with |H_bad| <= " +
+        std::to_string(p - 1) + ", sigma = " + fmt(sigma_h) + ":";
+    for (double gamma : gaps)
+      bound += " gamma = " + fmt(gamma) + " -> " +
+               fmt(dphype::success_lower_bound(p - 1, sigma_h, gamma), 4) + ";";
+    return bound;
+  }
+
+  // Paper 003 §V-B's non-private baselines: every candidate on the whole training data.  Each
+  // trial carries the evaluator's "no guarantee" (ε = ∞, δ = 1), so the host never prints an ε
+  // beside it, and the label below; the caller marks them sensitive.
+  std::vector<dptune::Trial> baseline_trials(dptune::TunerContext& context,
+                                             const std::vector<Params>& candidates) const {
+    context.progress().message("dp_hype: non-private baselines on the whole data");
+    std::vector<dptune::EvaluationRequest> requests;
+    for (const auto& c : candidates) {
+      dptune::EvaluationRequest r;
+      r.candidate = c;
+      r.private_run = false;
+      requests.push_back(std::move(r));
+    }
+    const auto evaluations = context.evaluator().evaluate(requests);
+    std::vector<dptune::Trial> trials;
+    for (std::size_t c = 0; c < candidates.size(); ++c) {
+      dptune::Trial t;
+      t.id = c;
+      t.params = candidates[c];
+      t.privacy.epsilon = std::numeric_limits<double>::infinity();
+      t.privacy.delta = 1;
+      t.privacy.accountant = "none";
+      t.privacy.derivation = kBaselineLabel;
+      t.utility_mean = evaluations[c].utility_mean;
+      t.utility_min = evaluations[c].utility_min;
+      t.utility_max = evaluations[c].utility_max;
+      t.repetitions = evaluations[c].request.repetitions;
+      t.seconds = evaluations[c].seconds;
+      trials.push_back(std::move(t));
+    }
+    return trials;
+  }
+
   static void check_gaussian(const dptune::Mechanism& mechanism, double noise_multiplier) {
-    const dptune::DpEvent e = mechanism.event();
+    const dptune::DpEvent e = mechanism.event();  // one release, multiplier relative to Δ
     if (e.kind() != dptune::DpEvent::Kind::Gaussian ||
         std::abs(e.noise_multiplier() - noise_multiplier) > 1e-9 * noise_multiplier)
       throw dptune::ConfigError(
@@ -465,6 +526,10 @@ class DpHype final : public dptune::Tuner {
         " clients, " + std::to_string(p_.get_int("repetitions")) +
         " repetitions per setting; trials hold one row per setting with "
         "utility_mean = accuracy (fraction of runs that picked a good candidate)");
+    result.notes.push_back(
+        "simulation: the aggregate gets N(0, sigma^2), the honest noise a deployment guarantees; "
+        "a federated run adds N(0, sigma^2 / h) per client (h = n - floor(gamma n) - floor(xi n) "
+        "honest survivors), so its sum carries a little more noise than simulated");
     result.notes.push_back(
         "csv: candidates,good,sigma_loss,k,epsilon,sigma,accuracy,theorem_iv1_mean_bound,mean_gap");
     std::size_t settings = 0;

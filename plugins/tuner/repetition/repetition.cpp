@@ -191,7 +191,7 @@ class Repetition final : public dptune::Tuner {
     if (simulate_) return simulate(context, set);
     // Everything that can refuse (the scored utility's sensitivity, the accountant) is settled
     // here, before the first run.
-    const Scoring score = scoring(context);
+    const Scoring score = scoring(context, set.base);
     if (score.noisy) {
       set.base = DpEvent::composed({set.base, score.event});
       const std::string why = context.accountant().unsupported_reason(set.base);
@@ -237,7 +237,16 @@ class Repetition final : public dptune::Tuner {
     std::string statement;     // what the guarantee assumes about the scored split
   };
 
-  Scoring scoring(dptune::TunerContext& context) const {
+  /// laplace(multiplier), stated for the relation of `trainer_base` (replace_one when the trainers'
+  /// guarantee is replace-one, e.g. sampling without replacement; add/remove otherwise).
+  static DpEvent scoring_event(double multiplier, const DpEvent& trainer_base) {
+    const DpEvent leaf = DpEvent::laplace(multiplier);
+    return dptune::neighbouring_of(trainer_base) == dptune::Neighbouring::ReplaceOne
+               ? DpEvent::replace_one(leaf)
+               : leaf;
+  }
+
+  Scoring scoring(dptune::TunerContext& context, const DpEvent& trainer_base) const {
     Scoring s;
     if (!private_scoring_) {
       s.statement =
@@ -261,8 +270,10 @@ class Repetition final : public dptune::Tuner {
                                 ", not a positive number");
     s.noisy = true;
     s.scale = delta_u / score_epsilon_;
-    // DpEvent::laplace takes the noise multiplier b / Δ = 1 / ε_score.
-    s.event = DpEvent::laplace(s.scale / delta_u);
+    // DpEvent::laplace takes the noise multiplier b / Δ = 1 / ε_score.  The host's Δ bounds a
+    // replaced, added or removed record alike, so the leaf holds for either relation: stated for
+    // the trainers' relation, it composes with them without a group-privacy conversion.
+    s.event = scoring_event(s.scale / delta_u, trainer_base);
     s.statement = "scoring: private: every run's score on the held-out split (" +
                   std::to_string(sizes.scored) + " rows) gets Laplace noise of scale " +
                   fmt(s.scale) + " = " + fmt(delta_u) + " / " + fmt(score_epsilon_) +

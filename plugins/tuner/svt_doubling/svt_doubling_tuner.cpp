@@ -244,8 +244,11 @@ class SvtDoubling final : public dptune::Tuner {
         svt::laplace_scales(kk, epsilon, protect ? *util_sens.per_record : 0.0);
 
     // ---- the events, data-independent: priced now so a refusing accountant fails before training
-    const DpEvent svt_event =
-        DpEvent::self_composed(DpEvent::pure_dp(epsilon), static_cast<std::int64_t>(t_max));
+    // Each iteration is ϵ-DP for replace-one neighbours (paper 002, Lemma 2: one record moves one
+    // of the k parts, so u_s by 1/k): the event says so, and the accountant then refuses a
+    // trainer whose own theorem is add/remove only (Poisson lots) instead of mixing relations.
+    const DpEvent svt_event = DpEvent::replace_one(
+        DpEvent::self_composed(DpEvent::pure_dp(epsilon), static_cast<std::int64_t>(t_max)));
     EventSet finals;  // the final training's event, over every candidate s* could be
     std::vector<DpEvent> final_of(m);
     for (std::size_t c = 0; c < m; ++c) {
@@ -279,19 +282,29 @@ class SvtDoubling final : public dptune::Tuner {
         const DpEvent e = DpEvent::composed(std::move(per_candidate));
         parts.emplace(e.to_string(), e);
       }
-    auto total_event = [&](const DpEvent& part, const DpEvent& final_event) {
+    // The whole run as one event, priced once (the maximum of separately converted ε is not a
+    // bound where the candidates' RDP curves cross): the SVT loop, then (parallel
+    // composition: each record lies in one part) the worst part's trainings, then the training
+    // of whichever candidate is selected: adaptive composition with the pointwise worst RDP
+    // curve, i.e. one_of over the possible parts and finals.
+    const DpEvent total = [&] {
       std::vector<DpEvent> events{svt_event};
-      if (private_parts) events.push_back(part);
-      events.push_back(final_event);
+      auto one_of_set = [](const EventSet& set) {
+        std::vector<DpEvent> list;
+        for (const auto& entry : set) list.push_back(entry.second);
+        return list.size() == 1 ? list.front() : DpEvent::one_of(std::move(list));
+      };
+      if (private_parts) events.push_back(one_of_set(parts));
+      events.push_back(one_of_set(finals));
       return DpEvent::composed(std::move(events));
-    };
+    }();
     {
-      const DpEvent probe =
-          total_event(parts.empty() ? DpEvent() : parts.begin()->second, finals.begin()->second);
-      const std::string why = context.accountant().unsupported_reason(probe);
+      const std::string why = context.accountant().unsupported_reason(total);
       if (!why.empty())
-        throw dptune::ConfigError("svt_doubling: the pipeline's accountant cannot price " +
-                                  probe.to_string() + ": " + why);
+        throw dptune::ConfigError(
+            "svt_doubling: its guarantee holds for replace-one neighbours (subsample and "
+            "aggregate, paper 002 Lemma 2), and the pipeline's accountant cannot price " +
+            total.to_string() + ": " + why);
     }
 
     // ---- subsample and aggregate: k runs per candidate in one evaluator call --------------------
@@ -412,43 +425,22 @@ class SvtDoubling final : public dptune::Tuner {
     const dptune::Evaluation& fin = final_eval[0];
 
     // ---- the guarantee: composition over T_max (not T), worst case over what could be released --
-    struct Priced {
-      DpEvent event;
-      dptune::PrivacyGuarantee g;
-    };
-    std::vector<DpEvent> totals;
-    if (private_parts) {
-      for (const auto& part : parts)
-        for (const auto& f : finals) totals.push_back(total_event(part.second, f.second));
-    } else {
-      for (const auto& f : finals) totals.push_back(total_event(DpEvent(), f.second));
-    }
-    std::vector<dptune::PrivacyGuarantee> priced(totals.size());
-    context.parallel_for(totals.size(), [&](std::size_t i) {
-      priced[i] = context.accountant().epsilon(totals[i], context.delta());
-    });
-    std::size_t worst_index = 0;
-    for (std::size_t i = 1; i < priced.size(); ++i)
-      if (priced[i].epsilon > priced[worst_index].epsilon) worst_index = i;
-    dptune::PrivacyGuarantee guarantee = priced[worst_index];
+    dptune::PrivacyGuarantee guarantee = context.accountant().epsilon(total, context.delta());
     std::string derivation =
         "SVT doubling (paper 002 Alg. 1 + paper 001 break): " + std::to_string(t_max) +
         " AboveThreshold iterations of pure " + fmt(epsilon) +
-        "-DP each (T_max, composed whatever the data; this run used T = " +
-        std::to_string(loop.iterations) + ")";
+        "-DP each for replace-one neighbours (T_max, composed whatever the data)";
     if (private_parts)
       derivation += ", the private partition trainings (parallel composition over the " +
                     std::to_string(kk) + " disjoint parts, composed over the " + std::to_string(m) +
                     " candidates)";
     derivation +=
         ", and one private training of the selected candidate on the whole training split";
-    if (totals.size() > 1)
+    if (finals.size() > 1 || parts.size() > 1)
       derivation +=
-          "; the candidates' trainings differ in privacy cost, so this is the worst case "
-          "over the " +
-          std::to_string(totals.size()) + " distinct compositions (any candidate may be selected)";
-    guarantee.derivation =
-        derivation + "; event " + totals[worst_index].to_string() + "; " + guarantee.derivation;
+          "; the candidates' trainings differ in privacy cost, so the worst of them at every "
+          "Renyi order (one_of: any candidate may be selected) is composed";
+    guarantee.derivation = derivation + "; event " + total.to_string() + "; " + guarantee.derivation;
 
     // ---- the result -----------------------------------------------------------------------------
     dptune::TuningResult result;
@@ -457,7 +449,7 @@ class SvtDoubling final : public dptune::Tuner {
     selected.params = cands[chosen];
     selected.privacy = guarantee;
     selected.repetitions = 1;
-    selected.seconds = fin.seconds;
+    selected.seconds = 0;  // run times are not covered by the guarantee: never published
     if (protect) {
       selected.utility_mean = selected.utility_min = selected.utility_max =
           std::numeric_limits<double>::quiet_NaN();
@@ -488,9 +480,12 @@ class SvtDoubling final : public dptune::Tuner {
         "SVT doubling (Ding et al., paper 002 Algorithm 1 with paper 001's u >= 1 "
         "break): " +
         std::to_string(m) + " candidates, " + how +
-        (adaptive() ? "; " + std::to_string(proposals) + " proposals, " +
-                          std::to_string(trainings) + " partition trainings"
+        (adaptive() ? std::string("; candidates proposed adaptively from the loop's answers")
                     : std::string("; the order is public and fixed before any data is read")));
+    if (adaptive())
+      notes.push_back(std::string(dptune::kDpOutputNote) + std::to_string(proposals) +
+                      " proposals, " + std::to_string(trainings) +
+                      " partition trainings (functions of the loop's answers)");
     notes.push_back("subsample and aggregate: each candidate trained " +
                     std::string(private_parts ? "PRIVATELY" : "non-privately") +
                     " on each of k = " + std::to_string(kk) +
@@ -506,16 +501,19 @@ class SvtDoubling final : public dptune::Tuner {
         " per iteration (k * epsilon_svt = " + fmt(static_cast<double>(kk) * epsilon) +
         "), Laplace scales " + fmt(scales.threshold) + " (threshold, 2 Delta / epsilon) and " +
         fmt(scales.query) + " (queries, 4 Delta / epsilon)");
-    notes.push_back("iterations: T = " + std::to_string(loop.iterations) +
+    notes.push_back(std::string(dptune::kDpOutputNote) + "iterations: T = " +
+                    std::to_string(loop.iterations) +
                     " used, T_max = " + std::to_string(t_max) + " (" + t_max_how +
                     "; worst case 2M - 1 = " + std::to_string(worst) + "); stopped because " +
                     svt::to_string(loop.stop) + " at level u = " + fmt(loop.u, 4) + " after " +
                     std::to_string(loop.passes) + " passes");
     if (loop.selected)
-      notes.push_back("selected candidate " + std::to_string(chosen) + " " +
+      notes.push_back(std::string(dptune::kDpOutputNote) + "selected candidate " +
+                      std::to_string(chosen) + " " +
                       cands[chosen].to_string() + " (the last candidate to pass the threshold)");
     else
       notes.push_back(
+          std::string(dptune::kDpOutputNote) +
           "no candidate ever passed the noisy threshold: fell back to the "
           "data-independent default, the first candidate " +
           cands[chosen].to_string());
@@ -532,11 +530,12 @@ class SvtDoubling final : public dptune::Tuner {
     notes.push_back("guarantee (accountant " + guarantee.accountant + "): (epsilon, delta) = (" +
                     fmt(guarantee.epsilon) + ", " + fmt(guarantee.delta) +
                     ") composes T_max = " + std::to_string(t_max) +
-                    " iterations, not T = " + std::to_string(loop.iterations));
+                    " iterations, whatever number the loop used");
     {
       const double n = (loop.u - u0()) / g();
       const double ke = static_cast<double>(kk) * epsilon;
       std::string nominal =
+          std::string(dptune::kDpOutputNote) +
           "NOMINAL, NOT A GUARANTEE: paper 002 Theorem 3 states (epsilon + O(log n) epsilon_svt, "
           "delta + O(n^(-g k epsilon_svt / 4) log n)) with n = (u* - u0) / g and no constant; ";
       if (n > 1) {

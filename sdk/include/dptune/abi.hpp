@@ -12,7 +12,7 @@
 #include <version>
 
 #define DPTUNE_ABI_MAJOR 2
-#define DPTUNE_ABI_MINOR 2
+#define DPTUNE_ABI_MINOR 3
 
 // The ABI minor a plugin is built for: this SDK's minor unless the plugin's build defines it lower
 // (e.g. -DDPTUNE_PLUGIN_ABI_MINOR=1), to make a plugin that also loads into older hosts of the same
@@ -23,6 +23,12 @@
 //   2.1  the five interfaces as first released;
 //   2.2  Trainer::exact_event (the exact event of a run that calibrates through the accountant)
 //        and Model::export_model (the model as plain numbers), both appended virtuals.
+//   2.3  the neighbouring relation: DpEvent::Kind::ReplaceOne and DpEvent::replace_one (appended
+//        enumerator and static function), Neighbouring, neighbouring_of, restated_for (new free
+//        functions).  Layouts unchanged.  A 2.2 plugin's leaf events keep their meaning (stated
+//        for add/remove), so a 2.2 accountant sees ReplaceOne only from a 2.3 pipeline and
+//        refuses it as an unknown kind.  kDpOutputNote, the prefix of a TuningResult note that
+//        declares a DP output (a constant: no symbol).
 // The host itself is always built with the SDK's minor.
 #ifndef DPTUNE_PLUGIN_ABI_MINOR
 #define DPTUNE_PLUGIN_ABI_MINOR DPTUNE_ABI_MINOR

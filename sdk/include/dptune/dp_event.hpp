@@ -1,10 +1,31 @@
 // dptune SDK: DpEvent, *what* a private computation did, as an immutable tree (after Google's
 // dp_accounting).  Accountants turn events into costs; events never carry ε themselves unless the
 // mechanism is pure or approximate DP by definition.
+//
+// Neighbouring relation (ABI 2.3).  Every event states which neighbouring datasets its numbers are
+// relative to:
+//  * A leaf (gaussian, laplace, pure_dp, approx_dp, zcdp) outside a replace_one wrapper is stated
+//    for ADD/REMOVE neighbours: a noise multiplier is noise stddev ÷ the most one record can add
+//    to the query (for DP-SGD the clipping norm), and ε, δ, ρ hold when one record is added or
+//    removed.  This is the convention of Opacus, TF Privacy and dp_accounting.
+//  * replace_one(e): e's leaves are stated for REPLACE-ONE neighbours (one record swapped, n
+//    fixed): multipliers relative to the replace-one sensitivity (output perturbation's 2/(nλ),
+//    DP-Hype's √(2k)), ε of a replace-one analysis (subsample-and-aggregate's 1/k).
+//  * poisson_sampled is an add/remove theorem (Mironov, Talwar & Zhang 2019); its inner event must
+//    be add/remove.  sampled_without_replacement is a replace-one theorem (Wang, Balle &
+//    Kasiviswanathan 2019); an add/remove leaf inside it is priced for replace-one by the rule
+//    below.
+//  * A guarantee holds for one relation.  When an event mixes parts, the accountant prices all of
+//    it for replace-one, converting add/remove leaves by group privacy of size 2 (a replacement
+//    is a removal and an addition): the sensitivity at most doubles (σ → σ/2, b → b/2), ε → 2ε,
+//    (ε, δ) → (2ε, (1 + e^ε)δ), ρ → 4ρ.  An add/remove *amplification* (poisson_sampled) has no
+//    such conversion here, and replace-one never converts to add/remove: those mixes are refused.
 #pragma once
 
 #include <boost/config.hpp>
 #include <cstdint>
+
+#include "dptune/abi.hpp"
 #include <string>
 #include <vector>
 
@@ -28,6 +49,8 @@ class BOOST_SYMBOL_VISIBLE DpEvent {
     // Added in ABI 2.1:
     OneOf,  // events: exactly one of them runs, chosen without looking at the private data
     RepeatUntilAccepted,  // inner event, stop_probability p: rerun until the output is accepted
+    // Added in ABI 2.3:
+    ReplaceOne,  // inner event, whose leaves are stated for replace-one neighbours
   };
 
   /// A NoOp event.
@@ -55,6 +78,11 @@ class BOOST_SYMBOL_VISIBLE DpEvent {
   /// with probability p ∈ [0, 1) (footnote 11), which bounds the run time and the acceptance
   /// probability below by p.  Costed by Corollary 16.
   static DpEvent repeat_until_accepted(DpEvent event, double stop_probability);
+#if DPTUNE_PLUGIN_ABI_MINOR >= 3
+  /// ABI 2.3.  `event`'s noise multipliers and ε are relative to replace-one neighbours (see the
+  /// file comment), e.g. replace_one(gaussian(std / (2/(nλ)))) for output perturbation.
+  static DpEvent replace_one(DpEvent event);
+#endif
 
   Kind kind() const { return kind_; }
   // Accessors throw InvalidArgument when the event is of another kind.
@@ -86,5 +114,27 @@ class BOOST_SYMBOL_VISIBLE DpEvent {
   std::int64_t n_ = 0, m_ = 0;
   std::vector<DpEvent> children_;
 };
+
+#if DPTUNE_PLUGIN_ABI_MINOR >= 3
+/// ABI 2.3.  The two neighbouring relations a guarantee can hold for.
+enum class Neighbouring { AddRemove, ReplaceOne };
+/// "add/remove" or "replace-one".
+BOOST_SYMBOL_VISIBLE const char* to_string(Neighbouring relation);
+/// One sentence saying what neighbouring means for `relation`, for reports.
+BOOST_SYMBOL_VISIBLE const char* describe(Neighbouring relation);
+
+/// The relation `event`'s guarantee holds for (see the file comment): replace-one when any part
+/// is replace-one (a replace_one wrapper or sampling without replacement), otherwise add/remove.
+/// Throws PrivacyError, naming the parts, for a mix that cannot be converted soundly: a
+/// poisson_sampled part together with a replace-one part.
+BOOST_SYMBOL_VISIBLE Neighbouring neighbouring_of(const DpEvent& event);
+
+/// For accountants: `event` with every leaf restated for `relation` (group privacy of size 2 for
+/// add/remove leaves priced for replace-one) and no replace_one wrappers left, so the result is
+/// priced by the usual rules with sampled_without_replacement's inner event taken as replace-one.
+/// The result is an accountant's internal form: price it, never restate or publish it again.
+/// Throws PrivacyError when `event` cannot be stated for `relation`.
+BOOST_SYMBOL_VISIBLE DpEvent restated_for(const DpEvent& event, Neighbouring relation);
+#endif
 
 }  // namespace dptune

@@ -292,6 +292,11 @@ struct BOOST_SYMBOL_VISIBLE Series {
   std::vector<double> x, y;
 };
 
+#if DPTUNE_PLUGIN_ABI_MINOR >= 3
+/// ABI 2.3: the prefix of a TuningResult note that declares a DP output (see TuningResult::notes).
+inline constexpr const char* kDpOutputNote = "DP output: ";
+#endif
+
 struct BOOST_SYMBOL_VISIBLE TuningResult {
   /// Every evaluated candidate.  For a private tuner these are per-trial results of private runs:
   /// set `trials_sensitive` and the host writes them only if the user opted in.
@@ -303,6 +308,11 @@ struct BOOST_SYMBOL_VISIBLE TuningResult {
   std::optional<Trial> selected;
   /// The guarantee of the whole tuning procedure (private tuners).
   std::optional<PrivacyGuarantee> guarantee;
+  /// Public remarks on the run (console and summary.json).  A private tuner's notes must not
+  /// depend on the private data or on its secret randomness (K, run counts, attempt indices, run
+  /// times), EXCEPT notes that start with kDpOutputNote: those declare a value the guarantee
+  /// covers (a function of the mechanism's DP output, e.g. the SVT loop's stopping iteration),
+  /// and the host reports them with the release.
   std::vector<std::string> notes;
   /// Series to plot (trace of the search, not privacy claims).
   std::vector<Series> series;

@@ -21,7 +21,9 @@ double vote_sensitivity(std::size_t k) { return std::sqrt(2.0 * static_cast<doub
 dptune::DpEvent event_for_sigma(double sigma, std::size_t k) {
   dptune::require(k >= 1, "dp_hype: k must be >= 1");
   dptune::require(sigma > 0 && std::isfinite(sigma), "dp_hype: sigma must be finite and > 0");
-  return dptune::DpEvent::gaussian(sigma / vote_sensitivity(k));
+  // Client-level replace-one neighbours: one client's k-hot vote swapped for another moves the sum
+  // by at most √(2k) (paper 003, L2 sensitivity), the multiplier's reference.
+  return dptune::DpEvent::replace_one(dptune::DpEvent::gaussian(sigma / vote_sensitivity(k)));
 }
 
 dptune::NoiseCalibration calibrate_sigma(const dptune::Accountant& accountant, double epsilon,
@@ -57,19 +59,50 @@ double analytic_gaussian_sigma(double epsilon, double delta, std::size_t k) {
   return std::exp(hi);
 }
 
-ClientNoise client_noise(double sigma, std::size_t k, std::size_t clients, double xi) {
-  dptune::require(clients >= 1, "dp_hype: need at least one client");
+namespace {
+std::size_t floor_fraction(std::size_t clients, double fraction) {
+  // The same slack as secagg_plus_parameters, so that 0.05 · 100 counts 5 clients in both places.
+  return static_cast<std::size_t>(std::floor(fraction * static_cast<double>(clients) + 1e-9));
+}
+}  // namespace
+
+std::size_t colluding_clients(std::size_t clients, double collusion_fraction) {
+  dptune::require(collusion_fraction >= 0 && collusion_fraction < 1,
+                  "dp_hype: the collusion fraction (secagg_corrupt_rate) must be in [0, 1)");
+  return floor_fraction(clients, collusion_fraction);
+}
+
+std::size_t tolerated_dropouts(std::size_t clients, double xi) {
   dptune::require(xi >= 0 && xi < 1, "dp_hype: xi (tolerated dropout fraction) must be in [0, 1)");
+  return floor_fraction(clients, xi);
+}
+
+std::size_t guaranteed_honest_noise_shares(std::size_t clients, double xi,
+                                           double collusion_fraction) {
+  const std::size_t colluders = colluding_clients(clients, collusion_fraction);
+  const std::size_t dropouts = tolerated_dropouts(clients, xi);
+  dptune::require(colluders + dropouts < clients,
+                  "dp_hype: " + std::to_string(colluders) + " colluding clients (floor(" +
+                      "secagg_corrupt_rate n)) and " + std::to_string(dropouts) +
+                      " tolerated dropouts (floor(xi n)) leave no honest noise share among " +
+                      std::to_string(clients) + " clients");
+  return clients - colluders - dropouts;
+}
+
+ClientNoise client_noise(double sigma, std::size_t k, std::size_t clients, double xi,
+                         double collusion_fraction) {
+  dptune::require(clients >= 1, "dp_hype: need at least one client");
   ClientNoise c;
+  c.honest_shares = guaranteed_honest_noise_shares(clients, xi, collusion_fraction);
   c.sensitivity = vote_sensitivity(k);
-  c.stddev = sigma / std::sqrt((1 - xi) * static_cast<double>(clients));
+  c.stddev = sigma / std::sqrt(static_cast<double>(c.honest_shares));
   c.noise_multiplier = c.stddev / c.sensitivity;
   return c;
 }
 
-double effective_sigma(double sigma, std::size_t clients, std::size_t survivors, double xi) {
-  return sigma *
-         std::sqrt(static_cast<double>(survivors) / ((1 - xi) * static_cast<double>(clients)));
+double honest_sigma(double per_client_stddev, std::size_t survivors, std::size_t colluders) {
+  if (survivors <= colluders) return 0.0;
+  return per_client_stddev * std::sqrt(static_cast<double>(survivors - colluders));
 }
 
 std::vector<double> top_k_votes(std::span<const double> scores, std::size_t k,

@@ -40,20 +40,40 @@ double analytic_gaussian_sigma(double epsilon, double delta, std::size_t k);
 /// The exact δ(ε) of the Gaussian mechanism with sensitivity Δ and noise σ (Balle & Wang Thm 8).
 double analytic_gaussian_delta(double epsilon, double sigma, double sensitivity);
 
-/// Appendix A-A: each of n clients adds N(0, σ²/((1−ξ)n)) per entry, so that with at most ξn
-/// dropouts the survivors' noise still has variance ≥ σ².  Returned as the arguments of the
-/// pipeline's Gaussian mechanism: sensitivity √(2k) and noise_multiplier σ / (√(2k)·√((1−ξ)n)),
-/// i.e. per-entry standard deviation noise_multiplier · sensitivity = σ / √((1−ξ)n).
-struct ClientNoise {
-  double sensitivity = 0;       // L2, √(2k)
-  double noise_multiplier = 0;  // per client
-  double stddev = 0;            // per client and entry
-};
-ClientNoise client_noise(double sigma, std::size_t k, std::size_t clients, double xi);
+/// Threat model of the noise (paper 003 §II and Appendix A-A; Bonawitz et al. 2017): the server is
+/// honest-but-curious and may collude with up to c = ⌊γn⌋ clients (γ: `secagg_corrupt_rate`);
+/// up to d = ⌊ξn⌋ clients may drop out.  A colluding client knows its own noise share and can
+/// subtract it from the sum, so only the shares of honest clients that survive protect a target
+/// client; in the worst case every colluder survives and every dropout is honest, leaving
+///   h = n − ⌊γn⌋ − ⌊ξn⌋
+/// honest noise shares.  Counts are floors with the same 1e-9 slack as the SecAgg+ analysis.
+std::size_t colluding_clients(std::size_t clients, double collusion_fraction);
+std::size_t tolerated_dropouts(std::size_t clients, double xi);
+/// h above; throws dptune::InvalidArgument when h < 1 (no honest noise would be guaranteed).
+std::size_t guaranteed_honest_noise_shares(std::size_t clients, double xi,
+                                           double collusion_fraction);
 
-/// Standard deviation of the aggregated noise when `survivors` of `clients` clients added theirs:
-/// σ · √(survivors / ((1−ξ)n)).
-double effective_sigma(double sigma, std::size_t clients, std::size_t survivors, double xi);
+/// Per-client noise calibrated so that the honest survivors' shares alone reach the target σ
+/// (Appendix A-A's dropout compensation, extended to collusion as the paper suggests for clients
+/// that do not add noise): each client adds N(0, σ²/h) per entry, so any h honest shares sum to
+/// variance σ².  With γ = 0 this is the paper's N(0, σ²/((1−ξ)n)) with (1−ξ)n rounded up to the
+/// integer n − ⌊ξn⌋ (dropouts come in whole clients).  Returned as the arguments of the pipeline's
+/// Gaussian mechanism: sensitivity √(2k) and noise_multiplier σ / (√(2k)·√h), i.e. per-entry
+/// standard deviation noise_multiplier · sensitivity = σ / √h.
+struct ClientNoise {
+  double sensitivity = 0;         // L2, √(2k)
+  double noise_multiplier = 0;    // per client
+  double stddev = 0;              // per client and entry
+  std::size_t honest_shares = 0;  // h, the shares the calibration counts on
+};
+ClientNoise client_noise(double sigma, std::size_t k, std::size_t clients, double xi,
+                         double collusion_fraction);
+
+/// Standard deviation of the aggregated noise the adversary cannot subtract when `survivors`
+/// clients' shares of standard deviation `per_client_stddev` reached the sum and up to
+/// `colluders` of them collude with the server: per_client_stddev · √(survivors − colluders)
+/// (0 when no honest share is left).
+double honest_sigma(double per_client_stddev, std::size_t survivors, std::size_t colluders);
 
 // ---- voting
 // ----------------------------------------------------------------------------------------

@@ -1,0 +1,161 @@
+// The neighbouring relation of a DpEvent and its restatement for one relation (see the file
+// comment of dp_event.hpp for the rules).
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "dptune/dp_event.hpp"
+#include "dptune/errors.hpp"
+
+namespace dptune {
+
+namespace {
+
+using Kind = DpEvent::Kind;
+
+// What a subtree demands of the relation its guarantee is stated for.
+struct Demand {
+  bool add_remove = false;   // contains an add/remove amplification (poisson_sampled)
+  bool replace_one = false;  // contains a replace-one part (wrapper or sampling w/o replacement)
+  std::string add_remove_part, replace_one_part;  // the first of each, for the error message
+};
+
+void merge(Demand& into, const Demand& from) {
+  if (from.add_remove && !into.add_remove) {
+    into.add_remove = true;
+    into.add_remove_part = from.add_remove_part;
+  }
+  if (from.replace_one && !into.replace_one) {
+    into.replace_one = true;
+    into.replace_one_part = from.replace_one_part;
+  }
+}
+
+std::string shortened(const DpEvent& e) {
+  std::string text = e.to_string();
+  return text.size() <= 120 ? text : text.substr(0, 117) + "...";
+}
+
+Demand demand_of(const DpEvent& e) {
+  Demand d;
+  switch (e.kind()) {
+    case Kind::PoissonSampled:
+      d = demand_of(e.inner());
+      d.add_remove = true;
+      d.add_remove_part = shortened(e);
+      return d;
+    case Kind::SampledWithoutReplacement:
+    case Kind::ReplaceOne:
+      d = demand_of(e.inner());
+      if (!d.replace_one) d.replace_one_part = shortened(e);
+      d.replace_one = true;
+      return d;
+    case Kind::SelfComposed:
+    case Kind::RepeatAndSelect:
+    case Kind::RepeatUntilAccepted:
+      return demand_of(e.inner());
+    case Kind::Composed:
+    case Kind::OneOf:
+      for (const auto& child : e.events()) merge(d, demand_of(child));
+      return d;
+    default:
+      return d;  // a leaf: stated for add/remove, convertible to replace-one
+  }
+}
+
+// A leaf stated for add/remove, restated for replace-one by group privacy of size 2: a
+// replacement D → D' is a removal followed by an addition, so an L2/L1 sensitivity at most
+// doubles, and (ε, δ)-DP gives (2ε, (1 + e^ε)δ) (Dwork & Roth 2014, Thm 2.2 applied twice);
+// ρ-zCDP gives 4ρ (Bun & Steinke 2016, Prop. 1.9).
+DpEvent leaf_for_replace_one(const DpEvent& e) {
+  switch (e.kind()) {
+    case Kind::Gaussian:
+      return DpEvent::gaussian(e.noise_multiplier() / 2);
+    case Kind::Laplace:
+      return DpEvent::laplace(e.noise_multiplier() / 2);
+    case Kind::PureDp:
+      return DpEvent::pure_dp(2 * e.epsilon());
+    case Kind::ApproxDp:
+      return DpEvent::approx_dp(2 * e.epsilon(),
+                                std::min(1.0, (1 + std::exp(e.epsilon())) * e.delta()));
+    case Kind::Zcdp:
+      return DpEvent::zcdp(4 * e.rho());
+    default:
+      return e;
+  }
+}
+
+// `stated_replace_one`: inside a replace_one wrapper, where leaves already hold for replace-one.
+DpEvent restate(const DpEvent& e, Neighbouring target, bool stated_replace_one) {
+  const bool to_replace_one = target == Neighbouring::ReplaceOne;
+  switch (e.kind()) {
+    case Kind::ReplaceOne:
+      if (!to_replace_one)
+        throw PrivacyError(
+            "a replace_one event cannot be priced for add/remove neighbours (a replace-one "
+            "guarantee does not imply an add/remove one)");
+      return restate(e.inner(), target, true);
+    case Kind::PoissonSampled:
+      if (to_replace_one)
+        throw PrivacyError(
+            "poisson_sampled is an add/remove amplification theorem (Mironov, Talwar & Zhang "
+            "2019) and this accountant has no sound conversion of it to replace-one neighbours");
+      return DpEvent::poisson_sampled(e.sampling_probability(), restate(e.inner(), target, false));
+    case Kind::SampledWithoutReplacement:
+      if (!to_replace_one)
+        throw PrivacyError(
+            "sampled_without_replacement is a replace-one amplification theorem (Wang, Balle & "
+            "Kasiviswanathan 2019) and cannot be priced for add/remove neighbours");
+      return DpEvent::sampled_without_replacement(e.source_size(), e.sample_size(),
+                                                  restate(e.inner(), target, stated_replace_one));
+    case Kind::SelfComposed:
+      return DpEvent::self_composed(restate(e.inner(), target, stated_replace_one), e.count());
+    case Kind::RepeatAndSelect:
+      return DpEvent::repeat_and_select(restate(e.inner(), target, stated_replace_one), e.mean(),
+                                        e.shape());
+    case Kind::RepeatUntilAccepted:
+      return DpEvent::repeat_until_accepted(restate(e.inner(), target, stated_replace_one),
+                                            e.stop_probability());
+    case Kind::Composed:
+    case Kind::OneOf: {
+      std::vector<DpEvent> children;
+      children.reserve(e.events().size());
+      for (const auto& child : e.events())
+        children.push_back(restate(child, target, stated_replace_one));
+      return e.kind() == Kind::Composed ? DpEvent::composed(std::move(children))
+                                        : DpEvent::one_of(std::move(children));
+    }
+    default:
+      return to_replace_one && !stated_replace_one ? leaf_for_replace_one(e) : e;
+  }
+}
+
+}  // namespace
+
+const char* to_string(Neighbouring relation) {
+  return relation == Neighbouring::ReplaceOne ? "replace-one" : "add/remove";
+}
+
+const char* describe(Neighbouring relation) {
+  return relation == Neighbouring::ReplaceOne
+             ? "replace-one: neighbouring datasets have the same size and differ in one record"
+             : "add/remove: neighbouring datasets differ by one record added or removed";
+}
+
+Neighbouring neighbouring_of(const DpEvent& event) {
+  const Demand d = demand_of(event);
+  if (d.add_remove && d.replace_one)
+    throw PrivacyError(
+        "mixed neighbouring relations: " + d.add_remove_part +
+        " is an add/remove (Poisson) amplification and " + d.replace_one_part +
+        " holds for replace-one neighbours; there is no sound conversion of a Poisson-sampled "
+        "part to replace-one here: use one relation throughout (e.g. sampling without "
+        "replacement for the trainer)");
+  return d.replace_one ? Neighbouring::ReplaceOne : Neighbouring::AddRemove;
+}
+
+DpEvent restated_for(const DpEvent& event, Neighbouring relation) {
+  return restate(event, relation, false);
+}
+
+}  // namespace dptune
