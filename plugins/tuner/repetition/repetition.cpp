@@ -232,9 +232,9 @@ class Repetition final : public dptune::Tuner {
   /// How the runs' scores are released; fixed, with its event, before any run.
   struct Scoring {
     bool noisy = false;
-    double scale = 0;          // Laplace scale b = Δ / ε_score (noisy)
-    DpEvent event;             // laplace(b / Δ) = laplace(1 / ε_score), or NoOp
-    std::string statement;     // what the guarantee assumes about the scored split
+    double scale = 0;       // Laplace scale b = Δ / ε_score (noisy)
+    DpEvent event;          // laplace(b / Δ) = laplace(1 / ε_score), or NoOp
+    std::string statement;  // what the guarantee assumes about the scored split
   };
 
   /// laplace(multiplier), stated for the relation of `trainer_base` (replace_one when the trainers'
@@ -259,7 +259,8 @@ class Repetition final : public dptune::Tuner {
     const dptune::UtilitySensitivity sens = context.utility_sensitivity(sizes.scored);
     if (!sens.per_record)
       throw dptune::ConfigError(
-          "repetition: scoring: private (the default) needs the utility's sensitivity to one scored record, "
+          "repetition: scoring: private (the default) needs the utility's sensitivity to one "
+          "scored record, "
           "unknown for utility '" +
           sens.utility + "' (" + sens.derivation +
           "); use a utility with a known sensitivity (accuracy, log_loss_score, f1), or declare "
@@ -471,7 +472,10 @@ class Repetition final : public dptune::Tuner {
     selected.seconds = 0;
     selected.repetitions = 1;
     result.selected = selected;
-    if (runs[id].model) result.notes.push_back("released model: " + runs[id].model->describe());
+    // A function of the released run (its candidate's model), declared as DP output.
+    if (runs[id].model)
+      result.notes.push_back(std::string(dptune::kDpOutputNote) +
+                             "released model: " + runs[id].model->describe());
     keep_runs(result, runs);
   }
   /// Per-run results (exact scores, indices, run times): sensitive, written on opt-in only.
@@ -481,8 +485,11 @@ class Repetition final : public dptune::Tuner {
     result.trials_sensitive = true;
   }
 
+  /// The output ⊥ (K = 0, or the threshold variant stopped): which output was released is itself
+  /// the DP output, declared as such; it names no count.
   static std::string default_output_note(const CandidateSet& set) {
-    return "the output is the data-independent default candidate " + set.fallback.to_string() +
+    return std::string(dptune::kDpOutputNote) +
+           "the output is the data-independent default candidate " + set.fallback.to_string() +
            " (no run is released; paper 004, Theorem 6 and Appendix C: the default does not "
            "depend on the data)";
   }
@@ -620,8 +627,8 @@ class Repetition final : public dptune::Tuner {
       }
       if (result.selected) break;
       if (stopped) {
-        result.notes.push_back("stopped before a run reached the threshold: " +
-                               default_output_note(set));
+        result.notes.push_back(default_output_note(set) +
+                               "; no run reached the threshold before the stop coin");
         keep_runs(result, runs);
         break;
       }
