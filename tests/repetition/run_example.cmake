@@ -1,6 +1,6 @@
 # cmake -DDPTUNE=<dptune> -DPIPELINE=<yaml> -DOUT=<folder> -P run_example.cmake
 # Runs a repetition example pipeline (seeded) and checks exit code 0, a guarantee whose derivation
-# states the scoring, and no K in the printed report's notes.
+# states the scoring, the released model (model.json), and no K in the printed report's notes.
 cmake_minimum_required(VERSION 3.25)
 file(REMOVE_RECURSE "${OUT}")
 execute_process(
@@ -17,6 +17,10 @@ if(NOT PIPELINE MATCHES "fig7")
       message(FATAL_ERROR "summary.json lacks '${text}':\n${summary}")
     endif()
   endforeach()
+  # The released run's model, found by the host also when the released score is noisy.
+  if(NOT EXISTS "${OUT}/model.json")
+    message(FATAL_ERROR "no model.json in ${OUT}\nstdout:\n${out}")
+  endif()
   foreach(text IN ITEMS "K = " "accepted run " "costs no privacy")
     string(FIND "${out}" "${text}" at)
     if(NOT at EQUAL -1)

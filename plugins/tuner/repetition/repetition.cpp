@@ -461,10 +461,10 @@ class Repetition final : public dptune::Tuner {
   /// guarantee (tune() sets `privacy`), and keeps every run as a per-run result, marked sensitive
   /// (the host writes those on opt-in only).
   static void release(dptune::TuningResult& result, const std::vector<dptune::Evaluation>& runs,
-                      std::size_t id, double score) {
+                      const std::vector<double>& scores, std::size_t id) {
     dptune::Trial selected;
     selected.params = runs[id].request.candidate;
-    selected.utility_mean = selected.utility_min = selected.utility_max = score;
+    selected.utility_mean = selected.utility_min = selected.utility_max = scores[id];
     // The released trial carries no run index, run time or count: Theorems 2 and 6 cover the
     // best output with K hidden, and id (the run's index), seconds (its run time) would leak
     // information about K.  Fixed values: id 0, seconds 0, and one training per run.
@@ -476,12 +476,18 @@ class Repetition final : public dptune::Tuner {
     if (runs[id].model)
       result.notes.push_back(std::string(dptune::kDpOutputNote) +
                              "released model: " + runs[id].model->describe());
-    keep_runs(result, runs);
+    keep_runs(result, runs, scores);
   }
-  /// Per-run results (exact scores, indices, run times): sensitive, written on opt-in only.
-  static void keep_runs(dptune::TuningResult& result, const std::vector<dptune::Evaluation>& runs) {
-    for (std::size_t i = 0; i < runs.size(); ++i)
-      result.trials.push_back(dptune::to_trial(runs[i], i));
+  /// Per-run results (indices, run times, and the score each run released to the selection: its
+  /// output under the base algorithm, noisy under private scoring), in run order: sensitive,
+  /// written on opt-in only.  The host finds the released run's model by its position here.
+  static void keep_runs(dptune::TuningResult& result, const std::vector<dptune::Evaluation>& runs,
+                        const std::vector<double>& scores) {
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      dptune::Trial t = dptune::to_trial(runs[i], i);
+      t.utility_mean = t.utility_min = t.utility_max = scores[i];
+      result.trials.push_back(std::move(t));
+    }
     result.trials_sensitive = true;
   }
 
@@ -545,8 +551,7 @@ class Repetition final : public dptune::Tuner {
     std::vector<double> scores;
     scores.reserve(runs.size());
     for (const auto& run : runs) scores.push_back(released_score(context, score, run));
-    const std::size_t best = best_run(scores);
-    release(result, runs, best, scores[best]);
+    release(result, runs, scores, best_run(scores));
     return result;
   }
 
@@ -601,6 +606,7 @@ class Repetition final : public dptune::Tuner {
           "reaches the threshold");
     Attempts attempts(*this, context, set);  // every check that can abort happens here
     std::vector<dptune::Evaluation> runs;
+    std::vector<double> scores;
     // Runs are evaluated in batches for parallelism; the first accepted run in order is released
     // and the rest of its batch is discarded unseen (no score drawn), so the output is that of the
     // sequential algorithm.
@@ -619,9 +625,9 @@ class Repetition final : public dptune::Tuner {
       for (auto& e : context.evaluator().evaluate(batch)) {
         check_run_event(e, set);
         runs.push_back(std::move(e));
-        const double released = released_score(context, score, runs.back());
-        if (released >= threshold_) {
-          release(result, runs, runs.size() - 1, released);
+        scores.push_back(released_score(context, score, runs.back()));
+        if (scores.back() >= threshold_) {
+          release(result, runs, scores, runs.size() - 1);
           break;
         }
       }
@@ -629,7 +635,7 @@ class Repetition final : public dptune::Tuner {
       if (stopped) {
         result.notes.push_back(default_output_note(set) +
                                "; no run reached the threshold before the stop coin");
-        keep_runs(result, runs);
+        keep_runs(result, runs, scores);
         break;
       }
     }
