@@ -158,7 +158,8 @@ int cmd_plan(const std::vector<std::string>& args) {
       "means", po::value(&means_text), "comma-separated E[K] values (default 2,5,10,20,50,100)")(
       "accountant", po::value(&accountant_name), "accountant plugin (default rdp)")(
       "score-epsilon", po::value<double>(),
-      "compose a private score, Laplace noise of scale sensitivity / E (laplace: {noise_multiplier: "
+      "compose a private score, Laplace noise of scale sensitivity / E (laplace: "
+      "{noise_multiplier: "
       "1/E}), into the base event as the repetition tuner's scoring: private does (with "
       "--pipeline: default the pipeline's repetition score_epsilon)")(
       "json", "machine-readable output")("plugin-path", po::value(&plugin_paths)->composing(),
@@ -226,8 +227,8 @@ int cmd_plan(const std::vector<std::string>& args) {
   if (!(delta > 0 && delta < 1)) throw UsageError("--delta must be in (0, 1)");
   // The repetition tuner's base also scores each run: with scoring: private its Laplace event is
   // composed into the base before the repetition theorem (issue 13, finding 6).
-  const std::string scoring = compose_scoring(base, vm, pipeline.empty() ? nullptr : &pipeline_tuner,
-                                              registry);
+  const std::string scoring =
+      compose_scoring(base, vm, pipeline.empty() ? nullptr : &pipeline_tuner, registry);
   if (const auto why = accountant->unsupported_reason(base); !why.empty())
     throw UsageError("accountant " + accountant_name + " cannot account the base event: " + why);
   const double base_eps = accountant->epsilon(base, delta).epsilon;

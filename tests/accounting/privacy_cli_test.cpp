@@ -260,15 +260,15 @@ TEST_CASE("dptune plan repetition: the table agrees with the accountant and the 
   REQUIRE(scored.exit_code == 0);
   const auto scored_direct = run_dptune(
       "privacy --event '{repeat_and_select: {mean: 10, shape: 0, event: {composed: {events: [" +
-          base.substr(1, base.size() - 2) + ", {laplace: {noise_multiplier: 4}}]}}}}' "
+          base.substr(1, base.size() - 2) +
+          ", {laplace: {noise_multiplier: 4}}]}}}}' "
           "--delta 1e-5 --json",
       "plan_scored_direct");
   REQUIRE(scored_direct.exit_code == 0);
   const auto scored_eps = scored.out.find("\"epsilon\"", scored.out.find("\"rows\""));
   CHECK(std::stod(scored.out.substr(scored_eps + 11)) ==
         doctest::Approx(json_number(scored_direct.out, "epsilon")).epsilon(1e-12));
-  CHECK(std::stod(scored.out.substr(scored_eps + 11)) >
-        std::stod(r.out.substr(first_eps + 11)));
+  CHECK(std::stod(scored.out.substr(scored_eps + 11)) > std::stod(r.out.substr(first_eps + 11)));
   const auto bad = run_dptune("plan repetition --event " + base + " --delta 1e-5", "plan_bad");
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("--candidates") != std::string::npos);
