@@ -597,6 +597,7 @@ class Loader {
     load_search_space(*root_.find("search_space"));
     check_algorithm_complete(*root_.find("algorithm"));
     config_.tuner = component(*root_.find("tuner"), ComponentKind::Tuner, {}, {});
+    check_preprocessing_for_tuner();
     load_execution();
     load_output();
     return std::move(config_);
@@ -651,7 +652,8 @@ class Loader {
   /// The data section: a component, whose file parameters are resolved against the pipeline's
   /// folder, then checked as a whole by the data layer (fractions, files, ...).
   void load_data(const Entry& section) {
-    config_.data = component(section, ComponentKind::Data, {}, {});
+    config_.data = component(section, ComponentKind::Data, {"preprocessing"}, {});
+    if (const Entry* pre = section.value.find("preprocessing")) load_preprocessing(*pre);
     ComponentConfig& c = config_.data;
     const DataSourceInfo* info = find_data_source(c.use);
     if (!info) return;  // a catalog of other data sources (tests): nothing more to check
@@ -686,6 +688,169 @@ class Loader {
       fail(loc, path, e.what());
     }
   }
+
+  /// `data.preprocessing` (docs/data.md): a name, or a map {use: NAME, ...} whose public
+  /// statistics are given inline or in a file (YAML or JSON, relative to the pipeline's folder).
+  void load_preprocessing(const Entry& entry) {
+    using Kind = Preprocessing::Kind;
+    const std::string path = "data.preprocessing";
+    const std::vector<std::string> names{"none", "clip_rows", "normalize_rows", "standardize",
+                                         "bounds", "fitted_standardize"};
+    const Node* use = &entry.value;
+    const Node* map = nullptr;
+    if (entry.value.type == Node::Type::Map) {
+      map = &entry.value;
+      check_keys(*map, path, {"use", "bound", "mean", "scale", "min", "max", "to", "file"});
+      require_keys(*map, entry.key_loc, path, {"use"});
+      use = &map->find("use")->value;
+    }
+    const std::string use_path = map ? path + ".use" : path;
+    const std::string name = string_value(*use, use_path);
+    const auto found = std::find(names.begin(), names.end(), name);
+    if (found == names.end())
+      fail(use->loc, use_path,
+           "unknown preprocessing '" + name + "'" + suggestion(name, names) +
+               "; available: " + join_list(names));
+    Preprocessing p;
+    p.kind = static_cast<Kind>(found - names.begin());
+    auto allow_only = [&](const std::vector<std::string>& keys) {
+      if (!map) return;
+      std::vector<std::string> allowed{"use"};
+      allowed.insert(allowed.end(), keys.begin(), keys.end());
+      for (const auto& e : map->entries)
+        if (std::find(allowed.begin(), allowed.end(), e.key) == allowed.end())
+          fail(e.key_loc, join_path(path, e.key),
+               "'" + e.key + "' does not apply to preprocessing " + name +
+                   (keys.empty() ? std::string() : "; its keys: " + join_list(keys)));
+    };
+    switch (p.kind) {
+      case Kind::None:
+      case Kind::NormalizeRows:
+      case Kind::FittedStandardize:
+        allow_only({});
+        break;
+      case Kind::ClipRows:
+        allow_only({"bound"});
+        if (const Entry* b = map ? map->find("bound") : nullptr) {
+          p.bound = float_value(b->value, "float", path + ".bound");
+          if (!(p.bound > 0) || !std::isfinite(p.bound))
+            fail(b->value.loc, path + ".bound", "expected a finite number > 0, got " + b->value.scalar);
+        }
+        break;
+      case Kind::Standardize:
+        allow_only({"mean", "scale", "file"});
+        public_statistics(entry, map, "mean", "scale", p);
+        for (std::size_t j = 0; j < p.scale.size(); ++j)
+          if (!(p.scale[j] > 0))
+            fail(p.where.empty() ? entry.key_loc : statistics_loc_, statistics_path_ + "scale",
+                 "scale[" + std::to_string(j) + "] must be > 0, got " +
+                     dptune::to_string(dptune::Value{p.scale[j]}));
+        break;
+      case Kind::Bounds:
+        allow_only({"min", "max", "to", "file"});
+        public_statistics(entry, map, "min", "max", p);
+        for (std::size_t j = 0; j < p.lower.size(); ++j)
+          if (!(p.lower[j] <= p.upper[j]))
+            fail(statistics_loc_, statistics_path_ + "max",
+                 "max[" + std::to_string(j) + "] must be >= min[" + std::to_string(j) + "]");
+        if (const Entry* to = map->find("to")) {
+          const std::string t = string_value(to->value, path + ".to");
+          if (t != "minus_one_to_one" && t != "zero_to_one")
+            fail(to->value.loc, path + ".to",
+                 "expected minus_one_to_one or zero_to_one, got '" + t + "'");
+          p.unit_interval = t == "zero_to_one";
+        }
+        break;
+    }
+    preprocessing_loc_ = entry.key_loc;
+    config_.preprocessing = std::move(p);
+  }
+
+  /// Two public vectors (mean/scale or min/max), inline or from `file`: finite numbers, the same
+  /// length.  Sets p.source and p.where (the location the data layer names when the length differs
+  /// from the number of features).
+  void public_statistics(const Entry& entry, const Node* map, const std::string& first,
+                         const std::string& second, Preprocessing& p) {
+    const std::string path = "data.preprocessing";
+    if (!map)
+      fail(entry.value.loc, path,
+           "preprocessing " + entry.value.scalar + " needs public statistics: write {use: " +
+               entry.value.scalar + ", " + first + ": [...], " + second + ": [...]} or {use: " +
+               entry.value.scalar + ", file: FILE}");
+    const Node* source = map;
+    std::string prefix = path + ".";
+    Node file_root;
+    if (const Entry* f = map->find("file")) {
+      if (map->find(first) || map->find(second))
+        fail(f->key_loc, path + ".file", "give " + first + " and " + second + " inline or in a file, not both");
+      const std::string text = nonempty_string(f->value, path + ".file");
+      const fs::path file = resolve(base_, text);
+      std::error_code ec;
+      if (!fs::is_regular_file(file, ec))
+        fail(f->value.loc, path + ".file",
+             "no such file '" + text + "'" +
+                 (fs::path(text).is_relative() ? " (relative to the pipeline's folder)" : ""));
+      file_root = load_tree(file, {});
+      require_map(file_root, file.string());
+      check_keys(file_root, "", {first, second});
+      require_keys(file_root, file_root.loc, file.string(), {first, second});
+      source = &file_root;
+      prefix = "";
+      p.source = "file " + file.string();
+    } else {
+      require_keys(*map, entry.key_loc, path, {first, second});
+      p.source = "given inline";
+    }
+    auto numbers = [&](const std::string& key) {
+      const Entry* e = source->find(key);
+      const std::string key_path = prefix + key;
+      if (e->value.type != Node::Type::Sequence || e->value.items.empty())
+        fail(e->value.loc, key_path, "expected a non-empty list of numbers, got " + describe(e->value));
+      std::vector<double> out;
+      for (std::size_t i = 0; i < e->value.items.size(); ++i) {
+        const double v = float_value(e->value.items[i], "float", index_path(key_path, i));
+        if (!std::isfinite(v))
+          fail(e->value.items[i].loc, index_path(key_path, i), "expected a finite number");
+        out.push_back(v);
+      }
+      return out;
+    };
+    std::vector<double> a = numbers(first), b = numbers(second);
+    const Entry* first_entry = source->find(first);
+    statistics_loc_ = first_entry->key_loc;
+    statistics_path_ = prefix;
+    if (a.size() != b.size())
+      fail(source->find(second)->value.loc, prefix + second,
+           second + " has " + std::to_string(b.size()) + " values, " + first + " has " +
+               std::to_string(a.size()));
+    p.where = first_entry->value.loc.to_string() + ": " + prefix + first;
+    if (p.kind == Preprocessing::Kind::Standardize) {
+      p.mean = std::move(a);
+      p.scale = std::move(b);
+    } else {
+      p.lower = std::move(a);
+      p.upper = std::move(b);
+    }
+  }
+
+  /// A private tuner's whole point is its guarantee, and no guarantee covers a scaling fitted on
+  /// the private data: refuse the opt-in there (the maps may use it, with every ε marked).
+  void check_preprocessing_for_tuner() {
+    if (!config_.preprocessing.fitted()) return;
+    static const std::vector<std::string> private_tuners{"repetition", "svt_doubling", "dp_hype"};
+    if (std::find(private_tuners.begin(), private_tuners.end(), config_.tuner.use) ==
+        private_tuners.end())
+      return;
+    fail(preprocessing_loc_, "data.preprocessing",
+         "fitted_standardize fits mean and scale on the private training split, which the "
+         "guarantee of the private tuner '" +
+             config_.tuner.use +
+             "' does not cover; use normalize_rows, clip_rows, none, or public statistics "
+             "(standardize with mean and scale, or bounds with min and max)");
+  }
+
+  SourceLocation preprocessing_loc_, statistics_loc_;
+  std::string statistics_path_;
 
   ComponentConfig component(const Entry& section, ComponentKind kind,
                             const std::vector<std::string>& extra_keys,
@@ -1013,6 +1178,31 @@ void emit_dimension(YAML::Emitter& out, const Dimension& d) {
 
 }  // namespace
 
+/// `preprocessing:` as the loader reads it; public statistics inline (a file's are copied).
+void emit_preprocessing(YAML::Emitter& out, const Preprocessing& p) {
+  using Kind = Preprocessing::Kind;
+  out << YAML::Key << "preprocessing" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  out << YAML::Key << "use" << YAML::Value << p.name();
+  auto numbers = [&](const char* key, const std::vector<double>& v) {
+    out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (double x : v) out << dptune::to_string(Value{x});
+    out << YAML::EndSeq;
+  };
+  if (p.kind == Kind::ClipRows)
+    out << YAML::Key << "bound" << YAML::Value << dptune::to_string(Value{p.bound});
+  if (p.kind == Kind::Standardize) {
+    numbers("mean", p.mean);
+    numbers("scale", p.scale);
+  }
+  if (p.kind == Kind::Bounds) {
+    numbers("min", p.lower);
+    numbers("max", p.upper);
+    out << YAML::Key << "to" << YAML::Value
+        << (p.unit_interval ? "zero_to_one" : "minus_one_to_one");
+  }
+  out << YAML::EndMap;
+}
+
 std::string to_yaml(const PipelineConfig& config) {
   YAML::Emitter out;
   out << YAML::BeginMap;
@@ -1025,6 +1215,7 @@ std::string to_yaml(const PipelineConfig& config) {
   out << YAML::EndSeq;
 
   begin_component(out, "data", config.data);
+  emit_preprocessing(out, config.preprocessing);
   out << YAML::EndMap;
   begin_component(out, "algorithm", config.algorithm);
   out << YAML::EndMap;

@@ -65,14 +65,13 @@ class BinaryQueries final : public DataSource {
 /// What every labelled source shares: the split, scaling and sharding settings.
 struct LayoutParams {
   double validation_fraction, test_fraction;
-  bool standardize, stratify;
+  bool stratify;
   std::int64_t split_seed;  // -1: the pipeline's data-layout stream
   ShardSettings sharding;
 
   explicit LayoutParams(const dptune::Params& p)
       : validation_fraction(p.get_double("validation_fraction")),
         test_fraction(p.get_double("test_fraction")),
-        standardize(p.get_bool("standardize")),
         stratify(p.get_bool("stratify")),
         split_seed(p.get_int("split_seed")) {
     sharding.options.distribution = p.get_string("clients_distribution") == "dirichlet"
@@ -89,8 +88,12 @@ using Loader = std::function<dptune::Dataset(dptune::RandomBitGenerator&)>;
 
 class LabelledSource final : public DataSource {
  public:
-  LabelledSource(std::string description, Loader load, const dptune::Params& params)
-      : description_(std::move(description)), load_(std::move(load)), layout_(params) {}
+  LabelledSource(std::string description, Loader load, const dptune::Params& params,
+                 Preprocessing preprocessing)
+      : description_(std::move(description)),
+        load_(std::move(load)),
+        layout_(params),
+        preprocessing_(std::move(preprocessing)) {}
 
   bool varies_per_run() const override { return false; }
   ShardSettings sharding() const override { return layout_.sharding; }
@@ -112,15 +115,12 @@ class LabelledSource final : public DataSource {
     s.train = subset(all, split.train);
     s.validation = subset(all, split.validation);
     s.test = subset(all, split.test);
-    if (layout_.standardize) {
-      // Fitted on the training split only: held-out rows must not leak into the features'
-      // scaling, so validation and test are transformed with the training statistics.
-      const Standardizer scale = Standardizer::fit(s.train);
-      scale.apply(s.train);
-      scale.apply(s.validation);
-      scale.apply(s.test);
-      s.standardizer = scale;
-    }
+    // Record-local or public maps need nothing from the data; fitted_standardize (explicit
+    // opt-in) takes the training split's statistics and applies them to every split.
+    s.preprocessing = preprocessing_.prepared(s.train);
+    s.preprocessing.apply(s.train);
+    s.preprocessing.apply(s.validation);
+    s.preprocessing.apply(s.test);
     // One example changes one row: the trainers' own analyses (clipping) bound its effect.
     s.sensitivity = {1.0, 1.0, 1.0};
     {
@@ -143,8 +143,8 @@ class LabelledSource final : public DataSource {
     text << "; split train/validation/test "
          << 1 - layout_.validation_fraction - layout_.test_fraction << "/"
          << layout_.validation_fraction << "/" << layout_.test_fraction
-         << (layout_.stratify ? " stratified" : "")
-         << (layout_.standardize ? "; standardised on the training split" : "");
+         << (layout_.stratify ? " stratified" : "") << "; preprocessing "
+         << preprocessing_.name();
     return text.str();
   }
 
@@ -152,6 +152,7 @@ class LabelledSource final : public DataSource {
   std::string description_;
   Loader load_;
   LayoutParams layout_;
+  Preprocessing preprocessing_;
   mutable std::mutex mutex_;
   mutable std::string shape_;  // what make() found, for the report
 };
@@ -196,9 +197,9 @@ dptune::ParamSchema& add_layout_params(dptune::ParamSchema& s) {
       .max_exclusive(1)
       .default_to(0.2);
   s.add_bool("standardize",
-             "scale every feature to mean 0 and variance 1 with statistics of the training split "
-             "only")
-      .default_to(true);
+             "retired: true fitted the scaling on the private training split; use the data "
+             "section's preprocessing (docs/data.md)")
+      .default_to(false);
   s.add_bool("stratify", "keep class proportions in every split (classification only)")
       .default_to(true);
   s.add_int("split_seed",
@@ -344,6 +345,14 @@ void check_data_params(const std::string& name, const dptune::Params& p) {
                          "are what is left), got " +
                              dptune::to_string(dptune::Value{v}) + " + " +
                              dptune::to_string(dptune::Value{t}));
+  if (p.get_bool("standardize"))
+    throw DataParamError(
+        "standardize",
+        "standardize: true fitted mean and scale on the private training split, which no "
+        "privacy guarantee covers; write the data section's preprocessing instead: "
+        "normalize_rows (the default), clip_rows, none, {use: standardize, mean, scale} or "
+        "{use: bounds, min, max} with public statistics, or the explicit opt-in "
+        "fitted_standardize (docs/data.md)");
   const bool classification = name != "csv" || p.get_bool("classification");
   if (!classification && p.get_string("clients_distribution") == "dirichlet")
     throw DataParamError("clients_distribution",
@@ -385,7 +394,8 @@ fs::path bundled_data_file(const std::string& file_name) {
 }
 
 std::unique_ptr<DataSource> make_data_source(const std::string& name,
-                                             const dptune::Params& params) {
+                                             const dptune::Params& params,
+                                             const Preprocessing& preprocessing) {
   if (name == "binary_queries") return std::make_unique<BinaryQueries>(params);
   if (!find_data_source(name)) throw dptune::ConfigError("unknown data source '" + name + "'");
   try {
@@ -438,7 +448,8 @@ std::unique_ptr<DataSource> make_data_source(const std::string& name,
   } else {
     throw dptune::ConfigError("unknown data source '" + name + "'");
   }
-  return std::make_unique<LabelledSource>(std::move(description), std::move(load), params);
+  return std::make_unique<LabelledSource>(std::move(description), std::move(load), params,
+                                          preprocessing);
 }
 
 }  // namespace dptune::host

@@ -60,7 +60,11 @@ class HostEvaluator final : public dptune::Evaluator {
   /// Every kept model, in the order of evaluate() calls and, within one, of the requests.
   std::vector<KeptModel> kept_models() const;
   /// The standardisation of the fixed data (fitted on the training split), when there is one.
-  std::optional<Standardizer> standardizer() const { return fixed_data().standardizer; }
+  /// What ran on every row (a generated workload has no rows to preprocess: none).
+  Preprocessing preprocessing() const {
+    if (data_.varies_per_run()) return Preprocessing{Preprocessing::Kind::None};
+    return fixed_data().preprocessing;
+  }
 
  private:
   struct Algorithm {
@@ -148,7 +152,7 @@ struct EvaluationStack {
                   std::optional<std::uint64_t> seed)
       : random(seed),
         executor(make_executor(executor_kind, threads)),
-        data(make_data_source(config.data.use, config.data.params)),
+        data(make_data_source(config.data.use, config.data.params, config.preprocessing)),
         accountant(registry.create_accountant(config.accountant.use, config.accountant.params)),
         utility(registry.create_utility(config.utility.use, config.utility.params)),
         mechanisms(config, registry),

@@ -65,6 +65,77 @@ struct Reader {
   }
 };
 
+void write_preprocessing(JsonWriter& w, const Preprocessing& p) {
+  using Kind = Preprocessing::Kind;
+  w.key("preprocessing").begin_object();
+  w.key("kind").value(p.name());
+  w.key("description").value(p.describe());
+  switch (p.kind) {
+    case Kind::ClipRows:
+      w.key("bound").value(p.bound);
+      break;
+    case Kind::Standardize:
+    case Kind::Bounds:
+      w.key("assumed_public").value(p.assumed_public());
+      w.key("rule").value(p.kind == Kind::Bounds
+                              ? "x = (clamp(x, min, max) - mean) / scale, per column"
+                              : "x = (x - mean) / scale, per column");
+      if (p.kind == Kind::Bounds) {
+        w.key("min");
+        write_numbers(w, p.lower);
+        w.key("max");
+        write_numbers(w, p.upper);
+      }
+      w.key("mean");
+      write_numbers(w, p.mean);
+      w.key("scale");
+      write_numbers(w, p.scale);
+      break;
+    case Kind::FittedStandardize:
+      // The fitted statistics are a function of the private data that no guarantee covers.
+      w.key("released").value(false);
+      w.key("note").value(
+          "mean and scale were fitted on the private training split and are not released; this "
+          "model cannot score raw rows");
+      break;
+    default:
+      break;
+  }
+  w.end_object();
+}
+
+Preprocessing read_preprocessing(const Reader& r, const YAML::Node& node, std::size_t features) {
+  using Kind = Preprocessing::Kind;
+  if (!node.IsMap()) r.fail("preprocessing", "not an object");
+  const std::string kind = r.text(r.field(node, "kind", "preprocessing."), "preprocessing.kind");
+  Preprocessing p;
+  bool known = false;
+  for (Kind k : {Kind::None, Kind::ClipRows, Kind::NormalizeRows, Kind::Standardize, Kind::Bounds,
+                 Kind::FittedStandardize})
+    if (kind == Preprocessing::name(k)) {
+      p.kind = k;
+      known = true;
+    }
+  if (!known) r.fail("preprocessing.kind", "unknown preprocessing '" + kind + "'");
+  if (p.kind == Kind::ClipRows)
+    p.bound = r.number(r.field(node, "bound", "preprocessing."), "preprocessing.bound");
+  if (p.kind == Kind::Standardize || p.kind == Kind::Bounds) {
+    p.mean = r.numbers(r.field(node, "mean", "preprocessing."), "preprocessing.mean");
+    p.scale = r.numbers(r.field(node, "scale", "preprocessing."), "preprocessing.scale");
+    if (p.kind == Kind::Bounds) {
+      p.lower = r.numbers(r.field(node, "min", "preprocessing."), "preprocessing.min");
+      p.upper = r.numbers(r.field(node, "max", "preprocessing."), "preprocessing.max");
+    } else {
+      p.lower = p.upper = p.mean;
+    }
+    if (p.mean.size() != features || p.scale.size() != features || p.lower.size() != features ||
+        p.upper.size() != features)
+      r.fail("preprocessing", "the statistics need " + std::to_string(features) + " values each");
+    if (p.kind == Kind::Standardize) p.lower.clear(), p.upper.clear();
+  }
+  return p;
+}
+
 }  // namespace
 
 void check_model_export(const dptune::ModelExport& m) {
@@ -107,18 +178,7 @@ void write_model_fields(JsonWriter& w, const ExportedModel& exported) {
   w.key("description").value(m.description);
   w.key("features").value(m.features);
   w.key("num_classes").value(m.num_classes);
-  w.key("standardization");
-  if (exported.standardizer) {
-    w.begin_object();
-    w.key("rule").value("x = (x - mean) / scale, per column, fitted on the training split");
-    w.key("mean");
-    write_numbers(w, exported.standardizer->mean);
-    w.key("scale");
-    write_numbers(w, exported.standardizer->scale);
-    w.end_object();
-  } else {
-    w.null();
-  }
+  write_preprocessing(w, exported.preprocessing);
   w.key("input_map").value(m.input_map);
   w.key("layers").begin_array();
   for (const auto& layer : m.layers) {
@@ -156,17 +216,7 @@ ExportedModel read_model_file(const std::filesystem::path& file) {
   m.num_classes = r.count(r.field(root, "num_classes", ""), "num_classes");
   m.input_map = r.text(r.field(root, "input_map", ""), "input_map");
   m.output = r.text(r.field(root, "output", ""), "output");
-  const YAML::Node standardization = r.field(root, "standardization", "");
-  if (!standardization.IsNull()) {
-    Standardizer s;
-    s.mean =
-        r.numbers(r.field(standardization, "mean", "standardization."), "standardization.mean");
-    s.scale =
-        r.numbers(r.field(standardization, "scale", "standardization."), "standardization.scale");
-    if (s.mean.size() != m.features || s.scale.size() != m.features)
-      r.fail("standardization", "mean and scale need " + std::to_string(m.features) + " values");
-    out.standardizer = std::move(s);
-  }
+  out.preprocessing = read_preprocessing(r, r.field(root, "preprocessing", ""), m.features);
   const YAML::Node layers = r.field(root, "layers", "");
   if (!layers.IsSequence()) r.fail("layers", "not a list");
   for (std::size_t l = 0; l < layers.size(); ++l) {
@@ -193,14 +243,17 @@ std::vector<double> exported_scores(const ExportedModel& exported, const dptune:
   if (raw.cols != m.features)
     throw dptune::InvalidArgument("model expects " + std::to_string(m.features) +
                                   " features, the data has " + std::to_string(raw.cols));
+  if (exported.preprocessing.fitted())
+    throw dptune::Error(
+        "the model was trained on rows standardised with a mean and scale fitted on the private "
+        "training data (preprocessing: fitted_standardize), which are not released: it cannot "
+        "score raw rows");
   const std::size_t outputs = m.layers.back().outputs;
   std::vector<double> scores(raw.rows * outputs);
   std::vector<double> a, z;
   for (std::size_t i = 0; i < raw.rows; ++i) {
     a.assign(raw.row(i), raw.row(i) + raw.cols);
-    if (exported.standardizer)  // the operation of Standardizer::apply
-      for (std::size_t j = 0; j < a.size(); ++j)
-        a[j] = (a[j] - exported.standardizer->mean[j]) / exported.standardizer->scale[j];
+    exported.preprocessing.apply_row(a.data(), a.size());
     if (m.input_map == "unit_ball_intercept") {
       // x̃ = [x / max(1, ‖x‖), 1] / √2 (plugins/trainer/common/training.hpp).
       double norm2 = 0;

@@ -3,8 +3,9 @@
 //
 // A private tuner releases the model of its selected run only (e.g. the repetition tuner's best of
 // K runs, paper 004; svt_doubling's final training).  The model comes from the trainer plugin as a
-// dptune::ModelExport (Model::export_model, ABI 2.2) and is written with the standardisation the
-// host fitted on the training split, so the file applies to raw rows on its own.
+// dptune::ModelExport (Model::export_model, ABI 2.2) and is written with the data section's
+// preprocessing and its public statistics, so the file applies to raw rows on its own; never with
+// statistics of the private data (issue 13).
 #pragma once
 
 #include <filesystem>
@@ -19,11 +20,14 @@
 namespace dptune::host {
 
 /// The format tag written as "format" (bump it when the layout of model.json changes).
-inline constexpr const char* kModelFileFormat = "dptune-model-1";
+inline constexpr const char* kModelFileFormat = "dptune-model-2";
 
 struct ExportedModel {
   dptune::ModelExport model;
-  std::optional<Standardizer> standardizer;  // applied to raw rows first
+  /// Applied to raw rows first.  Written with its public statistics only: for fitted_standardize
+  /// the file says the scaling was fitted on private data and holds no mean or scale, so such a
+  /// model cannot score raw rows (exported_scores throws).
+  Preprocessing preprocessing{Preprocessing::Kind::None};
 };
 
 /// Which kept model the tuner released: the earliest kept evaluation of the selected trial's

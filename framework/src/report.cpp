@@ -138,6 +138,50 @@ void json_guarantee(JsonWriter& w, const dptune::PrivacyGuarantee& g) {
   w.end_object();
 }
 
+// ---- the preprocessing statement (issue 13, finding 1) ----------------------------------------
+
+constexpr const char* kFittedNote =
+    "does not cover the fitted scaling: preprocessing fitted_standardize fitted mean and scale on "
+    "the private training split, and every epsilon printed here covers the training runs given "
+    "that scaling, not the scaling itself";
+
+/// summary.json's "preprocessing": what ran, what it assumes public, whether the ε cover it.
+void json_preprocessing(JsonWriter& w, const Preprocessing& p) {
+  w.key("preprocessing").begin_object();
+  w.key("kind").value(p.name());
+  w.key("description").value(p.describe());
+  w.key("assumed_public").value(p.assumed_public().empty() ? "nothing (record-local)"
+                                                           : p.assumed_public());
+  w.key("epsilon_covers_preprocessing").value(!p.fitted());
+  if (p.fitted()) w.key("warning").value(kFittedNote);
+  w.end_object();
+}
+
+/// The console's statement of the same.
+void print_preprocessing(std::ostream& out, const Preprocessing& p) {
+  out << "preprocessing: " << p.describe() << "\n";
+  if (p.fitted()) out << "WARNING: every epsilon below " << kFittedNote << "\n";
+}
+
+/// trials.csv with a column epsilon_covers_preprocessing = false on every row, when the fitted
+/// opt-in ran (unchanged otherwise).
+std::string mark_fitted_trials(std::string csv, const Preprocessing& p) {
+  if (!p.fitted()) return csv;
+  std::string out;
+  std::size_t start = 0;
+  bool header = true;
+  while (start < csv.size()) {
+    std::size_t end = csv.find('\n', start);
+    if (end == std::string::npos) end = csv.size();
+    out += csv.substr(start, end - start);
+    out += header ? ",epsilon_covers_preprocessing" : ",false";
+    out += '\n';
+    header = false;
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::size_t> trial_front(const std::vector<dptune::Trial>& trials) {
@@ -350,7 +394,8 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
   summary.files.push_back("resolved_config.yaml");
   if (write_trials && !result.trials.empty()) {
     const std::string trials_name = result.trials_sensitive ? "trials.SENSITIVE.csv" : "trials.csv";
-    write_file(config.output.dir / trials_name, trials_csv(result.trials, names, on_front));
+    write_file(config.output.dir / trials_name,
+               mark_fitted_trials(trials_csv(result.trials, names, on_front), in.preprocessing));
     summary.files.push_back(trials_name);
   }
   if (write_trials && !result.trials.empty() && !baseline) {
@@ -359,7 +404,8 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
     for (std::size_t i : front) front_trials.push_back(result.trials[i]);
     std::set<std::size_t> all;
     for (std::size_t k = 0; k < front_trials.size(); ++k) all.insert(k);
-    write_file(config.output.dir / "pareto_front.csv", trials_csv(front_trials, names, all));
+    write_file(config.output.dir / "pareto_front.csv",
+               mark_fitted_trials(trials_csv(front_trials, names, all), in.preprocessing));
     summary.files.push_back("pareto_front.csv");
     if (config.output.plot) {
       write_file(config.output.dir / "pareto.svg",
@@ -428,7 +474,7 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
         mw.key("guarantee");
         json_guarantee(mw, *result.guarantee);
       }
-      write_model_fields(mw, ExportedModel{*exported, in.standardizer});
+      write_model_fields(mw, ExportedModel{*exported, in.preprocessing});
       mw.end_object();
       ms << '\n';
       write_file(config.output.dir / "model.json", ms.str());
@@ -444,6 +490,7 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
   w.key("pipeline").value(config.name);
   w.key("pipeline_file").value(config.file.string());
   w.key("data").value(in.data_description);
+  json_preprocessing(w, in.preprocessing);
   w.key("algorithm").value(config.algorithm.use);
   w.key("accountant").value(config.accountant.use);
   w.key("utility").value(config.utility.use);
@@ -518,6 +565,7 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
       << config.tuner.use << ", " << result.trials.size() << " trials in " << fmt(in.seconds, 3)
       << " s (" << in.executor << ")\n";
   out << "randomness: " << in.randomness << "\n";
+  print_preprocessing(out, in.preprocessing);
   if (baseline)
     out << "NOTE: " << kNonPrivateWarning << "\n";
   else if (result.trusted_analyst_only)

@@ -24,9 +24,10 @@ struct ReportInput {
   double seconds;
   std::string data_description;
   /// The model of the tuner's selected run (the only model a private tuner releases), when the
-  /// tuner kept one; written as model.json with the training split's standardisation.
+  /// tuner kept one; written as model.json with the preprocessing (its public statistics only).
   std::shared_ptr<const dptune::Model> released_model = nullptr;
-  std::optional<Standardizer> standardizer = std::nullopt;
+  /// The preprocessing that ran (prepared), stated in the report (preprocessing_statement).
+  Preprocessing preprocessing{};
 };
 
 /// The anti-ideal point of paper 000 (§3, "(10, 1)"): ε = 10, error = 1.

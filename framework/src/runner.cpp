@@ -59,6 +59,13 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
 
   dptune::TuningResult result = tuner->tune(context);
   progress.finish();
+  // The config loader refuses fitted_standardize for the bundled private tuners; a private tuner
+  // of another plugin is caught here: its guarantee cannot cover the fitted scaling, so nothing of
+  // the run is released (the privacy it spent is spent).
+  if (result.guarantee && stack.evaluator.preprocessing().fitted())
+    throw dptune::Error("tuner '" + config.tuner.use +
+                        "' returned a privacy guarantee, which cannot cover preprocessing "
+                        "fitted_standardize (fitted on the private data): nothing is released");
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
@@ -71,7 +78,7 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
                     stack.data->describe()};
   // Only the selected run's model is released (model.json); the other kept models are dropped.
   input.released_model = released_model(result, stack.evaluator.kept_models());
-  if (input.released_model) input.standardizer = stack.evaluator.standardizer();
+  input.preprocessing = stack.evaluator.preprocessing();
   return write_report(input, out);
 }
 

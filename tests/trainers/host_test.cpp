@@ -30,7 +30,7 @@ struct HostFixture {
         config(load_pipeline(file, {}, catalog)),
         random(config.execution.seed),
         executor(make_executor("inline", 1)),
-        data(make_data_source(config.data.use, config.data.params)),
+        data(make_data_source(config.data.use, config.data.params, config.preprocessing)),
         accountant(trainer_tests::registry().create_accountant(config.accountant.use,
                                                                config.accountant.params)),
         utility(
@@ -120,6 +120,15 @@ TEST_CASE(
 
 namespace {
 
+/// `standardizer` declared as public statistics (preprocessing: standardize).
+Preprocessing public_standardize(const Standardizer& standardizer) {
+  Preprocessing p{Preprocessing::Kind::Standardize};
+  p.mean = standardizer.mean;
+  p.scale = standardizer.scale;
+  p.source = "given inline";
+  return p;
+}
+
 /// model.json of `model` with `standardizer`, written and read back through the host's writer and
 /// reader.
 ExportedModel round_trip(const dptune_test::TempDir& dir, const Model& model,
@@ -130,7 +139,7 @@ ExportedModel round_trip(const dptune_test::TempDir& dir, const Model& model,
   JsonWriter w(text);
   w.begin_object();
   w.key("format").value(kModelFileFormat);
-  write_model_fields(w, ExportedModel{*exported, standardizer});
+  write_model_fields(w, ExportedModel{*exported, public_standardize(standardizer)});
   w.end_object();
   const ExportedModel back = read_model_file(dir.write("model.json", text.str()));
   // Every number comes back bit for bit.
@@ -146,9 +155,9 @@ ExportedModel round_trip(const dptune_test::TempDir& dir, const Model& model,
     CHECK(back.model.layers[l].bias == exported->layers[l].bias);
     CHECK(back.model.layers[l].activation == exported->layers[l].activation);
   }
-  REQUIRE(back.standardizer.has_value());
-  CHECK(back.standardizer->mean == standardizer.mean);
-  CHECK(back.standardizer->scale == standardizer.scale);
+  REQUIRE(back.preprocessing.kind == Preprocessing::Kind::Standardize);
+  CHECK(back.preprocessing.mean == standardizer.mean);
+  CHECK(back.preprocessing.scale == standardizer.scale);
   return back;
 }
 
@@ -276,16 +285,14 @@ TEST_CASE("model export: a private tuner's run writes the selected run's model a
   CHECK(std::isfinite(epsilon));
 
   // The file alone reproduces the selected run's score: the same split (the layout stream of the
-  // same seed), scored on the validation split.  The host's splits are already standardised, so
-  // the file's standardisation is dropped for them (it is checked against a refit here instead).
+  // same seed), scored on the validation split.  The host's splits are already preprocessed
+  // (normalize_rows, the default: record-local), so the file's preprocessing is dropped for them.
   ExportedModel released = read_model_file(summary.output_dir / "model.json");
   CHECK(released.model.kind == "network");
   const DataSplits splits = host.data->make(*host.random.make(LayoutStreams::kSplit));
-  REQUIRE(released.standardizer.has_value());
-  REQUIRE(splits.standardizer.has_value());
-  CHECK(released.standardizer->mean == splits.standardizer->mean);
-  CHECK(released.standardizer->scale == splits.standardizer->scale);
-  released.standardizer.reset();
+  CHECK(released.preprocessing.kind == Preprocessing::Kind::NormalizeRows);
+  CHECK(splits.preprocessing.kind == Preprocessing::Kind::NormalizeRows);
+  released.preprocessing = Preprocessing{Preprocessing::Kind::None};
   const Predictions predicted = predict_exported(released, splits.validation);
   CHECK(trainer_tests::accuracy(splits.validation, predicted) ==
         doctest::Approx(json["selected"]["utility_mean"].as<double>()).epsilon(1e-12));

@@ -372,12 +372,20 @@ void BatchGradient::accumulate(const double* weights, double* grad) {
   }
 }
 
+void throw_non_finite(const std::string& what) {
+  throw Error("training failed: " + what +
+              " is not finite (NaN or infinite: diverging learning rate or extreme feature "
+              "values); the run releases nothing, and the privacy it spent is spent");
+}
+
 void clip_factors(std::span<const double> squared_norms, double clipping_norm,
                   std::span<double> factors) {
   require(factors.size() >= squared_norms.size(), "clip_factors: factors too short");
   const double l2 = clipping_norm * clipping_norm;
   for (std::size_t i = 0; i < squared_norms.size(); ++i) {
     const double n2 = squared_norms[i];
+    // `n2 > l2` is false for NaN: a non-finite gradient would pass unclipped (issue 13, finding 8).
+    if (!std::isfinite(n2)) throw_non_finite("a per-example gradient");
     factors[i] = n2 > l2 ? clipping_norm / std::sqrt(n2) : 1.0;
   }
 }

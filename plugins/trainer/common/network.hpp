@@ -104,8 +104,12 @@ class BatchGradient {
   std::unique_ptr<Impl> impl_;
 };
 
+/// Throws dptune::Error: a run whose gradients or weights became NaN or infinite has failed and
+/// releases nothing (its privacy is spent all the same).
+[[noreturn]] void throw_non_finite(const std::string& what);
+
 /// c_i = min(1, L / ‖g_i‖) (1 for a zero gradient): the clipping factors of paper 000 Alg. 3's
-/// clip_L, so that ‖c_i g_i‖ ≤ L.
+/// clip_L, so that ‖c_i g_i‖ ≤ L.  Throws (throw_non_finite) for a NaN or infinite norm.
 void clip_factors(std::span<const double> squared_norms, double clipping_norm,
                   std::span<double> factors);
 

@@ -103,6 +103,7 @@ void train_sgd(Network& network, const Dataset& data, const SgdOptions& o,
       g = g / static_cast<double>(count) + o.l2 * w;
       v = o.momentum * v + g;
       w -= eta * v;
+      if (!w.allFinite()) throw_non_finite("a weight after an SGD step");
     }
   }
 }
@@ -178,6 +179,7 @@ void train_dp_sgd(Network& network, const Dataset& data, const DpSgdOptions& o,
     g *= inv_m;
     if (o.optimizer == Optimizer::Sgd) {
       w -= o.learning_rate * g;  // Alg. 3
+      if (!w.allFinite()) throw_non_finite("a weight after a DP-SGD step");
       continue;
     }
     // Alg. 4: moment estimates, de-biased, then w ← w − η µ̂ / (√ν̂ + κ).
@@ -190,6 +192,7 @@ void train_dp_sgd(Network& network, const Dataset& data, const DpSgdOptions& o,
     const double c1 = 1.0 / (1.0 - beta1_power), c2 = 1.0 / (1.0 - beta2_power);
     w.array() -=
         o.learning_rate * (c1 * mu_v.array()) / ((c2 * nu_v.array()).sqrt() + o.adam_epsilon);
+    if (!w.allFinite()) throw_non_finite("a weight after a DP-Adam step");
   }
 }
 
@@ -281,6 +284,7 @@ std::vector<double> train_output_perturbation(const Dataset& data,
         w -= eta * g;
         const double norm = w.norm();
         if (norm > radius) w *= radius / norm;  // projection onto the ball of radius 1/γ
+        if (!w.allFinite()) throw_non_finite("a weight of output perturbation's minimiser");
       }
     }
   }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "dptune/host/data_layout.hpp"
 #include "dptune/params.hpp"
 #include "dptune/plugin.hpp"
 #include "dptune/schema.hpp"
@@ -82,6 +83,8 @@ struct PipelineConfig {
   std::string name;
   std::vector<std::filesystem::path> plugin_paths;  // absolute
   ComponentConfig data;
+  /// The data section's `preprocessing` (default normalize_rows), docs/data.md.
+  Preprocessing preprocessing;
   ComponentConfig algorithm;                 // kind Trainer or Mechanism
   std::optional<ComponentConfig> mechanism;  // noise source handed to trainers and tuners
   ComponentConfig accountant;

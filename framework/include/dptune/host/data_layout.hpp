@@ -82,4 +82,44 @@ struct Standardizer {
   void apply(dptune::Dataset& data) const;
 };
 
+/// What the host does to every row before training and scoring (the data section's
+/// `preprocessing`, docs/data.md).  A private guarantee covers the preprocessed data only when the
+/// preprocessing does not depend on the private data: it is record-local (one record changes its
+/// own row only, so the trainers' clipping and sensitivity arguments hold unchanged) or uses
+/// statistics the user declares public.  Fitted standardisation (statistics of the private
+/// training split) is neither: one record moves every row, so no ε covers it (issue 13).
+struct Preprocessing {
+  enum class Kind {
+    None,               // rows as read
+    ClipRows,           // x ← x · min(1, bound / ‖x‖₂): record-local
+    NormalizeRows,      // x ← x / ‖x‖₂ (0 stays 0): record-local; the default
+    Standardize,        // x_j ← (x_j − mean_j) / scale_j with PUBLIC mean and scale
+    Bounds,             // x_j clamped to PUBLIC [min_j, max_j], mapped affinely onto [-1, 1] or [0, 1]
+    FittedStandardize,  // mean and scale of the private training split: explicit opt-in only
+  };
+  Kind kind = Kind::NormalizeRows;
+  double bound = 1.0;                  // ClipRows
+  std::vector<double> mean{}, scale{};  // Standardize (given), FittedStandardize (after fitting)
+  std::vector<double> lower{}, upper{};  // Bounds
+  bool unit_interval = false;          // Bounds: [0, 1] instead of [-1, 1]
+  std::string source{};                // where the public statistics came from ("inline", a file)
+  /// "file:line:col: data.preprocessing.KEY" of the vectors, for errors found when the data
+  /// is loaded (a length that differs from the number of features).
+  std::string where{};
+
+  static const char* name(Kind kind);
+  std::string name() const { return name(kind); }
+  bool fitted() const { return kind == Kind::FittedStandardize; }
+  /// What the guarantee takes as public, "" when nothing is (record-local preprocessing).
+  std::string assumed_public() const;
+  /// One line for the report: what ran and what it assumes.
+  std::string describe() const;
+  /// The fitted statistics for FittedStandardize (from `train`), a check of the lengths otherwise;
+  /// throws ConfigError naming `where` when the public vectors do not match train.cols.
+  Preprocessing prepared(const dptune::Dataset& train) const;
+  /// Applies a prepared preprocessing to one row of `cols` values, in place.
+  void apply_row(double* row, std::size_t cols) const;
+  void apply(dptune::Dataset& data) const;
+};
+
 }  // namespace dptune::host

@@ -30,9 +30,9 @@ struct DataSplits {
   /// How far the algorithm's input moves between neighbouring datasets (for mechanisms applied to
   /// the answers vector directly).
   dptune::Sensitivity sensitivity;
-  /// The standardisation applied to every split, fitted on `train` (when the source standardises):
-  /// written with a released model so that it applies to raw rows.
-  std::optional<Standardizer> standardizer;
+  /// The preprocessing applied to every split (prepared: fitted_standardize holds the statistics
+  /// of `train`).  Written with a released model when it is public (never the fitted statistics).
+  Preprocessing preprocessing;
 };
 
 /// How client shards (DataScope::client) are cut from the training split.
@@ -82,8 +82,9 @@ const DataSourceInfo* find_data_source(const std::string& name);
 /// params whose paths are already resolved.  Throws DataParamError.
 void check_data_params(const std::string& name, const dptune::Params& params);
 
-/// `params` complete (validated by the config loader).
-std::unique_ptr<DataSource> make_data_source(const std::string& name, const dptune::Params& params);
+/// `params` complete (validated by the config loader); `preprocessing` applies to labelled sources.
+std::unique_ptr<DataSource> make_data_source(const std::string& name, const dptune::Params& params,
+                                             const Preprocessing& preprocessing = {});
 
 /// Where a bundled file lives: $DPTUNE_DATA_DIR, then <exe>/../share/dptune/data (installed), then
 /// the source tree's data/ (build tree).  Throws ConfigError listing the folders tried.

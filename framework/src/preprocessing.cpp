@@ -1,0 +1,130 @@
+// The data section's `preprocessing` (docs/data.md): record-local row maps, or affine maps with
+// statistics the user declares public, or (explicit opt-in) standardisation fitted on the private
+// training split, which no printed ε covers (issue 13, finding 1).
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "dptune/errors.hpp"
+#include "dptune/host/data_layout.hpp"
+
+namespace dptune::host {
+
+const char* Preprocessing::name(Kind kind) {
+  switch (kind) {
+    case Kind::None:
+      return "none";
+    case Kind::ClipRows:
+      return "clip_rows";
+    case Kind::NormalizeRows:
+      return "normalize_rows";
+    case Kind::Standardize:
+      return "standardize";
+    case Kind::Bounds:
+      return "bounds";
+    case Kind::FittedStandardize:
+      return "fitted_standardize";
+  }
+  return "?";
+}
+
+std::string Preprocessing::assumed_public() const {
+  switch (kind) {
+    case Kind::Standardize:
+      return "per-feature mean and scale (" + source + ")";
+    case Kind::Bounds:
+      return "per-feature bounds [min, max] (" + source + ")";
+    default:
+      return "";
+  }
+}
+
+std::string Preprocessing::describe() const {
+  std::ostringstream text;
+  switch (kind) {
+    case Kind::None:
+      text << "none: rows as read (record-local, free)";
+      break;
+    case Kind::ClipRows:
+      text << "clip_rows: every row clipped to L2 norm " << bound << " (record-local, free)";
+      break;
+    case Kind::NormalizeRows:
+      text << "normalize_rows: every row scaled to L2 norm 1 (record-local, free)";
+      break;
+    case Kind::Standardize:
+      text << "standardize with public statistics: x_j <- (x_j - mean_j) / scale_j; assumed "
+              "public: "
+           << assumed_public();
+      break;
+    case Kind::Bounds:
+      text << "bounds: every feature clamped to its public [min, max] and mapped onto "
+           << (unit_interval ? "[0, 1]" : "[-1, 1]") << "; assumed public: " << assumed_public();
+      break;
+    case Kind::FittedStandardize:
+      text << "fitted_standardize: mean and scale FITTED ON THE PRIVATE training split; every "
+              "epsilon printed does not cover the fitted scaling";
+      break;
+  }
+  return text.str();
+}
+
+Preprocessing Preprocessing::prepared(const dptune::Dataset& train) const {
+  Preprocessing out = *this;
+  const auto check = [&](const std::vector<double>& v, const char* what) {
+    if (v.size() != train.cols)
+      throw dptune::ConfigError(where + ": " + what + " has " + std::to_string(v.size()) +
+                                " values, the data has " + std::to_string(train.cols) +
+                                " features");
+  };
+  if (kind == Kind::FittedStandardize) {
+    const Standardizer s = Standardizer::fit(train);
+    out.mean = s.mean;
+    out.scale = s.scale;
+  } else if (kind == Kind::Standardize) {
+    check(mean, "mean");
+    check(scale, "scale");
+  } else if (kind == Kind::Bounds) {
+    check(lower, "min");
+    check(upper, "max");
+    // x ↦ (x − mean) / scale maps [min, max] onto [-1, 1] (centre, half width) or [0, 1].
+    out.mean.resize(lower.size());
+    out.scale.resize(lower.size());
+    for (std::size_t j = 0; j < lower.size(); ++j) {
+      const double width = upper[j] - lower[j];
+      out.mean[j] = unit_interval ? lower[j] : lower[j] + width / 2;
+      out.scale[j] = unit_interval ? width : width / 2;
+      if (!(out.scale[j] > 0)) out.scale[j] = 1;  // min == max: the feature is a constant
+    }
+  }
+  return out;
+}
+
+void Preprocessing::apply_row(double* row, std::size_t cols) const {
+  if (kind == Kind::Standardize || kind == Kind::FittedStandardize || kind == Kind::Bounds) {
+    dptune::require(mean.size() == cols && scale.size() == cols,
+                    "preprocessing: column count differs from the statistics");
+    for (std::size_t j = 0; j < cols; ++j) {
+      const double x = kind == Kind::Bounds ? std::clamp(row[j], lower[j], upper[j]) : row[j];
+      row[j] = (x - mean[j]) / scale[j];
+    }
+    return;
+  }
+  if (kind == Kind::None) return;
+  // ‖x‖₂ = m ‖x / m‖₂ with m = max |x_j|: no overflow for rows of huge (finite) values.
+  double largest = 0;
+  for (std::size_t j = 0; j < cols; ++j) largest = std::max(largest, std::abs(row[j]));
+  if (!(largest > 0) || !std::isfinite(largest)) return;  // a zero row stays zero
+  double norm2 = 0;
+  for (std::size_t j = 0; j < cols; ++j) norm2 += (row[j] / largest) * (row[j] / largest);
+  const double norm = largest * std::sqrt(norm2);
+  if (kind == Kind::ClipRows && norm <= bound) return;
+  const double target = kind == Kind::NormalizeRows ? 1.0 : bound;
+  for (std::size_t j = 0; j < cols; ++j) row[j] = row[j] / largest / std::sqrt(norm2) * target;
+}
+
+void Preprocessing::apply(dptune::Dataset& data) const {
+  for (std::size_t i = 0; i < data.rows; ++i)
+    apply_row(data.features.data() + i * data.cols, data.cols);
+}
+
+}  // namespace dptune::host
