@@ -653,7 +653,10 @@ class Loader {
   /// folder, then checked as a whole by the data layer (fractions, files, ...).
   void load_data(const Entry& section) {
     config_.data = component(section, ComponentKind::Data, {"preprocessing"}, {});
-    if (const Entry* pre = section.value.find("preprocessing")) load_preprocessing(*pre);
+    if (const Entry* pre = section.value.find("preprocessing"))
+      load_preprocessing(*pre);
+    else if (find_data_source(config_.data.use))
+      config_.preprocessing = default_preprocessing(config_.data.use);
     ComponentConfig& c = config_.data;
     const DataSourceInfo* info = find_data_source(c.use);
     if (!info) return;  // a catalog of other data sources (tests): nothing more to check

@@ -7,6 +7,8 @@
 #include <numeric>
 #include <sstream>
 
+#include <yaml-cpp/yaml.h>
+
 #include "dptune/errors.hpp"
 #include "dptune/host/data_readers.hpp"
 
@@ -393,9 +395,27 @@ fs::path bundled_data_file(const std::string& file_name) {
                             "; set DPTUNE_DATA_DIR to the folder holding dptune's data/");
 }
 
+Preprocessing default_preprocessing(const std::string& name) {
+  const Builtin* b = find_builtin(name);
+  if (!b) return Preprocessing{Preprocessing::Kind::NormalizeRows};
+  const std::string stats_name = std::string("public_stats/") + b->name + ".yaml";
+  const fs::path file = bundled_data_file(stats_name);
+  Preprocessing p{Preprocessing::Kind::Standardize};
+  try {
+    const YAML::Node root = YAML::LoadFile(file.string());
+    p.mean = root["mean"].as<std::vector<double>>();
+    p.scale = root["scale"].as<std::vector<double>>();
+  } catch (const YAML::Exception& e) {
+    throw dptune::Error(file.string() + ": not a readable bounds file: " + e.what());
+  }
+  p.source = "bundled with dptune, data/" + stats_name + ": frozen constants of the repository";
+  p.where = file.string();
+  return p;
+}
+
 std::unique_ptr<DataSource> make_data_source(const std::string& name,
                                              const dptune::Params& params,
-                                             const Preprocessing& preprocessing) {
+                                             const std::optional<Preprocessing>& preprocessing) {
   if (name == "binary_queries") return std::make_unique<BinaryQueries>(params);
   if (!find_data_source(name)) throw dptune::ConfigError("unknown data source '" + name + "'");
   try {
@@ -449,7 +469,8 @@ std::unique_ptr<DataSource> make_data_source(const std::string& name,
     throw dptune::ConfigError("unknown data source '" + name + "'");
   }
   return std::make_unique<LabelledSource>(std::move(description), std::move(load), params,
-                                          preprocessing);
+                                          preprocessing ? *preprocessing
+                                                        : default_preprocessing(name));
 }
 
 }  // namespace dptune::host

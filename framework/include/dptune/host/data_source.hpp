@@ -82,9 +82,17 @@ const DataSourceInfo* find_data_source(const std::string& name);
 /// params whose paths are already resolved.  Throws DataParamError.
 void check_data_params(const std::string& name, const dptune::Params& params);
 
-/// `params` complete (validated by the config loader); `preprocessing` applies to labelled sources.
-std::unique_ptr<DataSource> make_data_source(const std::string& name, const dptune::Params& params,
-                                             const Preprocessing& preprocessing = {});
+/// `params` complete (validated by the config loader); `preprocessing` applies to labelled sources
+/// (absent: default_preprocessing(name)).
+std::unique_ptr<DataSource> make_data_source(
+    const std::string& name, const dptune::Params& params,
+    const std::optional<Preprocessing>& preprocessing = std::nullopt);
+
+/// The preprocessing of a data section that names none: for a bundled dataset, `standardize` with
+/// the public per-feature mean and scale frozen in data/public_stats/NAME.yaml (constants of the
+/// repository, not fitted on any run's split); for every other source normalize_rows
+/// (record-local).
+Preprocessing default_preprocessing(const std::string& name);
 
 /// Where a bundled file lives: $DPTUNE_DATA_DIR, then <exe>/../share/dptune/data (installed), then
 /// the source tree's data/ (build tree).  Throws ConfigError listing the folders tried.
