@@ -297,3 +297,134 @@ TEST_CASE("model export: a private tuner's run writes the selected run's model a
   CHECK(trainer_tests::accuracy(splits.validation, predicted) ==
         doctest::Approx(json["selected"]["utility_mean"].as<double>()).epsilon(1e-12));
 }
+
+// ---- issue 13: preprocessing statistics and failed runs ------------------------------------------
+
+namespace {
+
+/// A blobs-like CSV of 800 rows (3 features on very different scales), with `last` as its last row.
+std::string neighbour_csv(const std::string& last) {
+  std::ostringstream csv;
+  csv << "a,b,c,label\n";
+  Dataset d = trainer_tests::blobs(799, 3, 2, 2.0, 5);
+  for (std::size_t i = 0; i < d.rows; ++i)
+    csv << d.row(i)[0] << "," << 100 * d.row(i)[1] << "," << 0.01 * d.row(i)[2] << ","
+        << d.labels[i] << "\n";
+  csv << last << "\n";
+  return csv.str();
+}
+
+std::string csv_pipeline(const std::string& csv, const std::string& preprocessing,
+                         const std::string& tuner, const std::string& out) {
+  return "name: neighbours\n"
+         "data:\n"
+         "  use: csv\n"
+         "  params: {path: " +
+         csv + ", split_seed: 3}\n" + preprocessing +
+         "algorithm:\n"
+         "  use: dp_sgd\n"
+         "  params: {target_epsilon: 4.0, lot_size: 16, model: logistic, epochs: 2}\n"
+         "mechanism: {use: gaussian}\n"
+         "accountant: {use: rdp, delta: 1.0e-5}\n"
+         "utility: {use: accuracy}\n"
+         "search_space:\n"
+         "  learning_rate: {float: [0.05, 0.5], log: true}\n"
+         "tuner: " +
+         tuner + "\nexecution: {seed: 11, executor: inline}\noutput: {dir: " + out + "}\n";
+}
+
+const std::string kRepetition =
+    "{use: repetition, params: {distribution: geometric, mean: 2, points_per_dimension: 2, "
+    "scoring: public_validation}}";
+
+/// model.json's "preprocessing" of a run of the pipeline on `last` as the last CSV row.
+std::string released_preprocessing(const dptune_test::TempDir& dir, const std::string& tag,
+                                   const std::string& last, const std::string& preprocessing) {
+  dir.write(tag + ".csv", neighbour_csv(last));
+  const auto file = dir.write(
+      tag + ".yaml", csv_pipeline(tag + ".csv", preprocessing, kRepetition, "out_" + tag));
+  HostFixture host(file);
+  std::ostringstream printed;
+  const RunSummary summary =
+      run_pipeline(host.config, trainer_tests::registry(), RunOptions{false}, printed);
+  const YAML::Node model = YAML::LoadFile((summary.output_dir / "model.json").string());
+  REQUIRE(model["preprocessing"]);
+  CHECK(!model["standardization"]);
+  const YAML::Node json = YAML::LoadFile((summary.output_dir / "summary.json").string());
+  CHECK(json["preprocessing"]["epsilon_covers_preprocessing"].as<bool>());
+  CHECK(printed.str().find("preprocessing: ") != std::string::npos);
+  return YAML::Dump(model["preprocessing"]);
+}
+
+}  // namespace
+
+TEST_CASE("preprocessing: neighbouring CSVs release byte-identical preprocessing in model.json") {
+  // issue 13, finding 1: with the old fitted default, one outlier moved standardization.mean.
+  dptune_test::TempDir dir;
+  const std::string normal = "0.5,20,0.001,1", outlier = "1000,-50000,7,0";
+  const std::string statistics =
+      "  preprocessing: {use: standardize, mean: [0, 0, 0], scale: [1, 100, 0.01]}\n";
+  for (const std::string& pre : {std::string(), statistics}) {
+    CAPTURE(pre);
+    const std::string a = released_preprocessing(dir, "d", normal, pre);
+    const std::string b = released_preprocessing(dir, "d_prime", outlier, pre);
+    CHECK(a == b);
+  }
+  // The default for a CSV is record-local; the declared statistics are written as given.
+  CHECK(released_preprocessing(dir, "d", normal, "").find("normalize_rows") != std::string::npos);
+  const std::string given = released_preprocessing(dir, "d", normal, statistics);
+  CHECK(given.find("assumed_public") != std::string::npos);
+  CHECK(given.find("scale: [1, 100, 0.01]") != std::string::npos);
+}
+
+TEST_CASE("preprocessing: the fitted opt-in is marked in summary.json, trials.csv and model.json") {
+  dptune_test::TempDir dir;
+  dir.write("d.csv", neighbour_csv("0.5,20,0.001,1"));
+  const auto file = dir.write(
+      "fitted.yaml", csv_pipeline("d.csv", "  preprocessing: fitted_standardize\n",
+                                  "{use: grid, params: {points_per_dimension: 2}}", "out"));
+  HostFixture host(file);
+  std::ostringstream printed;
+  const RunSummary summary =
+      run_pipeline(host.config, trainer_tests::registry(), RunOptions{false}, printed);
+  const YAML::Node json = YAML::LoadFile((summary.output_dir / "summary.json").string());
+  CHECK(json["preprocessing"]["kind"].as<std::string>() == "fitted_standardize");
+  CHECK_FALSE(json["preprocessing"]["epsilon_covers_preprocessing"].as<bool>());
+  CHECK(printed.str().find("does not cover the fitted scaling") != std::string::npos);
+  std::ifstream trials(summary.output_dir / "trials.csv");
+  std::string header, row;
+  std::getline(trials, header);
+  CHECK(header.size() > 30);
+  CHECK(header.substr(header.size() - 29) == ",epsilon_covers_preprocessing");
+  int rows = 0;
+  while (std::getline(trials, row)) {
+    CHECK(row.substr(row.size() - 6) == ",false");
+    ++rows;
+  }
+  CHECK(rows == 2);
+  // The private tuners refuse it at the preprocessing key (exit 2).
+  const auto refused = dir.write(
+      "refused.yaml",
+      csv_pipeline("d.csv", "  preprocessing: fitted_standardize\n", kRepetition, "out2"));
+  CHECK_THROWS_AS(HostFixture{refused}, ConfigDiagnostic);
+}
+
+TEST_CASE("training: non-finite gradients or weights fail the run; nothing is released") {
+  // issue 13, finding 8: `n2 > l2` is false for NaN, so a NaN norm passed unclipped.
+  std::vector<double> factors(2);
+  const std::vector<double> norms{4.0, std::nan("")};
+  CHECK_THROWS_AS(dptune::trainers::clip_factors(norms, 1.0, factors), dptune::Error);
+  const std::vector<double> infinite{std::numeric_limits<double>::infinity()};
+  CHECK_THROWS_AS(dptune::trainers::clip_factors(infinite, 1.0, factors), dptune::Error);
+  // A diverging learning rate: the weights overflow.
+  const Dataset d = trainer_tests::blobs(100, 3, 2, 2.0, 1);
+  for (const char* name : {"sgd", "dp_sgd"}) {
+    CAPTURE(std::string(name));
+    auto trainer = trainer_tests::trainer(
+        name, {{"learning_rate", 1.0e300}, {"model", std::string("logistic")}});
+    trainer_tests::ScriptedContext ctx(5, [](double s) {
+      return trainer_tests::mechanism("gaussian", {{"noise_multiplier", s}});
+    });
+    CHECK_THROWS_WITH_AS(trainer->train(d, ctx), doctest::Contains("not finite"), dptune::Error);
+  }
+}

@@ -118,8 +118,41 @@ TEST_CASE("two_gaussians regenerates: the shipped CSV is the documented draw, bi
   CHECK(shipped.labels == drawn.labels);
 }
 
-TEST_CASE("standardisation is fitted on the training split only") {
-  const auto s = make("builtin:wine");
+TEST_CASE("preprocessing: a builtin's default uses frozen public statistics, not the split's") {
+  // issue 13, finding 1: the default scaling must not depend on the private training split.
+  const auto frozen = dptune::host::default_preprocessing("builtin:wine");
+  REQUIRE(frozen.kind == dptune::host::Preprocessing::Kind::Standardize);
+  CHECK(frozen.assumed_public().find("data/public_stats/wine.yaml") != std::string::npos);
+  // Two different splits (layout seeds) share the very same statistics.
+  const auto a = make("builtin:wine", {}, 1), b = make("builtin:wine", {}, 2);
+  CHECK(a.preprocessing.mean == frozen.mean);
+  CHECK(b.preprocessing.mean == frozen.mean);
+  CHECK(a.preprocessing.scale == b.preprocessing.scale);
+  CHECK(a.train.features != b.train.features);
+  // Proline (column 12) of the first training row, mapped with the frozen constants.
+  auto raw_source = dptune::host::make_data_source(
+      "builtin:wine", complete("builtin:wine"),
+      dptune::host::Preprocessing{dptune::host::Preprocessing::Kind::None});
+  dptune::Xoshiro256 rng(1);
+  const auto raw = raw_source->make(rng);
+  CHECK(raw.train.row(0)[12] > 200);  // proline, unscaled
+  CHECK(a.train.row(0)[12] ==
+        doctest::Approx((raw.train.row(0)[12] - frozen.mean[12]) / frozen.scale[12]));
+  // The description (in the report) says what was loaded once make() ran.
+  auto source = dptune::host::make_data_source("builtin:wine", complete("builtin:wine"));
+  dptune::Xoshiro256 rng2(1);
+  source->make(rng2);
+  CHECK(source->describe().find("178 rows x 13 features, 3 classes; train 106, validation 36, "
+                                "test 36") != std::string::npos);
+}
+
+TEST_CASE("preprocessing: fitted_standardize (explicit opt-in) fits on the training split only") {
+  auto source = dptune::host::make_data_source(
+      "builtin:wine", complete("builtin:wine"),
+      dptune::host::Preprocessing{dptune::host::Preprocessing::Kind::FittedStandardize});
+  dptune::Xoshiro256 rng(1);
+  const auto s = source->make(rng);
+  CHECK(s.preprocessing.fitted());
   const std::size_t n = s.train.rows, m = s.validation.rows;
   double largest_validation_mean = 0;
   for (std::size_t j = 0; j < s.train.cols; ++j) {
@@ -133,16 +166,44 @@ TEST_CASE("standardisation is fitted on the training split only") {
     CHECK(sq == doctest::Approx(1.0));
     largest_validation_mean = std::max(largest_validation_mean, std::abs(vmean));
   }
-  // Validation rows are scaled with the training statistics, so their means are not 0.
   CHECK(largest_validation_mean > 0.05);
-  const auto raw = make("builtin:wine", {{"standardize", false}});
-  // The description (in the report) says what was loaded once make() ran.
-  auto source = dptune::host::make_data_source("builtin:wine", complete("builtin:wine"));
-  dptune::Xoshiro256 rng(1);
-  source->make(rng);
-  CHECK(source->describe().find("178 rows x 13 features, 3 classes; train 106, validation 36, "
-                                "test 36") != std::string::npos);
-  CHECK(raw.train.row(0)[12] > 200);  // proline, unscaled
+}
+
+TEST_CASE("preprocessing: record-local maps and public bounds, row by row") {
+  using P = dptune::host::Preprocessing;
+  double row[3] = {3, 0, 4};
+  P{P::Kind::NormalizeRows}.apply_row(row, 3);
+  CHECK(row[0] == doctest::Approx(0.6));
+  CHECK(row[2] == doctest::Approx(0.8));
+  double clipped[3] = {3, 0, 4}, inside[2] = {0.3, 0.4}, huge[2] = {3e300, 4e300};
+  P clip{P::Kind::ClipRows};
+  clip.bound = 2;
+  clip.apply_row(clipped, 3);
+  CHECK(clipped[0] == doctest::Approx(1.2));
+  CHECK(clipped[2] == doctest::Approx(1.6));
+  clip.apply_row(inside, 2);
+  CHECK(inside[0] == 0.3);  // within the bound: unchanged
+  P{P::Kind::NormalizeRows}.apply_row(huge, 2);  // no overflow in the norm
+  CHECK(huge[0] == doctest::Approx(0.6));
+  P bounds{P::Kind::Bounds};
+  bounds.lower = {0, 10};
+  bounds.upper = {4, 20};
+  dptune::Dataset d;
+  d.rows = 1;
+  d.cols = 2;
+  d.features = {5, 12};  // 5 is above its bound: clamped to 4 -> 1
+  const P ready = bounds.prepared(d);
+  ready.apply(d);
+  CHECK(d.features[0] == doctest::Approx(1.0));
+  CHECK(d.features[1] == doctest::Approx(-0.6));
+  P wrong{P::Kind::Standardize};
+  wrong.mean = {0};
+  wrong.scale = {1};
+  wrong.where = "p.yaml:3:4: data.preprocessing.mean";
+  CHECK_THROWS_WITH_AS(wrong.prepared(d),
+                       "p.yaml:3:4: data.preprocessing.mean: mean has 1 values, the data has 2 "
+                       "features",
+                       dptune::ConfigError);
 }
 
 TEST_CASE("splits are drawn once from the layout stream, or from split_seed when given") {
