@@ -138,6 +138,38 @@ void json_guarantee(JsonWriter& w, const dptune::PrivacyGuarantee& g) {
   w.end_object();
 }
 
+/// A note that declares a DP output of a private tuner (TuningResult::notes, kDpOutputNote).
+bool is_dp_output_note(const std::string& note) {
+  return note.rfind(dptune::kDpOutputNote, 0) == 0;
+}
+
+/// What a private tuner releases, exactly: the selected candidate (null when the tuner output its
+/// data-independent default instead), its private score, the released model's file and the notes
+/// the tuner declares as DP outputs.  Everything else a private tuner's report writes must not
+/// depend on the data or on secret randomness (K, run counts, attempt indices, run times: paper
+/// 004, Papernot & Steinke 2022, Thms 2 and 6 cover the best run with K hidden).
+void json_release(JsonWriter& w, const dptune::TuningResult& result, const std::string& model_file,
+                  const std::vector<std::string>& dp_notes) {
+  w.begin_object();
+  w.key("covered_by").value("guarantee");
+  w.key("selected");
+  if (result.selected) {
+    w.begin_object();
+    w.key("params").value(result.selected->params);
+    w.key("score").value(result.selected->utility_mean);
+    w.end_object();
+  } else {
+    w.null();
+  }
+  if (!model_file.empty()) w.key("model").value(model_file);
+  if (!dp_notes.empty()) {
+    w.key("notes").begin_array();
+    for (const auto& n : dp_notes) w.value(n);
+    w.end_array();
+  }
+  w.end_object();
+}
+
 }  // namespace
 
 std::vector<std::size_t> trial_front(const std::vector<dptune::Trial>& trials) {
@@ -325,6 +357,12 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
                         ec.message());
 
   const bool write_trials = !result.trials_sensitive || config.output.sensitive_trials;
+  // A private tuner's public outputs are its release (json_release) and what does not depend on
+  // the data or secret randomness; the maps (trusted analysts) report everything.
+  const bool private_tuner = !result.trusted_analyst_only;
+  std::vector<std::string> public_notes, dp_notes;
+  for (const auto& n : result.notes)
+    (private_tuner && is_dp_output_note(n) ? dp_notes : public_notes).push_back(n);
   // Every trial non-private (grid or random with private: false): a non-private baseline, shown by
   // utility alone; there is no privacy-utility trade-off, front or hypervolume to report.
   const bool baseline = write_trials && !result.trials.empty() &&
@@ -420,7 +458,10 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
           "privacy is the tuning's guarantee");
       mw.key("pipeline").value(config.name);
       mw.key("algorithm").value(config.algorithm.use);
-      if (result.selected) {
+      if (private_tuner) {
+        mw.key("release");
+        json_release(mw, result, "", {});
+      } else if (result.selected) {
         mw.key("selected");
         json_trial(mw, *result.selected);
       }
@@ -436,6 +477,17 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
       model_note = "released model: model.json (" + exported->description + ")";
     }
   }
+
+  // Whether a private tuner released a model can depend on its DP output (the threshold variant's
+  // default): the model's file and note belong to the release, not to the public file list.
+  std::string model_file;
+  if (private_tuner && !model_note.empty()) {
+    if (std::find(summary.files.begin(), summary.files.end(), "model.json") != summary.files.end())
+      model_file = "model.json";
+    dp_notes.push_back(model_note);
+    model_note.clear();
+  }
+  auto listed = [&](const std::string& file) { return !(private_tuner && file == model_file); };
 
   std::ostringstream js;
   JsonWriter w(js);
@@ -456,7 +508,8 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
   if (config.execution.seed) w.key("seed").value(static_cast<std::int64_t>(*config.execution.seed));
   w.end_object();
   w.key("executor").value(in.executor);
-  w.key("seconds").value(in.seconds);
+  // Run times and counts of a private tuner depend on K and on the data: never public.
+  if (!private_tuner) w.key("seconds").value(in.seconds);
   w.key("trusted_analyst_only").value(result.trusted_analyst_only);
   if (baseline)
     w.key("warning").value(kNonPrivateWarning);
@@ -467,7 +520,7 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
     w.key("best");
     json_trial(w, result.trials[by_utility.front()]);
   }
-  w.key("trials_count").value(result.trials.size());
+  if (!private_tuner) w.key("trials_count").value(result.trials.size());
   w.key("trials_sensitive").value(result.trials_sensitive);
   w.key("trials_written").value(write_trials);
   if (write_trials && !baseline) {
@@ -480,7 +533,10 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
     w.key("reference").begin_array().value(kReferenceEpsilon).value(kReferenceError).end_array();
     w.end_object();
   }
-  if (result.selected) {
+  if (private_tuner) {
+    w.key("release");
+    json_release(w, result, model_file, dp_notes);
+  } else if (result.selected) {
     w.key("selected");
     json_trial(w, *result.selected);
   }
@@ -502,11 +558,12 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
   }
   w.end_array();
   w.key("notes").begin_array();
-  for (const auto& n : result.notes) w.value(n);
+  for (const auto& n : public_notes) w.value(n);
   if (!model_note.empty()) w.value(model_note);
   w.end_array();
   w.key("files").begin_array();
-  for (const auto& f : summary.files) w.value(f);
+  for (const auto& f : summary.files)
+    if (listed(f)) w.value(f);
   w.value("summary.json");
   w.end_array();
   w.end_object();
@@ -515,14 +572,16 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
 
   // Terminal summary.
   out << "dptune " << DPTUNE_VERSION_STRING << ": pipeline '" << config.name << "', tuner "
-      << config.tuner.use << ", " << result.trials.size() << " trials in " << fmt(in.seconds, 3)
-      << " s (" << in.executor << ")\n";
+      << config.tuner.use;
+  if (!private_tuner)
+    out << ", " << result.trials.size() << " trials in " << fmt(in.seconds, 3) << " s";
+  out << " (" << in.executor << ")\n";
   out << "randomness: " << in.randomness << "\n";
   if (baseline)
     out << "NOTE: " << kNonPrivateWarning << "\n";
   else if (result.trusted_analyst_only)
     out << "NOTE: " << kTrustedAnalystWarning << "\n";
-  for (const auto& n : result.notes) out << "note: " << n << "\n";
+  for (const auto& n : public_notes) out << "note: " << n << "\n";
   if (baseline) {
     const std::size_t shown = std::min<std::size_t>(by_utility.size(), 10);
     out << "Non-private baseline, best " << shown << " of " << by_utility.size() << " trials ("
@@ -554,15 +613,31 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
            "write "
            "them, marked SENSITIVE)\n";
   }
-  if (result.selected)
+  if (private_tuner) {
+    // The one block of the console that may depend on the data (tests/neighbouring checks it).
+    out << "Released (differentially private):\n";
+    if (result.selected)
+      out << "  selected: " << result.selected->params.to_string() << "  utility "
+          << fmt(result.selected->utility_mean, 4) << "\n";
+    else
+      out << "  selected: none (the tuner's data-independent default output)\n";
+    for (const auto& n : dp_notes) out << "  " << n << "\n";
+    out << "\n";
+  } else if (result.selected) {
     out << "selected: " << result.selected->params.to_string() << "  utility "
         << fmt(result.selected->utility_mean, 4) << "\n";
+  }
   if (result.guarantee)
     out << "guarantee of the whole tuning run: (epsilon, delta) = ("
         << fmt(result.guarantee->epsilon) << ", " << fmt(result.guarantee->delta) << ")  ["
         << result.guarantee->derivation << "]\n";
   out << "results: " << config.output.dir.string() << "/ (";
-  for (std::size_t k = 0; k < summary.files.size(); ++k) out << (k ? ", " : "") << summary.files[k];
+  bool first_file = true;
+  for (const auto& f : summary.files)
+    if (listed(f)) {
+      out << (first_file ? "" : ", ") << f;
+      first_file = false;
+    }
   out << ")\n";
   return summary;
 }
