@@ -87,6 +87,15 @@ std::string excerpt(const std::string& value, const std::string& other) {
          (from + kWidth < value.size() ? "..." : "");
 }
 
+/// A console line's label: the text before its first ':' when that comes early ("note",
+/// "guarantee of the whole tuning run"), else its first words.
+std::string line_label(const std::string& line) {
+  constexpr std::size_t kLabel = 40;
+  const std::size_t colon = line.find(':');
+  if (colon != std::string::npos && colon <= kLabel) return line.substr(0, colon);
+  return line.substr(0, std::min(line.size(), kLabel));
+}
+
 }  // namespace
 
 Fields flatten_json(const std::string& prefix, const std::string& text) {
@@ -99,7 +108,8 @@ Fields flatten_console(const std::string& stream, const std::string& text) {
   Fields out;
   std::istringstream in(text);
   std::string line;
-  std::size_t public_line = 0, release_line = 0;
+  std::map<std::string, std::size_t> occurrences;
+  std::size_t release_line = 0;
   bool in_release = false;
   while (std::getline(in, line)) {
     if (stream == "stdout" && line == kReleaseHeader) in_release = true;
@@ -107,7 +117,10 @@ Fields flatten_console(const std::string& stream, const std::string& text) {
       out[stream + ".release:" + std::to_string(++release_line)] = line;
       if (line.empty()) in_release = false;
     } else {
-      out[stream + ":" + std::to_string(++public_line)] = line;
+      // Keyed by the line's label and its occurrence, not its number, so that an extra line
+      // (one more note) is one difference rather than a shift of every later line.
+      const std::string label = line_label(line);
+      out[stream + ":" + label + "#" + std::to_string(++occurrences[label])] = line;
     }
   }
   return out;

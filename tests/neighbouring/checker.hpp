@@ -12,9 +12,10 @@
 
 namespace dptune::neighbouring {
 
-/// Field name -> value text.  Field names: `stdout:<line>` (lines outside the release block,
-/// numbered from 1), `stdout.release:<line>` (the block that starts `Released (differentially
-/// private):`), `stderr:<line>`, `<file>.json:<key.path[i]>`, `<file>:<line>` (other text files),
+/// Field name -> value text.  Field names: `stdout:<label>#<k>` (the k-th line outside the release
+/// block whose label, the text before an early ':', is <label>: `stdout:note#2`),
+/// `stdout.release:<line>` (the block that starts `Released (differentially private):`, numbered
+/// from 1), `stderr:<label>#<k>`, `<file>.json:<key.path[i]>`, `<file>:<line>` (other text files),
 /// `files:<name>` (present).
 using Fields = std::map<std::string, std::string>;
 
@@ -22,7 +23,8 @@ using Fields = std::map<std::string, std::string>;
 /// Only for files dptune wrote: yaml-cpp 0.7 can hang on some malformed input.
 Fields flatten_json(const std::string& prefix, const std::string& text);
 
-/// Console text as `stream:<n>` lines; the release block (only on stdout) as `stream.release:<n>`.
+/// Console text as `stream:<label>#<k>` lines; the release block (only on stdout) as
+/// `stream.release:<n>`.
 Fields flatten_console(const std::string& stream, const std::string& text);
 
 /// One run's public artifacts: `run_dir`/stdout.txt, stderr.txt and every file under

@@ -51,7 +51,7 @@ TEST_CASE("declared DP outputs: the release, model weights and biases, the conso
   CHECK_FALSE(declared_dp_output("summary.json:selected.id"));
   CHECK_FALSE(declared_dp_output("model.json:standardization.mean[0]"));
   CHECK_FALSE(declared_dp_output("model.json:layers[0].inputs"));
-  CHECK_FALSE(declared_dp_output("stdout:1"));
+  CHECK_FALSE(declared_dp_output("stdout:note#1"));
 }
 
 TEST_CASE("the console's release block is set apart; other lines are public fields") {
@@ -59,17 +59,24 @@ TEST_CASE("the console's release block is set apart; other lines are public fiel
       "stdout",
       "dptune: pipeline p\nnote: a\nReleased (differentially private):\n  selected: {lr: 0.1}\n\n"
       "guarantee: 1\n");
-  CHECK(f.at("stdout:1") == "dptune: pipeline p");
-  CHECK(f.at("stdout:2") == "note: a");
+  CHECK(f.at("stdout:dptune#1") == "dptune: pipeline p");
+  CHECK(f.at("stdout:note#1") == "note: a");
   CHECK(f.at("stdout.release:2") == "  selected: {lr: 0.1}");
   CHECK(f.at("stdout.release:3").empty());
-  CHECK(f.at("stdout:3") == "guarantee: 1");
+  CHECK(f.at("stdout:guarantee#1") == "guarantee: 1");
   const Fields g = flatten_console("stdout",
                                    "dptune: pipeline p\nnote: b\nReleased (differentially "
                                    "private):\n  selected: {lr: 0.5}\n  x\n\nguarantee: 1\n");
   const auto found = undeclared_differences(f, g, "pair");
   REQUIRE(found.size() == 1);
-  CHECK(found[0].field == "stdout:2");
+  CHECK(found[0].field == "stdout:note#1");
+  // One more note is one difference, not a shift of every later line.
+  const Fields h = flatten_console("stdout", "dptune: pipeline p\nnote: a\nnote: K = 8\nguarantee: 1\n");
+  const Fields without = flatten_console("stdout", "dptune: pipeline p\nnote: a\nguarantee: 1\n");
+  const auto extra = undeclared_differences(without, h, "pair");
+  REQUIRE(extra.size() == 1);
+  CHECK(extra[0].field == "stdout:note#2");
+  CHECK(extra[0].right == "note: K = 8");
 }
 
 TEST_CASE("removal: a difference is allowed only when both removals agree (a function of n)") {
