@@ -358,14 +358,16 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
 
   const bool write_trials = !result.trials_sensitive || config.output.sensitive_trials;
   // A private tuner's public outputs are its release (json_release) and what does not depend on
-  // the data or secret randomness; the maps (trusted analysts) report everything.
+  // the data or secret randomness; the maps (trusted analysts) report everything.  A private
+  // tuner's trials (and its run count and times) go only to files marked SENSITIVE, on opt-in.
   const bool private_tuner = !result.trusted_analyst_only;
+  const bool map_trials = write_trials && !private_tuner;
   std::vector<std::string> public_notes, dp_notes;
   for (const auto& n : result.notes)
     (private_tuner && is_dp_output_note(n) ? dp_notes : public_notes).push_back(n);
   // Every trial non-private (grid or random with private: false): a non-private baseline, shown by
   // utility alone; there is no privacy-utility trade-off, front or hypervolume to report.
-  const bool baseline = write_trials && !result.trials.empty() &&
+  const bool baseline = map_trials && !result.trials.empty() &&
                         std::all_of(result.trials.begin(), result.trials.end(), non_private);
   std::vector<std::size_t> by_utility;
   if (baseline) {
@@ -375,7 +377,7 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
     });
   }
   const std::vector<std::size_t> front =
-      write_trials ? trial_front(result.trials) : std::vector<std::size_t>{};
+      map_trials ? trial_front(result.trials) : std::vector<std::size_t>{};
   const std::set<std::size_t> on_front(front.begin(), front.end());
   std::vector<dptune::Point> front_points;
   front_points.reserve(front.size());
@@ -386,12 +388,30 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
 
   write_file(config.output.dir / "resolved_config.yaml", to_yaml(config));
   summary.files.push_back("resolved_config.yaml");
-  if (write_trials && !result.trials.empty()) {
+  // A private tuner's opt-in file is written even without trials, so that the list of files does
+  // not tell whether any run happened.
+  const bool sensitive_opt_in = private_tuner && result.trials_sensitive && write_trials;
+  if (write_trials && (!result.trials.empty() || sensitive_opt_in)) {
     const std::string trials_name = result.trials_sensitive ? "trials.SENSITIVE.csv" : "trials.csv";
     write_file(config.output.dir / trials_name, trials_csv(result.trials, names, on_front));
     summary.files.push_back(trials_name);
   }
-  if (write_trials && !result.trials.empty() && !baseline) {
+  if (sensitive_opt_in) {
+    // The run count and run time of a private tuner reveal K (paper 004 hides it): opt-in only.
+    std::ostringstream rs;
+    JsonWriter rw(rs);
+    rw.begin_object();
+    rw.key("warning").value(
+        "SENSITIVE: the run count and run time of a private tuner depend on its secret "
+        "randomness (e.g. the repetition tuner's K) and on the data; not covered by the guarantee");
+    rw.key("trials_count").value(result.trials.size());
+    rw.key("seconds").value(in.seconds);
+    rw.end_object();
+    rs << '\n';
+    write_file(config.output.dir / "run.SENSITIVE.json", rs.str());
+    summary.files.push_back("run.SENSITIVE.json");
+  }
+  if (map_trials && !result.trials.empty() && !baseline) {
     std::vector<dptune::Trial> front_trials;
     front_trials.reserve(front.size());
     for (std::size_t i : front) front_trials.push_back(result.trials[i]);
@@ -523,7 +543,7 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
   if (!private_tuner) w.key("trials_count").value(result.trials.size());
   w.key("trials_sensitive").value(result.trials_sensitive);
   w.key("trials_written").value(write_trials);
-  if (write_trials && !baseline) {
+  if (map_trials && !baseline) {
     w.key("pareto_front").begin_array();
     for (std::size_t i : front) json_trial(w, result.trials[i]);
     w.end_array();
@@ -594,7 +614,7 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
       out << "  " << std::setw(10) << fmt(t.utility_mean, 4) << std::setw(18)
           << (fmt(t.utility_min, 3) + ".." + fmt(t.utility_max, 3)) << t.params.to_string() << "\n";
     }
-  } else if (write_trials && !front.empty()) {
+  } else if (map_trials && !front.empty()) {
     out << "Pareto front (epsilon at delta = " << fmt(config.delta) << ", error = 1 - "
         << config.utility.use << " over R = " << config.repetitions << " runs):\n";
     out << "  " << std::left << std::setw(12) << "epsilon" << std::setw(10) << "error"
@@ -608,6 +628,9 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
     }
     out << "hypervolume w.r.t. (epsilon, error) = (" << fmt(kReferenceEpsilon) << ", "
         << fmt(kReferenceError) << "): " << fmt(hv, 6) << "\n";
+  } else if (sensitive_opt_in) {
+    out << "per-trial results of private runs, their count and run times: trials.SENSITIVE.csv and "
+           "run.SENSITIVE.json (SENSITIVE: not covered by the guarantee; keep them private)\n";
   } else if (result.trials_sensitive && !write_trials) {
     out << "per-trial results of private runs are withheld (set output.sensitive_trials: true to "
            "write "
