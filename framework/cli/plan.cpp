@@ -9,6 +9,7 @@
 #include <iomanip>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include <filesystem>
@@ -88,6 +89,42 @@ void write_plots(const std::string& dir, const std::vector<Row>& rows, double de
   }
 }
 
+/// Composes the repetition tuner's scoring event into `base` when scoring is private, and says
+/// which scoring the table assumes.  From a pipeline: its repetition tuner's `scoring` and
+/// `score_epsilon` (the tuner's defaults for another tuner), --score-epsilon overriding the
+/// epsilon; from an EVENT: only with --score-epsilon (the EVENT is otherwise the whole base).
+std::string compose_scoring(DpEvent& base, const po::variables_map& vm,
+                            const dptune::host::ComponentConfig* tuner,
+                            const dptune::host::PluginRegistry& registry) {
+  std::optional<double> epsilon;
+  if (vm.count("score-epsilon")) {
+    epsilon = vm["score-epsilon"].as<double>();
+    if (!(*epsilon > 0 && std::isfinite(*epsilon)))
+      throw UsageError("--score-epsilon must be a positive number");
+  }
+  if (tuner) {
+    const auto* schema = registry.schema(dptune::host::ComponentKind::Tuner, "repetition");
+    if (!schema) throw UsageError("plan repetition: the repetition tuner plugin is not loaded");
+    const dptune::Params params =
+        schema->complete(tuner->use == "repetition" ? tuner->params : dptune::Params{});
+    if (params.get_string("scoring") == "public_validation") {
+      if (epsilon)
+        throw UsageError(
+            "--score-epsilon: the pipeline declares scoring: public_validation (no score noise)");
+      return "public_validation (assumes the validation split is public, declared by the user)";
+    }
+    if (!epsilon) epsilon = params.get_double("score_epsilon");
+  }
+  if (!epsilon) return "not included (the EVENT is the whole base; --score-epsilon E adds it)";
+  // As the tuner does: the leaf is stated for the base's relation (the host's utility sensitivity
+  // bounds a replaced, added or removed record alike).
+  const DpEvent leaf = DpEvent::laplace(1 / *epsilon);
+  const bool replace_one = dptune::neighbouring_of(base) == dptune::Neighbouring::ReplaceOne;
+  base = DpEvent::composed({base, replace_one ? DpEvent::replace_one(leaf) : leaf});
+  return "private: laplace noise multiplier 1/" + num(*epsilon) + " composed into the base" +
+         (replace_one ? " (stated for replace-one, the base's relation)" : "");
+}
+
 }  // namespace
 
 int cmd_plan(const std::vector<std::string>& args) {
@@ -120,6 +157,11 @@ int cmd_plan(const std::vector<std::string>& args) {
       "delta", po::value<double>(), "delta of the final guarantee, in (0, 1)")(
       "means", po::value(&means_text), "comma-separated E[K] values (default 2,5,10,20,50,100)")(
       "accountant", po::value(&accountant_name), "accountant plugin (default rdp)")(
+      "score-epsilon", po::value<double>(),
+      "compose a private score, Laplace noise of scale sensitivity / E (laplace: "
+      "{noise_multiplier: "
+      "1/E}), into the base event as the repetition tuner's scoring: private does (with "
+      "--pipeline: default the pipeline's repetition score_epsilon)")(
       "json", "machine-readable output")("plugin-path", po::value(&plugin_paths)->composing(),
                                          "extra plugin folder or file (repeatable)");
   po::options_description hidden;
@@ -139,6 +181,7 @@ int cmd_plan(const std::vector<std::string>& args) {
   dptune::host::PluginRegistry registry;
   std::shared_ptr<const dptune::Accountant> accountant;
   DpEvent base;
+  dptune::host::ComponentConfig pipeline_tuner;
   std::int64_t m = 0;
   double delta = 0;
   if (!pipeline.empty()) {
@@ -146,6 +189,7 @@ int cmd_plan(const std::vector<std::string>& args) {
       throw UsageError(
           "--pipeline takes the base event, --candidates and the accountant from the pipeline");
     const auto config = load(pipeline, sets, plugin_paths, registry);
+    pipeline_tuner = config.tuner;
     std::size_t points = 5;
     if (vm.count("points")) {
       if (vm["points"].as<std::int64_t>() < 1) throw UsageError("--points must be >= 1");
@@ -181,6 +225,10 @@ int cmd_plan(const std::vector<std::string>& args) {
     accountant = create_accountant(registry, accountant_name);
   }
   if (!(delta > 0 && delta < 1)) throw UsageError("--delta must be in (0, 1)");
+  // The repetition tuner's base also scores each run: with scoring: private its Laplace event is
+  // composed into the base before the repetition theorem (issue 13, finding 6).
+  const std::string scoring =
+      compose_scoring(base, vm, pipeline.empty() ? nullptr : &pipeline_tuner, registry);
   if (const auto why = accountant->unsupported_reason(base); !why.empty())
     throw UsageError("accountant " + accountant_name + " cannot account the base event: " + why);
   const double base_eps = accountant->epsilon(base, delta).epsilon;
@@ -213,6 +261,7 @@ int cmd_plan(const std::vector<std::string>& args) {
   if (vm.count("json")) {
     dptune::host::JsonWriter w(std::cout);
     w.begin_object().key("base_event").value(base.to_string()).key("base_epsilon").value(base_eps);
+    w.key("scoring").value(scoring);
     w.key("candidates").value(m).key("delta").value(delta).key("rows").begin_array();
     for (const auto& r : rows)
       w.begin_object()
@@ -234,6 +283,7 @@ int cmd_plan(const std::vector<std::string>& args) {
     return kOk;
   }
   std::cout << "base event: " << base.to_string() << "\n"
+            << "scoring:    " << scoring << "\n"
             << "one run:    epsilon " << num(base_eps) << " at delta " << delta << " ("
             << accountant_name << ")\n"
             << "candidates: " << m << "\n\n"

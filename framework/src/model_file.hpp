@@ -27,9 +27,12 @@ struct ExportedModel {
 };
 
 /// Which kept model the tuner released: the earliest kept evaluation of the selected trial's
-/// candidate with the selected trial's mean utility (a tuner's tie rule is the earliest run), or,
-/// when the selected trial reports another score, the only kept evaluation of that candidate.
-/// Null when the result selects nothing or no kept model matches unambiguously.
+/// candidate with the selected trial's mean utility (a tuner's tie rule is the earliest run); or,
+/// when the selected trial reports a score no kept evaluation has (a noisy score: the repetition
+/// tuner's scoring: private), the kept evaluation at the position of the selected trial in the
+/// tuner's per-run trials, when those list the kept evaluations in order (their candidates agree
+/// position by position) and record the released scores; or the only kept evaluation of that
+/// candidate.  Null when the result selects nothing or no kept model matches unambiguously.
 template <class Kept>
 std::shared_ptr<const dptune::Model> released_model(const dptune::TuningResult& result,
                                                     const std::vector<Kept>& kept) {
@@ -37,6 +40,19 @@ std::shared_ptr<const dptune::Model> released_model(const dptune::TuningResult& 
   const auto& selected = *result.selected;
   for (const auto& k : kept)
     if (k.candidate == selected.params && k.utility_mean == selected.utility_mean) return k.model;
+  const auto& trials = result.trials;
+  bool aligned = !trials.empty() && trials.size() <= kept.size();
+  for (std::size_t i = 0; aligned && i < trials.size(); ++i)
+    aligned = trials[i].params == kept[i].candidate;
+  if (aligned) {
+    std::shared_ptr<const dptune::Model> at;
+    for (std::size_t i = 0; i < trials.size(); ++i)
+      if (trials[i].params == selected.params && trials[i].utility_mean == selected.utility_mean) {
+        if (at) return nullptr;  // two runs released the same score: ambiguous
+        at = kept[i].model;
+      }
+    if (at) return at;
+  }
   std::shared_ptr<const dptune::Model> only;
   for (const auto& k : kept) {
     if (!(k.candidate == selected.params)) continue;

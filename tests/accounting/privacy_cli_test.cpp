@@ -252,6 +252,23 @@ TEST_CASE("dptune plan repetition: the table agrees with the accountant and the 
   CHECK(json_number(tail, "expected_best_quantile") ==
         doctest::Approx(1 - (1 - std::exp(-10.0)) / 10).epsilon(1e-9));
   CHECK(json_number(tail, "success_probability") == doctest::Approx(1 - std::exp(-0.5)));
+  // --score-epsilon E composes the private score's Laplace(1/E) into the given base.
+  const auto scored = run_dptune("plan repetition --event " + base +
+                                     " --candidates 20 --delta 1e-5 --means 10 --json "
+                                     "--score-epsilon 0.25",
+                                 "plan_scored");
+  REQUIRE(scored.exit_code == 0);
+  const auto scored_direct = run_dptune(
+      "privacy --event '{repeat_and_select: {mean: 10, shape: 0, event: {composed: {events: [" +
+          base.substr(1, base.size() - 2) +
+          ", {laplace: {noise_multiplier: 4}}]}}}}' "
+          "--delta 1e-5 --json",
+      "plan_scored_direct");
+  REQUIRE(scored_direct.exit_code == 0);
+  const auto scored_eps = scored.out.find("\"epsilon\"", scored.out.find("\"rows\""));
+  CHECK(std::stod(scored.out.substr(scored_eps + 11)) ==
+        doctest::Approx(json_number(scored_direct.out, "epsilon")).epsilon(1e-12));
+  CHECK(std::stod(scored.out.substr(scored_eps + 11)) > std::stod(r.out.substr(first_eps + 11)));
   const auto bad = run_dptune("plan repetition --event " + base + " --delta 1e-5", "plan_bad");
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("--candidates") != std::string::npos);
@@ -270,10 +287,15 @@ TEST_CASE("dptune plan repetition --pipeline: the worst grid candidate's event, 
   CHECK(r.out.find("{self_composed: {count: 44, event: {sampled_without_replacement: {source_size: "
                    "341, sample_size: 32, event: {gaussian: {noise_multiplier: 6.0}}}}}}") !=
         std::string::npos);
+  // The example scores privately with score_epsilon 0.5: Laplace(1/0.5) composed into the base,
+  // stated for replace-one like the trainer's sampling without replacement.
+  CHECK(r.out.find("{replace_one: {event: {laplace: {noise_multiplier: 2.0}}}}") !=
+        std::string::npos);
   const auto direct = run_dptune(
-      "privacy --event '{repeat_and_select: {mean: 10, shape: 0, event: {self_composed: {count: "
-      "44, event: {sampled_without_replacement: {source_size: 341, sample_size: 32, event: "
-      "{gaussian: {noise_multiplier: 6.0}}}}}}}}' --delta 1e-5 --json",
+      "privacy --event '{repeat_and_select: {mean: 10, shape: 0, event: {composed: {events: "
+      "[{self_composed: {count: 44, event: {sampled_without_replacement: {source_size: 341, "
+      "sample_size: 32, event: {gaussian: {noise_multiplier: 6.0}}}}}}, {replace_one: {event: "
+      "{laplace: {noise_multiplier: 2.0}}}}]}}}}' --delta 1e-5 --json",
       "plan_pipeline_direct");
   REQUIRE(direct.exit_code == 0);
   const auto first_eps = r.out.find("\"epsilon\"", r.out.find("\"rows\""));
@@ -281,6 +303,19 @@ TEST_CASE("dptune plan repetition --pipeline: the worst grid candidate's event, 
         doctest::Approx(json_number(direct.out, "epsilon")).epsilon(1e-12));
   for (const char* plot : {"expected_quantile.svg", "success_probability.svg"})
     CHECK(std::filesystem::file_size(dir / plot) > 1000);
+  // Declared public: no scoring event; --score-epsilon then contradicts the declaration.
+  const auto declared = run_dptune(
+      "plan repetition --pipeline examples/pipelines/repetition_dp_sgd_learning_rate.yaml "
+      "--set tuner.params.scoring=public_validation --means 10 --json",
+      "plan_pipeline_public");
+  REQUIRE(declared.exit_code == 0);
+  CHECK(declared.out.find("laplace") == std::string::npos);
+  CHECK(declared.out.find("assumes the validation split is public") != std::string::npos);
+  const auto contradiction = run_dptune(
+      "plan repetition --pipeline examples/pipelines/repetition_dp_sgd_learning_rate.yaml "
+      "--set tuner.params.scoring=public_validation --score-epsilon 1",
+      "plan_pipeline_contradiction");
+  CHECK(contradiction.exit_code == 2);
   const auto both = run_dptune(
       "plan repetition --pipeline examples/pipelines/repetition_dp_sgd_learning_rate.yaml "
       "--candidates 3",

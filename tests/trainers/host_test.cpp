@@ -235,7 +235,8 @@ TEST_CASE("model export: model.json round-trips and its predictor reproduces the
 
 TEST_CASE("model export: a private tuner's run writes the selected run's model as model.json") {
   // The repetition tuner (paper 004) on a target-ε DP-SGD: the exact events give RDP curves, so
-  // RepeatAndSelect can be accounted; only the best run's model is released, as model.json.
+  // RepeatAndSelect can be accounted; only the best run's model is released, as model.json.  The
+  // validation split is declared public (exact scores), so the file reproduces the released score.
   dptune_test::TempDir dir;
   const std::string pipeline =
       "name: released_model\n"
@@ -252,7 +253,7 @@ TEST_CASE("model export: a private tuner's run writes the selected run's model a
       "  epochs: {int: [1, 2]}\n"
       "  learning_rate: {float: [0.05, 0.5], log: true}\n"
       "tuner: {use: repetition, params: {distribution: geometric, mean: 3, "
-      "points_per_dimension: 2}}\n"
+      "points_per_dimension: 2, scoring: public_validation}}\n"
       "execution: {seed: 11}\n"
       "output: {dir: out}\n";
   const auto file = dir.write("released.yaml", pipeline);

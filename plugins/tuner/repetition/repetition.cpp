@@ -6,6 +6,18 @@
 // composition (the naive baseline, §3.2), or, for the threshold variant, of RepeatUntilAccepted
 // (Appendix C, Corollary 16).
 //
+// K is hidden: Theorems 2 and 6 and Corollary 16 cover the best output only, with the number of
+// runs unobserved.  So nothing the tuner returns for publication (notes, `selected`, the
+// guarantee's text, the progress display) depends on K, the run count, a run's index or the run
+// times; per-run results go only into the trial list, which the host writes on opt-in only.
+//
+// The score is part of Q's output, and the held-out split is private data too: paper 004, Sec.
+// 3.1, "this may require allocating some privacy budget to this evaluation" (footnote 2: the
+// held-out records are fresh, so the budget need not be *split*, but they still need protecting).
+// `scoring: private` (default) adds Laplace noise to every run's score and composes its event into
+// the base; `scoring: public_validation` is the user's explicit declaration that the scored split
+// is public, and the guarantee then says it assumes so.
+//
 // Why the base event is a one_of: Q picks its candidate without looking at the data, and its
 // output includes the pick, so Q's RDP curve is at most the pointwise maximum of the candidates'
 // curves.  That maximum must range over every candidate Q may draw, so a dimension that changes
@@ -13,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -72,7 +85,9 @@ class Repetition final : public dptune::Tuner {
         simulate_(p.get_bool("simulate")),
         sim_pool_runs_(static_cast<std::size_t>(p.get_int("sim_pool_runs"))),
         sim_searches_(static_cast<std::size_t>(p.get_int("sim_searches"))),
-        sim_means_(dptune::parse_number_list(p.get_string("sim_means"), "repetition: sim_means")) {
+        sim_means_(dptune::parse_number_list(p.get_string("sim_means"), "repetition: sim_means")),
+        private_scoring_(p.get_string("scoring") == "private"),
+        score_epsilon_(p.get_double("score_epsilon")) {
     if (mean_ > 0 && gamma_ > 0)
       throw InvalidArgument("repetition: give mean or gamma, not both (mean = " + fmt(mean_) +
                             ", gamma = " + fmt(gamma_) + ")");
@@ -92,6 +107,15 @@ class Repetition final : public dptune::Tuner {
           fmt(mean_));
     for (double m : sim_means_)
       if (!(m > 1)) throw InvalidArgument("repetition: sim_means must all be > 1, got " + fmt(m));
+    // Finding 8 of issue 13: every check that can abort must run before the first run, or the
+    // abort itself tells which runs came before.  Drawn from the space, a candidate is checked
+    // against the base event when drawn, so the threshold variant draws all of its attempts up
+    // front; that needs a bounded number of attempts, i.e. stop_probability > 0.
+    if (distribution_ == "threshold" && candidates_ == "space" && stop_probability_ == 0)
+      throw InvalidArgument(
+          "repetition: distribution 'threshold' with candidates: space needs stop_probability > "
+          "0: every candidate the search may try is drawn and checked before the first run, "
+          "which needs a bounded number of attempts (or use candidates: grid)");
   }
 
   static dptune::ParamSchema schema() {
@@ -147,14 +171,48 @@ class Repetition final : public dptune::Tuner {
         .min(1)
         .default_to(std::int64_t{500})
         .add_string("sim_means", "simulate: the E[K] values, comma-separated, each > 1")
-        .default_to(std::string("1.5, 2, 3, 5, 10, 20, 50, 100"));
+        .default_to(std::string("1.5, 2, 3, 5, 10, 20, 50, 100"))
+        .add_string("scoring",
+                    "private: add Laplace noise (scale: the utility's sensitivity / score_epsilon) "
+                    "to every run's held-out score and compose its cost into the base event; "
+                    "public_validation: score exactly, assuming the scored split is public "
+                    "(your declaration: its records are then not protected)")
+        .one_of({"private", "public_validation"})
+        .default_to(std::string("private"))
+        .add_float("score_epsilon",
+                   "scoring: private: the epsilon of each run's noisy score (pure DP, Laplace); "
+                   "its cost is composed into every run")
+        .min_exclusive(0)
+        .default_to(0.1);
   }
 
   dptune::TuningResult tune(dptune::TunerContext& context) override {
-    const CandidateSet set = candidate_set(context);
+    CandidateSet set = candidate_set(context);
     if (simulate_) return simulate(context, set);
-    if (distribution_ == "threshold") return threshold_search(context, set);
-    return repeated_search(context, set);
+    // Everything that can refuse (the scored utility's sensitivity, the accountant) is settled
+    // here, before the first run.
+    const Scoring score = scoring(context, set.base);
+    if (score.noisy) {
+      set.base = DpEvent::composed({set.base, score.event});
+      const std::string why = context.accountant().unsupported_reason(set.base);
+      if (!why.empty())
+        throw InvalidArgument(
+            "repetition: the accountant cannot price one run of the base algorithm with its "
+            "noisy score: " +
+            why);
+    }
+    set.notes.push_back(score.statement);
+    // The display shows no count: with total 0 the host draws no done/total line, and the
+    // tuner never calls advance(), so neither the number of runs nor their pace is shown.
+    context.progress().start("repetition", 0);
+    context.progress().message(
+        "repetition: running; the number of runs is private, so no progress count is shown");
+    dptune::TuningResult result = distribution_ == "threshold"
+                                      ? threshold_search(context, set, score)
+                                      : repeated_search(context, set, score);
+    result.guarantee->derivation += "; " + score.statement;
+    if (result.selected) result.selected->privacy = *result.guarantee;
+    return result;
   }
 
  private:
@@ -167,6 +225,71 @@ class Repetition final : public dptune::Tuner {
   bool simulate_;
   std::size_t sim_pool_runs_, sim_searches_;
   std::vector<double> sim_means_;
+  bool private_scoring_;
+  double score_epsilon_;
+
+  // ---- scoring (issue 13, finding 6) -----------------------------------------------------------
+  /// How the runs' scores are released; fixed, with its event, before any run.
+  struct Scoring {
+    bool noisy = false;
+    double scale = 0;       // Laplace scale b = Δ / ε_score (noisy)
+    DpEvent event;          // laplace(b / Δ) = laplace(1 / ε_score), or NoOp
+    std::string statement;  // what the guarantee assumes about the scored split
+  };
+
+  /// laplace(multiplier), stated for the relation of `trainer_base` (replace_one when the trainers'
+  /// guarantee is replace-one, e.g. sampling without replacement; add/remove otherwise).
+  static DpEvent scoring_event(double multiplier, const DpEvent& trainer_base) {
+    const DpEvent leaf = DpEvent::laplace(multiplier);
+    return dptune::neighbouring_of(trainer_base) == dptune::Neighbouring::ReplaceOne
+               ? DpEvent::replace_one(leaf)
+               : leaf;
+  }
+
+  Scoring scoring(dptune::TunerContext& context, const DpEvent& trainer_base) const {
+    Scoring s;
+    if (!private_scoring_) {
+      s.statement =
+          "scoring: public_validation: every run is scored exactly on the held-out split; assumes "
+          "the validation split is public (declared by the user): its records are not protected "
+          "by this guarantee";
+      return s;
+    }
+    const dptune::DataSizes sizes = context.data_sizes();
+    const dptune::UtilitySensitivity sens = context.utility_sensitivity(sizes.scored);
+    if (!sens.per_record)
+      throw dptune::ConfigError(
+          "repetition: scoring: private (the default) needs the utility's sensitivity to one "
+          "scored record, "
+          "unknown for utility '" +
+          sens.utility + "' (" + sens.derivation +
+          "); use a utility with a known sensitivity (accuracy, log_loss_score, f1), or declare "
+          "the scored split public with scoring: public_validation");
+    const double delta_u = *sens.per_record;
+    if (!(delta_u > 0 && std::isfinite(delta_u)))
+      throw dptune::PluginError("repetition: the host gave utility sensitivity " + fmt(delta_u) +
+                                ", not a positive number");
+    s.noisy = true;
+    s.scale = delta_u / score_epsilon_;
+    // DpEvent::laplace takes the noise multiplier b / Δ = 1 / ε_score.  The host's Δ bounds a
+    // replaced, added or removed record alike, so the leaf holds for either relation: stated for
+    // the trainers' relation, it composes with them without a group-privacy conversion.
+    s.event = scoring_event(s.scale / delta_u, trainer_base);
+    s.statement = "scoring: private: every run's score on the held-out split (" +
+                  std::to_string(sizes.scored) + " rows) gets Laplace noise of scale " +
+                  fmt(s.scale) + " = " + fmt(delta_u) + " / " + fmt(score_epsilon_) +
+                  " (the utility's sensitivity to one record: " + sens.derivation +
+                  "; score_epsilon " + fmt(score_epsilon_) +
+                  "); selection is on the noisy scores, the released score is the noisy one, and "
+                  "the scoring event is composed into the base event (paper 004, Sec. 3.1)";
+    return s;
+  }
+
+  /// The score a run releases to the selection: its (single) utility, noised when private.
+  static double released_score(dptune::TunerContext& context, const Scoring& s,
+                               const dptune::Evaluation& run) {
+    return s.noisy ? run.utility_mean + dptune::laplace(context.rng(), s.scale) : run.utility_mean;
+  }
 
   // ---- the candidates and the base event ---------------------------------------------------
   CandidateSet candidate_set(dptune::TunerContext& context) const {
@@ -326,37 +449,66 @@ class Repetition final : public dptune::Tuner {
     return RepetitionDistribution::from_mean(mean, eta);
   }
 
-  static std::size_t best_run(const std::vector<dptune::Evaluation>& runs) {
+  /// The run with the highest released score; ties: the earlier run (a fixed order).
+  static std::size_t best_run(const std::vector<double>& scores) {
     std::size_t best = 0;
-    for (std::size_t i = 1; i < runs.size(); ++i)  // ties: the earlier run (a fixed order)
-      if (runs[i].utility_mean > runs[best].utility_mean) best = i;
+    for (std::size_t i = 1; i < scores.size(); ++i)
+      if (scores[i] > scores[best]) best = i;
     return best;
   }
 
-  /// Releases run `id` (candidate, score, model description) under the whole search's guarantee,
-  /// and keeps the first `kept` runs as per-run results, marked sensitive (written on opt-in only).
+  /// Releases run `id` (candidate, released score, model description) under the whole search's
+  /// guarantee (tune() sets `privacy`), and keeps every run as a per-run result, marked sensitive
+  /// (the host writes those on opt-in only).
   static void release(dptune::TuningResult& result, const std::vector<dptune::Evaluation>& runs,
-                      std::size_t id, std::size_t kept) {
-    dptune::Trial selected = dptune::to_trial(runs[id], id);
-    selected.privacy = *result.guarantee;
+                      const std::vector<double>& scores, std::size_t id) {
+    dptune::Trial selected;
+    selected.params = runs[id].request.candidate;
+    selected.utility_mean = selected.utility_min = selected.utility_max = scores[id];
+    // The released trial carries no run index, run time or count: Theorems 2 and 6 cover the
+    // best output with K hidden, and id (the run's index), seconds (its run time) would leak
+    // information about K.  Fixed values: id 0, seconds 0, and one training per run.
+    selected.id = 0;
+    selected.seconds = 0;
+    selected.repetitions = 1;
     result.selected = selected;
-    if (runs[id].model) result.notes.push_back("released model: " + runs[id].model->describe());
-    keep_runs(result, runs, kept);
+    // A function of the released run (its candidate's model), declared as DP output.
+    if (runs[id].model)
+      result.notes.push_back(std::string(dptune::kDpOutputNote) +
+                             "released model: " + runs[id].model->describe());
+    keep_runs(result, runs, scores);
   }
+  /// Per-run results (indices, run times, and the score each run released to the selection: its
+  /// output under the base algorithm, noisy under private scoring), in run order: sensitive,
+  /// written on opt-in only.  The host finds the released run's model by its position here.
   static void keep_runs(dptune::TuningResult& result, const std::vector<dptune::Evaluation>& runs,
-                        std::size_t kept) {
-    for (std::size_t i = 0; i < kept; ++i) result.trials.push_back(dptune::to_trial(runs[i], i));
+                        const std::vector<double>& scores) {
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      dptune::Trial t = dptune::to_trial(runs[i], i);
+      t.utility_mean = t.utility_min = t.utility_max = scores[i];
+      result.trials.push_back(std::move(t));
+    }
     result.trials_sensitive = true;
   }
 
+  /// The output ⊥ (K = 0, or the threshold variant stopped): which output was released is itself
+  /// the DP output, declared as such; it names no count.
+  static std::string default_output_note(const CandidateSet& set) {
+    return std::string(dptune::kDpOutputNote) +
+           "the output is the data-independent default candidate " + set.fallback.to_string() +
+           " (no run is released; paper 004, Theorem 6 and Appendix C: the default does not "
+           "depend on the data)";
+  }
+
   // ---- repeat and select (Theorems 2 and 6; fixed K: composition) ---------------------------
-  dptune::TuningResult repeated_search(dptune::TunerContext& context, const CandidateSet& set) {
+  dptune::TuningResult repeated_search(dptune::TunerContext& context, const CandidateSet& set,
+                                       const Scoring& score) {
     dptune::TuningResult result;
     result.notes = set.notes;
     std::int64_t k = 0;
     DpEvent total;
     if (distribution_ == "fixed") {
-      k = runs_;
+      k = runs_;  // a configured, public number
       total = DpEvent::self_composed(set.base, k);
       result.notes.push_back(
           "K = " + std::to_string(k) + " fixed: the guarantee is the " + std::to_string(k) +
@@ -364,29 +516,27 @@ class Repetition final : public dptune::Tuner {
           "Sec. 3.2 and Appendix D.1): a random K gives a bound almost independent of E[K]");
     } else {
       const auto dist = distribution();
-      k = dist.sample(context.rng());  // drawn once, before any run
+      k = dist.sample(context.rng());  // drawn once, before any run; never published
       total = DpEvent::repeat_and_select(set.base, dist.mean(), dist.shape());
-      result.notes.push_back("K = " + std::to_string(k) + " runs, drawn once before any run from " +
-                             dist.describe());
+      result.notes.push_back(
+          "K, the number of runs, is drawn once before any run from " + dist.describe() +
+          "; the guarantee covers the best run with K hidden (paper 004, Theorems 2 and 6), so "
+          "K, the runs and their times are not released (per-run results go to the sensitive "
+          "trials file only on opt-in)");
     }
     result.guarantee = context.accountant().epsilon(total, context.delta());
     result.notes.push_back("guarantee: the accountant's cost of " + total.to_string());
     result.notes.push_back(
         "each run trains one candidate once on the whole training data and scores it on the "
-        "held-out split (paper 004, footnote 2: held-out scoring costs no privacy); only the best "
-        "run (candidate, score) is released");
-    if (k == 0) {
-      result.notes.push_back("K = 0: nothing was run; the data-independent default candidate " +
-                             set.fallback.to_string() +
-                             " is the output (paper 004, Theorem 6: K = 0 returns a "
-                             "default that does not depend on the data)");
+        "held-out split; only the best run (candidate, score, model) is released");
+    if (k == 0) {  // Theorem 6: K = 0 outputs the default; the output, not K, is published
+      result.notes.push_back(default_output_note(set));
       return result;
     }
     const std::vector<Params> candidates = draw_all(context, set, k);
     std::vector<dptune::EvaluationRequest> requests;
     requests.reserve(candidates.size());
     for (const auto& c : candidates) requests.push_back(run_of(c));
-    context.progress().start("repetition", requests.size());
     std::vector<dptune::Evaluation> runs;
     constexpr std::size_t kChunk = 8;
     for (std::size_t at = 0; at < requests.size(); at += kChunk) {
@@ -397,64 +547,95 @@ class Repetition final : public dptune::Tuner {
         check_run_event(e, set);
         runs.push_back(std::move(e));
       }
-      context.progress().advance(runs.size(), std::nullopt);  // no per-run score is shown
     }
-    release(result, runs, best_run(runs), runs.size());
+    std::vector<double> scores;
+    scores.reserve(runs.size());
+    for (const auto& run : runs) scores.push_back(released_score(context, score, run));
+    release(result, runs, scores, best_run(scores));
     return result;
   }
 
   // ---- threshold variant (Appendix C, Corollary 16) ------------------------------------------
-  dptune::TuningResult threshold_search(dptune::TunerContext& context, const CandidateSet& set) {
+  /// The attempts of the threshold variant, decided without the data: before each attempt a stop
+  /// coin (probability p), then a candidate.  Drawn from the space, candidates are checked against
+  /// the base event, and a failed check aborts; so that no abort can follow a run (its timing
+  /// would tell which runs failed the threshold), all attempts are drawn and checked before the
+  /// first run.  Grid candidates need no check and are drawn as the search goes (p may be 0).
+  class Attempts {
+   public:
+    Attempts(const Repetition& tuner, dptune::TunerContext& context, const CandidateSet& set)
+        : tuner_(tuner), context_(context), set_(set) {
+      if (set.from_grid) return;
+      while (!dptune::bernoulli(context.rng(), tuner.stop_probability_))
+        planned_.push_back(tuner.draw_all(context, set, 1).front());
+    }
+    /// The next attempt's candidate, or nothing when the stop coin came up.
+    std::optional<Params> next() {
+      if (!set_.from_grid) {
+        if (at_ == planned_.size()) return std::nullopt;
+        return planned_[at_++];
+      }
+      if (dptune::bernoulli(context_.rng(), tuner_.stop_probability_)) return std::nullopt;
+      return tuner_.draw(context_, set_);
+    }
+
+   private:
+    const Repetition& tuner_;
+    dptune::TunerContext& context_;
+    const CandidateSet& set_;
+    std::vector<Params> planned_;
+    std::size_t at_ = 0;
+  };
+
+  dptune::TuningResult threshold_search(dptune::TunerContext& context, const CandidateSet& set,
+                                        const Scoring& score) {
     dptune::TuningResult result;
     result.notes = set.notes;
     const DpEvent total = DpEvent::repeat_until_accepted(set.base, stop_probability_);
     result.guarantee = context.accountant().epsilon(total, context.delta());
     result.notes.push_back(
-        "threshold variant (paper 004, Appendix C; Liu & Talwar 2019): runs "
-        "until a score reaches " +
-        fmt(threshold_) +
-        "; before each run, stop "
-        "with the default output with probability " +
+        "threshold variant (paper 004, Appendix C; Liu & Talwar 2019): runs until a released "
+        "score reaches " +
+        fmt(threshold_) + "; before each run, stop with the default output with probability " +
         fmt(stop_probability_) + "; guarantee: the accountant's cost of " + total.to_string() +
-        " (Corollary 16)");
+        " (Corollary 16), which covers the accepted run with the number of attempts hidden, so "
+        "neither it nor the runs' times are released");
     if (stop_probability_ == 0)
       result.notes.push_back(
           "stop_probability 0: the run time is unbounded when no candidate "
           "reaches the threshold");
-    context.progress().start("repetition (threshold)", 0);
+    Attempts attempts(*this, context, set);  // every check that can abort happens here
     std::vector<dptune::Evaluation> runs;
-    // Attempts are decided in order: a data-independent stop coin, then a candidate.  Runs are
-    // evaluated in batches for parallelism; the first accepted run in order is released and the
-    // rest of its batch is discarded unseen, so the output is that of the sequential algorithm.
+    std::vector<double> scores;
+    // Runs are evaluated in batches for parallelism; the first accepted run in order is released
+    // and the rest of its batch is discarded unseen (no score drawn), so the output is that of the
+    // sequential algorithm.
     constexpr std::size_t kBatch = 4;
     for (;;) {
       std::vector<dptune::EvaluationRequest> batch;
       bool stopped = false;
       while (batch.size() < kBatch) {
-        if (dptune::bernoulli(context.rng(), stop_probability_)) {
+        const std::optional<Params> candidate = attempts.next();
+        if (!candidate) {
           stopped = true;
           break;
         }
-        batch.push_back(run_of(draw_all(context, set, 1).front()));
+        batch.push_back(run_of(*candidate));
       }
       for (auto& e : context.evaluator().evaluate(batch)) {
         check_run_event(e, set);
         runs.push_back(std::move(e));
-        if (runs.back().utility_mean >= threshold_) {
-          result.notes.push_back("accepted run " + std::to_string(runs.size()) +
-                                 " (runs are numbered in the algorithm's order)");
-          release(result, runs, runs.size() - 1, runs.size());
+        scores.push_back(released_score(context, score, runs.back()));
+        if (scores.back() >= threshold_) {
+          release(result, runs, scores, runs.size() - 1);
           break;
         }
       }
-      context.progress().advance(runs.size(), std::nullopt);
       if (result.selected) break;
       if (stopped) {
-        result.notes.push_back(
-            "stopped before a run reached the threshold: the output is the "
-            "data-independent default candidate " +
-            set.fallback.to_string() + " (nothing about the runs is released)");
-        keep_runs(result, runs, runs.size());
+        result.notes.push_back(default_output_note(set) +
+                               "; no run reached the threshold before the stop coin");
+        keep_runs(result, runs, scores);
         break;
       }
     }
@@ -539,6 +720,10 @@ class Repetition final : public dptune::Tuner {
         std::to_string(sim_searches_) +
         " searches per point; K = 0 counts as utility 0.  The epsilons are the accountant's "
         "RepeatAndSelect guarantees; the pool itself is per-run output for trusted analysts");
+    result.notes.push_back(
+        "the replayed searches select on exact scores, so their epsilons assume the validation "
+        "split is public (as scoring: public_validation); a search with scoring: private costs "
+        "more (dptune plan repetition --score-epsilon)");
     result.notes.push_back(table.str());
     return result;
   }
