@@ -504,7 +504,8 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
   if (private_tuner && !model_note.empty()) {
     if (std::find(summary.files.begin(), summary.files.end(), "model.json") != summary.files.end())
       model_file = "model.json";
-    dp_notes.push_back(model_note);
+    dp_notes.push_back(
+        model_file.empty() ? model_note : "model: " + model_note.substr(model_note.find(':') + 2));
     model_note.clear();
   }
   auto listed = [&](const std::string& file) { return !(private_tuner && file == model_file); };

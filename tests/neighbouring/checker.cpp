@@ -171,8 +171,9 @@ bool declared_dp_output(const std::string& field) {
 }
 
 std::string Violation::describe() const {
-  return "field '" + field + "' differs between " + pair + " and is not a declared DP output:\n    " +
-         excerpt(left, right) + "\n    " + excerpt(right, left);
+  return "field '" + field + "' differs between " + pair +
+         " and is not a declared DP output:\n    " + excerpt(left, right) + "\n    " +
+         excerpt(right, left);
 }
 
 std::vector<Violation> undeclared_differences(const Fields& a, const Fields& b,

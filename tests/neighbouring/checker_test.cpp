@@ -23,8 +23,8 @@ TEST_CASE("the checker flags an undeclared differing field and accepts declared 
     "release": {"selected": {"params": {"lr": 0.1}, "score": 0.86}}, "notes": ["K hidden"]})";
   const std::string d_prime = R"({"tuner": "repetition", "seconds": 0.0019, "trials_count": 8,
     "release": {"selected": {"params": {"lr": 0.5}, "score": 0.91}}, "notes": ["K hidden"]})";
-  const auto found = undeclared_differences(flatten_json("summary.json:", d),
-                                            flatten_json("summary.json:", d_prime), "(D,s) and (D',s)");
+  const auto found = undeclared_differences(
+      flatten_json("summary.json:", d), flatten_json("summary.json:", d_prime), "(D,s) and (D',s)");
   REQUIRE(found.size() == 1);
   CHECK(found[0].field == "summary.json:seconds");
   CHECK(found[0].left == "0.0016");
@@ -33,15 +33,16 @@ TEST_CASE("the checker flags an undeclared differing field and accepts declared 
   CHECK(found[0].describe().find("(D,s) and (D',s)") != std::string::npos);
 
   // A field present in one run only is a difference too.
-  const auto extra = undeclared_differences(flatten_json("summary.json:", R"({"a": 1})"),
-                                            flatten_json("summary.json:", R"({"a": 1, "k": 8})"),
-                                            "pair");
+  const auto extra =
+      undeclared_differences(flatten_json("summary.json:", R"({"a": 1})"),
+                             flatten_json("summary.json:", R"({"a": 1, "k": 8})"), "pair");
   REQUIRE(extra.size() == 1);
   CHECK(extra[0].field == "summary.json:k");
   CHECK(extra[0].left == "<absent>");
 }
 
-TEST_CASE("declared DP outputs: the release, model weights and biases, the console's release block") {
+TEST_CASE(
+    "declared DP outputs: the release, model weights and biases, the console's release block") {
   CHECK(declared_dp_output("summary.json:release.selected.score"));
   CHECK(declared_dp_output("model.json:release.selected.params.lr"));
   CHECK(declared_dp_output("model.json:layers[0].weights[3]"));
@@ -71,7 +72,8 @@ TEST_CASE("the console's release block is set apart; other lines are public fiel
   REQUIRE(found.size() == 1);
   CHECK(found[0].field == "stdout:note#1");
   // One more note is one difference, not a shift of every later line.
-  const Fields h = flatten_console("stdout", "dptune: pipeline p\nnote: a\nnote: K = 8\nguarantee: 1\n");
+  const Fields h =
+      flatten_console("stdout", "dptune: pipeline p\nnote: a\nnote: K = 8\nguarantee: 1\n");
   const Fields without = flatten_console("stdout", "dptune: pipeline p\nnote: a\nguarantee: 1\n");
   const auto extra = undeclared_differences(without, h, "pair");
   REQUIRE(extra.size() == 1);

@@ -331,8 +331,7 @@ class DpHype final : public dptune::Tuner {
     for (std::size_t j = 0; j < p; ++j) v += (j ? ", " : "") + fmt(aggregated.noisy_votes[j], 5);
     notes.push_back(v + "]");
     notes.push_back(std::string(dptune::kDpOutputNote) + "selected candidate " +
-                    std::to_string(chosen) + " " +
-                    candidates[chosen].to_string() + " with " +
+                    std::to_string(chosen) + " " + candidates[chosen].to_string() + " with " +
                     fmt(aggregated.noisy_votes[chosen], 5) + " noisy votes");
     notes.push_back(theorem_iv1_note(p, sigma_h));
     notes.push_back(
