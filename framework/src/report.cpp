@@ -360,7 +360,10 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
   // A private tuner's public outputs are its release (json_release) and what does not depend on
   // the data or secret randomness; the maps (trusted analysts) report everything.  A private
   // tuner's trials (and its run count and times) go only to files marked SENSITIVE, on opt-in.
-  const bool private_tuner = !result.trusted_analyst_only;
+  // A run with neither a selection nor a guarantee (a tuner's simulation mode, which reads no
+  // private data) releases nothing and is reported like a map.
+  const bool private_tuner =
+      !result.trusted_analyst_only && (result.selected.has_value() || result.guarantee.has_value());
   const bool map_trials = write_trials && !private_tuner;
   std::vector<std::string> public_notes, dp_notes;
   for (const auto& n : result.notes)

@@ -120,3 +120,21 @@ TEST_CASE("a map (trusted analysts) keeps its trial count, run time and selected
   CHECK_FALSE(json["release"].IsDefined());
   CHECK(terminal.str().find("7 trials in 12.5 s") != std::string::npos);
 }
+
+TEST_CASE("a simulation (no selection, no guarantee, no private data) is reported like a map") {
+  dptune_test::TempDir dir;
+  dptune::host::PipelineConfig config;
+  config.name = "simulation_test";
+  config.output.dir = dir.path() / "out";
+  dptune::TuningResult result = private_result();
+  result.selected.reset();
+  result.guarantee.reset();
+  result.trials_sensitive = false;
+  std::ostringstream terminal;
+  const dptune::host::ReportInput in{config, result, "seeded", false, "inline", 12.5, "data"};
+  dptune::host::write_report(in, terminal);
+  const YAML::Node json = YAML::Load(slurp(config.output.dir / "summary.json"));
+  CHECK(json["trials_count"].as<int>() == 7);
+  CHECK_FALSE(json["release"].IsDefined());
+  CHECK(terminal.str().find("Released (differentially private):") == std::string::npos);
+}
