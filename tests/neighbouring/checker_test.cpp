@@ -55,7 +55,7 @@ TEST_CASE(
   CHECK_FALSE(declared_dp_output("stdout:note#1"));
 }
 
-TEST_CASE("the console's release block is set apart; other lines are public fields") {
+TEST_CASE("the console's release block is set apart, other lines are public fields") {
   const Fields f = flatten_console(
       "stdout",
       "dptune: pipeline p\nnote: a\nReleased (differentially private):\n  selected: {lr: 0.1}\n\n"
