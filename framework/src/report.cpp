@@ -647,7 +647,7 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
       out << "  selected: " << result.selected->params.to_string() << "  utility "
           << fmt(result.selected->utility_mean, 4) << "\n";
     else
-      out << "  selected: none (the tuner's data-independent default output)\n";
+      out << "  selected: none (no run is released)\n";
     for (const auto& n : dp_notes) out << "  " << n << "\n";
     out << "\n";
   } else if (result.selected) {
