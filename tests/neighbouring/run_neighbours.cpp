@@ -1,6 +1,6 @@
 // The neighbouring-release test of one pipeline (issue 13): runs `dptune run PIPELINE --seed S` on
-//   (D, s), (D, s'), (D', s) with one record replaced by an outlier, (D-i, s) and (D-j, s) with one
-//   record removed,
+//   (D, s), (D, s'), (D, s''), (D', s) with one record replaced by an outlier, (D-i, s) and (D-j, s)
+//   with one record removed,
 // each in the same folder path (so paths in the artifacts agree), and fails naming every public
 // field that differs without being a declared DP output (see checker.hpp).
 //
@@ -23,7 +23,7 @@ using namespace dptune::neighbouring;
 
 namespace {
 
-constexpr std::uint64_t kSeed = 3, kOtherSeed = 11;
+constexpr std::uint64_t kSeed = 3, kOtherSeed = 11, kThirdSeed = 29;
 constexpr std::size_t kRows = 160;
 // Removed records: one of each class (rows alternate labels), far from the ends.
 constexpr std::size_t kRemovedI = 17, kRemovedJ = 42;
@@ -121,18 +121,21 @@ int main(int argc, char** argv) {
 
     const Fields base = run_once(dptune, pipeline, work, {"D_s", d, kSeed});
     const Fields other_seed = run_once(dptune, pipeline, work, {"D_s2", d, kOtherSeed});
+    const Fields third_seed = run_once(dptune, pipeline, work, {"D_s3", d, kThirdSeed});
     const Fields replaced = run_once(dptune, pipeline, work, {"Dprime_s", outlier, kSeed});
     const Fields removed_i = run_once(dptune, pipeline, work, {"Dminus_i_s", minus_i, kSeed});
     const Fields removed_j = run_once(dptune, pipeline, work, {"Dminus_j_s", minus_j, kSeed});
 
     std::vector<Violation> found = undeclared_differences(base, other_seed, "(D,s) and (D,s')");
+    for (auto& v : undeclared_differences(base, third_seed, "(D,s) and (D,s'')"))
+      found.push_back(std::move(v));
     for (auto& v : undeclared_differences(base, replaced, "(D,s) and (D',s) (one record replaced)"))
       found.push_back(std::move(v));
     for (auto& v : undeclared_removal_differences(base, removed_i, removed_j))
       found.push_back(std::move(v));
 
     std::cout << "pipeline " << name << ": " << base.size() << " public fields of (D,s) in "
-              << work.string() << "/{D_s,D_s2,Dprime_s,Dminus_i_s,Dminus_j_s}\n";
+              << work.string() << "/{D_s,D_s2,D_s3,Dprime_s,Dminus_i_s,Dminus_j_s}\n";
     // The seed must reach the run, or the seed pair tests nothing.
     bool seed_matters = false;
     for (const auto& [key, value] : base) {
