@@ -182,6 +182,38 @@ std::string mark_fitted_trials(std::string csv, const Preprocessing& p) {
   return out;
 }
 
+/// A note that declares a DP output of a private tuner (TuningResult::notes, kDpOutputNote).
+bool is_dp_output_note(const std::string& note) {
+  return note.rfind(dptune::kDpOutputNote, 0) == 0;
+}
+
+/// What a private tuner releases, exactly: the selected candidate (null when the tuner output its
+/// data-independent default instead), its private score, the released model's file and the notes
+/// the tuner declares as DP outputs.  Everything else a private tuner's report writes must not
+/// depend on the data or on secret randomness (K, run counts, attempt indices, run times: paper
+/// 004, Papernot & Steinke 2022, Thms 2 and 6 cover the best run with K hidden).
+void json_release(JsonWriter& w, const dptune::TuningResult& result, const std::string& model_file,
+                  const std::vector<std::string>& dp_notes) {
+  w.begin_object();
+  w.key("covered_by").value("guarantee");
+  w.key("selected");
+  if (result.selected) {
+    w.begin_object();
+    w.key("params").value(result.selected->params);
+    w.key("score").value(result.selected->utility_mean);
+    w.end_object();
+  } else {
+    w.null();
+  }
+  if (!model_file.empty()) w.key("model").value(model_file);
+  if (!dp_notes.empty()) {
+    w.key("notes").begin_array();
+    for (const auto& n : dp_notes) w.value(n);
+    w.end_array();
+  }
+  w.end_object();
+}
+
 }  // namespace
 
 std::vector<std::size_t> trial_front(const std::vector<dptune::Trial>& trials) {
@@ -369,9 +401,20 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
                         ec.message());
 
   const bool write_trials = !result.trials_sensitive || config.output.sensitive_trials;
+  // A private tuner's public outputs are its release (json_release) and what does not depend on
+  // the data or secret randomness; the maps (trusted analysts) report everything.  A private
+  // tuner's trials (and its run count and times) go only to files marked SENSITIVE, on opt-in.
+  // A run with neither a selection nor a guarantee (a tuner's simulation mode, which reads no
+  // private data) releases nothing and is reported like a map.
+  const bool private_tuner =
+      !result.trusted_analyst_only && (result.selected.has_value() || result.guarantee.has_value());
+  const bool map_trials = write_trials && !private_tuner;
+  std::vector<std::string> public_notes, dp_notes;
+  for (const auto& n : result.notes)
+    (private_tuner && is_dp_output_note(n) ? dp_notes : public_notes).push_back(n);
   // Every trial non-private (grid or random with private: false): a non-private baseline, shown by
   // utility alone; there is no privacy-utility trade-off, front or hypervolume to report.
-  const bool baseline = write_trials && !result.trials.empty() &&
+  const bool baseline = map_trials && !result.trials.empty() &&
                         std::all_of(result.trials.begin(), result.trials.end(), non_private);
   std::vector<std::size_t> by_utility;
   if (baseline) {
@@ -381,7 +424,7 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
     });
   }
   const std::vector<std::size_t> front =
-      write_trials ? trial_front(result.trials) : std::vector<std::size_t>{};
+      map_trials ? trial_front(result.trials) : std::vector<std::size_t>{};
   const std::set<std::size_t> on_front(front.begin(), front.end());
   std::vector<dptune::Point> front_points;
   front_points.reserve(front.size());
@@ -392,13 +435,31 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
 
   write_file(config.output.dir / "resolved_config.yaml", to_yaml(config));
   summary.files.push_back("resolved_config.yaml");
-  if (write_trials && !result.trials.empty()) {
+  // A private tuner's opt-in file is written even without trials, so that the list of files does
+  // not tell whether any run happened.
+  const bool sensitive_opt_in = private_tuner && result.trials_sensitive && write_trials;
+  if (write_trials && (!result.trials.empty() || sensitive_opt_in)) {
     const std::string trials_name = result.trials_sensitive ? "trials.SENSITIVE.csv" : "trials.csv";
     write_file(config.output.dir / trials_name,
                mark_fitted_trials(trials_csv(result.trials, names, on_front), in.preprocessing));
     summary.files.push_back(trials_name);
   }
-  if (write_trials && !result.trials.empty() && !baseline) {
+  if (sensitive_opt_in) {
+    // The run count and run time of a private tuner reveal K (paper 004 hides it): opt-in only.
+    std::ostringstream rs;
+    JsonWriter rw(rs);
+    rw.begin_object();
+    rw.key("warning").value(
+        "SENSITIVE: the run count and run time of a private tuner depend on its secret "
+        "randomness (e.g. the repetition tuner's K) and on the data; not covered by the guarantee");
+    rw.key("trials_count").value(result.trials.size());
+    rw.key("seconds").value(in.seconds);
+    rw.end_object();
+    rs << '\n';
+    write_file(config.output.dir / "run.SENSITIVE.json", rs.str());
+    summary.files.push_back("run.SENSITIVE.json");
+  }
+  if (map_trials && !result.trials.empty() && !baseline) {
     std::vector<dptune::Trial> front_trials;
     front_trials.reserve(front.size());
     for (std::size_t i : front) front_trials.push_back(result.trials[i]);
@@ -466,7 +527,10 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
           "privacy is the tuning's guarantee");
       mw.key("pipeline").value(config.name);
       mw.key("algorithm").value(config.algorithm.use);
-      if (result.selected) {
+      if (private_tuner) {
+        mw.key("release");
+        json_release(mw, result, "", {});
+      } else if (result.selected) {
         mw.key("selected");
         json_trial(mw, *result.selected);
       }
@@ -482,6 +546,18 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
       model_note = "released model: model.json (" + exported->description + ")";
     }
   }
+
+  // Whether a private tuner released a model can depend on its DP output (the threshold variant's
+  // default): the model's file and note belong to the release, not to the public file list.
+  std::string model_file;
+  if (private_tuner && !model_note.empty()) {
+    if (std::find(summary.files.begin(), summary.files.end(), "model.json") != summary.files.end())
+      model_file = "model.json";
+    dp_notes.push_back(
+        model_file.empty() ? model_note : "model: " + model_note.substr(model_note.find(':') + 2));
+    model_note.clear();
+  }
+  auto listed = [&](const std::string& file) { return !(private_tuner && file == model_file); };
 
   std::ostringstream js;
   JsonWriter w(js);
@@ -503,7 +579,8 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
   if (config.execution.seed) w.key("seed").value(static_cast<std::int64_t>(*config.execution.seed));
   w.end_object();
   w.key("executor").value(in.executor);
-  w.key("seconds").value(in.seconds);
+  // Run times and counts of a private tuner depend on K and on the data: never public.
+  if (!private_tuner) w.key("seconds").value(in.seconds);
   w.key("trusted_analyst_only").value(result.trusted_analyst_only);
   if (baseline)
     w.key("warning").value(kNonPrivateWarning);
@@ -514,10 +591,10 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
     w.key("best");
     json_trial(w, result.trials[by_utility.front()]);
   }
-  w.key("trials_count").value(result.trials.size());
+  if (!private_tuner) w.key("trials_count").value(result.trials.size());
   w.key("trials_sensitive").value(result.trials_sensitive);
   w.key("trials_written").value(write_trials);
-  if (write_trials && !baseline) {
+  if (map_trials && !baseline) {
     w.key("pareto_front").begin_array();
     for (std::size_t i : front) json_trial(w, result.trials[i]);
     w.end_array();
@@ -527,7 +604,10 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
     w.key("reference").begin_array().value(kReferenceEpsilon).value(kReferenceError).end_array();
     w.end_object();
   }
-  if (result.selected) {
+  if (private_tuner) {
+    w.key("release");
+    json_release(w, result, model_file, dp_notes);
+  } else if (result.selected) {
     w.key("selected");
     json_trial(w, *result.selected);
   }
@@ -549,11 +629,12 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
   }
   w.end_array();
   w.key("notes").begin_array();
-  for (const auto& n : result.notes) w.value(n);
+  for (const auto& n : public_notes) w.value(n);
   if (!model_note.empty()) w.value(model_note);
   w.end_array();
   w.key("files").begin_array();
-  for (const auto& f : summary.files) w.value(f);
+  for (const auto& f : summary.files)
+    if (listed(f)) w.value(f);
   w.value("summary.json");
   w.end_array();
   w.end_object();
@@ -562,15 +643,17 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
 
   // Terminal summary.
   out << "dptune " << DPTUNE_VERSION_STRING << ": pipeline '" << config.name << "', tuner "
-      << config.tuner.use << ", " << result.trials.size() << " trials in " << fmt(in.seconds, 3)
-      << " s (" << in.executor << ")\n";
+      << config.tuner.use;
+  if (!private_tuner)
+    out << ", " << result.trials.size() << " trials in " << fmt(in.seconds, 3) << " s";
+  out << " (" << in.executor << ")\n";
   out << "randomness: " << in.randomness << "\n";
   print_preprocessing(out, in.preprocessing);
   if (baseline)
     out << "NOTE: " << kNonPrivateWarning << "\n";
   else if (result.trusted_analyst_only)
     out << "NOTE: " << kTrustedAnalystWarning << "\n";
-  for (const auto& n : result.notes) out << "note: " << n << "\n";
+  for (const auto& n : public_notes) out << "note: " << n << "\n";
   if (baseline) {
     const std::size_t shown = std::min<std::size_t>(by_utility.size(), 10);
     out << "Non-private baseline, best " << shown << " of " << by_utility.size() << " trials ("
@@ -583,7 +666,7 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
       out << "  " << std::setw(10) << fmt(t.utility_mean, 4) << std::setw(18)
           << (fmt(t.utility_min, 3) + ".." + fmt(t.utility_max, 3)) << t.params.to_string() << "\n";
     }
-  } else if (write_trials && !front.empty()) {
+  } else if (map_trials && !front.empty()) {
     out << "Pareto front (epsilon at delta = " << fmt(config.delta) << ", error = 1 - "
         << config.utility.use << " over R = " << config.repetitions << " runs):\n";
     out << "  " << std::left << std::setw(12) << "epsilon" << std::setw(10) << "error"
@@ -597,20 +680,39 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
     }
     out << "hypervolume w.r.t. (epsilon, error) = (" << fmt(kReferenceEpsilon) << ", "
         << fmt(kReferenceError) << "): " << fmt(hv, 6) << "\n";
+  } else if (sensitive_opt_in) {
+    out << "per-trial results of private runs, their count and run times: trials.SENSITIVE.csv and "
+           "run.SENSITIVE.json (SENSITIVE: not covered by the guarantee; keep them private)\n";
   } else if (result.trials_sensitive && !write_trials) {
     out << "per-trial results of private runs are withheld (set output.sensitive_trials: true to "
            "write "
            "them, marked SENSITIVE)\n";
   }
-  if (result.selected)
+  if (private_tuner) {
+    // The one block of the console that may depend on the data (tests/neighbouring checks it).
+    out << "Released (differentially private):\n";
+    if (result.selected)
+      out << "  selected: " << result.selected->params.to_string() << "  utility "
+          << fmt(result.selected->utility_mean, 4) << "\n";
+    else
+      out << "  selected: none (no run is released)\n";
+    for (const auto& n : dp_notes) out << "  " << n << "\n";
+    out << "\n";
+  } else if (result.selected) {
     out << "selected: " << result.selected->params.to_string() << "  utility "
         << fmt(result.selected->utility_mean, 4) << "\n";
+  }
   if (result.guarantee)
     out << "guarantee of the whole tuning run: (epsilon, delta) = ("
         << fmt(result.guarantee->epsilon) << ", " << fmt(result.guarantee->delta) << ")  ["
         << result.guarantee->derivation << "]\n";
   out << "results: " << config.output.dir.string() << "/ (";
-  for (std::size_t k = 0; k < summary.files.size(); ++k) out << (k ? ", " : "") << summary.files[k];
+  bool first_file = true;
+  for (const auto& f : summary.files)
+    if (listed(f)) {
+      out << (first_file ? "" : ", ") << f;
+      first_file = false;
+    }
   out << ")\n";
   return summary;
 }

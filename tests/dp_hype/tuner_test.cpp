@@ -384,8 +384,7 @@ namespace {
 std::vector<std::string> public_non_dp_fields(const dptune::TuningResult& r) {
   std::vector<std::string> out;
   for (const auto& n : r.notes)
-    if (n.rfind("noisy vote vector", 0) != 0 && n.rfind("selected candidate", 0) != 0)
-      out.push_back("note: " + n);
+    if (n.rfind(dptune::kDpOutputNote, 0) != 0) out.push_back("note: " + n);
   if (r.guarantee)
     out.push_back("guarantee: " + std::to_string(r.guarantee->epsilon) + " " +
                   std::to_string(r.guarantee->delta) + " " + r.guarantee->derivation);

@@ -512,7 +512,9 @@ TEST_CASE("the buffered acquisition equals ΔPF · PoI from plain predictions (s
     int positive = 0;
     for (Eigen::Index i = 0; i < m; ++i) {
       const double mu[2] = {m0(i), m1(i)}, sd[2] = {std::sqrt(v0(i)), std::sqrt(v1(i))};
-      CHECK(a(i) == doctest::Approx(h(mu, sd)).epsilon(1e-10).scale(1e-14));
+      // 1e-9, not 1e-10: with -march=native (DPTUNE_NATIVE) the batched and the single-point
+      // predictions contract to FMAs differently, and PoI's tail amplifies the last bits.
+      CHECK(a(i) == doctest::Approx(h(mu, sd)).epsilon(1e-9).scale(1e-14));
       positive += a(i) > 0;
     }
     if (m >= 150) CHECK(positive > 0);  // the check above is not only about zeros
@@ -624,7 +626,9 @@ TEST_CASE("a known objective replaces its GP: exact means, floored variance, no 
       int positive = 0;
       for (Eigen::Index i = 0; i < C.rows(); ++i) {
         const double mu[2] = {C(i, 0), m1(i)}, sd[2] = {std::sqrt(o.var_floor), std::sqrt(v1(i))};
-        CHECK(a(i) == doctest::Approx(h(mu, sd)).epsilon(1e-10).scale(1e-14));
+        // 1e-9, not 1e-10: with -march=native (DPTUNE_NATIVE) the batched and the single-point
+      // predictions contract to FMAs differently, and PoI's tail amplifies the last bits.
+      CHECK(a(i) == doctest::Approx(h(mu, sd)).epsilon(1e-9).scale(1e-14));
         positive += a(i) > 0;
       }
       CHECK(positive > 0);

@@ -322,12 +322,16 @@ class DpHype final : public dptune::Tuner {
                       std::to_string(dphype::tolerated_dropouts(clients, xi)) +
                       ": the honest noise stddev is only " + fmt(sigma_h) +
                       " and the guarantee above is correspondingly weaker than the target");
-    std::string v =
-        "noisy vote vector (what the server learns; candidate order = search space grid): [";
+    // The Gaussian mechanism's output and its post-processing are the DP outputs: declared with
+    // kDpOutputNote so the host reports them with the release (and the neighbouring test allows
+    // them to differ).
+    std::string v = std::string(dptune::kDpOutputNote) +
+                    "noisy vote vector (what the server learns; candidate order = search space "
+                    "grid): [";
     for (std::size_t j = 0; j < p; ++j) v += (j ? ", " : "") + fmt(aggregated.noisy_votes[j], 5);
     notes.push_back(v + "]");
-    notes.push_back("selected candidate " + std::to_string(chosen) + " " +
-                    candidates[chosen].to_string() + " with " +
+    notes.push_back(std::string(dptune::kDpOutputNote) + "selected candidate " +
+                    std::to_string(chosen) + " " + candidates[chosen].to_string() + " with " +
                     fmt(aggregated.noisy_votes[chosen], 5) + " noisy votes");
     notes.push_back(theorem_iv1_note(p, sigma_h));
     notes.push_back(
@@ -349,8 +353,10 @@ class DpHype final : public dptune::Tuner {
           "data WITHOUT differential privacy (paper 003's Opt is their best, RandGuess their mean "
           "utility); these are non-private baselines (not covered by the guarantee), written "
           "only as trials marked sensitive (trials.SENSITIVE.csv with output.sensitive_trials: "
-          "true), the selected candidate's row has id " +
-          std::to_string(chosen));
+          "true)");
+      notes.push_back(std::string(dptune::kDpOutputNote) +
+                      "the selected candidate's row in trials.SENSITIVE.csv has id " +
+                      std::to_string(chosen));
     }
     result.selected = selected;
     return result;

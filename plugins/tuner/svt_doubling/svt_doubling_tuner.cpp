@@ -219,6 +219,9 @@ class SvtDoubling final : public dptune::Tuner {
     std::string how;
     std::vector<Params> cands = candidates(context, how);  // grows in adaptive mode
     std::size_t m = cands.size();
+    // In adaptive mode m grows with the loop's answers: only the initial count is public (the
+    // final count is in the declared DP-output note).
+    const std::size_t initial_candidates = m;
     if (adaptive() && private_parts)
       throw dptune::ConfigError(
           "svt_doubling: candidates: adaptive with private_partitions: true is not supported (the "
@@ -479,7 +482,9 @@ class SvtDoubling final : public dptune::Tuner {
     notes.push_back(
         "SVT doubling (Ding et al., paper 002 Algorithm 1 with paper 001's u >= 1 "
         "break): " +
-        std::to_string(m) + " candidates, " + how +
+        (adaptive() ? std::to_string(initial_candidates) + " initial candidates, "
+                    : std::to_string(m) + " candidates, ") +
+        how +
         (adaptive() ? std::string("; candidates proposed adaptively from the loop's answers")
                     : std::string("; the order is public and fixed before any data is read")));
     if (adaptive())

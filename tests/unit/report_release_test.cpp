@@ -1,0 +1,140 @@
+// The report of a private tuner (issue 13): its DP outputs in summary.json's `release` object and
+// in the console's release block, and nothing that depends on K, the run count or run times
+// elsewhere.
+#include <doctest/doctest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "../../framework/src/report.hpp"
+#include "temp_dir.hpp"
+
+namespace {
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+/// A repetition-like result: K = 7 sensitive runs, the best one selected.
+dptune::TuningResult private_result() {
+  dptune::TuningResult r;
+  for (std::size_t k = 0; k < 7; ++k) {
+    dptune::Trial t;
+    t.id = k;
+    t.params = dptune::Params{{"lr", static_cast<double>(k + 1) / 10.0}};
+    t.privacy.epsilon = 2.0;
+    t.privacy.delta = 1e-5;
+    t.utility_mean = t.utility_min = t.utility_max = 0.5 + 0.01 * static_cast<double>(k);
+    t.repetitions = 1;
+    t.seconds = 0.25;
+    r.trials.push_back(t);
+  }
+  r.trials_sensitive = true;
+  r.selected = r.trials[6];
+  dptune::PrivacyGuarantee g;
+  g.epsilon = 3.0;
+  g.delta = 1e-5;
+  r.guarantee = g;
+  r.notes = {"K drawn from logarithmic",
+             std::string(dptune::kDpOutputNote) + "stopped at level 0.56"};
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("a private tuner's summary.json holds its DP outputs only under release") {
+  dptune_test::TempDir dir;
+  dptune::host::PipelineConfig config;
+  config.name = "release_test";
+  config.output.dir = dir.path() / "out";
+  const dptune::TuningResult result = private_result();
+  std::ostringstream terminal;
+  const dptune::host::ReportInput in{config, result, "seeded", false, "inline", 12.5, "data"};
+  dptune::host::write_report(in, terminal);
+
+  const YAML::Node json = YAML::Load(slurp(config.output.dir / "summary.json"));
+  CHECK(json["release"]["selected"]["params"]["lr"].as<double>() == doctest::Approx(0.7));
+  CHECK(json["release"]["selected"]["score"].as<double>() == doctest::Approx(0.56));
+  REQUIRE(json["release"]["notes"].size() == 1);
+  CHECK(json["release"]["notes"][0].as<std::string>() == "DP output: stopped at level 0.56");
+  // K (7 trials), the run time and the selected run's index are nowhere else.
+  CHECK_FALSE(json["selected"].IsDefined());
+  CHECK_FALSE(json["trials_count"].IsDefined());
+  CHECK_FALSE(json["seconds"].IsDefined());
+  CHECK_FALSE(json["pareto_front"].IsDefined());
+  REQUIRE(json["notes"].size() == 1);
+  CHECK(json["notes"][0].as<std::string>() == "K drawn from logarithmic");
+
+  const std::string out = terminal.str();
+  CHECK(out.find("trials in") == std::string::npos);
+  CHECK(out.find("12.5") == std::string::npos);
+  CHECK(out.find("Released (differentially private):\n  selected: {lr: 0.7}  utility 0.56\n"
+                 "  DP output: stopped at level 0.56\n\n") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(config.output.dir / "trials.SENSITIVE.csv"));
+  CHECK_FALSE(std::filesystem::exists(config.output.dir / "run.SENSITIVE.json"));
+}
+
+TEST_CASE("a private tuner's run count and time go only to the opt-in SENSITIVE files") {
+  dptune_test::TempDir dir;
+  dptune::host::PipelineConfig config;
+  config.name = "release_test";
+  config.output.dir = dir.path() / "out";
+  config.output.sensitive_trials = true;
+  const dptune::TuningResult result = private_result();
+  std::ostringstream terminal;
+  const dptune::host::ReportInput in{config, result, "seeded", false, "inline", 12.5, "data"};
+  dptune::host::write_report(in, terminal);
+
+  const YAML::Node run = YAML::Load(slurp(config.output.dir / "run.SENSITIVE.json"));
+  CHECK(run["trials_count"].as<int>() == 7);
+  CHECK(run["seconds"].as<double>() == 12.5);
+  CHECK(std::filesystem::exists(config.output.dir / "trials.SENSITIVE.csv"));
+  // No public Pareto front or hypervolume built from the sensitive runs.
+  CHECK_FALSE(std::filesystem::exists(config.output.dir / "pareto_front.csv"));
+  CHECK_FALSE(std::filesystem::exists(config.output.dir / "pareto.svg"));
+  const YAML::Node json = YAML::Load(slurp(config.output.dir / "summary.json"));
+  CHECK_FALSE(json["pareto_front"].IsDefined());
+  CHECK_FALSE(json["trials_count"].IsDefined());
+  CHECK(terminal.str().find("Pareto front") == std::string::npos);
+}
+
+TEST_CASE("a map (trusted analysts) keeps its trial count, run time and selected trial") {
+  dptune_test::TempDir dir;
+  dptune::host::PipelineConfig config;
+  config.name = "map_test";
+  config.output.dir = dir.path() / "out";
+  dptune::TuningResult result = private_result();
+  result.trusted_analyst_only = true;
+  result.trials_sensitive = false;
+  std::ostringstream terminal;
+  const dptune::host::ReportInput in{config, result, "seeded", false, "inline", 12.5, "data"};
+  dptune::host::write_report(in, terminal);
+  const YAML::Node json = YAML::Load(slurp(config.output.dir / "summary.json"));
+  CHECK(json["trials_count"].as<int>() == 7);
+  CHECK(json["seconds"].as<double>() == 12.5);
+  CHECK(json["selected"]["id"].as<int>() == 6);
+  CHECK_FALSE(json["release"].IsDefined());
+  CHECK(terminal.str().find("7 trials in 12.5 s") != std::string::npos);
+}
+
+TEST_CASE("a simulation (no selection, no guarantee, no private data) is reported like a map") {
+  dptune_test::TempDir dir;
+  dptune::host::PipelineConfig config;
+  config.name = "simulation_test";
+  config.output.dir = dir.path() / "out";
+  dptune::TuningResult result = private_result();
+  result.selected.reset();
+  result.guarantee.reset();
+  result.trials_sensitive = false;
+  std::ostringstream terminal;
+  const dptune::host::ReportInput in{config, result, "seeded", false, "inline", 12.5, "data"};
+  dptune::host::write_report(in, terminal);
+  const YAML::Node json = YAML::Load(slurp(config.output.dir / "summary.json"));
+  CHECK(json["trials_count"].as<int>() == 7);
+  CHECK_FALSE(json["release"].IsDefined());
+  CHECK(terminal.str().find("Released (differentially private):") == std::string::npos);
+}
