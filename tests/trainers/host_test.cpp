@@ -432,3 +432,24 @@ TEST_CASE("training: non-finite gradients or weights fail the run; nothing is re
     CHECK_THROWS_WITH_AS(trainer->train(d, ctx), doctest::Contains("not finite"), dptune::Error);
   }
 }
+
+TEST_CASE("training: a private tuner whose run fails (non-finite gradient) releases nothing") {
+  // The failed run's privacy is spent, but nothing of the tuning is released: no summary.json,
+  // no model.json (the pipeline stops with the trainer's error, exit 1 at the CLI).
+  dptune_test::TempDir dir;
+  // Records with a huge feature and no preprocessing: their gradients' squared norms overflow.
+  std::string csv = "a,b,c,label\n";
+  for (int i = 0; i < 800; ++i)
+    csv += std::to_string(i % 7) + "e+200," + std::to_string(i % 3) + ",1," +
+           std::to_string(i % 2) + "\n";
+  dir.write("d.csv", csv);
+  const auto file = dir.write(
+      "diverge.yaml", csv_pipeline("d.csv", "  preprocessing: none\n", kRepetition, "out_diverged"));
+  HostFixture host(file);
+  std::ostringstream printed;
+  CHECK_THROWS_WITH_AS(
+      run_pipeline(host.config, trainer_tests::registry(), RunOptions{false}, printed),
+      doctest::Contains("not finite"), dptune::Error);
+  CHECK_FALSE(std::filesystem::exists(host.config.output.dir / "summary.json"));
+  CHECK_FALSE(std::filesystem::exists(host.config.output.dir / "model.json"));
+}
