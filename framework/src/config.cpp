@@ -697,8 +697,8 @@ class Loader {
   void load_preprocessing(const Entry& entry) {
     using Kind = Preprocessing::Kind;
     const std::string path = "data.preprocessing";
-    const std::vector<std::string> names{"none", "clip_rows", "normalize_rows", "standardize",
-                                         "bounds", "fitted_standardize"};
+    const std::vector<std::string> names{"none",        "clip_rows", "normalize_rows",
+                                         "standardize", "bounds",    "fitted_standardize"};
     const Node* use = &entry.value;
     const Node* map = nullptr;
     if (entry.value.type == Node::Type::Map) {
@@ -737,7 +737,8 @@ class Loader {
         if (const Entry* b = map ? map->find("bound") : nullptr) {
           p.bound = float_value(b->value, "float", path + ".bound");
           if (!(p.bound > 0) || !std::isfinite(p.bound))
-            fail(b->value.loc, path + ".bound", "expected a finite number > 0, got " + b->value.scalar);
+            fail(b->value.loc, path + ".bound",
+                 "expected a finite number > 0, got " + b->value.scalar);
         }
         break;
       case Kind::Standardize:
@@ -777,15 +778,16 @@ class Loader {
     const std::string path = "data.preprocessing";
     if (!map)
       fail(entry.value.loc, path,
-           "preprocessing " + entry.value.scalar + " needs public statistics: write {use: " +
-               entry.value.scalar + ", " + first + ": [...], " + second + ": [...]} or {use: " +
-               entry.value.scalar + ", file: FILE}");
+           "preprocessing " + entry.value.scalar +
+               " needs public statistics: write {use: " + entry.value.scalar + ", " + first +
+               ": [...], " + second + ": [...]} or {use: " + entry.value.scalar + ", file: FILE}");
     const Node* source = map;
     std::string prefix = path + ".";
     Node file_root;
     if (const Entry* f = map->find("file")) {
       if (map->find(first) || map->find(second))
-        fail(f->key_loc, path + ".file", "give " + first + " and " + second + " inline or in a file, not both");
+        fail(f->key_loc, path + ".file",
+             "give " + first + " and " + second + " inline or in a file, not both");
       const std::string text = nonempty_string(f->value, path + ".file");
       const fs::path file = resolve(base_, text);
       std::error_code ec;
@@ -808,7 +810,8 @@ class Loader {
       const Entry* e = source->find(key);
       const std::string key_path = prefix + key;
       if (e->value.type != Node::Type::Sequence || e->value.items.empty())
-        fail(e->value.loc, key_path, "expected a non-empty list of numbers, got " + describe(e->value));
+        fail(e->value.loc, key_path,
+             "expected a non-empty list of numbers, got " + describe(e->value));
       std::vector<double> out;
       for (std::size_t i = 0; i < e->value.items.size(); ++i) {
         const double v = float_value(e->value.items[i], "float", index_path(key_path, i));

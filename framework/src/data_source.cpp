@@ -145,8 +145,7 @@ class LabelledSource final : public DataSource {
     text << "; split train/validation/test "
          << 1 - layout_.validation_fraction - layout_.test_fraction << "/"
          << layout_.validation_fraction << "/" << layout_.test_fraction
-         << (layout_.stratify ? " stratified" : "") << "; preprocessing "
-         << preprocessing_.name();
+         << (layout_.stratify ? " stratified" : "") << "; preprocessing " << preprocessing_.name();
     return text.str();
   }
 
@@ -413,8 +412,7 @@ Preprocessing default_preprocessing(const std::string& name) {
   return p;
 }
 
-std::unique_ptr<DataSource> make_data_source(const std::string& name,
-                                             const dptune::Params& params,
+std::unique_ptr<DataSource> make_data_source(const std::string& name, const dptune::Params& params,
                                              const std::optional<Preprocessing>& preprocessing) {
   if (name == "binary_queries") return std::make_unique<BinaryQueries>(params);
   if (!find_data_source(name)) throw dptune::ConfigError("unknown data source '" + name + "'");
@@ -468,9 +466,9 @@ std::unique_ptr<DataSource> make_data_source(const std::string& name,
   } else {
     throw dptune::ConfigError("unknown data source '" + name + "'");
   }
-  return std::make_unique<LabelledSource>(std::move(description), std::move(load), params,
-                                          preprocessing ? *preprocessing
-                                                        : default_preprocessing(name));
+  return std::make_unique<LabelledSource>(
+      std::move(description), std::move(load), params,
+      preprocessing ? *preprocessing : default_preprocessing(name));
 }
 
 }  // namespace dptune::host

@@ -150,8 +150,8 @@ void json_preprocessing(JsonWriter& w, const Preprocessing& p) {
   w.key("preprocessing").begin_object();
   w.key("kind").value(p.name());
   w.key("description").value(p.describe());
-  w.key("assumed_public").value(p.assumed_public().empty() ? "nothing (record-local)"
-                                                           : p.assumed_public());
+  w.key("assumed_public")
+      .value(p.assumed_public().empty() ? "nothing (record-local)" : p.assumed_public());
   w.key("epsilon_covers_preprocessing").value(!p.fitted());
   if (p.fitted()) w.key("warning").value(kFittedNote);
   w.end_object();

@@ -302,7 +302,8 @@ TEST_CASE("model export: a private tuner's run writes the selected run's model a
         doctest::Approx(json["release"]["selected"]["score"].as<double>()).epsilon(1e-12));
 }
 
-// ---- issue 13: preprocessing statistics and failed runs ------------------------------------------
+// ---- issue 13: preprocessing statistics and failed runs
+// ------------------------------------------
 
 namespace {
 
@@ -345,8 +346,8 @@ const std::string kRepetition =
 std::string released_preprocessing(const dptune_test::TempDir& dir, const std::string& tag,
                                    const std::string& last, const std::string& preprocessing) {
   dir.write(tag + ".csv", neighbour_csv(last));
-  const auto file = dir.write(
-      tag + ".yaml", csv_pipeline(tag + ".csv", preprocessing, kRepetition, "out_" + tag));
+  const auto file = dir.write(tag + ".yaml",
+                              csv_pipeline(tag + ".csv", preprocessing, kRepetition, "out_" + tag));
   HostFixture host(file);
   std::ostringstream printed;
   const RunSummary summary =
@@ -443,8 +444,8 @@ TEST_CASE("training: a private tuner whose run fails (non-finite gradient) relea
     csv += std::to_string(i % 7) + "e+200," + std::to_string(i % 3) + ",1," +
            std::to_string(i % 2) + "\n";
   dir.write("d.csv", csv);
-  const auto file = dir.write(
-      "diverge.yaml", csv_pipeline("d.csv", "  preprocessing: none\n", kRepetition, "out_diverged"));
+  const auto file = dir.write("diverge.yaml", csv_pipeline("d.csv", "  preprocessing: none\n",
+                                                           kRepetition, "out_diverged"));
   HostFixture host(file);
   std::ostringstream printed;
   CHECK_THROWS_WITH_AS(

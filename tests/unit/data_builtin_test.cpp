@@ -182,7 +182,7 @@ TEST_CASE("preprocessing: record-local maps and public bounds, row by row") {
   CHECK(clipped[0] == doctest::Approx(1.2));
   CHECK(clipped[2] == doctest::Approx(1.6));
   clip.apply_row(inside, 2);
-  CHECK(inside[0] == 0.3);  // within the bound: unchanged
+  CHECK(inside[0] == 0.3);                       // within the bound: unchanged
   P{P::Kind::NormalizeRows}.apply_row(huge, 2);  // no overflow in the norm
   CHECK(huge[0] == doctest::Approx(0.6));
   P bounds{P::Kind::Bounds};

@@ -90,19 +90,19 @@ struct Standardizer {
 /// training split) is neither: one record moves every row, so no ε covers it (issue 13).
 struct Preprocessing {
   enum class Kind {
-    None,               // rows as read
-    ClipRows,           // x ← x · min(1, bound / ‖x‖₂): record-local
-    NormalizeRows,      // x ← x / ‖x‖₂ (0 stays 0): record-local; the default
-    Standardize,        // x_j ← (x_j − mean_j) / scale_j with PUBLIC mean and scale
-    Bounds,             // x_j clamped to PUBLIC [min_j, max_j], mapped affinely onto [-1, 1] or [0, 1]
+    None,           // rows as read
+    ClipRows,       // x ← x · min(1, bound / ‖x‖₂): record-local
+    NormalizeRows,  // x ← x / ‖x‖₂ (0 stays 0): record-local; the default
+    Standardize,    // x_j ← (x_j − mean_j) / scale_j with PUBLIC mean and scale
+    Bounds,         // x_j clamped to PUBLIC [min_j, max_j], mapped affinely onto [-1, 1] or [0, 1]
     FittedStandardize,  // mean and scale of the private training split: explicit opt-in only
   };
   Kind kind = Kind::NormalizeRows;
-  double bound = 1.0;                  // ClipRows
-  std::vector<double> mean{}, scale{};  // Standardize (given), FittedStandardize (after fitting)
+  double bound = 1.0;                    // ClipRows
+  std::vector<double> mean{}, scale{};   // Standardize (given), FittedStandardize (after fitting)
   std::vector<double> lower{}, upper{};  // Bounds
-  bool unit_interval = false;          // Bounds: [0, 1] instead of [-1, 1]
-  std::string source{};                // where the public statistics came from ("inline", a file)
+  bool unit_interval = false;            // Bounds: [0, 1] instead of [-1, 1]
+  std::string source{};                  // where the public statistics came from ("inline", a file)
   /// "file:line:col: data.preprocessing.KEY" of the vectors, for errors found when the data
   /// is loaded (a length that differs from the number of features).
   std::string where{};
