@@ -746,7 +746,7 @@ class Loader {
         public_statistics(entry, map, "mean", "scale", p);
         for (std::size_t j = 0; j < p.scale.size(); ++j)
           if (!(p.scale[j] > 0))
-            fail(p.where.empty() ? entry.key_loc : statistics_loc_, statistics_path_ + "scale",
+            fail(second_statistics_loc_, statistics_path_ + "scale",
                  "scale[" + std::to_string(j) + "] must be > 0, got " +
                      dptune::to_string(dptune::Value{p.scale[j]}));
         break;
@@ -755,7 +755,7 @@ class Loader {
         public_statistics(entry, map, "min", "max", p);
         for (std::size_t j = 0; j < p.lower.size(); ++j)
           if (!(p.lower[j] <= p.upper[j]))
-            fail(statistics_loc_, statistics_path_ + "max",
+            fail(second_statistics_loc_, statistics_path_ + "max",
                  "max[" + std::to_string(j) + "] must be >= min[" + std::to_string(j) + "]");
         if (const Entry* to = map->find("to")) {
           const std::string t = string_value(to->value, path + ".to");
@@ -823,7 +823,7 @@ class Loader {
     };
     std::vector<double> a = numbers(first), b = numbers(second);
     const Entry* first_entry = source->find(first);
-    statistics_loc_ = first_entry->key_loc;
+    second_statistics_loc_ = source->find(second)->value.loc;
     statistics_path_ = prefix;
     if (a.size() != b.size())
       fail(source->find(second)->value.loc, prefix + second,
@@ -855,7 +855,7 @@ class Loader {
              "(standardize with mean and scale, or bounds with min and max)");
   }
 
-  SourceLocation preprocessing_loc_, statistics_loc_;
+  SourceLocation preprocessing_loc_, second_statistics_loc_;
   std::string statistics_path_;
 
   ComponentConfig component(const Entry& section, ComponentKind kind,
