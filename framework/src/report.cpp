@@ -151,7 +151,9 @@ void json_preprocessing(JsonWriter& w, const Preprocessing& p) {
   w.key("kind").value(p.name());
   w.key("description").value(p.describe());
   w.key("assumed_public")
-      .value(p.assumed_public().empty() ? "nothing (record-local)" : p.assumed_public());
+      .value(p.fitted()                   ? "nothing; the scaling is private and not covered"
+             : p.assumed_public().empty() ? "nothing (record-local)"
+                                          : p.assumed_public());
   w.key("epsilon_covers_preprocessing").value(!p.fitted());
   if (p.fitted()) w.key("warning").value(kFittedNote);
   w.end_object();

@@ -395,6 +395,8 @@ TEST_CASE("preprocessing: the fitted opt-in is marked in summary.json, trials.cs
   const YAML::Node json = YAML::LoadFile((summary.output_dir / "summary.json").string());
   CHECK(json["preprocessing"]["kind"].as<std::string>() == "fitted_standardize");
   CHECK_FALSE(json["preprocessing"]["epsilon_covers_preprocessing"].as<bool>());
+  CHECK(json["preprocessing"]["assumed_public"].as<std::string>().find("not covered") !=
+        std::string::npos);
   CHECK(printed.str().find("does not cover the fitted scaling") != std::string::npos);
   std::ifstream trials(summary.output_dir / "trials.csv");
   std::string header, row;
