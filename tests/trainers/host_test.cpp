@@ -456,3 +456,28 @@ TEST_CASE("training: a private tuner whose run fails (non-finite gradient) relea
   CHECK_FALSE(std::filesystem::exists(host.config.output.dir / "summary.json"));
   CHECK_FALSE(std::filesystem::exists(host.config.output.dir / "model.json"));
 }
+
+TEST_CASE("model export: fitted statistics are never written; such a model refuses raw rows") {
+  dptune_test::TempDir dir;
+  const Dataset raw = trainer_tests::blobs(60, 3, 2, 2.0, 3);
+  Preprocessing fitted{Preprocessing::Kind::FittedStandardize};
+  fitted = fitted.prepared(raw);  // holds the private mean and scale in memory
+  REQUIRE(fitted.mean.size() == 3);
+  auto sgd = trainer_tests::trainer("sgd", {});
+  trainer_tests::ScriptedContext ctx(5, nullptr);
+  const TrainedModel trained = sgd->train(raw, ctx);
+  std::ostringstream text;
+  JsonWriter w(text);
+  w.begin_object();
+  w.key("format").value(kModelFileFormat);
+  write_model_fields(w, ExportedModel{*trained.model->export_model(), fitted});
+  w.end_object();
+  const YAML::Node json = YAML::Load(text.str());
+  CHECK(json["preprocessing"]["kind"].as<std::string>() == "fitted_standardize");
+  CHECK_FALSE(json["preprocessing"]["released"].as<bool>());
+  CHECK_FALSE(json["preprocessing"]["mean"]);
+  CHECK_FALSE(json["preprocessing"]["scale"]);
+  const ExportedModel back = read_model_file(dir.write("model.json", text.str()));
+  CHECK(back.preprocessing.fitted());
+  CHECK_THROWS_AS(exported_scores(back, raw), dptune::Error);
+}
