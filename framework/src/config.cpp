@@ -842,17 +842,36 @@ class Loader {
   /// A private tuner's whole point is its guarantee, and no guarantee covers a scaling fitted on
   /// the private data: refuse the opt-in there (the maps may use it, with every ε marked).
   void check_preprocessing_for_tuner() {
-    if (!config_.preprocessing.fitted()) return;
     static const std::vector<std::string> private_tuners{"repetition", "svt_doubling", "dp_hype"};
     if (std::find(private_tuners.begin(), private_tuners.end(), config_.tuner.use) ==
         private_tuners.end())
       return;
+    check_split_for_private_tuner();
+    if (!config_.preprocessing.fitted()) return;
     fail(preprocessing_loc_, "data.preprocessing",
          "fitted_standardize fits mean and scale on the private training split, which the "
          "guarantee of the private tuner '" +
              config_.tuner.use +
              "' does not cover; use normalize_rows, clip_rows, none, or public statistics "
              "(standardize with mean and scale, or bounds with min and max)");
+  }
+
+  /// A stratified split keeps class proportions, so it depends on every record's label: replacing
+  /// one record by one of another class moves other records between the splits, and no event
+  /// covers that.  The default split (a seeded permutation of the row count) moves only the
+  /// replaced record.
+  void check_split_for_private_tuner() {
+    if (!config_.data.params.contains("stratify") || !config_.data.params.get_bool("stratify"))
+      return;
+    const Entry* data = root_.find("data");
+    const Entry* params = data ? data->value.find("params") : nullptr;
+    const Entry* stratify = params ? params->value.find("stratify") : nullptr;
+    fail(stratify ? stratify->value.loc : config_.data.where, "data.params.stratify",
+         "a stratified split depends on every record's label (one replaced record can move others "
+         "between the splits), which the guarantee of the private tuner '" +
+             config_.tuner.use +
+             "' does not cover; leave stratify false (the split is then a seeded permutation of "
+             "the row count)");
   }
 
   SourceLocation preprocessing_loc_, second_statistics_loc_;

@@ -145,7 +145,9 @@ class LabelledSource final : public DataSource {
     text << "; split train/validation/test "
          << 1 - layout_.validation_fraction - layout_.test_fraction << "/"
          << layout_.validation_fraction << "/" << layout_.test_fraction
-         << (layout_.stratify ? " stratified" : "") << "; preprocessing " << preprocessing_.name();
+         << (layout_.stratify ? " stratified (depends on every label: not covered by epsilon)"
+                              : "")
+         << "; preprocessing " << preprocessing_.name();
     return text.str();
   }
 
@@ -201,8 +203,10 @@ dptune::ParamSchema& add_layout_params(dptune::ParamSchema& s) {
              "retired: true fitted the scaling on the private training split; use the data "
              "section's preprocessing (docs/data.md)")
       .default_to(false);
-  s.add_bool("stratify", "keep class proportions in every split (classification only)")
-      .default_to(true);
+  s.add_bool("stratify",
+             "keep class proportions in every split (classification only); the split then "
+             "depends on every record's label, which no epsilon covers: private tuners refuse it")
+      .default_to(false);
   s.add_int("split_seed",
             "seed of the split (and of generated data); -1: the pipeline's data-layout stream")
       .min(-1)

@@ -214,8 +214,11 @@ TEST_CASE("splits are drawn once from the layout stream, or from split_seed when
   const dptune::Params fixed{{"split_seed", std::int64_t{5}}};
   CHECK(make("builtin:iris", fixed, 1).train.features ==
         make("builtin:iris", fixed, 2).train.features);
-  // Stratified: iris's 30 validation rows hold 10 of each class.
-  CHECK(class_counts(a.validation) == std::vector<std::size_t>{10, 10, 10});
+  // Not stratified by default (a stratified split depends on every label); on request iris's 30
+  // validation rows hold 10 of each class.
+  CHECK(a.validation.rows == 30);
+  const auto stratified = make("builtin:iris", {{"stratify", true}}, 1);
+  CHECK(class_counts(stratified.validation) == std::vector<std::size_t>{10, 10, 10});
 }
 
 TEST_CASE("blobs source: generated from split_seed, split and standardised like the others") {
