@@ -387,7 +387,7 @@ TEST_CASE("calibration: DP-Hype's sigma table (paper 003, Sec. V-C; k = 5, delta
       {0.1, 107.46}, {0.25, 46.06}, {0.5, 24.25}, {1.0, 12.79}, {3.0, 4.72}};
   const std::vector<double> paper{103, 46, 24, 12.5, 4.7};
   for (std::size_t i = 0; i < table.size(); ++i) {
-    const auto [eps, want] = table[i];
+    const double eps = table[i].first, want = table[i].second;
     const auto c = dptune::calibrate_noise(
         acc, [&](double sigma) { return DpEvent::gaussian(sigma / std::sqrt(2 * k)); }, eps, 1e-5);
     INFO("epsilon " << eps);

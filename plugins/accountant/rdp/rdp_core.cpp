@@ -424,9 +424,10 @@ class Costing {
     if (sample == 0) return zero(n);
     if (sample == source) return cost(e.inner(), orders);
     const double gamma = sample / source;
-    const double max_order = std::ceil(orders.empty() ? 2.0 : orders.back());
+    const auto max_order =
+        static_cast<std::int64_t>(std::max(2.0, std::ceil(orders.empty() ? 2.0 : orders.back())));
     std::vector<double> integers;
-    for (double a = 2; a <= std::max(2.0, max_order); ++a) integers.push_back(a);
+    for (std::int64_t a = 2; a <= max_order; ++a) integers.push_back(static_cast<double>(a));
     const Cost inner = cost(e.inner(), integers);
     if (inner.has_approx) {
       return amplified_approx(inner, gamma, orders, "sampled_without_replacement");
@@ -449,9 +450,10 @@ class Costing {
       double log_binom = std::log(a * (a - 1) / 2);
       const double t2 = std::min(std::log(4.0) + std::log(std::expm1(eps2)), eps2 + log_min2(2.0));
       log_sum = log_add(log_sum, 2 * log_gamma + log_binom + t2);
-      for (double j = 3; j <= a; ++j) {
+      for (std::size_t jj = 3; jj <= idx + 2; ++jj) {
+        const auto j = static_cast<double>(jj);
         log_binom += std::log((a - j + 1) / j);
-        const double eps_j = inner.rdp[static_cast<std::size_t>(j) - 2];
+        const double eps_j = inner.rdp[jj - 2];
         log_sum = log_add(log_sum, j * log_gamma + log_binom + (j - 1) * eps_j + log_min2(j));
       }
       return k_int[idx] = log_sum;  // = (a − 1) ε'(a)

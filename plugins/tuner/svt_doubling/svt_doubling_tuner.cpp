@@ -279,6 +279,7 @@ class SvtDoubling final : public dptune::Tuner {
     if (private_parts)
       for (std::size_t i = 0; i < kk; ++i) {
         std::vector<DpEvent> per_candidate;
+        per_candidate.reserve(cands.size());
         for (const auto& c : cands)
           per_candidate.push_back(
               context.evaluator().event_of(c, dptune::DataScope::partition(i, kk)));
@@ -658,7 +659,9 @@ class SvtDoubling final : public dptune::Tuner {
                          fmt(c) + " log2 n",
                          {},
                          {}};
-      for (double n = 2; n <= 1 / o.g; n *= 1.25) {
+      // n = 2 · 1.25^i up to 1/g (a geometric grid, counted by an integer).
+      for (int i = 0; 2 * std::pow(1.25, i) <= 1 / o.g; ++i) {
+        const double n = 2 * std::pow(1.25, i);
         ref.x.push_back(n);
         ref.y.push_back(c * std::log2(n));
       }
