@@ -27,6 +27,7 @@ struct EvaluatorSetup {
   double scale = 1;           // multiplies every utility
   bool varied_final = false;  // the whole-data event depends on the candidate
   bool clamp = true;          // false: a broken utility outside [0, 1]
+  bool poisson_final = false;  // the whole-data training samples Poisson lots (add/remove)
 };
 
 class FakeEvaluator final : public dptune::Evaluator {
@@ -38,6 +39,8 @@ class FakeEvaluator final : public dptune::Evaluator {
 
   DpEvent event_of(const dptune::Params& candidate, const dptune::DataScope& scope) const override {
     const auto c = candidate.get_int("c");
+    if (scope.kind == dptune::DataScope::Kind::Whole && setup_.poisson_final)
+      return DpEvent::self_composed(DpEvent::poisson_sampled(0.1, DpEvent::gaussian(1.0)), 100);
     if (scope.kind == dptune::DataScope::Kind::Whole)
       return DpEvent::gaussian(setup_.varied_final ? 1.0 + 0.5 * static_cast<double>(c) : 1.0);
     // Parts of unequal size have different events; parts 0-4 are the costlier ones.
@@ -461,6 +464,19 @@ TEST_CASE("svt_doubling tuner: noise from a Laplace mechanism; refusing accounta
                          dptune::ConfigError);
     CHECK(context.evaluator_.batches.empty());  // before any training
   }
+}
+
+TEST_CASE("svt_doubling tuner: a Poisson-sampled trainer (add/remove) is refused before any data") {
+  // Subsample and aggregate's sensitivity 1/k holds for replace-one neighbours (paper 002,
+  // Lemma 2); a Poisson-sampled training's amplification is an add/remove theorem.  Composing the
+  // two as if the relations matched under-reports ε, so the tuner refuses with exit code 2.
+  Loaded plugin;
+  EvaluatorSetup setup;
+  setup.poisson_final = true;
+  FakeContext context(24, setup);
+  CHECK_THROWS_WITH_AS(plugin.tuner({{"k", std::int64_t{20}}})->tune(context),
+                       doctest::Contains("mixed neighbouring relations"), dptune::ConfigError);
+  CHECK(context.evaluator_.batches.empty());
 }
 
 TEST_CASE("svt_doubling tuner: random candidates are drawn from the space before any data") {
