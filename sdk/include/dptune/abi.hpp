@@ -28,7 +28,8 @@
 //        functions).  Layouts unchanged.  A 2.2 plugin's leaf events keep their meaning (stated
 //        for add/remove), so a 2.2 accountant sees ReplaceOne only from a 2.3 pipeline and
 //        refuses it as an unknown kind.  kDpOutputNote, the prefix of a TuningResult note that
-//        declares a DP output (a constant: no symbol).
+//        declares a DP output (a constant: no symbol).  Exact integer samplers (discrete.hpp:
+//        uniform_below, bernoulli_exp, discrete_laplace, discrete_gaussian; new free functions).
 // The host itself is always built with the SDK's minor.
 #ifndef DPTUNE_PLUGIN_ABI_MINOR
 #define DPTUNE_PLUGIN_ABI_MINOR DPTUNE_ABI_MINOR

@@ -3,6 +3,7 @@
 #include "dptune/abi.hpp"
 #include "dptune/calibration.hpp"
 #include "dptune/data.hpp"
+#include "dptune/discrete.hpp"
 #include "dptune/dp_event.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/params.hpp"
