@@ -1,12 +1,13 @@
 // dptune SDK: exact samplers on the integers (issue 15, part 1).
 //
 // The continuous samplers of rng.hpp draw doubles and transform them with log/cos; their outputs
-// live on a finite, value-dependent set of floating-point numbers, which breaks differential privacy
-// as implemented (Mironov 2012, "On significance of the least significant bits for differential
-// privacy").  The samplers here follow Canonne, Kamath & Steinke (2020), "The Discrete Gaussian for
-// Differential Privacy", Algorithms 1-3: every accept/reject decision compares random bits with an
-// exact rational number in integer arithmetic, so the output distribution is exactly the stated one
-// (given ideal random bits), whatever the FPU does.  No floating point is used anywhere.
+// live on a finite, value-dependent set of floating-point numbers, which breaks differential
+// privacy as implemented (Mironov 2012, "On significance of the least significant bits for
+// differential privacy").  The samplers here follow Canonne, Kamath & Steinke (2020), "The Discrete
+// Gaussian for Differential Privacy", Algorithms 1-3: every accept/reject decision compares random
+// bits with an exact rational number in integer arithmetic, so the output distribution is exactly
+// the stated one (given ideal random bits), whatever the FPU does.  No floating point is used
+// anywhere.
 //
 // Parameters are rationals given as numerator and denominator (gamma = n/d, ...).  Randomness is
 // read from the generator 64 bits at a time and consumed bit by bit, most significant bit first;
