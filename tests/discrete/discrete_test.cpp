@@ -238,6 +238,14 @@ TEST_CASE("bernoulli_exp: known answers of Algorithm 1 on scripted bits") {
   // never looked at.
   ScriptedBits early_exit({word_from("1")});
   CHECK_FALSE(bernoulli_exp(early_exit, 3, 2));
+  // gamma = 1/100 (denominators >= 64 are compared 32 bits per division).  1/100 =
+  // 0.0000001010001111...: bits 0000000 tie, then 0 < 1: Bernoulli(1/100) succeeds, K = 2;
+  // 1/200 = 0.00000001...: bit 1 > 0 fails.  K = 2 is even: false.
+  ScriptedBits hundredth({word_from("000000001")});
+  CHECK_FALSE(bernoulli_exp(hundredth, 1, 100));
+  // Bits 0000001 tie, 0 ties, 1 ties, 1 > 0 fails at K = 1: true.
+  ScriptedBits hundredth_true({word_from("0000001011")});
+  CHECK(bernoulli_exp(hundredth_true, 1, 100));
 }
 
 TEST_CASE("discrete_laplace: known answer of Algorithm 2 on scripted bits") {
