@@ -10,9 +10,10 @@
 // anywhere.
 //
 // Parameters are rationals given as numerator and denominator (gamma = n/d, ...).  Randomness is
-// read from the generator 64 bits at a time and consumed bit by bit, most significant bit first;
-// a single-draw call discards the unused rest of its last word, a batch call (the span overloads)
-// shares the words between its draws.  Nothing allocates.
+// read from the generator 64 bits at a time and consumed bit by bit, most significant bit first
+// (a comparison may look at 32 bits ahead but consumes only those it needed); a single-draw call
+// discards what is left in its buffer (under two words), a batch call (the span overloads) shares
+// the words between its draws.  Nothing allocates.
 //
 // Overflow: internal values are 128-bit.  Where a value could exceed its type only on an event of
 // astronomically small probability (below e^-128 per draw, documented per function), the sampler
