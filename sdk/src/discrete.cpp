@@ -146,7 +146,28 @@ bool bernoulli_exp_at_most_one(BitPool& pool, u128 num, u128 den) {
   return (k & 1U) != 0;
 }
 
-bool bernoulli_exp_minus_one(BitPool& pool) { return bernoulli_exp_at_most_one(pool, 1, 1); }
+/// floor(2^128 / e), the first 128 bits of the binary expansion of exp(-1).  Computed exactly with
+/// Python's fractions (sum of (-1)^k / k! for k < 60, error below 1/60! < 2^-270, the floor the
+/// same at both ends of the interval) and checked against decimal.Decimal(-1).exp() at 80 digits.
+constexpr u128 kExpMinusOneBits = (u128{0x5e2d58d8b3bcdf1aULL} << 64) | u128{0xbadec7829054f90dULL};
+
+/// Bernoulli(exp(-1)) as U < exp(-1), comparing random bits with the expansion above 32 at a time
+/// (the geometric part of every discrete Laplace draw calls this; CKS Algorithm 1 with gamma = 1
+/// would take about 2.7 rational comparisons).  Exact unless the first 128 random bits equal the
+/// expansion's, an event of probability 2^-128, on which it throws rather than guess.
+bool bernoulli_exp_minus_one(BitPool& pool) {
+  for (int shift = 96; shift >= 0; shift -= 32) {
+    const auto expansion = static_cast<std::uint32_t>(kExpMinusOneBits >> shift);
+    const std::uint32_t difference = pool.peek32() ^ expansion;
+    if (difference != 0) {
+      const int first = std::countl_zero(difference);
+      pool.skip(first + 1);
+      return ((expansion >> (31 - first)) & 1U) != 0;
+    }
+    pool.skip(32);
+  }
+  throw Error("bernoulli_exp: 128 random bits equal to those of exp(-1) (probability 2^-128)");
+}
 
 /// Bernoulli(exp(-num/den)) for any num and 1 <= den <= 2^127: exp(-gamma) = exp(-1)^floor(gamma)
 /// exp(-frac(gamma)), each factor an independent Bernoulli; stops at the first failure (so a huge

@@ -229,15 +229,23 @@ TEST_CASE("bernoulli_exp: known answers of Algorithm 1 on scripted bits") {
   // bit 1 ties 1 and the expansion ends: fails.  K = 2 is even: false.
   ScriptedBits even({word_from("001")});
   CHECK_FALSE(bernoulli_exp(even, 1, 2));
-  // gamma = 3/2 = 1 + 1/2.  Bernoulli(exp(-1)): K=1 certain; K=2 Bernoulli(1/2) with bit 0
-  // succeeds; K=3 Bernoulli(1/3) = 0.0101..: bit 1 > 0 fails; K = 3 odd: true.  Then
-  // Bernoulli(exp(-1/2)) with bit 1: true (as above).  Result true.
-  ScriptedBits gamma_three_halves({word_from("011")});
+  // gamma = 3/2 = 1 + 1/2.  Bernoulli(exp(-1)) compares U with exp(-1) = 0.0101111000...:
+  // bit 0 ties, bit 0 < 1: true.  Then Bernoulli(exp(-1/2)) with bit 1: true (as above).
+  ScriptedBits gamma_three_halves({word_from("001")});
   CHECK(bernoulli_exp(gamma_three_halves, 3, 2));
-  // Same gamma, first bit 1: Bernoulli(exp(-1)) has K = 2 (even): false, the fractional part is
-  // never looked at.
+  // Same gamma, first bit 1 > 0: Bernoulli(exp(-1)) fails, the fractional part is never looked
+  // at.
   ScriptedBits early_exit({word_from("1")});
   CHECK_FALSE(bernoulli_exp(early_exit, 3, 2));
+  // Bits 0,1,0,1,1,1,1 tie exp(-1) = 0.0101111 0..., then 1 > 0: false.
+  ScriptedBits long_tie({word_from("01011111")});
+  CHECK_FALSE(bernoulli_exp(long_tie, 2, 1));
+  // gamma = 1 exactly goes through Algorithm 1: K=1 certain, K=2 Bernoulli(1/2) with bit 1
+  // fails; K = 2 even: false.  Bit 0 then 1: K = 3 (1/3 = 0.01...: 1 > 0 fails), odd: true.
+  ScriptedBits gamma_one({word_from("1")});
+  CHECK_FALSE(bernoulli_exp(gamma_one, 1, 1));
+  ScriptedBits gamma_one_true({word_from("01")});
+  CHECK(bernoulli_exp(gamma_one_true, 1, 1));
   // gamma = 1/100 (denominators >= 64 are compared 32 bits per division).  1/100 =
   // 0.0000001010001111...: bits 0000000 tie, then 0 < 1: Bernoulli(1/100) succeeds, K = 2;
   // 1/200 = 0.00000001...: bit 1 > 0 fails.  K = 2 is even: false.
@@ -249,13 +257,14 @@ TEST_CASE("bernoulli_exp: known answers of Algorithm 1 on scripted bits") {
 }
 
 TEST_CASE("discrete_laplace: known answer of Algorithm 2 on scripted bits") {
-  // Scale 1/1 (t = s = 1): U = 0 and Bernoulli(exp(0)) read nothing.
-  //   V: Bernoulli(exp(-1)) with bit 1 fails (K = 2)            -> V = 0, X = 0
+  // Scale 1/1 (t = s = 1): U = 0 and Bernoulli(exp(0)) read nothing.  V counts the successes of
+  // Bernoulli(exp(-1)), i.e. of U' < exp(-1) = 0.0101111...:
+  //   bit 1 > 0 fails                                   -> V = 0, X = 0
   //   sign bit 1 with Y = 0: rejected, start again
-  //   V: Bernoulli(exp(-1)) with bits 0,1 succeeds (K = 3)      -> V = 1
-  //   V: Bernoulli(exp(-1)) with bit 1 fails                    -> X = 1, Y = 1
+  //   bits 0 (tie), 0 < 1: succeeds                     -> V = 1
+  //   bit 1 > 0 fails                                   -> X = 1, Y = 1
   //   sign bit 1: result -1.
-  ScriptedBits bits({word_from("110111")});
+  ScriptedBits bits({word_from("110011")});
   CHECK(discrete_laplace(bits, 1, 1) == -1);
   CHECK(bits.words_read() == 1);
 }

@@ -2,6 +2,8 @@
 // bit-by-bit definitions: same result and same bits consumed, from any position in the buffer.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "../../sdk/src/discrete.cpp"  // the anonymous namespace under test
 
 namespace dptune {
@@ -56,6 +58,23 @@ TEST_CASE("BitPool hands out the generator's words most significant bit first") 
   CHECK(pool.bits(29) == (w0 & ((1ULL << 29) - 1)));
   CHECK(pool.bit() == ((w1 >> 63) != 0));
   CHECK(pool.bits(64) == ((w1 << 1) | (b.next_u64() >> 63)));
+}
+
+TEST_CASE("the 128 bits of exp(-1) agree with the libm value") {
+  // The top 53 bits, as a double, are exp(-1) rounded down to 53 bits.
+  const double top =
+      static_cast<double>(static_cast<std::uint64_t>(kExpMinusOneBits >> 75)) * 0x1.0p-53;
+  CHECK(std::abs(top - std::exp(-1.0)) <= 0x1.0p-53);
+}
+
+TEST_CASE("Bernoulli(exp(-1)) by the expansion: frequencies") {
+  Xoshiro256 rng(17);
+  BitPool pool(rng);
+  const int n = 1000000;
+  int hits = 0;
+  for (int i = 0; i < n; ++i) hits += bernoulli_exp_minus_one(pool) ? 1 : 0;
+  const double p = std::exp(-1.0);
+  CHECK(std::abs(hits - n * p) <= 5.5 * std::sqrt(n * p * (1 - p)));
 }
 
 TEST_CASE("floor_sqrt is exact") {

@@ -15,9 +15,12 @@
 // discards what is left in its buffer (under two words), a batch call (the span overloads) shares
 // the words between its draws.  Nothing allocates.
 //
-// Overflow: internal values are 128-bit.  Where a value could exceed its type only on an event of
-// astronomically small probability (below e^-128 per draw, documented per function), the sampler
-// throws dptune::Error instead of returning a wrong value; it never silently wraps.
+// Overflow and precision: internal values are 128-bit.  Where a value could exceed its type only on
+// an event of astronomically small probability (below e^-128 per draw, documented per function),
+// the sampler throws dptune::Error instead of returning a wrong value; it never silently wraps.
+// Bernoulli(exp(-1)), the step of every geometric count, compares random bits with the first 128
+// bits of the expansion of exp(-1) (computed exactly offline); if all 128 tie (probability 2^-128
+// per comparison) it throws rather than guess the 129th.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +41,8 @@ void uniform_below(RandomBitGenerator& rng, std::uint64_t m, std::span<std::uint
 
 /// Bernoulli(exp(-gamma)) for gamma = gamma_num / gamma_den >= 0 (CKS 2020, Algorithm 1; gamma > 1
 /// as the product of floor(gamma) Bernoulli(exp(-1)) and one Bernoulli(exp(-frac(gamma)))).
-/// Any gamma_num; gamma_den >= 1.  Returns true with probability exactly exp(-gamma).
+/// Any gamma_num; gamma_den >= 1.  Returns true with probability exactly exp(-gamma) (for
+/// gamma >= 1 it may throw, with probability at most 2^-128 per unit of gamma; see above).
 bool bernoulli_exp(RandomBitGenerator& rng, std::uint64_t gamma_num, std::uint64_t gamma_den);
 
 /// Discrete Laplace with scale t = scale_num / scale_den: P(k) ∝ exp(-|k| / t) on the integers
