@@ -13,6 +13,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cfenv>
 #include <cmath>
@@ -368,6 +369,14 @@ TEST_CASE("discrete_gaussian sigma^2 = 4: chi-square against the exact pmf, mome
   const double p = chi_square_p(samples, pmf, 9);
   INFO("chi-square p-value " << p);
   CHECK(p > 1e-6);
+  // The values 10..12 on either side, individually: expected counts 0.74, 0.014, 1.4e-4 (p(10) =
+  // e^-12.5 / 5.013); more than 9 of any of them has Poisson probability below 1e-8.
+  for (int k = 10; k <= 12; ++k)
+    for (int value : {-k, k}) {
+      const auto count = std::count(samples.begin(), samples.end(), value);
+      INFO("value " << value << " drawn " << count << " times, expected " << 1e6 * pmf.at(value));
+      CHECK(count <= 9);
+    }
   const Moments m = moments_of(pmf);
   // The discrete Gaussian's variance is below sigma^2 (CKS 2020, Cor. 9), by less than
   // 8 pi^2 sigma^2 e^(-2 pi^2 sigma^2) ~ 1e-32 here: sigma^2 in double precision.
