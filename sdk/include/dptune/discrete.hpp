@@ -1,4 +1,4 @@
-// dptune SDK: exact samplers on the integers (issue 15, part 1).
+// dptune SDK: exact samplers on the integers.
 //
 // The continuous samplers of rng.hpp draw doubles and transform them with log/cos; their outputs
 // live on a finite, value-dependent set of floating-point numbers, which breaks differential
