@@ -458,7 +458,18 @@ class Costing {
       }
       return k_int[idx] = log_sum;  // = (a − 1) ε'(a)
     };
-    auto k_at = [&](double a) { return a <= 1 ? 0.0 : k_of(a); };
+    // When the inner event is (equivalent to) one Gaussian, the Gaussian-specific bound of the same
+    // paper applies too; both are valid at every integer order, so their minimum is.  The true K is
+    // convex in α (a log moment generating function), so the chord below stays sound.
+    std::vector<double> gaussian_k;
+    if (const auto s = composed_gaussian_multiplier(e.inner()))
+      gaussian_k = wor_gaussian_log_moments(gamma, *s, static_cast<int>(max_order));
+    auto k_at = [&](double a) {
+      if (a <= 1) return 0.0;
+      const double theorem9 = k_of(a);
+      return gaussian_k.empty() ? theorem9
+                                : std::min(theorem9, gaussian_k[static_cast<std::size_t>(a)]);
+    };
     Cost c = zero(n);
     for (std::size_t i = 0; i < n; ++i) {
       const double a = orders[i];
@@ -470,8 +481,13 @@ class Costing {
     c.pure_epsilon = std::isinf(eps_inf) ? kInf : std::log1p(gamma * std::expm1(eps_inf));
     c.notes = inner.notes;
     add_note(c.notes,
-             "sampling without replacement: Wang, Balle & Kasiviswanathan 2019, Thm 9 (integer "
-             "orders; fractional orders by convexity), replace-one adjacency");
+             gaussian_k.empty()
+                 ? "sampling without replacement: Wang, Balle & Kasiviswanathan 2019, Thm 9 "
+                   "(integer orders; fractional orders by convexity), replace-one adjacency"
+                 : "sampling without replacement, Gaussian inner event: Wang, Balle & "
+                   "Kasiviswanathan 2019, Thm 9 and its Gaussian-specific form (arXiv "
+                   "1808.00087, Thm 27), the smaller at each integer order; fractional orders by "
+                   "convexity; replace-one adjacency");
     return c;
   }
 

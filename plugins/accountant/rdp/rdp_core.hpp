@@ -39,6 +39,11 @@ double pure_dp_rdp(double epsilon, double alpha);
 /// The Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019): exact binomial expansion for
 /// integer α (§3.3), the two convergent series for fractional α (§3.4), in log space.
 double sampled_gaussian_rdp(double q, double sigma, double alpha);
+/// A Gaussian with noise multiplier σ (relative to the replace-one sensitivity) on a uniformly
+/// random subset of size γn, replace-one adjacency: upper bounds on K(α) = (α−1)ε'(α) at the
+/// integer orders α = 2..max_order (index α; entries 0, 1 are 0) by Wang, Balle &
+/// Kasiviswanathan 2019's Gaussian-specific bound (Theorem 27 of arXiv 1808.00087).
+std::vector<double> wor_gaussian_log_moments(double gamma, double sigma, int max_order);
 
 /// log(e^a + e^b) and log(e^a − e^b) (a ≥ b), stable.
 double log_add(double a, double b);

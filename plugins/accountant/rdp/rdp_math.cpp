@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <vector>
 
 #include "dptune/errors.hpp"
 #include "dptune/params.hpp"
@@ -220,6 +221,69 @@ double analytic_gaussian_calibrate(double epsilon, double delta) {
     (analytic_gaussian_delta(std::exp(mid), epsilon) > delta ? lo : hi) = mid;
   }
   return std::exp(hi);
+}
+
+namespace {
+
+// An upper bound on log Δ^k h(0), the k-th forward difference at 0 of h(l) = e^{l(l−1)/(2σ²)}
+// = E_q[(p/q)^l] for the Gaussian pair p = N(1, σ²), q = N(0, σ²). Δ^k h(0) = E_q[(p/q − 1)^k] ≥ 0
+// for even k.  The alternating sum Σ_l (−1)^{k−l} C(k, l) h(l) is taken in long double, scaled by
+// its largest term; the result is raised by a generous bound on the rounding error (every term and
+// the exponent it comes from is off by a few ulps), so cancellation can only make the bound looser,
+// never unsound.
+double log_forward_difference_upper(int k, long double half_t) {
+  std::vector<long double> a(static_cast<std::size_t>(k) + 1);
+  long double log_binom = 0, biggest = -std::numeric_limits<long double>::infinity();
+  long double largest_exponent = 0;
+  for (int l = 0; l <= k; ++l) {
+    if (l > 0) log_binom += std::log(static_cast<long double>(k - l + 1) / l);
+    a[l] = log_binom + half_t * l * (l - 1);
+    biggest = std::max(biggest, a[l]);
+    largest_exponent = std::max(largest_exponent, std::fabs(a[l]));
+  }
+  long double signed_sum = 0, absolute_sum = 0;
+  for (int l = 0; l <= k; ++l) {
+    const long double term = std::exp(a[l] - biggest);
+    signed_sum += ((k - l) % 2 == 0) ? term : -term;
+    absolute_sum += term;
+  }
+  const long double eps = std::numeric_limits<long double>::epsilon();
+  const long double error = 8 * eps * absolute_sum * (2.0L * k + 4 + largest_exponent);
+  const long double upper = std::max(signed_sum, 0.0L) + error;
+  return static_cast<double>(biggest + std::log(upper));
+}
+
+}  // namespace
+
+std::vector<double> wor_gaussian_log_moments(double gamma, double sigma, int max_order) {
+  // Wang, Balle & Kasiviswanathan 2019 (arXiv 1808.00087), the Gaussian-specific strengthening of
+  // Theorem 9 (their Theorem 27, the bound Google's dp_accounting applies), integer α ≥ 2, γ = m/n:
+  //   (α−1)ε'(α) ≤ log(1 + γ² C(α,2) min{4(e^{ε(2)} − 1), 2e^{ε(2)}}
+  //                    + Σ_{j=3}^{α} γ^j C(α,j) min{4 B_j, 2 e^{(j−1)ε(j)}}),
+  // with ε(j) = j/(2σ²) and B_j = Δ^j h(0) for even j, √(Δ^{j−1}h(0) Δ^{j+1}h(0)) for odd j (the
+  // Cauchy–Schwarz bound on |E(L−1)^j|).  The second member of each min is Theorem 9's term for an
+  // inner event without a pure-DP bound, so this never exceeds Theorem 9.
+  const long double half_t = 0.5L / (static_cast<long double>(sigma) * sigma);
+  const int top = 2 * ((max_order + 1) / 2);
+  std::vector<double> log_delta(static_cast<std::size_t>(top) + 1, 0.0);
+  for (int k = 2; k <= top; k += 2) log_delta[k] = log_forward_difference_upper(k, half_t);
+  const double t = 1 / (sigma * sigma), log_gamma = std::log(gamma);
+  const double term2 = std::min(std::log(4.0) + std::log(std::expm1(t)), std::log(2.0) + t);
+  std::vector<double> k_of(static_cast<std::size_t>(std::max(max_order, 1)) + 1, 0.0);
+  for (int alpha = 2; alpha <= max_order; ++alpha) {
+    const double a = alpha;
+    double log_binom = std::log(a * (a - 1) / 2);
+    double log_sum = log_add(0.0, 2 * log_gamma + log_binom + term2);
+    for (int j = 3; j <= alpha; ++j) {
+      log_binom += std::log((a - j + 1) / j);
+      const double b = 0.5 * (log_delta[2 * (j / 2)] + log_delta[2 * ((j + 1) / 2)]);
+      const double theorem9 = std::log(2.0) + 0.5 * t * j * (j - 1);
+      const double term = std::min(std::log(4.0) + b, theorem9);
+      log_sum = log_add(log_sum, j * log_gamma + log_binom + term);
+    }
+    k_of[alpha] = log_sum;
+  }
+  return k_of;
 }
 
 }  // namespace dptune::rdp
