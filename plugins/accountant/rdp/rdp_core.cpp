@@ -461,14 +461,20 @@ class Costing {
     // When the inner event is (equivalent to) one Gaussian, the Gaussian-specific bound of the same
     // paper applies too; both are valid at every integer order, so their minimum is.  The true K is
     // convex in α (a log moment generating function), so the chord below stays sound.
-    std::vector<double> gaussian_k;
-    if (const auto s = composed_gaussian_multiplier(e.inner()))
-      gaussian_k = wor_gaussian_log_moments(gamma, *s, static_cast<int>(max_order));
+    // Only the floors and ceilings of the grid's orders are computed (the sum is O(α) per order).
+    std::vector<double> gaussian_k(integers.size() + 2, kInf);
+    const auto sigma = composed_gaussian_multiplier(e.inner());
+    if (sigma) {
+      std::vector<int> needed;
+      for (const double a : orders)
+        for (const double b : {std::floor(a), std::ceil(a)})
+          if (b >= 2 && (needed.empty() || needed.back() != static_cast<int>(b)))
+            needed.push_back(static_cast<int>(b));
+      const auto k = wor_gaussian_log_moments(gamma, *sigma, needed);
+      for (std::size_t i = 0; i < needed.size(); ++i) gaussian_k[needed[i]] = k[i];
+    }
     auto k_at = [&](double a) {
-      if (a <= 1) return 0.0;
-      const double theorem9 = k_of(a);
-      return gaussian_k.empty() ? theorem9
-                                : std::min(theorem9, gaussian_k[static_cast<std::size_t>(a)]);
+      return a <= 1 ? 0.0 : std::min(k_of(a), gaussian_k[static_cast<std::size_t>(a)]);
     };
     Cost c = zero(n);
     for (std::size_t i = 0; i < n; ++i) {
@@ -481,7 +487,7 @@ class Costing {
     c.pure_epsilon = std::isinf(eps_inf) ? kInf : std::log1p(gamma * std::expm1(eps_inf));
     c.notes = inner.notes;
     add_note(c.notes,
-             gaussian_k.empty()
+             !sigma
                  ? "sampling without replacement: Wang, Balle & Kasiviswanathan 2019, Thm 9 "
                    "(integer orders; fractional orders by convexity), replace-one adjacency"
                  : "sampling without replacement, Gaussian inner event: Wang, Balle & "

@@ -40,10 +40,11 @@ double pure_dp_rdp(double epsilon, double alpha);
 /// integer α (§3.3), the two convergent series for fractional α (§3.4), in log space.
 double sampled_gaussian_rdp(double q, double sigma, double alpha);
 /// A Gaussian with noise multiplier σ (relative to the replace-one sensitivity) on a uniformly
-/// random subset of size γn, replace-one adjacency: upper bounds on K(α) = (α−1)ε'(α) at the
-/// integer orders α = 2..max_order (index α; entries 0, 1 are 0) by Wang, Balle &
-/// Kasiviswanathan 2019's Gaussian-specific bound (Theorem 27 of arXiv 1808.00087).
-std::vector<double> wor_gaussian_log_moments(double gamma, double sigma, int max_order);
+/// random subset of size γn, replace-one adjacency: upper bounds on K(α) = (α−1)ε'(α), one per
+/// integer order α ≥ 2 in `orders`, by Wang, Balle & Kasiviswanathan 2019's Gaussian-specific
+/// bound (Theorem 27 of arXiv 1808.00087).  Throws InvalidArgument for an order below 2.
+std::vector<double> wor_gaussian_log_moments(double gamma, double sigma,
+                                             const std::vector<int>& orders);
 
 /// log(e^a + e^b) and log(e^a − e^b) (a ≥ b), stable.
 double log_add(double a, double b);

@@ -227,35 +227,48 @@ namespace {
 
 // An upper bound on log Δ^k h(0), the k-th forward difference at 0 of h(l) = e^{l(l−1)/(2σ²)}
 // = E_q[(p/q)^l] for the Gaussian pair p = N(1, σ²), q = N(0, σ²). Δ^k h(0) = E_q[(p/q − 1)^k] ≥ 0
-// for even k.  The alternating sum Σ_l (−1)^{k−l} C(k, l) h(l) is taken in long double, scaled by
-// its largest term; the result is raised by a generous bound on the rounding error (every term and
-// the exponent it comes from is off by a few ulps), so cancellation can only make the bound looser,
-// never unsound.
-double log_forward_difference_upper(int k, long double half_t) {
-  std::vector<long double> a(static_cast<std::size_t>(k) + 1);
-  long double log_binom = 0, biggest = -std::numeric_limits<long double>::infinity();
-  long double largest_exponent = 0;
+// for even k.  The alternating sum Σ_l (−1)^{k−l} C(k, l) h(l) is taken scaled by its largest
+// term; the result is raised by a bound on its rounding error, so cancellation can only make the
+// bound looser (the min with Theorem 9's term then takes over), never unsound.
+template <typename Real>
+double log_forward_difference_upper(int k, Real half_t) {
+  std::vector<Real> a(static_cast<std::size_t>(k) + 1);
+  Real log_binom = 0, biggest = -std::numeric_limits<Real>::infinity();
+  Real largest_exponent = 0;
   for (int l = 0; l <= k; ++l) {
-    if (l > 0) log_binom += std::log(static_cast<long double>(k - l + 1) / l);
+    if (l > 0) log_binom += std::log(static_cast<Real>(k - l + 1) / l);
     a[l] = log_binom + half_t * l * (l - 1);
     biggest = std::max(biggest, a[l]);
     largest_exponent = std::max(largest_exponent, std::fabs(a[l]));
   }
-  long double signed_sum = 0, absolute_sum = 0;
+  Real signed_sum = 0, absolute_sum = 0;
   for (int l = 0; l <= k; ++l) {
-    const long double term = std::exp(a[l] - biggest);
+    const Real term = std::exp(a[l] - biggest);
     signed_sum += ((k - l) % 2 == 0) ? term : -term;
     absolute_sum += term;
   }
-  const long double eps = std::numeric_limits<long double>::epsilon();
-  const long double error = 8 * eps * absolute_sum * (2.0L * k + 4 + largest_exponent);
-  const long double upper = std::max(signed_sum, 0.0L) + error;
+  const Real eps = std::numeric_limits<Real>::epsilon();
+  // Rounding: log C(k, l) is a sum of l logarithms, each off by an ulp of the running total
+  // (≤ largest_exponent), the exponent a_l by another 3 ulps, each exp and each addition by one:
+  // the relative error of every term is below eps·((k + 3)(largest_exponent + log k + 2)), and
+  // twice that covers the first-order approximation e^x − 1 ≈ x.
+  const Real error = 2 * eps * absolute_sum * (Real(k) + 3) *
+                     (largest_exponent + std::log(static_cast<Real>(k)) + 2);
+  const Real upper = std::max(signed_sum, Real(0)) + error;
   return static_cast<double>(biggest + std::log(upper));
+}
+
+// Long double where it is cheap (k ≤ 256, the orders dp_accounting evaluates exactly); double
+// beyond, where the sum costs O(k) exponentials per k and the bound is mostly Theorem 9's anyway.
+double log_forward_difference_upper(int k, long double half_t) {
+  return k <= 256 ? log_forward_difference_upper<long double>(k, half_t)
+                  : log_forward_difference_upper<double>(k, static_cast<double>(half_t));
 }
 
 }  // namespace
 
-std::vector<double> wor_gaussian_log_moments(double gamma, double sigma, int max_order) {
+std::vector<double> wor_gaussian_log_moments(double gamma, double sigma,
+                                             const std::vector<int>& orders) {
   // Wang, Balle & Kasiviswanathan 2019 (arXiv 1808.00087), the Gaussian-specific strengthening of
   // Theorem 9 (their Theorem 27, the bound Google's dp_accounting applies), integer α ≥ 2, γ = m/n:
   //   (α−1)ε'(α) ≤ log(1 + γ² C(α,2) min{4(e^{ε(2)} − 1), 2e^{ε(2)}}
@@ -264,13 +277,16 @@ std::vector<double> wor_gaussian_log_moments(double gamma, double sigma, int max
   // Cauchy–Schwarz bound on |E(L−1)^j|).  The second member of each min is Theorem 9's term for an
   // inner event without a pure-DP bound, so this never exceeds Theorem 9.
   const long double half_t = 0.5L / (static_cast<long double>(sigma) * sigma);
+  const int max_order = orders.empty() ? 2 : *std::max_element(orders.begin(), orders.end());
   const int top = 2 * ((max_order + 1) / 2);
   std::vector<double> log_delta(static_cast<std::size_t>(top) + 1, 0.0);
   for (int k = 2; k <= top; k += 2) log_delta[k] = log_forward_difference_upper(k, half_t);
   const double t = 1 / (sigma * sigma), log_gamma = std::log(gamma);
   const double term2 = std::min(std::log(4.0) + std::log(std::expm1(t)), std::log(2.0) + t);
-  std::vector<double> k_of(static_cast<std::size_t>(std::max(max_order, 1)) + 1, 0.0);
-  for (int alpha = 2; alpha <= max_order; ++alpha) {
+  std::vector<double> k_of;
+  k_of.reserve(orders.size());
+  for (const int alpha : orders) {
+    if (alpha < 2) throw InvalidArgument("wor_gaussian_log_moments: integer orders >= 2 only");
     const double a = alpha;
     double log_binom = std::log(a * (a - 1) / 2);
     double log_sum = log_add(0.0, 2 * log_gamma + log_binom + term2);
@@ -281,7 +297,7 @@ std::vector<double> wor_gaussian_log_moments(double gamma, double sigma, int max
       const double term = std::min(std::log(4.0) + b, theorem9);
       log_sum = log_add(log_sum, j * log_gamma + log_binom + term);
     }
-    k_of[alpha] = log_sum;
+    k_of.push_back(log_sum);
   }
   return k_of;
 }
