@@ -294,7 +294,10 @@ std::vector<double> wor_gaussian_log_moments(double gamma, double sigma,
     double log_sum = log_add(0.0, 2 * log_gamma + log_binom + term2);
     for (int j = 3; j <= alpha; ++j) {
       log_binom += std::log((a - j + 1) / j);
-      const double b = 0.5 * (log_delta[2 * (j / 2)] + log_delta[2 * ((j + 1) / 2)]);
+      const auto half = static_cast<std::size_t>(j / 2),
+                 half_up = static_cast<std::size_t>((j + 1) / 2);
+      const std::size_t even_below = 2 * half, even_above = 2 * half_up;
+      const double b = 0.5 * (log_delta[even_below] + log_delta[even_above]);
       const double theorem9 = std::log(2.0) + 0.5 * t * j * (j - 1);
       const double term = std::min(std::log(4.0) + b, theorem9);
       log_sum = log_add(log_sum, j * log_gamma + log_binom + term);
