@@ -84,15 +84,18 @@ std::vector<std::string> param_names(const PipelineConfig& config) {
   return names;
 }
 
+/// With `fitted_preprocessing` (the fitted_standardize opt-in), a last column
+/// epsilon_covers_preprocessing = false on every row.
 std::string trials_csv(const std::vector<dptune::Trial>& trials,
-                       const std::vector<std::string>& names,
-                       const std::set<std::size_t>& on_front) {
+                       const std::vector<std::string>& names, const std::set<std::size_t>& on_front,
+                       bool fitted_preprocessing) {
   std::ostringstream s;
   s << "id";
   // Hyperparameter columns are prefixed so a parameter named like a result column (e.g. a
   // mechanism's `epsilon`) cannot collide with it.
   for (const auto& n : names) s << ',' << csv_cell("param." + n);
-  s << ",epsilon,delta,utility_mean,utility_min,utility_max,repetitions,seconds,on_front\n";
+  s << ",epsilon,delta,utility_mean,utility_min,utility_max,repetitions,seconds,on_front"
+    << (fitted_preprocessing ? ",epsilon_covers_preprocessing" : "") << '\n';
   for (std::size_t i = 0; i < trials.size(); ++i) {
     const auto& t = trials[i];
     s << t.id;
@@ -107,7 +110,8 @@ std::string trials_csv(const std::vector<dptune::Trial>& trials,
     s << ',' << dptune::to_string(dptune::Value{t.utility_mean}) << ','
       << dptune::to_string(dptune::Value{t.utility_min}) << ','
       << dptune::to_string(dptune::Value{t.utility_max}) << ',' << t.repetitions << ','
-      << fmt(t.seconds) << ',' << (on_front.count(i) ? "true" : "false") << '\n';
+      << fmt(t.seconds) << ',' << (on_front.count(i) ? "true" : "false")
+      << (fitted_preprocessing ? ",false" : "") << '\n';
   }
   return s.str();
 }
@@ -163,25 +167,6 @@ void json_preprocessing(JsonWriter& w, const Preprocessing& p) {
 void print_preprocessing(std::ostream& out, const Preprocessing& p) {
   out << "preprocessing: " << p.describe() << "\n";
   if (p.fitted()) out << "WARNING: every epsilon below " << kFittedNote << "\n";
-}
-
-/// trials.csv with a column epsilon_covers_preprocessing = false on every row, when the fitted
-/// opt-in ran (unchanged otherwise).
-std::string mark_fitted_trials(std::string csv, const Preprocessing& p) {
-  if (!p.fitted()) return csv;
-  std::string out;
-  std::size_t start = 0;
-  bool header = true;
-  while (start < csv.size()) {
-    std::size_t end = csv.find('\n', start);
-    if (end == std::string::npos) end = csv.size();
-    out += csv.substr(start, end - start);
-    out += header ? ",epsilon_covers_preprocessing" : ",false";
-    out += '\n';
-    header = false;
-    start = end + 1;
-  }
-  return out;
 }
 
 /// A note that declares a DP output of a private tuner (TuningResult::notes, kDpOutputNote).
@@ -443,7 +428,7 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
   if (write_trials && (!result.trials.empty() || sensitive_opt_in)) {
     const std::string trials_name = result.trials_sensitive ? "trials.SENSITIVE.csv" : "trials.csv";
     write_file(config.output.dir / trials_name,
-               mark_fitted_trials(trials_csv(result.trials, names, on_front), in.preprocessing));
+               trials_csv(result.trials, names, on_front, in.preprocessing.fitted()));
     summary.files.push_back(trials_name);
   }
   if (sensitive_opt_in) {
@@ -468,7 +453,7 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
     std::set<std::size_t> all;
     for (std::size_t k = 0; k < front_trials.size(); ++k) all.insert(k);
     write_file(config.output.dir / "pareto_front.csv",
-               mark_fitted_trials(trials_csv(front_trials, names, all), in.preprocessing));
+               trials_csv(front_trials, names, all, in.preprocessing.fitted()));
     summary.files.push_back("pareto_front.csv");
     if (config.output.plot) {
       write_file(config.output.dir / "pareto.svg",
