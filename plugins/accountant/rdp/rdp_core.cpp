@@ -688,34 +688,42 @@ bool has_add_remove_leaf(const DpEvent& e) {
   }
 }
 
-/// The event restated for the one relation its guarantee holds for (dp_event.hpp), and a note
-/// that says which relation and how add/remove parts were converted.
-DpEvent for_its_relation(const DpEvent& event, std::string& note) {
+/// An event restated for the one relation its guarantee holds for (dp_event.hpp): what the
+/// costing and the analytic Gaussian see, and a note that says which relation and how add/remove
+/// parts were converted.
+struct Restated {
+  DpEvent raw;
+  std::string note;
+};
+
+Restated for_its_relation(const DpEvent& event) {
   const Neighbouring relation = neighbouring_of(event);
-  DpEvent raw = restated_for(event, relation);
-  note = std::string(to_string(relation)) + " neighbours";
+  Restated r{restated_for(event, relation), std::string(to_string(relation)) + " neighbours"};
   if (relation == Neighbouring::ReplaceOne && has_add_remove_leaf(event))
-    note +=
+    r.note +=
         " (a part stated for add/remove, e.g. a noise multiplier relative to a clipping norm, is "
         "restated by group privacy of size 2: sensitivity x2, eps x2, (eps, delta) -> (2 eps, "
         "(1 + e^eps) delta))";
-  return raw;
+  return r;
+}
+
+Accountant::Cost cost_of(const Options& options, const Restated& event) {
+  Costing costing(options);
+  Accountant::Cost c = costing.cost(event.raw, options.orders);
+  c.notes.insert(c.notes.begin(), event.note);
+  return c;
 }
 }  // namespace
 
 Accountant::Cost Accountant::cost(const DpEvent& event) const {
-  std::string relation_note;
-  const DpEvent raw = for_its_relation(event, relation_note);
-  Costing costing(options_);
-  Cost c = costing.cost(raw, options_.orders);
-  c.notes.insert(c.notes.begin(), relation_note);
-  return c;
+  return cost_of(options_, for_its_relation(event));
 }
 
 PrivacyGuarantee Accountant::epsilon(const DpEvent& event, double delta) const {
   require(delta >= 0 && delta < 1 && !std::isnan(delta),
           options_.name + ": delta must be in [0, 1), got " + num(delta));
-  const Cost c = cost(event);
+  const Restated restated = for_its_relation(event);
+  const Cost c = cost_of(options_, restated);
   if (options_.pure_only && std::isinf(c.pure_epsilon))
     throw PrivacyError(unsupported_reason(event));
   PrivacyGuarantee g;
@@ -750,8 +758,7 @@ PrivacyGuarantee Accountant::epsilon(const DpEvent& event, double delta) const {
     how = "pure DP bound (valid for every delta >= 0)";
   }
   if (options_.analytic_gaussian && rest_delta > 0) {
-    std::string unused;
-    if (const auto s = composed_gaussian_multiplier(for_its_relation(event, unused))) {
+    if (const auto s = composed_gaussian_multiplier(restated.raw)) {
       const double eps = analytic_gaussian_epsilon(*s, rest_delta);
       if (eps < best) {
         best = eps;
@@ -785,7 +792,8 @@ PrivacyGuarantee Accountant::epsilon(const DpEvent& event, double delta) const {
 PrivacyGuarantee Accountant::delta(const DpEvent& event, double epsilon) const {
   require(epsilon >= 0 && !std::isnan(epsilon),
           options_.name + ": epsilon must be >= 0, got " + num(epsilon));
-  const Cost c = cost(event);
+  const Restated restated = for_its_relation(event);
+  const Cost c = cost_of(options_, restated);
   if (options_.pure_only && std::isinf(c.pure_epsilon))
     throw PrivacyError(unsupported_reason(event));
   PrivacyGuarantee g;
@@ -817,8 +825,7 @@ PrivacyGuarantee Accountant::delta(const DpEvent& event, double epsilon) const {
       break;
   }
   if (options_.analytic_gaussian) {
-    std::string unused;
-    if (const auto s = composed_gaussian_multiplier(for_its_relation(event, unused))) {
+    if (const auto s = composed_gaussian_multiplier(restated.raw)) {
       const double d = analytic_gaussian_delta(*s, rest_eps);
       if (d < best) {
         best = d;
