@@ -233,8 +233,47 @@ TEST_CASE("WOR Gaussian: monotone in sigma and in the sampling ratio, and 0 in t
     CHECK(eps < last);
     last = eps;
   }
-  // Only the conversion's log(1/δ)/(α − 1) at the largest order remains.
-  CHECK(last < 0.02);
+  // The grid grows past 1024 where its top order wins, so nothing keeps ε above 0: at σ = 10⁶ the
+  // improved conversion at order 2^16 is already negative (clamped to 0), i.e. (0, 1e-5)-DP.
+  CHECK(last == 0);
+}
+
+TEST_CASE(
+    "RDP beyond the grid: epsilon tends to 0 with the noise, and never rises above the grid") {
+  rdp::Options grid_only;
+  grid_only.extend_beyond_grid = false;
+  const rdp::Accountant extended{rdp::Options{}}, fixed{grid_only};
+  const double delta = 1e-5;
+  for (const bool poisson : {true, false}) {
+    double last = std::numeric_limits<double>::infinity();
+    for (double s = 1; s <= 1e8; s *= 10) {
+      const DpEvent step =
+          poisson ? DpEvent::poisson_sampled(64.0 / 1200, DpEvent::gaussian(s)) : wor(1200, 64, s);
+      const DpEvent run = DpEvent::self_composed(step, 93);
+      const auto g = extended.epsilon(run, delta);
+      const double grid = fixed.epsilon(run, delta).epsilon;
+      INFO((poisson ? "poisson" : "wor") << ", sigma = " << s << ": " << g.derivation);
+      CHECK(g.epsilon <= grid);
+      CHECK(g.epsilon <= last);
+      if (g.epsilon == grid) CHECK(g.order <= 1024);  // the grid's own answer when it is best
+      last = g.epsilon;
+    }
+    // The Poisson case has no (0, δ) region before very large σ; both reach it by 10⁸.
+    CHECK(last < 1e-6);
+  }
+  // Beyond 1024 the conversion is evaluated on the unamplified Gaussian: at σ = 10⁴, order 2048
+  // holds 93·α/(2σ²) (dptune's Gaussian is add/remove; Poisson keeps that relation), so ε equals
+  // the improved conversion there, computed here by hand.
+  const DpEvent run =
+      DpEvent::self_composed(DpEvent::poisson_sampled(64.0 / 1200, DpEvent::gaussian(1e4)), 93);
+  const auto g = extended.epsilon(run, delta);
+  REQUIRE(g.order > 1024);
+  const double a = g.order, rdp_value = 93 * a / (2 * 1e4 * 1e4);
+  const double by_hand =
+      rdp_value + std::log((a - 1) / a) - (std::log(delta) + std::log(a)) / (a - 1);
+  CHECK(relative(g.epsilon, std::max(0.0, by_hand)) < 1e-12);
+  // Listed orders are taken as meant: no extension.
+  CHECK(fixed.epsilon(run, delta).order <= 1024);
 }
 
 TEST_CASE("WOR Gaussian: the issue's DP-SGD cases equal dp_accounting's epsilon") {

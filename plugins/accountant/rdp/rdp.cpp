@@ -8,6 +8,8 @@ namespace {
 dptune::rdp::Options options_from(const dptune::Params& params) {
   dptune::rdp::Options options;
   options.orders = dptune::rdp::parse_orders(params.get_string("orders"));
+  // Listed orders are taken as meant; the default grid grows where its top order wins.
+  options.extend_beyond_grid = params.get_string("orders") == "default";
   options.conversion = params.get_string("conversion") == "classic"
                            ? dptune::rdp::Conversion::Classic
                            : dptune::rdp::Conversion::Improved;
@@ -23,7 +25,8 @@ class RdpAccountant final : public dptune::rdp::AccountantFace {
     return dptune::ParamSchema{}
         .add_string("orders",
                     "Renyi orders: \"default\" (1.01..1.09, 1.1..10.9 by 0.1, 11..64, 80, 96, 128, "
-                    "192, 256, 384, 512, 1024) or a comma-separated list of orders > 1")
+                    "192, 256, 384, 512, 1024; doubled beyond 1024 while the largest wins) or a "
+                    "comma-separated list of orders > 1")
         .default_to(std::string("default"))
         .add_string("conversion",
                     "RDP to (eps, delta): improved (paper 003, Thm I.1) or classic (Mironov 2017)")

@@ -209,7 +209,11 @@ std::string with_notes(std::string how, const Cost& c) {
 
 class Costing {
  public:
-  explicit Costing(const Options& options) : options_(options) {}
+  /// `beyond_grid`: the orders are far above the grid (order_extension below), where the
+  /// amplification sums cost O(α) to O(α²) terms; sampling is then costed as its inner event,
+  /// which is always valid (see unamplified()).
+  explicit Costing(const Options& options, bool beyond_grid = false)
+      : options_(options), beyond_grid_(beyond_grid) {}
 
   Cost zero(std::size_t n) const {
     Cost c;
@@ -393,11 +397,24 @@ class Costing {
     return c;
   }
 
+  // Sampling never costs more than running the inner event on the whole data set: the sampled
+  // pair is a mixture of pairs each no further apart than the inner event's pair, and Rényi
+  // divergence is jointly quasi-convex (van Erven & Harremoës 2014, Thm 13).  Valid for Poisson
+  // (add/remove) and without-replacement (replace-one) sampling alike.
+  Cost unamplified(const DpEvent& e, const std::vector<double>& orders) {
+    Cost c = cost(e.inner(), orders);
+    add_note(c.notes,
+             "orders beyond the grid: sampling costed as its inner event (no amplification; "
+             "joint quasi-convexity of Renyi divergence, van Erven & Harremoes 2014, Thm 13)");
+    return c;
+  }
+
   Cost poisson_sampled(const DpEvent& e, const std::vector<double>& orders) {
     const double q = e.sampling_probability();
     const std::size_t n = orders.size();
     if (q == 0) return zero(n);
     if (q == 1) return cost(e.inner(), orders);
+    if (beyond_grid_) return unamplified(e, orders);
     if (e.inner().kind() == K::Gaussian) {
       Cost c = zero(n);
       for (std::size_t i = 0; i < n; ++i)
@@ -423,6 +440,7 @@ class Costing {
                sample = static_cast<double>(e.sample_size());
     if (sample == 0) return zero(n);
     if (sample == source) return cost(e.inner(), orders);
+    if (beyond_grid_) return unamplified(e, orders);
     const double gamma = sample / source;
     const auto max_order =
         static_cast<std::int64_t>(std::max(2.0, std::ceil(orders.empty() ? 2.0 : orders.back())));
@@ -476,12 +494,15 @@ class Costing {
     auto k_at = [&](double a) {
       return a <= 1 ? 0.0 : std::min(k_of(a), gaussian_k[static_cast<std::size_t>(a)]);
     };
+    // Neither bound tends to 0 as the noise grows (their j ≥ 3 terms keep min{2, ·} = 2), so the
+    // inner event's own cost caps them: see unamplified().
+    const Cost whole = cost(e.inner(), orders);
     Cost c = zero(n);
     for (std::size_t i = 0; i < n; ++i) {
       const double a = orders[i];
       const double lo = std::floor(a), hi = std::ceil(a);
       const double k = lo == hi ? k_at(a) : (hi - a) * k_at(lo) + (a - lo) * k_at(hi);
-      c.rdp[i] = k / (a - 1);
+      c.rdp[i] = std::min(k / (a - 1), whole.rdp[i]);
     }
     // The pure part amplifies too (Balle, Barthe & Gaboardi 2018, Thm 9, substitution).
     c.pure_epsilon = std::isinf(eps_inf) ? kInf : std::log1p(gamma * std::expm1(eps_inf));
@@ -494,6 +515,9 @@ class Costing {
                    "Kasiviswanathan 2019, Thm 9 and its Gaussian-specific form (arXiv "
                    "1808.00087, Thm 27), the smaller at each integer order; fractional orders by "
                    "convexity; replace-one adjacency");
+    add_note(c.notes,
+             "never above the inner event's own RDP (joint quasi-convexity of Renyi divergence, "
+             "van Erven & Harremoes 2014, Thm 13)");
     return c;
   }
 
@@ -643,6 +667,7 @@ class Costing {
   }
 
   const Options& options_;
+  bool beyond_grid_ = false;
 };
 
 }  // namespace
@@ -715,6 +740,37 @@ Accountant::Cost cost_of(const Options& options, const Restated& event) {
 }
 }  // namespace
 
+/// The best conversion at orders above the grid, doubling from its largest while ε improves.  The
+/// conversion term ≈ log(1/δ)/(α − 1) bounds ε from below at the largest order, so without this
+/// ε could not tend to 0 as the noise grows (e.g. σ = 1e6 stopped at 0.0035 with the top order
+/// 1024).  Beyond the grid, sampling is costed unamplified (Costing's beyond_grid mode), which is
+/// valid at every order; an event the mode cannot cost ends the search.
+struct GridExtension {
+  double epsilon = kInf;
+  double order = 0;
+};
+
+GridExtension beyond_the_grid(const Options& options, const DpEvent& raw, double rest_delta,
+                              double to_beat) {
+  GridExtension best{to_beat, 0};
+  constexpr int kMostDoublings = 30;  // up to 2^30 times the grid's largest order
+  double a = options.orders.back();
+  for (int doubling = 1; doubling <= kMostDoublings; ++doubling) {
+    a *= 2;
+    double rdp = kInf;
+    try {
+      rdp = Costing(options, /*beyond_grid=*/true).cost(raw, {a}).rdp[0];
+    } catch (const Error&) {
+      break;
+    }
+    if (std::isinf(rdp)) break;
+    const double eps = conversion_epsilon(options.conversion, a, rdp, rest_delta);
+    if (!(eps < best.epsilon)) break;
+    best = {eps, a};
+  }
+  return best;
+}
+
 Accountant::Cost Accountant::cost(const DpEvent& event) const {
   return cost_of(options_, for_its_relation(event));
 }
@@ -750,6 +806,17 @@ PrivacyGuarantee Accountant::epsilon(const DpEvent& event, double delta) const {
         how = std::string(conversion_name(options_.conversion)) + " at order " +
               num(options_.orders[i]);
       }
+    }
+  }
+  if (options_.extend_beyond_grid && rest_delta > 0 && best_order == options_.orders.back()) {
+    const GridExtension ext = beyond_the_grid(options_, restated.raw, rest_delta, best);
+    if (ext.order > 0) {
+      best = ext.epsilon;
+      best_order = ext.order;
+      how = std::string(conversion_name(options_.conversion)) + " at order " + num(ext.order) +
+            " (beyond the grid's largest order " + num(options_.orders.back()) +
+            ", sampling costed unamplified there: joint quasi-convexity of Renyi divergence, "
+            "van Erven & Harremoes 2014, Thm 13)";
     }
   }
   if (c.pure_epsilon <= best) {

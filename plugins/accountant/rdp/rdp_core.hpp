@@ -73,6 +73,9 @@ struct Options {
   std::string name = "rdp";
   /// pure_dp mode: refuse every event without a finite pure-DP or approximate-DP bound.
   bool pure_only = false;
+  /// When the grid's largest order gives the best ε, also try orders 2, 4, 8… times larger
+  /// (Accountant::epsilon); off when the user lists the orders.
+  bool extend_beyond_grid = true;
 };
 
 class Accountant {
