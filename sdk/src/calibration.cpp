@@ -1,7 +1,10 @@
 #include "dptune/calibration.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "dptune/errors.hpp"
@@ -14,73 +17,197 @@ namespace {
 std::string num(double x) { return to_string(Value{x}); }
 }  // namespace
 
+namespace {
+
+// The search of calibrate_parameter: ε at δ of event_of(x), every evaluation remembered, checked
+// for monotonicity in the direction the range's ends showed, and the best point that meets the
+// target kept (the smallest such x when ε falls with x, the largest when it grows).
+class Search {
+ public:
+  Search(const Accountant& accountant, const std::function<DpEvent(double)>& event_of,
+         double target, double delta)
+      : accountant_(accountant), event_of_(event_of), target_(target), delta_(delta) {}
+
+  /// ε(x) − target.
+  double gap(double x) { return evaluate(x).epsilon - target_; }
+
+  const PrivacyGuarantee& evaluate(double x) {
+    if (const auto it = seen_.find(x); it != seen_.end()) return it->second;
+    PrivacyGuarantee g = accountant_.epsilon(event_of_(x), delta_);
+    ++evaluations_;
+    check_monotone(x, g.epsilon);
+    const auto& kept = seen_.emplace(x, std::move(g)).first->second;
+    if (kept.epsilon <= target_ && (!feasible_ || (direction_ < 0) == (x < *feasible_)))
+      feasible_ = x;
+    if (kept.epsilon > target_ && (!infeasible_ || (direction_ < 0) == (x > *infeasible_)))
+      infeasible_ = x;
+    return kept;
+  }
+
+  void set_direction(int direction) {
+    direction_ = direction;
+    feasible_.reset();
+    infeasible_.reset();
+    for (const auto& [x, g] : seen_) {
+      if (g.epsilon <= target_ && (!feasible_ || (direction_ < 0) == (x < *feasible_)))
+        feasible_ = x;
+      if (g.epsilon > target_ && (!infeasible_ || (direction_ < 0) == (x > *infeasible_)))
+        infeasible_ = x;
+    }
+  }
+  int direction() const { return direction_; }
+  std::optional<double> feasible() const { return feasible_; }
+  std::optional<double> infeasible() const { return infeasible_; }
+  int evaluations() const { return evaluations_; }
+
+ private:
+  // A pair (x < y) whose ε moves against the direction is a violation; a small relative slack
+  // absorbs the accountant's floating-point rounding.
+  void check_monotone(double x, double eps) const {
+    if (direction_ == 0) return;
+    auto check = [&](double lo_x, double lo_eps, double hi_x, double hi_eps) {
+      const double slack = 1e-9 * std::max(1.0, std::max(std::abs(lo_eps), std::abs(hi_eps)));
+      const bool wrong = direction_ < 0 ? hi_eps > lo_eps + slack : lo_eps > hi_eps + slack;
+      if (wrong)
+        throw Error("epsilon is not monotone in the calibrated parameter (" + num(lo_x) + " -> " +
+                    num(lo_eps) + ", " + num(hi_x) + " -> " + num(hi_eps) + ")");
+    };
+    const auto above = seen_.upper_bound(x);
+    if (above != seen_.end()) check(x, eps, above->first, above->second.epsilon);
+    if (above != seen_.begin()) {
+      const auto below = std::prev(above);
+      check(below->first, below->second.epsilon, x, eps);
+    }
+  }
+
+  const Accountant& accountant_;
+  const std::function<DpEvent(double)>& event_of_;
+  double target_, delta_;
+  int direction_ = 0;
+  std::map<double, PrivacyGuarantee> seen_;
+  std::optional<double> feasible_, infeasible_;
+  int evaluations_ = 0;
+};
+
+/// The parameter at log-coordinate t: e^t, or the nearest integer strictly inside the integer
+/// bracket (lo, hi) when the parameter is an integer.
+double point_at(double t, bool integer, double lo, double hi) {
+  const double x = std::exp(t);
+  if (!integer) return x;
+  return std::clamp(std::round(x), std::min(lo, hi) + 1, std::max(lo, hi) - 1);
+}
+
+/// True when the bracket between the feasible and infeasible points is as narrow as asked.
+bool closed(const Search& s, const ParameterRange& range) {
+  const double f = *s.feasible(), i = *s.infeasible();
+  if (range.integer) return std::abs(f - i) <= 1;
+  return std::max(f, i) / std::min(f, i) <= 1 + range.relative_tolerance;
+}
+
+// Brent's zero finder on g(t) = ε(e^t) − target over the bracket [a, b] of log-coordinates, where
+// g(a) and g(b) differ in sign: inverse quadratic interpolation or the secant step when it stays
+// well inside the bracket and shrinks it fast enough, bisection otherwise (Brent 1973, ch. 4).  It
+// stops when the Search's feasible and infeasible points are close enough; for integers, once
+// Brent stalls, the rest is bisection on the integers.
+void brent(Search& s, const ParameterRange& range, double a, double b) {
+  double fa = s.gap(std::exp(a)), fb = s.gap(std::exp(b));
+  double c = a, fc = fa, d = b - a, e = d;
+  for (int iteration = 0; iteration < 200 && !closed(s, range); ++iteration) {
+    if ((fb > 0) == (fc > 0)) {
+      c = a, fc = fa, d = e = b - a;
+    }
+    if (std::abs(fc) < std::abs(fb)) {
+      a = b, b = c, c = a;
+      fa = fb, fb = fc, fc = fa;
+    }
+    const double tol = 4 * std::numeric_limits<double>::epsilon() * std::abs(b) + 1e-15;
+    const double half = 0.5 * (c - b);
+    if (std::abs(half) <= tol || fb == 0) break;
+    if (std::abs(e) >= tol && std::abs(fa) > std::abs(fb)) {
+      double p = 0, q = 0;
+      const double ratio = fb / fa;
+      if (a == c) {  // secant
+        p = 2 * half * ratio;
+        q = 1 - ratio;
+      } else {  // inverse quadratic interpolation
+        const double qa = fa / fc, rb = fb / fc;
+        p = ratio * (2 * half * qa * (qa - rb) - (b - a) * (rb - 1));
+        q = (qa - 1) * (rb - 1) * (ratio - 1);
+      }
+      if (p > 0) q = -q;
+      p = std::abs(p);
+      if (2 * p < std::min(3 * half * q - std::abs(tol * q), std::abs(e * q))) {
+        e = d;
+        d = p / q;
+      } else {
+        d = e = half;
+      }
+    } else {
+      d = e = half;
+    }
+    a = b, fa = fb;
+    b += std::abs(d) > tol ? d : std::copysign(tol, half);
+    const double x = point_at(b, range.integer, *s.feasible(), *s.infeasible());
+    if (range.integer) b = std::log(x);
+    fb = s.gap(x);
+  }
+  while (!closed(s, range)) {  // integers: finish by bisection between the two nearest points
+    const double f = *s.feasible(), i = *s.infeasible();
+    s.gap(range.integer ? std::floor(0.5 * (f + i)) : std::sqrt(f * i));
+  }
+}
+
+}  // namespace
+
+ParameterCalibration calibrate_parameter(const Accountant& accountant,
+                                         const std::function<DpEvent(double)>& event_of,
+                                         double target_epsilon, double delta,
+                                         const ParameterRange& range) {
+  require(std::isfinite(target_epsilon) && target_epsilon > 0,
+          "calibration: target epsilon must be a finite number > 0, got " + num(target_epsilon));
+  require(delta > 0 && delta < 1, "calibration: delta must be in (0, 1), got " + num(delta));
+  require(range.lower > 0 && range.upper > range.lower && std::isfinite(range.upper),
+          "calibration: need 0 < lower < upper < inf");
+  require(range.relative_tolerance > 0, "calibration: relative_tolerance must be > 0");
+  const double lower = range.integer ? std::ceil(range.lower) : range.lower;
+  const double upper = range.integer ? std::floor(range.upper) : range.upper;
+  require(upper > lower, "calibration: the range holds fewer than two integers");
+
+  Search s(accountant, event_of, target_epsilon, delta);
+  const double eps_lower = s.evaluate(lower).epsilon, eps_upper = s.evaluate(upper).epsilon;
+  s.set_direction(eps_upper > eps_lower ? +1 : -1);
+  if (!s.feasible())
+    throw PrivacyError("calibration: no value in [" + num(lower) + ", " + num(upper) +
+                       "] meets epsilon " + num(target_epsilon) + " at delta " + num(delta) +
+                       " (epsilon " + num(eps_lower) + " at " + num(lower) + ", " + num(eps_upper) +
+                       " at " + num(upper) + ")");
+  if (s.infeasible()) brent(s, range, std::log(lower), std::log(upper));
+  ParameterCalibration result;
+  result.value = *s.feasible();
+  result.direction = s.direction();
+  result.guarantee = s.evaluate(result.value);
+  result.evaluations = s.evaluations();
+  return result;
+}
+
 NoiseCalibration calibrate_noise(const Accountant& accountant,
                                  const std::function<DpEvent(double)>& event_of,
                                  double target_epsilon, double delta,
                                  const CalibrationOptions& options) {
-  require(
-      std::isfinite(target_epsilon) && target_epsilon > 0,
-      "calibrate_noise: target epsilon must be a finite number > 0, got " + num(target_epsilon));
-  require(delta > 0 && delta < 1, "calibrate_noise: delta must be in (0, 1), got " + num(delta));
-  require(options.lower > 0 && options.upper > options.lower && std::isfinite(options.upper),
-          "calibrate_noise: need 0 < lower < upper < inf");
-  require(options.relative_tolerance > 0, "calibrate_noise: relative_tolerance must be > 0");
-
+  ParameterRange range;
+  range.lower = options.lower;
+  range.upper = options.upper;
+  range.relative_tolerance = options.relative_tolerance;
+  const ParameterCalibration c =
+      calibrate_parameter(accountant, event_of, target_epsilon, delta, range);
+  if (c.direction > 0)
+    throw Error("calibrate_noise: epsilon increases with the noise parameter between " +
+                num(range.lower) + " and " + num(range.upper) +
+                ": the event family is not a noise family");
   NoiseCalibration result;
-  std::map<double, double> seen;  // noise -> epsilon, to assert monotonicity
-  auto epsilon_at = [&](double noise) {
-    PrivacyGuarantee g = accountant.epsilon(event_of(noise), delta);
-    ++result.evaluations;
-    // ε must be non-increasing in the noise: compare with the nearest evaluated neighbours.  A
-    // small relative slack absorbs the accountant's floating-point rounding.
-    const double slack = 1e-9 * std::max(1.0, std::abs(g.epsilon));
-    // A pair (smaller noise, larger noise) whose ε goes up is a violation.
-    auto check_pair = [&](double lo_noise, double lo_eps, double hi_noise, double hi_eps) {
-      if (hi_eps > lo_eps + slack)
-        throw Error("calibrate_noise: epsilon increases with the noise parameter (" +
-                    num(lo_noise) + " -> " + num(lo_eps) + ", " + num(hi_noise) + " -> " +
-                    num(hi_eps) + "): the event family is not monotone in its noise");
-    };
-    const auto above = seen.upper_bound(noise);
-    if (above != seen.end()) check_pair(noise, g.epsilon, above->first, above->second);
-    if (above != seen.begin()) {
-      const auto below = std::prev(above);
-      check_pair(below->first, below->second, noise, g.epsilon);
-    }
-    seen[noise] = g.epsilon;
-    return g;
-  };
-
-  PrivacyGuarantee at_upper = epsilon_at(options.upper);
-  if (!(at_upper.epsilon <= target_epsilon))
-    throw PrivacyError("calibrate_noise: even noise " + num(options.upper) + " gives epsilon " +
-                       num(at_upper.epsilon) + " > target " + num(target_epsilon) + " at delta " +
-                       num(delta));
-  PrivacyGuarantee at_lower = epsilon_at(options.lower);
-  if (at_lower.epsilon <= target_epsilon) {
-    result.noise = options.lower;
-    result.guarantee = std::move(at_lower);
-    return result;
-  }
-  // Invariant: lo fails the target, hi meets it; hi_noise is the exact value evaluated at hi.
-  double lo = std::log(options.lower), hi = std::log(options.upper);
-  double hi_noise = options.upper;
-  PrivacyGuarantee best = std::move(at_upper);
-  const double stop = std::log1p(options.relative_tolerance);
-  while (hi - lo > stop) {
-    const double mid = 0.5 * (lo + hi);
-    const double noise = std::exp(mid);
-    PrivacyGuarantee g = epsilon_at(noise);
-    if (g.epsilon <= target_epsilon) {
-      hi = mid;
-      hi_noise = noise;
-      best = std::move(g);
-    } else {
-      lo = mid;
-    }
-  }
-  result.noise = hi_noise;
-  result.guarantee = std::move(best);
+  result.noise = c.value;
+  result.guarantee = c.guarantee;
+  result.evaluations = c.evaluations;
   return result;
 }
 

@@ -16,8 +16,7 @@ class Accountant;
 
 struct BOOST_SYMBOL_VISIBLE NoiseCalibration {
   /// The calibrated noise parameter: accountant ε at δ of event_of(noise) is ≤ the target.  It is
-  /// the upper end of the final bisection bracket, so it always meets the target (never rounded
-  /// down).
+  /// the end of the final bracket that meets the target (never rounded down).
   double noise = 0;
   /// The accountant's guarantee for event_of(noise).
   PrivacyGuarantee guarantee;
@@ -32,13 +31,48 @@ struct BOOST_SYMBOL_VISIBLE CalibrationOptions {
   double relative_tolerance = 1e-9;
 };
 
-/// Bisection in log space over [options.lower, options.upper].  ε must not increase with the noise
-/// parameter; every evaluated pair is checked and a violation throws Error (the event family is not
-/// a noise family).  Throws PrivacyError when even options.upper cannot meet the target, and
-/// InvalidArgument for target_epsilon ≤ 0, δ ∉ (0, 1) or a bad range.
+/// Brent's method in log space over [options.lower, options.upper] (calibrate_parameter).  ε must
+/// not increase with the noise parameter; every evaluated pair is checked and a violation throws
+/// Error (the event family is not a noise family).  Throws PrivacyError when even options.upper
+/// cannot meet the target, and InvalidArgument for target_epsilon ≤ 0, δ ∉ (0, 1) or a bad range.
 NoiseCalibration calibrate_noise(const Accountant& accountant,
                                  const std::function<DpEvent(double)>& event_of,
                                  double target_epsilon, double delta,
                                  const CalibrationOptions& options = {});
+
+#if DPTUNE_PLUGIN_ABI_MINOR >= 4
+/// The values a calibrated parameter may take.
+struct BOOST_SYMBOL_VISIBLE ParameterRange {
+  double lower = 1e-3;  // > 0
+  double upper = 1e6;   // > lower, finite
+  /// Only integers in [lower, upper] (steps, epochs, K): the answer is exact, not within a
+  /// tolerance.
+  bool integer = false;
+  /// Real parameters: stop when the bracket [lo, hi] has hi / lo ≤ 1 + relative_tolerance.
+  double relative_tolerance = 1e-9;
+};
+
+struct BOOST_SYMBOL_VISIBLE ParameterCalibration {
+  /// The calibrated value; the accountant's ε at δ of event_of(value) is ≤ the target.
+  double value = 0;
+  /// −1 when ε falls as the parameter grows (noise): `value` is the smallest that meets the
+  /// target.  +1 when ε grows with it (steps, epochs, a sampling rate, K): the largest.
+  int direction = 0;
+  PrivacyGuarantee guarantee;
+  int evaluations = 0;
+};
+
+/// The value of a parameter at which the accountant's ε at δ of event_of(value) meets the target:
+/// the smallest such value when ε falls with the parameter, the largest when ε grows with it (the
+/// direction is read from the range's ends).  Brent's method (Brent 1973, "Algorithms for
+/// Minimization without Derivatives", ch. 4) on log(value) brackets the boundary; the answer is
+/// always an evaluated point that meets the target.  Every evaluated pair is checked for
+/// monotonicity (a violation throws Error).  Throws PrivacyError when no value in the range meets
+/// the target, InvalidArgument for a bad target, δ or range.
+ParameterCalibration calibrate_parameter(const Accountant& accountant,
+                                         const std::function<DpEvent(double)>& event_of,
+                                         double target_epsilon, double delta,
+                                         const ParameterRange& range = {});
+#endif
 
 }  // namespace dptune
