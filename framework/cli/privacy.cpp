@@ -1,13 +1,16 @@
 // `dptune privacy`: what a privacy engineer reaches for (compare TF Privacy's
 // compute_dp_sgd_privacy). The event comes from YAML (file, stdin or --event) or from the DP-SGD
 // shortcut; the number comes from an accountant plugin (rdp by default), never from code here.
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <sstream>
 
 #include "../src/json.hpp"
+#include "calibrate.hpp"
 #include "cli_common.hpp"
 #include "dptune/calibration.hpp"
 #include "dptune/errors.hpp"
@@ -26,19 +29,22 @@ std::string num(double x) { return dptune::to_string(dptune::Value{x}); }
 struct DpSgd {
   std::int64_t dataset_size = 0, batch_size = 0;
   double epochs = 0;
+  std::int64_t fixed_steps = 0;  // when > 0, the steps (calibrating them), not from the epochs
+  double sigma = 0;
   std::string sampling = "poisson";
   std::int64_t steps() const {
+    if (fixed_steps > 0) return fixed_steps;
     // TF Privacy's convention: ceil(epochs · n / batch).
     return static_cast<std::int64_t>(
         std::ceil(epochs * static_cast<double>(dataset_size) / static_cast<double>(batch_size)));
   }
-  DpEvent event(double sigma) const {
+  DpEvent event(double noise) const {
     const DpEvent step = sampling == "poisson"
                              ? DpEvent::poisson_sampled(static_cast<double>(batch_size) /
                                                             static_cast<double>(dataset_size),
-                                                        DpEvent::gaussian(sigma))
+                                                        DpEvent::gaussian(noise))
                              : DpEvent::sampled_without_replacement(dataset_size, batch_size,
-                                                                    DpEvent::gaussian(sigma));
+                                                                    DpEvent::gaussian(noise));
     return DpEvent::self_composed(step, steps());
   }
 };
@@ -48,6 +54,8 @@ struct DpSgd {
 constexpr const char* kConvention =
     "noise_multiplier = noise stddev / the most one record can add (the clipping norm for "
     "DP-SGD); inside replace_one, / the replace-one sensitivity";
+
+}  // namespace
 
 void write_guarantee_json(dptune::host::JsonWriter& w, const DpEvent& event,
                           const PrivacyGuarantee& g) {
@@ -76,23 +84,159 @@ void print_guarantee(std::ostream& out, const DpEvent& event, const PrivacyGuara
       << "derivation: " << g.derivation << "\n";
 }
 
+namespace {
+
+/// What --calibrate varies: the event as a function of the parameter, its range, and values
+/// derived from it for the report (epochs from steps, the rate from a batch size).
+struct Family {
+  std::function<DpEvent(double)> of;
+  ParameterRange range;
+  std::string parameter;
+  std::function<std::vector<std::pair<std::string, double>>(double)> derived;
+};
+
+/// The DP-SGD shortcut's options, checked; the calibrated one (if any) must be left out.
+DpSgd dp_sgd_from(const po::variables_map& vm, const std::string& sampling,
+                  const std::string& calibrate) {
+  static const std::vector<std::pair<std::string, std::string>> option_of{
+      {"noise_multiplier", "noise-multiplier"},
+      {"steps", "epochs"},
+      {"epochs", "epochs"},
+      {"batch_size", "batch-size"}};
+  std::string calibrated_option;
+  if (!calibrate.empty()) {
+    for (const auto& [param, option] : option_of)
+      if (param == calibrate) calibrated_option = option;
+    if (calibrated_option.empty())
+      throw UsageError("--calibrate " + calibrate +
+                       ": with the DP-SGD shortcut, calibrate noise_multiplier, steps, epochs or "
+                       "batch_size");
+  }
+  for (const char* option : {"dataset-size", "batch-size", "epochs", "noise-multiplier"}) {
+    const bool given = vm.count(option) > 0;
+    if (option == calibrated_option && given)
+      throw UsageError("--calibrate " + calibrate + " computes it: leave out --" + option);
+    if (option != calibrated_option && !given)
+      throw UsageError(std::string("the DP-SGD shortcut needs --") + option);
+  }
+  DpSgd sgd;
+  sgd.dataset_size = vm["dataset-size"].as<std::int64_t>();
+  if (sgd.dataset_size < 1) throw UsageError("--dataset-size must be >= 1");
+  if (vm.count("batch-size")) {
+    sgd.batch_size = vm["batch-size"].as<std::int64_t>();
+    if (sgd.batch_size < 1 || sgd.batch_size > sgd.dataset_size)
+      throw UsageError("--batch-size must be in [1, --dataset-size]");
+  }
+  if (vm.count("epochs")) {
+    sgd.epochs = vm["epochs"].as<double>();
+    if (!(sgd.epochs > 0) || !std::isfinite(sgd.epochs)) throw UsageError("--epochs must be > 0");
+  }
+  if (vm.count("noise-multiplier")) {
+    sgd.sigma = vm["noise-multiplier"].as<double>();
+    if (!(sgd.sigma >= 0)) throw UsageError("--noise-multiplier must be >= 0");
+  }
+  if (sampling != "poisson" && sampling != "without_replacement")
+    throw UsageError("--sampling " + sampling + ": expected poisson or without_replacement");
+  sgd.sampling = sampling;
+  return sgd;
+}
+
+ParameterRange integers(double lower, double upper) {
+  ParameterRange r;
+  r.lower = lower;
+  r.upper = upper;
+  r.integer = true;
+  return r;
+}
+
+Family dp_sgd_family(const DpSgd& sgd, const std::string& calibrate) {
+  const auto n = static_cast<double>(sgd.dataset_size);
+  if (calibrate == "noise_multiplier")
+    return {[sgd](double s) { return sgd.event(s); }, ParameterRange{}, calibrate, nullptr};
+  if (calibrate == "batch_size") {
+    // Larger lots raise the rate and lower the steps; the search checks that ε still rises.
+    return {[sgd](double m) {
+              DpSgd at = sgd;
+              at.batch_size = std::llround(m);
+              return at.event(at.sigma);
+            },
+            integers(1, n), calibrate,
+            [n](double m) {
+              return std::vector<std::pair<std::string, double>>{{"rate", m / n}};
+            }};
+  }
+  // steps (or epochs: the steps, reported as epochs = steps · batch / n)
+  const auto batch = static_cast<double>(sgd.batch_size);
+  return {[sgd](double t) {
+            DpSgd at = sgd;
+            at.fixed_steps = std::llround(t);
+            return at.event(at.sigma);
+          },
+          integers(1, 1e12), "steps",
+          [n, batch](double t) {
+            return std::vector<std::pair<std::string, double>>{{"epochs", t * batch / n}};
+          }};
+}
+
+/// The smallest source_size of the event's sampled_without_replacement parts (a sample cannot
+/// exceed it).
+std::int64_t smallest_source(const DpEvent& e) {
+  std::int64_t smallest = std::numeric_limits<std::int64_t>::max();
+  if (e.kind() == DpEvent::Kind::SampledWithoutReplacement) smallest = e.source_size();
+  if (e.kind() == DpEvent::Kind::Composed || e.kind() == DpEvent::Kind::OneOf) {
+    for (const auto& child : e.events()) smallest = std::min(smallest, smallest_source(child));
+  } else if (e.kind() != DpEvent::Kind::NoOp && e.kind() != DpEvent::Kind::NonPrivate &&
+             e.kind() != DpEvent::Kind::Gaussian && e.kind() != DpEvent::Kind::Laplace &&
+             e.kind() != DpEvent::Kind::PureDp && e.kind() != DpEvent::Kind::ApproxDp &&
+             e.kind() != DpEvent::Kind::Zcdp) {
+    smallest = std::min(smallest, smallest_source(e.inner()));
+  }
+  return smallest;
+}
+
+/// An event's field calibrated: every occurrence takes the value.  noise_multiplier may be left
+/// out of the YAML (as before); other fields must be written, with any placeholder value.
+Family event_family(const std::string& text, const std::string& shown,
+                    const std::string& calibrate) {
+  const CalibratedField field = calibrated_field(calibrate);
+  dptune::host::EventParseOptions options;
+  if (calibrate == "noise_multiplier") options.noise_multiplier = 1.0;
+  const DpEvent base = dptune::host::parse_event(text, shown, options);
+  ParameterRange range = field.range;
+  if (calibrate == "sample_size") range.upper = static_cast<double>(smallest_source(base));
+  int hits = 0;
+  (void)with_field(base, calibrate, range.lower, hits);
+  if (hits == 0)
+    throw UsageError("--calibrate " + calibrate + ": " + shown + " has no " + calibrate +
+                     " field to calibrate");
+  return {[base, calibrate](double x) {
+            int h = 0;
+            return with_field(base, calibrate, x, h);
+          },
+          range, calibrate, nullptr};
+}
+
 }  // namespace
 
 int cmd_privacy(const std::vector<std::string>& args) {
   po::options_description opts(
       "dptune privacy [EVENT] [options]\n\n"
       "Prints the privacy of a DpEvent: epsilon at --delta, or delta at --epsilon; or, with\n"
-      "--calibrate noise_multiplier, the smallest noise that meets --target-epsilon at --delta.\n"
+      "--calibrate PARAM, the value of one parameter that meets --target-epsilon at --delta: the\n"
+      "smallest noise, or the largest count, rate, steps, epochs or batch size (Brent's method).\n"
       "EVENT is a YAML file ('-' for stdin), e.g.\n"
       "  self_composed: {count: 1000, event: {poisson_sampled: {rate: 0.01,\n"
       "                  event: {gaussian: {noise_multiplier: 1.1}}}}}\n"
       "Event kinds: gaussian, laplace {noise_multiplier}; pure_dp {epsilon}; approx_dp {epsilon, "
       "delta};\nzcdp {rho}; poisson_sampled {rate, event}; sampled_without_replacement "
       "{source_size,\nsample_size, event}; self_composed {count, event}; composed {events: [...]}; "
-      "repeat_and_select\n{mean, shape (> -1, or inf for Poisson), event}; one_of {events: [...]} (the worst "
-      "of a\ndata-independent choice); repeat_until_accepted {stop_probability, event}; replace_one "
+      "repeat_and_select\n{mean, shape (> -1, or inf for Poisson), event}; one_of {events: [...]} "
+      "(the worst "
+      "of a\ndata-independent choice); repeat_until_accepted {stop_probability, event}; "
+      "replace_one "
       "{event}\n(its noise and epsilon are stated for replace-one neighbours); no_op.\n"
-      "Noise multipliers are noise stddev / the most one record can add (the clipping norm), as in\n"
+      "Noise multipliers are noise stddev / the most one record can add (the clipping norm), as "
+      "in\n"
       "Opacus and TF Privacy: leaves hold for add/remove neighbours; sampled_without_replacement\n"
       "and replace_one are priced for replace-one neighbours (an add/remove leaf's sensitivity\n"
       "doubles); mixing them with poisson_sampled is refused.\n\n"
@@ -105,7 +249,9 @@ int cmd_privacy(const std::vector<std::string>& args) {
       "delta", po::value<double>(), "print epsilon at this delta (in [0, 1))")(
       "epsilon", po::value<double>(), "print delta at this epsilon (>= 0)")(
       "calibrate", po::value(&calibrate),
-      "calibrate this parameter (noise_multiplier: every gaussian/laplace noise in the event)")(
+      "calibrate this parameter: an event field (noise_multiplier, count, sample_size, rate, "
+      "stop_probability, mean, epsilon, rho; every occurrence takes the value) or, with the "
+      "DP-SGD shortcut, noise_multiplier, steps, epochs or batch_size")(
       "target-epsilon", po::value<double>(), "the epsilon --calibrate must meet (with --delta)")(
       "dataset-size", po::value<std::int64_t>(), "DP-SGD shortcut: training set size n")(
       "batch-size", po::value<std::int64_t>(),
@@ -117,7 +263,7 @@ int cmd_privacy(const std::vector<std::string>& args) {
       "DP-SGD shortcut: poisson (default; add/remove neighbours) or without_replacement "
       "(fixed-size batches; replace-one neighbours, so the sum of clipped gradients moves by up "
       "to 2x the clipping norm)")("accountant", po::value(&accountant_name),
-                                                     "accountant plugin (default rdp)")(
+                                  "accountant plugin (default rdp)")(
       "conversion", po::value(&conversion), "RDP to (eps, delta): improved (default) or classic")(
       "orders", po::value(&orders),
       "Renyi orders: comma-separated list (default: the accountant's)")(
@@ -137,8 +283,6 @@ int cmd_privacy(const std::vector<std::string>& args) {
 
   // ---- what is asked
   const bool calibrating = !calibrate.empty();
-  if (calibrating && calibrate != "noise_multiplier")
-    throw UsageError("--calibrate " + calibrate + ": only noise_multiplier can be calibrated");
   std::optional<double> delta, epsilon, target;
   if (vm.count("delta")) delta = vm["delta"].as<double>();
   if (vm.count("epsilon")) epsilon = vm["epsilon"].as<double>();
@@ -154,7 +298,7 @@ int cmd_privacy(const std::vector<std::string>& args) {
       throw UsageError("--target-epsilon " + num(*target) + ": must be a finite number > 0");
     if (*delta == 0) throw UsageError("--calibrate needs --delta in (0, 1)");
   } else {
-    if (target) throw UsageError("--target-epsilon needs --calibrate noise_multiplier");
+    if (target) throw UsageError("--target-epsilon needs --calibrate PARAM");
     if (delta.has_value() == epsilon.has_value())
       throw UsageError("give exactly one of --delta (prints epsilon) or --epsilon (prints delta)");
   }
@@ -170,52 +314,22 @@ int cmd_privacy(const std::vector<std::string>& args) {
                            "shortcut (--dataset-size --batch-size --epochs "
                            "--noise-multiplier)"
                          : "give only one of an EVENT file, --event, or the DP-SGD shortcut");
-  std::function<DpEvent(double)> family;
+  Family family;
   DpEvent event;
   if (shortcut) {
-    DpSgd sgd;
-    for (const char* required : {"dataset-size", "batch-size", "epochs"})
-      if (!vm.count(required))
-        throw UsageError(std::string("the DP-SGD shortcut needs --") + required);
-    sgd.dataset_size = vm["dataset-size"].as<std::int64_t>();
-    sgd.batch_size = vm["batch-size"].as<std::int64_t>();
-    sgd.epochs = vm["epochs"].as<double>();
-    sgd.sampling = sampling;
-    if (sgd.dataset_size < 1) throw UsageError("--dataset-size must be >= 1");
-    if (sgd.batch_size < 1 || sgd.batch_size > sgd.dataset_size)
-      throw UsageError("--batch-size must be in [1, --dataset-size]");
-    if (!(sgd.epochs > 0) || !std::isfinite(sgd.epochs)) throw UsageError("--epochs must be > 0");
-    if (sampling != "poisson" && sampling != "without_replacement")
-      throw UsageError("--sampling " + sampling + ": expected poisson or without_replacement");
-    if (calibrating == (vm.count("noise-multiplier") > 0))
-      throw UsageError(calibrating ? "--calibrate computes the noise: leave out --noise-multiplier"
-                                   : "the DP-SGD shortcut needs --noise-multiplier");
-    if (!calibrating) {
-      const double sigma = vm["noise-multiplier"].as<double>();
-      if (!(sigma >= 0)) throw UsageError("--noise-multiplier must be >= 0");
-      event = sgd.event(sigma);
-    }
-    family = [sgd](double s) { return sgd.event(s); };
+    const DpSgd sgd = dp_sgd_from(vm, sampling, calibrate);
+    if (calibrating)
+      family = dp_sgd_family(sgd, calibrate);
+    else
+      event = sgd.event(sgd.sigma);
   } else {
     const std::string shown =
         vm.count("event") ? "--event" : (event_file == "-" ? "<stdin>" : event_file);
     const std::string text = vm.count("event") ? event_text : read_event_file(event_file);
-    int leaves = 0;
-    if (calibrating) {
-      dptune::host::EventParseOptions options;
-      options.noise_multiplier = 1.0;
-      dptune::host::parse_event(text, shown, options, &leaves);
-      if (leaves == 0)
-        throw UsageError(
-            "--calibrate noise_multiplier: the event has no gaussian or laplace noise");
-      family = [text, shown](double s) {
-        dptune::host::EventParseOptions o;
-        o.noise_multiplier = s;
-        return dptune::host::parse_event(text, shown, o);
-      };
-    } else {
+    if (calibrating)
+      family = event_family(text, shown, calibrate);
+    else
       event = dptune::host::parse_event(text, shown);
-    }
   }
 
   // ---- the accountant
@@ -229,22 +343,16 @@ int cmd_privacy(const std::vector<std::string>& args) {
   const bool json = vm.count("json") != 0;
 
   if (calibrating) {
-    const auto result = dptune::calibrate_noise(*accountant, family, *target, *delta);
-    const DpEvent calibrated = family(result.noise);
-    if (json) {
-      dptune::host::JsonWriter w(std::cout);
-      w.begin_object().key("noise_multiplier").value(result.noise);
-      w.key("target_epsilon").value(*target).key("event").value(calibrated.to_string());
-      write_guarantee_json(w, calibrated, result.guarantee);
-      w.end_object();
-      std::cout << "\n";
-      return kOk;
-    }
-    std::cout << "noise_multiplier: " << num(result.noise)
-              << "  (smallest meeting epsilon <= " << num(*target) << " at delta " << num(*delta)
-              << ")\n"
-              << "event:      " << calibrated.to_string() << "\n";
-    print_guarantee(std::cout, calibrated, result.guarantee);
+    CalibrationReport report;
+    report.parameter = family.parameter;
+    report.integer = family.range.integer;
+    report.result =
+        dptune::calibrate_parameter(*accountant, family.of, *target, *delta, family.range);
+    report.event = family.of(report.result.value);
+    report.at_range_end = report.result.value ==
+                          (report.result.direction > 0 ? family.range.upper : family.range.lower);
+    if (family.derived) report.derived = family.derived(report.result.value);
+    print_calibration(report, *target, *delta, json);
     return kOk;
   }
 

@@ -185,6 +185,70 @@ TEST_CASE("dptune privacy: calibration") {
   CHECK(json_number(dpsgd.out, "noise_multiplier") > 0.9);
 }
 
+TEST_CASE("dptune privacy: calibrating steps, batch size and an event field inverts pricing") {
+  // The largest steps: pricing the answer and the answer + 1 with `dptune privacy` brackets the
+  // target.
+  const auto steps = run_dptune(
+      "privacy --calibrate epochs --target-epsilon 3 --delta 1e-5 --dataset-size 60000 "
+      "--batch-size 256 --noise-multiplier 1.1 --json",
+      "privacy_calibrate_steps");
+  REQUIRE(steps.exit_code == 0);
+  const auto t = static_cast<std::int64_t>(json_number(steps.out, "steps"));
+  CHECK(json_number(steps.out, "epochs") == doctest::Approx(t * 256.0 / 60000).epsilon(1e-12));
+  auto price = [](std::int64_t count, const std::string& name) {
+    const auto r = run_dptune(
+        "privacy --delta 1e-5 --json --event '{self_composed: {count: " + std::to_string(count) +
+            ", event: {poisson_sampled: {rate: 0.004266666666666667, event: {gaussian: "
+            "{noise_multiplier: 1.1}}}}}}'",
+        name);
+    REQUIRE(r.exit_code == 0);
+    return json_number(r.out, "epsilon");
+  };
+  CHECK(price(t, "privacy_price_t") <= 3.0);
+  CHECK(price(t + 1, "privacy_price_t1") > 3.0);
+  // 60 epochs at σ = 1.1 cost 2.6 (TF Privacy's classic example), so 3 allows more than 60.
+  CHECK(t > 60 * 60000 / 256);
+  // The largest batch for 60 epochs: ε grows with the batch (rate up, steps down).
+  const auto batch = run_dptune(
+      "privacy --calibrate batch_size --target-epsilon 3 --delta 1e-5 --dataset-size 60000 "
+      "--epochs 60 --noise-multiplier 1.1 --json",
+      "privacy_calibrate_batch");
+  REQUIRE(batch.exit_code == 0);
+  CHECK(json_number(batch.out, "batch_size") > 256);
+  CHECK(json_number(batch.out, "epsilon") <= 3.0);
+  // An event field: the largest sample of a fixed-size lot, every occurrence set.
+  const auto sample = run_dptune(
+      "privacy --calibrate sample_size --target-epsilon 0.5 --delta 1e-6 --json --event "
+      "'{sampled_without_replacement: {source_size: 1000, sample_size: 1, event: {gaussian: "
+      "{noise_multiplier: 3}}}}'",
+      "privacy_calibrate_sample");
+  REQUIRE(sample.exit_code == 0);
+  const auto m = static_cast<std::int64_t>(json_number(sample.out, "sample_size"));
+  CHECK(m >= 1);
+  CHECK(m < 1000);
+  CHECK(json_number(sample.out, "epsilon") <= 0.5);
+  const auto next = run_dptune(
+      "privacy --delta 1e-6 --json --event '{sampled_without_replacement: {source_size: 1000, "
+      "sample_size: " +
+          std::to_string(m + 1) + ", event: {gaussian: {noise_multiplier: 3}}}}'",
+      "privacy_price_m1");
+  REQUIRE(next.exit_code == 0);
+  CHECK(json_number(next.out, "epsilon") > 0.5);
+  // Usage errors.
+  const auto no_field = run_dptune(
+      "privacy --calibrate count --target-epsilon 1 --delta 1e-6 --event '{gaussian: "
+      "{noise_multiplier: 3}}'",
+      "privacy_calibrate_no_field");
+  CHECK(no_field.exit_code == 2);
+  CHECK(no_field.err == "dptune: --calibrate count: --event has no count field to calibrate\n");
+  const auto both = run_dptune(
+      "privacy --calibrate steps --target-epsilon 3 --delta 1e-5 --dataset-size 60000 "
+      "--batch-size 256 --noise-multiplier 1.1 --epochs 3",
+      "privacy_calibrate_both");
+  CHECK(both.exit_code == 2);
+  CHECK(both.err == "dptune: --calibrate steps computes it: leave out --epochs\n");
+}
+
 TEST_CASE("dptune privacy: bad input exits 2 with a clear message") {
   struct Case {
     std::string args, expected;
@@ -278,7 +342,8 @@ TEST_CASE("dptune plan repetition --pipeline: the worst grid candidate's event, 
   const auto dir = dptune_test::fresh_dir("plan_pipeline_plots");
   const auto r = run_dptune(
       "plan repetition --pipeline examples/pipelines/repetition_dp_sgd_learning_rate.yaml "
-      "--means 10 --json --plot '" + dir.string() + "'",
+      "--means 10 --json --plot '" +
+          dir.string() + "'",
       "plan_pipeline");
   REQUIRE(r.exit_code == 0);
   CHECK(json_number(r.out, "candidates") == 8);
