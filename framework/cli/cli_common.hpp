@@ -49,6 +49,8 @@ dptune::host::PipelineConfig load(const std::string& pipeline, const std::vector
 
 /// `dptune privacy`: the cost of a DpEvent, or the noise that meets a target (privacy.cpp).
 int cmd_privacy(const std::vector<std::string>& args);
+/// `dptune predict`: a released model.json applied to the rows of a CSV file (predict.cpp).
+int cmd_predict(const std::vector<std::string>& args);
 /// `dptune plan repetition`: the repetition tuner's distributions side by side (plan.cpp).
 int cmd_plan(const std::vector<std::string>& args);
 

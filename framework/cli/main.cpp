@@ -36,8 +36,9 @@ const char* kMainHelp =
     "running it\n"
     "  plugins list          list the plugins found on the plugin search path\n"
     "  plugins describe NAME print a plugin's parameter schema\n"
-    "  privacy [EVENT]       the (epsilon, delta) of a DpEvent, or the noise for a target\n"
+    "  privacy [EVENT]       the (epsilon, delta) of a DpEvent, or a parameter for a target\n"
     "  plan repetition       compare the repetition tuner's distributions for a base event\n"
+    "  predict MODEL DATA    apply a released model.json to the rows of a CSV file\n"
     "\n"
     "options:\n"
     "  -h [ --help ]         help (also after a command: dptune run --help)\n"
@@ -305,8 +306,9 @@ int main(int argc, char** argv) {
     if (command == "plugins") return cmd_plugins(rest);
     if (command == "privacy") return cmd_privacy(rest);
     if (command == "plan") return cmd_plan(rest);
-    auto hint =
-        dptune::host::did_you_mean(command, {"run", "validate", "plugins", "privacy", "plan"});
+    if (command == "predict") return cmd_predict(rest);
+    auto hint = dptune::host::did_you_mean(
+        command, {"run", "validate", "plugins", "privacy", "plan", "predict"});
     throw UsageError("unknown command '" + command + "'" +
                      (hint ? " (did you mean '" + *hint + "'?)" : std::string()) +
                      "; see dptune --help");

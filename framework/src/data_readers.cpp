@@ -180,7 +180,7 @@ std::string join_names(const std::vector<std::string>& names) {
 dptune::Dataset read_csv(const fs::path& file, const CsvOptions& options) {
   std::ifstream in = open_text(file);
   std::string line;
-  std::size_t line_no = 0, columns = 0, first_line = 0, label = 0;
+  std::size_t line_no = 0, columns = 0, first_line = 0, label = 0, data_rows = 0;
   std::vector<std::string> names;
   bool have_layout = false;
   std::vector<double> features;
@@ -189,6 +189,10 @@ dptune::Dataset read_csv(const fs::path& file, const CsvOptions& options) {
 
   auto resolve_label = [&](std::size_t header_line) {
     const std::string& want = options.label_column;
+    if (!options.has_label) {
+      label = columns;  // no column is the label
+      return;
+    }
     if (columns < 2)
       fail_at(file, header_line,
               "expected at least 2 columns (features and a label), got " + std::to_string(columns));
@@ -250,7 +254,8 @@ dptune::Dataset read_csv(const fs::path& file, const CsvOptions& options) {
       if (options.header) {
         for (std::size_t c = 0; c < fields.size(); ++c) {
           if (fields[c].empty())
-            fail_at(file, record_line, "header: column " + std::to_string(c) + " has an empty name");
+            fail_at(file, record_line,
+                    "header: column " + std::to_string(c) + " has an empty name");
           names.emplace_back(fields[c]);
         }
         resolve_label(record_line);
@@ -263,6 +268,7 @@ dptune::Dataset read_csv(const fs::path& file, const CsvOptions& options) {
       fail_at(file, record_line,
               "expected " + std::to_string(columns) + " fields (as on line " +
                   std::to_string(first_line) + "), got " + std::to_string(fields.size()));
+    ++data_rows;
     for (std::size_t c = 0; c < columns; ++c) {
       const std::string_view f = fields[c];
       if (c == label) {
@@ -288,15 +294,16 @@ dptune::Dataset read_csv(const fs::path& file, const CsvOptions& options) {
   }
   if (in.bad()) fail_file(file, "read error");
   if (!have_layout) fail_file(file, "the file is empty: no header and no data rows");
-  if (label_texts.empty()) fail_at(file, first_line, "no data rows (only the header line)");
+  if (data_rows == 0) fail_at(file, first_line, "no data rows (only the header line)");
 
   dptune::Dataset d;
   d.name = file.stem().string();
-  d.rows = label_texts.size();
-  d.cols = columns - 1;
+  d.rows = data_rows;
+  d.cols = options.has_label ? columns - 1 : columns;
   d.features = std::move(features);
   for (std::size_t c = 0; c < columns; ++c)
     if (c != label) d.feature_names.push_back(names[c]);
+  if (!options.has_label) return d;
   if (options.classification) {
     map_classes(label_texts, d.labels);
     d.num_classes =

@@ -27,6 +27,8 @@ struct CsvOptions {
   /// "" for the last column.
   std::string label_column;
   char delimiter = ',';
+  /// False: every column is a feature and `labels` stays empty (rows to predict for).
+  bool has_label = true;
   /// Classification: the distinct label values (numbers, or any text) become classes 0..C-1 in
   /// ascending order (numeric order when every label is a number).  Otherwise labels must be
   /// numbers and are kept as they are (num_classes = 0).

@@ -1,0 +1,128 @@
+// `dptune predict MODEL DATA`: applies a released model.json to the rows of a CSV file, with the
+// plugin-free predictor of model_file.hpp (the model's own preprocessing, public statistics only).
+// Predicting is post-processing of the release: it costs no privacy.  Scoring the predictions
+// against labels of private data would be a new query on that data, so --label is meant for
+// public (or already spent) test sets, and the output says so.
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <limits>
+#include <sstream>
+
+#include "../src/model_file.hpp"
+#include "cli_common.hpp"
+#include "dptune/host/data_readers.hpp"
+
+namespace po = boost::program_options;
+
+namespace dptune::cli {
+
+namespace {
+
+void write_predictions(std::ostream& out, const dptune::Predictions& p, std::size_t rows) {
+  out << "row,predicted_class";
+  for (std::size_t c = 0; c < p.num_classes; ++c) out << ",p_class_" << c;
+  out << "\n" << std::setprecision(std::numeric_limits<double>::max_digits10);
+  for (std::size_t i = 0; i < rows; ++i) {
+    out << i << "," << static_cast<std::int64_t>(p.values[i]);
+    for (std::size_t c = 0; c < p.num_classes; ++c)
+      out << "," << p.probabilities[i * p.num_classes + c];
+    out << "\n";
+  }
+}
+
+/// Accuracy against labels that are the model's class indices 0..C-1 (the training file's
+/// classes in ascending order, as the CSV reader numbers them).  UsageError for other labels.
+double accuracy(const dptune::Predictions& p, const dptune::Dataset& data,
+                const std::string& file) {
+  std::size_t correct = 0;
+  for (std::size_t i = 0; i < data.rows; ++i) {
+    const double y = data.labels[i];
+    if (!(y >= 0 && y < static_cast<double>(p.num_classes) && y == std::floor(y)))
+      throw UsageError(file + ": row " + std::to_string(i) + ": label " + std::to_string(y) +
+                       " is not a class index 0.." + std::to_string(p.num_classes - 1) +
+                       " (--label needs the model's class numbers: the training labels in "
+                       "ascending order)");
+    if (p.values[i] == y) ++correct;
+  }
+  return static_cast<double>(correct) / static_cast<double>(data.rows);
+}
+
+}  // namespace
+
+int cmd_predict(const std::vector<std::string>& args) {
+  po::options_description opts(
+      "dptune predict MODEL DATA [options]\n\n"
+      "Applies a released model (model.json of `dptune run`) to the rows of DATA, a CSV file of\n"
+      "raw features in the training file's column order; the model's own preprocessing is\n"
+      "applied.  Writes row, predicted_class and the class probabilities as CSV (standard output\n"
+      "unless --out).  Predicting is post-processing: it costs no privacy.\n\n"
+      "options");
+  std::string out_file, label, delimiter = ",";
+  opts.add_options()("help,h", "this help")("out,o", po::value(&out_file),
+                                            "write the predictions to this file")(
+      "label", po::value(&label),
+      "DATA has this label column (name or 0-based index): it is left out of the features and "
+      "the accuracy is printed; use only on public or held-out test data")(
+      "no-header", "DATA's first line is data, not column names")(
+      "delimiter", po::value(&delimiter), "field delimiter (default ,)");
+  po::options_description hidden;
+  std::string model_file, data_file;
+  hidden.add_options()("model", po::value(&model_file))("data", po::value(&data_file));
+  po::positional_options_description pos;
+  pos.add("model", 1).add("data", 1);
+  const auto vm = parse(opts, pos, args, hidden);
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    return kOk;
+  }
+  if (model_file.empty() || data_file.empty())
+    throw UsageError("predict needs MODEL and DATA (see dptune predict --help)");
+  if (delimiter.size() != 1) throw UsageError("--delimiter must be one character");
+
+  dptune::host::ExportedModel model;
+  try {
+    model = dptune::host::read_model_file(model_file);
+  } catch (const dptune::ConfigError&) {
+    throw;
+  } catch (const dptune::Error& e) {
+    throw UsageError(e.what());
+  }
+  dptune::host::CsvOptions csv;
+  csv.header = vm.count("no-header") == 0;
+  csv.delimiter = delimiter[0];
+  csv.has_label = !label.empty();
+  csv.label_column = label;
+  csv.classification = false;  // labels are read as the class numbers they must be
+  const dptune::Dataset data = dptune::host::read_csv(data_file, csv);
+  const std::size_t features = model.model.features;
+  if (data.cols != features)
+    throw UsageError(data_file + ": " + std::to_string(data.cols) + " feature columns, but " +
+                     model_file + " takes " + std::to_string(features) +
+                     (data.cols == features + 1 && label.empty()
+                          ? "; if one column is the label, name it with --label"
+                          : std::string()));
+  dptune::Predictions p;
+  try {
+    p = dptune::host::predict_exported(model, data);
+  } catch (const dptune::Error& e) {
+    throw UsageError(model_file + ": " + e.what());
+  }
+  if (out_file.empty()) {
+    write_predictions(std::cout, p, data.rows);
+  } else {
+    std::ofstream out(out_file);
+    if (!out) throw UsageError(out_file + ": cannot write");
+    write_predictions(out, p, data.rows);
+    if (!out.flush()) throw UsageError(out_file + ": write failed");
+    std::cerr << "predictions: " << data.rows << " rows -> " << out_file << "\n";
+  }
+  if (!label.empty())
+    std::cerr << "accuracy:    " << accuracy(p, data, data_file) << " on " << data.rows
+              << " labelled rows (a new query on DATA: not covered by the model's guarantee if "
+                 "DATA is private)\n";
+  return kOk;
+}
+
+}  // namespace dptune::cli
