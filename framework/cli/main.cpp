@@ -81,7 +81,8 @@ int cmd_run(const std::vector<std::string>& args) {
       "override a pipeline key: --set tuner.params.trials=50 (repeatable)")(
       "threads", po::value<std::size_t>(), "worker threads (0 = all cores; 1 = inline)")(
       "plugin-path", po::value(&plugin_paths)->composing(),
-      "extra plugin folder or file (repeatable)")("no-progress", "never show the progress line");
+      "extra plugin folder or file (repeatable)")("no-progress", "never show the progress line")(
+      "verbose,v", "print every derivation in full (always in summary.json)");
   std::string pipeline;
   const auto vm = parse_pipeline_command(opts, args, pipeline);
   if (!vm) return kOk;
@@ -97,6 +98,7 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!out_dir.empty()) config.output.dir = fs::absolute(out_dir);
   dptune::host::RunOptions options;
   options.show_progress = vm->count("no-progress") == 0;
+  options.verbose = vm->count("verbose") != 0;
   dptune::host::run_pipeline(config, registry, options, std::cout);
   return kOk;
 }

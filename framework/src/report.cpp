@@ -64,6 +64,50 @@ std::string fmt(double v, int digits = 6) {
   return buf;
 }
 
+/// A candidate as the console shows it: numbers to 5 significant figures ({lr: 0.1}, not
+/// 0.09999999999999998); files keep full precision.
+std::string console_params(const dptune::Params& params) {
+  std::string out = "{";
+  bool first = true;
+  for (const auto& [name, value] : params.values()) {
+    out += (first ? "" : ", ") + name + ": ";
+    first = false;
+    out += std::holds_alternative<double>(value) ? fmt(std::get<double>(value), 5)
+                                                 : dptune::to_string(value);
+  }
+  return out + "}";
+}
+
+/// `text` broken at spaces into lines of at most `width` characters: the first after `first`,
+/// the others after `indent` (a word longer than a line stays whole).
+std::string wrapped(const std::string& text, const std::string& first, const std::string& indent,
+                    std::size_t width = 100) {
+  std::string out, line;
+  const std::string* prefix = &first;
+  std::istringstream words(text);
+  std::string word;
+  while (words >> word) {
+    if (!line.empty() && prefix->size() + line.size() + 1 + word.size() > width) {
+      out += *prefix + line + "\n";
+      line.clear();
+      prefix = &indent;
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  if (!line.empty()) out += *prefix + line + "\n";
+  return out;
+}
+
+/// What ε means when it is large: the bound on an adversary's odds ratio, e^ε.
+std::string loose_epsilon_warning(double epsilon) {
+  return "WARNING: epsilon = " + fmt(epsilon, 4) + " > " + fmt(kLooseEpsilon) +
+         ": an observer's odds that any one record is in the data may grow by a factor up to "
+         "e^epsilon = " +
+         fmt(std::exp(epsilon), 2) +
+         ", so this guarantee protects little; use more noise, fewer steps or a smaller sampling "
+         "rate (dptune privacy --calibrate) for a budget of a few units";
+}
+
 std::string csv_cell(const std::string& text) {
   if (text.find_first_of(",\"\n") == std::string::npos) return text;
   std::string out = "\"";
@@ -640,7 +684,7 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
     out << "NOTE: " << kNonPrivateWarning << "\n";
   else if (result.trusted_analyst_only)
     out << "NOTE: " << kTrustedAnalystWarning << "\n";
-  for (const auto& n : public_notes) out << "note: " << n << "\n";
+  for (const auto& n : public_notes) out << wrapped(n, "note: ", "      ");
   if (baseline) {
     const std::size_t shown = std::min<std::size_t>(by_utility.size(), 10);
     out << "Non-private baseline, best " << shown << " of " << by_utility.size() << " trials ("
@@ -651,7 +695,8 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
     for (std::size_t k = 0; k < shown; ++k) {
       const auto& t = result.trials[by_utility[k]];
       out << "  " << std::setw(10) << fmt(t.utility_mean, 4) << std::setw(18)
-          << (fmt(t.utility_min, 3) + ".." + fmt(t.utility_max, 3)) << t.params.to_string() << "\n";
+          << (fmt(t.utility_min, 3) + ".." + fmt(t.utility_max, 3)) << console_params(t.params)
+          << "\n";
     }
   } else if (map_trials && !front.empty()) {
     out << "Pareto front (epsilon at delta = " << fmt(config.delta) << ", error = 1 - "
@@ -663,36 +708,51 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
       const auto& t = result.trials[i];
       out << "  " << std::setw(12) << fmt(t.privacy.epsilon, 5) << std::setw(10)
           << fmt(1 - t.utility_mean, 4) << std::setw(18)
-          << (fmt(t.utility_min, 3) + ".." + fmt(t.utility_max, 3)) << t.params.to_string() << "\n";
+          << (fmt(t.utility_min, 3) + ".." + fmt(t.utility_max, 3)) << console_params(t.params)
+          << "\n";
     }
     out << "hypervolume w.r.t. (epsilon, error) = (" << fmt(kReferenceEpsilon) << ", "
         << fmt(kReferenceError) << "): " << fmt(hv, 6) << "\n";
   } else if (sensitive_opt_in) {
-    out << "per-trial results of private runs, their count and run times: trials.SENSITIVE.csv and "
-           "run.SENSITIVE.json (SENSITIVE: not covered by the guarantee; keep them private)\n";
+    out << wrapped(
+        "per-trial results of private runs, their count and run times: "
+        "trials.SENSITIVE.csv and run.SENSITIVE.json (SENSITIVE: not covered by the "
+        "guarantee; keep them private)",
+        "", "  ");
   } else if (result.trials_sensitive && !write_trials) {
-    out << "per-trial results of private runs are withheld (set output.sensitive_trials: true to "
-           "write "
-           "them, marked SENSITIVE)\n";
+    out << "per-trial results of private runs are withheld (output.sensitive_trials: true writes\n"
+           "  them, marked SENSITIVE)\n";
   }
   if (private_tuner) {
     // The one block of the console that may depend on the data (tests/neighbouring checks it).
     out << "Released (differentially private):\n";
     if (result.selected)
-      out << "  selected: " << result.selected->params.to_string() << "  utility "
+      out << "  selected: " << console_params(result.selected->params) << "  utility "
           << fmt(result.selected->utility_mean, 4) << "\n";
     else
       out << "  selected: none (no run is released)\n";
-    for (const auto& n : dp_notes) out << "  " << n << "\n";
+    for (const auto& n : dp_notes) out << wrapped(n, "  ", "    ");
     out << "\n";
   } else if (result.selected) {
-    out << "selected: " << result.selected->params.to_string() << "  utility "
-        << fmt(result.selected->utility_mean, 4) << "\n";
+    out << "selected: " << console_params(result.selected->params) << "  utility "
+        << fmt(result.selected->utility_mean, 4);
+    if (!result.guarantee && std::isfinite(result.selected->privacy.epsilon))
+      out << "  epsilon " << fmt(result.selected->privacy.epsilon, 5);
+    out << "\n";
+    if (!result.guarantee && result.selected->privacy.epsilon > kLooseEpsilon &&
+        std::isfinite(result.selected->privacy.epsilon))
+      out << wrapped(loose_epsilon_warning(result.selected->privacy.epsilon), "", "  ");
   }
-  if (result.guarantee)
-    out << "guarantee of the whole tuning run: (epsilon, delta) = ("
-        << fmt(result.guarantee->epsilon) << ", " << fmt(result.guarantee->delta) << ")  ["
-        << result.guarantee->derivation << "]\n";
+  if (result.guarantee) {
+    const auto& g = *result.guarantee;
+    out << "guarantee of the whole tuning run: (epsilon, delta) = (" << fmt(g.epsilon, 5) << ", "
+        << fmt(g.delta, 3) << "), accountant " << g.accountant << "\n";
+    if (in.verbose)
+      out << wrapped(g.derivation, "  how: ", "       ");
+    else
+      out << "  how it is derived: summary.json guarantee.derivation, or dptune run --verbose\n";
+    if (g.epsilon > kLooseEpsilon) out << wrapped(loose_epsilon_warning(g.epsilon), "", "  ");
+  }
   out << "results: " << config.output.dir.string() << "/ (";
   bool first_file = true;
   for (const auto& f : summary.files)

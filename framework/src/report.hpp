@@ -28,7 +28,12 @@ struct ReportInput {
   std::shared_ptr<const dptune::Model> released_model = nullptr;
   /// The preprocessing that ran (prepared), stated in the report (preprocessing_statement).
   Preprocessing preprocessing{};
+  /// The console prints derivations in full (otherwise it points to summary.json).
+  bool verbose = false;
 };
+
+/// Above this ε the console warns that the guarantee says little (exp(10) ≈ 22 000).
+inline constexpr double kLooseEpsilon = 10.0;
 
 /// The anti-ideal point of paper 000 (§3, "(10, 1)"): ε = 10, error = 1.
 inline constexpr double kReferenceEpsilon = 10.0;

@@ -79,6 +79,7 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
   // Only the selected run's model is released (model.json); the other kept models are dropped.
   input.released_model = released_model(result, stack.evaluator.kept_models());
   input.preprocessing = stack.evaluator.preprocessing();
+  input.verbose = options.verbose;
   return write_report(input, out);
 }
 

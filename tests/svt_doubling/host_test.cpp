@@ -53,7 +53,16 @@ struct Pipeline {
     dptune::host::RunOptions options;
     options.show_progress = false;
     dptune::host::run_pipeline(config, registry, options, out);
-    return out.str();
+    // The console wraps long notes at 100 columns: join continuation lines to search phrases.
+    std::string text;
+    for (const char c : out.str()) {
+      if (c == ' ' && !text.empty() && (text.back() == '\n' || text.back() == ' ')) {
+        if (text.back() == '\n') text.back() = ' ';
+        continue;
+      }
+      text += c;
+    }
+    return text;
   }
 };
 

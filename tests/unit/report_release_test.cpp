@@ -138,3 +138,53 @@ TEST_CASE("a simulation (no selection, no guarantee, no private data) is reporte
   CHECK_FALSE(json["release"].IsDefined());
   CHECK(terminal.str().find("Released (differentially private):") == std::string::npos);
 }
+
+TEST_CASE(
+    "the console: 5 significant figures, wrapped derivations under --verbose, loose epsilon") {
+  dptune_test::TempDir dir;
+  dptune::host::PipelineConfig config;
+  config.name = "console_test";
+  config.output.dir = dir.path() / "out";
+  dptune::TuningResult result = private_result();
+  result.selected->params =
+      dptune::Params{{"lr", 0.09999999999999998}, {"epochs", std::int64_t{4}}};
+  std::string derivation;
+  for (int i = 0; i < 40; ++i) derivation += "step" + std::to_string(i) + " of the derivation; ";
+  result.guarantee->derivation = derivation;
+  result.guarantee->accountant = "rdp";
+  result.guarantee->epsilon = 13.156789;
+  auto console = [&](bool verbose) {
+    std::ostringstream terminal;
+    dptune::host::ReportInput in{config, result, "seeded", false, "inline", 12.5, "data"};
+    in.verbose = verbose;
+    dptune::host::write_report(in, terminal);
+    return terminal.str();
+  };
+  const std::string quiet = console(false), loud = console(true);
+  // Full precision stays in the files; the console shows 5 significant figures.
+  CHECK(quiet.find("selected: {epochs: 4, lr: 0.1}") != std::string::npos);
+  CHECK(quiet.find("0.09999999999999998") == std::string::npos);
+  CHECK(slurp(config.output.dir / "summary.json").find("0.09999999999999998") != std::string::npos);
+  CHECK(quiet.find("(epsilon, delta) = (13.157, 1e-05), accountant rdp\n") != std::string::npos);
+  CHECK(quiet.find("step0 of") == std::string::npos);
+  CHECK(quiet.find("dptune run --verbose") != std::string::npos);
+  // Verbose: every word of the derivation, in lines of at most 100 characters.
+  std::istringstream lines(loud);
+  std::string line, joined;
+  bool in_how = false;
+  while (std::getline(lines, line)) {
+    INFO(line);
+    CHECK(line.size() <= 100);
+    if (line.rfind("  how: ", 0) == 0)
+      in_how = true;
+    else if (in_how && line.rfind("       ", 0) != 0)
+      in_how = false;
+    if (in_how) joined += line.substr(7) + " ";
+  }
+  CHECK(joined == derivation);
+  // ε above 10 is explained: e^13.157 ≈ 5.2e5.
+  CHECK(quiet.find("WARNING: epsilon = 13.16 > 10") != std::string::npos);
+  CHECK(quiet.find("e^epsilon = 5.2e+05") != std::string::npos);
+  result.guarantee->epsilon = 9.99;
+  CHECK(console(false).find("WARNING: epsilon") == std::string::npos);
+}

@@ -25,6 +25,7 @@ class HostCatalog : public Catalog {
 
 struct RunOptions {
   bool show_progress = true;  // only ever shown on a terminal
+  bool verbose = false;        // the console shows every derivation in full
 };
 
 struct RunSummary {
