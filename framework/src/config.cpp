@@ -948,6 +948,17 @@ class Loader {
     for (const auto& dim : section.value.entries) load_dimension(dim);
   }
 
+  // Optuna users write {low: a, high: b}; say how dptune spells it rather than guess 'log'.
+  static void explain_optuna_spelling(const Node& n, const std::string& path) {
+    for (const char* key : {"low", "high"})
+      if (const Entry* e = n.find(key))
+        fail(e->key_loc, join_path(path, key),
+             std::string("'") + key +
+                 "' is Optuna's spelling; dptune writes a dimension's range as a list under its "
+                 "type: {float: [low, high]} or {int: [low, high]}, with log: true for a log scale "
+                 "(e.g. learning_rate: {float: [1.0e-4, 1.0e-1], log: true})");
+  }
+
   void load_dimension(const Entry& dim) {
     const std::string path = join_path("search_space", dim.key);
     const std::string& algo = config_.algorithm.use;
@@ -965,6 +976,7 @@ class Loader {
 
     const Node& n = dim.value;
     require_map(n, path);
+    explain_optuna_spelling(n, path);
     check_keys(n, path, {"float", "int", "categorical", "log", "step"});
     const Entry* kind = nullptr;
     for (const auto& e : n.entries) {
