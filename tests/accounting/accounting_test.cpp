@@ -301,12 +301,23 @@ TEST_CASE("numerical stability at the extremes") {
 
 TEST_CASE("repeat_and_select: Corollary 3 for a pure base") {
   const rdp::Accountant acc({});
-  const auto base = DpEvent::pure_dp(0.5);
-  CHECK(acc.epsilon(DpEvent::repeat_and_select(base, 10, 0.0), 0).epsilon == doctest::Approx(1.0));
-  CHECK(acc.epsilon(DpEvent::repeat_and_select(base, 10, 1.0), 0).epsilon == doctest::Approx(1.5));
-  CHECK(acc.epsilon(DpEvent::repeat_and_select(base, 10, 0.5), 0).epsilon == doctest::Approx(1.25));
-  CHECK(acc.epsilon(DpEvent::repeat_and_select(base, 10, -0.5), 0).epsilon ==
-        doctest::Approx(0.75));
+  const double eps = 0.5;
+  const auto base = DpEvent::pure_dp(eps);
+  for (double eta : {0.0, 1.0, 0.5, -0.5}) {
+    INFO("eta=" << eta);
+    const auto event = DpEvent::repeat_and_select(base, 10, eta);
+    // The RDP route's pure bound is Corollary 3's (2 + η)ε.
+    CHECK(acc.cost(event).pure_epsilon == doctest::Approx((2 + eta) * eps));
+    // The selection privacy profile (plugins/accountant/selection) improves on it:
+    // ε + (η+1)·log(1/(γ + (1−γ)e^{−ε})) at δ = 0, or less where its search finds a better ε₁.
+    const double gamma = dptune::RepetitionDistribution::from_mean(10, eta).gamma();
+    const double closed = eps + (eta + 1) * std::log(1 / (gamma + (1 - gamma) * std::exp(-eps)));
+    const auto g = acc.epsilon(event, 0);
+    CHECK(g.epsilon <= closed * (1 + 1e-9));
+    CHECK(g.epsilon <= (2 + eta) * eps);
+    CHECK(g.epsilon >= eps);
+    CHECK(g.derivation.find("selection privacy profile") == 0);
+  }
 }
 
 TEST_CASE("repeat_and_select: Theorem 2 matches Corollary 4 for a zCDP base") {

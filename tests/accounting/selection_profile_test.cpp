@@ -138,7 +138,8 @@ TEST_CASE("selection profile: the bound is >= the exact delta of best-of-K over 
       CAPTURE(family.name);
       const auto profile = exact_profile(pair.p, pair.q);
       double worst_ratio = 0;
-      for (double eps = 0; eps <= 6; eps += 0.25) {
+      for (int step = 0; step <= 24; ++step) {
+        const double eps = 0.25 * step;
         CAPTURE(eps);
         const double exact = exact_selection_delta(pair.p, pair.q, family.f, eps);
         const double bound = sel::delta(profile, family.runs, eps).value;
@@ -180,7 +181,8 @@ TEST_CASE("selection profile: monotone in epsilon, in delta and in the mean of K
   const sel::Profile gauss = [](double e) { return dptune::rdp::analytic_gaussian_delta(2.0, e); };
   const auto runs = sel::Runs::truncated_negative_binomial(1, 0.1);
   double previous = 2;
-  for (double eps = 0; eps <= 8; eps += 0.5) {
+  for (int step = 0; step <= 16; ++step) {
+    const double eps = 0.5 * step;
     const double d = sel::delta(gauss, runs, eps).value;
     CHECK(d <= previous);
     CHECK(d >= 0);

@@ -7,8 +7,12 @@
 // constants.  The bound implemented is ours, in the same spirit (PGF + hockey-stick divergences),
 // proved here:
 //
-// Setting (paper 004, §3): Q's outputs are totally ordered; M draws K ~ D, runs Q K times
+// Setting (paper 004, §3): Q's outputs are ordered; M draws K ~ D, runs Q K times
 // independently, releases the largest output (⊥ if K = 0).  f(x) = E[x^K], g(s) = f'(1 − s).
+//
+// The order may be any total preorder on outputs (the repetition tuner's: by released score), ties
+// broken uniformly at random; for iid runs "the earlier run wins" has that same law (the runs are
+// exchangeable given their scores).
 //
 // Step 1 (no atoms).  Let Q̃ output (y, u), u ~ U[0,1] independent of the data, ordered
 // lexicographically.  H_{e^ε}(Q̃(X)‖Q̃(Y)) = H_{e^ε}(Q(X)‖Q(Y)) (u is the same on both sides), and
