@@ -37,6 +37,18 @@
 //                      ≤ g(0) · H_{e^{ε−L}}(Q(X)‖Q(Y)) ≤ E[K] · δ_Q(ε − L),      (ε − L ≥ 0)
 // since g(0) = f'(1) = E[K].  Both orders of (X, Y) are covered by a profile that bounds both.
 //
+// Step 5 (partition, a refinement).  Cut [0, 1] at 0 = v₀ < v₁ < … < v_n = 1 (with δ₁ among the
+// cuts) and let A_j = {z : S_Y(z) ∈ [v_{j−1}, v_j)}.  On A_j, g(S_X) ≤ g(t(v_{j−1})) =: w_j (g is
+// non-increasing, t non-decreasing) and g(S_X) ≤ e^{L_j} g(S_Y), L_j the sup of step 3 over
+// [v_{j−1}, v_j] (at its ends: each piece is monotone); replace L_j by the running maximum L̄_j,
+// which is still valid there and non-decreasing in j.  With h_j(A) = ∫_A [dQ̃_X − e^{ε−L̄_j} dQ̃_Y]₊,
+// which grows with j, and w_{n+1} = 0, Abel summation gives
+//   H ≤ Σ_j w_j h_j(A_j) = Σ_j (w_j − w_{j+1}) Σ_{i≤j} h_i(A_i) ≤ Σ_j (w_j − w_{j+1})
+//   h_j(everything)
+//     ≤ Σ_j (w_j − w_{j+1}) · δ_Q(ε − L̄_j),
+// weights ≥ 0 summing to w₁ = E[K]: step 4's E[K] · δ_Q(ε − L) puts all of it on the largest shift.
+// Where ε − L̄_j < 0, H_{e^a}(P‖Q) = 1 − e^a + e^a H_{e^{−a}}(Q‖P) ≤ 1 − e^a + e^a δ_Q(−a) is used.
+//
 // Soundness with upper bounds: steps 2 and 4 use the profile only as "some number ≥ a hockey-stick
 // divergence", so any upper bound δ̄_Q ≥ δ_Q gives an upper bound on δ_M; and every ε₁ gives a valid
 // L, so a numerical search over ε₁ can only lose tightness, never soundness.
@@ -125,6 +137,16 @@ double Runs::log_ratio_bound(double eps1, double delta1) const {
   return std::max({0.0, log_ratio(std::min(std::max(delta1, 0.0), 1.0)), log_ratio(1.0)});
 }
 
+double Runs::log_ratio_bound(double eps1, double delta1, double a, double b) const {
+  const auto log_ratio = [&](double s) {
+    const double t = std::exp(-eps1) * std::max(0.0, s - delta1);
+    return log_g(t) - log_g(s);
+  };
+  return std::max({0.0, log_ratio(a), log_ratio(b)});
+}
+
+double Runs::g(double s) const { return mean_ * std::exp(log_g(s) - log_g(0)); }
+
 std::string Runs::describe() const {
   switch (family_) {
     case Family::TruncatedNegativeBinomial:
@@ -198,11 +220,78 @@ Shift best_shift(const Profile& base, const Runs& runs) {
 }
 
 namespace {
+/// Step 5's weights (w_j − w_{j+1}) and shifts L̄_j for one (ε₁, δ₁), equal shifts merged.
+struct Partition {
+  std::vector<double> weight, shift;
+};
+
+Partition partition(const Runs& runs, double eps1, double delta1) {
+  std::vector<double> cuts{0.0, 1.0};
+  if (delta1 > 0 && delta1 < 1) cuts.push_back(delta1);
+  for (int k = 0; k <= 48; ++k) cuts.push_back(std::pow(10.0, -6.0 + k / 8.0));
+  for (int k = 1; k <= 24; ++k) cuts.push_back(1 - std::ldexp(1.0, -k));
+  for (int k = 1; k < 20; ++k) cuts.push_back(k / 20.0);
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  while (cuts.back() > 1) cuts.pop_back();
+  const auto t = [&](double s) { return std::exp(-eps1) * std::max(0.0, s - delta1); };
+  Partition p;
+  double running = 0;
+  for (std::size_t j = 1; j < cuts.size(); ++j) {
+    running = std::max(running, runs.log_ratio_bound(eps1, delta1, cuts[j - 1], cuts[j]));
+    const double w = runs.g(t(cuts[j - 1]));
+    const double w_next = j + 1 < cuts.size() ? runs.g(t(cuts[j])) : 0.0;
+    const double weight = std::max(0.0, w - w_next);
+    if (!p.shift.empty() && p.shift.back() == running) {
+      p.weight.back() += weight;
+    } else {
+      p.shift.push_back(running);
+      p.weight.push_back(weight);
+    }
+  }
+  return p;
+}
+
+/// The hockey-stick divergence at e^a for any real a from a profile that bounds both orders.
+double extended_profile(const Profile& base, double a) {
+  const auto clamp = [](double d) { return std::min(1.0, std::max(0.0, d)); };
+  if (a >= 0) return clamp(base(a));
+  return std::min(1.0, -std::expm1(a) + std::exp(a) * clamp(base(-a)));
+}
+
+double partitioned_delta(const Profile& base, const Partition& p, double epsilon) {
+  double total = 0;
+  for (std::size_t j = 0; j < p.shift.size(); ++j)
+    if (p.weight[j] > 0) total += p.weight[j] * extended_profile(base, epsilon - p.shift[j]);
+  return std::min(1.0, total);
+}
+
+/// Candidate ε₁ for step 5: a log grid, and the single-region optimum.
+std::vector<std::pair<double, Partition>> partitions(const Profile& base, const Runs& runs,
+                                                     const Shift& best) {
+  std::vector<std::pair<double, Partition>> out;
+  const auto add = [&](double eps1) {
+    const double d1 = std::min(1.0, std::max(0.0, base(eps1)));
+    out.emplace_back(eps1, partition(runs, eps1, d1));
+  };
+  for (int i = 0; i <= 40; ++i) add(1e-4 * std::pow(1e5, i / 40.0));
+  add(best.eps1);
+  return out;
+}
+
 std::string describe_bound(const Runs& runs, const Shift& s) {
   return "selection privacy profile over " + runs.describe() +
          ": delta_M(eps0 + L) <= E[K] delta_Q(eps0), L = " + num(s.shift) + " at auxiliary eps1 " +
          num(s.eps1) + " (delta_Q " + num(s.delta1) +
          ") (our PGF/hockey-stick bound after Koskela, Redberg & Wang 2024; proof in "
+         "plugins/accountant/selection)";
+}
+std::string describe_partitioned(const Runs& runs, double eps1, const Partition& p) {
+  return "selection privacy profile over " + runs.describe() +
+         ": delta_M(eps) <= sum_j c_j delta_Q(eps - L_j) over " + std::to_string(p.shift.size()) +
+         " shifts L_j up to " + num(p.shift.back()) +
+         ", weights c_j summing to E[K], auxiliary eps1 " + num(eps1) +
+         " (our PGF/hockey-stick bound after Koskela, Redberg & Wang 2024; proof in "
          "plugins/accountant/selection)";
 }
 }  // namespace
@@ -228,6 +317,15 @@ Bound delta(const Profile& base, const Runs& runs, double epsilon) {
   const Shift best = best_shift(base, runs);
   consider(best.eps1);
   bound.derivation = describe_bound(runs, bound.shift);
+  for (const auto& [eps1, p] : partitions(base, runs, best)) {
+    const double value = partitioned_delta(base, p, epsilon);
+    if (value < bound.value) {
+      bound.value = value;
+      bound.base_epsilon = epsilon;
+      bound.shift = {p.shift.back(), eps1, std::min(1.0, std::max(0.0, base(eps1)))};
+      bound.derivation = describe_partitioned(runs, eps1, p);
+    }
+  }
   return bound;
 }
 
@@ -239,6 +337,44 @@ Bound epsilon(const Profile& base, const Runs& runs, double delta) {
   bound.value = bound.base_epsilon + bound.shift.shift;
   bound.derivation = describe_bound(runs, bound.shift) + "; eps0 = " + num(bound.base_epsilon) +
                      " where delta_Q(eps0) <= delta / E[K] = " + num(delta / runs.mean());
+  if (!std::isfinite(bound.value)) return bound;
+  // Step 5: bisection below the single-region value on the partitioned bound, min over ε₁; `hi`
+  // always holds an ε whose bound was evaluated ≤ δ.
+  const auto candidates = partitions(base, runs, bound.shift);
+  const auto best_at = [&](double eps, const Partition** which, double* which_eps1) {
+    double value = 1;
+    for (const auto& [eps1, p] : candidates) {
+      const double v = partitioned_delta(base, p, eps);
+      if (v < value) {
+        value = v;
+        *which = &p;
+        *which_eps1 = eps1;
+      }
+    }
+    return value;
+  };
+  double lo = 0, hi = bound.value;
+  const Partition* winner = nullptr;
+  double winner_eps1 = 0;
+  for (int i = 0; i < 40 && hi - lo > 1e-7 * std::max(1.0, hi); ++i) {
+    const double mid = 0.5 * (lo + hi);
+    const Partition* which = nullptr;
+    double which_eps1 = 0;
+    if (best_at(mid, &which, &which_eps1) <= delta) {
+      hi = mid;
+      winner = which;
+      winner_eps1 = which_eps1;
+    } else {
+      lo = mid;
+    }
+  }
+  if (winner != nullptr && hi < bound.value) {
+    bound.value = hi;
+    bound.base_epsilon = hi;
+    bound.shift = {winner->shift.back(), winner_eps1,
+                   std::min(1.0, std::max(0.0, base(winner_eps1)))};
+    bound.derivation = describe_partitioned(runs, winner_eps1, *winner);
+  }
   return bound;
 }
 

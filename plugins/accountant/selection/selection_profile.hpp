@@ -44,6 +44,10 @@ class Runs {
   double mean() const;
   /// log sup_{s ∈ [0,1]} g(e^{−ε₁}(s − δ₁)₊) / g(s) ≥ 0 (see selection_profile.cpp, step 3).
   double log_ratio_bound(double eps1, double delta1) const;
+  /// The same supremum over s ∈ [a, b] only, for [a, b] inside [0, δ₁] or inside [δ₁, 1].
+  double log_ratio_bound(double eps1, double delta1, double a, double b) const;
+  /// g(s) = f'(1 − s), normalised so that g(0) = E[K].
+  double g(double s) const;
   std::string describe() const;
 
  private:
@@ -71,11 +75,12 @@ struct Bound {
   std::string derivation;
 };
 
-/// δ_M(ε) ≤ min_{ε₁} E[K] · δ_Q(ε − L(ε₁)) (capped at 1; ε − L < 0 gives the trivial bound 1).
+/// δ_M(ε) ≤ min over ε₁ of the partitioned bound (selection_profile.cpp, step 5), which is never
+/// above E[K] · δ_Q(ε − L(ε₁)); capped at 1.
 Bound delta(const Profile& base, const Runs& runs, double epsilon);
-/// ε_M(δ) = ε_Q(δ / E[K]) + L*, with ε_Q(·) the smallest ε found by bisection whose profile value
-/// is ≤ δ / E[K] (the returned point is one where the profile was evaluated, so it is verified);
-/// +∞ when no such ε ≤ 1000 exists.
+/// ε_M(δ): first ε_Q(δ / E[K]) + L*, with ε_Q(·) the smallest ε found by bisection whose profile
+/// value is ≤ δ / E[K]; then a bisection below it on the partitioned bound of `delta`.  The
+/// returned ε is always one at which a bound ≤ δ was evaluated; +∞ when no such ε ≤ 1000 exists.
 Bound epsilon(const Profile& base, const Runs& runs, double delta);
 
 /// Smallest ε ∈ [0, 1000] found by bisection with profile(ε) ≤ target, +∞ if none: the returned ε
