@@ -228,9 +228,9 @@ struct Partition {
 Partition partition(const Runs& runs, double eps1, double delta1) {
   std::vector<double> cuts{0.0, 1.0};
   if (delta1 > 0 && delta1 < 1) cuts.push_back(delta1);
-  for (int k = 0; k <= 48; ++k) cuts.push_back(std::pow(10.0, -6.0 + k / 8.0));
-  for (int k = 1; k <= 24; ++k) cuts.push_back(1 - std::ldexp(1.0, -k));
-  for (int k = 1; k < 20; ++k) cuts.push_back(k / 20.0);
+  for (int k = 0; k <= 36; ++k) cuts.push_back(std::pow(10.0, -6.0 + k / 6.0));
+  for (int k = 1; k <= 16; ++k) cuts.push_back(1 - std::ldexp(1.0, -k));
+  for (int k = 1; k < 10; ++k) cuts.push_back(k / 10.0);
   std::sort(cuts.begin(), cuts.end());
   cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
   while (cuts.back() > 1) cuts.pop_back();
@@ -356,7 +356,7 @@ Bound epsilon(const Profile& base, const Runs& runs, double delta) {
   double lo = 0, hi = bound.value;
   const Partition* winner = nullptr;
   double winner_eps1 = 0;
-  for (int i = 0; i < 40 && hi - lo > 1e-7 * std::max(1.0, hi); ++i) {
+  for (int i = 0; i < 40 && hi - lo > 1e-6 * std::max(1.0, hi); ++i) {
     const double mid = 0.5 * (lo + hi);
     const Partition* which = nullptr;
     double which_eps1 = 0;
