@@ -795,7 +795,7 @@ Accountant::Cost cost_of(const Options& options, const Restated& event) {
 namespace {
 /// The privacy-profile route for a repeat-and-select (plugins/accountant/selection): the base's
 /// profile is this accountant's own δ(ε) of the base (profile_delta), any upper bound being sound.
-/// Taken only when the whole event is one repeat-and-select with E[K] > 1; the accountant reports
+/// Taken only when the whole event is one repeat-and-select (not K = 1); the accountant reports
 /// the smaller of it and the RDP route (paper 004, Theorems 2 and 6), naming the winner.
 struct SelectionRoute {
   selection::Runs runs;
@@ -812,8 +812,9 @@ struct SelectionRoute {
 };
 
 std::optional<SelectionRoute> selection_route(const Options& options, const DpEvent& raw) {
-  if (raw.kind() != K::RepeatAndSelect || raw.mean() == 1) return std::nullopt;
+  if (raw.kind() != K::RepeatAndSelect) return std::nullopt;
   const double mean = raw.mean(), shape = raw.shape();
+  if (mean == 1 && !std::isinf(shape)) return std::nullopt;  // K = 1: the base itself
   const auto inner = std::make_shared<const DpEvent>(raw.inner());
   const auto base = std::make_shared<const Cost>(Costing(options).cost(*inner, options.orders));
   SelectionRoute route{
