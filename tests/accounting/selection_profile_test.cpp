@@ -289,3 +289,20 @@ TEST_CASE("rdp accountant: repeat_and_select never above the RDP route, names th
   // δ at ε = 3 (before: 0.1125).
   CHECK(acc.delta(cases[0].event, 3.0).delta < 0.0012);
 }
+
+TEST_CASE("rdp accountant: repeat_and_select of an approx_dp base by the privacy profile alone") {
+  // Base (1, 1e-7)-DP: δ_Q(ε') = 1e-7 for ε' ≥ 1 (1 below), geometric K with E[K] = 10 (γ = 0.1).
+  // At δ = 1e-5: ε₀ = 1 (1e-7 ≤ δ/E[K]) and L → 2·log(1/(γ + (1−γ)e^{−1}(1 − 1e-7))) as ε₁ ↓ 1.
+  dptune::rdp::Accountant acc(dptune::rdp::Options{});
+  const auto rs = DpEvent::repeat_and_select(DpEvent::approx_dp(1, 1e-7), 10, 1);
+  const double closed = 1 + 2 * std::log(1 / (0.1 + 0.9 * std::exp(-1.0) * (1 - 1e-7)));
+  const auto g = acc.epsilon(rs, 1e-5);
+  CHECK(g.epsilon >= closed - 1e-9);
+  CHECK(g.epsilon <= closed + 0.01);
+  CHECK(g.derivation.find("Lemma 20") != std::string::npos);
+  // δ at that ε is within the target, and δ below the base's own ε is trivial.
+  CHECK(acc.delta(rs, g.epsilon).delta <= 1e-5 * (1 + 1e-6));
+  CHECK(acc.delta(rs, 0.5).delta == 1.0);
+  // δ/E[K] below the base's δ: no finite ε.
+  CHECK(std::isinf(acc.epsilon(rs, 1e-7).epsilon));
+}

@@ -731,7 +731,12 @@ Accountant::Accountant(Options options) : options_(std::move(options)) {
     require(a > 1 && std::isfinite(a), "rdp accountant: orders must be finite and > 1");
 }
 
+namespace {
+bool profile_only_selection(const Options& options, const DpEvent& event);
+}  // namespace
+
 std::string Accountant::unsupported_reason(const DpEvent& event) const {
+  if (!options_.pure_only && profile_only_selection(options_, event)) return {};
   try {
     const Cost c = cost(event);
     if (options_.pure_only && std::isinf(c.pure_epsilon))
@@ -825,6 +830,39 @@ std::optional<SelectionRoute> selection_route(const Options& options, const DpEv
       }};
   return route;
 }
+
+/// A repeat-and-select whose base has approx_dp parts has no RDP curve (paper 004's Lemma 20 is not
+/// implemented), but the privacy-profile route applies to it: then that is the only route.
+/// Any error (mixed relations, an unpriceable base) leaves the event to the usual path, which
+/// reports it.
+bool profile_only_selection(const Options& options, const DpEvent& event) {
+  try {
+    const Restated restated = for_its_relation(event);
+    const DpEvent& raw = restated.raw;
+    if (raw.kind() != K::RepeatAndSelect || (raw.mean() == 1 && !std::isinf(raw.shape())))
+      return false;
+    return Costing(options).cost(raw.inner(), options.orders).has_approx;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+PrivacyGuarantee profile_only(const Options& options, const DpEvent& event, double delta,
+                              double epsilon, bool want_epsilon) {
+  const Restated restated = for_its_relation(event);
+  const auto sel = selection_route(options, restated.raw);
+  const auto bound = want_epsilon ? selection::epsilon(sel->profile, sel->runs, delta)
+                                  : selection::delta(sel->profile, sel->runs, epsilon);
+  PrivacyGuarantee g;
+  g.accountant = options.name;
+  g.epsilon = want_epsilon ? bound.value : epsilon;
+  g.delta = want_epsilon ? delta : bound.value;
+  g.derivation = bound.derivation +
+                 "; the base has approx_dp parts, so there is no RDP route (paper 004, Lemma 20 "
+                 "is not implemented); " +
+                 restated.note;
+  return g;
+}
 }  // namespace
 
 /// The best conversion at orders above the grid, doubling from its largest while ε improves.  The
@@ -865,6 +903,8 @@ Accountant::Cost Accountant::cost(const DpEvent& event) const {
 PrivacyGuarantee Accountant::epsilon(const DpEvent& event, double delta) const {
   require(delta >= 0 && delta < 1 && !std::isnan(delta),
           options_.name + ": delta must be in [0, 1), got " + num(delta));
+  if (!options_.pure_only && profile_only_selection(options_, event))
+    return profile_only(options_, event, delta, 0, true);
   const Restated restated = for_its_relation(event);
   const Cost c = cost_of(options_, restated);
   if (options_.pure_only && std::isinf(c.pure_epsilon))
@@ -956,6 +996,8 @@ PrivacyGuarantee Accountant::epsilon(const DpEvent& event, double delta) const {
 PrivacyGuarantee Accountant::delta(const DpEvent& event, double epsilon) const {
   require(epsilon >= 0 && !std::isnan(epsilon),
           options_.name + ": epsilon must be >= 0, got " + num(epsilon));
+  if (!options_.pure_only && profile_only_selection(options_, event))
+    return profile_only(options_, event, 0, epsilon, false);
   const Restated restated = for_its_relation(event);
   const Cost c = cost_of(options_, restated);
   if (options_.pure_only && std::isinf(c.pure_epsilon))
