@@ -62,6 +62,8 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "dptune/errors.hpp"
 #include "dptune/repetition.hpp"
@@ -340,7 +342,18 @@ Bound epsilon(const Profile& base, const Runs& runs, double delta) {
   if (!std::isfinite(bound.value)) return bound;
   // Step 5: bisection below the single-region value on the partitioned bound, min over ε₁; `hi`
   // always holds an ε whose bound was evaluated ≤ δ.
-  const auto candidates = partitions(base, runs, bound.shift);
+  // Speed: rank the ε₁ candidates once, by their bound at the single-region ε, and bisect with the
+  // best few (any candidate gives a valid bound, so this only trades tightness for time).
+  auto candidates = partitions(base, runs, bound.shift);
+  std::vector<std::pair<double, std::size_t>> ranked;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    ranked.emplace_back(partitioned_delta(base, candidates[i].second, bound.value), i);
+  std::sort(ranked.begin(), ranked.end());
+  constexpr std::size_t kKept = 6;
+  std::vector<std::pair<double, Partition>> kept;
+  for (std::size_t i = 0; i < std::min(kKept, ranked.size()); ++i)
+    kept.push_back(std::move(candidates[ranked[i].second]));
+  candidates = std::move(kept);
   const auto best_at = [&](double eps, const Partition** which, double* which_eps1) {
     double value = 1;
     for (const auto& [eps1, p] : candidates) {
