@@ -659,6 +659,7 @@ class Costing {
   Cost repeat_and_select(const DpEvent& e, const std::vector<double>& orders) {
     const std::size_t n = orders.size();
     const Cost base = cost(e.inner(), orders);
+    if (capture_for_ == &e) *captured_base_ = base;
     if (base.has_approx)
       throw PrivacyError(
           "repeat_and_select of a base with approx_dp parts is not supported (paper 004, Lemma 20 "
@@ -720,6 +721,18 @@ class Costing {
 
   const Options& options_;
   bool beyond_grid_ = false;
+
+ public:
+  /// Records the base cost of the repeat-and-select `event` (the top-level one) when it is costed,
+  /// so that the privacy-profile route does not cost the base a second time.
+  void capture_base_of(const DpEvent* event, Cost* out) {
+    capture_for_ = event;
+    captured_base_ = out;
+  }
+
+ private:
+  const DpEvent* capture_for_ = nullptr;
+  Cost* captured_base_ = nullptr;
 };
 
 }  // namespace
@@ -789,8 +802,10 @@ Restated for_its_relation(const DpEvent& event) {
   return r;
 }
 
-Accountant::Cost cost_of(const Options& options, const Restated& event) {
+Accountant::Cost cost_of(const Options& options, const Restated& event,
+                         Accountant::Cost* base_of_selection = nullptr) {
   Costing costing(options);
+  if (base_of_selection != nullptr) costing.capture_base_of(&event.raw, base_of_selection);
   Accountant::Cost c = costing.cost(event.raw, options.orders);
   c.notes.insert(c.notes.begin(), event.note);
   return c;
@@ -816,12 +831,14 @@ struct SelectionRoute {
   }
 };
 
-std::optional<SelectionRoute> selection_route(const Options& options, const DpEvent& raw) {
+std::optional<SelectionRoute> selection_route(const Options& options, const DpEvent& raw,
+                                              const Cost* known_base = nullptr) {
   if (raw.kind() != K::RepeatAndSelect) return std::nullopt;
   const double mean = raw.mean(), shape = raw.shape();
   if (mean == 1 && !std::isinf(shape)) return std::nullopt;  // K = 1: the base itself
   const auto inner = std::make_shared<const DpEvent>(raw.inner());
-  const auto base = std::make_shared<const Cost>(Costing(options).cost(*inner, options.orders));
+  const auto base = std::make_shared<const Cost>(
+      known_base != nullptr ? *known_base : Costing(options).cost(*inner, options.orders));
   SelectionRoute route{
       selection::Runs::from(std::isinf(shape) ? RepetitionDistribution::poisson(mean)
                                               : RepetitionDistribution::from_mean(mean, shape)),
@@ -906,7 +923,8 @@ PrivacyGuarantee Accountant::epsilon(const DpEvent& event, double delta) const {
   if (!options_.pure_only && profile_only_selection(options_, event))
     return profile_only(options_, event, delta, 0, true);
   const Restated restated = for_its_relation(event);
-  const Cost c = cost_of(options_, restated);
+  Cost selection_base{};  // filled when the event is a repeat-and-select (see selection_route)
+  const Cost c = cost_of(options_, restated, &selection_base);
   if (options_.pure_only && std::isinf(c.pure_epsilon))
     throw PrivacyError(unsupported_reason(event));
   PrivacyGuarantee g;
@@ -964,7 +982,8 @@ PrivacyGuarantee Accountant::epsilon(const DpEvent& event, double delta) const {
       }
     }
   }
-  if (const auto sel = selection_route(options_, restated.raw)) {
+  if (const auto sel = selection_route(options_, restated.raw,
+                                       selection_base.rdp.empty() ? nullptr : &selection_base)) {
     const auto bound = selection::epsilon(sel->profile, sel->runs, delta);
     if (bound.value < best) {
       how = sel->winner(bound.derivation, "epsilon", num(best));
@@ -999,7 +1018,8 @@ PrivacyGuarantee Accountant::delta(const DpEvent& event, double epsilon) const {
   if (!options_.pure_only && profile_only_selection(options_, event))
     return profile_only(options_, event, 0, epsilon, false);
   const Restated restated = for_its_relation(event);
-  const Cost c = cost_of(options_, restated);
+  Cost selection_base{};  // filled when the event is a repeat-and-select (see selection_route)
+  const Cost c = cost_of(options_, restated, &selection_base);
   if (options_.pure_only && std::isinf(c.pure_epsilon))
     throw PrivacyError(unsupported_reason(event));
   PrivacyGuarantee g;
@@ -1016,7 +1036,8 @@ PrivacyGuarantee Accountant::delta(const DpEvent& event, double epsilon) const {
   const ProfilePoint point = profile_delta(options_, c, restated.raw, epsilon);
   double best = point.delta, best_order = point.order;
   std::string how = point.how;
-  if (const auto sel = selection_route(options_, restated.raw)) {
+  if (const auto sel = selection_route(options_, restated.raw,
+                                       selection_base.rdp.empty() ? nullptr : &selection_base)) {
     const auto bound = selection::delta(sel->profile, sel->runs, epsilon);
     how = bound.value < best ? sel->winner(bound.derivation, "delta", num(best))
                              : sel->loser(how, "delta", num(bound.value));
