@@ -301,12 +301,23 @@ TEST_CASE("numerical stability at the extremes") {
 
 TEST_CASE("repeat_and_select: Corollary 3 for a pure base") {
   const rdp::Accountant acc({});
-  const auto base = DpEvent::pure_dp(0.5);
-  CHECK(acc.epsilon(DpEvent::repeat_and_select(base, 10, 0.0), 0).epsilon == doctest::Approx(1.0));
-  CHECK(acc.epsilon(DpEvent::repeat_and_select(base, 10, 1.0), 0).epsilon == doctest::Approx(1.5));
-  CHECK(acc.epsilon(DpEvent::repeat_and_select(base, 10, 0.5), 0).epsilon == doctest::Approx(1.25));
-  CHECK(acc.epsilon(DpEvent::repeat_and_select(base, 10, -0.5), 0).epsilon ==
-        doctest::Approx(0.75));
+  const double eps = 0.5;
+  const auto base = DpEvent::pure_dp(eps);
+  for (double eta : {0.0, 1.0, 0.5, -0.5}) {
+    INFO("eta=" << eta);
+    const auto event = DpEvent::repeat_and_select(base, 10, eta);
+    // The RDP route's pure bound is Corollary 3's (2 + η)ε.
+    CHECK(acc.cost(event).pure_epsilon == doctest::Approx((2 + eta) * eps));
+    // The selection privacy profile (plugins/accountant/selection) improves on it:
+    // ε + (η+1)·log(1/(γ + (1−γ)e^{−ε})) at δ = 0, or less where its search finds a better ε₁.
+    const double gamma = dptune::RepetitionDistribution::from_mean(10, eta).gamma();
+    const double closed = eps + (eta + 1) * std::log(1 / (gamma + (1 - gamma) * std::exp(-eps)));
+    const auto g = acc.epsilon(event, 0);
+    CHECK(g.epsilon <= closed * (1 + 1e-9));
+    CHECK(g.epsilon <= (2 + eta) * eps);
+    CHECK(g.epsilon >= eps);
+    CHECK(g.derivation.find("selection privacy profile") == 0);
+  }
 }
 
 TEST_CASE("repeat_and_select: Theorem 2 matches Corollary 4 for a zCDP base") {
@@ -370,8 +381,14 @@ TEST_CASE("unsupported events are refused with a reason") {
   const rdp::Accountant acc({});
   CHECK(acc.unsupported_reason(DpEvent::non_private()).find("non_private") != std::string::npos);
   CHECK_THROWS_AS(acc.epsilon(DpEvent::non_private(), 1e-5), dptune::PrivacyError);
+  // A repeat-and-select of an approx_dp base has no RDP route (Lemma 20 is not implemented): alone,
+  // the privacy-profile route prices it (selection_profile_test.cpp); inside a composition, or for
+  // pure_dp, it is refused.
   const auto rs = DpEvent::repeat_and_select(DpEvent::approx_dp(1, 1e-6), 5, 1);
-  CHECK(acc.unsupported_reason(rs).find("Lemma 20") != std::string::npos);
+  CHECK(acc.unsupported_reason(rs).empty());
+  const auto composed = DpEvent::composed({rs, DpEvent::gaussian(4)});
+  CHECK(acc.unsupported_reason(composed).find("Lemma 20") != std::string::npos);
+  CHECK_THROWS_AS(acc.epsilon(composed, 1e-5), dptune::PrivacyError);
   CHECK(acc.unsupported_reason(DpEvent::gaussian(1)).empty());
   CHECK_THROWS_AS(acc.epsilon(DpEvent::gaussian(1), 1.0), dptune::InvalidArgument);
   rdp::Options pure;
@@ -381,6 +398,7 @@ TEST_CASE("unsupported events are refused with a reason") {
   CHECK(pure_acc.unsupported_reason(DpEvent::gaussian(1)).find("rdp accountant") !=
         std::string::npos);
   CHECK(pure_acc.epsilon(DpEvent::laplace(1), 0).epsilon == doctest::Approx(1.0));
+  CHECK(pure_acc.unsupported_reason(rs).find("Lemma 20") != std::string::npos);
 }
 
 TEST_CASE("calibration: DP-Hype's sigma table (paper 003, Sec. V-C; k = 5, delta = 1e-5)") {

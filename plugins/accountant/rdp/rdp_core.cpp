@@ -5,12 +5,14 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 
 #include "dptune/errors.hpp"
 #include "dptune/params.hpp"
 #include "dptune/repetition.hpp"
+#include "selection_profile.hpp"
 
 namespace dptune::rdp {
 
@@ -192,6 +194,56 @@ std::optional<double> composed_gaussian_multiplier(const DpEvent& event) {
       !std::isfinite(inverse_variance))
     return std::nullopt;
   return 1 / std::sqrt(inverse_variance);
+}
+
+/// δ(ε) of a costed event by every route the accountant has (the RDP conversion minimised over the
+/// orders, the pure-DP region, the analytic Gaussian where exact, plus the approx_dp parts): the
+/// accountant's delta(), and the base's privacy profile handed to the selection bound.
+struct ProfilePoint {
+  double delta = 1;
+  double order = 0;
+  std::string how;
+};
+
+ProfilePoint profile_delta(const Options& options, const Cost& c, const DpEvent& raw,
+                           double epsilon) {
+  ProfilePoint point;
+  const double rest_eps = epsilon - c.approx_epsilon;
+  if (rest_eps < 0) {
+    point.how =
+        "trivial bound: epsilon is below the approx_dp parts' own epsilon " + num(c.approx_epsilon);
+    return point;
+  }
+  const DeltaBound bound = rdp_or_pure_delta(c, options.orders, options.conversion, rest_eps);
+  point.delta = bound.delta;
+  point.order = bound.order;
+  switch (bound.route) {
+    case DeltaBound::Route::Trivial:
+      point.how = "trivial bound delta = 1";
+      break;
+    case DeltaBound::Route::Rdp:
+      point.how =
+          std::string(conversion_name(options.conversion)) + " at order " + num(bound.order);
+      break;
+    case DeltaBound::Route::Pure:
+      point.how = "pure DP bound";
+      break;
+    case DeltaBound::Route::PureRegion:
+      point.how = "pure DP bound and the privacy region of eps-DP (Kairouz, Oh & Viswanath 2015)";
+      break;
+  }
+  if (options.analytic_gaussian) {
+    if (const auto s = composed_gaussian_multiplier(raw)) {
+      const double d = analytic_gaussian_delta(*s, rest_eps);
+      if (d < point.delta) {
+        point.delta = d;
+        point.order = 0;
+        point.how = "analytic Gaussian mechanism (Balle & Wang 2018, Thm 8)";
+      }
+    }
+  }
+  point.delta = std::min(1.0, point.delta + c.approx_delta);
+  return point;
 }
 
 std::vector<RdpPoint> finite_curve(const Cost& c, const std::vector<double>& orders) {
@@ -607,6 +659,7 @@ class Costing {
   Cost repeat_and_select(const DpEvent& e, const std::vector<double>& orders) {
     const std::size_t n = orders.size();
     const Cost base = cost(e.inner(), orders);
+    if (capture_for_ == &e) *captured_base_ = base;
     if (base.has_approx)
       throw PrivacyError(
           "repeat_and_select of a base with approx_dp parts is not supported (paper 004, Lemma 20 "
@@ -616,18 +669,18 @@ class Costing {
     c.notes = base.notes;
     if (std::isinf(shape)) {
       // Paper 004, Theorem 6 (Poisson(μ)): if e^{ε̂} ≤ 1 + 1/(λ−1), then
-      // ε'(λ) = ε(λ) + μ δ̂ + log(μ)/(λ−1); take ε̂ = log(λ/(λ−1)), the largest allowed, whose δ̂
-      // comes from the base's own RDP curve (or pure bound).
-      for (std::size_t i = 0; i < n; ++i) {
-        const double lambda = orders[i];
-        const double eps_hat = -std::log1p(-1 / lambda);
-        const double delta_hat =
-            rdp_or_pure_delta(base, orders, options_.conversion, eps_hat).delta;
-        c.rdp[i] = std::max(0.0, base.rdp[i] + mean * delta_hat + std::log(mean) / (lambda - 1));
-      }
+      // ε'(λ) = ε(λ) + μ δ̂ + log(μ)/(λ−1); take ε̂ = log(λ/(λ−1)), the largest allowed.  δ̂ is the
+      // base's privacy profile at ε̂ by the accountant's tightest route (RDP conversion, pure
+      // region, or the analytic Gaussian where exact; issue 14, item 4a).
+      const selection::Profile profile = [&](double eps) {
+        return profile_delta(options_, base, e.inner(), eps).delta;
+      };
+      for (std::size_t i = 0; i < n; ++i)
+        c.rdp[i] = selection::poisson_selection_rdp(base.rdp[i], orders[i], mean, profile);
       c.pure_epsilon = kInf;
       add_note(c.notes, "repeat_and_select, Poisson(mean " + num(mean) +
-                            "): paper 004, Theorem 6, (eps^, delta^) from the base's RDP curve");
+                            "): paper 004, Theorem 6, (eps^, delta^) from the base's privacy "
+                            "profile");
       return c;
     }
     if (mean == 1) {  // K = 1 with probability 1: one run of the base
@@ -668,6 +721,18 @@ class Costing {
 
   const Options& options_;
   bool beyond_grid_ = false;
+
+ public:
+  /// Records the base cost of the repeat-and-select `event` (the top-level one) when it is costed,
+  /// so that the privacy-profile route does not cost the base a second time.
+  void capture_base_of(const DpEvent* event, Cost* out) {
+    capture_for_ = event;
+    captured_base_ = out;
+  }
+
+ private:
+  const DpEvent* capture_for_ = nullptr;
+  Cost* captured_base_ = nullptr;
 };
 
 }  // namespace
@@ -679,7 +744,12 @@ Accountant::Accountant(Options options) : options_(std::move(options)) {
     require(a > 1 && std::isfinite(a), "rdp accountant: orders must be finite and > 1");
 }
 
+namespace {
+bool profile_only_selection(const Options& options, const DpEvent& event);
+}  // namespace
+
 std::string Accountant::unsupported_reason(const DpEvent& event) const {
+  if (!options_.pure_only && profile_only_selection(options_, event)) return {};
   try {
     const Cost c = cost(event);
     if (options_.pure_only && std::isinf(c.pure_epsilon))
@@ -732,11 +802,83 @@ Restated for_its_relation(const DpEvent& event) {
   return r;
 }
 
-Accountant::Cost cost_of(const Options& options, const Restated& event) {
+Accountant::Cost cost_of(const Options& options, const Restated& event,
+                         Accountant::Cost* base_of_selection = nullptr) {
   Costing costing(options);
+  if (base_of_selection != nullptr) costing.capture_base_of(&event.raw, base_of_selection);
   Accountant::Cost c = costing.cost(event.raw, options.orders);
   c.notes.insert(c.notes.begin(), event.note);
   return c;
+}
+}  // namespace
+
+namespace {
+/// The privacy-profile route for a repeat-and-select (plugins/accountant/selection): the base's
+/// profile is this accountant's own δ(ε) of the base (profile_delta), any upper bound being sound.
+/// Taken only when the whole event is one repeat-and-select (not K = 1); the accountant reports
+/// the smaller of it and the RDP route (paper 004, Theorems 2 and 6), naming the winner.
+struct SelectionRoute {
+  selection::Runs runs;
+  selection::Profile profile;
+  std::string winner(const std::string& derivation, const char* what,
+                     const std::string& rdp_value) const {
+    return derivation + " (beats the RDP route's " + what + " " + rdp_value + ")";
+  }
+  std::string loser(const std::string& how, const char* what,
+                    const std::string& profile_value) const {
+    return how + " (the RDP route beats the selection privacy profile's " + what + " " +
+           profile_value + ")";
+  }
+};
+
+std::optional<SelectionRoute> selection_route(const Options& options, const DpEvent& raw,
+                                              const Cost* known_base = nullptr) {
+  if (raw.kind() != K::RepeatAndSelect) return std::nullopt;
+  const double mean = raw.mean(), shape = raw.shape();
+  if (mean == 1 && !std::isinf(shape)) return std::nullopt;  // K = 1: the base itself
+  const auto inner = std::make_shared<const DpEvent>(raw.inner());
+  const auto base = std::make_shared<const Cost>(
+      known_base != nullptr ? *known_base : Costing(options).cost(*inner, options.orders));
+  SelectionRoute route{
+      selection::Runs::from(std::isinf(shape) ? RepetitionDistribution::poisson(mean)
+                                              : RepetitionDistribution::from_mean(mean, shape)),
+      [&options, inner, base](double eps) {
+        return profile_delta(options, *base, *inner, eps).delta;
+      }};
+  return route;
+}
+
+/// A repeat-and-select whose base has approx_dp parts has no RDP curve (paper 004's Lemma 20 is not
+/// implemented), but the privacy-profile route applies to it: then that is the only route.
+/// Any error (mixed relations, an unpriceable base) leaves the event to the usual path, which
+/// reports it.
+bool profile_only_selection(const Options& options, const DpEvent& event) {
+  try {
+    const Restated restated = for_its_relation(event);
+    const DpEvent& raw = restated.raw;
+    if (raw.kind() != K::RepeatAndSelect || (raw.mean() == 1 && !std::isinf(raw.shape())))
+      return false;
+    return Costing(options).cost(raw.inner(), options.orders).has_approx;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+PrivacyGuarantee profile_only(const Options& options, const DpEvent& event, double delta,
+                              double epsilon, bool want_epsilon) {
+  const Restated restated = for_its_relation(event);
+  const auto sel = selection_route(options, restated.raw);
+  const auto bound = want_epsilon ? selection::epsilon(sel->profile, sel->runs, delta)
+                                  : selection::delta(sel->profile, sel->runs, epsilon);
+  PrivacyGuarantee g;
+  g.accountant = options.name;
+  g.epsilon = want_epsilon ? bound.value : epsilon;
+  g.delta = want_epsilon ? delta : bound.value;
+  g.derivation = bound.derivation +
+                 "; the base has approx_dp parts, so there is no RDP route (paper 004, Lemma 20 "
+                 "is not implemented); " +
+                 restated.note;
+  return g;
 }
 }  // namespace
 
@@ -778,8 +920,11 @@ Accountant::Cost Accountant::cost(const DpEvent& event) const {
 PrivacyGuarantee Accountant::epsilon(const DpEvent& event, double delta) const {
   require(delta >= 0 && delta < 1 && !std::isnan(delta),
           options_.name + ": delta must be in [0, 1), got " + num(delta));
+  if (!options_.pure_only && profile_only_selection(options_, event))
+    return profile_only(options_, event, delta, 0, true);
   const Restated restated = for_its_relation(event);
-  const Cost c = cost_of(options_, restated);
+  Cost selection_base{};  // filled when the event is a repeat-and-select (see selection_route)
+  const Cost c = cost_of(options_, restated, &selection_base);
   if (options_.pure_only && std::isinf(c.pure_epsilon))
     throw PrivacyError(unsupported_reason(event));
   PrivacyGuarantee g;
@@ -837,6 +982,17 @@ PrivacyGuarantee Accountant::epsilon(const DpEvent& event, double delta) const {
       }
     }
   }
+  if (const auto sel = selection_route(options_, restated.raw,
+                                       selection_base.rdp.empty() ? nullptr : &selection_base)) {
+    const auto bound = selection::epsilon(sel->profile, sel->runs, delta);
+    if (bound.value < best) {
+      how = sel->winner(bound.derivation, "epsilon", num(best));
+      best = bound.value;
+      best_order = 0;
+    } else if (std::isfinite(bound.value)) {
+      how = sel->loser(how, "epsilon", num(bound.value));
+    }
+  }
   if (std::isinf(best)) {
     g.epsilon = kInf;
     g.derivation =
@@ -859,8 +1015,11 @@ PrivacyGuarantee Accountant::epsilon(const DpEvent& event, double delta) const {
 PrivacyGuarantee Accountant::delta(const DpEvent& event, double epsilon) const {
   require(epsilon >= 0 && !std::isnan(epsilon),
           options_.name + ": epsilon must be >= 0, got " + num(epsilon));
+  if (!options_.pure_only && profile_only_selection(options_, event))
+    return profile_only(options_, event, 0, epsilon, false);
   const Restated restated = for_its_relation(event);
-  const Cost c = cost_of(options_, restated);
+  Cost selection_base{};  // filled when the event is a repeat-and-select (see selection_route)
+  const Cost c = cost_of(options_, restated, &selection_base);
   if (options_.pure_only && std::isinf(c.pure_epsilon))
     throw PrivacyError(unsupported_reason(event));
   PrivacyGuarantee g;
@@ -874,34 +1033,18 @@ PrivacyGuarantee Accountant::delta(const DpEvent& event, double epsilon) const {
         "trivial bound: epsilon is below the approx_dp parts' own epsilon " + num(c.approx_epsilon);
     return g;
   }
-  const DeltaBound bound = rdp_or_pure_delta(c, options_.orders, options_.conversion, rest_eps);
-  double best = bound.delta, best_order = bound.order;
-  std::string how;
-  switch (bound.route) {
-    case DeltaBound::Route::Trivial:
-      how = "trivial bound delta = 1";
-      break;
-    case DeltaBound::Route::Rdp:
-      how = std::string(conversion_name(options_.conversion)) + " at order " + num(bound.order);
-      break;
-    case DeltaBound::Route::Pure:
-      how = "pure DP bound";
-      break;
-    case DeltaBound::Route::PureRegion:
-      how = "pure DP bound and the privacy region of eps-DP (Kairouz, Oh & Viswanath 2015)";
-      break;
+  const ProfilePoint point = profile_delta(options_, c, restated.raw, epsilon);
+  double best = point.delta, best_order = point.order;
+  std::string how = point.how;
+  if (const auto sel = selection_route(options_, restated.raw,
+                                       selection_base.rdp.empty() ? nullptr : &selection_base)) {
+    const auto bound = selection::delta(sel->profile, sel->runs, epsilon);
+    how = bound.value < best ? sel->winner(bound.derivation, "delta", num(best))
+                             : sel->loser(how, "delta", num(bound.value));
+    if (bound.value < best) best_order = 0;
+    best = std::min(best, bound.value);
   }
-  if (options_.analytic_gaussian) {
-    if (const auto s = composed_gaussian_multiplier(restated.raw)) {
-      const double d = analytic_gaussian_delta(*s, rest_eps);
-      if (d < best) {
-        best = d;
-        best_order = 0;
-        how = "analytic Gaussian mechanism (Balle & Wang 2018, Thm 8)";
-      }
-    }
-  }
-  g.delta = std::min(1.0, best + c.approx_delta);
+  g.delta = std::min(1.0, best);
   g.order = best_order;
   std::string derivation = with_notes(how, c);
   if (c.has_approx)
