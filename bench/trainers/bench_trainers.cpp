@@ -107,10 +107,12 @@ void run(const char* label, const Dataset& data, const std::string& model, std::
   const double plugin = thread_seconds() - t0;
 
   std::printf(
-      "%-32s noise %-6s %7lld steps  CPU %6.3f s: %7.3f M examples/s, %6.2f GFLOP/s (wall %7.3f M/s)"
+      "%-32s noise %-6s %7lld steps  CPU %6.3f s: %7.3f M examples/s, %6.2f GFLOP/s (wall %7.3f "
+      "M/s)"
       " | plugin train(): %7.3f M examples/s\n",
-      label, noise_mode.c_str(), static_cast<long long>(dp_schedule(data.rows, o).steps), loop, examples / loop / 1e6,
-      examples * flop_per_example / loop / 1e9, examples / wall / 1e6, examples / plugin / 1e6);
+      label, noise_mode.c_str(), static_cast<long long>(dp_schedule(data.rows, o).steps), loop,
+      examples / loop / 1e6, examples * flop_per_example / loop / 1e9, examples / wall / 1e6,
+      examples / plugin / 1e6);
 }
 
 }  // namespace
@@ -124,10 +126,10 @@ int main(int argc, char** argv) {
   const double lr_flop = 2.0 * 30 * 2;
   const double mlp_flop = 2.0 * (64 * 128 + 128 * 10) * 2 + 2.0 * 128 * 10;
   for (const std::string noise : {"fast", "secure"}) {
-    run("logistic regression 30-1, n=569", synthetic(569, 30, 2, 1), "logistic", 0, lr_flop,
-        budget, registry, noise);
-    run("MLP 64-128-10, n=1797", synthetic(1797, 64, 10, 2), "mlp", 128, mlp_flop, budget,
+    run("logistic regression 30-1, n=569", synthetic(569, 30, 2, 1), "logistic", 0, lr_flop, budget,
         registry, noise);
+    run("MLP 64-128-10, n=1797", synthetic(1797, 64, 10, 2), "mlp", 128, mlp_flop, budget, registry,
+        noise);
   }
   return 0;
 }

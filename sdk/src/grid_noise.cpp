@@ -15,10 +15,10 @@ namespace {
 
 // Noise in grid units at most 2^23 (Gaussian σ) or 2^30 (Laplace scale): σ² <= 2^46 stays below
 // the discrete Gaussian's 2^48 limit with room for the rounding up.
-constexpr double kGaussianUnits = 8388608.0;       // 2^23
-constexpr double kLaplaceUnits = 1073741824.0;     // 2^30
-constexpr double kMaxGaussianSpread = 2097152.0;   // σ sqrt(d) <= 2^21
-constexpr double kMaxLaplaceSpread = 268435456.0;  // b d <= 2^28
+constexpr double kGaussianUnits = 8388608.0;          // 2^23
+constexpr double kLaplaceUnits = 1073741824.0;        // 2^30
+constexpr double kMaxGaussianSpread = 2097152.0;      // σ sqrt(d) <= 2^21
+constexpr double kMaxLaplaceSpread = 268435456.0;     // b d <= 2^28
 constexpr double kMaxGridSteps = 4503599627370496.0;  // 2^52
 constexpr int kMinExponent = -1000, kMaxExponent = 1000;
 
@@ -27,7 +27,8 @@ void check_noise_inputs(const char* who, double sensitivity, double multiplier) 
     throw InvalidArgument(std::string(who) + ": the sensitivity must be finite and >= 0, got " +
                           std::to_string(sensitivity));
   if (!(std::isfinite(multiplier) && multiplier >= 0))
-    throw InvalidArgument(std::string(who) + ": the noise multiplier must be finite and >= 0, got " +
+    throw InvalidArgument(std::string(who) +
+                          ": the noise multiplier must be finite and >= 0, got " +
                           std::to_string(multiplier));
 }
 
@@ -66,7 +67,8 @@ int grid_exponent(const char* who, double grid) {
 /// square root, a sum, a product, a square) errs by under 5 ulps = 5 · 2^-53, so the raised value
 /// exceeds the exact real parameter and the result is rounded UP (more noise than needed, never
 /// less).
-GridNoiseParameter rational_up(const char* who, double value, std::uint64_t max_num, int max_shift) {
+GridNoiseParameter rational_up(const char* who, double value, std::uint64_t max_num,
+                               int max_shift) {
   const double raised = value * (1.0 + std::ldexp(1.0, -45));
   const auto limit = static_cast<double>(max_num);
   if (!(std::isfinite(raised) && raised > 0 && std::ceil(raised) <= limit))
@@ -103,8 +105,8 @@ std::vector<double> add_on_grid(const char* who, std::span<const double> values,
 void check_values(const char* who, std::span<const double> values) {
   for (std::size_t i = 0; i < values.size(); ++i)
     if (!std::isfinite(values[i]))
-      throw InvalidArgument(std::string(who) + ": value " + std::to_string(i) +
-                            " is not finite (" + std::to_string(values[i]) + ")");
+      throw InvalidArgument(std::string(who) + ": value " + std::to_string(i) + " is not finite (" +
+                            std::to_string(values[i]) + ")");
 }
 
 }  // namespace

@@ -121,8 +121,8 @@ int exponent_of(double grid) {
 template <class Release>
 std::vector<std::int64_t> offsets(Release release, double value, double grid, int draws) {
   std::vector<std::int64_t> out;
-  const double rounded = std::ldexp(std::nearbyint(std::ldexp(value, -exponent_of(grid))),
-                                    exponent_of(grid));
+  const double rounded =
+      std::ldexp(std::nearbyint(std::ldexp(value, -exponent_of(grid))), exponent_of(grid));
   for (int i = 0; i < draws; ++i) {
     const double r = release();
     REQUIRE(on_grid(r, exponent_of(grid)));
@@ -138,12 +138,13 @@ bool fast_output_possible_from_one(double x) {
   const bool negative = x < 1.0;
   const double u0 = std::exp(-target);
   const double centre = u0 * 0x1.0p53 - 0.5;
-  const double ulp = std::nextafter(std::abs(x), std::numeric_limits<double>::infinity()) -
-                     std::abs(x);
+  const double ulp =
+      std::nextafter(std::abs(x), std::numeric_limits<double>::infinity()) - std::abs(x);
   const double width = std::ceil(4 * u0 * 0x1.0p53 * (ulp + 0x1.0p-52)) + 4;
-  for (double j = std::max(0.0, std::floor(centre - width));
-       j <= std::min(0x1.0p53 - 1, std::ceil(centre + width)); ++j) {
-    const double magnitude = -std::log((j + 0.5) * 0x1.0p-53);
+  const auto first = static_cast<std::int64_t>(std::max(0.0, std::floor(centre - width)));
+  const auto last = static_cast<std::int64_t>(std::min(0x1.0p53 - 1, std::ceil(centre + width)));
+  for (std::int64_t j = first; j <= last; ++j) {
+    const double magnitude = -std::log((static_cast<double>(j) + 0.5) * 0x1.0p-53);
     if (1.0 + (negative ? -magnitude : magnitude) == x) return true;
   }
   return false;
@@ -161,11 +162,11 @@ TEST_CASE("grid_gaussian: exact multiples of g and the discrete Gaussian pmf of 
   CHECK(sigma2 >= 25.0);
   CHECK(sigma2 <= 25.0 * (1 + 1e-12));
   const double value[] = {0.3};  // rounds to 1.2 → 1 grid step
-  const auto samples = offsets(
-      [&] { return dptune::grid_gaussian(value, 1.0, 1.0, grid, rng)[0]; }, 0.3, grid, 200000);
+  const auto samples = offsets([&] { return dptune::grid_gaussian(value, 1.0, 1.0, grid, rng)[0]; },
+                               0.3, grid, 200000);
   const double p = chi_square_p(
-      samples, [&](int k) { return std::exp(-static_cast<long double>(k) * k / (2 * sigma2)); },
-      15, 80);
+      samples, [&](int k) { return std::exp(-static_cast<long double>(k) * k / (2 * sigma2)); }, 15,
+      80);
   INFO("chi-square p-value " << p);
   CHECK(p > 1e-6);
 }
@@ -179,8 +180,8 @@ TEST_CASE("grid_laplace: exact multiples of g and the discrete Laplace pmf of it
   CHECK(t >= 2.5);
   CHECK(t <= 2.5 * (1 + 1e-12));
   const double value[] = {-0.3};  // -1.2 → -1 grid step
-  const auto samples = offsets(
-      [&] { return dptune::grid_laplace(value, 1.0, 0.5, grid, rng)[0]; }, -0.3, grid, 200000);
+  const auto samples = offsets([&] { return dptune::grid_laplace(value, 1.0, 0.5, grid, rng)[0]; },
+                               -0.3, grid, 200000);
   const double p = chi_square_p(
       samples, [&](int k) { return std::exp(-std::abs(static_cast<long double>(k)) / t); }, 12,
       300);
@@ -188,7 +189,8 @@ TEST_CASE("grid_laplace: exact multiples of g and the discrete Laplace pmf of it
   CHECK(p > 1e-6);
 }
 
-TEST_CASE("Mironov's attack: the fast sampler separates f(D) = 0 from f(D') = 1, the grid does not") {
+TEST_CASE(
+    "Mironov's attack: the fast sampler separates f(D) = 0 from f(D') = 1, the grid does not") {
   // The old flaw: outputs of 0 + Laplace(1) that 1 + Laplace(1) can never produce.
   dptune::Xoshiro256 rng(2012);
   const int draws = 4000;
@@ -199,7 +201,8 @@ TEST_CASE("Mironov's attack: the fast sampler separates f(D) = 0 from f(D') = 1,
   INFO("fraction of fast D-outputs impossible under D': " << fraction);
   CHECK(fraction > 0.5);
   // Sanity of the inversion: outputs of D' itself are always found possible.
-  for (int i = 0; i < 500; ++i) CHECK(fast_output_possible_from_one(1.0 + dptune::laplace(rng, 1.0)));
+  for (int i = 0; i < 500; ++i)
+    CHECK(fast_output_possible_from_one(1.0 + dptune::laplace(rng, 1.0)));
 
   // The grid release: both inputs give multiples of the same g, so each output's difference
   // from either rounded input is a whole number of steps — possible under both, since the discrete

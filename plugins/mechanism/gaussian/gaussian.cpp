@@ -2,12 +2,12 @@
 // and σ the noise multiplier; event Gaussian(σ).  Used by DP-SGD, DP-Adam and output perturbation
 // for their noise, so a third-party mechanism with the same event can replace it from YAML.
 //
-// `noise: secure` (default) releases on a power-of-two grid with exact discrete Gaussian noise whose
-// σ is scaled to the rounded query's sensitivity Δ₂ + g·√d (dptune/grid_noise.hpp): for integer
-// shifts the discrete Gaussian's Rényi divergences equal the continuous one's (Canonne, Kamath &
-// Steinke 2020, Proposition 5), so Gaussian(σ) holds for the numbers released (docs/noise.md says
-// which accountant paths rest on more).  `noise: fast` keeps the floating-point polar method below,
-// insecure (Mironov 2012) and labelled so in every report.
+// `noise: secure` (default) releases on a power-of-two grid with exact discrete Gaussian noise
+// whose σ is scaled to the rounded query's sensitivity Δ₂ + g·√d (dptune/grid_noise.hpp): for
+// integer shifts the discrete Gaussian's Rényi divergences equal the continuous one's (Canonne,
+// Kamath & Steinke 2020, Proposition 5), so Gaussian(σ) holds for the numbers released
+// (docs/noise.md says which accountant paths rest on more).  `noise: fast` keeps the floating-point
+// polar method below, insecure (Mironov 2012) and labelled so in every report.
 //
 // Speed: DP-SGD calls release once per step on the whole gradient, so the normals are drawn in bulk
 // here with both outputs of each Box–Muller pair (r cos θ, r sin θ: independent standard normals),
@@ -23,7 +23,8 @@ namespace {
 class Gaussian final : public dptune::Mechanism {
  public:
   explicit Gaussian(const dptune::Params& p)
-      : sigma_(p.get_double("noise_multiplier")), secure_(!p.contains("noise") || p.get_string("noise") == "secure") {}
+      : sigma_(p.get_double("noise_multiplier")),
+        secure_(!p.contains("noise") || p.get_string("noise") == "secure") {}
 
   static dptune::ParamSchema schema() {
     return dptune::ParamSchema{}

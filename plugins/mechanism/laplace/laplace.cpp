@@ -1,10 +1,10 @@
 // The Laplace mechanism: adds Laplace(0, b · Δ₁) to every coordinate, Δ₁ the query's L1 sensitivity
 // and b the noise multiplier (scale / L1 sensitivity); event Laplace(b), i.e. (1/b)-DP.
 //
-// `noise: secure` (default) releases on a power-of-two grid with exact discrete Laplace noise scaled
-// to the rounded query's sensitivity Δ₁ + g·d (dptune/grid_noise.hpp; Canonne, Kamath & Steinke
-// 2020), so that Laplace(b) holds for the numbers actually released.  `noise: fast` keeps the
-// floating-point inversion sampler, whose outputs reveal the noiseless value's low-order bits
+// `noise: secure` (default) releases on a power-of-two grid with exact discrete Laplace noise
+// scaled to the rounded query's sensitivity Δ₁ + g·d (dptune/grid_noise.hpp; Canonne, Kamath &
+// Steinke 2020), so that Laplace(b) holds for the numbers actually released.  `noise: fast` keeps
+// the floating-point inversion sampler, whose outputs reveal the noiseless value's low-order bits
 // (Mironov 2012): every report of such a run says so.
 #include <cmath>
 #include <string>
@@ -16,7 +16,8 @@ namespace {
 class Laplace final : public dptune::Mechanism {
  public:
   explicit Laplace(const dptune::Params& p)
-      : b_(p.get_double("noise_multiplier")), secure_(!p.contains("noise") || p.get_string("noise") == "secure") {}
+      : b_(p.get_double("noise_multiplier")),
+        secure_(!p.contains("noise") || p.get_string("noise") == "secure") {}
 
   static dptune::ParamSchema schema() {
     return dptune::ParamSchema{}

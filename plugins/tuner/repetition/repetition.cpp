@@ -240,11 +240,11 @@ class Repetition final : public dptune::Tuner {
   /// How the runs' scores are released; fixed, with its event, before any run.
   struct Scoring {
     bool noisy = false;
-    bool secure = true;     // grid release with exact discrete Laplace (noise: secure)
-    double scale = 0;       // Laplace scale b = Δ / ε_score (noisy)
+    bool secure = true;      // grid release with exact discrete Laplace (noise: secure)
+    double scale = 0;        // Laplace scale b = Δ / ε_score (noisy)
     double sensitivity = 0;  // Δ, the utility's sensitivity to one scored record (noisy)
-    DpEvent event;          // laplace(b / Δ) = laplace(1 / ε_score), or NoOp
-    std::string statement;  // what the guarantee assumes about the scored split
+    DpEvent event;           // laplace(b / Δ) = laplace(1 / ε_score), or NoOp
+    std::string statement;   // what the guarantee assumes about the scored split
   };
 
   /// laplace(multiplier), stated for the relation of `trainer_base` (replace_one when the trainers'
@@ -307,7 +307,8 @@ class Repetition final : public dptune::Tuner {
     const double multiplier = s.scale / s.sensitivity;  // the event's laplace(b / Δ)
     const double value[] = {run.utility_mean};
     return dptune::grid_laplace(value, s.sensitivity, multiplier,
-                                dptune::laplace_grid(s.sensitivity, multiplier, 1), context.rng())[0];
+                                dptune::laplace_grid(s.sensitivity, multiplier, 1),
+                                context.rng())[0];
   }
 
   // ---- the candidates and the base event ---------------------------------------------------

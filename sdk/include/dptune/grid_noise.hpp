@@ -75,8 +75,7 @@ struct GridNoiseParameter {
   std::uint64_t numerator = 0;
   std::uint64_t denominator = 1;
 };
-GridNoiseParameter grid_laplace_scale(double l1, double multiplier, double grid,
-                                      std::size_t count);
+GridNoiseParameter grid_laplace_scale(double l1, double multiplier, double grid, std::size_t count);
 GridNoiseParameter grid_gaussian_variance(double l2, double multiplier, double grid,
                                           std::size_t count);
 
