@@ -574,6 +574,7 @@ class DpHype final : public dptune::Tuner {
           // All k share each repetition's losses (common random numbers); σ per (k, ε).
           for (std::size_t kk : s.ks) {
             std::vector<double> row;
+            row.reserve(epsilons.size());
             for (double eps : epsilons) row.push_back(sigmas[{kk, eps}]);
             s.sigmas_per_k.push_back(std::move(row));
           }
