@@ -116,7 +116,8 @@ double laplace_grid(double l1, double multiplier, std::size_t count) {
   const double d = static_cast<double>(count);
   if (multiplier * d > kMaxLaplaceSpread)
     throw InvalidArgument("laplace grid: noise multiplier " + std::to_string(multiplier) + " × " +
-                          std::to_string(count) + " coordinates exceeds 2^28");
+                          std::to_string(count) +
+                          " coordinates exceeds 2^28 (use noise: fast, knowing it is insecure)");
   return grid_for("laplace grid", l1, multiplier, kLaplaceUnits / multiplier - d);
 }
 
@@ -125,7 +126,8 @@ double gaussian_grid(double l2, double multiplier, std::size_t count) {
   const double root_d = std::sqrt(static_cast<double>(count));
   if (multiplier * root_d > kMaxGaussianSpread)
     throw InvalidArgument("gaussian grid: noise multiplier " + std::to_string(multiplier) +
-                          " × sqrt(" + std::to_string(count) + " coordinates) exceeds 2^21");
+                          " × sqrt(" + std::to_string(count) +
+                          " coordinates) exceeds 2^21 (use noise: fast, knowing it is insecure)");
   return grid_for("gaussian grid", l2, multiplier, kGaussianUnits / multiplier - root_d);
 }
 
