@@ -218,6 +218,31 @@ bool is_dp_output_note(const std::string& note) {
   return note.rfind(dptune::kDpOutputNote, 0) == 0;
 }
 
+/// Issue 15: every report names the sampler of each component with a `noise` parameter; one that
+/// draws floating-point noise (`noise: fast`) is flagged insecure, because such noise reveals
+/// low-order bits of the noiseless value (Mironov 2012).
+std::vector<std::string> noise_notes(const PipelineConfig& config) {
+  std::vector<std::string> notes;
+  auto check = [&](const ComponentConfig* c, const char* section) {
+    if (c == nullptr || !c->params.contains("noise")) return;
+    const dptune::Value& v = c->params.at("noise");
+    const auto* text = std::get_if<std::string>(&v);
+    if (text != nullptr && *text == "secure")
+      notes.push_back(std::string("noise: ") + section + " '" + c->use +
+                      "' draws exact discrete noise on a power-of-two grid (noise: secure; "
+                      "Canonne, Kamath & Steinke 2020; docs/noise.md)");
+    if (text != nullptr && *text == "fast")
+      notes.push_back(std::string("INSECURE NOISE: ") + section + " '" + c->use +
+                      "' draws floating-point noise (noise: fast), whose low-order bits can "
+                      "reveal the noiseless value (Mironov 2012); the epsilon reported assumes "
+                      "ideal real-valued noise.  Use noise: secure (the default) for releases.");
+  };
+  check(&config.algorithm, "algorithm");
+  check(config.mechanism ? &*config.mechanism : nullptr, "mechanism");
+  check(&config.tuner, "tuner");
+  return notes;
+}
+
 /// What a private tuner releases, exactly: the selected candidate (null when the tuner output its
 /// data-independent default instead), its private score, the released model's file and the notes
 /// the tuner declares as DP outputs.  Everything else a private tuner's report writes must not
@@ -443,6 +468,7 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
   std::vector<std::string> public_notes, dp_notes;
   for (const auto& n : result.notes)
     (private_tuner && is_dp_output_note(n) ? dp_notes : public_notes).push_back(n);
+  for (auto& n : noise_notes(config)) public_notes.push_back(std::move(n));
   // Every trial non-private (grid or random with private: false): a non-private baseline, shown by
   // utility alone; there is no privacy-utility trade-off, front or hypervolume to report.
   const bool baseline = map_trials && !result.trials.empty() &&

@@ -416,3 +416,36 @@ TEST_CASE("Figure 2 shape: accuracy rises with k then falls, and a larger epsilo
   t.sigmas_per_k = {{1.0}, {1.0, 2.0}, {1.0}};
   CHECK_THROWS_AS(simulate(t, 9, dphype_test::two_threads), dptune::Error);
 }
+
+TEST_CASE("secure noise shares: exact fixed-point sum on the grid; floating-point shares are not") {
+  // Issue 15: with the secure gaussian mechanism every share is a multiple of a power-of-two grid
+  // step >= 2^-32, so the secure sum is exact (rounding bound 0) and equals the integer votes plus
+  // a whole number of grid steps; the total variance is still σ².
+  const double sigma = 12.5;
+  const std::size_t k = 5, n = 24, p = 1500;
+  std::vector<std::vector<double>> votes(n, std::vector<double>(p, 0.0));
+  for (std::size_t i = 0; i < n; ++i) votes[i][i % p] = 1.0;
+  const ClientNoise noise = client_noise(sigma, k, n, 0.0, 0.0);
+  dphype_test::SecureGaussianMechanism secure(noise.noise_multiplier);
+  SecureVoteOptions options;
+  options.drop_before.assign(n, 4);
+  dptune::Xoshiro256 rng(15);
+  const auto r = secure_vote(votes, secure, noise, options, rng, dphype_test::two_threads);
+  CHECK(r.exact_noise);
+  CHECK(r.rounding_bound == 0.0);
+  const double step = dptune::gaussian_grid(noise.sensitivity, noise.noise_multiplier, p);
+  CHECK(step <= 1.0);
+  double v = 0;
+  for (std::size_t j = 0; j < p; ++j) {
+    const double z = r.noisy_votes[j] - (j < n ? 1.0 : 0.0);
+    CHECK(std::ldexp(z, -std::ilogb(step)) == std::nearbyint(std::ldexp(z, -std::ilogb(step))));
+    v += z * z;
+  }
+  // Var of a sample variance of p normals: 2σ⁴/(p−1); 4 standard errors ≈ 14.6%.
+  CHECK(v / p == doctest::Approx(sigma * sigma).epsilon(4 * std::sqrt(2.0 / (p - 1))));
+  dphype_test::FakeGaussianMechanism fast(noise.noise_multiplier);
+  dptune::Xoshiro256 rng2(16);
+  const auto f = secure_vote(votes, fast, noise, options, rng2, dphype_test::two_threads);
+  CHECK_FALSE(f.exact_noise);
+  CHECK(f.rounding_bound > 0.0);
+}

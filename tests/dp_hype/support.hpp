@@ -32,6 +32,21 @@ class FakeGaussianMechanism final : public dptune::Mechanism {
   double z_;
 };
 
+/// The built-in gaussian mechanism's secure release (grid + exact discrete Gaussian, issue 15).
+class SecureGaussianMechanism final : public dptune::Mechanism {
+ public:
+  explicit SecureGaussianMechanism(double noise_multiplier) : z_(noise_multiplier) {}
+  std::vector<double> release(std::span<const double> values, const dptune::Sensitivity& s,
+                              dptune::RandomBitGenerator& rng) const override {
+    return dptune::grid_gaussian(values, s.l2, z_, dptune::gaussian_grid(s.l2, z_, values.size()),
+                                 rng);
+  }
+  dptune::DpEvent event() const override { return dptune::DpEvent::gaussian(z_); }
+
+ private:
+  double z_;
+};
+
 /// Adds a fixed, known offset per entry (so the exact real sum is known).
 class OffsetMechanism final : public dptune::Mechanism {
  public:
@@ -45,8 +60,9 @@ class OffsetMechanism final : public dptune::Mechanism {
 };
 
 /// replace_one(Gaussian(z)) (client-level replace-one, multiplier relative to √(2k)):
-/// ε(α) = α / (2 z²) (Definition I.3 with Δ = 1; for z = σ/√(2k) this is αk/σ², Theorem III.1), converted with Theorem I.1: ε = ε(α) + log((α−1)/α) − (log δ + log α)/(α − 1),
-/// minimised over α ∈ {1.01, 1.02, ..., 101} ∪ {102, ..., 10101}.
+/// ε(α) = α / (2 z²) (Definition I.3 with Δ = 1; for z = σ/√(2k) this is αk/σ², Theorem III.1),
+/// converted with Theorem I.1: ε = ε(α) + log((α−1)/α) − (log δ + log α)/(α − 1), minimised over α
+/// ∈ {1.01, 1.02, ..., 101} ∪ {102, ..., 10101}.
 class PaperAccountant final : public dptune::Accountant {
  public:
   std::string unsupported_reason(const dptune::DpEvent& e) const override {

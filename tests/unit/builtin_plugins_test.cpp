@@ -164,3 +164,45 @@ TEST_CASE("builtin: pure_dp accountant (the rdp core restricted to pure/approxim
   CHECK(acc->delta(DpEvent::pure_dp(e0), e).delta ==
         doctest::Approx((std::exp(e0) - std::exp(e)) / (1 + std::exp(e0))).epsilon(1e-14));
 }
+
+namespace {
+std::shared_ptr<Mechanism> noise_mechanism(const std::string& name, double multiplier,
+                                           const std::string& noise) {
+  const auto* info = builtins().find(PluginKind::Mechanism, name);
+  REQUIRE(info != nullptr);
+  return builtins().create_mechanism(
+      name, info->schema.complete({{"noise_multiplier", multiplier}, {"noise", noise}}));
+}
+}  // namespace
+
+TEST_CASE("builtin: laplace and gaussian, noise: secure — events unchanged, grid outputs, scale") {
+  // Issue 15: the secure default releases on a power-of-two grid with exact discrete noise; the
+  // event stays the continuous mechanism's, and the noise scale is multiplier × sensitivity up to
+  // the grid's tiny inflation (sdk/include/dptune/grid_noise.hpp).
+  for (const std::string noise : {"secure", "fast"}) {
+    CHECK(noise_mechanism("gaussian", 1.3, noise)->event() == DpEvent::gaussian(1.3));
+    CHECK(noise_mechanism("laplace", 0.7, noise)->event() == DpEvent::laplace(0.7));
+  }
+  const auto* info = builtins().find(PluginKind::Mechanism, "gaussian");
+  CHECK(info->schema.complete({}).get_string("noise") == "secure");  // the default
+
+  Xoshiro256 rng(15);
+  Sensitivity s;
+  s.l1 = 3.0;
+  s.l2 = 2.0;
+  const std::vector<double> values(40000, 0.125);
+  const std::vector<double> g = noise_mechanism("gaussian", 1.5, "secure")->release(values, s, rng);
+  const double step = gaussian_grid(2.0, 1.5, values.size());
+  double squares = 0;
+  for (double x : g) {
+    REQUIRE(std::ldexp(x, -std::ilogb(step)) == std::nearbyint(std::ldexp(x, -std::ilogb(step))));
+    squares += (x - 0.125) * (x - 0.125);
+  }
+  // sd σ Δ₂ = 3; relative standard error of the sample sd 1/sqrt(2n) = 0.35%, allow 5 of them.
+  CHECK(std::sqrt(squares / 40000) == doctest::Approx(3.0).epsilon(0.018));
+  const std::vector<double> l = noise_mechanism("laplace", 0.5, "secure")->release(values, s, rng);
+  double absolute = 0;
+  for (double x : l) absolute += std::abs(x - 0.125);
+  // E|Laplace(b Δ₁)| = b Δ₁ = 1.5; sd of |X| is 1.5 too: relative standard error 0.5%, 5 of them.
+  CHECK(absolute / 40000 == doctest::Approx(1.5).epsilon(0.025));
+}

@@ -39,7 +39,7 @@ TEST_CASE("cli: exit codes and usage errors") {
 TEST_CASE("cli: version and plugins") {
   auto r = run_dptune("--version", "version");
   CHECK(r.exit_code == 0);
-  CHECK(r.out.rfind("dptune 0.1.0 (plugin ABI 2.4", 0) == 0);
+  CHECK(r.out.rfind("dptune 0.1.0 (plugin ABI 2.5", 0) == 0);
 
   r = run_dptune("plugins list --json", "list");
   REQUIRE(r.exit_code == 0);
@@ -249,4 +249,31 @@ TEST_CASE("cli: plugin_paths set on the command line are scanned before validati
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("valid") != std::string::npos);
+}
+
+TEST_CASE("cli: noise: fast is labelled insecure in summary.json and on the console (issue 15)") {
+  const std::string small =
+      "run examples/pipelines/dp_sgd_logreg_breast_cancer_grid.yaml --seed 3 --no-progress --set "
+      "tuner.params.points_per_dimension=2 --set utility.repetitions=1 ";
+  const auto fast = dptune_test::fresh_dir("noise_fast"),
+             secure = dptune_test::fresh_dir("noise_secure");
+  auto r = run_dptune(small + "--set mechanism.params.noise=fast --out " + fast.string(), "fast");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("INSECURE NOISE: mechanism 'gaussian'") != std::string::npos);
+  auto notes = [](const std::filesystem::path& dir) {
+    std::string all;
+    for (const auto& n : YAML::LoadFile((dir / "summary.json").string())["notes"])
+      all += n.as<std::string>() + "\n";
+    return all;
+  };
+  CHECK(notes(fast).find("INSECURE NOISE: mechanism 'gaussian' draws floating-point noise") !=
+        std::string::npos);
+  r = run_dptune(small + "--out " + secure.string(), "secure_default");
+  REQUIRE(r.exit_code == 0);
+  CHECK(notes(secure).find("INSECURE") == std::string::npos);
+  CHECK(notes(secure).find("noise: mechanism 'gaussian' draws exact discrete noise") !=
+        std::string::npos);
+  r = run_dptune(small + "--set mechanism.params.noise=fastest --out " + secure.string(), "bad");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("noise") != std::string::npos);
 }

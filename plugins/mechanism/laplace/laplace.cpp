@@ -1,6 +1,13 @@
 // The Laplace mechanism: adds Laplace(0, b · Δ₁) to every coordinate, Δ₁ the query's L1 sensitivity
 // and b the noise multiplier (scale / L1 sensitivity); event Laplace(b), i.e. (1/b)-DP.
+//
+// `noise: secure` (default) releases on a power-of-two grid with exact discrete Laplace noise
+// scaled to the rounded query's sensitivity Δ₁ + g·d (dptune/grid_noise.hpp; Canonne, Kamath &
+// Steinke 2020), so that Laplace(b) holds for the numbers actually released.  `noise: fast` keeps
+// the floating-point inversion sampler, whose outputs reveal the noiseless value's low-order bits
+// (Mironov 2012): every report of such a run says so.
 #include <cmath>
+#include <string>
 
 #include "dptune/dptune.hpp"
 
@@ -8,19 +15,29 @@ namespace {
 
 class Laplace final : public dptune::Mechanism {
  public:
-  explicit Laplace(const dptune::Params& p) : b_(p.get_double("noise_multiplier")) {}
+  explicit Laplace(const dptune::Params& p)
+      : b_(p.get_double("noise_multiplier")),
+        secure_(!p.contains("noise") || p.get_string("noise") == "secure") {}
 
   static dptune::ParamSchema schema() {
     return dptune::ParamSchema{}
         .add_float("noise_multiplier", "b: noise scale / L1 sensitivity (ε = 1/b)")
         .min(0)
-        .default_to(1.0);
+        .default_to(1.0)
+        .add_string("noise",
+                    "secure: exact discrete Laplace on a power-of-two grid; fast: floating-point "
+                    "inversion (insecure, Mironov 2012; labelled in every report)")
+        .one_of({"secure", "fast"})
+        .default_to(std::string("secure"));
   }
 
   std::vector<double> release(std::span<const double> values, const dptune::Sensitivity& s,
                               dptune::RandomBitGenerator& rng) const override {
     dptune::require(s.l1 >= 0 && std::isfinite(s.l1),
                     "laplace: L1 sensitivity must be finite and >= 0");
+    if (secure_)
+      return dptune::grid_laplace(values, s.l1, b_, dptune::laplace_grid(s.l1, b_, values.size()),
+                                  rng);
     std::vector<double> out(values.begin(), values.end());
     const double scale = b_ * s.l1;
     if (scale == 0) return out;
@@ -32,6 +49,7 @@ class Laplace final : public dptune::Mechanism {
 
  private:
   double b_;
+  bool secure_;
 };
 
 }  // namespace

@@ -6,7 +6,18 @@
 // T = 1/2, ε1 = 1/b1 and ε2 = 2C/b2, hence (ε1 + ε2, 0)-DP with
 //   ε = (1 + (2C)^{1/3}) (1 + (2C)^{2/3}) / b.
 // With a per-query sensitivity Δ ≠ 1 both noises scale by Δ and ε is unchanged.
+//
+// `noise: secure` (default, issue 15): the threshold and every answer are rounded to one
+// power-of-two grid g and get exact discrete Laplace noise (dptune/grid_noise.hpp) of scales b1
+// (Δ/g + 1) and b2 (Δ/g + 1) grid units; the comparisons are between exact multiples of g.  The
+// rounded answers move by at most the integer Δ'' = floor(Δ/g) + 1 <= Δ/g + 1, and Lyu, Su & Li's
+// proof (shift ρ by Δ'', each positive query's noise by 2Δ'') uses only implications between the
+// comparisons, valid for integers with ties as for reals, and the pmf ratio exp(Δ''/t) of the
+// discrete Laplace for an integer shift: ε is unchanged.  `noise: fast` keeps floating-point
+// Laplace (insecure, Mironov 2012; labelled in every report).
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "dptune/dptune.hpp"
 
@@ -15,7 +26,10 @@ namespace {
 class SparseVector final : public dptune::Mechanism {
  public:
   explicit SparseVector(const dptune::Params& p)
-      : b_(p.get_double("b")), c_(p.get_int("C")), threshold_(p.get_double("threshold")) {}
+      : b_(p.get_double("b")),
+        c_(p.get_int("C")),
+        threshold_(p.get_double("threshold")),
+        secure_(!p.contains("noise") || p.get_string("noise") == "secure") {}
 
   static dptune::ParamSchema schema() {
     return dptune::ParamSchema{}
@@ -24,7 +38,12 @@ class SparseVector final : public dptune::Mechanism {
         .add_int("C", "bound C on the number of released positives")
         .min(1)
         .add_float("threshold", "threshold T the noisy answers are compared with")
-        .default_to(0.5);
+        .default_to(0.5)
+        .add_string("noise",
+                    "secure: exact discrete Laplace on a power-of-two grid; fast: floating-point "
+                    "Laplace (insecure, Mironov 2012; labelled in every report)")
+        .one_of({"secure", "fast"})
+        .default_to(std::string("secure"));
   }
 
   /// Closed form of paper 000, Appendix B.
@@ -40,6 +59,7 @@ class SparseVector final : public dptune::Mechanism {
                               dptune::RandomBitGenerator& rng) const override {
     dptune::require(sensitivity.linf > 0 && std::isfinite(sensitivity.linf),
                     "sparse_vector: per-query sensitivity must be positive and finite");
+    if (secure_) return release_on_grid(answers, sensitivity.linf, rng);
     const double noisy_threshold =
         threshold_ + dptune::laplace(rng, threshold_noise() * sensitivity.linf);
     const double query_scale = query_noise() * sensitivity.linf;
@@ -47,6 +67,25 @@ class SparseVector final : public dptune::Mechanism {
     std::int64_t count = 0;
     for (std::size_t i = 0; i < answers.size(); ++i) {
       if (answers[i] + dptune::laplace(rng, query_scale) >= noisy_threshold) {
+        released[i] = 1.0;
+        if (++count >= c_) break;  // halt after C positives: the rest stay 0
+      }
+    }
+    return released;
+  }
+
+  /// The secure variant (see the top of the file): one grid for the threshold and all answers,
+  /// each noised as a one-coordinate grid release of sensitivity Δ.
+  std::vector<double> release_on_grid(std::span<const double> answers, double linf,
+                                      dptune::RandomBitGenerator& rng) const {
+    const double b1 = threshold_noise(), b2 = query_noise();
+    const double grid = dptune::laplace_grid(linf, std::max(b1, b2), 1);
+    const double t[] = {threshold_};
+    const double noisy_threshold = dptune::grid_laplace(t, linf, b1, grid, rng)[0];
+    std::vector<double> released(answers.size(), 0.0);
+    std::int64_t count = 0;
+    for (std::size_t i = 0; i < answers.size(); ++i) {
+      if (dptune::grid_laplace(answers.subspan(i, 1), linf, b2, grid, rng)[0] >= noisy_threshold) {
         released[i] = 1.0;
         if (++count >= c_) break;  // halt after C positives: the rest stay 0
       }
@@ -62,6 +101,7 @@ class SparseVector final : public dptune::Mechanism {
   double b_;
   std::int64_t c_;
   double threshold_;
+  bool secure_;
 };
 
 }  // namespace

@@ -87,7 +87,8 @@ class Repetition final : public dptune::Tuner {
         sim_searches_(static_cast<std::size_t>(p.get_int("sim_searches"))),
         sim_means_(dptune::parse_number_list(p.get_string("sim_means"), "repetition: sim_means")),
         private_scoring_(p.get_string("scoring") == "private"),
-        score_epsilon_(p.get_double("score_epsilon")) {
+        score_epsilon_(p.get_double("score_epsilon")),
+        secure_noise_(!p.contains("noise") || p.get_string("noise") == "secure") {
     if (mean_ > 0 && gamma_ > 0)
       throw InvalidArgument("repetition: give mean or gamma, not both (mean = " + fmt(mean_) +
                             ", gamma = " + fmt(gamma_) + ")");
@@ -183,7 +184,13 @@ class Repetition final : public dptune::Tuner {
                    "scoring: private: the epsilon of each run's noisy score (pure DP, Laplace); "
                    "its cost is composed into every run")
         .min_exclusive(0)
-        .default_to(0.1);
+        .default_to(0.1)
+        .add_string("noise",
+                    "scoring noise: secure (exact discrete Laplace on a power-of-two grid, "
+                    "dptune/grid_noise.hpp) or fast (floating-point inversion: insecure, Mironov "
+                    "2012; labelled in every report)")
+        .one_of({"secure", "fast"})
+        .default_to(std::string("secure"));
   }
 
   dptune::TuningResult tune(dptune::TunerContext& context) override {
@@ -227,14 +234,17 @@ class Repetition final : public dptune::Tuner {
   std::vector<double> sim_means_;
   bool private_scoring_;
   double score_epsilon_;
+  bool secure_noise_;
 
   // ---- scoring (issue 13, finding 6) -----------------------------------------------------------
   /// How the runs' scores are released; fixed, with its event, before any run.
   struct Scoring {
     bool noisy = false;
-    double scale = 0;       // Laplace scale b = Δ / ε_score (noisy)
-    DpEvent event;          // laplace(b / Δ) = laplace(1 / ε_score), or NoOp
-    std::string statement;  // what the guarantee assumes about the scored split
+    bool secure = true;      // grid release with exact discrete Laplace (noise: secure)
+    double scale = 0;        // Laplace scale b = Δ / ε_score (noisy)
+    double sensitivity = 0;  // Δ, the utility's sensitivity to one scored record (noisy)
+    DpEvent event;           // laplace(b / Δ) = laplace(1 / ε_score), or NoOp
+    std::string statement;   // what the guarantee assumes about the scored split
   };
 
   /// laplace(multiplier), stated for the relation of `trainer_base` (replace_one when the trainers'
@@ -270,7 +280,9 @@ class Repetition final : public dptune::Tuner {
       throw dptune::PluginError("repetition: the host gave utility sensitivity " + fmt(delta_u) +
                                 ", not a positive number");
     s.noisy = true;
+    s.secure = secure_noise_;
     s.scale = delta_u / score_epsilon_;
+    s.sensitivity = delta_u;
     // DpEvent::laplace takes the noise multiplier b / Δ = 1 / ε_score.  The host's Δ bounds a
     // replaced, added or removed record alike, so the leaf holds for either relation: stated for
     // the trainers' relation, it composes with them without a group-privacy conversion.
@@ -288,7 +300,15 @@ class Repetition final : public dptune::Tuner {
   /// The score a run releases to the selection: its (single) utility, noised when private.
   static double released_score(dptune::TunerContext& context, const Scoring& s,
                                const dptune::Evaluation& run) {
-    return s.noisy ? run.utility_mean + dptune::laplace(context.rng(), s.scale) : run.utility_mean;
+    if (!s.noisy) return run.utility_mean;
+    if (!s.secure) return run.utility_mean + dptune::laplace(context.rng(), s.scale);
+    // The grid release scales the discrete noise to the rounded score's sensitivity Δ + g, so
+    // laplace(1 / ε_score) stays exactly true of the released number (grid_noise.hpp).
+    const double multiplier = s.scale / s.sensitivity;  // the event's laplace(b / Δ)
+    const double value[] = {run.utility_mean};
+    return dptune::grid_laplace(value, s.sensitivity, multiplier,
+                                dptune::laplace_grid(s.sensitivity, multiplier, 1),
+                                context.rng())[0];
   }
 
   // ---- the candidates and the base event ---------------------------------------------------

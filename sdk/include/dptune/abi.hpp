@@ -12,7 +12,7 @@
 #include <version>
 
 #define DPTUNE_ABI_MAJOR 2
-#define DPTUNE_ABI_MINOR 4
+#define DPTUNE_ABI_MINOR 5
 
 // The ABI minor a plugin is built for: this SDK's minor unless the plugin's build defines it lower
 // (e.g. -DDPTUNE_PLUGIN_ABI_MINOR=1), to make a plugin that also loads into older hosts of the same
@@ -38,6 +38,9 @@
 //        uniform_below, bernoulli_exp, discrete_laplace, discrete_gaussian; new free functions).
 //   2.4  calibrate_parameter with ParameterRange and ParameterCalibration (calibration.hpp; a new
 //        free function and new value types).  Layouts unchanged.
+//   2.5  grid releases with exact discrete noise (grid_noise.hpp: laplace_grid, gaussian_grid,
+//        grid_laplace, grid_gaussian, grid_laplace_scale, grid_gaussian_variance and the value
+//        type GridNoiseParameter; new free functions).  Layouts unchanged.
 // The host itself is always built with the SDK's minor.
 #ifndef DPTUNE_PLUGIN_ABI_MINOR
 #define DPTUNE_PLUGIN_ABI_MINOR DPTUNE_ABI_MINOR

@@ -97,6 +97,13 @@ ClientNoise client_noise(double sigma, std::size_t k, std::size_t clients, doubl
   c.sensitivity = vote_sensitivity(k);
   c.stddev = sigma / std::sqrt(static_cast<double>(c.honest_shares));
   c.noise_multiplier = c.stddev / c.sensitivity;
+  // A share of stddev <= 2^22 votes keeps the secure gaussian mechanism's grid step <= 1 (its
+  // grid_noise.hpp rule: multiplier · (Δ/g + sqrt d) <= 2^23 units), so the integer votes lie on
+  // the noise's lattice and neighbouring sums differ by an integer shift in grid units, which the
+  // distributed discrete Gaussian analysis needs (Kairouz, Liu & Steinke 2021).
+  dptune::require(c.stddev <= 4194304.0,
+                  "dp_hype: per-client noise stddev " + std::to_string(c.stddev) +
+                      " beyond 2^22 votes (sigma too large for the votes to mean anything)");
   return c;
 }
 
@@ -180,6 +187,7 @@ SecureVoteResult secure_vote(const std::vector<std::vector<double>>& votes,
   sensitivity.l2 = noise.sensitivity;
   sensitivity.l1 = noise.sensitivity * noise.sensitivity;  // 2k: unused by a Gaussian mechanism
   sensitivity.linf = 1;
+  std::vector<std::vector<double>> shares(n);  // kept to check the fixed-point encoding's exactness
   parallel_for(n, [&](std::size_t i) {
     dptune::require(votes[i].size() == p, "dp_hype: client vote vectors differ in length");
     // Algorithm 1 line 9, computed by the client itself: ṽ_i = v_i + z_i.  The client draws z_i
@@ -189,7 +197,8 @@ SecureVoteResult secure_vote(const std::vector<std::vector<double>>& votes,
     // the votes (encoding the double v_i + z_i would round differently for v = 0 and v = 1 in
     // rare cases, a data-dependent perturbation of at most 2^-f).
     const std::vector<double> zeros(p, 0.0);
-    const std::vector<double> noise_i = mechanism.release(zeros, sensitivity, noise_rngs[i]);
+    std::vector<double>& noise_i = shares[i];
+    noise_i = mechanism.release(zeros, sensitivity, noise_rngs[i]);
     if (noise_i.size() != p)
       throw dptune::PluginError("dp_hype: the mechanism released " +
                                 std::to_string(noise_i.size()) + " values for " +
@@ -203,6 +212,13 @@ SecureVoteResult secure_vote(const std::vector<std::vector<double>>& votes,
     }
     clients[i].set_input(std::move(encoded));
   });
+  // Exact when every share is on the fixed-point grid (the secure mechanism's grid step is a power
+  // of two >= 2^-32 for any sensible σ); otherwise encode rounded each share (noise: fast).
+  bool exact = true;
+  for (const auto& share : shares)
+    for (const double z : share)
+      exact = exact && std::ldexp(z, secagg::kFractionBits) ==
+                           std::nearbyint(std::ldexp(z, secagg::kFractionBits));
   secagg::InMemoryTransport local;
   secagg::Transport& t = transport ? *transport : local;
   secagg::Outcome outcome = secagg::run(config, clients, options.drop_before, t, parallel_for);
@@ -210,7 +226,8 @@ SecureVoteResult secure_vote(const std::vector<std::vector<double>>& votes,
   result.noisy_votes.resize(p);
   for (std::size_t j = 0; j < p; ++j) result.noisy_votes[j] = secagg::decode(outcome.sum[j]);
   result.survivors = std::move(outcome.survivors);
-  result.rounding_bound = secagg::rounding_bound(result.survivors.size());
+  result.exact_noise = exact;
+  result.rounding_bound = exact ? 0.0 : secagg::rounding_bound(result.survivors.size());
   if (!transport) result.bytes = local.bytes_sent();
   return result;
 }

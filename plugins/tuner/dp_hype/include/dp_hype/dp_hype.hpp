@@ -106,7 +106,10 @@ struct SecureVoteResult {
   std::vector<double> noisy_votes;  // Σ over survivors of (v_i + z_i), decoded from fixed point
   std::vector<secagg::PartyId> survivors;
   double rounding_bound = 0;  // |noisy_votes − real sum| ≤ this, per entry
-  std::size_t bytes = 0;      // bytes through the transport
+  /// Every client's noise share was a multiple of 2^-kFractionBits (the grid release of the
+  /// `gaussian` mechanism with noise: secure), so the fixed-point sum is exact: Σ v_i + Σ z_i.
+  bool exact_noise = false;
+  std::size_t bytes = 0;  // bytes through the transport
 };
 /// Clients 0..n−1 each add noise to votes[i] with `mechanism` (sensitivity `noise.sensitivity`,
 /// their own ChaCha20 generator keyed from `rng`), encode in fixed point and take part in secure
