@@ -138,7 +138,7 @@ TEST_CASE("dptune privacy: a Poisson part composed with a replace-one part is re
   CHECK(r.err.find("mixed neighbouring relations") != std::string::npos);
 }
 
-TEST_CASE("dptune privacy: event from a file, from stdin; delta at epsilon") {
+TEST_CASE("dptune privacy: event from a file, from stdin, delta at epsilon") {
   const auto dir = dptune_test::fresh_dir("privacy_files");
   {
     std::ofstream f(dir / "event.yaml");

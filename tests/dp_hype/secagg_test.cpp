@@ -297,7 +297,7 @@ TEST_CASE("SecAgg+ parameters (Bell et al. 2020): bounds met, and the degree is 
   CHECK(secagg_plus_parameters(10000, 0.05, 0.05).degree <= 40);
 }
 
-TEST_CASE("SecAgg+ parameters: the complete graph when no sparse graph works; bad rates refused") {
+TEST_CASE("SecAgg+ parameters: the complete graph when no sparse graph works, bad rates refused") {
   // 5 clients, 1 corrupt and 1 dropped: the only sparse degree (2) needs t = 2 against a corrupt
   // neighbour (probability 1/2) and then loses its shares to one dropout (probability 1/2).
   const GraphParameters g = secagg_plus_parameters(5, 0.2, 0.2);

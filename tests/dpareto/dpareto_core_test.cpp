@@ -361,7 +361,7 @@ TEST_CASE("the loop approaches the ZDT1 front (hypervolume 2/3 w.r.t. (1, 1))") 
   CHECK(hv > hv_random);
 }
 
-TEST_CASE("a batch proposes distinct points; three objectives use the exact cells") {
+TEST_CASE("a batch proposes distinct points, three objectives use the exact cells") {
   dptune::Xoshiro256 rng(8);
   for (auto strategy : {dp::BatchStrategy::KrigingBeliever, dp::BatchStrategy::ConstantLiar}) {
     auto o = zdt_options();

@@ -24,9 +24,9 @@ using dptune::DpEvent;
 double quality(std::int64_t c) { return c == 3 ? 0.9 : c == 7 ? 0.85 : 0.1 + 0.01 * c; }
 
 struct EvaluatorSetup {
-  double scale = 1;           // multiplies every utility
-  bool varied_final = false;  // the whole-data event depends on the candidate
-  bool clamp = true;          // false: a broken utility outside [0, 1]
+  double scale = 1;            // multiplies every utility
+  bool varied_final = false;   // the whole-data event depends on the candidate
+  bool clamp = true;           // false: a broken utility outside [0, 1]
   bool poisson_final = false;  // the whole-data training samples Poisson lots (add/remove)
 };
 
@@ -439,7 +439,7 @@ TEST_CASE("svt_doubling tuner: candidates of different cost -> the worst case is
   CHECK(r.guarantee->derivation.find("worst of them at every Renyi order") != std::string::npos);
 }
 
-TEST_CASE("svt_doubling tuner: noise from a Laplace mechanism; refusing accountant fails early") {
+TEST_CASE("svt_doubling tuner: noise from a Laplace mechanism, refusing accountant fails early") {
   Loaded plugin;
   {
     FakeContext context(20, {}, MechanismMode::Laplace);
@@ -460,7 +460,7 @@ TEST_CASE("svt_doubling tuner: noise from a Laplace mechanism; refusing accounta
     pure.name = "pure_dp";
     FakeContext context(22, {}, MechanismMode::Gaussian, pure);
     CHECK_THROWS_WITH_AS(plugin.tuner({})->tune(context),
-                         doctest::Contains("svt_doubling: the pipeline's accountant cannot price"),
+                         doctest::Contains("and the pipeline's accountant cannot price"),
                          dptune::ConfigError);
     CHECK(context.evaluator_.batches.empty());  // before any training
   }

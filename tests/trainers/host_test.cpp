@@ -416,19 +416,20 @@ TEST_CASE("preprocessing: the fitted opt-in is marked in summary.json, trials.cs
   CHECK_THROWS_AS(HostFixture{refused}, ConfigDiagnostic);
 }
 
-TEST_CASE("training: non-finite gradients or weights fail the run; nothing is released") {
+TEST_CASE("training: non-finite gradients or weights fail the run, nothing is released") {
   // issue 13, finding 8: `n2 > l2` is false for NaN, so a NaN norm passed unclipped.
   std::vector<double> factors(2);
   const std::vector<double> norms{4.0, std::nan("")};
   CHECK_THROWS_AS(dptune::trainers::clip_factors(norms, 1.0, factors), dptune::Error);
   const std::vector<double> infinite{std::numeric_limits<double>::infinity()};
   CHECK_THROWS_AS(dptune::trainers::clip_factors(infinite, 1.0, factors), dptune::Error);
-  // A diverging learning rate: the weights overflow.
-  const Dataset d = trainer_tests::blobs(100, 3, 2, 2.0, 1);
+  // Extreme feature values and a huge learning rate: the first step's weights overflow.
+  Dataset d = trainer_tests::blobs(100, 3, 2, 0.1, 1);
+  for (double& x : d.features) x *= 1e300;
   for (const char* name : {"sgd", "dp_sgd"}) {
     CAPTURE(std::string(name));
     auto trainer = trainer_tests::trainer(
-        name, {{"learning_rate", 1.0e300}, {"model", std::string("logistic")}});
+        name, {{"learning_rate", 1.7e308}, {"model", std::string("logistic")}});
     trainer_tests::ScriptedContext ctx(5, [](double s) {
       return trainer_tests::mechanism("gaussian", {{"noise_multiplier", s}});
     });
@@ -457,7 +458,7 @@ TEST_CASE("training: a private tuner whose run fails (non-finite gradient) relea
   CHECK_FALSE(std::filesystem::exists(host.config.output.dir / "model.json"));
 }
 
-TEST_CASE("model export: fitted statistics are never written; such a model refuses raw rows") {
+TEST_CASE("model export: fitted statistics are never written, such a model refuses raw rows") {
   dptune_test::TempDir dir;
   const Dataset raw = trainer_tests::blobs(60, 3, 2, 2.0, 3);
   Preprocessing fitted{Preprocessing::Kind::FittedStandardize};

@@ -161,7 +161,7 @@ TEST_CASE("cli: quickstart end to end") {
   CHECK(svg.find("#d62728") != std::string::npos);
 }
 
-TEST_CASE("cli: seeded runs are reproducible whatever the thread count; default noise is secure") {
+TEST_CASE("cli: seeded runs are reproducible whatever the thread count, default noise is secure") {
   const std::string small =
       " --no-progress --set tuner.params.points_per_dimension=4 --set utility.repetitions=7 --out ";
   const auto one = dptune_test::fresh_dir("threads1"), two = dptune_test::fresh_dir("threads2"),

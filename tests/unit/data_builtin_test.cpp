@@ -77,7 +77,7 @@ std::string load_error(const dptune_test::TempDir& dir, const std::string& text)
 
 }  // namespace
 
-TEST_CASE("builtin sets: shapes and class counts; train + validation + test = all rows") {
+TEST_CASE("builtin sets: shapes and class counts, train + validation + test = all rows") {
   struct Expected {
     const char* name;
     std::size_t rows, cols, classes;

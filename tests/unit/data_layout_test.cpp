@@ -74,7 +74,7 @@ TEST_CASE("split: disjoint, complete, exact sizes, stratified by largest remaind
   CHECK(u.test.empty());
 }
 
-TEST_CASE("split: a class of one row is never over-drawn; no training rows left is an error") {
+TEST_CASE("split: a class of one row is never over-drawn, no training rows left is an error") {
   const auto labels = labels_with({1, 1, 8});
   dptune::Xoshiro256 rng(5);
   const auto s = dptune::host::split_indices(labels, 3, 0.4, 0.4, true, rng);
@@ -207,7 +207,7 @@ TEST_CASE(
   CHECK(dptune::host::split_client({1, 2, 3}, 0.0, rng).validation.empty());
 }
 
-TEST_CASE("standardizer: fitted on train only; zero-variance columns are centred, not divided") {
+TEST_CASE("standardizer: fitted on train only, zero-variance columns are centred, not divided") {
   dptune::Dataset train;
   train.rows = 4;
   train.cols = 2;

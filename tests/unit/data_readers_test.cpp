@@ -179,7 +179,7 @@ TEST_CASE("libsvm: malformed files give file:line and what is wrong") {
         at("good.libsvm", 1, "feature index 3 exceeds num_features 2"));
 }
 
-TEST_CASE("idx: gzip files (as MNIST is distributed) are read as they are; corrupt ones refused") {
+TEST_CASE("idx: gzip files (as MNIST is distributed) are read as they are, corrupt ones refused") {
   dptune_test::TempDir dir;
   dptune::Dataset d;
   d.rows = 4;
@@ -218,7 +218,7 @@ TEST_CASE("idx: gzip files (as MNIST is distributed) are read as they are; corru
             cut.string() + ": corrupt gzip data: ", 0) == 0);
 }
 
-TEST_CASE("idx: write then read round-trips; header checks name the file") {
+TEST_CASE("idx: write then read round-trips, header checks name the file") {
   dptune_test::TempDir dir;
   dptune::Dataset d;
   d.rows = 3;
