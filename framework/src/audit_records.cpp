@@ -186,9 +186,22 @@ std::string trust_statement(const std::string& plugin, const fs::path& library) 
   if (!record) return head + ": not audited: run `dptune audit " + plugin + "`";
   std::ostringstream s;
   s << head << ": audited by dptune " << record->dptune_version << " on " << record->date << ": "
-    << record->result << " at alpha = " << record->alpha << " (" << record->samples
-    << " samples per input)";
+    << record->result << " at alpha = " << record->alpha << " (params " << record->params << ", "
+    << record->samples << " samples per input)";
   return s.str();
+}
+
+std::vector<std::string> mechanism_trust(const PipelineConfig& config,
+                                         const PluginRegistry& registry) {
+  std::vector<std::string> names{config.algorithm.use};
+  if (config.mechanism && config.mechanism->use != config.algorithm.use)
+    names.push_back(config.mechanism->use);
+  std::vector<std::string> lines;
+  for (const auto& name : names)
+    if (const auto* info = registry.find(dptune::PluginKind::Mechanism, name);
+        info && !is_builtin_library(info->library))
+      lines.push_back(trust_statement(info->name, info->library));
+  return lines;
 }
 
 }  // namespace dptune::host

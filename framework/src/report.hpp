@@ -28,6 +28,9 @@ struct ReportInput {
   std::shared_ptr<const dptune::Model> released_model = nullptr;
   /// The preprocessing that ran (prepared), stated in the report (preprocessing_statement).
   Preprocessing preprocessing{};
+  /// One line per mechanism plugin from outside the built-ins: whether `dptune audit` checked this
+  /// very library (audit.hpp, trust_statement).  Printed and written as "mechanism_audits".
+  std::vector<std::string> mechanism_trust{};
 };
 
 /// The anti-ideal point of paper 000 (§3, "(10, 1)"): ε = 10, error = 1.

@@ -19,9 +19,12 @@
 
 #include "dptune/data.hpp"
 #include "dptune/dp_event.hpp"
+#include "dptune/host/config.hpp"
 #include "dptune/plugin.hpp"
 
 namespace dptune::host {
+
+class PluginRegistry;
 
 // ---- exact binomial bounds ------------------------------------------------------------------
 /// The regularized incomplete beta function I_x(a, b), a, b > 0, x in [0, 1].
@@ -141,5 +144,10 @@ std::optional<AuditRecord> find_audit_record(const std::string& plugin,
 /// One line for reports: "mechanism plugin X (library L, sha256 H): audited by dptune V on DATE: no
 /// violation found at alpha = A" or "...: not audited: run `dptune audit X`".
 std::string trust_statement(const std::string& plugin, const std::filesystem::path& library);
+
+/// trust_statement for every mechanism plugin of the pipeline (its algorithm, its mechanism) that
+/// is not built in; empty when all are.
+std::vector<std::string> mechanism_trust(const PipelineConfig& config,
+                                         const PluginRegistry& registry);
 
 }  // namespace dptune::host
