@@ -145,7 +145,8 @@ class LabelledSource final : public DataSource {
     text << "; split train/validation/test "
          << 1 - layout_.validation_fraction - layout_.test_fraction << "/"
          << layout_.validation_fraction << "/" << layout_.test_fraction
-         << (layout_.stratify ? " stratified (depends on every label: not covered by epsilon)" : "")
+         << (layout_.stratify ? " stratified (depends on every label: not covered by epsilon)"
+                              : "")
          << "; preprocessing " << preprocessing_.name();
     return text.str();
   }
