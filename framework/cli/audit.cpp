@@ -169,6 +169,15 @@ void print_text(const dptune::host::PluginInfo& info, const dptune::Params& para
               << num(p.p_lower) << "), P[M(" << second
               << ") in S] = " << num(double(p.count_second) / double(p.n)) << " (upper bound "
               << num(p.p_upper) << ")\n";
+    std::size_t closest = 0;  // the claim point this evidence comes nearest to breaking
+    for (std::size_t j = 0; j < c.curve.size(); ++j)
+      if (p.epsilon_lower[j] - c.curve[j].epsilon >
+          p.epsilon_lower[closest] - c.curve[closest].epsilon)
+        closest = j;
+    if (!p.violation)
+      std::cout << "  nearest to the claim at delta = " << num(c.curve[closest].delta)
+                << ": epsilon >= " << num(p.epsilon_lower[closest]) << " (claimed "
+                << num(c.curve[closest].epsilon) << ")\n";
     for (std::size_t j = 0; j < c.curve.size(); ++j)
       if (p.epsilon_lower[j] > c.curve[j].epsilon)
         std::cout << "  at delta = " << num(c.curve[j].delta)
