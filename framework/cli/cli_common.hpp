@@ -51,6 +51,9 @@ dptune::host::PipelineConfig load(const std::string& pipeline, const std::vector
 int cmd_privacy(const std::vector<std::string>& args);
 /// `dptune predict`: a released model.json applied to the rows of a CSV file (predict.cpp).
 int cmd_predict(const std::vector<std::string>& args);
+/// `dptune audit MECHANISM`: a statistical search for violations of a mechanism's claim
+/// (audit.cpp).
+int cmd_audit(const std::vector<std::string>& args);
 /// `dptune plan repetition`: the repetition tuner's distributions side by side (plan.cpp).
 int cmd_plan(const std::vector<std::string>& args);
 

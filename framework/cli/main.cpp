@@ -12,6 +12,7 @@
 #include "cli_common.hpp"
 #include "dptune/abi.hpp"
 #include "dptune/errors.hpp"
+#include "dptune/host/audit.hpp"
 #include "dptune/host/config.hpp"
 #include "dptune/host/data_source.hpp"
 #include "dptune/host/plugin_registry.hpp"
@@ -39,6 +40,7 @@ const char* kMainHelp =
     "  privacy [EVENT]       the (epsilon, delta) of a DpEvent, or a parameter for a target\n"
     "  plan repetition       compare the repetition tuner's distributions for a base event\n"
     "  predict MODEL DATA    apply a released model.json to the rows of a CSV file\n"
+    "  audit MECHANISM       look for evidence that a mechanism plugin breaks its privacy claim\n"
     "\n"
     "options:\n"
     "  -h [ --help ]         help (also after a command: dptune run --help)\n"
@@ -47,7 +49,9 @@ const char* kMainHelp =
     "Plugins are searched in <prefix>/lib/dptune/plugins next to this executable, in "
     "$DPTUNE_PLUGIN_PATH\n"
     "(colon-separated), in --plugin-path folders and in a pipeline's plugin_paths.\n"
-    "Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error.\n";
+    "Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error (dptune audit: 3 "
+    "when\n"
+    "a violation is certified).\n";
 
 /// Parses a command whose only positional argument is PIPELINE.  Prints the help and returns
 /// nothing when --help was given.
@@ -236,13 +240,16 @@ int cmd_plugins(const std::vector<std::string>& args) {
     if (words.size() != 2) throw UsageError("plugins describe takes exactly one NAME");
     const std::string& name = words[1];
     const dptune::ParamSchema* schema = nullptr;
-    std::string kind, description, version, library;
+    std::string kind, description, version, library, audit;
     if (const auto* p = registry.find_any(name)) {
       schema = &p->schema;
       kind = dptune::to_string(p->kind);
       description = p->description;
       version = p->version;
       library = p->library.string();
+      // Third-party mechanisms: what `dptune audit` found for this very library (by SHA-256).
+      if (p->kind == dptune::PluginKind::Mechanism && !dptune::host::is_builtin_library(p->library))
+        audit = dptune::host::trust_statement(p->name, p->library);
     } else if (const auto* d = dptune::host::find_data_source(name)) {
       schema = &d->schema;
       kind = "data";
@@ -265,13 +272,17 @@ int cmd_plugins(const std::vector<std::string>& args) {
       dptune::host::JsonWriter w(std::cout);
       w.begin_object().key("kind").value(kind).key("name").value(name).key("version").value(
           version);
-      w.key("library").value(library).key("description").value(description).key("params");
+      w.key("library").value(library).key("description").value(description);
+      if (!audit.empty()) w.key("audit").value(audit);
+      w.key("params");
       print_schema_json(w, *schema);
       w.end_object();
       return kOk;
     }
     std::cout << kind << " " << name << " " << version << " - " << description << "\n"
-              << library << "\n\nparams:\n";
+              << library << "\n";
+    if (!audit.empty()) std::cout << "audit: " << audit << "\n";
+    std::cout << "\nparams:\n";
     if (schema->specs().empty()) std::cout << "  (none)\n";
     for (const auto& spec : schema->specs()) {
       std::cout << "  " << spec.name << ": " << domain_text(spec);
@@ -313,8 +324,9 @@ int main(int argc, char** argv) {
     if (command == "privacy") return cmd_privacy(rest);
     if (command == "plan") return cmd_plan(rest);
     if (command == "predict") return cmd_predict(rest);
+    if (command == "audit") return cmd_audit(rest);
     auto hint = dptune::host::did_you_mean(
-        command, {"run", "validate", "plugins", "privacy", "plan", "predict"});
+        command, {"run", "validate", "plugins", "privacy", "plan", "predict", "audit"});
     throw UsageError("unknown command '" + command + "'" +
                      (hint ? " (did you mean '" + *hint + "'?)" : std::string()) +
                      "; see dptune --help");

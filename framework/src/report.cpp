@@ -628,6 +628,9 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
   w.key("accountant").value(config.accountant.use);
   w.key("utility").value(config.utility.use);
   w.key("tuner").value(config.tuner.use);
+  w.key("mechanism_audits").begin_array();
+  for (const auto& t : in.mechanism_trust) w.value(t);
+  w.end_array();
   w.key("delta").value(config.delta);
   w.key("repetitions").value(config.repetitions);
   w.key("randomness").begin_object();
@@ -705,6 +708,7 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
     out << ", " << result.trials.size() << " trials in " << fmt(in.seconds, 3) << " s";
   out << " (" << in.executor << ")\n";
   out << "randomness: " << in.randomness << "\n";
+  for (const auto& t : in.mechanism_trust) out << "audit: " << t << "\n";
   print_preprocessing(out, in.preprocessing);
   if (baseline)
     out << "NOTE: " << kNonPrivateWarning << "\n";

@@ -30,6 +30,9 @@ struct ReportInput {
   Preprocessing preprocessing{};
   /// The console prints derivations in full (otherwise it points to summary.json).
   bool verbose = false;
+  /// One line per mechanism plugin from outside the built-ins: whether `dptune audit` checked this
+  /// very library (audit.hpp, trust_statement).  Printed and written as "mechanism_audits".
+  std::vector<std::string> mechanism_trust{};
 };
 
 /// Above this ε the console warns that the guarantee says little (exp(10) ≈ 22 000).

@@ -11,6 +11,7 @@
 
 #include "dptune/abi.hpp"
 #include "dptune/errors.hpp"
+#include "dptune/host/audit.hpp"
 #include "dptune/host/data_source.hpp"
 #include "dptune/host/executor.hpp"
 #include "dptune/host/random.hpp"
@@ -80,6 +81,7 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
   input.released_model = released_model(result, stack.evaluator.kept_models());
   input.preprocessing = stack.evaluator.preprocessing();
   input.verbose = options.verbose;
+  input.mechanism_trust = mechanism_trust(config, registry);
   return write_report(input, out);
 }
 
