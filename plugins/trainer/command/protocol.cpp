@@ -292,12 +292,17 @@ class ExprParser {
       i_ = close + 1;
       return e;
     }
+    if (s_.substr(i_, 4) == ".inf") {  // as DpEvent::to_string prints it
+      i_ += 4;
+      e.value = std::numeric_limits<double>::infinity();
+      return e;
+    }
     if (std::isalpha(static_cast<unsigned char>(s_[i_]))) {
       const std::size_t start = i_;
       while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_'))
         ++i_;
       e.name = std::string(s_.substr(start, i_ - start));
-      if (e.name == "inf" || e.name == ".inf") {
+      if (e.name == "inf") {
         e.value = std::numeric_limits<double>::infinity();
         return e;
       }
