@@ -12,11 +12,16 @@ dptune starts it twice per run, with a JSON request on standard input:
 The answer is the last line of standard output; anything else goes to standard error.
 
 The algorithm (Abadi et al. 2016): `steps` steps; each samples every row independently with
-probability q = batch_size / n (Poisson sampling), clips each example's gradient to L2 norm
+probability q = batch_size / n (Poisson sampling; with params variant "without_replacement": a
+batch of exactly batch_size rows drawn without replacement, for replace-one tuners such as
+svt_doubling), clips each example's gradient to L2 norm
 clip_norm, adds N(0, (noise_multiplier * clip_norm)^2) noise to the sum and divides by the expected
 batch size.  Its event, which the pipeline declares and this script reports back:
   self_composed: {count: steps, event: {poisson_sampled: {rate: batch_size/n,
                   event: {gaussian: {noise_multiplier: noise_multiplier}}}}}
+or, without replacement (Wang, Balle & Kasiviswanathan 2019):
+  self_composed: {count: steps, event: {sampled_without_replacement: {source_size: n,
+                  sample_size: batch_size, event: {gaussian: {noise_multiplier: ...}}}}}
 """
 import json
 import os
@@ -51,8 +56,9 @@ def train(request):
     xb = np.hstack([x, np.ones((n, 1))])
     onehot = np.eye(k)[y]
     rate = batch / n
+    without_replacement = p.get("variant") == "without_replacement"
     for _ in range(steps):
-        if private:
+        if private and not without_replacement:
             chosen = rng.random(n) < rate
         else:
             chosen = rng.choice(n, size=min(batch, n), replace=False)
@@ -71,7 +77,13 @@ def train(request):
     model = os.path.join(request["output_dir"], "model.npy")
     np.save(model, w)
     answer = {"model": model}
-    if private:
+    if private and without_replacement:
+        answer["event"] = (
+            "{self_composed: {count: %d, event: {sampled_without_replacement: {source_size: %d, "
+            "sample_size: %d, event: {gaussian: {noise_multiplier: %r}}}}}}"
+            % (steps, n, min(batch, n), sigma)
+        )
+    elif private:
         answer["event"] = (
             "{self_composed: {count: %d, event: {poisson_sampled: {rate: %r, "
             "event: {gaussian: {noise_multiplier: %r}}}}}}" % (steps, rate, sigma)
