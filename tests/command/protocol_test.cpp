@@ -123,6 +123,11 @@ TEST_CASE("command: template errors name the column and the field") {
   CHECK(error_of([&] { t.check_variables({"epochs", "n", "noise_multiplier"}); }) ==
         "event template, column 39: unknown variable ${batch_size}; known: ${epochs}, ${n}, "
         "${noise_multiplier}");
+  CHECK(error_of([] {
+          EventTemplate("{gaussian: {noise_multiplier: ${nosie_multiplier}}}")
+              .check_variables({"n", "noise_multiplier"});
+        }) == "event template, column 31: unknown variable ${nosie_multiplier} (did you mean "
+              "${noise_multiplier}?); known: ${n}, ${noise_multiplier}");
   CHECK(error_of([&] {
           t.instantiate({{"epochs", 3}, {"n", 1000}, {"batch_size", 64}, {"noise_multiplier", 1}});
         }) ==

@@ -224,7 +224,12 @@ class CommandModel final : public Model {
   }
 
   std::string describe() const override {
-    return "model " + model_ + " of the external program `" + join_argv(config_->argv) + "`; " +
+    const std::string where =
+        config_->keep_dir.empty()
+            ? "model " + fs::path(model_).filename().string() +
+                  " (in a temporary run folder, deleted when dptune ends: set keep_dir to keep it)"
+            : "model " + model_;
+    return where + " of the external program `" + join_argv(config_->argv) + "`; " +
            config_->trust_statement();
   }
 

@@ -614,15 +614,42 @@ EventTemplate::~EventTemplate() = default;
 EventTemplate::EventTemplate(EventTemplate&&) noexcept = default;
 EventTemplate& EventTemplate::operator=(EventTemplate&&) noexcept = default;
 
+namespace {
+
+/// Levenshtein distance, for "did you mean" (names are short).
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
 void EventTemplate::check_variables(const std::set<std::string>& known) const {
   std::vector<std::pair<std::string, std::size_t>> uses;
   variables_of(*root_, uses);
   for (const auto& [name, column] : uses) {
     if (known.count(name)) continue;
-    std::string list;
-    for (const auto& k : known) list += (list.empty() ? "${" : ", ${") + k + "}";
+    std::string list, hint;
+    std::size_t best = 3;  // suggest names at most 2 edits away
+    for (const auto& k : known) {
+      list += (list.empty() ? "${" : ", ${") + k + "}";
+      if (const std::size_t d = edit_distance(name, k); d < best) {
+        best = d;
+        hint = " (did you mean ${" + k + "}?)";
+      }
+    }
     throw InvalidArgument("event template, column " + std::to_string(column + 1) +
-                          ": unknown variable ${" + name + "}; known: " + list);
+                          ": unknown variable ${" + name + "}" + hint + "; known: " + list);
   }
 }
 
