@@ -36,8 +36,11 @@ struct Host {
 
 std::string pipeline(const std::string& algorithm, const std::string& data) {
   return "name: command_host\n"
-         "data: " + data + "\n"
-         "algorithm:\n" + algorithm +
+         "data: " +
+         data +
+         "\n"
+         "algorithm:\n" +
+         algorithm +
          "accountant: {use: rdp, delta: 1.0e-5}\n"
          "utility: {use: accuracy, repetitions: 1}\n"
          "search_space:\n"
@@ -58,21 +61,23 @@ TEST_CASE("command host: the event charged is the accountant's price of the temp
   const std::string algorithm =
       "  use: command\n"
       "  params:\n"
-      "    run: /usr/bin/python3 " DPTUNE_SOURCE_DIR "/tests/command/behave.py ok\n"
-      "    event: " + std::string(kEvent) + "\n"
+      "    run: /usr/bin/python3 " DPTUNE_SOURCE_DIR
+      "/tests/command/behave.py ok\n"
+      "    event: " +
+      std::string(kEvent) +
+      "\n"
       "    steps: 120\n"
       "    batch_size: 25\n"
       "    noise_multiplier: 1.3\n";
-  Host host(dir.write("p.yaml", pipeline(algorithm, "{use: builtin:breast_cancer}")), "inline",
-            1);
+  Host host(dir.write("p.yaml", pipeline(algorithm, "{use: builtin:breast_cancer}")), "inline", 1);
   const std::size_t train_rows = host.stack.evaluator.splits().train.rows;
   CHECK(train_rows == 341);  // 60% of 569
   EvaluationRequest request;
   request.candidate = Params{{"learning_rate", 0.5}};
   request.repetitions = 2;
   const Evaluation e = host.stack.evaluator.evaluate({request}).front();
-  const DpEvent expected = DpEvent::self_composed(
-      DpEvent::poisson_sampled(25.0 / 341.0, DpEvent::gaussian(1.3)), 120);
+  const DpEvent expected =
+      DpEvent::self_composed(DpEvent::poisson_sampled(25.0 / 341.0, DpEvent::gaussian(1.3)), 120);
   CHECK(e.event == expected);
   const PrivacyGuarantee price = host.stack.accountant->epsilon(expected, 1e-5);
   CHECK(e.privacy.epsilon == price.epsilon);
@@ -91,7 +96,8 @@ TEST_CASE("command host: the event charged is the accountant's price of the temp
   double correct = 0;
   for (std::size_t i = 0; i < validation.rows; ++i)
     correct += (validation.row(i)[0] > 0 ? 1.0 : 0.0) == validation.labels[i];
-  CHECK(e.utility_mean == doctest::Approx(correct / static_cast<double>(validation.rows)).epsilon(1e-12));
+  CHECK(e.utility_mean ==
+        doctest::Approx(correct / static_cast<double>(validation.rows)).epsilon(1e-12));
 }
 
 TEST_CASE("command host: runs go in parallel up to the executor's width") {
@@ -99,10 +105,10 @@ TEST_CASE("command host: runs go in parallel up to the executor's width") {
   const std::string algorithm =
       "  use: command\n"
       "  params:\n"
-      "    run: /bin/sh " DPTUNE_SOURCE_DIR "/tests/command/slow.sh\n"
+      "    run: /bin/sh " DPTUNE_SOURCE_DIR
+      "/tests/command/slow.sh\n"
       "    event: \"{gaussian: {noise_multiplier: ${noise_multiplier}}}\"\n";
-  Host host(dir.write("p.yaml", pipeline(algorithm, "{use: builtin:breast_cancer}")), "threads",
-            2);
+  Host host(dir.write("p.yaml", pipeline(algorithm, "{use: builtin:breast_cancer}")), "threads", 2);
   std::vector<EvaluationRequest> requests(4);
   for (std::size_t i = 0; i < requests.size(); ++i)
     requests[i].candidate = Params{{"learning_rate", 0.1 * static_cast<double>(i + 1)}};
@@ -120,11 +126,12 @@ TEST_CASE("command host: a script of sgd's algorithm scores what the sgd trainer
   dptune_test::TempDir dir;
   // Full-batch GD from zero weights: no randomness, so the two agree run for run.
   const std::string common = "    epochs: 25\n    batch_size: 100000\n";
-  const std::string command = "  use: command\n  params:\n"
-                              "    run: /usr/bin/python3 " DPTUNE_SOURCE_DIR
-                              "/tests/command/full_batch_gd.py\n"
-                              "    event: \"{non_private: {}}\"\n" +
-                              common;
+  const std::string command =
+      "  use: command\n  params:\n"
+      "    run: /usr/bin/python3 " DPTUNE_SOURCE_DIR
+      "/tests/command/full_batch_gd.py\n"
+      "    event: \"{non_private: {}}\"\n" +
+      common;
   const std::string sgd = "  use: sgd\n  params:\n    model: logistic\n" + common;
   Host a(dir.write("command.yaml", pipeline(command, "{use: builtin:breast_cancer}")), "inline", 1);
   Host b(dir.write("sgd.yaml", pipeline(sgd, "{use: builtin:breast_cancer}")), "inline", 1);

@@ -51,8 +51,8 @@ TEST_CASE("command process: output, stderr tail, exit code, environment, stdin, 
   CHECK(r.err == "to-stderr\n");
 
   // Only the tail of a long stderr is kept.
-  ProcessSpec noisy = shell("i=0; while [ $i -lt 3000 ]; do echo line $i >&2; i=$((i+1)); done",
-                            in);
+  ProcessSpec noisy =
+      shell("i=0; while [ $i -lt 3000 ]; do echo line $i >&2; i=$((i+1)); done", in);
   noisy.stderr_tail = 100;
   const ProcessResult tail = run_process(noisy);
   CHECK(tail.succeeded());
@@ -72,8 +72,8 @@ TEST_CASE("command process: a crash by signal and a start failure") {
   missing.executable = (dir.path() / "no-such-program").string();
   const ProcessResult r = run_process(missing);
   CHECK(!r.started);
-  CHECK(r.status() == "could not be started: " + missing.executable +
-                          ": No such file or directory");
+  CHECK(r.status() ==
+        "could not be started: " + missing.executable + ": No such file or directory");
   ProcessSpec no_stdin = shell("true", dir.path() / "absent.json");
   CHECK(run_process(no_stdin).status().find("absent.json: No such file or directory") !=
         std::string::npos);
@@ -110,9 +110,8 @@ TEST_CASE("command process: runs in parallel threads do not block each other") {
   std::vector<std::thread> threads;
   std::vector<ProcessResult> results(4);
   for (int k = 0; k < 4; ++k)
-    threads.emplace_back([&, k] {
-      results[k] = run_process(shell("sleep 0.6; echo " + std::to_string(k), in));
-    });
+    threads.emplace_back(
+        [&, k] { results[k] = run_process(shell("sleep 0.6; echo " + std::to_string(k), in)); });
   for (auto& t : threads) t.join();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -51,10 +51,10 @@ TEST_CASE("command: JSON answers parse, with positions in errors") {
 
 TEST_CASE("command: the last stdout line is the answer") {
   CHECK(answer_of("log 1\nlog 2\n{\"model\": \"a\"}\n\n").find("model")->text == "a");
-  CHECK(error_of([] { answer_of("  \n"); }).find("standard output is empty") !=
-        std::string::npos);
-  CHECK(error_of([] { answer_of("{\"model\": 1}\nnot json\n"); })
-            .find("its last line is not JSON (at column 1") == 0);
+  CHECK(error_of([] { answer_of("  \n"); }).find("standard output is empty") != std::string::npos);
+  CHECK(error_of([] {
+          answer_of("{\"model\": 1}\nnot json\n");
+        }).find("its last line is not JSON (at column 1") == 0);
   CHECK(error_of([] { answer_of("[1, 2]\n"); }) == "its last line is not a JSON object: [1, 2]");
 }
 
@@ -86,7 +86,8 @@ TEST_CASE("command: template arithmetic") {
         std::string::npos);
   CHECK(error_of([&] { evaluate_expression("2 +", v); }) ==
         "event template, column 4: expected a number, a ${variable} or '(', got nothing");
-  CHECK(error_of([&] { evaluate_expression("(2", v); }) == "event template, column 3: expected ')'");
+  CHECK(error_of([&] { evaluate_expression("(2", v); }) ==
+        "event template, column 3: expected ')'");
 }
 
 TEST_CASE("command: templates substitute into events") {
@@ -118,16 +119,20 @@ TEST_CASE("command: templates substitute into events") {
 }
 
 TEST_CASE("command: template errors name the column and the field") {
-  const EventTemplate t("self_composed: {count: ${epochs}*${n}/${batch_size}, event: "
-                        "{gaussian: {noise_multiplier: ${noise_multiplier}}}}");
-  CHECK(error_of([&] { t.check_variables({"epochs", "n", "noise_multiplier"}); }) ==
+  const EventTemplate t(
+      "self_composed: {count: ${epochs}*${n}/${batch_size}, event: "
+      "{gaussian: {noise_multiplier: ${noise_multiplier}}}}");
+  CHECK(error_of([&] {
+          t.check_variables({"epochs", "n", "noise_multiplier"});
+        }) ==
         "event template, column 39: unknown variable ${batch_size}; known: ${epochs}, ${n}, "
         "${noise_multiplier}");
   CHECK(error_of([] {
           EventTemplate("{gaussian: {noise_multiplier: ${nosie_multiplier}}}")
               .check_variables({"n", "noise_multiplier"});
-        }) == "event template, column 31: unknown variable ${nosie_multiplier} (did you mean "
-              "${noise_multiplier}?); known: ${n}, ${noise_multiplier}");
+        }) ==
+        "event template, column 31: unknown variable ${nosie_multiplier} (did you mean "
+        "${noise_multiplier}?); known: ${n}, ${noise_multiplier}");
   CHECK(error_of([&] {
           t.instantiate({{"epochs", 3}, {"n", 1000}, {"batch_size", 64}, {"noise_multiplier", 1}});
         }) ==
@@ -139,12 +144,14 @@ TEST_CASE("command: template errors name the column and the field") {
         "event template, column 20: gaussian.sigma: unknown field 'sigma' of gaussian");
   CHECK(error_of([] { EventTemplate("{poisson_sampled: {rate: 0.1}}").instantiate({}); }) ==
         "event template, column 19: poisson_sampled: missing field 'event'");
-  CHECK(error_of([] { EventTemplate("{gaussian: {noise_multiplier: -1}}").instantiate({}); })
-            .find("event template, column 1: gaussian: ") == 0);
+  CHECK(error_of([] {
+          EventTemplate("{gaussian: {noise_multiplier: -1}}").instantiate({});
+        }).find("event template, column 1: gaussian: ") == 0);
   CHECK(error_of([] { EventTemplate("{gaussian: {noise_multiplier: 1}"); }) ==
         "event template, column 33: expected ',' or '}'");
   CHECK(error_of([] { EventTemplate("{gaussian: {noise_multiplier: 1, noise_multiplier: 2}}"); }) ==
         "event template, column 34: duplicate key 'noise_multiplier'");
-  CHECK(error_of([] { EventTemplate("{gaussian: {noise_multiplier: ${sigma}}"); })
-            .find("expected ',' or '}'") != std::string::npos);
+  CHECK(error_of([] {
+          EventTemplate("{gaussian: {noise_multiplier: ${sigma}}");
+        }).find("expected ',' or '}'") != std::string::npos);
 }

@@ -146,14 +146,15 @@ TEST_CASE("command trainer: every failure is an error with the program's stderr"
   const auto fails = [&](const std::string& mode, double timeout = 20) {
     return error_of([&] { train(make_config(params(mode, "", timeout)), data(), context); });
   };
-  const std::string prefix = "command: program `/usr/bin/python3 " DPTUNE_SOURCE_DIR
-                             "/tests/command/behave.py ";
+  const std::string prefix =
+      "command: program `/usr/bin/python3 " DPTUNE_SOURCE_DIR "/tests/command/behave.py ";
   std::string e = fails("crash");
   CHECK(e.find(prefix + "crash` (train) was killed by signal 11 (SIGSEGV); its stderr ends:\n"
                         "about to crash\n") == 0);
   e = fails("fail");
-  CHECK(e == prefix + "fail` (train) exited with code 3; its stderr ends:\n"
-                      "boom: the training diverged\n");
+  CHECK(e == prefix +
+                 "fail` (train) exited with code 3; its stderr ends:\n"
+                 "boom: the training diverged\n");
   const auto start = std::chrono::steady_clock::now();
   e = fails("hang", 1.0);
   CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 5);
@@ -193,7 +194,8 @@ TEST_CASE("command trainer: configuration errors") {
   CHECK(error_of([&] { make_config(p); }).find("not an integer") != std::string::npos);
   p = params("ok");
   p.set("run", std::string("no-such-program-dptune x"));
-  CHECK(error_of([&] { make_config(p); }) == "run: program 'no-such-program-dptune' not found on PATH");
+  CHECK(error_of([&] { make_config(p); }) ==
+        "run: program 'no-such-program-dptune' not found on PATH");
   p.set("run", std::string("./missing.py"));
   CHECK(error_of([&] { make_config(p); }) ==
         "run: program " DPTUNE_SOURCE_DIR

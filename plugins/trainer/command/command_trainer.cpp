@@ -30,9 +30,9 @@ std::string sha256_of(const fs::path& file) {
   static std::map<std::tuple<std::string, std::uintmax_t, std::int64_t>, std::string> cache;
   struct stat st {};
   require(stat(file.c_str(), &st) == 0, "run: cannot read " + file.string());
-  const auto key = std::make_tuple(file.string(), static_cast<std::uintmax_t>(st.st_size),
-                                   static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 +
-                                       st.st_mtim.tv_nsec);
+  const auto key = std::make_tuple(
+      file.string(), static_cast<std::uintmax_t>(st.st_size),
+      static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec);
   std::lock_guard lock(mutex);
   if (auto found = cache.find(key); found != cache.end()) return found->second;
   require(sodium_init() >= 0, "run: libsodium failed to initialise");
@@ -121,7 +121,7 @@ void write_csv(const fs::path& file, const Dataset& data, bool labels) {
   for (std::size_t j = 0; j < data.cols; ++j)
     out << (j ? "," : "")
         << (data.feature_names.size() == data.cols ? data.feature_names[j]
-                                                    : "x" + std::to_string(j));
+                                                   : "x" + std::to_string(j));
   if (labels) out << (data.cols ? "," : "") << "label";
   out << "\n";
   char buffer[32];
@@ -143,10 +143,14 @@ std::string params_json(const Params& params) {
   std::string out = "{";
   for (const auto& [name, value] : params) {
     out += (out.size() > 1 ? ", " : "") + json_quote(name) + ": ";
-    if (const auto* d = std::get_if<double>(&value)) out += json_number(*d);
-    else if (const auto* i = std::get_if<std::int64_t>(&value)) out += std::to_string(*i);
-    else if (const auto* b = std::get_if<bool>(&value)) out += *b ? "true" : "false";
-    else out += json_quote(std::get<std::string>(value));
+    if (const auto* d = std::get_if<double>(&value))
+      out += json_number(*d);
+    else if (const auto* i = std::get_if<std::int64_t>(&value))
+      out += std::to_string(*i);
+    else if (const auto* b = std::get_if<bool>(&value))
+      out += *b ? "true" : "false";
+    else
+      out += json_quote(std::get<std::string>(value));
   }
   return out + "}";
 }
@@ -175,10 +179,12 @@ Json run_action(const Config& config, const std::string& action, const fs::path&
   spec.extra_environment = std::move(environment);
   const ProcessResult r = run_process(spec);
   const auto failure = [&](const std::string& what) {
-    std::string message = "command: program `" + join_argv(config.argv) + "` (" + action +
-                          ") " + what;
-    if (!r.err.empty()) message += "; its stderr ends:\n" + r.err;
-    else if (r.started) message += "; its stderr was empty";
+    std::string message =
+        "command: program `" + join_argv(config.argv) + "` (" + action + ") " + what;
+    if (!r.err.empty())
+      message += "; its stderr ends:\n" + r.err;
+    else if (r.started)
+      message += "; its stderr was empty";
     return Error(message);
   };
   if (!r.succeeded()) throw failure(r.status());
@@ -209,15 +215,15 @@ class CommandModel final : public Model {
     RunDir scratch((dir_->path()).string(), "predict");
     const fs::path rows = scratch.path() / "rows.csv";
     write_csv(rows, data, false);
-    const std::string request =
-        "{\"protocol\": " + std::to_string(kProtocolVersion) +
-        ", \"action\": \"predict\", \"model\": " + json_quote(model_) +
-        ", \"params\": " + params_json(config_->hyperparameters) +
-        ", \"seed\": " + std::to_string(seed_) + ", \"data\": {\"rows_csv\": " +
-        json_quote(rows.string()) + ", \"rows\": " + std::to_string(data.rows) +
-        ", \"features\": " + std::to_string(data.cols) + ", \"classes\": " +
-        std::to_string(classes_) + "}, \"output_dir\": " + json_quote(scratch.path().string()) +
-        "}";
+    const std::string request = "{\"protocol\": " + std::to_string(kProtocolVersion) +
+                                ", \"action\": \"predict\", \"model\": " + json_quote(model_) +
+                                ", \"params\": " + params_json(config_->hyperparameters) +
+                                ", \"seed\": " + std::to_string(seed_) +
+                                ", \"data\": {\"rows_csv\": " + json_quote(rows.string()) +
+                                ", \"rows\": " + std::to_string(data.rows) +
+                                ", \"features\": " + std::to_string(data.cols) +
+                                ", \"classes\": " + std::to_string(classes_) +
+                                "}, \"output_dir\": " + json_quote(scratch.path().string()) + "}";
     const Json answer = run_action(*config_, "predict", scratch.path(), request,
                                    {"DPTUNE_DATA=" + rows.string(), "DPTUNE_MODEL=" + model_});
     return predictions_of(answer, data.rows);
@@ -285,10 +291,24 @@ class CommandModel final : public Model {
 // ---- configuration --------------------------------------------------------------------------
 
 const std::vector<std::string>& vocabulary() {
-  static const std::vector<std::string> names{
-      "learning_rate", "noise_multiplier", "clip_norm", "momentum", "lr_decay", "l2", "dropout",
-      "x1",           "x2",               "x3",        "epochs",   "steps",    "batch_size",
-      "hidden",       "k1",               "k2",        "model",    "variant"};
+  static const std::vector<std::string> names{"learning_rate",
+                                              "noise_multiplier",
+                                              "clip_norm",
+                                              "momentum",
+                                              "lr_decay",
+                                              "l2",
+                                              "dropout",
+                                              "x1",
+                                              "x2",
+                                              "x3",
+                                              "epochs",
+                                              "steps",
+                                              "batch_size",
+                                              "hidden",
+                                              "k1",
+                                              "k2",
+                                              "model",
+                                              "variant"};
   return names;
 }
 
@@ -308,8 +328,9 @@ ParamSchema command_schema() {
                "${n} (training rows), e.g. \"self_composed: {count: ${steps}, event: "
                "{poisson_sampled: {rate: ${batch_size}/${n}, event: {gaussian: {noise_multiplier: "
                "${noise_multiplier}}}}}}\"");
-  s.add_float("timeout", "seconds one start of the program may take (then its process group is "
-                         "killed and the run fails)")
+  s.add_float("timeout",
+              "seconds one start of the program may take (then its process group is "
+              "killed and the run fails)")
       .min_exclusive(0)
       .default_to(600.0);
   s.add_string("pipeline_dir",
@@ -351,12 +372,17 @@ std::string Config::trust_statement() const {
 }
 
 std::shared_ptr<const Config> make_config(const Params& p) {
-  auto config = std::make_shared<Config>(Config{{}, {}, {}, EventTemplate(p.get_string("event")),
+  auto config = std::make_shared<Config>(Config{{},
+                                                {},
+                                                {},
+                                                EventTemplate(p.get_string("event")),
                                                 p.get_double("timeout"),
                                                 p.get_string("pipeline_dir"),
-                                                p.get_string("keep_dir"), {}, {}});
-  const fs::path base = config->pipeline_dir.empty() ? fs::current_path()
-                                                      : fs::path(config->pipeline_dir);
+                                                p.get_string("keep_dir"),
+                                                {},
+                                                {}});
+  const fs::path base =
+      config->pipeline_dir.empty() ? fs::current_path() : fs::path(config->pipeline_dir);
   config->argv = split_argv(p.get_string("run"));
   config->executable = resolve_executable(config->argv[0], base).string();
   config->files.push_back({config->executable, sha256_of(config->executable)});
@@ -403,8 +429,8 @@ Json answer_of(const std::string& out) {
   try {
     answer = parse_json(line);
   } catch (const InvalidArgument& e) {
-    throw InvalidArgument("its last line is not JSON (" + std::string(e.what()) + "): " +
-                          line.substr(0, 200));
+    throw InvalidArgument("its last line is not JSON (" + std::string(e.what()) +
+                          "): " + line.substr(0, 200));
   }
   if (answer.type != Json::Type::Object)
     throw InvalidArgument("its last line is not a JSON object: " + line.substr(0, 200));
@@ -424,12 +450,13 @@ TrainedModel train(const std::shared_ptr<const Config>& config, const Dataset& d
       "{\"protocol\": " + std::to_string(kProtocolVersion) +
       ", \"action\": \"train\", \"private\": " + (private_run ? "true" : "false") +
       ", \"params\": " + params_json(config->hyperparameters) +
-      ", \"seed\": " + std::to_string(seed) + ", \"data\": {\"train_csv\": " +
-      json_quote(train_csv.string()) + ", \"name\": " + json_quote(data.name) +
-      ", \"rows\": " + std::to_string(data.rows) + ", \"features\": " + std::to_string(data.cols) +
-      ", \"classes\": " + std::to_string(data.num_classes) + "}, \"sizes\": {\"n\": " +
-      std::to_string(data.rows) + "}, \"event\": " +
-      (private_run ? json_quote(declared.to_string()) : "null") +
+      ", \"seed\": " + std::to_string(seed) +
+      ", \"data\": {\"train_csv\": " + json_quote(train_csv.string()) +
+      ", \"name\": " + json_quote(data.name) + ", \"rows\": " + std::to_string(data.rows) +
+      ", \"features\": " + std::to_string(data.cols) +
+      ", \"classes\": " + std::to_string(data.num_classes) +
+      "}, \"sizes\": {\"n\": " + std::to_string(data.rows) +
+      "}, \"event\": " + (private_run ? json_quote(declared.to_string()) : "null") +
       ", \"delta\": " + json_number(context.delta()) +
       ", \"output_dir\": " + json_quote(dir->path().string()) + "}";
   std::vector<std::string> environment{"DPTUNE_DATA=" + train_csv.string(),

@@ -28,9 +28,9 @@ struct Config {
   std::vector<ProgramFile> files;
   EventTemplate event;
   double timeout = 600;
-  std::string pipeline_dir;  // the program's working directory; empty: dptune's
-  std::string keep_dir;      // empty: run folders are temporary
-  Params hyperparameters;    // the vocabulary's values, sent to the program
+  std::string pipeline_dir;               // the program's working directory; empty: dptune's
+  std::string keep_dir;                   // empty: run folders are temporary
+  Params hyperparameters;                 // the vocabulary's values, sent to the program
   std::map<std::string, double> numbers;  // numeric hyperparameters, for the template
 
   /// "privacy depends on the external program honouring the declared event" with the files.

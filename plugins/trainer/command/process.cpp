@@ -118,11 +118,11 @@ ProcessResult run_process(const ProcessSpec& spec) {
   }
   result.started = true;
 
-  const auto deadline =
-      started + std::chrono::duration_cast<Clock::duration>(
-                    std::chrono::duration<double>(spec.timeout_seconds));
+  const auto deadline = started + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(spec.timeout_seconds));
   const auto remaining_ms = [&] {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     return static_cast<int>(std::max<long long>(0, std::min<long long>(left.count(), 1000)));
   };
   pollfd fds[2] = {{out.read, POLLIN, 0}, {err.read, POLLIN, 0}};
@@ -141,7 +141,8 @@ ProcessResult run_process(const ProcessSpec& spec) {
       }
       std::string& sink = k == 0 ? result.out : result.err;
       sink.append(buffer, static_cast<std::size_t>(got));
-      if (k == 1 && sink.size() > 2 * spec.stderr_tail) sink.erase(0, sink.size() - spec.stderr_tail);
+      if (k == 1 && sink.size() > 2 * spec.stderr_tail)
+        sink.erase(0, sink.size() - spec.stderr_tail);
       if (k == 0 && sink.size() > spec.max_stdout) {
         result.stdout_truncated = true;
         sink.resize(spec.max_stdout);

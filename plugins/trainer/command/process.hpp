@@ -8,11 +8,11 @@
 namespace dptune::command {
 
 struct ProcessSpec {
-  std::string executable;          // absolute path (resolved by the caller: execve, no PATH search)
-  std::vector<std::string> argv;   // argv[0] included
+  std::string executable;         // absolute path (resolved by the caller: execve, no PATH search)
+  std::vector<std::string> argv;  // argv[0] included
   std::vector<std::string> extra_environment;  // "NAME=value", added to the inherited environment
-  std::string working_directory;   // empty: inherit
-  std::string stdin_file;          // the program's standard input
+  std::string working_directory;               // empty: inherit
+  std::string stdin_file;                      // the program's standard input
   double timeout_seconds = 600;
   std::size_t max_stdout = std::size_t{256} << 20;
   std::size_t stderr_tail = 4000;  // characters of stderr kept (the end)

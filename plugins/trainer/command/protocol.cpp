@@ -1,12 +1,12 @@
 #include "protocol.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <optional>
-#include <algorithm>
-#include <cctype>
 
 #include "dptune/errors.hpp"
 #include "dptune/params.hpp"
@@ -98,7 +98,8 @@ class JsonParser {
 
   double number() {
     const std::size_t start = i_;
-    while (i_ < s_.size() && std::string_view("+-0123456789.eE").find(s_[i_]) != std::string_view::npos)
+    while (i_ < s_.size() &&
+           std::string_view("+-0123456789.eE").find(s_[i_]) != std::string_view::npos)
       ++i_;
     double x = 0;
     const auto [end, ec] = std::from_chars(s_.data() + start, s_.data() + i_, x);
@@ -119,15 +120,26 @@ class JsonParser {
       if (i_ >= s_.size()) break;
       c = s_[i_++];
       switch (c) {
-        case 'n': out += '\n'; break;
-        case 't': out += '\t'; break;
-        case 'r': out += '\r'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
+        case 'n':
+          out += '\n';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
         case 'u': {
           unsigned code = 0;
           if (i_ + 4 > s_.size() ||
-              std::from_chars(s_.data() + i_, s_.data() + i_ + 4, code, 16).ptr != s_.data() + i_ + 4)
+              std::from_chars(s_.data() + i_, s_.data() + i_ + 4, code, 16).ptr !=
+                  s_.data() + i_ + 4)
             fail_at(i_, "bad \\u escape");
           i_ += 4;
           // UTF-8 of a BMP code point (surrogate pairs are not needed by the protocol).
@@ -143,7 +155,8 @@ class JsonParser {
           }
           break;
         }
-        default: out += c;  // \" \\ \/
+        default:
+          out += c;  // \" \\ \/
       }
     }
     if (i_ >= s_.size()) fail_at(start, "unterminated string");
@@ -255,17 +268,23 @@ class ExprParser {
   Expr sum() {
     Expr e = product();
     for (;;) {
-      if (eat('+')) e = binary('+', std::move(e), product());
-      else if (eat('-')) e = binary('-', std::move(e), product());
-      else return e;
+      if (eat('+'))
+        e = binary('+', std::move(e), product());
+      else if (eat('-'))
+        e = binary('-', std::move(e), product());
+      else
+        return e;
     }
   }
   Expr product() {
     Expr e = factor();
     for (;;) {
-      if (eat('*')) e = binary('*', std::move(e), factor());
-      else if (eat('/')) e = binary('/', std::move(e), factor());
-      else return e;
+      if (eat('*'))
+        e = binary('*', std::move(e), factor());
+      else if (eat('/'))
+        e = binary('/', std::move(e), factor());
+      else
+        return e;
     }
   }
   Expr factor() {
@@ -345,7 +364,8 @@ void collect(const Expr& e, std::vector<std::pair<std::string, std::size_t>>& ou
 
 double evaluate(const Expr& e, const std::map<std::string, double>& values) {
   switch (e.op) {
-    case 'n': return e.value;
+    case 'n':
+      return e.value;
     case 'v': {
       const auto found = values.find(e.name);
       if (found == values.end())
@@ -353,10 +373,14 @@ double evaluate(const Expr& e, const std::map<std::string, double>& values) {
                               ": no value for ${" + e.name + "}");
       return found->second;
     }
-    case 'u': return -evaluate(e.args[0], values);
-    case '+': return evaluate(e.args[0], values) + evaluate(e.args[1], values);
-    case '-': return evaluate(e.args[0], values) - evaluate(e.args[1], values);
-    case '*': return evaluate(e.args[0], values) * evaluate(e.args[1], values);
+    case 'u':
+      return -evaluate(e.args[0], values);
+    case '+':
+      return evaluate(e.args[0], values) + evaluate(e.args[1], values);
+    case '-':
+      return evaluate(e.args[0], values) - evaluate(e.args[1], values);
+    case '*':
+      return evaluate(e.args[0], values) * evaluate(e.args[1], values);
     case '/': {
       const double d = evaluate(e.args[1], values);
       if (d == 0)
@@ -364,7 +388,8 @@ double evaluate(const Expr& e, const std::map<std::string, double>& values) {
                               ": division by zero");
       return evaluate(e.args[0], values) / d;
     }
-    default: break;
+    default:
+      break;
   }
   const double a = evaluate(e.args[0], values);
   if (e.name == "ceil") return std::ceil(a);
@@ -513,7 +538,9 @@ class Builder {
         if (k == name) return v;
       fail(body, here, "missing field '" + name + "'");
     };
-    const auto num = [&](const std::string& name) { return number(field(name), here + "." + name); };
+    const auto num = [&](const std::string& name) {
+      return number(field(name), here + "." + name);
+    };
     const auto integer = [&](const std::string& name) {
       return whole(field(name), here + "." + name);
     };
