@@ -108,6 +108,7 @@ TEST_CASE("command process: runs in parallel threads do not block each other") {
   const auto in = dir.write("in.txt", "");
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
+  threads.reserve(4);
   std::vector<ProcessResult> results(4);
   for (int k = 0; k < 4; ++k)
     threads.emplace_back(

@@ -16,8 +16,8 @@ namespace dptune::command {
 // ---- JSON ----------------------------------------------------------------------------------
 
 const Json* Json::find(const std::string& key) const {
-  for (const auto& [k, v] : members)
-    if (k == key) return &v;
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    if (keys[i] == key) return &values[i];
   return nullptr;
 }
 
@@ -70,7 +70,8 @@ class JsonParser {
         if (i_ >= s_.size() || s_[i_] != '"') fail_at(i_, "expected a quoted key");
         std::string key = string();
         expect(':');
-        v.members.emplace_back(std::move(key), value(depth + 1));
+        v.keys.push_back(std::move(key));
+        v.values.push_back(value(depth + 1));
       } while (eat(','));
       expect('}');
     } else if (c == '[') {
@@ -410,9 +411,10 @@ double evaluate_expression(std::string_view expression,
 struct EventTemplate::Node {
   enum class Type { Map, List, Scalar } type = Type::Scalar;
   std::size_t column = 0;
-  std::vector<std::pair<std::string, Node>> members;  // Map
-  std::vector<Node> items;                            // List
-  Expr expr;                                          // Scalar
+  std::vector<std::string> keys;  // Map: keys and values in parallel
+  std::vector<Node> values;
+  std::vector<Node> items;  // List
+  Expr expr;                // Scalar
 };
 
 namespace {
@@ -466,12 +468,13 @@ class TemplateParser {
       if (start == i_) fail("expected a key such as gaussian or noise_multiplier");
       std::string key(s_.substr(start, i_ - start));
       if (!eat(':')) fail("expected ':' after '" + key + "'");
-      for (const auto& [k, v] : map.members)
+      for (const auto& k : map.keys)
         if (k == key) {
           i_ = start;
           fail("duplicate key '" + key + "'");
         }
-      map.members.emplace_back(std::move(key), value(depth + 1));
+      map.keys.push_back(std::move(key));
+      map.values.push_back(value(depth + 1));
     } while (eat(','));
   }
 
@@ -523,19 +526,21 @@ class Builder {
   explicit Builder(const std::map<std::string, double>& values) : values_(values) {}
 
   DpEvent event(const Node& n, const std::string& path) const {
-    if (n.type != Node::Type::Map || n.members.size() != 1)
+    if (n.type != Node::Type::Map || n.keys.size() != 1)
       fail(n, path, "expected an event such as {gaussian: {noise_multiplier: 1.0}}");
-    const auto& [kind, body] = n.members.front();
+    const std::string& kind = n.keys.front();
+    const Node& body = n.values.front();
     const std::string here = path.empty() ? kind : path + "." + kind;
     if (body.type != Node::Type::Map) fail(body, here, "expected a map of the event's fields");
     const auto allowed = fields_of(kind);
     if (!allowed) fail(n, here, "unknown event kind '" + kind + "'");
-    for (const auto& [name, v] : body.members)
-      if (std::find(allowed->begin(), allowed->end(), name) == allowed->end())
-        fail(v, here + "." + name, "unknown field '" + name + "' of " + kind);
+    for (std::size_t i = 0; i < body.keys.size(); ++i)
+      if (std::find(allowed->begin(), allowed->end(), body.keys[i]) == allowed->end())
+        fail(body.values[i], here + "." + body.keys[i],
+             "unknown field '" + body.keys[i] + "' of " + kind);
     const auto field = [&](const std::string& name) -> const Node& {
-      for (const auto& [k, v] : body.members)
-        if (k == name) return v;
+      for (std::size_t i = 0; i < body.keys.size(); ++i)
+        if (body.keys[i] == name) return body.values[i];
       fail(body, here, "missing field '" + name + "'");
     };
     const auto num = [&](const std::string& name) {
@@ -624,7 +629,7 @@ class Builder {
 
 void variables_of(const Node& n, std::vector<std::pair<std::string, std::size_t>>& out) {
   if (n.type == Node::Type::Scalar) collect(n.expr, out);
-  for (const auto& [k, v] : n.members) variables_of(v, out);
+  for (const auto& v : n.values) variables_of(v, out);
   for (const auto& item : n.items) variables_of(item, out);
 }
 
@@ -675,8 +680,11 @@ void EventTemplate::check_variables(const std::set<std::string>& known) const {
         hint = " (did you mean ${" + k + "}?)";
       }
     }
-    throw InvalidArgument("event template, column " + std::to_string(column + 1) +
-                          ": unknown variable ${" + name + "}" + hint + "; known: " + list);
+    std::string message = "event template, column " + std::to_string(column + 1);
+    message += ": unknown variable ${" + name + "}";
+    message += hint;
+    message += "; known: " + list;
+    throw InvalidArgument(message);
   }
 }
 

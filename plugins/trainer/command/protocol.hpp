@@ -22,7 +22,9 @@ struct Json {
   double number = 0;
   std::string text;  // String
   std::vector<Json> items;
-  std::vector<std::pair<std::string, Json>> members;
+  // Object members as two parallel lists (a vector of pairs would need Json complete here).
+  std::vector<std::string> keys;
+  std::vector<Json> values;
 
   const Json* find(const std::string& key) const;
 };
