@@ -191,7 +191,30 @@ TEST_CASE("command trainer: configuration errors") {
   p = params("ok");
   p.set("event", std::string("{self_composed: {count: ${n}/3, event: {gaussian: "
                              "{noise_multiplier: 1}}}}"));
-  CHECK(error_of([&] { make_config(p); }).find("not an integer") != std::string::npos);
+  // Values depend on the run's n: checked when a run's event is made, not at configuration.
+  const auto thirds = make_config(p);
+  Context context;
+  CHECK(error_of([&] { train(thirds, data(), context); }) ==
+        "event template, column 25: self_composed.count: evaluates to 1.3333333333333333, not an "
+        "integer; round it explicitly, e.g. ceil(...) (rounding a count up is the conservative "
+        "choice)");
+  CHECK(declared_event(*thirds, 30) == DpEvent::self_composed(DpEvent::gaussian(1), 10));
+  // A sample larger than some n is fine until a run has that n.
+  p.set("event", std::string("{sampled_without_replacement: {source_size: ${n}, sample_size: "
+                             "2000, event: {gaussian: {noise_multiplier: 1}}}}"));
+  CHECK_NOTHROW(make_config(p));
+  // Kinds and fields are checked at configuration (dptune validate).
+  p.set("event",
+        std::string("{self_composed: {count: 3, event: {gausian: {noise_multiplier: 1}}}}"));
+  CHECK(error_of([&] { make_config(p); }) ==
+        "event: event template, column 35: self_composed.event.gausian: unknown event kind "
+        "'gausian'");
+  p.set("event", std::string("{poisson_sampled: {rate: 0.5}}"));
+  CHECK(error_of([&] { make_config(p); }) ==
+        "event: event template, column 19: poisson_sampled: missing field 'event'");
+  p.set("event", std::string("{composed: {events: {gaussian: {noise_multiplier: 1}}}}"));
+  CHECK(error_of([&] { make_config(p); }) ==
+        "event: event template, column 21: composed.events: expected a list");
   p = params("ok");
   p.set("run", std::string("no-such-program-dptune x"));
   CHECK(error_of([&] { make_config(p); }) ==

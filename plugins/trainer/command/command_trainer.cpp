@@ -405,7 +405,9 @@ std::shared_ptr<const Config> make_config(const Params& p) {
   for (const auto& [name, value] : config->numbers) known.insert(name);
   try {
     config->event.check_variables(known);
-    declared_event(*config, 1000);  // fields, kinds and integrality, before anything runs
+    // Kinds and fields now; values (a rate above 1, a non-integer count) depend on the run's
+    // scope (${n}) and are checked when a run's event is made, before anything runs.
+    config->event.check_structure();
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(std::string("event: ") + e.what());
   }

@@ -523,7 +523,10 @@ class TemplateParser {
 /// Builds the DpEvent of one {kind: {fields}} node (the kinds and fields of `dptune privacy`).
 class Builder {
  public:
-  explicit Builder(const std::map<std::string, double>& values) : values_(values) {}
+  /// `dry`: check kinds, fields and shapes only (no arithmetic, no DpEvent argument checks), so
+  /// that a configuration is checked without guessing the sizes a run will have.
+  explicit Builder(const std::map<std::string, double>& values, bool dry = false)
+      : values_(values), dry_(dry) {}
 
   DpEvent event(const Node& n, const std::string& path) const {
     if (n.type != Node::Type::Map || n.keys.size() != 1)
@@ -550,6 +553,22 @@ class Builder {
       return whole(field(name), here + "." + name);
     };
     const auto inner = [&] { return event(field("event"), here + ".event"); };
+    if (dry_) {
+      for (std::size_t i = 0; i < body.keys.size(); ++i) {
+        const std::string at = here + "." + body.keys[i];
+        if (body.keys[i] == "event") {
+          event(body.values[i], at);
+        } else if (body.keys[i] == "events") {
+          if (body.values[i].type != Node::Type::List) fail(body.values[i], at, "expected a list");
+          for (std::size_t j = 0; j < body.values[i].items.size(); ++j)
+            event(body.values[i].items[j], at + "[" + std::to_string(j) + "]");
+        } else if (body.values[i].type != Node::Type::Scalar) {
+          fail(body.values[i], at, "expected a number");
+        }
+      }
+      for (const auto& name : *allowed) field(name);  // every field is required
+      return DpEvent::no_op();
+    }
     try {
       if (kind == "no_op") return DpEvent::no_op();
       if (kind == "non_private") return DpEvent::non_private();
@@ -583,6 +602,7 @@ class Builder {
 
  private:
   const std::map<std::string, double>& values_;
+  bool dry_ = false;
 
   [[noreturn]] static void fail(const Node& n, const std::string& path, const std::string& what) {
     throw InvalidArgument("event template, column " + std::to_string(n.column + 1) + ": " + path +
@@ -690,6 +710,11 @@ void EventTemplate::check_variables(const std::set<std::string>& known) const {
 
 DpEvent EventTemplate::instantiate(const std::map<std::string, double>& values) const {
   return Builder(values).event(*root_, "");
+}
+
+void EventTemplate::check_structure() const {
+  const std::map<std::string, double> none;
+  Builder(none, true).event(*root_, "");
 }
 
 }  // namespace dptune::command

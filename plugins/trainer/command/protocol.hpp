@@ -61,6 +61,9 @@ class EventTemplate {
   /// Throws InvalidArgument naming the first variable not in `known`, its column and the names
   /// that are known.
   void check_variables(const std::set<std::string>& known) const;
+  /// Checks event kinds, their fields and the shapes of values, without evaluating anything.
+  /// Throws InvalidArgument as instantiate() does.
+  void check_structure() const;
   /// The event with every variable replaced by its value.  Throws InvalidArgument naming the
   /// field (e.g. "self_composed.count") for an unknown kind or field, a missing field, a
   /// non-integer count or size, or a value the event refuses.
