@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages dptune needs, if any is missing (run as root, or with sudo available).
+# python3 and python3-numpy run the command trainer's example and test programs (examples/command,
+# tests/command).
 set -euo pipefail
 packages=(cmake g++ ninja-build pkg-config binutils libboost-dev libboost-program-options-dev
           libyaml-cpp-dev doctest-dev libsodium-dev libeigen3-dev liblbfgspp-dev zlib1g-dev
-          dataset-fashion-mnist)
+          dataset-fashion-mnist python3 python3-numpy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

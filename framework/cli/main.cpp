@@ -122,6 +122,9 @@ int cmd_validate(const std::vector<std::string>& args) {
   auto config = load(pipeline, sets, plugin_paths, registry);
   // The tuner's constructor checks what its schema cannot (e.g. dp_hype's dropouts < clients).
   dptune::host::create_configured_tuner(config, registry);
+  // The algorithm's constructor checks what its schema cannot (e.g. the command trainer's event
+  // template and program).
+  dptune::host::check_configured_algorithm(config, registry);
   // Public statistics must have one value per feature, which only the data can tell: load it once
   // (ConfigError naming the list's file:line:col when the lengths differ).
   using Kind = dptune::host::Preprocessing::Kind;

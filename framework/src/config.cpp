@@ -940,6 +940,11 @@ class Loader {
                "; available trainers and mechanisms: " + join_list(names));
     }
     c.params = read_params(section, *algorithm_schema_, c.use);
+    // An algorithm that declares a string parameter `pipeline_dir` is told the pipeline's folder
+    // (the command trainer resolves its program against it), unless the pipeline sets it.
+    if (const ParamSpec* dir = algorithm_schema_->find("pipeline_dir");
+        dir && dir->type == ParamType::String && !c.params.contains("pipeline_dir"))
+      c.params.set("pipeline_dir", base_.string());
     if (const Entry* p = section.value.find("params"); p && p->value.type == Node::Type::Map)
       algorithm_params_ = &p->value;
   }

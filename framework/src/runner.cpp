@@ -47,10 +47,26 @@ std::shared_ptr<dptune::Tuner> create_configured_tuner(const PipelineConfig& con
   }
 }
 
+void check_configured_algorithm(const PipelineConfig& config, const PluginRegistry& registry) {
+  if (config.algorithm.kind != ComponentKind::Trainer) return;
+  const dptune::ParamSchema* schema = registry.schema(ComponentKind::Trainer, config.algorithm.use);
+  if (!schema) return;
+  const dptune::Params centre =
+      config.space.from_unit(std::vector<double>(config.space.size(), 0.5));
+  try {
+    registry.create_trainer(config.algorithm.use,
+                            schema->complete(config.algorithm.params.merged(centre)));
+  } catch (const ParamsRejected& e) {
+    throw ConfigDiagnostic(config.algorithm.where, "algorithm.params",
+                           "algorithm '" + e.plugin() + "' refused its parameters: " + e.reason());
+  }
+}
+
 RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
                         const RunOptions& options, std::ostream& out) {
   const auto started = std::chrono::steady_clock::now();
   auto tuner = create_configured_tuner(config, registry);
+  check_configured_algorithm(config, registry);
   EvaluationStack stack(config, registry, config.execution.executor, config.execution.threads,
                         config.execution.seed);
   TerminalProgress progress(options.show_progress);

@@ -47,6 +47,12 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
 std::shared_ptr<dptune::Tuner> create_configured_tuner(const PipelineConfig& config,
                                                        const PluginRegistry& registry);
 
+/// Creates the algorithm (a trainer) once with the search space's centre point, so that a
+/// constructor refusing its parameters (e.g. the command trainer's event template naming an
+/// unknown variable) gives a ConfigDiagnostic at the algorithm section, key algorithm.params:
+/// exit code 2, also from `dptune validate`.  Mechanisms are not created here.
+void check_configured_algorithm(const PipelineConfig& config, const PluginRegistry& registry);
+
 /// What one private run of each candidate on the whole training data does, without running
 /// anything (the pipeline's data is read for its sizes only): what planners need.
 std::vector<dptune::DpEvent> candidate_events(const PipelineConfig& config,

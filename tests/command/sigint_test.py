@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Ctrl-C during a run (issue 18): `dptune run` with a command program that hangs gets SIGINT;
+dptune ends, and its program (in its own process group) is killed with it (PR_SET_PDEATHSIG).
+Usage: sigint_test.py DPTUNE SOURCE_DIR"""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+dptune, source = sys.argv[1], sys.argv[2]
+with tempfile.TemporaryDirectory() as tmp:
+    pid_file = os.path.join(tmp, "program.pid")
+    pipeline = os.path.join(tmp, "hang.yaml")
+    with open(pipeline, "w") as f:
+        f.write(f"""name: command_sigint
+data: {{use: builtin:breast_cancer}}
+algorithm:
+  use: command
+  params:
+    run: /usr/bin/python3 {source}/tests/command/behave.py hang {pid_file}
+    event: "{{gaussian: {{noise_multiplier: 3}}}}"
+    timeout: 100
+accountant: {{use: rdp, delta: 1.0e-5}}
+utility: {{use: accuracy, repetitions: 1}}
+search_space:
+  learning_rate: {{float: [0.01, 1.0]}}
+tuner: {{use: grid, params: {{points_per_dimension: 2}}}}
+output: {{dir: {tmp}/out}}
+""")
+    run = subprocess.Popen([dptune, "run", pipeline], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT)
+    for _ in range(500):
+        if os.path.exists(pid_file) and os.path.getsize(pid_file) > 0:
+            break
+        time.sleep(0.02)
+    else:
+        sys.exit("the program never started:\n" + run.communicate()[0].decode())
+    program = int(open(pid_file).read())
+    run.send_signal(signal.SIGINT)
+    run.wait(timeout=20)
+    print("dptune ended with", run.returncode)
+
+    def running(pid):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().split(")")[-1].split()[0] not in ("Z", "X")
+        except FileNotFoundError:
+            return False
+
+    for _ in range(250):
+        if not running(program):
+            break
+        time.sleep(0.02)
+    if running(program):
+        os.kill(program, signal.SIGKILL)
+        sys.exit(f"program {program} still runs after dptune got SIGINT")
+    if run.returncode != -signal.SIGINT:
+        sys.exit(f"dptune ended with {run.returncode}, expected death by SIGINT")
+    print("ok: the program died with dptune")
