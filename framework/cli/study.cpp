@@ -58,7 +58,7 @@ int cmd_study(const std::vector<std::string>& args) {
     const auto it = status.meta.find(key);
     return it == status.meta.end() ? std::string() : it->second;
   };
-  const char* keys[] = {"study_id", "status",  "tuner",      "randomness",
+  const char* keys[] = {"study_id",   "status",     "tuner",   "randomness",
                         "started_at", "resumed_at", "progress"};
   if (vm.count("json")) {
     dptune::host::JsonWriter w(std::cout);
@@ -74,7 +74,8 @@ int cmd_study(const std::vector<std::string>& args) {
   }
   std::cout << "study " << (fs::path(*dir) / "study.db").string() << "\n";
   for (const char* key : keys)
-    if (!meta(key).empty()) std::cout << "  " << std::left << std::setw(20) << key << meta(key) << "\n";
+    if (!meta(key).empty())
+      std::cout << "  " << std::left << std::setw(20) << key << meta(key) << "\n";
   std::cout << "  " << std::setw(20) << "stored evaluations" << status.evaluations
             << " (SENSITIVE for a private tuner: the count can reveal its secret K)\n";
   std::cout << "  " << std::setw(20) << "recorded words" << status.random_words
@@ -86,11 +87,12 @@ int cmd_study(const std::vector<std::string>& args) {
 
 int cmd_ledger(const std::vector<std::string>& args) {
   po::options_description opts(
-      "dptune ledger show FILE [--dataset NAME] [--json]\n\nEvery row of a privacy ledger (charges, "
+      "dptune ledger show FILE [--dataset NAME] [--json]\n\nEvery row of a privacy ledger "
+      "(charges, "
       "maps recorded as not DP) and each dataset's composed epsilon\n\noptions");
   std::string dataset;
-  opts.add_options()("help,h", "this help")("dataset", po::value(&dataset),
-                                            "only this dataset")("json", "machine-readable output");
+  opts.add_options()("help,h", "this help")("dataset", po::value(&dataset), "only this dataset")(
+      "json", "machine-readable output");
   po::variables_map vm;
   const auto file = parse_show("ledger", opts, args, vm);
   if (!file) return kOk;

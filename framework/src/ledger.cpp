@@ -140,9 +140,10 @@ LedgerCharge Ledger::charge(const std::string& dataset, const LedgerBudget& budg
   } else if (!events.empty()) {
     total = accountant.epsilon(dptune::DpEvent::composed(events), result.budget.delta).epsilon;
   }
-  SqliteStatement put(db,
-                      "INSERT INTO entries (dataset, study_id, study_dir, time, kind, event,"
-                      " epsilon, delta, total_epsilon, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  SqliteStatement put(
+      db,
+      "INSERT INTO entries (dataset, study_id, study_dir, time, kind, event,"
+      " epsilon, delta, total_epsilon, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   put.bind(1, dataset)
       .bind(2, study_id)
       .bind(3, study_dir)
@@ -156,8 +157,17 @@ LedgerCharge Ledger::charge(const std::string& dataset, const LedgerBudget& budg
       .run();
   const std::int64_t id = db.last_insert_id();
   tx.commit();
-  result.entry = {id,   dataset, study_id, study_dir, now_utc(), kind, event ? event->to_string() : "",
-                  event ? guarantee.epsilon : 0.0, event ? guarantee.delta : 0.0, total, note};
+  result.entry = {id,
+                  dataset,
+                  study_id,
+                  study_dir,
+                  now_utc(),
+                  kind,
+                  event ? event->to_string() : "",
+                  event ? guarantee.epsilon : 0.0,
+                  event ? guarantee.delta : 0.0,
+                  total,
+                  note};
   return result;
 }
 
@@ -172,8 +182,8 @@ std::vector<Ledger::Dataset> Ledger::read(const std::string& dataset) const {
     Dataset d;
     d.name = b.text_at(0);
     d.budget = {b.double_at(1), b.double_at(2)};
-    SqliteStatement s(db, std::string("SELECT ") + kColumns +
-                              " FROM entries WHERE dataset = ? ORDER BY id");
+    SqliteStatement s(
+        db, std::string("SELECT ") + kColumns + " FROM entries WHERE dataset = ? ORDER BY id");
     s.bind(1, d.name);
     while (s.step()) d.entries.push_back(entry_of(s));
     out.push_back(std::move(d));

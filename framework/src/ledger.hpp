@@ -29,9 +29,9 @@ struct LedgerEntry {
   /// its write-ahead charge), "map" (not DP, trusted analysts: no charge), "none" (no guarantee
   /// claimed and nothing released under DP).
   std::string kind;
-  std::string event;                   // DpEvent text (charges)
-  double epsilon = 0, delta = 0;       // the run's own guarantee (charges)
-  double total_epsilon = 0;            // composed ε of the dataset after this row, at budget δ
+  std::string event;              // DpEvent text (charges)
+  double epsilon = 0, delta = 0;  // the run's own guarantee (charges)
+  double total_epsilon = 0;       // composed ε of the dataset after this row, at budget δ
   std::string note;
 };
 

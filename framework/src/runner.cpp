@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -18,12 +19,12 @@
 #include "dptune/pareto.hpp"
 #include "evaluator.hpp"
 #include "json.hpp"
+#include "ledger.hpp"
 #include "model_file.hpp"
 #include "progress.hpp"
 #include "report.hpp"
 #include "study.hpp"
 #include "study_run.hpp"
-#include "ledger.hpp"
 
 namespace dptune::host {
 
@@ -100,6 +101,8 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
   // randomness the tuner's and the layout's streams are recorded (replayed on resume); a seeded
   // run replays from its seed.
   std::unique_ptr<Study> study = options.study ? open_study(config, options) : nullptr;
+  // From here a signal is turned into a clean stop at the next cancellation point.
+  InterruptScope interrupts(study != nullptr);
   RandomStreamRecorder* recorder = study && !config.execution.seed ? study.get() : nullptr;
   EvaluationStack stack(config, registry, config.execution.executor, config.execution.threads,
                         config.execution.seed, recorder);
@@ -121,7 +124,6 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
       throw;
     }
   }
-  InterruptScope interrupts(study != nullptr);
   TerminalProgress terminal(options.show_progress);
   CountingProgress progress(terminal);
   auto tuner_rng = stack.random.make(0);
@@ -174,6 +176,8 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
   input.verbose = options.verbose;
   RunSummary summary = write_report(input, out);
   if (study) {
+    // The partial trials of an earlier interrupted process are superseded by the full report.
+    std::filesystem::remove(config.output.dir / "trials.partial.csv");
     if (result.trusted_analyst_only) study->set_progress(progress.done(), progress.total());
     study->set("status", "finished");
   }

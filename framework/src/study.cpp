@@ -2,12 +2,12 @@
 
 #include <unistd.h>
 
+#include <sodium.h>
 #include <chrono>
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <ctime>
-#include <sodium.h>
 
 #include "dptune/host/config.hpp"
 #include "model_file.hpp"
@@ -218,8 +218,8 @@ std::string random_id() {
 
 std::string request_key(const dptune::EvaluationRequest& request) {
   return request.candidate.to_string() + " | " + request.scope.to_string() + " | " +
-         (request.private_run ? "private" : "non-private") + " | R=" +
-         std::to_string(request.repetitions) + (request.keep_output ? " | keep" : "");
+         (request.private_run ? "private" : "non-private") +
+         " | R=" + std::to_string(request.repetitions) + (request.keep_output ? " | keep" : "");
 }
 
 // ---- the study
@@ -276,8 +276,8 @@ void Study::begin(const std::string& resolved_pipeline, const std::string& tuner
   std::lock_guard lock(mutex_);
   SqliteTransaction tx(db_);
   const std::pair<const char*, std::string> rows[] = {
-      {"study_id", random_id()}, {"pipeline", resolved_pipeline}, {"tuner", tuner},
-      {"randomness", randomness}, {"status", "running"},          {"started_at", now_utc()}};
+      {"study_id", random_id()},  {"pipeline", resolved_pipeline}, {"tuner", tuner},
+      {"randomness", randomness}, {"status", "running"},           {"started_at", now_utc()}};
   for (const auto& [key, value] : rows) {
     SqliteStatement(db_, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)")
         .bind(1, std::string(key))
@@ -358,9 +358,10 @@ void Study::record(std::uint64_t batch, std::size_t index, const dptune::Evaluat
   }
   std::lock_guard lock(mutex_);
   SqliteTransaction tx(db_);
-  SqliteStatement put(db_,
-                      "INSERT OR REPLACE INTO evaluations (batch, idx, request, utilities, seconds,"
-                      " event, epsilon, model, output, finished) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  SqliteStatement put(
+      db_,
+      "INSERT OR REPLACE INTO evaluations (batch, idx, request, utilities, seconds,"
+      " event, epsilon, model, output, finished) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   put.bind(1, static_cast<std::int64_t>(batch))
       .bind(2, static_cast<std::int64_t>(index))
       .bind(3, request_key(e.request))

@@ -152,10 +152,9 @@ std::string charge_ledger(const PipelineConfig& config, const Study& study,
     note = "tuner " + config.tuner.use + ", pipeline " + config.file.string() + ": " +
            plan.guarantee->derivation.substr(0, 300);
   }
-  const LedgerCharge charged =
-      ledger.charge(l.dataset, {l.epsilon, l.delta}, study.id(), config.output.dir.string(),
-                    row_kind, event, plan.guarantee.value_or(dptune::PrivacyGuarantee{}),
-                    accountant, note);
+  const LedgerCharge charged = ledger.charge(
+      l.dataset, {l.epsilon, l.delta}, study.id(), config.output.dir.string(), row_kind, event,
+      plan.guarantee.value_or(dptune::PrivacyGuarantee{}), accountant, note);
   std::string line = "ledger " + l.path.string() + ", dataset '" + l.dataset + "': ";
   if (charged.already_charged) line += "already charged when this study started (not again); ";
   if (charged.entry.kind == "map")
@@ -198,6 +197,7 @@ RunSummary write_interrupted_report(const PipelineConfig& config, Study& study, 
           "partial results of a privacy-utility map for trusted analysts (not DP outputs): "
           "trials.partial.csv; continue with dptune run PIPELINE --resume");
     } else {
+      fs::remove(config.output.dir / "model.json");  // an earlier study's, overwritten
       w.key("released").null();
       w.key("note").value(
           "a private tuner releases nothing partial; the run's privacy is spent (charged in full); "

@@ -36,8 +36,7 @@ class RandomStreamRecorder {
 
 class RandomSource {
  public:
-  explicit RandomSource(std::optional<std::uint64_t> seed,
-                        RandomStreamRecorder* recorder = nullptr)
+  explicit RandomSource(std::optional<std::uint64_t> seed, RandomStreamRecorder* recorder = nullptr)
       : seed_(seed), recorder_(recorder) {}
   /// A generator for one task; `stream` identifies the task deterministically.
   std::unique_ptr<dptune::RandomBitGenerator> make(std::uint64_t stream) const;

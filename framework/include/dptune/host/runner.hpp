@@ -25,7 +25,7 @@ class HostCatalog : public Catalog {
 
 struct RunOptions {
   bool show_progress = true;  // only ever shown on a terminal
-  bool verbose = false;        // the console shows every derivation in full
+  bool verbose = false;       // the console shows every derivation in full
   /// Keep the study store (study.db in the output folder, issue 16): `dptune run` does.  A folder
   /// holding a study is refused unless `resume` (continue it) or `overwrite` (start again).
   bool study = false;
