@@ -156,7 +156,6 @@ std::string charge_ledger(const PipelineConfig& config, const Study& study,
       l.dataset, {l.epsilon, l.delta}, study.id(), config.output.dir.string(), row_kind, event,
       plan.guarantee.value_or(dptune::PrivacyGuarantee{}), accountant, note);
   std::string line = "ledger " + l.path.string() + ", dataset '" + l.dataset + "': ";
-  if (charged.already_charged) line += "already charged when this study started (not again); ";
   if (charged.entry.kind == "map")
     line += "recorded as not DP (trusted analysts), no charge";
   else if (charged.entry.kind == "none")
@@ -164,6 +163,7 @@ std::string charge_ledger(const PipelineConfig& config, const Study& study,
   else
     line += "charged (epsilon, delta) = (" + fmt(charged.entry.epsilon) + ", " +
             fmt(charged.entry.delta) + ") write-ahead";
+  if (charged.already_charged) line += " when this study started (not again on resume)";
   line += "; composed epsilon " + fmt(charged.entry.total_epsilon) + " of the budget (" +
           fmt(charged.budget.epsilon) + ", " + fmt(charged.budget.delta) + ")";
   return line;
