@@ -58,8 +58,8 @@ int cmd_study(const std::vector<std::string>& args) {
     const auto it = status.meta.find(key);
     return it == status.meta.end() ? std::string() : it->second;
   };
-  const char* keys[] = {"study_id",   "status",     "tuner",   "randomness",
-                        "started_at", "resumed_at", "progress"};
+  const char* keys[] = {"study_id",   "status",     "tuner",    "randomness",
+                        "started_at", "resumed_at", "progress", "ledger"};
   if (vm.count("json")) {
     dptune::host::JsonWriter w(std::cout);
     w.begin_object();
@@ -80,8 +80,8 @@ int cmd_study(const std::vector<std::string>& args) {
             << " (SENSITIVE for a private tuner: the count can reveal its secret K)\n";
   std::cout << "  " << std::setw(20) << "recorded words" << status.random_words
             << " (secret draws replayed on --resume)\n";
-  std::cout << "charges: see `dptune ledger show` of the pipeline's ledger (every run that started "
-               "is charged in full)\n";
+  if (meta("ledger").empty())
+    std::cout << "  no ledger: the pipeline has no ledger section, so nothing was charged\n";
   return kOk;
 }
 

@@ -118,7 +118,9 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
                                 ": ledger: a ledger needs the study store (dptune run)");
     try {
       plan = plan_charge(config, registry, stack);
-      out << charge_ledger(config, *study, *stack.accountant, *plan) << "\n";
+      const std::string charged = charge_ledger(config, *study, *stack.accountant, *plan);
+      study->set("ledger", charged);
+      out << charged << "\n";
     } catch (const LedgerRefused&) {
       study->set("status", "refused by the ledger (nothing trained)");
       throw;
