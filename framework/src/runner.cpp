@@ -146,7 +146,7 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
     throw;
   }
   terminal.finish();
-  if (study) study->flush();  // every word the result depends on, before anything is released
+  if (study) study->sync();  // every word the result depends on, before anything is released
   // The config loader refuses fitted_standardize for the bundled private tuners; a private tuner
   // of another plugin is caught here: its guarantee cannot cover the fitted scaling, so nothing of
   // the run is released (the privacy it spent is spent).

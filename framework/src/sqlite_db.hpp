@@ -49,8 +49,11 @@ class SqliteStatement {
 class SqliteDb {
  public:
   /// Opens (creating when `create`) the database at `file` in WAL mode with a busy timeout.
-  /// Throws dptune::Error naming the file.
-  SqliteDb(const std::filesystem::path& file, bool create);
+  /// `power_safe`: every commit is on disk when COMMIT returns (synchronous=FULL); otherwise a
+  /// commit survives a crash of the process (kill -9) but the last ones may be lost on power loss
+  /// (synchronous=NORMAL in WAL mode: a suffix of transactions, never a part of one).  Throws
+  /// dptune::Error naming the file.
+  SqliteDb(const std::filesystem::path& file, bool create, bool power_safe = true);
   ~SqliteDb();
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;

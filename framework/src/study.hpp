@@ -93,6 +93,8 @@ class Study final : public EvaluationJournal, public RandomStreamRecorder {
   std::optional<std::string> get(const std::string& key) const;
   /// Commits every pending random word.
   void flush();
+  /// flush(), then puts every commit on disk (before a report releases anything).
+  void sync();
   void set_progress(std::size_t done, std::size_t total);
 
   // EvaluationJournal
