@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(cmake g++ ninja-build pkg-config binutils libboost-dev libboost-program-options-dev
           libyaml-cpp-dev doctest-dev libsodium-dev libeigen3-dev liblbfgspp-dev zlib1g-dev
-          libsqlite3-dev)
+          libsqlite3-dev dataset-fashion-mnist)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -17,8 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "dptune/plugin.hpp"
-#include "dptune/rng.hpp"
+#include <dptune/dptune.hpp>
 
 namespace {
 

@@ -264,8 +264,12 @@ int cmd_plugins(const std::vector<std::string>& args) {
       for (const auto& plugin : registry.plugins()) all.push_back(plugin.name);
       for (const auto& source : dptune::host::data_sources()) all.push_back(source.name);
       auto hint = dptune::host::did_you_mean(name, all);
-      throw dptune::ConfigError("plugins describe: unknown plugin '" + name + "'" +
-                                (hint ? " (did you mean '" + *hint + "'?)" : std::string()));
+      throw dptune::ConfigError(
+          "plugins describe: unknown plugin '" + name + "'" +
+          (hint ? " (did you mean '" + *hint + "'?)"
+                : std::string(" among the built-ins and $DPTUNE_PLUGIN_PATH; a plugin of your own: "
+                              "dptune plugins describe " +
+                              name + " --plugin-path DIR (its folder or .so file)")));
     }
     if (json) {
       dptune::host::JsonWriter w(std::cout);

@@ -807,9 +807,24 @@ class Loader {
       require_keys(*map, entry.key_loc, path, {first, second});
       p.source = "given inline";
     }
+    // One number stands for every feature (e.g. min: 0, max: 255 for pixels): both must then be
+    // numbers, repeated over the columns once the data is loaded.
+    const bool first_scalar = source->find(first)->value.type == Node::Type::Scalar;
+    const bool second_scalar = source->find(second)->value.type == Node::Type::Scalar;
+    if (first_scalar != second_scalar)
+      fail(source->find(first_scalar ? second : first)->value.loc,
+           prefix + (first_scalar ? second : first),
+           "give " + first + " and " + second +
+               " both as one number (the same for every feature) or both as lists");
+    p.every_feature = first_scalar;
     auto numbers = [&](const std::string& key) {
       const Entry* e = source->find(key);
       const std::string key_path = prefix + key;
+      if (p.every_feature) {
+        const double v = float_value(e->value, "float", key_path);
+        if (!std::isfinite(v)) fail(e->value.loc, key_path, "expected a finite number");
+        return std::vector<double>{v};
+      }
       if (e->value.type != Node::Type::Sequence || e->value.items.empty())
         fail(e->value.loc, key_path,
              "expected a non-empty list of numbers, got " + describe(e->value));
@@ -949,6 +964,17 @@ class Loader {
     for (const auto& dim : section.value.entries) load_dimension(dim);
   }
 
+  // Optuna users write {low: a, high: b}; say how dptune spells it rather than guess 'log'.
+  static void explain_optuna_spelling(const Node& n, const std::string& path) {
+    for (const char* key : {"low", "high"})
+      if (const Entry* e = n.find(key))
+        fail(e->key_loc, join_path(path, key),
+             std::string("'") + key +
+                 "' is Optuna's spelling; dptune writes a dimension's range as a list under its "
+                 "type: {float: [low, high]} or {int: [low, high]}, with log: true for a log scale "
+                 "(e.g. learning_rate: {float: [1.0e-4, 1.0e-1], log: true})");
+  }
+
   void load_dimension(const Entry& dim) {
     const std::string path = join_path("search_space", dim.key);
     const std::string& algo = config_.algorithm.use;
@@ -966,6 +992,7 @@ class Loader {
 
     const Node& n = dim.value;
     require_map(n, path);
+    explain_optuna_spelling(n, path);
     check_keys(n, path, {"float", "int", "categorical", "log", "step"});
     const Entry* kind = nullptr;
     for (const auto& e : n.entries) {
@@ -1234,6 +1261,10 @@ void emit_preprocessing(YAML::Emitter& out, const Preprocessing& p) {
   out << YAML::Key << "preprocessing" << YAML::Value << YAML::Flow << YAML::BeginMap;
   out << YAML::Key << "use" << YAML::Value << p.name();
   auto numbers = [&](const char* key, const std::vector<double>& v) {
+    if (p.every_feature) {  // one number for every feature, as given
+      out << YAML::Key << key << YAML::Value << dptune::to_string(Value{v.front()});
+      return;
+    }
     out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
     for (double x : v) out << dptune::to_string(Value{x});
     out << YAML::EndSeq;

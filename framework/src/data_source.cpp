@@ -21,10 +21,10 @@ namespace {
 // ---- binary_queries
 // --------------------------------------------------------------------------------
 
-// The workload of paper 000, §2.2 (sparse vector example): m binary queries of which exactly
-// `positives` answer 1, in a fresh random order on every run.  Neighbouring datasets may change
-// every answer by at most 1 (sensitivity Δ = 1 per query, as in Algorithm 1), hence l1 = m and l2 =
-// √m.
+// The workload of Avent et al. 2020, §2.2 (sparse vector example): m binary queries of which
+// exactly `positives` answer 1, in a fresh random order on every run.  Neighbouring datasets may
+// change every answer by at most 1 (sensitivity Δ = 1 per query, as in Algorithm 1), hence l1 = m
+// and l2 = √m.
 class BinaryQueries final : public DataSource {
  public:
   explicit BinaryQueries(const dptune::Params& p)
@@ -145,8 +145,7 @@ class LabelledSource final : public DataSource {
     text << "; split train/validation/test "
          << 1 - layout_.validation_fraction - layout_.test_fraction << "/"
          << layout_.validation_fraction << "/" << layout_.test_fraction
-         << (layout_.stratify ? " stratified (depends on every label: not covered by epsilon)"
-                              : "")
+         << (layout_.stratify ? " stratified (depends on every label: not covered by epsilon)" : "")
          << "; preprocessing " << preprocessing_.name();
     return text.str();
   }
@@ -183,7 +182,8 @@ const std::vector<Builtin>& builtins() {
       {"iris", "iris.csv", "Iris, UCI: 150 x 4, 3 classes", false},
       {"wine", "wine.csv", "Wine, UCI: 178 x 13, 3 classes", false},
       {"two_gaussians", "two_gaussians.csv",
-       "paper 004's 2-D example (Figure 1): 40 points, 20 per class, unit-variance Gaussians at "
+       "Papernot & Steinke 2022's 2-D example (Figure 1): 40 points, 20 per class, unit-variance "
+       "Gaussians at "
        "(7.857, -3.360) and (6.425, -9.166)",
        false},
   };

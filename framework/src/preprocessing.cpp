@@ -69,6 +69,13 @@ std::string Preprocessing::describe() const {
 }
 
 Preprocessing Preprocessing::prepared(const dptune::Dataset& train) const {
+  if (every_feature) {
+    Preprocessing each = *this;
+    each.every_feature = false;
+    for (auto* v : {&each.mean, &each.scale, &each.lower, &each.upper})
+      if (v->size() == 1) v->assign(train.cols, v->front());
+    return each.prepared(train);
+  }
   Preprocessing out = *this;
   const auto check = [&](const std::vector<double>& v, const char* what) {
     if (v.size() != train.cols)

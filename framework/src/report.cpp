@@ -727,8 +727,11 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
     // The one block of the console that may depend on the data (tests/neighbouring checks it).
     out << "Released (differentially private):\n";
     if (result.selected)
-      out << "  selected: " << console_params(result.selected->params) << "  utility "
-          << fmt(result.selected->utility_mean, 4) << "\n";
+      out << "  selected: " << console_params(result.selected->params)
+          << (std::isnan(result.selected->utility_mean)
+                  ? std::string("  (its utility is not released)")
+                  : "  utility " + fmt(result.selected->utility_mean, 4))
+          << "\n";
     else
       out << "  selected: none (no run is released)\n";
     for (const auto& n : dp_notes) out << wrapped(n, "  ", "    ");

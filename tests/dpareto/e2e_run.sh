@@ -62,7 +62,7 @@ summary_hv=$(tr -d '\n ' < "$work/first/summary.json" | sed -n 's/.*"hypervolume
 awk -v a="$(cat "$work/last_hv")" -v b="$summary_hv" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b != "" && d <= 1e-9 * (1 + b)) }' ||
   fail "trace ends at $(cat "$work/last_hv"), summary says '$summary_hv'"
 
-# Variability fronts (paper 000 Fig. 7): the mean series is the host's front (log10 epsilon,
+# Variability fronts (Avent et al. 2020 Fig. 7): the mean series is the host's front (log10 epsilon,
 # 1 - utility_mean), point for point; the best-run front lies below the worst-run front at the
 # same epsilon: every worst-run point is weakly dominated by a best-run point (each trial's best
 # run is at least its worst).
@@ -109,14 +109,14 @@ cmp -s <(cut -d, -f1-8 "$work/threads1/trials.csv") <(cut -d, -f1-8 "$work/threa
 grep -q "a GP on log(epsilon)" "$work/paper/summary.json" || fail "gp run does not name its privacy model"
 grep -q "transformed (log epsilon, logit error) units" "$work/paper/summary.json" || fail "gp run does not name its units"
 [[ $(($(wc -l < "$work/paper/trials.csv") - 1)) -eq 9 ]] || fail "privacy_model gp run: wrong number of trials"
-# 4. runtime_objective (paper 000 §3.1): a third objective, seconds per run.  Only such a run writes
+# 4. runtime_objective (Avent et al. 2020 §3.1): a third objective, seconds per run.  Only such a run writes
 #    hypervolume_runtime; its trace is non-decreasing and ends at the exact 3-D hypervolume of the
 #    trials' (epsilon, error, seconds / repetitions) w.r.t. (10, 1, reference seconds), recomputed
 #    here by coordinate compression; the trials the note lists are the non-dominated ones.
 [[ ! -e "$work/first/hypervolume_runtime.csv" ]] || fail "a two-objective run wrote hypervolume_runtime.csv"
 "$dptune" run "$pipeline" --seed 3 --no-progress -o "$work/runtime" --set tuner.params.runtime_objective=true \
   > "$work/runtime.log" 2>&1 || { cat "$work/runtime.log" >&2; fail "runtime_objective run failed"; }
-note=$(grep -o 'runtime objective (paper 000[^"]*' "$work/runtime/summary.json") || fail "no runtime-objective note"
+note=$(grep -o 'runtime objective (Avent et al. 2020[^"]*' "$work/runtime/summary.json") || fail "no runtime-objective note"
 ref_s=$(sed -n 's/.*reference seconds per run \([^ ]*\) .*/\1/p' <<< "$note")
 ids=$(sed -n 's/.*seconds per run) front: \(.*\)$/\1/p' <<< "$note")
 [[ -n "$ref_s" && -n "$ids" ]] || fail "runtime note lacks the reference or the front: $note"

@@ -28,3 +28,21 @@ if(NOT PIPELINE MATCHES "fig7")
     endif()
   endforeach()
 endif()
+# With PREDICT_DATA: the released model.json predicts every row of that CSV (label column `label`).
+if(DEFINED PREDICT_DATA)
+  execute_process(
+    COMMAND "${DPTUNE}" predict "${OUT}/model.json" "${PREDICT_DATA}" --label label
+            --out "${OUT}/predictions.csv"
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "dptune predict: exit code ${rc}\n${out}\n${err}")
+  endif()
+  file(STRINGS "${OUT}/predictions.csv" rows)
+  list(LENGTH rows count)
+  if(NOT count EQUAL 570)
+    message(FATAL_ERROR "predictions.csv has ${count} lines, expected 570 (header + 569 rows)")
+  endif()
+  if(NOT err MATCHES "accuracy:    0\\.[5-9]")
+    message(FATAL_ERROR "predict printed no accuracy above 0.5:\n${err}")
+  endif()
+endif()

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "../../framework/src/evaluator.hpp"
+#include "cli_support.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "dptune/host/runner.hpp"
 #include "dptune/rng.hpp"
@@ -157,5 +158,24 @@ TEST_CASE("abi minor: through the HostEvaluator, each build is priced by what it
     REQUIRE(results.size() == 1);
     CHECK(results[0].event == expected);
     CHECK(results[0].privacy.epsilon == doctest::Approx(epsilon));
+  }
+}
+
+TEST_CASE("abi minor: a tuner built for every supported minor loads and runs on this host") {
+  // tests/test_plugins/versioned_tuner.cpp, built for 2.1 .. 2.<this SDK's minor>; each build
+  // reaches exactly the calls its minor declares and says so in its notes.
+  const std::string dir = std::string(DPTUNE_TEST_PLUGIN_DIR) + "/versioned_tuner";
+  for (int minor = 1; minor <= dptune::kAbiMinor; ++minor) {
+    INFO("ABI 2." << minor);
+    const std::string tag = "versioned_tuner_v2_" + std::to_string(minor);
+    const auto r = dptune_test::run_dptune(
+        "run tests/test_plugins/versioned_tuner.yaml --seed 1 --no-progress --plugin-path '" + dir +
+            "' --set tuner.use=" + tag + " --out '" +
+            (dptune_test::fresh_dir("out_" + tag)).string() + "'",
+        tag);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("built for ABI 2." + std::to_string(minor)) != std::string::npos);
+    CHECK((r.out.find("data_sizes: scored ") != std::string::npos) == (minor >= 2));
+    CHECK((r.out.find("calibrated count 20") != std::string::npos) == (minor >= 4));
   }
 }

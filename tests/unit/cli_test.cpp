@@ -71,6 +71,12 @@ TEST_CASE("cli: version and plugins") {
   CHECK(r.exit_code == 2);
   CHECK(r.err ==
         "plugins describe: unknown plugin 'sparse_vectr' (did you mean 'sparse_vector'?)\n");
+  r = run_dptune("plugins describe geometric", "describe_outside");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err ==
+        "plugins describe: unknown plugin 'geometric' among the built-ins and $DPTUNE_PLUGIN_PATH; "
+        "a plugin of your own: dptune plugins describe geometric --plugin-path DIR (its folder or "
+        ".so file)\n");
 }
 
 namespace {

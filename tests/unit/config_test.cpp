@@ -757,3 +757,34 @@ TEST_CASE("config: bad pipeline corpus") {
     CHECK(without_list(what) == without_list(expected));
   }
 }
+
+TEST_CASE("config: public bounds given as one number for every feature") {
+  TempDir dir;
+  const std::string yaml = replace(
+      kMinimal, "data: {use: binary_queries}",
+      "data: {use: blobs, preprocessing: {use: bounds, min: 0, max: 255, to: zero_to_one}}");
+  const PipelineConfig c = load_text(dir, yaml);
+  const auto& p = c.preprocessing;
+  CHECK(p.every_feature);
+  CHECK(p.lower == std::vector<double>{0});
+  CHECK(p.upper == std::vector<double>{255});
+  // The resolved config keeps the single numbers, so it loads back the same.
+  const std::string resolved = dptune::host::to_yaml(c);
+  CHECK(resolved.find("min: 0") != std::string::npos);
+  CHECK(load_text(dir, resolved).preprocessing.every_feature);
+  // Repeated over the columns once the data is known: pixel 51 of 255 -> 0.2.
+  dptune::Dataset d;
+  d.rows = 1;
+  d.cols = 3;
+  d.features = {51, 0, 300};
+  const auto ready = p.prepared(d);
+  CHECK(ready.lower.size() == 3);
+  ready.apply(d);
+  CHECK(d.features == std::vector<double>{0.2, 0.0, 1.0});
+  // One number and one list is refused at the list.
+  CHECK(
+      error_of(replace(kMinimal, "data: {use: binary_queries}",
+                       "data: {use: blobs, preprocessing: {use: bounds, min: 0, max: [1, 2]}}")) ==
+      "f.yaml:1:62: data.preprocessing.max: give min and max both as one number (the same for "
+      "every feature) or both as lists");
+}

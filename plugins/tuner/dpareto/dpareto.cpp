@@ -1,6 +1,6 @@
-// DPareto (paper 000: Avent et al., "Automatic Discovery of Privacy–Utility Pareto Fronts", §3,
-// Algorithm 2, Appendix A): maps the privacy–utility Pareto front of the pipeline's algorithm by
-// multi-objective Bayesian optimisation.  Objectives, both minimised (§3.2, "A Note on Output
+// DPareto (Avent et al. 2020: Avent et al., "Automatic Discovery of Privacy–Utility Pareto Fronts",
+// §3, Algorithm 2, Appendix A): maps the privacy–utility Pareto front of the pipeline's algorithm
+// by multi-objective Bayesian optimisation.  Objectives, both minimised (§3.2, "A Note on Output
 // Domains"): p = log ε (ε from the pipeline's accountant at its δ, normalised as the paper's code
 // does by the largest log ε of the initial design) and u = logit(error), error = 1 − mean utility
 // over R runs.  Not a private tuner: its front is for trusted analysts ("Threat Model Discussion").
@@ -46,7 +46,7 @@ double raw_hypervolume(const std::vector<dptune::Trial>& trials, double ref_eps,
   return dptune::hypervolume(points, {ref_eps, ref_err});
 }
 
-// Variability of the front (paper 000, §4.3, Fig. 7: "the Pareto fronts recovered from
+// Variability of the front (Avent et al. 2020, §4.3, Fig. 7: "the Pareto fronts recovered from
 // considering the best and worst runs in addition to the Pareto front obtained from the average
 // over runs"): the empirical fronts of (ε, 1 − utility) with the utility of each trial taken as the
 // worst of its R runs, their mean, and the best.  Three series of one group, so the host draws them
@@ -250,10 +250,10 @@ class DPareto final : public dptune::Tuner {
         .add_string("reference", "HVPoI reference: fixed anti-ideal point or GPflowOpt's estimate")
         .one_of({"fixed", "adaptive"})
         .default_to(std::string("fixed"))
-        .add_float("reference_epsilon", "anti-ideal epsilon (paper 000 §4.1: 10)")
+        .add_float("reference_epsilon", "anti-ideal epsilon (Avent et al. 2020 §4.1: 10)")
         .min_exclusive(0)
         .default_to(10.0)
-        .add_float("reference_error", "anti-ideal error (paper 000 §4.1: 1, clamped)")
+        .add_float("reference_error", "anti-ideal error (Avent et al. 2020 §4.1: 1, clamped)")
         .min_exclusive(0)
         .max(1)
         .default_to(1.0)
@@ -276,13 +276,13 @@ class DPareto final : public dptune::Tuner {
                     "design (empty: none)")
         .default_to(std::string())
         .add_string("privacy_model",
-                    "gp: model log epsilon by a GP (paper 000); accountant: price every "
+                    "gp: model log epsilon by a GP (Avent et al. 2020); accountant: price every "
                     "acquisition candidate's epsilon exactly with the pipeline's accountant")
         .one_of({"gp", "accountant"})
         .default_to(std::string("accountant"))
         .add_string("improvement_units",
                     "units of the acquisition's hypervolume improvement: transformed (log "
-                    "epsilon, logit error; paper 000) or raw (epsilon, error: the reported "
+                    "epsilon, logit error; Avent et al. 2020) or raw (epsilon, error: the reported "
                     "hypervolume's units)")
         .one_of({"transformed", "raw"})
         .default_to(std::string("raw"))
@@ -306,7 +306,7 @@ class DPareto final : public dptune::Tuner {
         .default_to(false)
         .add_bool("observation_noise",
                   "PoI with the spread of a new noisy observation (latent variance + learned "
-                  "noise) rather than of the latent mean (paper 000)")
+                  "noise) rather than of the latent mean (Avent et al. 2020)")
         .default_to(false)
         .add_bool("observed_front",
                   "HVPoI's front from the observed values (the reported front) rather than the "
@@ -316,9 +316,10 @@ class DPareto final : public dptune::Tuner {
                    "fixed noise variance of the utility GP in logit units (0: learned)")
         .min(0)
         .default_to(0.0)
-        .add_bool("runtime_objective",
-                  "a third objective, log seconds per run (paper 000 §3.1: running time traded "
-                  "off against privacy and utility); HVPoI then uses the exact 3-D cells")
+        .add_bool(
+            "runtime_objective",
+            "a third objective, log seconds per run (Avent et al. 2020 §3.1: running time traded "
+            "off against privacy and utility); HVPoI then uses the exact 3-D cells")
         .default_to(false)
         .add_float("reference_seconds",
                    "runtime_objective: the reference point's seconds per run (0: twice the "
@@ -353,7 +354,7 @@ class DPareto final : public dptune::Tuner {
     }
     options.gps = {privacy_gp, utility_gp};
     if (runtime_objective_) {
-      // Running time (paper 000 §3.1) is measured, so noisy: its GP learns its noise.
+      // Running time (Avent et al. 2020 §3.1) is measured, so noisy: its GP learns its noise.
       dptune::dpareto::GpOptions runtime_gp;
       runtime_gp.learn_noise = true;
       runtime_gp.noise = 0.01;
@@ -382,9 +383,9 @@ class DPareto final : public dptune::Tuner {
         for (std::size_t j = 0; j < u.size(); ++j) x(static_cast<Eigen::Index>(j)) = u[j];
       };
 
-    // ε is a deterministic function of the candidate (paper 000 §3.2): the accountant prices it
-    // without running anything.  Candidates that differ only in dimensions the event ignores
-    // (learning rate, clipping, regularisation...) share one event: cache by it.
+    // ε is a deterministic function of the candidate (Avent et al. 2020 §3.2): the accountant
+    // prices it without running anything.  Candidates that differ only in dimensions the event
+    // ignores (learning rate, clipping, regularisation...) share one event: cache by it.
     std::unordered_map<std::string, double> priced;
     std::size_t pricing_calls = 0;
     auto price = [&](const dptune::Params& candidate) {
@@ -562,7 +563,8 @@ class DPareto final : public dptune::Tuner {
       std::string ids;
       for (std::size_t f : front) ids += (ids.empty() ? "" : " ") + std::to_string(f);
       result.notes.push_back(
-          "runtime objective (paper 000 §3.1): log(seconds per run) by a third GP, HVPoI over the "
+          "runtime objective (Avent et al. 2020 §3.1): log(seconds per run) by a third GP, HVPoI "
+          "over the "
           "exact 3-D cells; reference seconds per run " +
           dptune::to_string(dptune::Value{reference_seconds}) +
           (reference_seconds_ > 0 ? "" : " (twice the slowest initial run)") +
@@ -571,7 +573,7 @@ class DPareto final : public dptune::Tuner {
     for (auto& band : variability_front(result.trials, context.evaluator().default_repetitions()))
       result.series.push_back(std::move(band));
     result.notes.push_back(
-        "DPareto (paper 000, Algorithm 2): " + std::to_string(initial.size()) +
+        "DPareto (Avent et al. 2020, Algorithm 2): " + std::to_string(initial.size()) +
         (initial_trials_.empty() ? " random initial candidates"
                                  : " initial candidates from " + initial_trials_) +
         ", " + std::to_string(iterations_) + " iterations of " + std::to_string(batch_) +
@@ -580,7 +582,7 @@ class DPareto final : public dptune::Tuner {
         privacy_model_ == "accountant"
             ? "privacy model: epsilon of every acquisition candidate priced by the accountant (" +
                   std::to_string(pricing_calls) + " distinct events priced)"
-            : std::string("privacy model: a GP on log(epsilon) (paper 000)"));
+            : std::string("privacy model: a GP on log(epsilon) (Avent et al. 2020)"));
     {
       // The utility GP's last hyperparameters (diagnostics: length-scales in unit-cube units).
       const auto& g = mobo.gp(1);
@@ -595,9 +597,9 @@ class DPareto final : public dptune::Tuner {
     result.notes.push_back(std::string("acquisition: hypervolume improvement measured in ") +
                            (improvement_units_ == "raw" ? "raw (epsilon, error) units"
                                                         : "transformed (log epsilon, logit "
-                                                          "error) units (paper 000)"));
+                                                          "error) units (Avent et al. 2020)"));
     result.notes.push_back(
-        "threat model (paper 000): the front is computed from the private data and is "
+        "threat model (Avent et al. 2020): the front is computed from the private data and is "
         "not differentially private; it is for trusted analysts only");
     result.notes.push_back(
         "GP objectives: log(epsilon)/" + dptune::to_string(dptune::Value{scale}) +

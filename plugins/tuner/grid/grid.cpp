@@ -1,7 +1,7 @@
-// Grid search over the search space: the exhaustive baseline of paper 000 (§2.2, §4.1), which maps
-// the privacy–utility trade-off for trusted analysts.  Not a private tuner: every trial is
-// reported.  With `private: false` it runs the algorithm non-privately (no noise, no ε): the
-// non-private baseline of papers 002 and 003.
+// Grid search over the search space: the exhaustive baseline of Avent et al. 2020 (§2.2, §4.1),
+// which maps the privacy–utility trade-off for trusted analysts.  Not a private tuner: every trial
+// is reported.  With `private: false` it runs the algorithm non-privately (no noise, no ε): the
+// non-private baseline of Ding et al.; Liebenow et al. 2025.
 #include "dptune/dptune.hpp"
 
 namespace {

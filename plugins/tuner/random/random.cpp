@@ -1,7 +1,7 @@
 // Random search: candidates drawn independently from the search space (uniform, log-uniform for log
-// dimensions), the baseline DPareto is compared with (paper 000, §4.1).  Not a private tuner.  With
-// `private: false` it runs the algorithm non-privately (no noise, no ε): the non-private baseline
-// of papers 002 and 003.
+// dimensions), the baseline DPareto is compared with (Avent et al. 2020, §4.1).  Not a private
+// tuner.  With `private: false` it runs the algorithm non-privately (no noise, no ε): the
+// non-private baseline of Ding et al.; Liebenow et al. 2025.
 #include "dptune/dptune.hpp"
 
 namespace {

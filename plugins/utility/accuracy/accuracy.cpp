@@ -1,5 +1,5 @@
-// Accuracy utility oracle (paper 000 §4: classification error = 1 − accuracy): the fraction of
-// predicted class indices equal to the true labels.
+// Accuracy utility oracle (Avent et al. 2020 §4: classification error = 1 − accuracy): the fraction
+// of predicted class indices equal to the true labels.
 #include "dptune/dptune.hpp"
 
 namespace {

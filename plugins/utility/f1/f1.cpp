@@ -1,5 +1,6 @@
 // F1 score utility oracle.
-//  * average: binary (default) — paper 000, §2.2: "the F1-score between the vector of true answers
+//  * average: binary (default) — Avent et al. 2020, §2.2: "the F1-score between the vector of true
+//  answers
 //    and the vector w returned by the algorithm": F1 = 2 tp / (2 tp + fp + fn), positives being
 //    values >= the threshold.  With no positive in either vector the release is perfect: F1 = 1.
 //  * average: macro — multi-class: the unweighted mean over classes of the one-vs-rest F1 of class

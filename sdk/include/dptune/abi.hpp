@@ -19,10 +19,16 @@
 // major.  The interfaces then lack what later minors appended (the `#if DPTUNE_PLUGIN_ABI_MINOR`
 // blocks in plugin.hpp), exactly as the older SDK declared them, and the export name and
 // descriptor claim that minor, so a newer host never calls what such a plugin does not have.
-// Minor history:
-//   2.1  the five interfaces as first released;
+// Minor history (a major bump means a layout change: every plugin must be rebuilt):
+//   2.0  PrivacyGuarantee::order (the winning Rényi order) changed PrivacyGuarantee's layout.
+//   2.1  DpEvent::Kind::OneOf and RepeatUntilAccepted with DpEvent::one_of and
+//        repeat_until_accepted (appended enumerators and static functions).
 //   2.2  Trainer::exact_event (the exact event of a run that calibrates through the accountant)
-//        and Model::export_model (the model as plain numbers), both appended virtuals.
+//        and Model::export_model (the model as plain numbers), both appended virtuals; and
+//        TunerContext::data_sizes and utility_sensitivity, appended virtuals with throwing
+//        defaults.  Those two were appended while the minor was still 1 (so an early 2.1 host
+//        lacks their slots) and were visible to plugins built for 2.1 until ABI 2.4's SDK
+//        declared them from 2.2 on (#if DPTUNE_PLUGIN_ABI_MINOR >= 2): every 2.2 host has them.
 //   2.3  the neighbouring relation: DpEvent::Kind::ReplaceOne and DpEvent::replace_one (appended
 //        enumerator and static function), Neighbouring, neighbouring_of, restated_for (new free
 //        functions).  Layouts unchanged.  A 2.2 plugin's leaf events keep their meaning (stated

@@ -261,7 +261,10 @@ class BOOST_SYMBOL_VISIBLE TunerContext {
   /// Runs body(0..n-1) on the executor and waits; exceptions are rethrown (the first one).
   virtual void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) = 0;
 
-  // ---- appended after ABI 2.1 (keep at the end: the host implements this class) ---------------
+#if DPTUNE_PLUGIN_ABI_MINOR >= 2
+  // ---- ABI 2.2 (keep at the end: the host implements this class) -------------------------------
+  // First appended while the minor was still 1, so an early 2.1 host lacks these slots: a plugin
+  // sees them only when it is built for 2.2 or later, which every such host provides (abi.hpp).
   // Not pure: the defaults throw dptune::Error("... not provided by this host"), so contexts
   // written before (other hosts, test fakes) still compile and fail clearly if a tuner asks.
   /// Row counts of the pipeline's splits (the split is fixed before any tuner runs).
@@ -269,6 +272,7 @@ class BOOST_SYMBOL_VISIBLE TunerContext {
   /// The configured utility's sensitivity to one scored record when `scored_rows` records are
   /// scored (e.g. 1/n for accuracy); `per_record` empty when the host does not know it.
   virtual UtilitySensitivity utility_sensitivity(std::size_t scored_rows) const;
+#endif
 };
 
 /// One evaluated candidate as a tuner reports it.

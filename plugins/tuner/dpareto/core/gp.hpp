@@ -1,7 +1,7 @@
 // DPareto core: exact Gaussian-process regression with a zero mean and a Matérn 5/2 ARD kernel
-// (paper 000, §3.1 and Appendix A: "GP regression ... with a Matérn 5/2 kernel"; Rasmussen &
-// Williams 2006, eq. 4.17 for the kernel, eq. 2.25–2.26 for the posterior, eq. 5.8–5.9 for the log
-// marginal likelihood and its gradient).
+// (Avent et al. 2020, §3.1 and Appendix A: "GP regression ... with a Matérn 5/2 kernel"; Rasmussen
+// & Williams 2006, eq. 4.17 for the kernel, eq. 2.25–2.26 for the posterior, eq. 5.8–5.9 for the
+// log marginal likelihood and its gradient).
 #pragma once
 
 #include <Eigen/Dense>

@@ -1,5 +1,5 @@
 // DPareto core: the hypervolume-based probability of improvement (HVPoI) of Couckuyt, Deschrijver
-// and Dhaene 2014, as used by DPareto (paper 000, §3.1, eq. (1)–(3)):
+// and Dhaene 2014, as used by DPareto (Avent et al. 2020, §3.1, eq. (1)–(3)):
 //   α(λ) = ΔPF(m(λ)) · PoI(λ),
 // ΔPF(v) = HV(PF(V ∪ {v})) − HV(PF(V)) (exact), PoI = Σ_cells Π_j [Φ((ub_j − μ_j)/s_j) −
 // Φ((lb_j − μ_j)/s_j)] over a tiling of the region below the reference that P does not dominate.
@@ -58,7 +58,7 @@ class Hvpoi {
  public:
   Hvpoi(const std::vector<Point>& points, Point reference);
   /// ΔPF measured after mapping every objective by `maps` (one per objective; empty: the
-  /// modelling units, paper 000's choice); PoI stays in the modelling units.
+  /// modelling units, Avent et al. 2020's choice); PoI stays in the modelling units.
   Hvpoi(const std::vector<Point>& points, Point reference, std::vector<ObjectiveMap> maps);
 
   std::size_t objectives() const { return reference_.size(); }

@@ -1,6 +1,6 @@
-// DPareto core: the multi-objective Bayesian-optimisation loop of paper 000, Algorithm 2 (fit one
-// GP per objective, maximise HVPoI, evaluate, augment), independent of dptune's plugin interfaces
-// so that tests and benchmarks drive it with analytic oracles.
+// DPareto core: the multi-objective Bayesian-optimisation loop of Avent et al. 2020, Algorithm 2
+// (fit one GP per objective, maximise HVPoI, evaluate, augment), independent of dptune's plugin
+// interfaces so that tests and benchmarks drive it with analytic oracles.
 #pragma once
 
 #include <Eigen/Dense>
@@ -18,7 +18,7 @@ class RandomBitGenerator;
 namespace dptune::dpareto {
 
 enum class ReferenceMode {
-  /// A fixed anti-ideal point (paper 000, §4.1: v† = (10, 1), in transformed units).
+  /// A fixed anti-ideal point (Avent et al. 2020, §4.1: v† = (10, 1), in transformed units).
   Fixed,
   /// GPflowOpt's per-iteration estimate max(P) + 2 (max(P) − min(P)) / |P|.
   Adaptive
@@ -50,8 +50,8 @@ struct MoboOptions {
   double var_floor = 1e-6;
   /// κ ≥ 0: ΔPF is taken at the optimistic μ − κ s instead of μ (the lower confidence bound of
   /// SMS-EGO, Ponweiser et al. 2008), α = ΔPF(μ − κ s) · PoI(μ, s).  κ = 0 is HVPoI as published
-  /// (paper 000 eq. (3)), where α is 0 wherever μ is dominated, so a region whose mean reverts to
-  /// the (pessimistic) prior mean is never explored.
+  /// (Avent et al. 2020 eq. (3)), where α is 0 wherever μ is dominated, so a region whose mean
+  /// reverts to the (pessimistic) prior mean is never explored.
   double optimism = 0;
   /// PoI (and the optimism) with the predictive spread of a new *observation* (latent variance
   /// plus the GP's learned noise) instead of the latent function's: the reported front is made
@@ -63,14 +63,14 @@ struct MoboOptions {
   bool observed_front = false;
   BatchStrategy batch = BatchStrategy::KrigingBeliever;
   /// Measure ΔPF after mapping each objective (one map per objective; empty: in the modelling
-  /// units, as paper 000).  E.g. the plugin's `improvement_units: raw` measures it in (ε, error),
-  /// the units of the hypervolume it reports.
+  /// units, as Avent et al. 2020).  E.g. the plugin's `improvement_units: raw` measures it in (ε,
+  /// error), the units of the hypervolume it reports.
   std::vector<ObjectiveMap> improvement_maps;
   /// Objectives whose value at an input is known exactly and cheaply (empty function or missing
   /// entry: modelled by its GP).  known[k](X, out) sets out(i) to objective k at row i of X (a
   /// unit-cube point; snap it first when needed).  The acquisition then takes this value as the
   /// mean with the floored variance, and objective k's GP is not fitted.  The plugin's
-  /// `privacy_model: accountant` prices ε this way (it is deterministic: paper 000 §3.2).
+  /// `privacy_model: accountant` prices ε this way (it is deterministic: Avent et al. 2020 §3.2).
   std::vector<std::function<void(const Eigen::MatrixXd&, Eigen::VectorXd&)>> known;
   /// With known objectives whose pricing is costly: 0 prices every candidate of the sweep; K > 0
   /// also fits their GPs, ranks the sweep by the all-GP acquisition and prices only its best K
