@@ -56,5 +56,9 @@ int cmd_predict(const std::vector<std::string>& args);
 int cmd_audit(const std::vector<std::string>& args);
 /// `dptune plan repetition`: the repetition tuner's distributions side by side (plan.cpp).
 int cmd_plan(const std::vector<std::string>& args);
+/// `dptune study show DIR` and `dptune ledger show FILE`: a study's and a ledger's state
+/// (study.cpp).
+int cmd_study(const std::vector<std::string>& args);
+int cmd_ledger(const std::vector<std::string>& args);
 
 }  // namespace dptune::cli

@@ -41,6 +41,8 @@ const char* kMainHelp =
     "  plan repetition       compare the repetition tuner's distributions for a base event\n"
     "  predict MODEL DATA    apply a released model.json to the rows of a CSV file\n"
     "  audit MECHANISM       look for evidence that a mechanism plugin breaks its privacy claim\n"
+    "  study show DIR        a study's status, progress and ledger charge (study.db in DIR)\n"
+    "  ledger show FILE      every charge in a privacy ledger and the composed total\n"
     "\n"
     "options:\n"
     "  -h [ --help ]         help (also after a command: dptune run --help)\n"
@@ -86,7 +88,10 @@ int cmd_run(const std::vector<std::string>& args) {
       "threads", po::value<std::size_t>(), "worker threads (0 = all cores; 1 = inline)")(
       "plugin-path", po::value(&plugin_paths)->composing(),
       "extra plugin folder or file (repeatable)")("no-progress", "never show the progress line")(
-      "verbose,v", "print every derivation in full (always in summary.json)");
+      "verbose,v", "print every derivation in full (always in summary.json)")(
+      "resume", "continue the study in the output folder (same pipeline and options)")(
+      "overwrite",
+      "start a new study in an output folder that holds one (a ledger charge is kept)");
   std::string pipeline;
   const auto vm = parse_pipeline_command(opts, args, pipeline);
   if (!vm) return kOk;
@@ -103,7 +108,12 @@ int cmd_run(const std::vector<std::string>& args) {
   dptune::host::RunOptions options;
   options.show_progress = vm->count("no-progress") == 0;
   options.verbose = vm->count("verbose") != 0;
-  dptune::host::run_pipeline(config, registry, options, std::cout);
+  options.study = true;
+  options.resume = vm->count("resume") != 0;
+  options.overwrite = vm->count("overwrite") != 0;
+  const auto summary = dptune::host::run_pipeline(config, registry, options, std::cout);
+  // 128 + signal, as a shell reports a process the signal ended (130 SIGINT, 143 SIGTERM).
+  if (summary.interrupted_signal) return 128 + summary.interrupted_signal;
   return kOk;
 }
 
@@ -328,8 +338,11 @@ int main(int argc, char** argv) {
     if (command == "plan") return cmd_plan(rest);
     if (command == "predict") return cmd_predict(rest);
     if (command == "audit") return cmd_audit(rest);
+    if (command == "study") return cmd_study(rest);
+    if (command == "ledger") return cmd_ledger(rest);
     auto hint = dptune::host::did_you_mean(
-        command, {"run", "validate", "plugins", "privacy", "plan", "predict", "audit"});
+        command,
+        {"run", "validate", "plugins", "privacy", "plan", "predict", "audit", "study", "ledger"});
     throw UsageError("unknown command '" + command + "'" +
                      (hint ? " (did you mean '" + *hint + "'?)" : std::string()) +
                      "; see dptune --help");

@@ -560,7 +560,7 @@ class Loader {
     check_duplicates(root_, "");
     check_keys(root_, "",
                {"name", "plugin_paths", "data", "algorithm", "mechanism", "accountant", "utility",
-                "search_space", "tuner", "execution", "output"});
+                "search_space", "tuner", "execution", "output", "ledger"});
     require_keys(root_, root_.loc, "",
                  {"data", "algorithm", "accountant", "utility", "search_space", "tuner"});
 
@@ -600,6 +600,7 @@ class Loader {
     check_preprocessing_for_tuner();
     load_execution();
     load_output();
+    load_ledger();
     return std::move(config_);
   }
 
@@ -1132,6 +1133,30 @@ class Loader {
     if (const Entry* s = e->value.find("sensitive_trials"))
       config_.output.sensitive_trials = bool_value(s->value, "output.sensitive_trials");
   }
+
+  /// `ledger: {path, dataset, budget: {epsilon, delta}}` (issue 16): the privacy filter's file
+  /// (relative to the pipeline), the dataset the charges compose on, and the total budget.
+  void load_ledger() {
+    const Entry* e = root_.find("ledger");
+    if (!e || e->value.type == Node::Type::Null) return;
+    require_map(e->value, "ledger");
+    check_keys(e->value, "ledger", {"path", "dataset", "budget"});
+    require_keys(e->value, e->value.loc, "ledger", {"path", "dataset", "budget"});
+    LedgerConfig ledger;
+    ledger.where = e->value.loc;
+    ledger.path = resolve(base_, nonempty_string(e->value.find("path")->value, "ledger.path"));
+    ledger.dataset = nonempty_string(e->value.find("dataset")->value, "ledger.dataset");
+    const Node& budget = e->value.find("budget")->value;
+    require_map(budget, "ledger.budget");
+    check_keys(budget, "ledger.budget", {"epsilon", "delta"});
+    require_keys(budget, budget.loc, "ledger.budget", {"epsilon", "delta"});
+    const Node& eps = budget.find("epsilon")->value;
+    ledger.epsilon = float_value(eps, "float", "ledger.budget.epsilon");
+    if (!(ledger.epsilon > 0) || !std::isfinite(ledger.epsilon))
+      fail(eps.loc, "ledger.budget.epsilon", "expected a finite float > 0, got " + eps.scalar);
+    ledger.delta = float_value(budget.find("delta")->value, "delta", "ledger.budget.delta");
+    config_.ledger = std::move(ledger);
+  }
 };
 
 }  // namespace
@@ -1314,6 +1339,17 @@ std::string to_yaml(const PipelineConfig& config) {
   out << YAML::Key << "sensitive_trials" << YAML::Value
       << (config.output.sensitive_trials ? "true" : "false");
   out << YAML::EndMap;
+  if (config.ledger) {
+    out << YAML::Key << "ledger" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "path" << YAML::Value;
+    emit_string(out, config.ledger->path.string());
+    out << YAML::Key << "dataset" << YAML::Value;
+    emit_string(out, config.ledger->dataset);
+    out << YAML::Key << "budget" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "epsilon" << YAML::Value << dptune::to_string(Value{config.ledger->epsilon});
+    out << YAML::Key << "delta" << YAML::Value << dptune::to_string(Value{config.ledger->delta});
+    out << YAML::EndMap << YAML::EndMap;
+  }
 
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";

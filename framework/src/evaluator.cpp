@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "dptune/errors.hpp"
+#include "study.hpp"
 
 namespace dptune::host {
 
@@ -173,8 +174,34 @@ std::vector<dptune::Evaluation> HostEvaluator::evaluate(
   for (std::size_t i = 0; i < prepared.size(); ++i)
     for (std::size_t r = 0; r < prepared[i].repetitions; ++r) owner[prepared[i].first_task + r] = i;
 
+  // The study store answers what an earlier process of this study computed; the others run with
+  // the task numbers (and so, under a seed, the streams) of an uninterrupted run.
+  if (journal_) journal_->before_batch(batch);
+  std::vector<char> recalled(requests.size(), 0);
+  if (journal_)
+    for (std::size_t i = 0; i < requests.size(); ++i)
+      recalled[i] = journal_->recall(batch, i, results[i]) ? 1 : 0;
+  std::vector<std::size_t> pending;
+  for (std::size_t task = 0; task < tasks; ++task)
+    if (!recalled[owner[task]]) pending.push_back(task);
+  std::vector<std::atomic<std::size_t>> remaining(requests.size());
+  for (std::size_t i = 0; i < requests.size(); ++i) remaining[i] = prepared[i].repetitions;
+  const auto summarise = [&](std::size_t i) {
+    auto& r = results[i];
+    const auto& u = r.utilities;
+    r.utility_min = *std::min_element(u.begin(), u.end());
+    r.utility_max = *std::max_element(u.begin(), u.end());
+    // Rounding in the sum can put the mean of R equal scores a few ulps outside [min, max].
+    r.utility_mean =
+        std::clamp(std::accumulate(u.begin(), u.end(), 0.0) / static_cast<double>(u.size()),
+                   r.utility_min, r.utility_max);
+  };
+
   std::mutex keep_mutex;
-  executor_.parallel_for(tasks, [&](std::size_t task) {
+  executor_.parallel_for(pending.size(), [&](std::size_t slot) {
+    // A cancellation point between runs: a run that started finishes and is stored.
+    if (journal_) check_interrupt();
+    const std::size_t task = pending[slot];
     const auto started = std::chrono::steady_clock::now();
     const std::size_t i = owner[task];
     const std::size_t rep = task - prepared[i].first_task;
@@ -233,19 +260,21 @@ std::vector<dptune::Evaluation> HostEvaluator::evaluate(
     results[i].utilities[rep] = score;
     seconds[task] =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    // The last run of a request stores the whole evaluation, committed before it is used.
+    if (remaining[i].fetch_sub(1) == 1 && journal_) {
+      std::lock_guard lock(keep_mutex);
+      for (std::size_t t = 0; t < prepared[i].repetitions; ++t)
+        results[i].seconds += seconds[prepared[i].first_task + t];
+      summarise(i);
+      journal_->record(batch, i, results[i]);
+    }
   });
 
   for (std::size_t i = 0; i < results.size(); ++i) {
-    auto& r = results[i];
-    const auto& u = r.utilities;
-    r.utility_min = *std::min_element(u.begin(), u.end());
-    r.utility_max = *std::max_element(u.begin(), u.end());
-    // Rounding in the sum can put the mean of R equal scores a few ulps outside [min, max].
-    r.utility_mean =
-        std::clamp(std::accumulate(u.begin(), u.end(), 0.0) / static_cast<double>(u.size()),
-                   r.utility_min, r.utility_max);
+    summarise(i);
+    if (recalled[i] || journal_) continue;  // seconds recalled, or summed when stored
     for (std::size_t t = 0; t < prepared[i].repetitions; ++t)
-      r.seconds += seconds[prepared[i].first_task + t];
+      results[i].seconds += seconds[prepared[i].first_task + t];
   }
   {
     std::lock_guard lock(kept_mutex_);

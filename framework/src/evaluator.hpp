@@ -19,6 +19,8 @@
 
 namespace dptune::host {
 
+class EvaluationJournal;  // study.hpp
+
 /// Creates the pipeline's mechanism with overridden params (complete, validated).
 class MechanismFactory {
  public:
@@ -59,6 +61,9 @@ class HostEvaluator final : public dptune::Evaluator {
   };
   /// Every kept model, in the order of evaluate() calls and, within one, of the requests.
   std::vector<KeptModel> kept_models() const;
+  /// From now on every evaluation is first looked up in `journal` and stored there as soon as
+  /// its runs are done (the study store, issue 16); null: none.
+  void set_journal(EvaluationJournal* journal) { journal_ = journal; }
   /// The standardisation of the fixed data (fitted on the training split), when there is one.
   /// What ran on every row (a generated workload has no rows to preprocess: none).
   Preprocessing preprocessing() const {
@@ -93,6 +98,7 @@ class HostEvaluator final : public dptune::Evaluator {
   mutable std::unique_ptr<DataScopes> scopes_;
   mutable std::mutex kept_mutex_;
   std::vector<KeptModel> kept_;
+  EvaluationJournal* journal_ = nullptr;
 };
 
 class HostTunerContext final : public dptune::TunerContext {
@@ -149,8 +155,8 @@ class HostTunerContext final : public dptune::TunerContext {
 struct EvaluationStack {
   EvaluationStack(const PipelineConfig& config, const PluginRegistry& registry,
                   const std::string& executor_kind, std::size_t threads,
-                  std::optional<std::uint64_t> seed)
-      : random(seed),
+                  std::optional<std::uint64_t> seed, RandomStreamRecorder* recorder = nullptr)
+      : random(seed, recorder),
         executor(make_executor(executor_kind, threads)),
         data(make_data_source(config.data.use, config.data.params, config.preprocessing)),
         accountant(registry.create_accountant(config.accountant.use, config.accountant.params)),

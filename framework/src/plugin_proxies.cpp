@@ -1,5 +1,7 @@
 #include "plugin_proxies.hpp"
 
+#include "study.hpp"
+
 #include <typeinfo>
 #include <utility>
 
@@ -34,6 +36,9 @@ void rethrow_as_plugin_error(const PluginOrigin& origin, const char* call) {
   const auto attributed = [&](const char* what) {
     return origin.describe() + " failed in " + call + ": " + what;
   };
+  // After SIGINT/SIGTERM the evaluator's cancellation (host-owned Interrupted) unwinds through the
+  // tuner: whatever the plugin made of it, the run was interrupted, not failed.
+  if (const int signal_number = interrupt_signal()) throw Interrupted(signal_number);
   // Only exceptions whose dynamic type is the SDK's (or the host's) own pass through unchanged: an
   // object of a type defined in a plugin has its vtable in that plugin and must not outlive it.
   try {

@@ -31,8 +31,14 @@ std::string SecureRandom::description() const {
 }
 
 std::unique_ptr<dptune::RandomBitGenerator> RandomSource::make(std::uint64_t stream) const {
-  if (seed_) return std::make_unique<dptune::Xoshiro256>(*seed_, stream);
-  return std::make_unique<SecureRandom>();
+  std::unique_ptr<dptune::RandomBitGenerator> fresh;
+  if (seed_)
+    fresh = std::make_unique<dptune::Xoshiro256>(*seed_, stream);
+  else
+    fresh = std::make_unique<SecureRandom>();
+  if (recorder_ && stream < (std::uint64_t{1} << 32))
+    return recorder_->wrap(stream, std::move(fresh));
+  return fresh;
 }
 
 std::string RandomSource::description() const {

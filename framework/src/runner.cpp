@@ -1,9 +1,11 @@
 #include "dptune/host/runner.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -18,9 +20,12 @@
 #include "dptune/pareto.hpp"
 #include "evaluator.hpp"
 #include "json.hpp"
+#include "ledger.hpp"
 #include "model_file.hpp"
 #include "progress.hpp"
 #include "report.hpp"
+#include "study.hpp"
+#include "study_run.hpp"
 
 namespace dptune::host {
 
@@ -61,21 +66,103 @@ void check_configured_algorithm(const PipelineConfig& config, const PluginRegist
                            "algorithm '" + e.plugin() + "' refused its parameters: " + e.reason());
   }
 }
+namespace {
+
+/// Forwards to the terminal and remembers how far the tuner said it got (for "interrupted at
+/// 16/60"; a private tuner's progress never shows secret counts: threat model).
+class CountingProgress final : public dptune::ProgressSink {
+ public:
+  explicit CountingProgress(TerminalProgress& terminal) : terminal_(terminal) {}
+  void start(std::string_view phase, std::size_t total) override {
+    total_ = total;
+    done_ = 0;
+    terminal_.start(phase, total);
+  }
+  void advance(std::size_t done, std::optional<double> best) override {
+    done_ = done;
+    terminal_.advance(done, best);
+  }
+  void message(std::string_view text) override { terminal_.message(text); }
+  std::size_t done() const { return done_; }
+  std::size_t total() const { return total_; }
+
+ private:
+  TerminalProgress& terminal_;
+  std::atomic<std::size_t> done_{0}, total_{0};
+};
+
+/// Installs the SIGINT/SIGTERM handlers for the lifetime of a study run.
+struct InterruptScope {
+  explicit InterruptScope(bool active) : active_(active) {
+    if (active_) install_interrupt_handlers();
+  }
+  ~InterruptScope() {
+    if (active_) restore_interrupt_handlers();
+  }
+  InterruptScope(const InterruptScope&) = delete;
+  InterruptScope& operator=(const InterruptScope&) = delete;
+
+ private:
+  bool active_;
+};
+
+}  // namespace
 
 RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
                         const RunOptions& options, std::ostream& out) {
   const auto started = std::chrono::steady_clock::now();
   auto tuner = create_configured_tuner(config, registry);
   check_configured_algorithm(config, registry);
+  // The study store: refuse a folder holding one unless resuming or overwriting.  Under secure
+  // randomness the tuner's and the layout's streams are recorded (replayed on resume); a seeded
+  // run replays from its seed.
+  std::unique_ptr<Study> study = options.study ? open_study(config, options) : nullptr;
+  // From here a signal is turned into a clean stop at the next cancellation point.
+  InterruptScope interrupts(study != nullptr);
+  RandomStreamRecorder* recorder = study && !config.execution.seed ? study.get() : nullptr;
   EvaluationStack stack(config, registry, config.execution.executor, config.execution.threads,
-                        config.execution.seed);
-  TerminalProgress progress(options.show_progress);
+                        config.execution.seed, recorder);
+  if (study) {
+    study->begin(to_yaml(config), config.tuner.use, stack.random.description());
+    stack.evaluator.set_journal(study.get());
+  }
+  // The ledger is charged write-ahead, before any run trains on the data (issue 16, part 2).
+  std::optional<PlannedCharge> plan;
+  if (config.ledger) {
+    if (!study)
+      throw dptune::ConfigError(config.ledger->where.to_string() +
+                                ": ledger: a ledger needs the study store (dptune run)");
+    try {
+      plan = plan_charge(config, registry, stack);
+      const std::string charged = charge_ledger(config, *study, *stack.accountant, *plan);
+      study->set("ledger", charged);
+      out << charged << "\n";
+    } catch (const LedgerRefused&) {
+      study->set("status", "refused by the ledger (nothing trained)");
+      throw;
+    }
+  }
+  TerminalProgress terminal(options.show_progress);
+  CountingProgress progress(terminal);
   auto tuner_rng = stack.random.make(0);
   HostTunerContext context(config, stack.evaluator, *stack.accountant, stack.mechanisms, progress,
                            *tuner_rng, *stack.executor);
 
-  dptune::TuningResult result = tuner->tune(context);
-  progress.finish();
+  dptune::TuningResult result;
+  try {
+    result = tuner->tune(context);
+  } catch (const Interrupted& e) {
+    terminal.finish();
+    const bool map = plan ? plan->trusted_analyst_only : known_map_tuner(config.tuner.use);
+    study->set("status", "interrupted");
+    return write_interrupted_report(config, *study, map, progress.done(), progress.total(),
+                                    e.signal_number(), out);
+  } catch (...) {
+    if (study) study->set("status", "failed");
+    throw;
+  }
+  terminal.finish();
+  if (study) study->sync();  // every word the result depends on, before anything is released
   // The config loader refuses fitted_standardize for the bundled private tuners; a private tuner
   // of another plugin is caught here: its guarantee cannot cover the fitted scaling, so nothing of
   // the run is released (the privacy it spent is spent).
@@ -83,6 +170,14 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
     throw dptune::Error("tuner '" + config.tuner.use +
                         "' returned a privacy guarantee, which cannot cover preprocessing "
                         "fitted_standardize (fitted on the private data): nothing is released");
+  // The write-ahead charge came from a dry run; a guarantee above it is charged the difference
+  // (never under-report), as a supplement that may exceed the budget (the runs are done).
+  if (plan && result.guarantee &&
+      (!plan->guarantee || result.guarantee->epsilon > plan->guarantee->epsilon ||
+       result.guarantee->delta > plan->guarantee->delta)) {
+    PlannedCharge extra{false, result.guarantee};
+    out << charge_ledger(config, *study, *stack.accountant, extra, "supplement") << "\n";
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
@@ -98,7 +193,14 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
   input.preprocessing = stack.evaluator.preprocessing();
   input.verbose = options.verbose;
   input.mechanism_trust = mechanism_trust(config, registry);
-  return write_report(input, out);
+  RunSummary summary = write_report(input, out);
+  if (study) {
+    // The partial trials of an earlier interrupted process are superseded by the full report.
+    std::filesystem::remove(config.output.dir / "trials.partial.csv");
+    if (result.trusted_analyst_only) study->set_progress(progress.done(), progress.total());
+    study->set("status", "finished");
+  }
+  return summary;
 }
 
 std::vector<dptune::DpEvent> candidate_events(const PipelineConfig& config,

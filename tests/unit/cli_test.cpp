@@ -227,11 +227,12 @@ TEST_CASE("cli: progress line on a terminal") {
   CHECK(tty.find("grid: 25/25  best ") != std::string::npos);
   CHECK(tty.find("elapsed ") != std::string::npos);
   // --no-progress silences it even on a terminal.
-  const std::string quiet =
-      "cd '" DPTUNE_SOURCE_DIR "' && script -qec \"'" DPTUNE_BINARY_DIR
-      "/bin/dptune' run examples/pipelines/quickstart.yaml --no-progress --seed 3 --set "
-      "tuner.params.points_per_dimension=5 --out '" +
-      (dir / "results").string() + "'\" /dev/null >'" + (dir / "quiet").string() + "'";
+  const std::string quiet = "cd '" DPTUNE_SOURCE_DIR "' && script -qec \"'" DPTUNE_BINARY_DIR
+                            "/bin/dptune' run examples/pipelines/quickstart.yaml --no-progress "
+                            "--overwrite --seed 3 --set "
+                            "tuner.params.points_per_dimension=5 --out '" +
+                            (dir / "results").string() + "'\" /dev/null >'" +
+                            (dir / "quiet").string() + "'";
   REQUIRE(std::system(quiet.c_str()) == 0);
   CHECK(slurp(dir / "quiet").find("grid: ") == std::string::npos);
 }

@@ -74,6 +74,14 @@ struct OutputConfig {
   bool sensitive_trials = false;
 };
 
+/// The optional `ledger:` section: a privacy filter shared by the studies on one dataset.
+struct LedgerConfig {
+  std::filesystem::path path;  // absolute (given relative to the pipeline's folder)
+  std::string dataset;
+  double epsilon = 0, delta = 0;  // the budget
+  SourceLocation where;           // of the section
+};
+
 /// Which held-out split the utility oracle scores on (`utility: {split: validation|test}`).
 enum class ScoreSplit { Validation, Test };
 const char* to_string(ScoreSplit split);
@@ -96,6 +104,7 @@ struct PipelineConfig {
   ComponentConfig tuner;
   ExecutionConfig execution;
   OutputConfig output;
+  std::optional<LedgerConfig> ledger;
 };
 
 /// One `--set key.path=value` override, applied to the YAML tree before validation.

@@ -26,9 +26,18 @@ class SecureRandom final : public dptune::RandomBitGenerator {
   std::size_t next_ = 64;
 };
 
+/// Keeps the words a stream draws so that a resumed study replays them (framework/src/study.hpp).
+class RandomStreamRecorder {
+ public:
+  virtual ~RandomStreamRecorder() = default;
+  virtual std::unique_ptr<dptune::RandomBitGenerator> wrap(
+      std::uint64_t stream, std::unique_ptr<dptune::RandomBitGenerator> fresh) = 0;
+};
+
 class RandomSource {
  public:
-  explicit RandomSource(std::optional<std::uint64_t> seed) : seed_(seed) {}
+  explicit RandomSource(std::optional<std::uint64_t> seed, RandomStreamRecorder* recorder = nullptr)
+      : seed_(seed), recorder_(recorder) {}
   /// A generator for one task; `stream` identifies the task deterministically.
   std::unique_ptr<dptune::RandomBitGenerator> make(std::uint64_t stream) const;
   bool secure() const { return !seed_.has_value(); }
@@ -38,7 +47,10 @@ class RandomSource {
   std::string description() const;
 
  private:
+  // With a recorder, streams below 2^32 (the tuner's stream 0 and the data layout's) are made
+  // through it; the per-evaluation streams ((batch + 1) << 32 | task) never are.
   std::optional<std::uint64_t> seed_;
+  RandomStreamRecorder* recorder_ = nullptr;
 };
 
 }  // namespace dptune::host

@@ -25,13 +25,20 @@ class HostCatalog : public Catalog {
 
 struct RunOptions {
   bool show_progress = true;  // only ever shown on a terminal
-  bool verbose = false;        // the console shows every derivation in full
+  bool verbose = false;       // the console shows every derivation in full
+  /// Keep the study store (study.db in the output folder, issue 16): `dptune run` does.  A folder
+  /// holding a study is refused unless `resume` (continue it) or `overwrite` (start again).
+  bool study = false;
+  bool resume = false;
+  bool overwrite = false;
 };
 
 struct RunSummary {
   std::filesystem::path output_dir;
   std::size_t trials = 0;
   std::vector<std::string> files;  // written, relative to output_dir
+  /// SIGINT or SIGTERM stopped the run (study runs only): the partial report was written.
+  int interrupted_signal = 0;
 };
 
 /// Builds every component, runs the tuner, writes results under config.output.dir, prints a short

@@ -1,0 +1,84 @@
+// dptune host (internal): the privacy ledger (issue 16, part 2) — a privacy filter shared by the
+// studies on one dataset.
+//
+// Every private run is charged its full guarantee BEFORE it trains (write-ahead) in one IMMEDIATE
+// transaction that composes all charges on the dataset with the pipeline's accountant and refuses
+// the run when the composition would exceed the budget: a privacy filter (Rogers, Roth, Ullman &
+// Vadhan 2016, "Privacy Odometers and Filters"; Whitehouse, Ramdas, Rogers & Wu 2023 show that
+// filters stay valid under fully adaptive composition, where each run's parameters may depend on
+// the results of earlier ones).  SQLite's write lock serialises concurrent runs, so two processes
+// can never both spend the last of a budget.  Charges are never removed (budget spent is never
+// refunded); maps for trusted analysts are recorded as such, never as charges.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dptune/dp_event.hpp"
+#include "dptune/plugin.hpp"
+
+namespace dptune::host {
+
+/// One row of the ledger.
+struct LedgerEntry {
+  std::int64_t id = 0;
+  std::string dataset, study_id, study_dir, time;
+  /// "charge" (write-ahead, before training), "supplement" (a run whose final guarantee exceeded
+  /// its write-ahead charge), "map" (not DP, trusted analysts: no charge), "none" (no guarantee
+  /// claimed and nothing released under DP).
+  std::string kind;
+  std::string event;              // DpEvent text (charges)
+  double epsilon = 0, delta = 0;  // the run's own guarantee (charges)
+  double total_epsilon = 0;       // composed ε of the dataset after this row, at budget δ
+  std::string note;
+};
+
+struct LedgerBudget {
+  double epsilon = 0, delta = 0;
+};
+
+/// What charge() did.
+struct LedgerCharge {
+  bool already_charged = false;  // the study was charged by an earlier process (resume)
+  LedgerEntry entry;
+  LedgerBudget budget;
+};
+
+class Ledger {
+ public:
+  /// Opens or creates the ledger file.
+  explicit Ledger(const std::filesystem::path& file);
+  ~Ledger();
+
+  /// Records `kind` for `study_id` unless the study has a row of kind charge/map/none already.
+  /// For a charge, composes `event` with every charge and supplement on `dataset` (a Composed
+  /// DpEvent priced by `accountant` at the budget's δ) and refuses (LedgerRefused, a ConfigError:
+  /// exit 2) when the total would exceed the budget.  The first row of a dataset fixes its budget;
+  /// a different budget later is refused too.
+  LedgerCharge charge(const std::string& dataset, const LedgerBudget& budget,
+                      const std::string& study_id, const std::string& study_dir,
+                      const std::string& kind, const std::optional<dptune::DpEvent>& event,
+                      const dptune::PrivacyGuarantee& guarantee,
+                      const dptune::Accountant& accountant, const std::string& note);
+
+  struct Dataset {
+    std::string name;
+    LedgerBudget budget;
+    std::vector<LedgerEntry> entries;
+  };
+  /// Everything on `dataset`, or on every dataset when empty.
+  std::vector<Dataset> read(const std::string& dataset) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+class LedgerRefused : public dptune::ConfigError {
+ public:
+  using dptune::ConfigError::ConfigError;
+};
+
+}  // namespace dptune::host

@@ -1,0 +1,139 @@
+// dptune host (internal): the study store (issue 16) — study.db in a run's output folder.
+//
+// A tuner is deterministic given its random stream and the evaluations it is answered, so a study
+// keeps exactly those two: every random word drawn from the streams that are not per-evaluation
+// (the tuner's own stream 0 and the data layout: split, partitions, client shards), and every
+// evaluation as soon as all its runs are done.  `--resume` re-runs the tuner from the start: the
+// recorded words are replayed (then fresh ones drawn and recorded), and every evaluation already
+// stored is answered from the store, so the run continues where it stopped and a private tuner can
+// never draw a fresh K or re-release (DESIGN.md, privacy semantics: budget spent is never
+// refunded).  A word is committed before any evaluation it can influence starts (the journal
+// flushes at the start of every evaluate() and before the report): nothing that depends on an
+// unrecorded word is ever observed.
+//
+// The store is as sensitive as trials.SENSITIVE.csv: it holds per-run scores and the tuner's
+// secret draws (K).  It never leaves the trusted analyst's machine.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dptune/errors.hpp"
+#include "dptune/host/random.hpp"
+#include "dptune/plugin.hpp"
+#include "sqlite_db.hpp"
+
+namespace dptune::host {
+
+/// Thrown at the next cancellation point after SIGINT/SIGTERM: between evaluations, never inside
+/// one (in-flight runs finish and are stored).
+class Interrupted : public dptune::Error {
+ public:
+  explicit Interrupted(int signal_number)
+      : dptune::Error("interrupted by signal " + std::to_string(signal_number)),
+        signal_(signal_number) {}
+  int signal_number() const { return signal_; }
+
+ private:
+  int signal_;
+};
+
+/// The first SIGINT/SIGTERM sets the flag (and the cancellation points throw Interrupted); a
+/// second one exits at once with 128 + signal (SQLite keeps the database consistent).
+void install_interrupt_handlers();
+void restore_interrupt_handlers();
+/// 0 when no signal arrived, else the signal number.
+int interrupt_signal();
+/// Throws Interrupted when a signal arrived.
+void check_interrupt();
+
+/// Where evaluations are stored and recalled (HostEvaluator calls it; the study implements it).
+class EvaluationJournal {
+ public:
+  virtual ~EvaluationJournal() = default;
+  /// Before batch `batch` computes anything: commits pending random words; a cancellation point.
+  virtual void before_batch(std::uint64_t batch) = 0;
+  /// Fills utilities, seconds, model and output of `into` (whose request, event and privacy are
+  /// set) from the store; false when evaluation `index` of `batch` is not stored.  Throws
+  /// dptune::Error when the stored request differs (the study diverged from its pipeline).
+  virtual bool recall(std::uint64_t batch, std::size_t index, dptune::Evaluation& into) = 0;
+  /// Stores a finished evaluation (thread-safe; committed before it returns).
+  virtual void record(std::uint64_t batch, std::size_t index, const dptune::Evaluation& e) = 0;
+};
+
+/// The text that identifies a request in the store.
+std::string request_key(const dptune::EvaluationRequest& request);
+
+class Study final : public EvaluationJournal, public RandomStreamRecorder {
+ public:
+  static std::filesystem::path file_in(const std::filesystem::path& dir) {
+    return dir / "study.db";
+  }
+  static bool exists_in(const std::filesystem::path& dir);
+  /// Deletes study.db and its WAL files (--overwrite).
+  static void remove_in(const std::filesystem::path& dir);
+
+  /// Creates a new study in `dir` (which must hold none) or opens the one there (`resume`).
+  Study(const std::filesystem::path& dir, bool resume);
+
+  /// A new study: writes its id, the resolved pipeline and the randomness, status "running".  A
+  /// resumed one: checks the pipeline is the same (ConfigError otherwise), status "running".
+  void begin(const std::string& resolved_pipeline, const std::string& tuner,
+             const std::string& randomness);
+  std::string id() const { return get("study_id").value_or(""); }
+  void set(const std::string& key, const std::string& value);
+  std::optional<std::string> get(const std::string& key) const;
+  /// Commits every pending random word.
+  void flush();
+  /// flush(), then puts every commit on disk (before a report releases anything).
+  void sync();
+  void set_progress(std::size_t done, std::size_t total);
+
+  // EvaluationJournal
+  void before_batch(std::uint64_t batch) override;
+  bool recall(std::uint64_t batch, std::size_t index, dptune::Evaluation& into) override;
+  void record(std::uint64_t batch, std::size_t index, const dptune::Evaluation& e) override;
+  /// Stored evaluations, recalled ones in this process.
+  std::size_t stored_evaluations() const;
+  std::size_t recalled() const { return recalled_.load(); }
+  /// Every stored evaluation, in the order the tuner asked for them.
+  struct Stored {
+    std::uint64_t batch = 0;
+    std::size_t index = 0;
+    std::string request;
+    std::vector<double> utilities;
+    std::optional<double> epsilon;  // of one run; empty for a non-private run
+    double seconds = 0;
+  };
+  std::vector<Stored> evaluations() const;
+
+  // RandomStreamRecorder
+  std::unique_ptr<dptune::RandomBitGenerator> wrap(
+      std::uint64_t stream, std::unique_ptr<dptune::RandomBitGenerator> fresh) override;
+  /// Called by the recording generators.
+  void append_word(std::uint64_t stream, std::uint64_t seq, std::uint64_t word);
+
+ private:
+  mutable std::mutex mutex_;
+  mutable SqliteDb db_;
+  std::vector<std::array<std::uint64_t, 3>> pending_words_;
+  std::atomic<std::size_t> recalled_{0};
+};
+
+/// What `dptune study show` prints (reads without locking the writer).
+struct StudyStatus {
+  std::map<std::string, std::string> meta;
+  std::size_t evaluations = 0;
+  std::size_t random_words = 0;
+};
+StudyStatus read_study(const std::filesystem::path& dir);
+
+}  // namespace dptune::host

@@ -1,0 +1,237 @@
+#include "study_run.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include "dptune/errors.hpp"
+#include "json.hpp"
+#include "ledger.hpp"
+
+namespace dptune::host {
+
+namespace fs = std::filesystem;
+
+std::unique_ptr<Study> open_study(const PipelineConfig& config, const RunOptions& options) {
+  const fs::path& dir = config.output.dir;
+  const bool exists = Study::exists_in(dir);
+  if (options.resume && options.overwrite)
+    throw dptune::ConfigError("dptune run: --resume and --overwrite exclude each other");
+  if (exists && !options.resume && !options.overwrite)
+    throw dptune::ConfigError(
+        Study::file_in(dir).string() +
+        ": the output folder holds a study; continue it with --resume, or start again with "
+        "--overwrite (a private study's ledger charge is kept: budget spent is never refunded), "
+        "or choose another folder with --out");
+  if (options.resume && !exists)
+    throw dptune::ConfigError(dir.string() + ": --resume: no study to resume here (no study.db)");
+  if (exists && options.overwrite) Study::remove_in(dir);
+  fs::create_directories(dir);
+  return std::make_unique<Study>(dir, options.resume);
+}
+
+namespace {
+
+/// Answers every request without training: constant scores (0.5, data-independent) and the true
+/// event and price of each private run (the events need the public row counts only).
+class DryRunEvaluator final : public dptune::Evaluator {
+ public:
+  DryRunEvaluator(HostEvaluator& real, const dptune::Accountant& accountant, double delta)
+      : real_(real), accountant_(accountant), delta_(delta) {}
+  std::vector<dptune::Evaluation> evaluate(
+      const std::vector<dptune::EvaluationRequest>& requests) override {
+    std::vector<dptune::Evaluation> out;
+    for (const auto& request : requests) {
+      dptune::Evaluation e;
+      e.request = request;
+      if (!e.request.repetitions) e.request.repetitions = real_.default_repetitions();
+      e.utilities.assign(e.request.repetitions, 0.5);
+      e.utility_mean = e.utility_min = e.utility_max = 0.5;
+      if (request.private_run) {
+        e.event = real_.event_of(request.candidate, request.scope);
+        e.privacy = accountant_.epsilon(e.event, delta_);
+      } else {
+        e.event = dptune::DpEvent::non_private();
+        e.privacy.epsilon = std::numeric_limits<double>::infinity();
+        e.privacy.delta = 1;
+      }
+      out.push_back(std::move(e));
+    }
+    return out;
+  }
+  dptune::DpEvent event_of(const dptune::Params& candidate,
+                           const dptune::DataScope& scope) const override {
+    return real_.event_of(candidate, scope);
+  }
+  std::size_t default_repetitions() const override { return real_.default_repetitions(); }
+
+ private:
+  HostEvaluator& real_;
+  const dptune::Accountant& accountant_;
+  double delta_;
+};
+
+class SilentProgress final : public dptune::ProgressSink {
+ public:
+  void start(std::string_view, std::size_t) override {}
+  void advance(std::size_t, std::optional<double>) override {}
+  void message(std::string_view) override {}
+};
+
+class DryRunContext final : public dptune::TunerContext {
+ public:
+  DryRunContext(HostTunerContext& real, DryRunEvaluator& evaluator)
+      : real_(real), evaluator_(evaluator), rng_(0x5eedULL, 0) {}
+  const dptune::SearchSpace& space() const override { return real_.space(); }
+  dptune::Evaluator& evaluator() override { return evaluator_; }
+  const dptune::Accountant& accountant() const override { return real_.accountant(); }
+  double delta() const override { return real_.delta(); }
+  std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
+    return real_.mechanism(overrides);
+  }
+  dptune::ProgressSink& progress() override { return progress_; }
+  // Its own public stream: the dry run's draws shape nothing that is run or released.
+  dptune::RandomBitGenerator& rng() override { return rng_; }
+  void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) override {
+    real_.parallel_for(n, body);
+  }
+  dptune::DataSizes data_sizes() const override { return real_.data_sizes(); }
+  dptune::UtilitySensitivity utility_sensitivity(std::size_t scored_rows) const override {
+    return real_.utility_sensitivity(scored_rows);
+  }
+
+ private:
+  HostTunerContext& real_;
+  DryRunEvaluator& evaluator_;
+  dptune::Xoshiro256 rng_;
+  SilentProgress progress_;
+};
+
+std::string fmt(double x) {
+  std::ostringstream s;
+  s << std::setprecision(6) << x;
+  return s.str();
+}
+
+}  // namespace
+
+PlannedCharge plan_charge(const PipelineConfig& config, const PluginRegistry& registry,
+                          EvaluationStack& stack) {
+  auto tuner = create_configured_tuner(config, registry);
+  SilentProgress progress;
+  dptune::Xoshiro256 unused(0);
+  HostTunerContext real(config, stack.evaluator, *stack.accountant, stack.mechanisms, progress,
+                        unused, *stack.executor);
+  DryRunEvaluator evaluator(stack.evaluator, *stack.accountant, config.delta);
+  DryRunContext context(real, evaluator);
+  const dptune::TuningResult result = tuner->tune(context);
+  return {result.trusted_analyst_only, result.guarantee};
+}
+
+std::string charge_ledger(const PipelineConfig& config, const Study& study,
+                          const dptune::Accountant& accountant, const PlannedCharge& plan,
+                          const std::string& kind) {
+  const LedgerConfig& l = *config.ledger;
+  Ledger ledger(l.path);
+  std::optional<dptune::DpEvent> event;
+  std::string row_kind = kind, note;
+  if (plan.trusted_analyst_only) {
+    row_kind = "map";
+    note = "not DP, trusted analysts: a privacy-utility map of tuner " + config.tuner.use +
+           " (every ε it reports is one run's; its trials and choice are not DP outputs)";
+  } else if (!plan.guarantee) {
+    row_kind = "none";
+    note = "tuner " + config.tuner.use + " claims no guarantee and releases nothing under DP";
+  } else {
+    // The run's whole guarantee as an approx_dp event: composed with the other charges by the
+    // accountant (basic composition for approx_dp in the RDP accountant: sound, and conservative
+    // where the run's own RDP curve would compose more tightly; docs/studies.md).
+    event = dptune::DpEvent::approx_dp(plan.guarantee->epsilon, plan.guarantee->delta);
+    note = "tuner " + config.tuner.use + ", pipeline " + config.file.string() + ": " +
+           plan.guarantee->derivation.substr(0, 300);
+  }
+  const LedgerCharge charged = ledger.charge(
+      l.dataset, {l.epsilon, l.delta}, study.id(), config.output.dir.string(), row_kind, event,
+      plan.guarantee.value_or(dptune::PrivacyGuarantee{}), accountant, note);
+  std::string line = "ledger " + l.path.string() + ", dataset '" + l.dataset + "': ";
+  if (charged.entry.kind == "map")
+    line += "recorded as not DP (trusted analysts), no charge";
+  else if (charged.entry.kind == "none")
+    line += "recorded, no guarantee claimed";
+  else
+    line += "charged (epsilon, delta) = (" + fmt(charged.entry.epsilon) + ", " +
+            fmt(charged.entry.delta) + ") write-ahead";
+  if (charged.already_charged) line += " when this study started (not again on resume)";
+  line += "; composed epsilon " + fmt(charged.entry.total_epsilon) + " of the budget (" +
+          fmt(charged.budget.epsilon) + ", " + fmt(charged.budget.delta) + ")";
+  return line;
+}
+
+bool known_map_tuner(const std::string& tuner) {
+  return tuner == "grid" || tuner == "random" || tuner == "dpareto";
+}
+
+RunSummary write_interrupted_report(const PipelineConfig& config, Study& study, bool map,
+                                    std::size_t done, std::size_t total, int signal_number,
+                                    std::ostream& out) {
+  RunSummary summary;
+  summary.output_dir = config.output.dir;
+  summary.interrupted_signal = signal_number;
+  const auto stored = study.evaluations();
+  const std::string progress =
+      "interrupted at " + std::to_string(done) + "/" + std::to_string(total);
+  {
+    std::ofstream file(config.output.dir / "summary.json");
+    JsonWriter w(file);
+    w.begin_object();
+    w.key("status").value("interrupted");
+    w.key("signal").value(signal_number);
+    w.key("tuner").value(config.tuner.use);
+    if (map) {
+      w.key("progress").value(progress);
+      w.key("completed_evaluations").value(stored.size());
+      w.key("trusted_analyst_only").value(true);
+      w.key("note").value(
+          "partial results of a privacy-utility map for trusted analysts (not DP outputs): "
+          "trials.partial.csv; continue with dptune run PIPELINE --resume");
+    } else {
+      fs::remove(config.output.dir / "model.json");  // an earlier study's, overwritten
+      w.key("released").null();
+      w.key("note").value(
+          "a private tuner releases nothing partial; the run's privacy is spent (charged in full); "
+          "continue with dptune run PIPELINE --resume, which reuses its secret draws");
+    }
+    w.end_object();
+    file << "\n";
+  }
+  summary.files.push_back("summary.json");
+  if (map) {
+    std::ofstream csv(config.output.dir / "trials.partial.csv");
+    csv << "batch,index,request,utility_mean,epsilon_one_run\n" << std::setprecision(17);
+    for (const auto& e : stored) {
+      double mean = 0;
+      for (double u : e.utilities) mean += u;
+      mean /= static_cast<double>(std::max<std::size_t>(1, e.utilities.size()));
+      std::string request = e.request;
+      for (auto& c : request)
+        if (c == '"') c = '\'';
+      csv << e.batch << "," << e.index + 1 << ",\"" << request << "\"," << mean << ",";
+      if (e.epsilon) csv << *e.epsilon;
+      csv << "\n";
+    }
+    summary.files.push_back("trials.partial.csv");
+    study.set_progress(done, total);
+    out << "interrupted: " << progress << " evaluations; partial map (trusted analysts) in "
+        << (config.output.dir / "trials.partial.csv").string() << "\n";
+  } else {
+    out << "interrupted: nothing released (a private tuner releases nothing partial; its privacy "
+           "is spent)\n";
+  }
+  out << "resume with: dptune run " << config.file.string() << " --resume\n";
+  summary.trials = stored.size();
+  return summary;
+}
+
+}  // namespace dptune::host

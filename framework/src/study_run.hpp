@@ -1,0 +1,46 @@
+// dptune host (internal): what `dptune run` does around the tuner when it keeps a study (issue 16):
+// open or refuse the output folder's study, charge the ledger write-ahead, write the report of an
+// interrupted run.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "dptune/host/config.hpp"
+#include "dptune/host/runner.hpp"
+#include "evaluator.hpp"
+#include "study.hpp"
+
+namespace dptune::host {
+
+/// Opens the study in config.output.dir: refuses (ConfigError, exit 2) a folder that holds one
+/// unless `resume` or `overwrite`, and `resume` without one.
+std::unique_ptr<Study> open_study(const PipelineConfig& config, const RunOptions& options);
+
+/// What the run will charge, found before any evaluation by running a fresh copy of the tuner
+/// against an evaluator that trains nothing (constant scores, the true events).  A private tuner's
+/// guarantee may not depend on the data or its secret draws (it is public: DESIGN.md), so the dry
+/// run's guarantee is the real run's; runner checks that afterwards.
+struct PlannedCharge {
+  bool trusted_analyst_only = false;
+  std::optional<dptune::PrivacyGuarantee> guarantee;
+};
+PlannedCharge plan_charge(const PipelineConfig& config, const PluginRegistry& registry,
+                          EvaluationStack& stack);
+
+/// Charges the pipeline's ledger for `plan` (once per study: a resumed study is not charged again).
+/// Throws LedgerRefused (exit 2) when the budget would be exceeded.  Returns the line to print.
+std::string charge_ledger(const PipelineConfig& config, const Study& study,
+                          const dptune::Accountant& accountant, const PlannedCharge& plan,
+                          const std::string& kind = "charge");
+
+/// The tuners known to be maps for trusted analysts (their partial results may be written).
+bool known_map_tuner(const std::string& tuner);
+
+/// summary.json (and, for maps, trials.partial.csv) of an interrupted run.
+RunSummary write_interrupted_report(const PipelineConfig& config, Study& study, bool map,
+                                    std::size_t done, std::size_t total, int signal_number,
+                                    std::ostream& out);
+
+}  // namespace dptune::host

@@ -1,0 +1,270 @@
+#!/usr/bin/env bash
+# Issue 16, parts 1 and 2, end to end through `dptune run`:
+#   kill -9 at several points of seeded studies of every tuner, then --resume: the same results as
+#   an uninterrupted run, and the ledger charged exactly once; a secure (unseeded) private study
+#   resumed twice releases the same selection and model (its secret draws are replayed);
+#   SIGINT leaves a partial report (exit 130); a folder holding a study is refused without
+#   --resume/--overwrite; the ledger refuses a run over budget; parallel runs never overspend.
+# Usage: study_test.sh DPTUNE PIPELINE_DIR WORK_DIR [CASE...]
+set -uo pipefail
+dptune=$1
+pipelines=$2
+work=$3
+shift 3
+cases=("$@")
+[ ${#cases[@]} -gt 0 ] || cases=(kill_resume secure_resume sigint refuse ledger_budget ledger_concurrent)
+failures=0
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# The results that must not depend on interruptions: every CSV without its seconds column, the
+# summary without timings, the released model (paths normalised).
+fingerprint() {
+  local dir=$1
+  for f in "$dir"/*.csv; do
+    [ -e "$f" ] || continue
+    echo "== $(basename "$f")"
+    awk -F, 'NR==1{for(i=1;i<=NF;i++) if($i=="seconds") skip=i} {s=""; for(i=1;i<=NF;i++) if(i!=skip) s=s $i ","; print s}' "$f"
+  done
+  if [ -e "$dir/summary.json" ]; then
+    echo "== summary.json"
+    grep -v -e '"seconds"' -e '_seconds' -e '"started' "$dir/summary.json" |
+      sed "s#$dir#OUT#g; s#/a[0-9]*/#/aN/#g"
+  fi
+  # DP-SGD weights are not bit-reproducible across processes (Eigen's vectorised sums depend on
+  # the alignment of heap buffers: last-ulp differences between two uninterrupted runs), so the
+  # model's numbers are compared to 10 significant digits; scores and selections exactly.
+  if [ -e "$dir/model.json" ]; then
+    echo "== model.json"
+    awk '{ if (match($0, /^ *-?[0-9][0-9.eE+-]*,?$/)) { v=$0; sub(/,$/, "", v); printf "%.10g\n", v } else print }' \
+      "$dir/model.json"
+  fi
+}
+
+# Runs a pipeline, killing it with SIGKILL after `delay` seconds, then resumes until it finishes.
+kill_then_resume() {
+  local pipe=$1 out=$2 delay=$3
+  shift 3
+  "$dptune" run "$pipe" --out "$out" --no-progress "$@" >"$out.log1" 2>&1 &
+  local pid=$!
+  sleep "$delay"
+  kill -9 "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  if [ -e "$out/study.db" ]; then
+    "$dptune" run "$pipe" --out "$out" --no-progress --resume "$@" >"$out.log2" 2>&1 ||
+      { fail "$out: --resume exited $? ($(tail -2 "$out.log2"))"; return 1; }
+  else
+    "$dptune" run "$pipe" --out "$out" --no-progress "$@" >"$out.log2" 2>&1 ||
+      { fail "$out: rerun exited $?"; return 1; }
+  fi
+}
+
+ledger_rows() {  # number of entries of a ledger
+  "$dptune" ledger show "$1" --json | grep -c '"kind"'
+}
+
+setup() {  # a private copy of the pipelines (their ledger path is relative to them)
+  local dir=$work/$1
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  cp "$pipelines"/*.yaml "$dir"/
+  echo "$dir"
+}
+
+case_kill_resume() {
+  for tuner in grid random dpareto repetition svt_doubling; do
+    local dir
+    dir=$(setup "kill_$tuner")
+    # The private tuners run inline, the maps on the thread pool.
+    local threads=()
+    case $tuner in repetition | svt_doubling) threads=(--threads 1) ;; esac
+    local start end
+    start=$(date +%s.%N)
+    mkdir -p "$dir/a0"
+    cp "$dir/$tuner.yaml" "$dir/a0/"
+    "$dptune" run "$dir/a0/$tuner.yaml" --out "$dir/a0/out" --seed 7 "${threads[@]}" --no-progress >"$dir/ref.log" 2>&1 ||
+      { fail "$tuner: reference run exited $?"; continue; }
+    end=$(date +%s.%N)
+    fingerprint "$dir/a0/out" >"$dir/ref.fp"
+    [ -s "$dir/ref.fp" ] || fail "$tuner: empty reference"
+    local i=0
+    for fraction in 0.2 0.5 0.8; do
+      i=$((i + 1))
+      local delay
+      delay=$(awk -v a="$start" -v b="$end" -v f="$fraction" 'BEGIN{printf "%.3f", (b-a)*f}')
+      # Each attempt has its own ledger: the pipeline copy in its own folder.
+      mkdir -p "$dir/a$i"
+      cp "$dir/$tuner.yaml" "$dir/a$i/"
+      kill_then_resume "$dir/a$i/$tuner.yaml" "$dir/a$i/out" "$delay" --seed 7 "${threads[@]}" || continue
+      fingerprint "$dir/a$i/out" >"$dir/a$i.fp"
+      diff -q "$dir/ref.fp" "$dir/a$i.fp" >/dev/null ||
+        fail "$tuner killed after ${delay}s: results differ from the uninterrupted run ($(diff "$dir/ref.fp" "$dir/a$i.fp" | head -4))"
+      if grep -q '^ledger:' "$dir/$tuner.yaml"; then
+        local rows
+        rows=$(ledger_rows "$dir/a$i/ledger.db")
+        [ "$rows" = 1 ] || fail "$tuner killed after ${delay}s: the ledger holds $rows rows, not 1"
+      fi
+      "$dptune" study show "$dir/a$i/out" | grep -q "status *finished" ||
+        fail "$tuner: study not finished after resume"
+    done
+    echo "ok: $tuner killed and resumed $i times, results identical"
+  done
+}
+
+case_secure_resume() {
+  local dir
+  dir=$(setup secure)
+  kill_then_resume "$dir/repetition.yaml" "$dir/out" 0.4
+  fingerprint "$dir/out" >"$dir/first.fp"
+  grep -q '"selected"' "$dir/first.fp" || fail "secure: no selection released"
+  # Resuming a finished study re-runs the tuner on its recorded draws and stored evaluations.
+  "$dptune" run "$dir/repetition.yaml" --out "$dir/out" --no-progress --resume >"$dir/again.log" 2>&1 ||
+    fail "secure: second --resume exited $?"
+  fingerprint "$dir/out" >"$dir/second.fp"
+  diff -q "$dir/first.fp" "$dir/second.fp" >/dev/null ||
+    fail "secure: a resumed private study released something else (a fresh K or noise)"
+  [ "$(ledger_rows "$dir/ledger.db")" = 1 ] || fail "secure: ledger not charged exactly once"
+  echo "ok: secure study replayed its secret draws"
+}
+
+case_sigint() {
+  local dir
+  dir=$(setup sigint)
+  "$dptune" run "$dir/dpareto.yaml" --out "$dir/ref" --seed 7 --no-progress >"$dir/ref.log" 2>&1 ||
+    fail "sigint: reference exited $?"
+  "$dptune" run "$dir/dpareto.yaml" --out "$dir/out" --seed 7 --no-progress >"$dir/out.log" 2>&1 &
+  local pid=$!
+  sleep 1.5
+  kill -INT "$pid"
+  wait "$pid"
+  local rc=$?
+  [ "$rc" = 130 ] || fail "sigint: exit code $rc, expected 130"
+  grep -q '"interrupted at [0-9]*/[0-9]*"' "$dir/out/summary.json" ||
+    fail "sigint: summary.json does not say 'interrupted at D/T'"
+  [ -s "$dir/out/trials.partial.csv" ] || fail "sigint: no partial trials for the map"
+  "$dptune" study show "$dir/out" | grep -q "status *interrupted" || fail "sigint: status"
+  "$dptune" run "$dir/dpareto.yaml" --out "$dir/out" --seed 7 --no-progress --resume \
+    >"$dir/resume.log" 2>&1 || fail "sigint: resume exited $?"
+  diff -q <(fingerprint "$dir/ref") <(fingerprint "$dir/out") >/dev/null ||
+    fail "sigint: resumed map differs from the uninterrupted one"
+  # A private tuner releases nothing partial; SIGTERM gives 143.
+  "$dptune" run "$dir/repetition.yaml" --out "$dir/rep" --seed 7 --no-progress >"$dir/rep.log" 2>&1 &
+  pid=$!
+  sleep 0.5
+  kill -TERM "$pid"
+  wait "$pid"
+  rc=$?
+  if [ "$rc" = 143 ]; then
+    grep -q '"released": null' "$dir/rep/summary.json" || fail "sigterm: private summary releases"
+    [ ! -e "$dir/rep/model.json" ] || fail "sigterm: a private tuner released a model"
+  elif [ "$rc" != 0 ]; then
+    fail "sigterm: exit code $rc"
+  fi
+  local term_rc=$rc
+  # Two Ctrl-C: the second exits at once (130); the store stays consistent and the study resumes.
+  "$dptune" run "$dir/dpareto.yaml" --out "$dir/twice" --seed 7 --no-progress >"$dir/twice.log" 2>&1 &
+  pid=$!
+  sleep 1.5
+  kill -INT "$pid"
+  sleep 0.05
+  kill -INT "$pid" 2>/dev/null
+  wait "$pid"
+  rc=$?
+  [ "$rc" = 130 ] || fail "second SIGINT: exit code $rc, expected 130"
+  "$dptune" run "$dir/dpareto.yaml" --out "$dir/twice" --seed 7 --no-progress --resume \
+    >"$dir/twice2.log" 2>&1 || fail "second SIGINT: resume exited $?"
+  diff -q <(fingerprint "$dir/ref") <(fingerprint "$dir/twice") >/dev/null ||
+    fail "second SIGINT: resumed map differs from the uninterrupted one"
+  echo "ok: SIGINT partial map (130), SIGTERM private releases nothing ($term_rc), second SIGINT"
+}
+
+case_refuse() {
+  local dir
+  dir=$(setup refuse)
+  "$dptune" run "$dir/repetition.yaml" --out "$dir/out" --seed 7 --no-progress >/dev/null 2>&1 ||
+    fail "refuse: first run"
+  "$dptune" run "$dir/repetition.yaml" --out "$dir/out" --seed 7 --no-progress >"$dir/2.log" 2>&1
+  local rc=$?
+  [ "$rc" = 2 ] || fail "refuse: second run exited $rc, expected 2"
+  grep -q -- "--resume" "$dir/2.log" && grep -q -- "--overwrite" "$dir/2.log" ||
+    fail "refuse: message does not name --resume and --overwrite: $(cat "$dir/2.log")"
+  "$dptune" run "$dir/repetition.yaml" --out "$dir/out" --seed 7 --no-progress --overwrite \
+    >/dev/null 2>&1 || fail "refuse: --overwrite exited $?"
+  [ "$(ledger_rows "$dir/ledger.db")" = 2 ] || fail "refuse: overwrite must keep the first charge"
+  "$dptune" run "$dir/repetition.yaml" --out "$dir/none" --resume >"$dir/3.log" 2>&1
+  rc=$?
+  [ "$rc" = 2 ] || fail "refuse: --resume without a study exited $rc"
+  echo "ok: refused without --resume/--overwrite"
+}
+
+# The repetition pipeline's guarantee (ε at the pipeline's δ), from a ledger row.
+charge_of() {
+  "$dptune" ledger show "$1" --json | grep -m1 '"epsilon": ' | tail -1 | sed 's/.*: //; s/,//'
+}
+
+case_ledger_budget() {
+  local dir
+  dir=$(setup budget)
+  "$dptune" run "$dir/repetition.yaml" --out "$dir/one" --seed 7 --no-progress >/dev/null 2>&1 ||
+    fail "budget: first run"
+  local eps
+  eps=$("$dptune" ledger show "$dir/ledger.db" --json | grep '"epsilon"' | sed -n 2p | sed 's/.*: //; s/,//')
+  # A new ledger whose budget holds 1.5 runs: the second run is refused with the remainder.
+  local budget
+  budget=$(awk -v e="$eps" 'BEGIN{printf "%.6g", 1.5*e}')
+  sed "s/epsilon: 1.0e+7/epsilon: $budget/; s/ledger.db/small.db/" "$dir/repetition.yaml" >"$dir/small.yaml"
+  "$dptune" run "$dir/small.yaml" --out "$dir/s1" --seed 7 --no-progress >/dev/null 2>&1 ||
+    fail "budget: a run within budget exited $?"
+  "$dptune" run "$dir/small.yaml" --out "$dir/s2" --seed 7 --no-progress >"$dir/s2.log" 2>&1
+  local rc=$?
+  [ "$rc" = 2 ] || fail "budget: over-budget run exited $rc, expected 2"
+  grep -q "remaining: epsilon" "$dir/s2.log" || fail "budget: no remaining budget in: $(cat "$dir/s2.log")"
+  [ ! -e "$dir/s2/summary.json" ] || fail "budget: the refused run wrote results"
+  "$dptune" study show "$dir/s2" --json | grep -q '"stored_evaluations": 0' ||
+    fail "budget: the refused run evaluated something"
+  [ "$(ledger_rows "$dir/small.db")" = 1 ] || fail "budget: the refused run was recorded"
+  # A map is recorded as not DP, never as a charge.
+  "$dptune" run "$dir/grid.yaml" --out "$dir/map" --seed 7 --no-progress >/dev/null 2>&1 ||
+    fail "budget: map run exited $?"
+  "$dptune" ledger show "$dir/ledger.db" | grep -q "not DP, trusted analysts" ||
+    fail "budget: the map is not recorded as not DP"
+  echo "ok: over-budget run refused (epsilon per run $eps, budget $budget)"
+}
+
+case_ledger_concurrent() {
+  local dir
+  dir=$(setup concurrent)
+  "$dptune" run "$dir/repetition.yaml" --out "$dir/one" --seed 7 --no-progress >/dev/null 2>&1 ||
+    fail "concurrent: first run"
+  local eps budget
+  eps=$("$dptune" ledger show "$dir/ledger.db" --json | grep '"epsilon"' | sed -n 2p | sed 's/.*: //; s/,//')
+  budget=$(awk -v e="$eps" 'BEGIN{printf "%.6g", 2.5*e}')
+  sed "s/epsilon: 1.0e+7/epsilon: $budget/; s/ledger.db/shared.db/" "$dir/repetition.yaml" >"$dir/shared.yaml"
+  local pids=()
+  for i in 1 2 3 4 5 6; do
+    "$dptune" run "$dir/shared.yaml" --out "$dir/p$i" --seed "$i" --no-progress >"$dir/p$i.log" 2>&1 &
+    pids+=($!)
+  done
+  local ok=0 refused=0
+  for pid in "${pids[@]}"; do
+    wait "$pid"
+    case $? in
+      0) ok=$((ok + 1)) ;;
+      2) refused=$((refused + 1)) ;;
+      *) fail "concurrent: a run failed" ;;
+    esac
+  done
+  [ "$ok" = 2 ] && [ "$refused" = 4 ] ||
+    fail "concurrent: $ok runs went through and $refused were refused, expected 2 and 4 (budget 2.5 runs)"
+  [ "$(ledger_rows "$dir/shared.db")" = 2 ] || fail "concurrent: ledger rows"
+  echo "ok: 6 parallel runs on a budget of 2.5 runs: $ok charged, $refused refused"
+}
+
+mkdir -p "$work"
+for c in "${cases[@]}"; do "case_$c"; done
+if [ "$failures" -gt 0 ]; then
+  echo "$failures failure(s)" >&2
+  exit 1
+fi
