@@ -304,7 +304,7 @@ TEST_CASE("a run report states the audit of a third-party mechanism") {
                      (dir / "plug").string() + "'",
                  "report_audit");
   CHECK(r.exit_code == 0);
-  r = run_dptune(run, "report_after");
+  r = run_dptune(run + " --overwrite", "report_after");
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("audited by dptune " DPTUNE_VERSION_STRING) != std::string::npos);
   CHECK(r.out.find("no violation found at alpha = 0.001 (params {epsilon: 2.0}") !=

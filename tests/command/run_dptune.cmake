@@ -4,6 +4,8 @@ string(REPLACE "|" ";" args "${ARGS}")
 execute_process(COMMAND ${DPTUNE} ${args} RESULT_VARIABLE code OUTPUT_VARIABLE out
   ERROR_VARIABLE err TIMEOUT 280)
 set(all "${out}${err}")
+# The console wraps long notes at 100 columns: join continuation lines before matching phrases.
+string(REGEX REPLACE "\n +" " " all "${all}")
 if(NOT code STREQUAL "${CODE}")
   message(FATAL_ERROR "dptune ${ARGS}: exit code ${code}, expected ${CODE}\n${all}")
 endif()

@@ -12,6 +12,8 @@ file(REMOVE_RECURSE "${OUT}")
 execute_process(
   COMMAND "${DPTUNE}" run "${PIPELINE}" --seed 7 --no-progress --out "${OUT}"
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+# The console wraps long notes at 100 columns: join continuation lines before matching phrases.
+string(REGEX REPLACE "\n +" " " out "${out}")
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "dptune run ${PIPELINE}: exit code ${rc}\nstdout:\n${out}\nstderr:\n${err}")
 endif()
