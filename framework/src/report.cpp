@@ -15,6 +15,7 @@
 #include "dptune/pareto.hpp"
 #include "json.hpp"
 #include "model_file.hpp"
+#include "report_html.hpp"
 
 namespace dptune::host {
 
@@ -388,6 +389,19 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
   }
   auto listed = [&](const std::string& file) { return !(private_tuner && file == model_file); };
 
+  {  // report.html: one self-contained page (report_html.cpp), listed before summary.json.
+    std::vector<std::string> page_files;
+    for (const auto& f : summary.files)
+      if (listed(f)) page_files.push_back(f);
+    page_files.insert(page_files.end(), {"report.html", "summary.json"});
+    const char* warning = baseline                      ? kNonPrivateWarning
+                          : result.trusted_analyst_only ? kTrustedAnalystWarning
+                                                        : "";
+    write_file(config.output.dir / "report.html",
+               report_html({in, private_tuner, baseline, warning, front, hv, public_notes, dp_notes,
+                            model_note, figures, page_files}));
+    summary.files.push_back("report.html");
+  }
   std::ostringstream js;
   JsonWriter w(js);
   w.begin_object();
