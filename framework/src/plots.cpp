@@ -46,19 +46,29 @@ double nice_bound(double v, bool up) {
   return scaled(5, e - 1);
 }
 
-std::string printf_g(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-  std::string s = buf;
-  // 1e-05 -> 1e-5, 1e+06 -> 1e6.
+/// 1e-05 -> 1e-5, 1e+06 -> 1e6.
+std::string short_exponent(std::string s) {
   if (const auto e = s.find('e'); e != std::string::npos) {
-    std::string mant = s.substr(0, e), exp = s.substr(e + 1);
+    std::string exp = s.substr(e + 1);
     const bool neg = exp[0] == '-';
     exp = exp.substr(exp[0] == '-' || exp[0] == '+' ? 1 : 0);
     exp.erase(0, std::min(exp.find_first_not_of('0'), exp.size() - 1));
-    s = mant + "e" + (neg ? "-" : "") + exp;
+    s = s.substr(0, e) + "e" + (neg ? "-" : "") + exp;
   }
   return s;
+}
+
+std::string printf_g(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return short_exponent(buf);
+}
+
+/// One significant figure in scientific notation: 2e-5, 1e6.
+std::string scientific(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0e", v);
+  return short_exponent(buf);
 }
 
 }  // namespace
@@ -144,7 +154,7 @@ bool wants_log(const std::vector<double>& values, bool epsilon, bool geometric) 
 }
 
 std::string tick_label(double value, const Axis& axis) {
-  if (axis.log) return value >= 1e-3 && value < 1e5 ? printf_g(value, 6) : printf_g(value, 1);
+  if (axis.log) return value >= 1e-3 && value < 1e5 ? printf_g(value, 6) : scientific(value);
   if (std::abs(value) < axis.step * 1e-6) return "0";
   const double biggest = std::max(std::abs(axis.lo), std::abs(axis.hi));
   if (axis.step < 1e-4 || biggest >= 1e6) return printf_g(value, 6);
