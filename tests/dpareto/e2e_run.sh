@@ -18,8 +18,7 @@ rm -rf "$work" && mkdir -p "$work"
 "$dptune" run "$pipeline" --seed 3 --no-progress -o "$work/first" > "$work/first.log" 2>&1 ||
   { cat "$work/first.log" >&2; fail "first run failed"; }
 for f in trials.csv pareto_front.csv pareto.svg hypervolume.csv hypervolume.svg summary.json \
-         resolved_config.yaml variability_front.svg variability_front.mean.csv \
-         variability_front.worst_run.csv variability_front.best_run.csv; do
+         resolved_config.yaml variability_front.svg variability_front.csv report.html; do
   [[ -s "$work/first/$f" ]] || fail "missing or empty output $f"
 done
 rows=$(($(wc -l < "$work/first/trials.csv") - 1))
