@@ -2,7 +2,10 @@
 # Installs the Debian 12 packages dptune needs, if any is missing (run as root, or with sudo available).
 set -euo pipefail
 packages=(cmake g++ ninja-build pkg-config binutils libboost-dev libboost-program-options-dev
-          libyaml-cpp-dev doctest-dev libsodium-dev libeigen3-dev liblbfgspp-dev zlib1g-dev)
+          libyaml-cpp-dev doctest-dev libsodium-dev libeigen3-dev liblbfgspp-dev zlib1g-dev
+          python3 chromium fonts-dejavu-core)
+# python3, chromium and fonts-dejavu-core: the rendering test (tests/render) screenshots report.html
+# and the plots with headless Chromium.
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
