@@ -15,30 +15,11 @@
 #include "dptune/pareto.hpp"
 #include "json.hpp"
 #include "model_file.hpp"
+#include "report_html.hpp"
 
 namespace dptune::host {
 
 namespace {
-
-// The canvas both plots share (pixels): room on the left and at the bottom for tick labels.
-namespace plot {
-constexpr double width = 720, height = 480, left = 70, right = 20, top = 40, bottom = 60;
-}  // namespace plot
-
-/// Opens an SVG plot: the element, a white background, the title and both axis lines.
-void svg_begin(std::ostream& s, const std::string& title) {
-  using namespace plot;
-  s << std::fixed << std::setprecision(2);
-  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
-    << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-  s << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  s << "<text x=\"" << width / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">" << title
-    << "</text>\n";
-  s << "<line x1=\"" << left << "\" y1=\"" << height - bottom << "\" x2=\"" << width - right
-    << "\" y2=\"" << height - bottom << "\" stroke=\"black\"/>\n";
-  s << "<line x1=\"" << left << "\" y1=\"" << top << "\" x2=\"" << left << "\" y2=\""
-    << height - bottom << "\" stroke=\"black\"/>\n";
-}
 
 constexpr const char* kTrustedAnalystWarning =
     "This is a privacy-utility map for trusted analysts: the per-trial results below were computed "
@@ -288,162 +269,6 @@ std::vector<std::size_t> trial_front(const std::vector<dptune::Trial>& trials) {
   return front;
 }
 
-std::string pareto_svg(const std::vector<dptune::Trial>& trials,
-                       const std::vector<std::size_t>& front, const std::string& title,
-                       double delta) {
-  using namespace plot;
-  double lo = INFINITY, hi = -INFINITY;
-  for (const auto& t : trials)
-    if (std::isfinite(t.privacy.epsilon) && t.privacy.epsilon > 0) {
-      lo = std::min(lo, t.privacy.epsilon);
-      hi = std::max(hi, t.privacy.epsilon);
-    }
-  if (!(lo < hi)) {
-    lo = std::isfinite(lo) ? lo / 10 : 0.01;
-    hi = std::isfinite(hi) ? hi * 10 : 100;
-  }
-  const double llo = std::floor(std::log10(lo)), lhi = std::ceil(std::log10(hi));
-  auto x_of = [&](double eps) {
-    return left + (std::log10(std::max(eps, std::pow(10.0, llo))) - llo) / (lhi - llo) *
-                      (width - left - right);
-  };
-  auto y_of = [&](double err) {
-    return top + (1.0 - std::clamp(err, 0.0, 1.0)) * (height - top - bottom);
-  };
-  std::ostringstream s;
-  svg_begin(s, title);
-  // Ticks.
-  for (auto e = static_cast<int>(llo); e <= static_cast<int>(lhi); ++e) {
-    const double x = x_of(std::pow(10.0, e));
-    s << "<line x1=\"" << x << "\" y1=\"" << height - bottom << "\" x2=\"" << x << "\" y2=\""
-      << height - bottom + 5 << "\" stroke=\"black\"/><text x=\"" << x << "\" y=\""
-      << height - bottom + 18 << "\" text-anchor=\"middle\">1e" << e << "</text>\n";
-  }
-  for (int k = 0; k <= 5; ++k) {
-    const double err = k / 5.0, y = y_of(err);
-    s << "<line x1=\"" << left - 5 << "\" y1=\"" << y << "\" x2=\"" << left << "\" y2=\"" << y
-      << "\" stroke=\"black\"/><text x=\"" << left - 8 << "\" y=\"" << y + 4
-      << "\" text-anchor=\"end\">" << fmt(err, 2) << "</text>\n";
-  }
-  s << "<text x=\"" << (left + width - right) / 2 << "\" y=\"" << height - 15
-    << "\" text-anchor=\"middle\">epsilon (delta = " << fmt(delta) << ", log scale)</text>\n";
-  s << "<text transform=\"translate(18," << (top + height - bottom) / 2
-    << ") rotate(-90)\" text-anchor=\"middle\">1 - utility</text>\n";
-  std::set<std::size_t> on_front(front.begin(), front.end());
-  for (std::size_t i = 0; i < trials.size(); ++i) {
-    if (on_front.count(i) || !std::isfinite(trials[i].privacy.epsilon)) continue;
-    s << "<circle cx=\"" << x_of(trials[i].privacy.epsilon) << "\" cy=\""
-      << y_of(1 - trials[i].utility_mean)
-      << "\" r=\"2.5\" fill=\"#9aa5b1\" fill-opacity=\"0.7\"/>\n";
-  }
-  // The front as a staircase: each point dominates the region to its upper right.
-  if (!front.empty()) {
-    s << "<polyline fill=\"none\" stroke=\"#d62728\" stroke-width=\"1.5\" points=\"";
-    for (std::size_t k = 0; k < front.size(); ++k) {
-      const auto& t = trials[front[k]];
-      const double x = x_of(t.privacy.epsilon), y = y_of(1 - t.utility_mean);
-      if (k > 0) s << x << ',' << y_of(1 - trials[front[k - 1]].utility_mean) << ' ';
-      s << x << ',' << y << ' ';
-    }
-    s << "\"/>\n";
-    for (std::size_t i : front)
-      s << "<circle cx=\"" << x_of(trials[i].privacy.epsilon) << "\" cy=\""
-        << y_of(1 - trials[i].utility_mean) << "\" r=\"4\" fill=\"#d62728\"/>\n";
-  }
-  s << "<text x=\"" << width - right - 5 << "\" y=\"" << top + 12
-    << "\" text-anchor=\"end\" fill=\"#d62728\">red: empirical Pareto front</text>\n";
-  s << "</svg>\n";
-  return s.str();
-}
-
-void check_series(const dptune::Series& series) {
-  const bool name_ok =
-      !series.name.empty() && series.name.front() != '.' &&
-      std::all_of(series.name.begin(), series.name.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
-      });
-  if (!name_ok)
-    throw dptune::Error("tuner series name '" + series.name +
-                        "' is not a file stem (letters, digits, '_', '-', '.')");
-  if (series.x.size() != series.y.size())
-    throw dptune::Error("tuner series '" + series.name + "': " + std::to_string(series.x.size()) +
-                        " x values but " + std::to_string(series.y.size()) + " y values");
-}
-
-std::string series_csv(const dptune::Series& series) {
-  std::ostringstream s;
-  s << csv_cell(series.x_label.empty() ? "x" : series.x_label) << ','
-    << csv_cell(series.y_label.empty() ? "y" : series.y_label) << '\n';
-  for (std::size_t i = 0; i < series.x.size(); ++i)
-    s << dptune::to_string(dptune::Value{series.x[i]}) << ','
-      << dptune::to_string(dptune::Value{series.y[i]}) << '\n';
-  return s.str();
-}
-
-std::string series_svg(const dptune::Series& series, const std::string& title) {
-  return series_group_svg({&series}, {}, title);
-}
-
-std::string series_group_svg(const std::vector<const dptune::Series*>& group,
-                             const std::vector<std::string>& legend, const std::string& title) {
-  using namespace plot;
-  static const char* const kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
-                                         "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
-  double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
-  for (const auto* series : group)
-    for (std::size_t i = 0; i < series->x.size(); ++i) {
-      if (!std::isfinite(series->x[i]) || !std::isfinite(series->y[i])) continue;
-      xlo = std::min(xlo, series->x[i]);
-      xhi = std::max(xhi, series->x[i]);
-      ylo = std::min(ylo, series->y[i]);
-      yhi = std::max(yhi, series->y[i]);
-    }
-  if (!(xlo <= xhi)) xlo = 0, xhi = 1;
-  if (!(ylo <= yhi)) ylo = 0, yhi = 1;
-  if (xlo == xhi) xlo -= 0.5, xhi += 0.5;
-  if (ylo == yhi) ylo -= 0.5, yhi += 0.5;
-  auto x_of = [&](double x) { return left + (x - xlo) / (xhi - xlo) * (width - left - right); };
-  auto y_of = [&](double y) {
-    return height - bottom - (y - ylo) / (yhi - ylo) * (height - top - bottom);
-  };
-  std::ostringstream s;
-  svg_begin(s, title);
-  for (int k = 0; k <= 5; ++k) {
-    const double xv = xlo + (xhi - xlo) * k / 5.0, x = x_of(xv);
-    s << "<line x1=\"" << x << "\" y1=\"" << height - bottom << "\" x2=\"" << x << "\" y2=\""
-      << height - bottom + 5 << "\" stroke=\"black\"/><text x=\"" << x << "\" y=\""
-      << height - bottom + 18 << "\" text-anchor=\"middle\">" << fmt(xv, 4) << "</text>\n";
-    const double yv = ylo + (yhi - ylo) * k / 5.0, y = y_of(yv);
-    s << "<line x1=\"" << left - 5 << "\" y1=\"" << y << "\" x2=\"" << left << "\" y2=\"" << y
-      << "\" stroke=\"black\"/><text x=\"" << left - 8 << "\" y=\"" << y + 4
-      << "\" text-anchor=\"end\">" << fmt(yv, 4) << "</text>\n";
-  }
-  const dptune::Series& first = *group.front();
-  s << "<text x=\"" << (left + width - right) / 2 << "\" y=\"" << height - 15
-    << "\" text-anchor=\"middle\">" << (first.x_label.empty() ? "x" : first.x_label) << "</text>\n";
-  s << "<text transform=\"translate(18," << (top + height - bottom) / 2
-    << ") rotate(-90)\" text-anchor=\"middle\">" << (first.y_label.empty() ? "y" : first.y_label)
-    << "</text>\n";
-  for (std::size_t g = 0; g < group.size(); ++g) {
-    const dptune::Series& series = *group[g];
-    const char* colour = kColours[g % std::size(kColours)];
-    s << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"1.5\" points=\"";
-    for (std::size_t i = 0; i < series.x.size(); ++i)
-      if (std::isfinite(series.x[i]) && std::isfinite(series.y[i]))
-        s << x_of(series.x[i]) << ',' << y_of(series.y[i]) << ' ';
-    s << "\"/>\n";
-    for (std::size_t i = 0; i < series.x.size(); ++i)
-      if (std::isfinite(series.x[i]) && std::isfinite(series.y[i]))
-        s << "<circle cx=\"" << x_of(series.x[i]) << "\" cy=\"" << y_of(series.y[i])
-          << "\" r=\"2.5\" fill=\"" << colour << "\"/>\n";
-    if (g < legend.size())
-      s << "<text x=\"" << width - right - 8 << "\" y=\"" << top + 14 + 16 * g
-        << "\" text-anchor=\"end\" fill=\"" << colour << "\">" << legend[g] << "</text>\n";
-  }
-  s << "</svg>\n";
-  return s.str();
-}
-
 RunSummary write_report(const ReportInput& in, std::ostream& out) {
   const PipelineConfig& config = in.config;
   const dptune::TuningResult& result = in.result;
@@ -516,6 +341,7 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
     write_file(config.output.dir / "run.SENSITIVE.json", rs.str());
     summary.files.push_back("run.SENSITIVE.json");
   }
+  std::vector<WrittenFigure> figures;
   if (map_trials && !result.trials.empty() && !baseline) {
     std::vector<dptune::Trial> front_trials;
     front_trials.reserve(front.size());
@@ -525,45 +351,18 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
     write_file(config.output.dir / "pareto_front.csv",
                trials_csv(front_trials, names, all, in.preprocessing.fitted()));
     summary.files.push_back("pareto_front.csv");
-    if (config.output.plot) {
-      write_file(config.output.dir / "pareto.svg",
-                 pareto_svg(result.trials, front, config.name + ": privacy-utility trade-off",
-                            config.delta));
+    // One figure per question: a trade-off only where runs differ in ε, never for a simulation.
+    if (config.output.plot && result.trusted_analyst_only && has_tradeoff(result.trials)) {
+      figures.push_back(
+          {"pareto.svg", pareto_svg(result.trials, front,
+                                    config.name + ": privacy-utility trade-off", config.delta)});
+      write_file(config.output.dir / "pareto.svg", figures.back().svg);
       summary.files.push_back("pareto.svg");
     }
   }
-
-  for (const auto& series : result.series) {
-    check_series(series);
-    write_file(config.output.dir / (series.name + ".csv"), series_csv(series));
-    summary.files.push_back(series.name + ".csv");
-    if (config.output.plot) {
-      write_file(config.output.dir / (series.name + ".svg"),
-                 series_svg(series, config.name + ": " + series.name));
-      summary.files.push_back(series.name + ".svg");
-    }
-  }
-  // Series named GROUP.MEMBER are also drawn together, one plot per group: GROUP.svg.
-  if (config.output.plot) {
-    std::vector<std::string> groups;
-    for (const auto& series : result.series)
-      if (const auto dot = series.name.find('.'); dot != std::string::npos && dot > 0) {
-        const std::string g = series.name.substr(0, dot);
-        if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
-      }
-    for (const auto& g : groups) {
-      std::vector<const dptune::Series*> members;
-      std::vector<std::string> legend;
-      for (const auto& series : result.series)
-        if (series.name.size() > g.size() && series.name.compare(0, g.size() + 1, g + ".") == 0) {
-          members.push_back(&series);
-          legend.push_back(series.name.substr(g.size() + 1));
-        }
-      write_file(config.output.dir / (g + ".svg"),
-                 series_group_svg(members, legend, config.name + ": " + g));
-      summary.files.push_back(g + ".svg");
-    }
-  }
+  for (auto& f : write_series(config.output.dir, config.name, result.series, config.output.plot,
+                              summary.files))
+    figures.push_back(std::move(f));
 
   // The released model: the selected run's, the one model a private tuner releases.  Its export
   // is empty for models of ABI 2.1 plugins (or models that cannot export): said in the summary.
@@ -616,6 +415,19 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
   }
   auto listed = [&](const std::string& file) { return !(private_tuner && file == model_file); };
 
+  {  // report.html: one self-contained page (report_html.cpp), listed before summary.json.
+    std::vector<std::string> page_files;
+    for (const auto& f : summary.files)
+      if (listed(f)) page_files.push_back(f);
+    page_files.insert(page_files.end(), {"report.html", "summary.json"});
+    const char* warning = baseline                      ? kNonPrivateWarning
+                          : result.trusted_analyst_only ? kTrustedAnalystWarning
+                                                        : "";
+    write_file(config.output.dir / "report.html",
+               report_html({in, private_tuner, baseline, warning, front, hv, public_notes, dp_notes,
+                            model_note, figures, page_files}));
+    summary.files.push_back("report.html");
+  }
   std::ostringstream js;
   JsonWriter w(js);
   w.begin_object();
@@ -682,8 +494,8 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
     w.key("x_label").value(series.x_label);
     w.key("y_label").value(series.y_label);
     w.key("points").value(series.x.size());
-    w.key("csv").value(series.name + ".csv");
-    if (config.output.plot) w.key("svg").value(series.name + ".svg");
+    w.key("csv").value(series_file_stem(series.name) + ".csv");
+    if (config.output.plot) w.key("svg").value(series_file_stem(series.name) + ".svg");
     if (!series.y.empty()) w.key("last").value(series.y.back());
     w.end_object();
   }

@@ -12,6 +12,7 @@
 #include "dptune/host/data_layout.hpp"
 #include "dptune/host/runner.hpp"
 #include "dptune/plugin.hpp"
+#include "plots.hpp"
 
 namespace dptune::host {
 
@@ -44,21 +45,6 @@ inline constexpr double kReferenceError = 1.0;
 
 /// Indices of trials on the empirical Pareto front of (ε, 1 − mean utility), sorted by ε.
 std::vector<std::size_t> trial_front(const std::vector<dptune::Trial>& trials);
-
-/// SVG scatter of (ε, 1 − utility) on a log ε axis with the front highlighted.
-std::string pareto_svg(const std::vector<dptune::Trial>& trials,
-                       const std::vector<std::size_t>& front, const std::string& title,
-                       double delta);
-
-/// A tuner's series as CSV: a header `x_label,y_label`, then one row per point.
-std::string series_csv(const dptune::Series& series);
-/// SVG line plot of a series (linear axes, markers at the points).
-std::string series_svg(const dptune::Series& series, const std::string& title);
-/// Several series on one plot (axis labels of the first), one colour each, with a legend.
-std::string series_group_svg(const std::vector<const dptune::Series*>& group,
-                             const std::vector<std::string>& legend, const std::string& title);
-/// Throws dptune::Error unless `series` has a file-stem name and x, y of equal length.
-void check_series(const dptune::Series& series);
 
 RunSummary write_report(const ReportInput& input, std::ostream& out);
 

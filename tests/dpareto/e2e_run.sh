@@ -18,8 +18,7 @@ rm -rf "$work" && mkdir -p "$work"
 "$dptune" run "$pipeline" --seed 3 --no-progress -o "$work/first" > "$work/first.log" 2>&1 ||
   { cat "$work/first.log" >&2; fail "first run failed"; }
 for f in trials.csv pareto_front.csv pareto.svg hypervolume.csv hypervolume.svg summary.json \
-         resolved_config.yaml variability_front.svg variability_front.mean.csv \
-         variability_front.worst_run.csv variability_front.best_run.csv; do
+         resolved_config.yaml variability_front.svg variability_front.csv report.html; do
   [[ -s "$work/first/$f" ]] || fail "missing or empty output $f"
 done
 rows=$(($(wc -l < "$work/first/trials.csv") - 1))
@@ -62,24 +61,29 @@ summary_hv=$(tr -d '\n ' < "$work/first/summary.json" | sed -n 's/.*"hypervolume
 awk -v a="$(cat "$work/last_hv")" -v b="$summary_hv" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b != "" && d <= 1e-9 * (1 + b)) }' ||
   fail "trace ends at $(cat "$work/last_hv"), summary says '$summary_hv'"
 
-# Variability fronts (Avent et al. 2020 Fig. 7): the mean series is the host's front (log10 epsilon,
+# Variability fronts (Avent et al. 2020 Fig. 7), the members of variability_front.csv (member,x,y,...),
+# split here into one "x,y" file each: the mean series is the host's front (epsilon,
 # 1 - utility_mean), point for point; the best-run front lies below the worst-run front at the
 # same epsilon: every worst-run point is weakly dominated by a best-run point (each trial's best
 # run is at least its worst).
+for m in mean best_run worst_run; do
+  { echo "x,y"; awk -F, -v m="$m" 'NR > 1 && $1 == m { print $2 "," $3 }' "$work/first/variability_front.csv"; } \
+    > "$work/first/variability_front.$m.xy"
+done
 awk -F, -v e="$e" -v u="$u" '
   FNR == 1 { next }
-  FILENAME == ARGV[1] { n++; X[n] = log($e) / log(10); Y[n] = 1 - $u; next }
+  FILENAME == ARGV[1] { n++; X[n] = $e + 0; Y[n] = 1 - $u; next }
   { m++; if (m > n || (X[m] - $1) ^ 2 > 1e-18 || (Y[m] - $2) ^ 2 > 1e-18) bad = 1 }
   END { if (m != n) bad = 1; exit bad }' \
   <(head -1 "$work/first/pareto_front.csv"; tail -n +2 "$work/first/pareto_front.csv" | sort -t, -k"$e","$e"g) \
-  "$work/first/variability_front.mean.csv" || fail "variability_front.mean differs from pareto_front.csv"
+  "$work/first/variability_front.mean.xy" || fail "variability_front.mean differs from pareto_front.csv"
 awk -F, 'FNR == 1 { next }
   FILENAME == ARGV[1] { n++; BX[n] = $1; BY[n] = $2; next }
   { worst++; wx[worst] = $1; wy[worst] = $2 }
   END { for (j = 1; j <= worst; j++) { ok = 0
           for (k = 1; k <= n; k++) if (BX[k] <= wx[j] + 1e-12 && BY[k] <= wy[j] + 1e-12) ok = 1
           if (!ok) { print "worst-run point " wx[j] "," wy[j] " not covered by the best-run front"; bad = 1 } }
-        exit bad }' "$work/first/variability_front.best_run.csv" "$work/first/variability_front.worst_run.csv" ||
+        exit bad }' "$work/first/variability_front.best_run.xy" "$work/first/variability_front.worst_run.xy" ||
   fail "best-run front does not dominate the worst-run front"
 
 # initial_trials: the first run's 12 candidates come first, in order, then 2 iterations.

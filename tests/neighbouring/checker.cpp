@@ -15,6 +15,9 @@ namespace {
 
 constexpr const char* kReleaseHeader = "Released (differentially private):";
 constexpr const char* kAbsent = "<absent>";
+// The markers report.html puts around a private tuner's DP outputs (framework/src/report_html.hpp).
+constexpr const char* kHtmlReleaseBegin = "<!-- dptune:release:begin -->";
+constexpr const char* kHtmlReleaseEnd = "<!-- dptune:release:end -->";
 
 std::string slurp(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -126,6 +129,25 @@ Fields flatten_console(const std::string& stream, const std::string& text) {
   return out;
 }
 
+Fields flatten_html(const std::string& name, const std::string& text) {
+  Fields out;
+  std::istringstream in(text);
+  std::string line;
+  std::size_t release_line = 0, other_line = 0;
+  bool in_release = false;
+  while (std::getline(in, line)) {
+    if (line == kHtmlReleaseBegin) in_release = true;
+    // Lines outside the release are numbered among themselves, so that a longer release (one more
+    // DP output note) is one difference rather than a shift of every later line.
+    if (in_release)
+      out[name + ".release:" + std::to_string(++release_line)] = line;
+    else
+      out[name + ":" + std::to_string(++other_line)] = line;
+    if (line == kHtmlReleaseEnd) in_release = false;
+  }
+  return out;
+}
+
 Fields collect_run(const std::filesystem::path& run_dir, const std::string& output_dir) {
   Fields out = flatten_console("stdout", slurp(run_dir / "stdout.txt"));
   out.merge(flatten_console("stderr", slurp(run_dir / "stderr.txt")));
@@ -144,6 +166,8 @@ Fields collect_run(const std::filesystem::path& run_dir, const std::string& outp
     const std::string text = slurp(file);
     if (file.extension() == ".json") {
       out.merge(flatten_json(name + ":", text));
+    } else if (name == "report.html") {
+      out.merge(flatten_html(name, text));
     } else {
       std::istringstream in(text);
       std::string line;
@@ -168,8 +192,8 @@ Fields normalise_seed(Fields fields) {
 bool declared_dp_output(const std::string& field) {
   static const std::regex weights(R"(model\.json:layers\[[0-9]+\]\.(weights|bias)\[[0-9]+\])");
   return under(field, "summary.json:release") || under(field, "model.json:release") ||
-         starts_with(field, "stdout.release:") || field == "files:model.json" ||
-         std::regex_match(field, weights);
+         starts_with(field, "stdout.release:") || starts_with(field, "report.html.release:") ||
+         field == "files:model.json" || std::regex_match(field, weights);
 }
 
 std::string Violation::describe() const {

@@ -27,6 +27,11 @@ Fields flatten_json(const std::string& prefix, const std::string& text);
 /// `stream.release:<n>`.
 Fields flatten_console(const std::string& stream, const std::string& text);
 
+/// report.html as `<name>:<k>` lines (k counts the lines outside the release) and, between the
+/// markers `<!-- dptune:release:begin -->` and `<!-- dptune:release:end -->` (a private tuner's DP
+/// outputs), `<name>.release:<n>`.
+Fields flatten_html(const std::string& name, const std::string& text);
+
 /// One run's public artifacts: `run_dir`/stdout.txt, stderr.txt and every file under
 /// `run_dir`/`output_dir` except names containing "SENSITIVE" (the user's opt-in).
 Fields collect_run(const std::filesystem::path& run_dir, const std::string& output_dir);
@@ -36,7 +41,8 @@ Fields collect_run(const std::filesystem::path& run_dir, const std::string& outp
 Fields normalise_seed(Fields fields);
 
 /// True for a field a private tuner declares as a DP output: the `release` object of summary.json
-/// and model.json, model.json's weights and biases, the console's release block, and whether
+/// and model.json, model.json's weights and biases, the console's and report.html's release
+/// blocks, and whether
 /// model.json exists (a private tuner may output its data-independent default instead).
 bool declared_dp_output(const std::string& field);
 

@@ -105,3 +105,23 @@ TEST_CASE("the seed a run was given is a public input") {
   CHECK(f.at("stdout:5") == "note: noise seed=<seed> stream=0");
   CHECK(f.at("stdout:6") == "split_seed: -1, 11 candidates");
 }
+
+TEST_CASE("report.html: the release block is a declared DP output, every other line is compared") {
+  const std::string head = "<h1>p</h1>\n<!-- dptune:release:begin -->\n";
+  const std::string tail = "<!-- dptune:release:end -->\n<p>epsilon 1.5</p>\n";
+  const Fields a = flatten_html("report.html", head + "<p>selected: lr = 0.1</p>\n" + tail);
+  // D' releases another candidate and one more DP output line: the release differs, nothing else.
+  const Fields b = flatten_html(
+      "report.html", head + "<p>selected: lr = 0.5</p>\n<p>DP output: T = 3</p>\n" + tail);
+  CHECK(a.at("report.html:1") == "<h1>p</h1>");
+  CHECK(a.at("report.html.release:2") == "<p>selected: lr = 0.1</p>");
+  CHECK(a.at("report.html:2") == "<p>epsilon 1.5</p>");
+  CHECK(b.at("report.html:2") == "<p>epsilon 1.5</p>");
+  CHECK(undeclared_differences(a, b, "(D,s) and (D',s)").empty());
+  // A line outside the block that differs (a run time) is flagged.
+  const Fields c =
+      flatten_html("report.html", head + "<p>selected: lr = 0.1</p>\n" + tail + "<p>0.31 s</p>\n");
+  const auto found = undeclared_differences(a, c, "pair");
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].field == "report.html:3");
+}

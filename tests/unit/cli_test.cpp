@@ -112,7 +112,8 @@ TEST_CASE("cli: quickstart end to end") {
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   for (const char* f :
-       {"summary.json", "trials.csv", "pareto_front.csv", "pareto.svg", "resolved_config.yaml"})
+       {"summary.json", "trials.csv", "pareto_front.csv", "pareto.svg", "resolved_config.yaml",
+        "report.html"})
     CHECK(std::filesystem::exists(out / f));
   CHECK(lines(slurp(out / "trials.csv")).size() == 901);  // header + 30 × 30 candidates
   CHECK(r.out.find("NOTE: This is a privacy-utility map for trusted analysts") !=
@@ -158,7 +159,12 @@ TEST_CASE("cli: quickstart end to end") {
   CHECK(resolved["tuner"]["params"]["points_per_dimension"].as<int>() == 30);
   const std::string svg = slurp(out / "pareto.svg");
   CHECK(svg.rfind("<svg", 0) == 0);
-  CHECK(svg.find("#d62728") != std::string::npos);
+  CHECK(svg.find("#0072B2") != std::string::npos);  // the front, in Okabe-Ito blue
+  CHECK(svg.find(">Pareto front</text>") != std::string::npos);
+  // report.html inlines the same plot and tabulates the front.
+  const std::string html = slurp(out / "report.html");
+  CHECK(html.find(svg) != std::string::npos);
+  CHECK(html.find("<h2>Pareto front</h2>") != std::string::npos);
 }
 
 TEST_CASE("cli: seeded runs are reproducible whatever the thread count, default noise is secure") {

@@ -94,7 +94,7 @@ TEST_CASE("write_report writes each series as CSV and SVG and lists it in summar
                        dptune::Error);
 }
 
-TEST_CASE("series named GROUP.MEMBER are also drawn together as GROUP.svg with a legend") {
+TEST_CASE("series named GROUP.MEMBER are drawn together as GROUP.svg with a legend, in GROUP.csv") {
   dptune_test::TempDir dir;
   dptune::host::PipelineConfig config;
   config.name = "group_test";
@@ -117,7 +117,22 @@ TEST_CASE("series named GROUP.MEMBER are also drawn together as GROUP.svg with a
   CHECK(lines == 2);
   CHECK(svg.find(">logarithmic</text>") != std::string::npos);
   CHECK(svg.find(">poisson</text>") != std::string::npos);
-  CHECK(std::filesystem::exists(config.output.dir / "fig7.logarithmic.csv"));
+  // One figure per question: the members share one CSV (long format) and one plot, no file each.
+  CHECK(slurp(config.output.dir / "fig7.csv") ==
+        "member,x,y,x_label,y_label\n"
+        "logarithmic,16.0,1.25,evaluations,\"hypervolume, (10, 1)\"\n"
+        "logarithmic,17.0,1.5,evaluations,\"hypervolume, (10, 1)\"\n"
+        "logarithmic,18.0,1.5,evaluations,\"hypervolume, (10, 1)\"\n"
+        "poisson,16.0,1.25,evaluations,\"hypervolume, (10, 1)\"\n"
+        "poisson,17.0,1.5,evaluations,\"hypervolume, (10, 1)\"\n"
+        "poisson,18.0,1.5,evaluations,\"hypervolume, (10, 1)\"\n");
+  CHECK_FALSE(std::filesystem::exists(config.output.dir / "fig7.logarithmic.csv"));
+  CHECK_FALSE(std::filesystem::exists(config.output.dir / "fig7.poisson.svg"));
   CHECK(std::count(summary.files.begin(), summary.files.end(), "fig7.svg") == 1);
+  CHECK(std::count(summary.files.begin(), summary.files.end(), "report.html") == 1);
+  // report.html inlines both plots.
+  const std::string html = slurp(config.output.dir / "report.html");
+  CHECK(html.find("<figcaption>fig7.svg</figcaption>") != std::string::npos);
+  CHECK(html.find("<figcaption>hypervolume.svg</figcaption>") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(config.output.dir / "hypervolume..svg"));
 }

@@ -439,7 +439,8 @@ class DpHype final : public dptune::Tuner {
   // Paper 003 Figure 2 as line series: for every parameter the pipeline sweeps (more than one
   // value), one curve over it for each combination of the other parameters' values and each ε.
   // Panels (a)-(c) sweep σ_loss, |H_good| and |H| with one curve per (k, ε); sweeping only k gives
-  // accuracy against k, one curve per ε.  |H_good| and |H| are plotted on log axes as in the paper.
+  // accuracy against k, one curve per ε.  Values are raw: the host draws |H_good| and |H| (geometric
+  // grids, as in the paper) on log axes.
   static std::vector<dptune::Series> figure2_series(
       const std::map<std::tuple<std::size_t, std::size_t, double, std::size_t, std::size_t>,
                      double>& accuracy,
@@ -449,7 +450,7 @@ class DpHype final : public dptune::Tuner {
     enum Axis { kSize, kGood, kLoss, kK };
     const std::size_t counts[4] = {sizes.size(), goods.size(), losses.size(), ks.size()};
     const char* names[4] = {"H", "good", "sigma_loss", "k"};
-    const char* labels[4] = {"log10 |H| (number of candidates)", "log2 |H_good| (good candidates)",
+    const char* labels[4] = {"|H| (number of candidates)", "|H_good| (good candidates)",
                              "sigma_loss (spread of local losses)", "k (votes per client)"};
     auto value = [&](int axis, std::size_t i) -> double {
       switch (axis) {
@@ -489,7 +490,7 @@ class DpHype final : public dptune::Tuner {
                 {sizes[at[kSize]], goods[at[kGood]], losses[at[kLoss]], ks[at[kK]], e});
             if (it == accuracy.end()) continue;  // k > |H| or |H_good| > |H|: no such setting
             const double x = value(axis, i);
-            series.x.push_back(axis == kSize ? std::log10(x) : axis == kGood ? std::log2(x) : x);
+            series.x.push_back(x);  // the host puts a geometric grid on a log axis
             series.y.push_back(it->second);
           }
           if (series.x.size() >= 2) out.push_back(std::move(series));
@@ -609,7 +610,7 @@ class DpHype final : public dptune::Tuner {
     const double reps = static_cast<double>(p_.get_int("repetitions"));
     result.notes.push_back(
         "series (paper 003 Figure 2): one accuracy curve per swept parameter (k, sigma_loss, "
-        "|H_good| on a log2 axis, |H| on a log10 axis) for each value of the others and each "
+        "|H_good| and |H| on log axes) for each value of the others and each "
         "epsilon; Monte Carlo standard error <= 0.5 / sqrt(" +
         fmt(reps) + ") = " + fmt(0.5 / std::sqrt(reps), 3) + " per point");
     result.notes.push_back(

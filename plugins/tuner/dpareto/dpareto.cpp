@@ -73,11 +73,11 @@ std::vector<dptune::Series> variability_front(const std::vector<dptune::Trial>& 
               [&](std::size_t a, std::size_t b) { return points[a][0] < points[b][0]; });
     dptune::Series series;
     series.name = names[k];
-    series.x_label = "log10 epsilon";
+    series.x_label = "epsilon";  // the host draws budgets on a log axis
     series.y_label = "error = 1 - utility: fronts of the worst, mean and best of R = " +
                      std::to_string(repetitions) + " runs";
     for (std::size_t f : front) {
-      series.x.push_back(std::log10(points[f][0]));
+      series.x.push_back(points[f][0]);
       series.y.push_back(points[f][1]);
     }
     out.push_back(std::move(series));

@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Renders report.html and every SVG of a few example runs with headless Chromium and fails on an
+empty or broken page (issue 19, item 4).  Per run: every SVG parses as XML with text and marks;
+report.html is self-contained (no script, no external asset), has its sections and inlines every
+SVG; every screenshot is not mostly one colour, and a plot shows coloured marks.  A blank page is
+rendered first as a negative control: the check must reject it.  Exit 77 (skipped) without Chromium.
+"""
+import argparse
+import concurrent.futures
+import html.parser
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+SVG = "{http://www.w3.org/2000/svg}"
+SECTIONS = {"guarantee", "results", "plots", "disclosure", "notes", "files", "config"}
+problems = []
+
+
+def problem(text):
+    problems.append(text)
+    print("FAIL: " + text)
+
+
+class Page(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.ids, self.svgs, self.external = set(), 0, []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if "id" in attrs:
+            self.ids.add(attrs["id"])
+        if tag == "svg":
+            self.svgs += 1
+        if tag in ("script", "link", "img", "iframe", "object"):
+            self.external.append(tag)
+        for key in ("src", "href"):
+            if "://" in attrs.get(key, ""):
+                self.external.append(key + "=" + attrs[key])
+
+
+def check_files(run):
+    svgs = sorted(run.glob("*.svg"))
+    for svg in svgs:
+        try:
+            root = ET.parse(svg).getroot()
+        except ET.ParseError as e:
+            problem(f"{svg}: not well-formed XML: {e}")
+            continue
+        if root.tag != SVG + "svg":
+            problem(f"{svg}: root element {root.tag}, not svg")
+        if not list(root.iter(SVG + "text")):
+            problem(f"{svg}: no text (title, ticks, labels)")
+        marks = [e for t in ("circle", "rect", "polygon", "path", "polyline") for e in root.iter(SVG + t)]
+        if len(marks) < 3:
+            problem(f"{svg}: {len(marks)} marks: nothing plotted")
+    page_file = run / "report.html"
+    text = page_file.read_text(encoding="utf-8")
+    page = Page()
+    page.feed(text)
+    if SECTIONS - page.ids:
+        problem(f"{page_file}: missing sections {sorted(SECTIONS - page.ids)}")
+    if page.external:
+        problem(f"{page_file}: not self-contained: {page.external}")
+    if page.svgs != len(svgs):
+        problem(f"{page_file}: {page.svgs} inline plots, {len(svgs)} SVG files")
+    for svg in svgs:
+        if svg.read_text(encoding="utf-8") not in text:
+            problem(f"{page_file}: does not inline {svg.name}")
+    return svgs + [page_file]
+
+
+def screenshot(chromium, source, png, size):
+    with tempfile.TemporaryDirectory() as profile:
+        subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                        "--no-first-run", f"--user-data-dir={profile}", f"--window-size={size}",
+                        f"--screenshot={png}", source.resolve().as_uri()],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=False)
+
+
+def looks_rendered(png_stats, png, plot):
+    """None if the screenshot shows a page, else why not."""
+    if not png.exists():
+        return "no screenshot"
+    out = subprocess.run([png_stats, str(png)], capture_output=True, text=True)
+    if out.returncode != 0:
+        return "unreadable screenshot: " + out.stderr.strip()
+    _, _, dominant, colourful, distinct = out.stdout.split()
+    if float(dominant) > 0.985 or int(distinct) < 8:
+        return f"mostly one colour ({float(dominant):.1%} of the pixels, {distinct} colours)"
+    if plot and int(colourful) < 100:
+        return f"no coloured marks ({colourful} coloured pixels)"
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dptune", required=True)
+    ap.add_argument("--png-stats", required=True)
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        print("SKIPPED: no chromium on PATH (scripts/install-deps.sh installs Debian's chromium)")
+        return 77
+    src, work = pathlib.Path(a.source), pathlib.Path(a.work)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    runs = {
+        "quickstart": [f"{src}/examples/pipelines/quickstart.yaml", "--set",
+                       "tuner.params.points_per_dimension=8", "--set", "utility.repetitions=10"],
+        "dpareto": [f"{src}/tests/dpareto/tiny_svt.yaml"],
+        "repetition_fig7": [f"{src}/examples/pipelines/repetition_fig7.yaml"],
+    }
+    for name, args in runs.items():
+        r = subprocess.run([a.dptune, "run", *args, "--seed", "1", "--no-progress", "--out",
+                            str(work / name)], capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            problem(f"dptune run {name} exited {r.returncode}: {r.stderr[-500:]}")
+    blank = work / "blank.svg"
+    blank.write_text('<svg xmlns="http://www.w3.org/2000/svg" width="800" height="500">'
+                     '<rect width="100%" height="100%" fill="white"/></svg>\n')
+    jobs = [(blank, work / "blank.png", "800,500", True)]
+    for name in runs:
+        if (work / name / "report.html").exists():
+            for f in check_files(work / name):
+                plot = f.suffix == ".svg"
+                jobs.append((f, f.with_suffix(f.suffix + ".png"),
+                             "1000,640" if plot else "1100,1400", plot))
+        else:
+            problem(f"{name}: no report.html")
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(lambda j: screenshot(chromium, j[0], j[1], j[2]), jobs))
+    if looks_rendered(a.png_stats, jobs[0][1], True) is None:
+        problem("the negative control (a blank page) passed the rendering check")
+    for source, png, _, plot in jobs[1:]:
+        why = looks_rendered(a.png_stats, png, plot)
+        if why:
+            problem(f"{source}: {why} (screenshot {png})")
+        else:
+            print(f"rendered: {source.relative_to(work)}")
+    print(f"{len(jobs) - 1} pages rendered, {len(problems)} problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
