@@ -1,13 +1,13 @@
-// Paper 002 (Ding, Wu, Xu, Pan) §4.2, Figure 3: which reading of the experiment gives the paper's
+// Ding et al. (Ding, Wu, Xu, Pan) §4.2, Figure 3: which reading of the experiment gives the paper's
 // fidelity curve (α_T = u_{s*} / u* low at kϵ = 0.5, close to 1 at kϵ = 5 and 10)?
 //
 // An independent re-implementation of Algorithm 1's ladder (it does NOT use the svt_doubling core,
 // so that it can confirm or refute it), run under several readings of the experiment:
 //
 //   literal      Algorithm 1 as printed: threshold noise Lap(2/(kϵ)), query noise Lap(4/(kϵ)),
-//                random (utility-independent) candidate order, u0 = 0, g = 0.01, with paper 001's
+//                random (utility-independent) candidate order, u0 = 0, g = 0.01, with Ding & Wu's
 //                `u >= 1` break;
-//   no-break     the same without the break (paper 002's listing; ends only when step = 0);
+//   no-break     the same without the break (Ding et al.'s listing; ends only when step = 0);
 //   eps-legend   the legend values are ϵ with k = 10, i.e. kϵ = 10 x {0.5, 5, 10};
 //   total        the legend is the total budget, split over the default cap T_max = 32;
 //   percent      utilities on a 0..100 scale (g = 1) with the noise scales left at 2/(kϵ), 4/(kϵ);
@@ -40,7 +40,7 @@ struct Reading {
   int order = 0;         // 0 random, +1 sorted descending, -1 sorted ascending
   bool query_noise = true;
   bool threshold_noise = true;
-  bool one_break = true;  // paper 001's `if u >= 1: break` (scaled)
+  bool one_break = true;  // Ding & Wu's `if u >= 1: break` (scaled)
   bool averaged = false;  // u_s = mean of 10 uniforms
 };
 
@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
     readings.push_back(r);
   }
 
-  std::printf("paper 002 Fig. 3 readings: |S| = 100, g = 0.01, u0 = 0, %d runs each, seed %llu\n",
+  std::printf("Ding et al. Fig. 3 readings: |S| = 100, g = 0.01, u0 = 0, %d runs each, seed %llu\n",
               runs, seed);
   std::printf("%-24s", "reading \\ legend kϵ");
   for (double l : legends) std::printf("  %6.1f: α_T (sd)    T  ", l);

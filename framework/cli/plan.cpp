@@ -1,9 +1,10 @@
 // `dptune plan repetition`: choose the distribution of the number of runs of a repeat-and-select
-// tuner before spending any data (paper 004, §3.6 and Appendix A.2.1).  For a base event and m
-// candidates it tabulates, per distribution and mean: the final ε at δ (the accountant on
-// RepeatAndSelect), E[K], the expected quantile of the best run 1 − ∫₀¹ f(x) dx (eq. 8) and the
+// tuner before spending any data (Papernot & Steinke 2022, §3.6 and Appendix A.2.1).  For a base
+// event and m candidates it tabulates, per distribution and mean: the final ε at δ (the accountant
+// on RepeatAndSelect), E[K], the expected quantile of the best run 1 − ∫₀¹ f(x) dx (eq. 8) and the
 // probability that the best of m candidates is tried, 1 − f(1 − 1/m).  A fixed K is shown as the
-// honest naive baseline (K-fold composition; not recommended, paper 004 §3.2, Appendix D).
+// honest naive baseline (K-fold composition; not recommended, Papernot & Steinke 2022 §3.2,
+// Appendix D).
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
@@ -53,7 +54,8 @@ struct Row {
   double mean, epsilon, expected_k, quantile, success;
 };
 
-// Paper 004, Figures 5 and 6: one line per distribution, the final epsilon on the x axis.
+// Papernot & Steinke 2022, Figures 5 and 6: one line per distribution, the final epsilon on the x
+// axis.
 void write_plots(const std::string& dir, const std::vector<Row>& rows, double delta) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -83,7 +85,7 @@ void write_plots(const std::string& dir, const std::vector<Row>& rows, double de
     std::ofstream out(fs::path(dir) / name);
     out << dptune::host::series_group_svg(
         group, legend,
-        quantile ? "repetition: expected quantile against epsilon (paper 004, Fig. 5)"
+        quantile ? "repetition: expected quantile against epsilon (Papernot & Steinke 2022, Fig. 5)"
                  : "repetition: success probability against epsilon (Fig. 6)");
     if (!out) throw dptune::Error("cannot write " + (fs::path(dir) / name).string());
   }
@@ -135,8 +137,9 @@ int cmd_plan(const std::vector<std::string>& args) {
       "5,\n"
       "Poisson, and the naive fixed K) for a base event: final epsilon, E[K], expected quantile of "
       "the\n"
-      "best run and the probability that the best of M candidates is tried (paper "
-      "004).\nWith --pipeline, the base event is the worst (one_of) of the pipeline's grid "
+      "best run and the probability that the best of M candidates is tried (Papernot "
+      "& Steinke 2022).\nWith --pipeline, the base event is the worst (one_of) of the pipeline's "
+      "grid "
       "candidates' "
       "events,\nM is the grid's size and delta and the accountant are the pipeline's.\n\noptions");
   std::string event_text, means_text = "2,5,10,20,50,100", accountant_name = "rdp";
@@ -151,7 +154,8 @@ int cmd_plan(const std::vector<std::string>& args) {
       "points_per_dimension, else 5)")("set", po::value(&sets)->composing(),
                                        "with --pipeline: override a pipeline key (key.path=value)")(
       "plot", po::value(&plot_dir),
-      "also write expected_quantile.svg and success_probability.svg against epsilon (paper 004, "
+      "also write expected_quantile.svg and success_probability.svg against epsilon (Papernot & "
+      "Steinke 2022, "
       "Figures 5 and 6) into this folder")("candidates", po::value<std::int64_t>(),
                                            "number m of candidates in the search space")(
       "delta", po::value<double>(), "delta of the final guarantee, in (0, 1)")(
@@ -295,9 +299,9 @@ int cmd_plan(const std::vector<std::string>& args) {
     std::cout << std::left << std::setw(34) << r.distribution << std::right << std::setw(8)
               << num(r.expected_k) << std::setw(12) << num(r.epsilon) << std::setw(16)
               << num(r.quantile) << std::setw(16) << num(r.success) << "\n";
-  std::cout
-      << "\nepsilon is the accountant's bound on releasing the best run (paper 004 Thm 2, Thm 6; "
-         "fixed K: composition).\n";
+  std::cout << "\nepsilon is the accountant's bound on releasing the best run (Papernot & Steinke "
+               "2022 Thm 2, Thm 6; "
+               "fixed K: composition).\n";
   return kOk;
 }
 

@@ -231,8 +231,8 @@ dptune::ParamSchema& add_layout_params(dptune::ParamSchema& s) {
 std::vector<DataSourceInfo> build_catalogue() {
   std::vector<DataSourceInfo> all;
   all.push_back({"binary_queries",
-                 "m binary queries, exactly k of them true, in a fresh random order per run (paper "
-                 "000 §2.2, sparse vector example)",
+                 "m binary queries, exactly k of them true, in a fresh random order per run (Avent "
+                 "et al. 2020 §2.2, sparse vector example)",
                  dptune::ParamSchema{}
                      .add_int("queries", "number of binary queries m")
                      .min(1)

@@ -2,10 +2,10 @@
 // for it that needs no plugin.
 //
 // A private tuner releases the model of its selected run only (e.g. the repetition tuner's best of
-// K runs, paper 004; svt_doubling's final training).  The model comes from the trainer plugin as a
-// dptune::ModelExport (Model::export_model, ABI 2.2) and is written with the data section's
-// preprocessing and its public statistics, so the file applies to raw rows on its own; never with
-// statistics of the private data (issue 13).
+// K runs, Papernot & Steinke 2022; svt_doubling's final training).  The model comes from the
+// trainer plugin as a dptune::ModelExport (Model::export_model, ABI 2.2) and is written with the
+// data section's preprocessing and its public statistics, so the file applies to raw rows on its
+// own; never with statistics of the private data (issue 13).
 #pragma once
 
 #include <filesystem>

@@ -227,8 +227,8 @@ std::vector<std::string> noise_notes(const PipelineConfig& config) {
 /// What a private tuner releases, exactly: the selected candidate (null when the tuner output its
 /// data-independent default instead), its private score, the released model's file and the notes
 /// the tuner declares as DP outputs.  Everything else a private tuner's report writes must not
-/// depend on the data or on secret randomness (K, run counts, attempt indices, run times: paper
-/// 004, Papernot & Steinke 2022, Thms 2 and 6 cover the best run with K hidden).
+/// depend on the data or on secret randomness (K, run counts, attempt indices, run times:
+/// Papernot & Steinke 2022, Thms 2 and 6 cover the best run with K hidden).
 void json_release(JsonWriter& w, const dptune::TuningResult& result, const std::string& model_file,
                   const std::vector<std::string>& dp_notes) {
   w.begin_object();
@@ -327,7 +327,8 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
     summary.files.push_back(trials_name);
   }
   if (sensitive_opt_in) {
-    // The run count and run time of a private tuner reveal K (paper 004 hides it): opt-in only.
+    // The run count and run time of a private tuner reveal K (Papernot & Steinke 2022 hides it):
+    // opt-in only.
     std::ostringstream rs;
     JsonWriter rw(rs);
     rw.begin_object();

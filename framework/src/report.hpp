@@ -39,7 +39,7 @@ struct ReportInput {
 /// Above this ε the console warns that the guarantee says little (exp(10) ≈ 22 000).
 inline constexpr double kLooseEpsilon = 10.0;
 
-/// The anti-ideal point of paper 000 (§3, "(10, 1)"): ε = 10, error = 1.
+/// The anti-ideal point of Avent et al. 2020 (§3, "(10, 1)"): ε = 10, error = 1.
 inline constexpr double kReferenceEpsilon = 10.0;
 inline constexpr double kReferenceError = 1.0;
 

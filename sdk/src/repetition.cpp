@@ -15,8 +15,9 @@ std::string num(double x) { return to_string(Value{x}); }
 }  // namespace
 
 double RepetitionDistribution::tnb_mean(double eta, double gamma) {
-  // Paper 004, Definition 1: E[K] = η(1 − γ) / (γ(1 − γ^η)) for η ≠ 0 and (1/γ − 1)/log(1/γ) for
-  // η = 0.  Written with expm1 so that γ → 1 (E[K] → 1) does not cancel catastrophically.
+  // Papernot & Steinke 2022, Definition 1: E[K] = η(1 − γ) / (γ(1 − γ^η)) for η ≠ 0 and (1/γ −
+  // 1)/log(1/γ) for η = 0.  Written with expm1 so that γ → 1 (E[K] → 1) does not cancel
+  // catastrophically.
   const double log_gamma = std::log(gamma);
   if (eta == 0) return std::expm1(-log_gamma) / -log_gamma;
   return eta * -std::expm1(log_gamma) / (gamma * -std::expm1(eta * log_gamma));

@@ -401,7 +401,8 @@ TEST_CASE("unsupported events are refused with a reason") {
   CHECK(pure_acc.unsupported_reason(rs).find("Lemma 20") != std::string::npos);
 }
 
-TEST_CASE("calibration: DP-Hype's sigma table (paper 003, Sec. V-C, k = 5, delta = 1e-5)") {
+TEST_CASE(
+    "calibration: DP-Hype's sigma table (Liebenow et al. 2025, Sec. V-C, k = 5, delta = 1e-5)") {
   // Gaussian mechanism with L2 sensitivity sqrt(2k): noise multiplier σ/sqrt(2k), RDP αk/σ²
   // (Thm III.1), Theorem I.1 conversion.  Independent reference (fine order grid): 107.46, 46.06,
   // 24.25, 12.79, 4.72.  The paper prints 103, 46, 24, 12.5, 4.7: 103 and 12.5 are below the bound

@@ -1,4 +1,5 @@
-// The number-of-runs distributions of paper 004: PMFs, means, PGFs and exact samplers.
+// The number-of-runs distributions of Papernot & Steinke 2022: PMFs, means, PGFs and exact
+// samplers.
 #include <doctest/doctest.h>
 
 #include <cmath>

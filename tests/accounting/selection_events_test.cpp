@@ -1,5 +1,6 @@
 // The two events of the repetition tuner: one_of (a data-independent choice, costed as the worst)
-// and repeat_until_accepted (paper 004, Appendix C, Corollary 16), against hand-computed values.
+// and repeat_until_accepted (Papernot & Steinke 2022, Appendix C, Corollary 16), against
+// hand-computed values.
 #include <doctest/doctest.h>
 
 #include <cmath>

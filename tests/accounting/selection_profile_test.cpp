@@ -24,7 +24,7 @@ namespace {
 
 using Pgf = std::function<double(double)>;
 
-// Independent PGFs (paper 004, Definition 1; Poisson; binomial), not the SDK's.
+// Independent PGFs (Papernot & Steinke 2022, Definition 1; Poisson; binomial), not the SDK's.
 Pgf tnb_pgf(double eta, double gamma) {
   if (eta == 0) return [gamma](double x) { return std::log1p(-(1 - gamma) * x) / std::log(gamma); };
   return [eta, gamma](double x) {
@@ -101,7 +101,7 @@ TEST_CASE("selection profile: pure eps-DP base, truncated negative binomial K (c
         const auto bound = sel::epsilon(pure_profile(eps), runs, 0.0);
         CHECK(bound.value <= closed * (1 + 1e-9));
         CHECK(bound.value >= eps);
-        // Paper 004, Corollary 3: (2 + η)ε, which this never exceeds.
+        // Papernot & Steinke 2022, Corollary 3: (2 + η)ε, which this never exceeds.
         CHECK(bound.value <= (2 + eta) * eps);
         // And the δ form agrees: δ_M(ε_M) = 0.
         CHECK(sel::delta(pure_profile(eps), runs, bound.value * (1 + 1e-9)).value == 0.0);
@@ -248,7 +248,7 @@ TEST_CASE("selection profile: the partitioned refinement is never above the sing
   }
 }
 
-TEST_CASE("selection profile: paper 004 Theorem 6 with delta^ from a profile") {
+TEST_CASE("selection profile: Papernot & Steinke 2022 Theorem 6 with delta^ from a profile") {
   // A constant profile δ̂: ε'(λ) = ε(λ) + μ δ̂ + log(μ)/(λ−1).
   const sel::Profile constant = [](double) { return 1e-3; };
   CHECK(sel::poisson_selection_rdp(0.5, 4.0, 5.0, constant) ==

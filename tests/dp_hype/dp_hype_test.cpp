@@ -1,6 +1,6 @@
-// DP-Hype (paper 003): calibration (§V-C table), sensitivity (Lemma III.1), per-client noise
-// (Algorithm 1 line 9, Appendix A-A), voting, the secure vote end to end, Theorem IV.1 against the
-// Figure 2 simulation.
+// DP-Hype (Liebenow et al. 2025): calibration (§V-C table), sensitivity (Lemma III.1), per-client
+// noise (Algorithm 1 line 9, Appendix A-A), voting, the secure vote end to end, Theorem IV.1
+// against the Figure 2 simulation.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -25,7 +25,8 @@ const std::map<double, std::pair<double, double>> kSigmaTable{{0.1, {103, 107.45
                                                               {3.0, {4.7, 4.7219}}};
 }  // namespace
 
-TEST_CASE("calibration reproduces the sigma table of paper 003 §V-C (k = 5, delta = 1e-5)") {
+TEST_CASE(
+    "calibration reproduces the sigma table of Liebenow et al. 2025 §V-C (k = 5, delta = 1e-5)") {
   dphype_test::PaperAccountant accountant;
   for (const auto& [eps, expected] : kSigmaTable) {
     const auto cal = calibrate_sigma(accountant, eps, 1e-5, 5);
@@ -369,10 +370,10 @@ TEST_CASE("Theorem IV.1: closed form, and bound <= simulated accuracy (Figure 2 
 }
 
 TEST_CASE("Figure 2 shape: accuracy rises with k then falls, and a larger epsilon helps") {
-  // Paper 003 Figure 2a at sigma_loss = 0.6 (good and bad local losses overlap): n = 250, |H| =
-  // 100, |H_good| = 5.  150 repetitions (standard error <= 0.041 per cell); the expected values at
-  // 5000 repetitions (examples/pipelines/dp_hype_figure2a.yaml) are, for eps = 0.25: k = 1 0.64, k
-  // = 5 0.84, k = 100 0.05; for eps = 1: 1.0, 1.0, 0.05.
+  // Liebenow et al. 2025 Figure 2a at sigma_loss = 0.6 (good and bad local losses overlap): n =
+  // 250, |H| = 100, |H_good| = 5.  150 repetitions (standard error <= 0.041 per cell); the expected
+  // values at 5000 repetitions (examples/pipelines/dp_hype_figure2a.yaml) are, for eps = 0.25: k =
+  // 1 0.64, k = 5 0.84, k = 100 0.05; for eps = 1: 1.0, 1.0, 0.05.
   dphype_test::PaperAccountant accountant;
   SimulationSetting s;
   s.clients = 250;

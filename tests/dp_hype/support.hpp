@@ -1,6 +1,7 @@
 // Test doubles for the DP-Hype tests: a two-thread parallel_for, a Gaussian mechanism, and an
-// accountant that implements exactly paper 003's Theorem III.1 + Theorem I.1 minimised over a dense
-// order grid (independent of the rdp plugin, so the calibration code is tested on its own).
+// accountant that implements exactly Liebenow et al. 2025's Theorem III.1 + Theorem I.1 minimised
+// over a dense order grid (independent of the rdp plugin, so the calibration code is tested on its
+// own).
 #pragma once
 
 #include <atomic>
@@ -93,8 +94,8 @@ class PaperAccountant final : public dptune::Accountant {
   }
 };
 
-/// Paper 003, Theorem III.1 converted by Theorem I.1, written out independently of any accountant:
-/// the Gaussian vote sum with L2 sensitivity Δ = √(2k) and noise variance v has RDP
+/// Liebenow et al. 2025, Theorem III.1 converted by Theorem I.1, written out independently of any
+/// accountant: the Gaussian vote sum with L2 sensitivity Δ = √(2k) and noise variance v has RDP
 /// ε(α) = α Δ² / (2v) = α k / v; ε = min over α > 1 of ε(α) + log((α−1)/α) − (log δ + log α)/(α−1),
 /// minimised by golden-section search on log(α − 1) (the objective is unimodal there).
 inline double closed_form_epsilon(std::size_t k, double variance, double delta) {
@@ -122,7 +123,7 @@ inline double closed_form_epsilon(std::size_t k, double variance, double delta) 
 namespace dphype_test {
 
 /// The project's `rdp` accountant (plugins/accountant/rdp, its static core) behind the plugin
-/// interface, with its defaults (improved conversion = paper 003 Theorem I.1).
+/// interface, with its defaults (improved conversion = Liebenow et al. 2025 Theorem I.1).
 using RealRdpAccountant = dptune::rdp::AccountantFace;
 
 }  // namespace dphype_test

@@ -554,7 +554,7 @@ TEST_CASE("repetition: bad parameters") {
   CHECK_THROWS(plugin.tuner({{"score_epsilon", 0.0}}));
 }
 
-TEST_CASE("repetition: simulation of paper 004 Fig. 7") {
+TEST_CASE("repetition: simulation of Papernot & Steinke 2022 Fig. 7") {
   Loaded plugin;
   FakeContext context(2, grid_space());
   const auto r = plugin

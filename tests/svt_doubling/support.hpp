@@ -10,7 +10,7 @@
 
 namespace svt_test {
 
-/// Paper 002 Lemma 1, computed independently of the loop: in the noise-free world with
+/// Ding et al., Lemma 1, computed independently of the loop: in the noise-free world with
 /// N = floor((u* - u0) / g) ladder levels below u*, the integer doubling passes K =
 /// floor(log2(N+1)) times (1 + 2 + ... + 2^(K-1) = 2^K - 1 <= N), fails once at step 2^K, then
 /// walks the bits of the remainder r = N - 2^K + 1 < 2^K from 2^(K-1) down to 1: one failing

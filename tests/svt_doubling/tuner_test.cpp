@@ -175,7 +175,7 @@ std::size_t iterations_used(const dptune::TuningResult& r) {
   return 0;
 }
 
-// The loop's event: T pure ε-DP iterations for replace-one neighbours (paper 002, Lemma 2).  The
+// The loop's event: T pure ε-DP iterations for replace-one neighbours (Ding et al., Lemma 2).  The
 // fakes' trainings are add/remove Gaussians, priced for replace-one beside it (sensitivity x2).
 DpEvent svt_event(double eps, std::size_t t) {
   return DpEvent::replace_one(
@@ -247,8 +247,9 @@ TEST_CASE("svt_doubling tuner: k|S| partition runs in one call, s* trained once,
   CHECK(has_note(r, "sensitivity 0.05 = 1/k"));
   CHECK(has_note(r, "Laplace scales 0.02 (threshold"));
   CHECK(has_note(r, "0.04 (queries"));
-  // The pipeline's mechanism here is Gaussian, so the SDK's Laplace sampler was used.
-  CHECK(has_note(r, "SDK sampler dptune::laplace"));
+  // noise: secure (the default) draws exact discrete Laplace on the grid, whatever the mechanism.
+  CHECK(has_note(r, "exact discrete Laplace (Canonne, Kamath & Steinke 2020) on the grid"));
+  CHECK(has_note(r, "the tuner's generator is NOT cryptographically secure (seeded run)"));
 }
 
 TEST_CASE("svt_doubling tuner: a configured t_max is the one composed, capped at the worst case") {
@@ -443,7 +444,10 @@ TEST_CASE("svt_doubling tuner: noise from a Laplace mechanism, refusing accounta
   Loaded plugin;
   {
     FakeContext context(20, {}, MechanismMode::Laplace);
-    const auto r = plugin.tuner({{"k", std::int64_t{20}}, {"epsilon_svt", 5.0}})->tune(context);
+    const auto r =
+        plugin
+            .tuner({{"k", std::int64_t{20}}, {"epsilon_svt", 5.0}, {"noise", std::string("fast")}})
+            ->tune(context);
     CHECK(has_note(r,
                    "Laplace noise from the pipeline's mechanism (events Laplace(0.4) and "
                    "Laplace(0.8), L1 sensitivity 0.05)"));
@@ -451,8 +455,16 @@ TEST_CASE("svt_doubling tuner: noise from a Laplace mechanism, refusing accounta
   }
   {
     FakeContext context(21, {}, MechanismMode::None);
-    const auto r = plugin.tuner({})->tune(context);
+    const auto r = plugin.tuner({{"noise", std::string("fast")}})->tune(context);
     CHECK(has_note(r, "not used: f.yaml: mechanism: the pipeline names no mechanism"));
+  }
+  {
+    // The default (noise: secure): exact discrete Laplace on the grid, whatever the mechanism.
+    FakeContext context(20, {}, MechanismMode::Laplace);
+    const auto r = plugin.tuner({{"k", std::int64_t{20}}, {"epsilon_svt", 5.0}})->tune(context);
+    CHECK(
+        has_note(r, "noise: exact discrete Laplace (Canonne, Kamath & Steinke 2020) on the grid"));
+    CHECK(r.selected->params.get_int("c") == 3);
   }
   {
     dptune::rdp::Options pure;
@@ -467,7 +479,7 @@ TEST_CASE("svt_doubling tuner: noise from a Laplace mechanism, refusing accounta
 }
 
 TEST_CASE("svt_doubling tuner: a Poisson-sampled trainer (add/remove) is refused before any data") {
-  // Subsample and aggregate's sensitivity 1/k holds for replace-one neighbours (paper 002,
+  // Subsample and aggregate's sensitivity 1/k holds for replace-one neighbours (Ding et al.,
   // Lemma 2); a Poisson-sampled training's amplification is an add/remove theorem.  Composing the
   // two as if the relations matched under-reports ε, so the tuner refuses with exit code 2.
   Loaded plugin;
@@ -550,7 +562,7 @@ TEST_CASE("svt_doubling tuner: candidates: list is scored in the order written")
   CHECK(has_note(r, "3 candidates, the candidate_list given in the pipeline"));
 }
 
-TEST_CASE("svt_doubling tuner: candidates: adaptive (paper 002 §4.1)") {
+TEST_CASE("svt_doubling tuner: candidates: adaptive (Ding et al. §4.1)") {
   Loaded plugin;
   {
     FakeContext context(31);

@@ -26,9 +26,9 @@ std::shared_ptr<Mechanism> svt(double b, std::int64_t c) {
   return builtins().create_mechanism("sparse_vector", info->schema.complete({{"b", b}, {"C", c}}));
 }
 
-// Paper 000, Appendix B: Algorithm 1 is Lyu et al.'s Algorithm 7 with ε1 = 1/b1 and ε2 = 2C/b2,
-// where b1 = b / (1 + (2C)^{1/3}) and b2 = b − b1.  Computed here from that parametrisation, not
-// from the simplified closed form the plugin uses.
+// Avent et al. 2020, Appendix B: Algorithm 1 is Lyu et al.'s Algorithm 7 with ε1 = 1/b1 and ε2 =
+// 2C/b2, where b1 = b / (1 + (2C)^{1/3}) and b2 = b − b1.  Computed here from that parametrisation,
+// not from the simplified closed form the plugin uses.
 double svt_epsilon_from_alg5(double b, double c) {
   const double b1 = b / (1 + std::cbrt(2 * c)), b2 = b - b1;
   return 1 / b1 + 2 * c / b2;
@@ -41,7 +41,7 @@ double laplace_sum_tail(double a, double b, double t) {
 
 }  // namespace
 
-TEST_CASE("builtin: sparse_vector privacy is the closed form of paper 000 Appendix B") {
+TEST_CASE("builtin: sparse_vector privacy is the closed form of Avent et al. 2020 Appendix B") {
   for (double b : {0.01, 0.5, 1.0, 7.3, 100.0})
     for (std::int64_t c : {1, 2, 10, 30}) {
       const DpEvent e = svt(b, c)->event();

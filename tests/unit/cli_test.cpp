@@ -111,9 +111,8 @@ TEST_CASE("cli: quickstart end to end") {
       "quickstart");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  for (const char* f :
-       {"summary.json", "trials.csv", "pareto_front.csv", "pareto.svg", "resolved_config.yaml",
-        "report.html"})
+  for (const char* f : {"summary.json", "trials.csv", "pareto_front.csv", "pareto.svg",
+                        "resolved_config.yaml", "report.html"})
     CHECK(std::filesystem::exists(out / f));
   CHECK(lines(slurp(out / "trials.csv")).size() == 901);  // header + 30 × 30 candidates
   CHECK(r.out.find("NOTE: This is a privacy-utility map for trusted analysts") !=
@@ -132,7 +131,7 @@ TEST_CASE("cli: quickstart end to end") {
   double previous_eps = 0, previous_err = 2;
   for (const auto& t : front) {
     const double eps = t["epsilon"].as<double>(), err = 1 - t["utility_mean"].as<double>();
-    // Every ε is the closed form of its (b, C) (paper 000, Appendix B).
+    // Every ε is the closed form of its (b, C) (Avent et al. 2020, Appendix B).
     const double b = t["params"]["b"].as<double>(), c = t["params"]["C"].as<double>();
     CHECK(eps ==
           doctest::Approx((1 + std::cbrt(2 * c)) * (1 + std::cbrt(4 * c * c)) / b).epsilon(1e-12));

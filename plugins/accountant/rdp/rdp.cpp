@@ -29,7 +29,8 @@ class RdpAccountant final : public dptune::rdp::AccountantFace {
                     "comma-separated list of orders > 1")
         .default_to(std::string("default"))
         .add_string("conversion",
-                    "RDP to (eps, delta): improved (paper 003, Thm I.1) or classic (Mironov 2017)")
+                    "RDP to (eps, delta): improved (Liebenow et al. 2025, Thm I.1) or classic "
+                    "(Mironov 2017)")
         .default_to(std::string("improved"))
         .one_of({"improved", "classic"})
         .add_bool("analytic_gaussian",
@@ -43,4 +44,5 @@ class RdpAccountant final : public dptune::rdp::AccountantFace {
 
 DPTUNE_PLUGIN(accountant, rdp, RdpAccountant, "1.0.0",
               "Renyi DP accountant: Gaussian, Laplace, pure DP, zCDP, Poisson- and "
-              "without-replacement-sampled Gaussian, composition, repeat-and-select (paper 004)")
+              "without-replacement-sampled Gaussian, composition, repeat-and-select (Papernot & "
+              "Steinke 2022)")

@@ -87,7 +87,7 @@ std::size_t event_hash(const DpEvent& e) {
 double conversion_epsilon(Conversion conversion, double alpha, double rdp, double delta) {
   if (conversion == Conversion::Classic)  // Mironov 2017, Proposition 3
     return rdp + std::log(1 / delta) / (alpha - 1);
-  // Paper 003, Theorem I.1 (Canonne, Kamath & Steinke 2020; Asoodeh et al. 2021):
+  // Liebenow et al. 2025, Theorem I.1 (Canonne, Kamath & Steinke 2020; Asoodeh et al. 2021):
   // ε = ε(α) + log((α−1)/α) − (log δ + log α)/(α−1).
   return rdp + std::log1p(-1 / alpha) - (std::log(delta) + std::log(alpha)) / (alpha - 1);
 }
@@ -102,7 +102,7 @@ const char* conversion_name(Conversion c) {
   return c == Conversion::Classic
              ? "classic RDP conversion eps = eps(a) + log(1/delta)/(a-1) (Mironov 2017, Prop. 3)"
              : "improved RDP conversion eps = eps(a) + log((a-1)/a) - (log delta + log a)/(a-1) "
-               "(paper 003, Thm I.1; Canonne, Kamath & Steinke 2020)";
+               "(Liebenow et al. 2025, Thm I.1; Canonne, Kamath & Steinke 2020)";
 }
 
 // Gaussian differential privacy composes exactly: a composition of Gaussians with multipliers σ_i
@@ -605,8 +605,8 @@ class Costing {
     return c;
   }
 
-  // Paper 004, Appendix C, Corollary 16 (conditional sampling; Liu & Talwar's threshold
-  // variant).  A is Q conditioned on its output being accepted; the modified Q̃ outputs ⊥
+  // Papernot & Steinke 2022, Appendix C, Corollary 16 (conditional sampling; Liu & Talwar's
+  // threshold variant).  A is Q conditioned on its output being accepted; the modified Q̃ outputs ⊥
   // (accepted, data-independent) with probability p before each run, so Q̃(S) ≥ p and
   // D_λ(Q̃‖Q̃') ≤ D_λ(Q‖Q') (joint convexity).  With ε(·) the base's RDP curve (a bound in both
   // directions: the neighbouring relation is symmetric) and L = log(1/p):
@@ -628,7 +628,8 @@ class Costing {
     if (p == 0 && std::isinf(eps_inf))
       throw PrivacyError(
           "repeat_until_accepted with stop_probability 0 is bounded only for a pure-DP base "
-          "(paper 004, Corollary 16 (i)); give a stop_probability > 0, which bounds the "
+          "(Papernot & Steinke 2022, Corollary 16 (i)); give a stop_probability > 0, which bounds "
+          "the "
           "acceptance probability below");
     Cost c = zero(n);
     c.notes = base.notes;
@@ -651,8 +652,10 @@ class Costing {
       }
       c.rdp[i] = bound;
     }
-    add_note(c.notes, "repeat_until_accepted (stop probability " + num(p) +
-                          "): paper 004, Corollary 16 (conditional sampling, Liu & Talwar 2019)");
+    add_note(
+        c.notes,
+        "repeat_until_accepted (stop probability " + num(p) +
+            "): Papernot & Steinke 2022, Corollary 16 (conditional sampling, Liu & Talwar 2019)");
     return c;
   }
 
@@ -662,13 +665,14 @@ class Costing {
     if (capture_for_ == &e) *captured_base_ = base;
     if (base.has_approx)
       throw PrivacyError(
-          "repeat_and_select of a base with approx_dp parts is not supported (paper 004, Lemma 20 "
+          "repeat_and_select of a base with approx_dp parts is not supported (Papernot & Steinke "
+          "2022, Lemma 20 "
           "is not implemented); give the base as an RDP event");
     const double mean = e.mean(), shape = e.shape();
     Cost c = zero(n);
     c.notes = base.notes;
     if (std::isinf(shape)) {
-      // Paper 004, Theorem 6 (Poisson(μ)): if e^{ε̂} ≤ 1 + 1/(λ−1), then
+      // Papernot & Steinke 2022, Theorem 6 (Poisson(μ)): if e^{ε̂} ≤ 1 + 1/(λ−1), then
       // ε'(λ) = ε(λ) + μ δ̂ + log(μ)/(λ−1); take ε̂ = log(λ/(λ−1)), the largest allowed.  δ̂ is the
       // base's privacy profile at ε̂ by the accountant's tightest route (RDP conversion, pure
       // region, or the analytic Gaussian where exact; issue 14, item 4a).
@@ -678,9 +682,10 @@ class Costing {
       for (std::size_t i = 0; i < n; ++i)
         c.rdp[i] = selection::poisson_selection_rdp(base.rdp[i], orders[i], mean, profile);
       c.pure_epsilon = kInf;
-      add_note(c.notes, "repeat_and_select, Poisson(mean " + num(mean) +
-                            "): paper 004, Theorem 6, (eps^, delta^) from the base's privacy "
-                            "profile");
+      add_note(c.notes,
+               "repeat_and_select, Poisson(mean " + num(mean) +
+                   "): Papernot & Steinke 2022, Theorem 6, (eps^, delta^) from the base's privacy "
+                   "profile");
       return c;
     }
     if (mean == 1) {  // K = 1 with probability 1: one run of the base
@@ -690,8 +695,9 @@ class Costing {
     }
     const auto dist = RepetitionDistribution::from_mean(mean, shape);
     const double eta = shape, log_inv_gamma = -std::log(dist.gamma());
-    // Paper 004, Theorem 2: ε'(λ) = ε(λ) + (1+η)(1 − 1/λ̂)ε̂ + (1+η)log(1/γ)/λ̂ + log(E[K])/(λ−1).
-    // The λ̂ terms do not depend on λ: minimise them once over λ̂ ∈ {1} ∪ orders ∪ {∞}.
+    // Papernot & Steinke 2022, Theorem 2: ε'(λ) = ε(λ) + (1+η)(1 − 1/λ̂)ε̂ + (1+η)log(1/γ)/λ̂ +
+    // log(E[K])/(λ−1). The λ̂ terms do not depend on λ: minimise them once over λ̂ ∈ {1} ∪ orders ∪
+    // {∞}.
     double best_hat = log_inv_gamma;  // λ̂ = 1: the ε̂ term vanishes
     double best_order = 1;
     for (std::size_t i = 0; i < n; ++i) {
@@ -713,7 +719,7 @@ class Costing {
     c.pure_epsilon = (2 + eta) * base.pure_epsilon;
     add_note(c.notes,
              "repeat_and_select, " + dist.describe() +
-                 ": paper 004, Theorem 2 with auxiliary order " + num(best_order) +
+                 ": Papernot & Steinke 2022, Theorem 2 with auxiliary order " + num(best_order) +
                  (std::isfinite(base.pure_epsilon) ? ", and Corollary 3 ((2 + eta) eps pure DP)"
                                                    : std::string{}));
     return c;
@@ -816,7 +822,8 @@ namespace {
 /// The privacy-profile route for a repeat-and-select (plugins/accountant/selection): the base's
 /// profile is this accountant's own δ(ε) of the base (profile_delta), any upper bound being sound.
 /// Taken only when the whole event is one repeat-and-select (not K = 1); the accountant reports
-/// the smaller of it and the RDP route (paper 004, Theorems 2 and 6), naming the winner.
+/// the smaller of it and the RDP route (Papernot & Steinke 2022, Theorems 2 and 6), naming the
+/// winner.
 struct SelectionRoute {
   selection::Runs runs;
   selection::Profile profile;
@@ -848,10 +855,10 @@ std::optional<SelectionRoute> selection_route(const Options& options, const DpEv
   return route;
 }
 
-/// A repeat-and-select whose base has approx_dp parts has no RDP curve (paper 004's Lemma 20 is not
-/// implemented), but the privacy-profile route applies to it: then that is the only route.
-/// Any error (mixed relations, an unpriceable base) leaves the event to the usual path, which
-/// reports it.
+/// A repeat-and-select whose base has approx_dp parts has no RDP curve (Papernot & Steinke 2022's
+/// Lemma 20 is not implemented), but the privacy-profile route applies to it: then that is the only
+/// route. Any error (mixed relations, an unpriceable base) leaves the event to the usual path,
+/// which reports it.
 bool profile_only_selection(const Options& options, const DpEvent& event) {
   try {
     const Restated restated = for_its_relation(event);
@@ -874,10 +881,11 @@ PrivacyGuarantee profile_only(const Options& options, const DpEvent& event, doub
   g.accountant = options.name;
   g.epsilon = want_epsilon ? bound.value : epsilon;
   g.delta = want_epsilon ? delta : bound.value;
-  g.derivation = bound.derivation +
-                 "; the base has approx_dp parts, so there is no RDP route (paper 004, Lemma 20 "
-                 "is not implemented); " +
-                 restated.note;
+  g.derivation =
+      bound.derivation +
+      "; the base has approx_dp parts, so there is no RDP route (Papernot & Steinke 2022, Lemma 20 "
+      "is not implemented); " +
+      restated.note;
   return g;
 }
 }  // namespace

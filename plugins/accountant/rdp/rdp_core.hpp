@@ -6,8 +6,8 @@
 //   * a pure-DP bound ε∞ (RDP of order ∞), +∞ when there is none — adds up too;
 //   * approximate-DP parts (ε_i, δ_i) that have no RDP curve — composed by basic composition and
 //     combined with the rest at the end (said so in the derivation).
-// RDP → (ε, δ) conversion: classic (Mironov 2017, Prop. 3) or improved (paper 003, Theorem I.1;
-// Canonne, Kamath & Steinke 2020), minimised over the orders.
+// RDP → (ε, δ) conversion: classic (Mironov 2017, Prop. 3) or improved (Liebenow et al. 2025,
+// Theorem I.1; Canonne, Kamath & Steinke 2020), minimised over the orders.
 #pragma once
 
 #include <string>

@@ -7,7 +7,7 @@
 // constants.  The bound implemented is ours, in the same spirit (PGF + hockey-stick divergences),
 // proved here:
 //
-// Setting (paper 004, §3): Q's outputs are ordered; M draws K ~ D, runs Q K times
+// Setting (Papernot & Steinke 2022, §3): Q's outputs are ordered; M draws K ~ D, runs Q K times
 // independently, releases the largest output (⊥ if K = 0).  f(x) = E[x^K], g(s) = f'(1 − s).
 //
 // The order may be any total preorder on outputs (the repetition tuner's: by released score), ties
@@ -54,8 +54,8 @@
 // L, so a numerical search over ε₁ can only lose tightness, never soundness.
 //
 // Checks: a pure ε-DP base (δ_Q(ε) = 0) with TNB K gives ε_M = ε + (η+1)·log(1/(γ + (1−γ)e^{−ε})),
-// at most (2+η)ε: paper 004's Corollary 3, slightly improved.  The tests compare with an exact
-// enumeration for finite-output bases.
+// at most (2+η)ε: Papernot & Steinke 2022's Corollary 3, slightly improved.  The tests compare with
+// an exact enumeration for finite-output bases.
 #include "selection_profile.hpp"
 
 #include <algorithm>
@@ -393,7 +393,8 @@ Bound epsilon(const Profile& base, const Runs& runs, double delta) {
 
 double poisson_selection_rdp(double base_rdp, double lambda, double mean, const Profile& base) {
   require(lambda > 1, "selection: order must be > 1");
-  // Paper 004, Theorem 6: the condition e^{ε̂} ≤ 1 + 1/(λ−1) holds with equality at this ε̂.
+  // Papernot & Steinke 2022, Theorem 6: the condition e^{ε̂} ≤ 1 + 1/(λ−1) holds with equality at
+  // this ε̂.
   const double eps_hat = -std::log1p(-1 / lambda);
   const double delta_hat = std::min(1.0, std::max(0.0, base(eps_hat)));
   return std::max(0.0, base_rdp + mean * delta_hat + std::log(mean) / (lambda - 1));

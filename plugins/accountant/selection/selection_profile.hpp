@@ -1,9 +1,9 @@
 // Privacy profiles of private selection: δ_M(ε) of "run a DP base algorithm Q a random number K of
-// times and release only the best output" (paper 004's repeat-and-select; Liu & Talwar 2019),
-// computed from the base's own privacy profile δ_Q(ε) rather than from its RDP curve.  The idea is
-// that of Koskela, Redberg & Wang (ICML 2024, "Privacy Profiles for Private Selection", arXiv
-// 2402.06701); their text was not reachable from this project (only its abstract), so the bound
-// implemented here is our own, proved in selection_profile.cpp, and not their theorem.
+// times and release only the best output" (Papernot & Steinke 2022's repeat-and-select; Liu &
+// Talwar 2019), computed from the base's own privacy profile δ_Q(ε) rather than from its RDP curve.
+// The idea is that of Koskela, Redberg & Wang (ICML 2024, "Privacy Profiles for Private Selection",
+// arXiv 2402.06701); their text was not reachable from this project (only its abstract), so the
+// bound implemented here is our own, proved in selection_profile.cpp, and not their theorem.
 //
 // A static library on the SDK only, shared by every accountant that can state a base profile: the
 // rdp accountant hands it its RDP-conversion (or analytic Gaussian) profile; a PLD accountant can
@@ -31,7 +31,8 @@ using Profile = std::function<double(double)>;
 /// three families below have.
 class Runs {
  public:
-  /// D_{η,γ} (paper 004, Definition 1; η > −1, γ ∈ (0, 1)): g(s) ∝ (γ + (1 − γ)s)^{−(η+1)}.
+  /// D_{η,γ} (Papernot & Steinke 2022, Definition 1; η > −1, γ ∈ (0, 1)): g(s) ∝ (γ + (1 −
+  /// γ)s)^{−(η+1)}.
   static Runs truncated_negative_binomial(double eta, double gamma);
   /// Poisson(μ): g(s) = μ e^{−μ s}.
   static Runs poisson(double mean);
@@ -87,9 +88,9 @@ Bound epsilon(const Profile& base, const Runs& runs, double delta);
 /// is always one at which profile(ε) ≤ target was checked.
 double profile_epsilon(const Profile& profile, double target);
 
-/// Paper 004, Theorem 6 (Poisson(μ) runs) with the base's (ε̂, δ̂) taken from any profile: at order
-/// λ > 1 with ε̂ = log(λ/(λ−1)) (the largest ε̂ the theorem allows), the selection's RDP is
-/// ε(λ) + μ δ̂ + log(μ)/(λ − 1), clamped at 0, where ε(λ) is the base's RDP at λ.
+/// Papernot & Steinke 2022, Theorem 6 (Poisson(μ) runs) with the base's (ε̂, δ̂) taken from any
+/// profile: at order λ > 1 with ε̂ = log(λ/(λ−1)) (the largest ε̂ the theorem allows), the
+/// selection's RDP is ε(λ) + μ δ̂ + log(μ)/(λ − 1), clamped at 0, where ε(λ) is the base's RDP at λ.
 double poisson_selection_rdp(double base_rdp, double lambda, double mean, const Profile& base);
 
 }  // namespace dptune::selection

@@ -1,9 +1,9 @@
-// Sparse vector technique, non-interactive, as DPareto's Algorithm 1 (paper 000, §2.2): total noise
-// b and bound C; threshold noise b1 = b / (1 + (2C)^{1/3}), query noise b2 = b − b1; releases the
-// indicator of the (at most C) queries found above the threshold 1/2.
+// Sparse vector technique, non-interactive, as DPareto's Algorithm 1 (Avent et al. 2020, §2.2):
+// total noise b and bound C; threshold noise b1 = b / (1 + (2C)^{1/3}), query noise b2 = b − b1;
+// releases the indicator of the (at most C) queries found above the threshold 1/2.
 //
-// Privacy (paper 000, Appendix B): Algorithm 1 is Lyu, Su & Li (2017) Algorithm 7 with Δ = 1,
-// T = 1/2, ε1 = 1/b1 and ε2 = 2C/b2, hence (ε1 + ε2, 0)-DP with
+// Privacy (Avent et al. 2020, Appendix B): Algorithm 1 is Lyu, Su & Li (2017) Algorithm 7 with Δ =
+// 1, T = 1/2, ε1 = 1/b1 and ε2 = 2C/b2, hence (ε1 + ε2, 0)-DP with
 //   ε = (1 + (2C)^{1/3}) (1 + (2C)^{2/3}) / b.
 // With a per-query sensitivity Δ ≠ 1 both noises scale by Δ and ε is unchanged.
 //
@@ -46,7 +46,7 @@ class SparseVector final : public dptune::Mechanism {
         .default_to(std::string("secure"));
   }
 
-  /// Closed form of paper 000, Appendix B.
+  /// Closed form of Avent et al. 2020, Appendix B.
   static double epsilon(double b, double c) {
     const double r = std::cbrt(2.0 * c);
     return (1.0 + r) * (1.0 + r * r) / b;

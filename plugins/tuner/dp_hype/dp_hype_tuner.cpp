@@ -1,6 +1,6 @@
-// DP-Hype (Liebenow, Peinemann, Mohammadi, paper 003): federated hyperparameter search by private
-// top-k voting with secure aggregation.  Client-level (ε, δ)-DP whose cost does not depend on the
-// number of candidates.
+// DP-Hype (Liebenow, Peinemann, Mohammadi, Liebenow et al. 2025): federated hyperparameter search
+// by private top-k voting with secure aggregation.  Client-level (ε, δ)-DP whose cost does not
+// depend on the number of candidates.
 //
 //  * n clients each train every candidate with the pipeline's (non-private) trainer on their own
 //  shard
@@ -78,7 +78,7 @@ class DpHype final : public dptune::Tuner {
         .default_to(0.0)
         .add_string(
             "calibration",
-            "rdp: sigma from the pipeline's accountant (paper 003, Thm III.1 + I.1); "
+            "rdp: sigma from the pipeline's accountant (Liebenow et al. 2025, Thm III.1 + I.1); "
             "analytic_gaussian: tighter sigma of Balle & Wang 2018 (guarantee still from the "
             "accountant)")
         .one_of({"rdp", "analytic_gaussian"})
@@ -86,11 +86,12 @@ class DpHype final : public dptune::Tuner {
         .add_int("points_per_dimension", "grid points per float dimension of the search space")
         .min(1)
         .default_to(int64_t{10})
-        .add_string("secagg",
-                    "secure aggregation graph: secagg_plus (Bell et al. 2020 random Harary graph, "
-                    "degree and threshold from secagg_corrupt_rate / secagg_dropout_rate at 40-bit "
-                    "security, 20-bit correctness; what paper 003 ran in Flower) or complete "
-                    "(every pair of clients, Bonawitz et al. 2017)")
+        .add_string(
+            "secagg",
+            "secure aggregation graph: secagg_plus (Bell et al. 2020 random Harary graph, "
+            "degree and threshold from secagg_corrupt_rate / secagg_dropout_rate at 40-bit "
+            "security, 20-bit correctness; what Liebenow et al. 2025 ran in Flower) or complete "
+            "(every pair of clients, Bonawitz et al. 2017)")
         .one_of({"secagg_plus", "complete"})
         .default_to(std::string("secagg_plus"))
         .add_float("secagg_corrupt_rate",
@@ -122,13 +123,13 @@ class DpHype final : public dptune::Tuner {
         .add_float("gap", "vote gap gamma for the Theorem IV.1 bound (0: report n/10, n/4, n/2)")
         .min(0)
         .default_to(0.0)
-        .add_bool(
-            "baselines",
-            "also evaluate every candidate on the whole data NON-PRIVATELY (paper 003's Opt and "
-            "RandGuess): written only as trials marked sensitive (output.sensitive_trials), "
-            "labelled non-private baseline, not covered by the guarantee")
+        .add_bool("baselines",
+                  "also evaluate every candidate on the whole data NON-PRIVATELY (Liebenow et al. "
+                  "2025's Opt and "
+                  "RandGuess): written only as trials marked sensitive (output.sensitive_trials), "
+                  "labelled non-private baseline, not covered by the guarantee")
         .default_to(false)
-        .add_bool("simulate", "paper 003 Figure 2: simulated losses, no training")
+        .add_bool("simulate", "Liebenow et al. 2025 Figure 2: simulated losses, no training")
         .default_to(false)
         .add_string("epsilons", "simulation: comma-separated epsilons")
         .default_to(std::string("0.25,1"))
@@ -279,7 +280,8 @@ class DpHype final : public dptune::Tuner {
           "released");
     dptune::PrivacyGuarantee g =
         context.accountant().epsilon(dphype::event_for_sigma(sigma_h, kk), context.delta());
-    g.derivation = "DP-Hype (paper 003): the server sees the sum of " + std::to_string(survivors) +
+    g.derivation = "DP-Hype (Liebenow et al. 2025): the server sees the sum of " +
+                   std::to_string(survivors) +
                    " noisy vote vectors = Gaussian mechanism, L2 sensitivity sqrt(2k) = " +
                    fmt(noise.sensitivity) + " (Lemma III.1); only the noise of the " +
                    std::to_string(survivors - colluders) + " survivors outside the " +
@@ -361,7 +363,8 @@ class DpHype final : public dptune::Tuner {
       result.trials_sensitive = true;
       notes.push_back(
           "baselines: true: every candidate was also trained and scored on the whole training "
-          "data WITHOUT differential privacy (paper 003's Opt is their best, RandGuess their mean "
+          "data WITHOUT differential privacy (Liebenow et al. 2025's Opt is their best, RandGuess "
+          "their mean "
           "utility); these are non-private baselines (not covered by the guarantee), written "
           "only as trials marked sensitive (trials.SENSITIVE.csv with output.sensitive_trials: "
           "true)");
@@ -391,8 +394,8 @@ class DpHype final : public dptune::Tuner {
     return bound;
   }
 
-  // Paper 003 §V-B's non-private baselines: every candidate on the whole training data.  Each
-  // trial carries the evaluator's "no guarantee" (ε = ∞, δ = 1), so the host never prints an ε
+  // Liebenow et al. 2025 §V-B's non-private baselines: every candidate on the whole training data.
+  // Each trial carries the evaluator's "no guarantee" (ε = ∞, δ = 1), so the host never prints an ε
   // beside it, and the label below; the caller marks them sensitive.
   std::vector<dptune::Trial> baseline_trials(dptune::TunerContext& context,
                                              const std::vector<Params>& candidates) const {
@@ -431,16 +434,17 @@ class DpHype final : public dptune::Tuner {
       throw dptune::ConfigError(
           "dp_hype: the pipeline's mechanism must be a Gaussian mechanism taking "
           "`noise_multiplier` "
-          "(the clients' noise shares must sum to Gaussian noise, paper 003 §I-A); its event for "
+          "(the clients' noise shares must sum to Gaussian noise, Liebenow et al. 2025 §I-A); its "
+          "event for "
           "noise_multiplier " +
           fmt(noise_multiplier) + " is " + e.to_string());
   }
 
-  // Paper 003 Figure 2 as line series: for every parameter the pipeline sweeps (more than one
-  // value), one curve over it for each combination of the other parameters' values and each ε.
-  // Panels (a)-(c) sweep σ_loss, |H_good| and |H| with one curve per (k, ε); sweeping only k gives
-  // accuracy against k, one curve per ε.  Values are raw: the host draws |H_good| and |H| (geometric
-  // grids, as in the paper) on log axes.
+  // Liebenow et al. 2025 Figure 2 as line series: for every parameter the pipeline sweeps (more
+  // than one value), one curve over it for each combination of the other parameters' values and
+  // each ε. Panels (a)-(c) sweep σ_loss, |H_good| and |H| with one curve per (k, ε); sweeping only
+  // k gives accuracy against k, one curve per ε.  Values are raw: the host draws |H_good| and |H|
+  // (geometric grids, as in the paper) on log axes.
   static std::vector<dptune::Series> figure2_series(
       const std::map<std::tuple<std::size_t, std::size_t, double, std::size_t, std::size_t>,
                      double>& accuracy,
@@ -540,8 +544,8 @@ class DpHype final : public dptune::Tuner {
       }
     dptune::TuningResult result;
     result.notes.push_back(
-        "simulation of paper 003 Figure 2 (no training, no private data): " + std::to_string(n()) +
-        " clients, " + std::to_string(p_.get_int("repetitions")) +
+        "simulation of Liebenow et al. 2025 Figure 2 (no training, no private data): " +
+        std::to_string(n()) + " clients, " + std::to_string(p_.get_int("repetitions")) +
         " repetitions per setting; trials hold one row per setting with "
         "utility_mean = accuracy (fraction of runs that picked a good candidate)");
     result.notes.push_back(
@@ -609,7 +613,8 @@ class DpHype final : public dptune::Tuner {
     result.series = figure2_series(accuracy, sizes, goods, losses, ks, epsilons);
     const double reps = static_cast<double>(p_.get_int("repetitions"));
     result.notes.push_back(
-        "series (paper 003 Figure 2): one accuracy curve per swept parameter (k, sigma_loss, "
+        "series (Liebenow et al. 2025 Figure 2): one accuracy curve per swept parameter (k, "
+        "sigma_loss, "
         "|H_good| and |H| on log axes) for each value of the others and each "
         "epsilon; Monte Carlo standard error <= 0.5 / sqrt(" +
         fmt(reps) + ") = " + fmt(0.5 / std::sqrt(reps), 3) + " per point");
@@ -624,5 +629,6 @@ class DpHype final : public dptune::Tuner {
 
 }  // namespace
 
-DPTUNE_PLUGIN(tuner, dp_hype, DpHype, "1.0.0",
-              "DP-Hype: federated private top-k voting with secure aggregation (paper 003)")
+DPTUNE_PLUGIN(
+    tuner, dp_hype, DpHype, "1.0.0",
+    "DP-Hype: federated private top-k voting with secure aggregation (Liebenow et al. 2025)")

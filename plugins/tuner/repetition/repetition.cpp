@@ -1,4 +1,4 @@
-// Private hyperparameter selection by random repetition (paper 004, Papernot & Steinke 2022; Liu &
+// Private hyperparameter selection by random repetition (Papernot & Steinke 2022; Liu &
 // Talwar 2019).  The base algorithm Q draws a candidate uniformly at random, trains it privately
 // with the pipeline's trainer and scores the model on held-out data; the tuner runs Q a random
 // number of times K, drawn once before any run, and releases only the best run.  The guarantee
@@ -11,12 +11,12 @@
 // guarantee's text, the progress display) depends on K, the run count, a run's index or the run
 // times; per-run results go only into the trial list, which the host writes on opt-in only.
 //
-// The score is part of Q's output, and the held-out split is private data too: paper 004, Sec.
-// 3.1, "this may require allocating some privacy budget to this evaluation" (footnote 2: the
-// held-out records are fresh, so the budget need not be *split*, but they still need protecting).
-// `scoring: private` (default) adds Laplace noise to every run's score and composes its event into
-// the base; `scoring: public_validation` is the user's explicit declaration that the scored split
-// is public, and the guarantee then says it assumes so.
+// The score is part of Q's output, and the held-out split is private data too: Papernot & Steinke
+// 2022, Sec. 3.1, "this may require allocating some privacy budget to this evaluation" (footnote 2:
+// the held-out records are fresh, so the budget need not be *split*, but they still need
+// protecting). `scoring: private` (default) adds Laplace noise to every run's score and composes
+// its event into the base; `scoring: public_validation` is the user's explicit declaration that the
+// scored split is public, and the guarantee then says it assumes so.
 //
 // Why the base event is a one_of: Q picks its candidate without looking at the data, and its
 // output includes the pick, so Q's RDP curve is at most the pointwise maximum of the candidates'
@@ -160,10 +160,11 @@ class Repetition final : public dptune::Tuner {
         .add_int("points_per_dimension", "grid points per continuous dimension (candidates: grid)")
         .min(1)
         .default_to(std::int64_t{5})
-        .add_bool("simulate",
-                  "paper 004 Fig. 7 analogue instead of a private search: run every grid "
-                  "candidate sim_pool_runs times, then replay whole searches from that pool "
-                  "(trusted analysts only)")
+        .add_bool(
+            "simulate",
+            "Papernot & Steinke 2022 Fig. 7 analogue instead of a private search: run every grid "
+            "candidate sim_pool_runs times, then replay whole searches from that pool "
+            "(trusted analysts only)")
         .default_to(false)
         .add_int("sim_pool_runs", "simulate: private runs per candidate")
         .min(1)
@@ -287,13 +288,14 @@ class Repetition final : public dptune::Tuner {
     // replaced, added or removed record alike, so the leaf holds for either relation: stated for
     // the trainers' relation, it composes with them without a group-privacy conversion.
     s.event = scoring_event(s.scale / delta_u, trainer_base);
-    s.statement = "scoring: private: every run's score on the held-out split (" +
-                  std::to_string(sizes.scored) + " rows) gets Laplace noise of scale " +
-                  fmt(s.scale) + " = " + fmt(delta_u) + " / " + fmt(score_epsilon_) +
-                  " (the utility's sensitivity to one record: " + sens.derivation +
-                  "; score_epsilon " + fmt(score_epsilon_) +
-                  "); selection is on the noisy scores, the released score is the noisy one, and "
-                  "the scoring event is composed into the base event (paper 004, Sec. 3.1)";
+    s.statement =
+        "scoring: private: every run's score on the held-out split (" +
+        std::to_string(sizes.scored) + " rows) gets Laplace noise of scale " + fmt(s.scale) +
+        " = " + fmt(delta_u) + " / " + fmt(score_epsilon_) +
+        " (the utility's sensitivity to one record: " + sens.derivation + "; score_epsilon " +
+        fmt(score_epsilon_) +
+        "); selection is on the noisy scores, the released score is the noisy one, and "
+        "the scoring event is composed into the base event (Papernot & Steinke 2022, Sec. 3.1)";
     return s;
   }
 
@@ -377,7 +379,8 @@ class Repetition final : public dptune::Tuner {
               d.name + " = " + dptune::to_string(v) + " gives " + e.to_string() +
               "), so the worst case over the candidates the tuner may draw cannot be computed "
               "exactly; make it finite (int, categorical, or float with step) or use candidates: "
-              "grid (paper 004, Sec. 3: the base algorithm's privacy must hold for every "
+              "grid (Papernot & Steinke 2022, Sec. 3: the base algorithm's privacy must hold for "
+              "every "
               "candidate)");
         relevant.emplace_back(d.name, values);
         if (combinations > kMaxCombinations / values.size())
@@ -516,7 +519,8 @@ class Repetition final : public dptune::Tuner {
   static std::string default_output_note(const CandidateSet& set) {
     return std::string(dptune::kDpOutputNote) +
            "the output is the data-independent default candidate " + set.fallback.to_string() +
-           " (no run is released; paper 004, Theorem 6 and Appendix C: the default does not "
+           " (no run is released; Papernot & Steinke 2022, Theorem 6 and Appendix C: the default "
+           "does not "
            "depend on the data)";
   }
 
@@ -532,7 +536,8 @@ class Repetition final : public dptune::Tuner {
       total = DpEvent::self_composed(set.base, k);
       result.notes.push_back(
           "K = " + std::to_string(k) + " fixed: the guarantee is the " + std::to_string(k) +
-          "-fold composition of the base, which grows linearly with K; NOT RECOMMENDED (paper 004, "
+          "-fold composition of the base, which grows linearly with K; NOT RECOMMENDED (Papernot & "
+          "Steinke 2022, "
           "Sec. 3.2 and Appendix D.1): a random K gives a bound almost independent of E[K]");
     } else {
       const auto dist = distribution();
@@ -540,7 +545,8 @@ class Repetition final : public dptune::Tuner {
       total = DpEvent::repeat_and_select(set.base, dist.mean(), dist.shape());
       result.notes.push_back(
           "K, the number of runs, is drawn once before any run from " + dist.describe() +
-          "; the guarantee covers the best run with K hidden (paper 004, Theorems 2 and 6), so "
+          "; the guarantee covers the best run with K hidden (Papernot & Steinke 2022, Theorems 2 "
+          "and 6), so "
           "K, the runs and their times are not released (per-run results go to the sensitive "
           "trials file only on opt-in)");
     }
@@ -614,7 +620,8 @@ class Repetition final : public dptune::Tuner {
     const DpEvent total = DpEvent::repeat_until_accepted(set.base, stop_probability_);
     result.guarantee = context.accountant().epsilon(total, context.delta());
     result.notes.push_back(
-        "threshold variant (paper 004, Appendix C; Liu & Talwar 2019): runs until a released "
+        "threshold variant (Papernot & Steinke 2022, Appendix C; Liu & Talwar 2019): runs until a "
+        "released "
         "score reaches " +
         fmt(threshold_) + "; before each run, stop with the default output with probability " +
         fmt(stop_probability_) + "; guarantee: the accountant's cost of " + total.to_string() +
@@ -662,7 +669,8 @@ class Repetition final : public dptune::Tuner {
     return result;
   }
 
-  // ---- paper 004, Figure 7 analogue ------------------------------------------------------------
+  // ---- Papernot & Steinke 2022, Figure 7 analogue
+  // ------------------------------------------------------------
   dptune::TuningResult simulate(dptune::TunerContext& context, const CandidateSet& set) {
     dptune::TuningResult result;
     result.notes = set.notes;
@@ -734,7 +742,8 @@ class Repetition final : public dptune::Tuner {
                              {x_min, x_max},  // across the plotted budgets (a log axis)
                              {best_mean, best_mean}});
     result.notes.push_back(
-        "simulation of paper 004, Fig. 7: every grid candidate was trained privately " +
+        "simulation of Papernot & Steinke 2022, Fig. 7: every grid candidate was trained "
+        "privately " +
         std::to_string(sim_pool_runs_) +
         " times; each search draws K, then K (candidate, run) "
         "pairs from that pool and keeps the best score; " +

@@ -1,4 +1,4 @@
-// SVT doubling (Ding et al.: paper 002 Algorithm 1, with paper 001's `u >= 1` termination break):
+// SVT doubling (Ding et al., Algorithm 1, with Ding & Wu's `u >= 1` termination break):
 // private selection whose overhead grows with the log of the utility gained, not with the number of
 // candidates.
 //
@@ -36,10 +36,10 @@ std::string fmt(double x, int digits = 6) {
   return s.str();
 }
 
-// The c of Figure 4 (T ≈ c log n, "sandwiched between 1 and 5, approximately equal to 3"); paper
-// 002 states no constant in Theorems 2-3 and no base, so the figure built from it is nominal only.
-// Base 2: Lemma 1's doubling is binary, and our simulation of the (nearly) noise-free loop gives
-// T / log2 n ≈ 2.8 (T / ln n ≈ 4).
+// The c of Figure 4 (T ≈ c log n, "sandwiched between 1 and 5, approximately equal to 3"); Ding
+// et al. state no constant in Theorems 2-3 and no base, so the figure built from it is nominal
+// only. Base 2: Lemma 1's doubling is binary, and our simulation of the (nearly) noise-free loop
+// gives T / log2 n ≈ 2.8 (T / ln n ≈ 4).
 constexpr double kNominalMultiplier = 3;
 
 class SvtDoubling final : public dptune::Tuner {
@@ -66,7 +66,7 @@ class SvtDoubling final : public dptune::Tuner {
             "the public, ordered candidate list: grid (the search space grid, row-major), "
             "random (`trials` draws with the tuner's generator, before any data) or list "
             "(`candidate_list`, in the order written); adaptive: each iteration's candidates "
-            "proposed by a local search that sees only the released s* (paper 002 §4.1)")
+            "proposed by a local search that sees only the released s* (Ding et al. §4.1)")
         .one_of({"grid", "random", "list", "adaptive"})
         .default_to(std::string("grid"))
         .add_string("candidate_list",
@@ -89,17 +89,23 @@ class SvtDoubling final : public dptune::Tuner {
         .min(1)
         .default_to(int64_t{50})
         .add_int("k",
-                 "partitions of the training split (paper 002 suggests k >= 5 / epsilon_svt; its "
+                 "partitions of the training split (Ding et al. suggests k >= 5 / epsilon_svt; its "
                  "simulation needs k epsilon ~ 50 for fidelity ~ 0.93)")
         .min(1)
         .default_to(int64_t{10})
-        .add_float("g", "utility granularity of the ladder (paper 002 Alg. 1)")
+        .add_float("g", "utility granularity of the ladder (Ding et al. Alg. 1)")
         .min_exclusive(0)
         .max_exclusive(1)
         .default_to(0.01)
         .add_float("epsilon_svt", "pure-DP epsilon of ONE AboveThreshold iteration")
         .min_exclusive(0)
         .default_to(0.5)
+        .add_string("noise",
+                    "secure: the loop's comparisons on a power-of-two grid with exact discrete "
+                    "Laplace noise; fast: floating-point Laplace (insecure, Mironov 2012; "
+                    "labelled in every report)")
+        .one_of({"secure", "fast"})
+        .default_to(std::string("secure"))
         .add_float("u0", "initial utility level (utility lower bound)")
         .min(0)
         .max_exclusive(1)
@@ -127,7 +133,7 @@ class SvtDoubling final : public dptune::Tuner {
                   "release every candidate's partition-mean utility as trials (sensitive: written "
                   "only with output.sensitive_trials)")
         .default_to(false)
-        .add_bool("simulate", "paper 002 Figures 3 and 4: simulated utilities, no data")
+        .add_bool("simulate", "Ding et al. Figures 3 and 4: simulated utilities, no data")
         .default_to(false)
         .add_string("sim_k_epsilons", "simulation: comma-separated k * epsilon values")
         .default_to(std::string("0.5, 5, 10"))
@@ -167,9 +173,9 @@ class SvtDoubling final : public dptune::Tuner {
             " random draws from the search space (tuner generator, drawn "
             "before any data was read)";
     } else if (adaptive()) {
-      // Paper 002 §4.1: no list; the grid only probes that the final training's cost does not
+      // Ding et al. §4.1: no list; the grid only probes that the final training's cost does not
       // depend on the candidate (see select()).
-      how = "adaptive (paper 002 §4.1): each iteration's " +
+      how = "adaptive (Ding et al. §4.1): each iteration's " +
             std::to_string(p_.get_int("adaptive_batch")) +
             " candidates proposed by a local search in the unit cube that sees only the released "
             "s* and pass/fail of earlier iterations";
@@ -233,7 +239,7 @@ class SvtDoubling final : public dptune::Tuner {
     std::string t_max_how;
     if (t_max == 0) {
       t_max = svt::default_t_max(u0(), g());
-      t_max_how = "default: paper 002 Lemma 1's noise-free worst case " +
+      t_max_how = "default: Ding et al., Lemma 1's noise-free worst case " +
                   std::to_string(svt::noise_free_worst_iterations(u0(), g())) +
                   " plus ceil(log2 M) slack";
     } else if (t_max > worst) {
@@ -247,7 +253,7 @@ class SvtDoubling final : public dptune::Tuner {
         svt::laplace_scales(kk, epsilon, protect ? *util_sens.per_record : 0.0);
 
     // ---- the events, data-independent: priced now so a refusing accountant fails before training
-    // Each iteration is ϵ-DP for replace-one neighbours (paper 002, Lemma 2: one record moves one
+    // Each iteration is ϵ-DP for replace-one neighbours (Ding et al., Lemma 2: one record moves one
     // of the k parts, so u_s by 1/k): the event says so, and the accountant then refuses a
     // trainer whose own theorem is add/remove only (Poisson lots) instead of mixing relations.
     const DpEvent svt_event = DpEvent::replace_one(
@@ -307,7 +313,7 @@ class SvtDoubling final : public dptune::Tuner {
       if (!why.empty())
         throw dptune::ConfigError(
             "svt_doubling: its guarantee holds for replace-one neighbours (subsample and "
-            "aggregate, paper 002 Lemma 2), and the pipeline's accountant cannot price " +
+            "aggregate, Ding et al., Lemma 2), and the pipeline's accountant cannot price " +
             total.to_string() + ": " + why);
     }
 
@@ -360,8 +366,11 @@ class SvtDoubling final : public dptune::Tuner {
     if (!adaptive()) score(0);
 
     // ---- the loop -------------------------------------------------------------------------------
-    const svt::Noise noise = svt::make_noise(context, scales, epsilon);
+    const svt::Noise noise = p_.get_string("noise") == "secure"
+                                 ? svt::make_secure_noise(context, scales, epsilon)
+                                 : svt::make_noise(context, scales, epsilon);
     svt::LoopOptions options;
+    options.noise_grid = noise.grid;
     options.u0 = u0();
     options.g = g();
     options.t_max = t_max;
@@ -371,9 +380,9 @@ class SvtDoubling final : public dptune::Tuner {
     if (!adaptive()) {
       loop = svt::run_loop(u, options, noise.threshold, noise.query);
     } else {
-      // Paper 002 §4.1 (Fig. 2): O proposes, one AboveThreshold iteration answers with s*.  O gets
-      // the transcript only (svt::Feedback), and its own generator draws are independent of the
-      // data, so its proposals are post-processing of ϵ-DP outputs.
+      // Ding et al. §4.1 (Fig. 2): O proposes, one AboveThreshold iteration answers with s*.  O
+      // gets the transcript only (svt::Feedback), and its own generator draws are independent of
+      // the data, so its proposals are post-processing of ϵ-DP outputs.
       svt::LocalSearch search(context.space(),
                               static_cast<std::size_t>(p_.get_int("adaptive_batch")),
                               p_.get_double("adaptive_radius"));
@@ -431,7 +440,7 @@ class SvtDoubling final : public dptune::Tuner {
     // ---- the guarantee: composition over T_max (not T), worst case over what could be released --
     dptune::PrivacyGuarantee guarantee = context.accountant().epsilon(total, context.delta());
     std::string derivation =
-        "SVT doubling (paper 002 Alg. 1 + paper 001 break): " + std::to_string(t_max) +
+        "SVT doubling (Ding et al. Alg. 1 + Ding & Wu break): " + std::to_string(t_max) +
         " AboveThreshold iterations of pure " + fmt(epsilon) +
         "-DP each for replace-one neighbours (T_max, composed whatever the data)";
     if (private_parts)
@@ -444,7 +453,8 @@ class SvtDoubling final : public dptune::Tuner {
       derivation +=
           "; the candidates' trainings differ in privacy cost, so the worst of them at every "
           "Renyi order (one_of: any candidate may be selected) is composed";
-    guarantee.derivation = derivation + "; event " + total.to_string() + "; " + guarantee.derivation;
+    guarantee.derivation =
+        derivation + "; event " + total.to_string() + "; " + guarantee.derivation;
 
     // ---- the result -----------------------------------------------------------------------------
     dptune::TuningResult result;
@@ -481,7 +491,7 @@ class SvtDoubling final : public dptune::Tuner {
 
     auto& notes = result.notes;
     notes.push_back(
-        "SVT doubling (Ding et al., paper 002 Algorithm 1 with paper 001's u >= 1 "
+        "SVT doubling (Ding et al., Algorithm 1 with Ding & Wu's u >= 1 "
         "break): " +
         (adaptive() ? std::to_string(initial_candidates) + " initial candidates, "
                     : std::to_string(m) + " candidates, ") +
@@ -501,28 +511,27 @@ class SvtDoubling final : public dptune::Tuner {
                     (protect ? " = max(1/k, " + fmt(*util_sens.per_record) +
                                    " = the utility's sensitivity to one of the " +
                                    std::to_string(sizes.scored) + " held-out rows)"
-                             : std::string(" = 1/k (paper 002 Lemma 2)")));
+                             : std::string(" = 1/k (Ding et al., Lemma 2)")));
     notes.push_back(
         "loop: g = " + fmt(g()) + ", u0 = " + fmt(u0()) + ", epsilon_svt = " + fmt(epsilon) +
         " per iteration (k * epsilon_svt = " + fmt(static_cast<double>(kk) * epsilon) +
         "), Laplace scales " + fmt(scales.threshold) + " (threshold, 2 Delta / epsilon) and " +
         fmt(scales.query) + " (queries, 4 Delta / epsilon)");
-    notes.push_back(std::string(dptune::kDpOutputNote) + "iterations: T = " +
-                    std::to_string(loop.iterations) +
+    notes.push_back(std::string(dptune::kDpOutputNote) +
+                    "iterations: T = " + std::to_string(loop.iterations) +
                     " used, T_max = " + std::to_string(t_max) + " (" + t_max_how +
                     "; worst case 2M - 1 = " + std::to_string(worst) + "); stopped because " +
                     svt::to_string(loop.stop) + " at level u = " + fmt(loop.u, 4) + " after " +
                     std::to_string(loop.passes) + " passes");
     if (loop.selected)
       notes.push_back(std::string(dptune::kDpOutputNote) + "selected candidate " +
-                      std::to_string(chosen) + " " +
-                      cands[chosen].to_string() + " (the last candidate to pass the threshold)");
+                      std::to_string(chosen) + " " + cands[chosen].to_string() +
+                      " (the last candidate to pass the threshold)");
     else
-      notes.push_back(
-          std::string(dptune::kDpOutputNote) +
-          "no candidate ever passed the noisy threshold: fell back to the "
-          "data-independent default, the first candidate " +
-          cands[chosen].to_string());
+      notes.push_back(std::string(dptune::kDpOutputNote) +
+                      "no candidate ever passed the noisy threshold: fell back to the "
+                      "data-independent default, the first candidate " +
+                      cands[chosen].to_string());
     notes.push_back("noise: " + noise.description);
     notes.push_back(
         protect
@@ -530,19 +539,18 @@ class SvtDoubling final : public dptune::Tuner {
               "held-out split (protect_validation; " +
                   std::to_string(sizes.scored) + " held-out rows, utility '" + util_sens.utility +
                   "': " + util_sens.derivation + "); the final model's held-out utility is withheld"
-            : "threat model: the held-out (validation) split is treated as PUBLIC, as in paper "
-              "002; only the training split is protected (set protect_validation to protect it "
+            : "threat model: the held-out (validation) split is treated as PUBLIC, as in Ding "
+              "et al.; only the training split is protected (set protect_validation to protect it "
               "too)");
     notes.push_back("guarantee (accountant " + guarantee.accountant + "): (epsilon, delta) = (" +
-                    fmt(guarantee.epsilon) + ", " + fmt(guarantee.delta) +
-                    ") composes T_max = " + std::to_string(t_max) +
-                    " iterations, whatever number the loop used");
+                    fmt(guarantee.epsilon) + ", " + fmt(guarantee.delta) + ") composes T_max = " +
+                    std::to_string(t_max) + " iterations, whatever number the loop used");
     {
       const double n = (loop.u - u0()) / g();
       const double ke = static_cast<double>(kk) * epsilon;
       std::string nominal =
           std::string(dptune::kDpOutputNote) +
-          "NOMINAL, NOT A GUARANTEE: paper 002 Theorem 3 states (epsilon + O(log n) epsilon_svt, "
+          "NOMINAL, NOT A GUARANTEE: Ding et al. Theorem 3 states (epsilon + O(log n) epsilon_svt, "
           "delta + O(n^(-g k epsilon_svt / 4) log n)) with n = (u* - u0) / g and no constant; ";
       if (n > 1) {
         const double eps_nominal =
@@ -578,7 +586,7 @@ class SvtDoubling final : public dptune::Tuner {
     dptune::TuningResult result;
     auto& notes = result.notes;
     notes.push_back(
-        "simulation of paper 002 §4.2 (no data): |S| = " + std::to_string(o.candidates) +
+        "simulation of Ding et al. §4.2 (no data): |S| = " + std::to_string(o.candidates) +
         " utilities uniform on (0, 1) per run, g = " + fmt(o.g) +
         ", Laplace scales 2/(k epsilon) and 4/(k epsilon); n = (u* - u0) / g varied through u0 "
         "= u* - n g with n log-uniform on [1, u*/g], " +
@@ -680,4 +688,4 @@ class SvtDoubling final : public dptune::Tuner {
 
 DPTUNE_PLUGIN(tuner, svt_doubling, SvtDoubling, "1.0.0",
               "SVT doubling: private selection by subsample-and-aggregate and a doubling "
-              "AboveThreshold ladder (papers 001, 002)")
+              "AboveThreshold ladder (Ding & Wu; Ding, Wu, Xu & Pan)")

@@ -25,9 +25,9 @@
 #include <boost/config.hpp>
 #include <cstdint>
 
-#include "dptune/abi.hpp"
 #include <string>
 #include <vector>
+#include "dptune/abi.hpp"
 
 namespace dptune {
 
@@ -73,10 +73,10 @@ class BOOST_SYMBOL_VISIBLE DpEvent {
   /// grid), and the pick may be published: costed as the worst of them (pointwise maximum of the
   /// RDP curves).  Needs at least one event.
   static DpEvent one_of(std::vector<DpEvent> events);
-  /// Paper 004, Appendix C (Liu & Talwar's threshold variant): run `event` until its output falls
-  /// in a data-independent accepted set; before each run, stop with the data-independent output ⊥
-  /// with probability p ∈ [0, 1) (footnote 11), which bounds the run time and the acceptance
-  /// probability below by p.  Costed by Corollary 16.
+  /// Papernot & Steinke 2022, Appendix C (Liu & Talwar's threshold variant): run `event` until its
+  /// output falls in a data-independent accepted set; before each run, stop with the
+  /// data-independent output ⊥ with probability p ∈ [0, 1) (footnote 11), which bounds the run time
+  /// and the acceptance probability below by p.  Costed by Corollary 16.
   static DpEvent repeat_until_accepted(DpEvent event, double stop_probability);
 #if DPTUNE_PLUGIN_ABI_MINOR >= 3
   /// ABI 2.3.  `event`'s noise multipliers and ε are relative to replace-one neighbours (see the

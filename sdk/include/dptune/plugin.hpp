@@ -143,8 +143,8 @@ class BOOST_SYMBOL_VISIBLE TrainingContext {
   virtual const Accountant& accountant() const = 0;
   /// The pipeline's δ.
   virtual double delta() const = 0;
-  /// False for a non-private baseline run (papers 002, 003): train without noise and report
-  /// DpEvent::non_private().
+  /// False for a non-private baseline run (Ding et al.; Liebenow et al. 2025): train without noise
+  /// and report DpEvent::non_private().
   virtual bool private_run() const = 0;
 };
 

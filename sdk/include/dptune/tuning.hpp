@@ -22,9 +22,9 @@ std::vector<Trial> evaluate_for_map(TunerContext& context, const std::vector<Par
 
 /// As above, with `private_run` chosen: false requests non-private runs (EvaluationRequest::
 /// private_run = false; a trainer trains without noise and reports DpEvent::non_private()), whose
-/// trials carry no privacy guarantee (ε = ∞, δ = 1): a non-private baseline (papers 002, 003).
-/// true is the overload above.  (A separate overload, not a default argument, keeps the shared
-/// SDK's existing symbol.)
+/// trials carry no privacy guarantee (ε = ∞, δ = 1): a non-private baseline (Ding et al.; Liebenow
+/// et al. 2025). true is the overload above.  (A separate overload, not a default argument, keeps
+/// the shared SDK's existing symbol.)
 std::vector<Trial> evaluate_for_map(TunerContext& context, const std::vector<Params>& candidates,
                                     std::string_view phase, std::size_t first_id, bool private_run);
 

@@ -22,7 +22,7 @@ dptune::DpEvent event_for_sigma(double sigma, std::size_t k) {
   dptune::require(k >= 1, "dp_hype: k must be >= 1");
   dptune::require(sigma > 0 && std::isfinite(sigma), "dp_hype: sigma must be finite and > 0");
   // Client-level replace-one neighbours: one client's k-hot vote swapped for another moves the sum
-  // by at most √(2k) (paper 003, L2 sensitivity), the multiplier's reference.
+  // by at most √(2k) (Liebenow et al. 2025, L2 sensitivity), the multiplier's reference.
   return dptune::DpEvent::replace_one(dptune::DpEvent::gaussian(sigma / vote_sensitivity(k)));
 }
 

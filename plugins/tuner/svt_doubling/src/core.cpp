@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "dptune/errors.hpp"
+#include "dptune/grid_noise.hpp"
 #include "dptune/plugin.hpp"
 #include "dptune/rng.hpp"
 #include "dptune/search_space.hpp"
@@ -37,6 +38,17 @@ double level(double u0, double g, std::int64_t units) {
   return u0 + static_cast<double>(units) * g;
 }
 
+/// x rounded to the nearest multiple of `grid` (> 0), or x itself when grid is 0.  Refuses values
+/// beyond 2^52 grid steps, where the sums of the secure path would stop being exact.
+double on_grid(double x, double grid) {
+  if (grid == 0) return x;
+  const double steps = x / grid;  // exact: grid is a power of two
+  if (!(std::abs(steps) <= 4503599627370496.0))
+    throw dptune::InvalidArgument("svt_doubling: value " + std::to_string(x) +
+                                  " is beyond 2^52 grid steps of " + std::to_string(grid));
+  return std::nearbyint(steps) * grid;
+}
+
 std::size_t floor_log2(std::uint64_t x) {  // x >= 1
   std::size_t r = 0;
   while (x >>= 1) ++r;
@@ -64,7 +76,7 @@ LoopResult run_adaptive_loop(const LoopOptions& options, const BatchFn& next_bat
   LoopResult r;
   std::int64_t step = 1;
   Feedback feedback;
-  // Paper 002 Algorithm 1 line 14 (`while step != 0`), with paper 001 lines 29-31 (`if u >= 1
+  // Ding et al. Algorithm 1 line 14 (`while step != 0`), with Ding & Wu lines 29-31 (`if u >= 1
   // break`) and the cap.
   while (true) {
     if (r.iterations == options.t_max) {
@@ -87,11 +99,12 @@ LoopResult run_adaptive_loop(const LoopOptions& options, const BatchFn& next_bat
     ++r.iterations;
     const double u = level(options.u0, g, r.units);
     // Line 16: propose a noisy threshold one step above the current level.
-    const double u_hat = u + static_cast<double>(step) * g + threshold_noise();
+    const double grid = options.noise_grid;
+    const double u_hat = on_grid(u + static_cast<double>(step) * g, grid) + threshold_noise();
     bool accumulated = false;
     for (std::size_t s = 0; s < batch.ids.size(); ++s) {
       // Lines 20-21: AboveThreshold test of candidate s with fresh noise.
-      if (batch.utilities[s] + query_noise() >= u_hat) {
+      if (on_grid(batch.utilities[s], grid) + query_noise() >= u_hat) {
         r.selected = batch.ids[s];  // line 22
         r.units += step;            // line 23
         step *= 2;                  // line 25
@@ -244,6 +257,32 @@ Noise make_noise(dptune::TunerContext& context, const Scales& scales, double eps
   return noise;
 }
 
+Noise make_secure_noise(dptune::TunerContext& context, const Scales& scales, double epsilon) {
+  auto& rng = context.rng();
+  const double delta = scales.sensitivity;
+  const double b_threshold = 2 / epsilon, b_query = 4 / epsilon;  // scale / Δ
+  Noise noise;
+  noise.grid = dptune::laplace_grid(delta, b_threshold, 1);
+  auto draw = [&rng, delta, grid = noise.grid](double multiplier) -> NoiseFn {
+    return [&rng, delta, grid, multiplier] {
+      const std::array<double, 1> zero{0.0};
+      return dptune::grid_laplace(zero, delta, multiplier, grid, rng)[0];
+    };
+  };
+  noise.threshold = draw(b_threshold);
+  noise.query = draw(b_query);
+  std::ostringstream d;
+  d.precision(6);
+  d << "exact discrete Laplace (Canonne, Kamath & Steinke 2020) on the grid " << noise.grid
+    << ": utilities and thresholds rounded to it, noise scales 2/eps and 4/eps times the rounded "
+       "sensitivity "
+    << delta << " + " << noise.grid << ", comparisons exact; the tuner's generator is "
+    << (rng.cryptographically_secure() ? "cryptographically secure"
+                                       : "NOT cryptographically secure (seeded run)");
+  noise.description = d.str();
+  return noise;
+}
+
 double nominal_delta_prime(double n, double g, double k_epsilon) {
   if (!(n > 1)) return 1;  // the asymptotic statement says nothing for n <= 1
   return std::min(1.0, std::pow(n, -g * k_epsilon / 4) * std::log(n));
@@ -254,7 +293,7 @@ SimulationResult simulate(const SimulationOptions& o, dptune::RandomBitGenerator
   SimulationResult out;
   std::vector<double> u(o.candidates);
   auto draw_utilities = [&] {
-    for (double& x : u) x = dptune::uniform_open01(rng);  // paper 002 §4.2: uniform on (0, 1)
+    for (double& x : u) x = dptune::uniform_open01(rng);  // Ding et al. §4.2: uniform on (0, 1)
     return *std::max_element(u.begin(), u.end());
   };
   for (double ke : o.k_epsilons) {

@@ -1,5 +1,6 @@
-// DP-Hype (Liebenow, Peinemann, Mohammadi, paper 003): federated hyperparameter search by private
-// top-k voting.  The pieces a tuner, a test or a benchmark needs, independent of the host.
+// DP-Hype (Liebenow, Peinemann, Mohammadi, Liebenow et al. 2025): federated hyperparameter search
+// by private top-k voting.  The pieces a tuner, a test or a benchmark needs, independent of the
+// host.
 #pragma once
 
 #include <cstddef>
@@ -28,9 +29,9 @@ double vote_sensitivity(std::size_t k);
 /// (Theorem III.1).
 dptune::DpEvent event_for_sigma(double sigma, std::size_t k);
 
-/// σ from (ε, δ, k) as paper 003 does it (Algorithm 1 line 1): the smallest σ whose event the
-/// accountant proves (ε, δ)-DP (with the rdp accountant: Theorem III.1 converted by Theorem I.1),
-/// found by dptune::calibrate_noise over σ.
+/// σ from (ε, δ, k) as Liebenow et al. 2025 does it (Algorithm 1 line 1): the smallest σ whose
+/// event the accountant proves (ε, δ)-DP (with the rdp accountant: Theorem III.1 converted by
+/// Theorem I.1), found by dptune::calibrate_noise over σ.
 dptune::NoiseCalibration calibrate_sigma(const dptune::Accountant& accountant, double epsilon,
                                          double delta, std::size_t k);
 
@@ -40,11 +41,12 @@ double analytic_gaussian_sigma(double epsilon, double delta, std::size_t k);
 /// The exact δ(ε) of the Gaussian mechanism with sensitivity Δ and noise σ (Balle & Wang Thm 8).
 double analytic_gaussian_delta(double epsilon, double sigma, double sensitivity);
 
-/// Threat model of the noise (paper 003 §II and Appendix A-A; Bonawitz et al. 2017): the server is
-/// honest-but-curious and may collude with up to c = ⌊γn⌋ clients (γ: `secagg_corrupt_rate`);
-/// up to d = ⌊ξn⌋ clients may drop out.  A colluding client knows its own noise share and can
-/// subtract it from the sum, so only the shares of honest clients that survive protect a target
-/// client; in the worst case every colluder survives and every dropout is honest, leaving
+/// Threat model of the noise (Liebenow et al. 2025 §II and Appendix A-A; Bonawitz et al. 2017): the
+/// server is honest-but-curious and may collude with up to c = ⌊γn⌋ clients (γ:
+/// `secagg_corrupt_rate`); up to d = ⌊ξn⌋ clients may drop out.  A colluding client knows its own
+/// noise share and can subtract it from the sum, so only the shares of honest clients that survive
+/// protect a target client; in the worst case every colluder survives and every dropout is honest,
+/// leaving
 ///   h = n − ⌊γn⌋ − ⌊ξn⌋
 /// honest noise shares.  Counts are floors with the same 1e-9 slack as the SecAgg+ analysis.
 std::size_t colluding_clients(std::size_t clients, double collusion_fraction);
@@ -120,7 +122,8 @@ SecureVoteResult secure_vote(const std::vector<std::vector<double>>& votes,
                              const secagg::ParallelFor& parallel_for,
                              secagg::Transport* transport = nullptr);
 
-// ---- simulation (paper 003 §IV-B, Figure 2) -----------------------------------------------------
+// ---- simulation (Liebenow et al. 2025 §IV-B, Figure 2)
+// -----------------------------------------------------
 struct SimulationSetting {
   std::size_t clients = 250;
   std::size_t candidates = 100;  // |H|

@@ -1,14 +1,15 @@
 // Secure aggregation by pairwise additive masking with double masking and dropout recovery, after
 // Bonawitz et al., "Practical Secure Aggregation for Privacy-Preserving Machine Learning" (CCS
 // 2017), §4 (the honest-but-curious protocol of Figure 4, without the consistency-check round that
-// only the actively secure variant needs).  DP-Hype (paper 003, §I-A, Algorithm 1 line 11) needs
-// the server to learn the sum of the clients' noisy votes and nothing else.
+// only the actively secure variant needs).  DP-Hype (Liebenow et al. 2025, §I-A, Algorithm 1 line
+// 11) needs the server to learn the sum of the clients' noisy votes and nothing else.
 //
 // Threat model covered: an honest-but-curious server (follows the protocol, sees every message it
 // receives or routes, tries to learn individual inputs) and clients that drop out at any round,
 // including after key exchange.  Not covered: an actively malicious server (it could lie about who
 // dropped to two different clients; Bonawitz's round 3 signatures stop that), malicious clients
-// (input validation, GOPA in paper 003 Appendix A-B), or collusion of the server with ≥ t clients.
+// (input validation, GOPA in Liebenow et al. 2025 Appendix A-B), or collusion of the server with ≥
+// t clients.
 //
 // Rounds (messages travel only through a Transport; clients talk to the server only):
 //   0 AdvertiseKeys  client → server: two X25519 public keys, c (encryption) and s (masking).
