@@ -1,7 +1,10 @@
 #include "ledger.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <limits>
+#include <map>
 #include <sstream>
 
 #include "dptune/host/event_yaml.hpp"
@@ -40,11 +43,26 @@ LedgerEntry entry_of(const SqliteStatement& s) {
   e.delta = s.double_at(8);
   e.total_epsilon = s.double_at(9);
   e.note = s.text_at(10);
+  e.rdp_curve = curve_from_text(s.text_at(11));
   return e;
 }
 
 constexpr const char* kColumns =
-    "id, dataset, study_id, study_dir, time, kind, event, epsilon, delta, total_epsilon, note";
+    "id, dataset, study_id, study_dir, time, kind, event, epsilon, delta, total_epsilon, note,"
+    " rdp_curve";
+
+/// ε at `delta` of an RDP curve: Canonne, Kamath & Steinke 2020, Proposition 12, minimised over
+/// the curve's orders; +inf when no order gives a finite value.
+double epsilon_of_curve(const std::vector<dptune::RdpPoint>& curve, double delta) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& [alpha, rdp] : curve) {
+    if (!(alpha > 1) || !std::isfinite(rdp)) continue;
+    const double eps =
+        rdp + std::log1p(-1 / alpha) - (std::log(delta) + std::log(alpha)) / (alpha - 1);
+    best = std::min(best, eps);
+  }
+  return std::max(0.0, best);
+}
 
 }  // namespace
 
@@ -63,6 +81,15 @@ Ledger::Ledger(const fs::path& file) {
       " dataset TEXT NOT NULL, study_id TEXT NOT NULL, study_dir TEXT NOT NULL, time TEXT NOT NULL,"
       " kind TEXT NOT NULL, event TEXT NOT NULL, epsilon REAL NOT NULL, delta REAL NOT NULL,"
       " total_epsilon REAL NOT NULL, note TEXT NOT NULL)");
+  // Ledgers written before RDP curves were kept gain the column (their rows: no curve, so they
+  // compose by the accountant's basic composition).
+  bool has_curve_column = false;
+  {
+    SqliteStatement columns(impl_->db, "PRAGMA table_info(entries)");
+    while (columns.step()) has_curve_column |= columns.text_at(1) == "rdp_curve";
+  }
+  if (!has_curve_column)
+    impl_->db.exec("ALTER TABLE entries ADD COLUMN rdp_curve TEXT NOT NULL DEFAULT ''");
 }
 
 Ledger::~Ledger() = default;
@@ -110,40 +137,41 @@ LedgerCharge Ledger::charge(const std::string& dataset, const LedgerBudget& budg
     }
   }
   std::vector<dptune::DpEvent> events;
-  double total = 0;
+  std::vector<std::vector<dptune::RdpPoint>> curves;
   {
     SqliteStatement s(db,
-                      "SELECT event FROM entries WHERE dataset = ? AND kind IN ('charge',"
-                      " 'supplement') ORDER BY id");
+                      "SELECT event, rdp_curve FROM entries WHERE dataset = ? AND kind IN"
+                      " ('charge', 'supplement') ORDER BY id");
     s.bind(1, dataset);
-    while (s.step()) events.push_back(parse_event(s.text_at(0), db.file().string()));
+    while (s.step()) {
+      events.push_back(parse_event(s.text_at(0), db.file().string()));
+      curves.push_back(curve_from_text(s.text_at(1)));
+    }
   }
+  const double delta = result.budget.delta;
+  ComposedCharges total;
   if (event) {
+    const ComposedCharges before = events.empty()
+                                       ? ComposedCharges{0.0, "nothing charged"}
+                                       : compose_charges(events, curves, delta, accountant);
     events.push_back(*event);
-    const dptune::PrivacyGuarantee spent =
-        accountant.epsilon(dptune::DpEvent::composed(events), result.budget.delta);
-    total = spent.epsilon;
-    if (!(total <= result.budget.epsilon)) {
-      events.pop_back();
-      const double before =
-          events.empty()
-              ? 0.0
-              : accountant.epsilon(dptune::DpEvent::composed(events), result.budget.delta).epsilon;
+    curves.push_back(guarantee.rdp_curve);
+    total = compose_charges(events, curves, delta, accountant);
+    if (!(total.epsilon <= result.budget.epsilon))
       throw LedgerRefused(
           where + ": refused: this run's guarantee " + event->to_string() +
-          " would bring the composed epsilon at delta " + fmt(result.budget.delta) + " to " +
-          fmt(total) + ", over the budget epsilon " + fmt(result.budget.epsilon) +
-          "; remaining: epsilon " + fmt(std::max(0.0, result.budget.epsilon - before)) +
-          " at delta " + fmt(result.budget.delta) + " (spent " + fmt(before) + " in " +
-          std::to_string(events.size()) + " charges; nothing of this run was trained)");
-    }
+          " would bring the composed epsilon at delta " + fmt(delta) + " to " + fmt(total.epsilon) +
+          " (" + total.how + "), over the budget epsilon " + fmt(result.budget.epsilon) +
+          "; remaining: epsilon " + fmt(std::max(0.0, result.budget.epsilon - before.epsilon)) +
+          " at delta " + fmt(delta) + " (spent " + fmt(before.epsilon) + " in " +
+          std::to_string(events.size() - 1) + " charges; nothing of this run was trained)");
   } else if (!events.empty()) {
-    total = accountant.epsilon(dptune::DpEvent::composed(events), result.budget.delta).epsilon;
+    total = compose_charges(events, curves, delta, accountant);
   }
   SqliteStatement put(
       db,
       "INSERT INTO entries (dataset, study_id, study_dir, time, kind, event,"
-      " epsilon, delta, total_epsilon, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      " epsilon, delta, total_epsilon, note, rdp_curve) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   put.bind(1, dataset)
       .bind(2, study_id)
       .bind(3, study_dir)
@@ -152,8 +180,9 @@ LedgerCharge Ledger::charge(const std::string& dataset, const LedgerBudget& budg
       .bind(6, event ? event->to_string() : std::string())
       .bind(7, event ? guarantee.epsilon : 0.0)
       .bind(8, event ? guarantee.delta : 0.0)
-      .bind(9, total)
+      .bind(9, total.epsilon)
       .bind(10, note)
+      .bind(11, event ? curve_to_text(guarantee.rdp_curve) : std::string())
       .run();
   const std::int64_t id = db.last_insert_id();
   tx.commit();
@@ -166,8 +195,9 @@ LedgerCharge Ledger::charge(const std::string& dataset, const LedgerBudget& budg
                   event ? event->to_string() : "",
                   event ? guarantee.epsilon : 0.0,
                   event ? guarantee.delta : 0.0,
-                  total,
-                  note};
+                  total.epsilon,
+                  note,
+                  event ? guarantee.rdp_curve : std::vector<dptune::RdpPoint>{}};
   return result;
 }
 
@@ -189,6 +219,75 @@ std::vector<Ledger::Dataset> Ledger::read(const std::string& dataset) const {
     out.push_back(std::move(d));
   }
   return out;
+}
+
+ComposedCharges compose_charges(const std::vector<dptune::DpEvent>& events,
+                                const std::vector<std::vector<dptune::RdpPoint>>& curves,
+                                double delta, const dptune::Accountant& accountant) {
+  // Basic composition needs the charges' δ to add up to at most `delta`; when they do not, only
+  // the RDP route can price them (and without curves the charge is refused with the reason).
+  ComposedCharges basic{std::numeric_limits<double>::infinity(),
+                        "basic composition of the charges' (epsilon, delta)"};
+  std::string basic_failure;
+  try {
+    basic.epsilon = accountant.epsilon(dptune::DpEvent::composed(events), delta).epsilon;
+  } catch (const dptune::Error& e) {
+    basic_failure = e.what();
+  }
+  const bool all_curves =
+      !curves.empty() &&
+      std::all_of(curves.begin(), curves.end(), [](const auto& curve) { return !curve.empty(); });
+  if (!all_curves) {
+    if (!basic_failure.empty()) throw LedgerRefused(basic_failure);
+    return basic;
+  }
+  std::map<double, std::pair<double, std::size_t>> sum;  // order -> (sum of ε(α), charges)
+  for (const auto& curve : curves)
+    for (const auto& [alpha, rdp] : curve) {
+      auto& [total, count] = sum[alpha];
+      total += rdp;
+      ++count;
+    }
+  std::vector<dptune::RdpPoint> composed;
+  for (const auto& [alpha, entry] : sum)
+    if (entry.second == curves.size()) composed.push_back({alpha, entry.first});
+  const double rdp = epsilon_of_curve(composed, delta);
+  if (!(rdp < basic.epsilon)) {
+    if (!basic_failure.empty()) throw LedgerRefused(basic_failure);
+    return basic;
+  }
+  return {rdp, "RDP composition of the charges' curves at " + std::to_string(composed.size()) +
+                   " shared orders"};
+}
+
+std::string curve_to_text(const std::vector<dptune::RdpPoint>& curve) {
+  std::ostringstream out;
+  out.precision(17);
+  // Orders with an infinite ε are left out: an order missing from one curve is not shared, so it
+  // never takes part in the composition.
+  bool first = true;
+  for (const auto& [order, epsilon] : curve) {
+    if (!std::isfinite(order) || !std::isfinite(epsilon)) continue;
+    out << (first ? "" : ";") << order << ":" << epsilon;
+    first = false;
+  }
+  return out.str();
+}
+
+std::vector<dptune::RdpPoint> curve_from_text(const std::string& text) {
+  std::vector<dptune::RdpPoint> curve;
+  std::istringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ';')) {
+    const auto colon = item.find(':');
+    double order = 0, epsilon = 0;
+    std::istringstream a(item.substr(0, colon)),
+        b(colon == std::string::npos ? "" : item.substr(colon + 1));
+    if (colon == std::string::npos || !(a >> order) || !(b >> epsilon))
+      throw dptune::Error("ledger: malformed RDP curve entry '" + item + "'");
+    curve.push_back({order, epsilon});
+  }
+  return curve;
 }
 
 }  // namespace dptune::host

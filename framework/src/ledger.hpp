@@ -18,6 +18,7 @@
 
 #include "dptune/dp_event.hpp"
 #include "dptune/plugin.hpp"
+#include "dptune/privacy.hpp"
 
 namespace dptune::host {
 
@@ -33,7 +34,30 @@ struct LedgerEntry {
   double epsilon = 0, delta = 0;  // the run's own guarantee (charges)
   double total_epsilon = 0;       // composed ε of the dataset after this row, at budget δ
   std::string note;
+  /// The run's RDP curve (PrivacyGuarantee::rdp_curve) when its accountant had one: charges that
+  /// all have one compose by adding the curves (see compose_charges).
+  std::vector<dptune::RdpPoint> rdp_curve;
 };
+
+/// The composed ε at `delta` of charges with guarantees (ε_i, δ_i) and RDP curves, the smaller
+/// of two sound bounds, with how it was obtained:
+///  * the accountant's price of composed(approx_dp(ε_i, δ_i)) (basic composition), always;
+///  * when every charge has an RDP curve: the curves added at the orders they all share (RDP
+///    composition, Mironov 2017, Proposition 1; valid for adaptively chosen runs) and converted
+///    at `delta` by Canonne, Kamath & Steinke 2020, Proposition 12 (the rdp accountant's default
+///    conversion): ε = ε(α) + log((α − 1)/α) − (log δ + log α)/(α − 1), minimised over α.
+struct ComposedCharges {
+  double epsilon = 0;
+  std::string how;
+};
+ComposedCharges compose_charges(const std::vector<dptune::DpEvent>& events,
+                                const std::vector<std::vector<dptune::RdpPoint>>& curves,
+                                double delta, const dptune::Accountant& accountant);
+
+/// "α:ε(α);…" with full precision, and back (empty text: no curve).  Throws dptune::Error on a
+/// malformed text.
+std::string curve_to_text(const std::vector<dptune::RdpPoint>& curve);
+std::vector<dptune::RdpPoint> curve_from_text(const std::string& text);
 
 struct LedgerBudget {
   double epsilon = 0, delta = 0;

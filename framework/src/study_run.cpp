@@ -145,9 +145,9 @@ std::string charge_ledger(const PipelineConfig& config, const Study& study,
     row_kind = "none";
     note = "tuner " + config.tuner.use + " claims no guarantee and releases nothing under DP";
   } else {
-    // The run's whole guarantee as an approx_dp event: composed with the other charges by the
-    // accountant (basic composition for approx_dp in the RDP accountant: sound, and conservative
-    // where the run's own RDP curve would compose more tightly; docs/studies.md).
+    // The run's whole guarantee as an approx_dp event, with its RDP curve when it has one: the
+    // ledger composes the charges by the smaller of basic composition and RDP composition of the
+    // curves (compose_charges in ledger.hpp; docs/studies.md).
     event = dptune::DpEvent::approx_dp(plan.guarantee->epsilon, plan.guarantee->delta);
     note = "tuner " + config.tuner.use + ", pipeline " + config.file.string() + ": " +
            plan.guarantee->derivation.substr(0, 300);

@@ -1,0 +1,127 @@
+// The privacy ledger's composition across studies: RDP curves added when every charge has one,
+// the accountant's basic composition otherwise, whichever is smaller (framework/src/ledger.hpp).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "../../framework/src/ledger.hpp"
+#include "dptune/dptune.hpp"
+#include "dptune/host/plugin_registry.hpp"
+#include "temp_dir.hpp"
+
+namespace host = dptune::host;
+using dptune::DpEvent;
+using dptune_test::TempDir;
+
+namespace {
+
+std::shared_ptr<dptune::Accountant> rdp_accountant() {
+  static host::PluginRegistry* registry = [] {
+    auto* r = new host::PluginRegistry();  // kept for the process: plugins stay loaded
+    r->scan(DPTUNE_BUILT_PLUGIN_DIR);
+    return r;
+  }();
+  const auto* info = registry->find(dptune::PluginKind::Accountant, "rdp");
+  REQUIRE(info != nullptr);
+  return registry->create_accountant("rdp", info->schema.complete({}));
+}
+
+constexpr double kDelta = 1e-5;
+
+}  // namespace
+
+TEST_CASE("ledger: charges with RDP curves compose by adding the curves") {
+  const auto acc = rdp_accountant();
+  // One run: 10 Gaussian steps with sigma 2 (RDP alpha / (2 sigma^2) per step).
+  const DpEvent run = DpEvent::self_composed(DpEvent::gaussian(2.0), 10);
+  const dptune::PrivacyGuarantee g = acc->epsilon(run, kDelta);
+  REQUIRE_FALSE(g.rdp_curve.empty());
+  // Four such runs are, as RDP, exactly 40 steps: the accountant's own price of those.
+  const double four_runs =
+      acc->epsilon(DpEvent::self_composed(DpEvent::gaussian(2.0), 40), kDelta).epsilon;
+  // Basic composition cannot even price two runs at the budget's delta (their deltas add up).
+  CHECK_THROWS(
+      acc->epsilon(DpEvent::self_composed(DpEvent::approx_dp(g.epsilon, g.delta), 2), kDelta));
+  REQUIRE(four_runs < 2.5 * g.epsilon);  // far below 4 epsilon
+
+  TempDir dir;
+  host::Ledger ledger(dir.path() / "ledger.db");
+  // A budget that fits four runs by RDP composition (basic composition could not charge two).
+  const host::LedgerBudget budget{1.05 * four_runs, kDelta};
+  host::LedgerCharge last;
+  for (int i = 0; i < 4; ++i)
+    last = ledger.charge("adult", budget, "study" + std::to_string(i), "/out", "charge",
+                         DpEvent::approx_dp(g.epsilon, g.delta), g, *acc, "run");
+  CHECK(last.entry.total_epsilon == doctest::Approx(four_runs).epsilon(1e-9));
+  const auto rows = ledger.read("adult");
+  REQUIRE(rows.size() == 1);
+  REQUIRE(rows[0].entries.size() == 4);
+  CHECK(rows[0].entries[0].rdp_curve.size() == g.rdp_curve.size());
+  CHECK(rows[0].entries[1].total_epsilon < rows[0].entries[3].total_epsilon);  // monotone
+  // A fifth run does not fit: refused, naming the route and the remainder.
+  try {
+    ledger.charge("adult", budget, "study4", "/out", "charge",
+                  DpEvent::approx_dp(g.epsilon, g.delta), g, *acc, "run");
+    FAIL("the fifth charge should have been refused");
+  } catch (const host::LedgerRefused& e) {
+    CHECK(std::string(e.what()).find("RDP composition of the charges' curves") !=
+          std::string::npos);
+    CHECK(std::string(e.what()).find("in 4 charges") != std::string::npos);
+  }
+}
+
+TEST_CASE("ledger: a charge without an RDP curve makes the total the basic composition") {
+  const auto acc = rdp_accountant();
+  const DpEvent run = DpEvent::self_composed(DpEvent::gaussian(2.0), 10);
+  const dptune::PrivacyGuarantee g = acc->epsilon(run, kDelta);
+  dptune::PrivacyGuarantee pure;  // e.g. from an accountant without RDP curves
+  pure.epsilon = 0.5;
+  TempDir dir;
+  host::Ledger ledger(dir.path() / "ledger.db");
+  const host::LedgerBudget budget{100, kDelta};
+  ledger.charge("d", budget, "a", "/out", "charge", DpEvent::approx_dp(g.epsilon, g.delta), g, *acc,
+                "");
+  const auto last =
+      ledger.charge("d", budget, "b", "/out", "charge", DpEvent::pure_dp(0.5), pure, *acc, "");
+  const double basic =
+      acc->epsilon(
+             DpEvent::composed({DpEvent::approx_dp(g.epsilon, g.delta), DpEvent::pure_dp(0.5)}),
+             kDelta)
+          .epsilon;
+  CHECK(last.entry.total_epsilon == doctest::Approx(basic).epsilon(1e-12));
+}
+
+TEST_CASE("ledger: compose_charges takes the smaller bound and shares orders only") {
+  const auto acc = rdp_accountant();
+  // Two curves with one shared order: alpha = 2 (0.1 + 0.2); alpha = 3 and 4 are not shared.
+  const std::vector<std::vector<dptune::RdpPoint>> curves = {{{2, 0.1}, {3, 0.15}},
+                                                             {{2, 0.2}, {4, 0.4}}};
+  const std::vector<DpEvent> events = {DpEvent::approx_dp(50, 1e-6), DpEvent::approx_dp(50, 1e-6)};
+  const auto c = host::compose_charges(events, curves, kDelta, *acc);
+  // CKS 2020, Proposition 12 at alpha = 2: 0.3 + log(1/2) - (log(1e-5) + log 2) / 1.
+  const double expected = 0.3 + std::log(0.5) - (std::log(kDelta) + std::log(2.0));
+  CHECK(c.epsilon == doctest::Approx(expected).epsilon(1e-12));
+  CHECK(c.how.find("at 1 shared orders") != std::string::npos);
+  // Curves worse than basic composition: the basic bound is kept.
+  const std::vector<std::vector<dptune::RdpPoint>> weak = {{{2, 50}}, {{2, 50}}};
+  const auto b = host::compose_charges(events, weak, kDelta, *acc);
+  CHECK(b.epsilon == doctest::Approx(acc->epsilon(DpEvent::composed(events), kDelta).epsilon));
+  CHECK(b.how.find("basic composition") != std::string::npos);
+  // Neither route prices it (the deltas exceed the budget's, no curves): refused with the reason.
+  const std::vector<DpEvent> wide = {DpEvent::approx_dp(1, 1e-5), DpEvent::approx_dp(1, 1e-5)};
+  CHECK_THROWS_AS(host::compose_charges(wide, {{}, {}}, kDelta, *acc), host::LedgerRefused);
+}
+
+TEST_CASE("ledger: RDP curves round-trip through their text, infinite orders left out") {
+  const std::vector<dptune::RdpPoint> curve = {
+      {1.5, 0.1234567890123456789}, {2, 1e-300}, {64, std::numeric_limits<double>::infinity()}};
+  const auto text = host::curve_to_text(curve);
+  const auto back = host::curve_from_text(text);
+  REQUIRE(back.size() == 2);
+  CHECK(back[0].order == 1.5);
+  CHECK(back[0].epsilon == curve[0].epsilon);
+  CHECK(back[1].epsilon == 1e-300);
+  CHECK(host::curve_from_text("").empty());
+  CHECK_THROWS_AS(host::curve_from_text("2:0.1;oops"), dptune::Error);
+}
