@@ -11,6 +11,7 @@
 
 #include "dptune/errors.hpp"
 #include "dptune/host/config.hpp"
+#include "yaml_load.hpp"
 
 namespace dptune::host {
 
@@ -225,7 +226,7 @@ DpEvent parse_event(const std::string& text, const std::string& file,
                     const EventParseOptions& options, int* noise_leaves) {
   YAML::Node root;
   try {
-    const auto docs = YAML::LoadAll(text);
+    const auto docs = load_yaml_documents(text);
     if (docs.size() > 1)
       throw ConfigDiagnostic({file, 0, 0}, "event",
                              "expected one YAML document, got " + std::to_string(docs.size()));
