@@ -12,7 +12,9 @@ namespace {
 
 /// What the parser got stuck on: yaml-cpp 0.7 leaves such a token unconsumed at the top level.
 std::string stuck_message(const std::string& text, const YAML::Mark& mark) {
-  const auto pos = static_cast<std::size_t>(mark.pos);
+  // Marks count characters after a UTF-8 byte order mark (other encodings: no character named).
+  const std::size_t bom = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
+  const auto pos = bom + static_cast<std::size_t>(mark.pos);
   const char c = pos < text.size() ? text[pos] : '\0';
   if (c == ',')
     return "unexpected ',' outside a flow collection (quote a value that holds a comma)";

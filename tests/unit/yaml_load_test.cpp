@@ -55,6 +55,10 @@ TEST_CASE("yaml loading: a stray comma is a located error, not an endless loop")
   CHECK(event_error("&a ,").rfind("1:4: YAML syntax error: " + comma, 0) == 0);
   CHECK(event_error("!t ,").rfind("1:4: YAML syntax error: " + comma, 0) == 0);
   CHECK(event_error("%YAML 1.2\n---\n,").rfind("3:1: YAML syntax error: " + comma, 0) == 0);
+  // After a UTF-8 byte order mark (marks count from after it).
+  CHECK(event_error("\xEF\xBB\xBF,").rfind("1:1: YAML syntax error: " + comma, 0) == 0);
+  CHECK(event_error("\xEF\xBB\xBF{no_op: {}}\n ,").rfind("2:2: YAML syntax error: " + comma, 0) ==
+        0);
   // A comma inside a flow collection is still fine.
   CHECK(dptune::host::parse_event("{composed: {events: [{pure_dp: {epsilon: 1}}, "
                                   "{pure_dp: {epsilon: 2}}]}}",
