@@ -2,8 +2,9 @@
 //
 // yaml-cpp 0.7 (Debian 12) must never see untrusted text unguarded: on a stray flow indicator such
 // as a file holding only ',' its parser returns an empty document without consuming the token, and
-// LoadAll asks for the next document forever while allocating (upstream issues #1040 and #499,
-// fixed only after 0.7).  Its node builder also accepts an alias to the node that contains it
+// LoadAll asks for the next document forever while allocating (upstream issues #1040 and #499;
+// yaml-cpp fixed it after 0.7 by stopping when a document consumes no token, as checked here).  Its
+// node builder also accepts an alias to the node that contains it
 // ("&a [*a]"), giving a cyclic graph that every recursive walk follows until the stack overflows,
 // and aliases can make a small file expand to an exponential tree ('billion laughs').
 //
