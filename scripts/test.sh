@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Builds dptune and runs the whole test suite, then again under AddressSanitizer and
-# UndefinedBehaviorSanitizer.  Usage: scripts/test.sh [--no-sanitize]
+# Builds dptune and runs the whole test suite, a 60-second fuzzing pass, then the suite again under
+# AddressSanitizer and UndefinedBehaviorSanitizer.  Usage: scripts/test.sh [--no-sanitize]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh build
 ctest --test-dir build --output-on-failure -j "$(nproc)"
+# A short fuzzing pass over the YAML loaders (scripts/fuzz.sh: clang, libFuzzer, ASan + UBSan).
+scripts/fuzz.sh 60
 if [ "${1:-}" != "--no-sanitize" ]; then
   scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DDPTUNE_SANITIZE=ON
   # intercept_tls_get_addr=0: up to GCC 13, the sanitizer runtime's __tls_get_addr interceptor

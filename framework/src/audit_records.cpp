@@ -16,6 +16,7 @@
 #include "dptune/host/audit.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "json.hpp"
+#include "yaml_load.hpp"
 
 namespace fs = std::filesystem;
 
@@ -69,7 +70,7 @@ std::vector<AuditRecord> read_audit_records(const fs::path& store) {
   if (!fs::exists(store, ec)) return records;
   YAML::Node root;
   try {
-    root = YAML::LoadFile(store.string());
+    root = load_yaml_file(store);
   } catch (const YAML::Exception& e) {
     throw dptune::Error(store.string() + ": unreadable audit record store: " + e.what());
   }

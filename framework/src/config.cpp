@@ -22,6 +22,7 @@
 
 #include "dptune/errors.hpp"
 #include "dptune/host/data_source.hpp"
+#include "yaml_load.hpp"
 
 namespace dptune::host {
 
@@ -423,7 +424,7 @@ std::string read_text(const fs::path& file, const std::string& shown) {
 Node parse_root(const std::string& text, const std::string& shown) {
   std::vector<YAML::Node> documents;
   try {
-    documents = YAML::LoadAll(text);
+    documents = load_yaml_documents(text);
   } catch (const YAML::Exception& e) {
     fail(location(shown, e.mark), "", "YAML syntax error: " + e.msg);
   }
@@ -461,7 +462,7 @@ void apply_override(Node& root, const Override& o) {
       fail(kSetLocation, o.key_path, "expected a dotted key path such as tuner.params.trials");
   Node value;
   try {
-    YAML::Node parsed = YAML::Load(o.value);
+    YAML::Node parsed = load_yaml_document(o.value);
     value = Converter{kSetLocation.file, true}(parsed, o.key_path);
   } catch (const YAML::Exception& e) {
     fail(kSetLocation, o.key_path, "YAML syntax error in the value: " + e.msg);

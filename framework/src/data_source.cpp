@@ -11,6 +11,7 @@
 
 #include "dptune/errors.hpp"
 #include "dptune/host/data_readers.hpp"
+#include "yaml_load.hpp"
 
 namespace dptune::host {
 
@@ -405,7 +406,7 @@ Preprocessing default_preprocessing(const std::string& name) {
   const fs::path file = bundled_data_file(stats_name);
   Preprocessing p{Preprocessing::Kind::Standardize};
   try {
-    const YAML::Node root = YAML::LoadFile(file.string());
+    const YAML::Node root = load_yaml_file(file);
     p.mean = root["mean"].as<std::vector<double>>();
     p.scale = root["scale"].as<std::vector<double>>();
   } catch (const YAML::Exception& e) {

@@ -11,6 +11,7 @@
 
 #include "dptune/errors.hpp"
 #include "dptune/host/config.hpp"
+#include "yaml_load.hpp"
 
 namespace dptune::host {
 
@@ -140,7 +141,7 @@ class Parser {
         fail(body, here, "expected a map of the event's fields, got " + shape_of(body));
       for (const auto& f : body) {
         const YAML::Node fk = f.first;
-        const std::string name = fk.Scalar();
+        const std::string& name = fk.Scalar();
         bool known = false;
         for (const auto& spec : it->second) known = known || name == spec.name;
         if (!known) {
@@ -149,10 +150,13 @@ class Parser {
           const auto hint = did_you_mean(name, allowed);
           std::string list;
           for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-          fail(fk, join(here, name),
-               "unknown field '" + name + "' of " + kind +
-                   (hint ? " (did you mean '" + *hint + "'?)" : std::string()) + "; " + kind +
-                   (allowed.empty() ? " takes no fields" : " takes " + list));
+          std::string message = "unknown field '";
+          message += name;
+          message += "' of " + kind;
+          if (hint) message += " (did you mean '" + *hint + "'?)";
+          message += "; " + kind;
+          message += allowed.empty() ? " takes no fields" : " takes " + list;
+          fail(fk, join(here, name), message);
         }
         if (fields.count(name)) fail(fk, join(here, name), "duplicate field '" + name + "'");
         fields.emplace(name, f.second);
@@ -225,7 +229,7 @@ DpEvent parse_event(const std::string& text, const std::string& file,
                     const EventParseOptions& options, int* noise_leaves) {
   YAML::Node root;
   try {
-    const auto docs = YAML::LoadAll(text);
+    const auto docs = load_yaml_documents(text);
     if (docs.size() > 1)
       throw ConfigDiagnostic({file, 0, 0}, "event",
                              "expected one YAML document, got " + std::to_string(docs.size()));

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "dptune/errors.hpp"
+#include "yaml_load.hpp"
 
 namespace dptune::host {
 
@@ -201,7 +202,7 @@ ExportedModel read_model_file(const std::filesystem::path& file) {
   const Reader r{file};
   YAML::Node root;
   try {
-    root = YAML::LoadFile(file.string());
+    root = load_yaml_file(file);
   } catch (const YAML::Exception& e) {
     throw dptune::Error(file.string() + ": not a readable model file: " + e.what());
   }

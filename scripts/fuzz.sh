@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/) with clang into build-fuzz and runs each for half of SECONDS
+# (default 600 in total): fuzz_pipeline (pipeline text -> validated pipeline or located error) and
+# fuzz_event (event text -> DpEvent or located error).  A hang (-timeout), a memory blow-up
+# (-rss_limit_mb), a crash, a sanitizer report or a broken invariant is a finding: its input is
+# saved as build-fuzz/findings/<target>-<kind>-<hash> and the script exits 1.
+# Usage: scripts/fuzz.sh [SECONDS]
+# The pipeline target loads the plugins of the ordinary build in build/ (built first if missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+total=${1:-600}
+per_target=$(( total / 2 ))
+[ "$per_target" -ge 1 ] || { echo "fuzz.sh: SECONDS must be at least 2" >&2; exit 2; }
+
+[ -x build/bin/dptune ] || scripts/build.sh build
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+if [ ! -f build-fuzz/build.ninja ]; then
+  cmake -S fuzz -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ "${launcher[@]}" >/dev/null
+fi
+cmake --build build-fuzz -j "$(nproc)"
+
+# Seeds: the bad-pipeline corpus, the example pipelines and (for events) fuzz/events.  New inputs
+# the fuzzer finds interesting accumulate in build-fuzz/corpus/<target> across runs.
+seeds=build-fuzz/seeds
+rm -rf "$seeds" && mkdir -p "$seeds/pipeline" "$seeds/event" build-fuzz/findings
+cp tests/bad_pipelines/*.yaml examples/pipelines/*.yaml "$seeds/pipeline/"
+cp fuzz/events/*.yaml "$seeds/pipeline/"* "$seeds/event/"
+
+status=0
+for target in pipeline event; do
+  mkdir -p "build-fuzz/corpus/$target"
+  echo "fuzz.sh: fuzz_$target for ${per_target} s" >&2
+  # -timeout: seconds one input may take (the loaders need milliseconds); -rss_limit_mb: the whole
+  # process, sanitizers included; -max_len: larger than any seed.
+  if ! build-fuzz/fuzz_$target -max_total_time="$per_target" -timeout=10 -rss_limit_mb=2048 \
+      -max_len=16384 -dict=fuzz/yaml.dict -print_final_stats=1 \
+      -artifact_prefix="build-fuzz/findings/$target-" \
+      "build-fuzz/corpus/$target" "$seeds/$target" 2>"build-fuzz/fuzz_$target.log"; then
+    echo "fuzz.sh: fuzz_$target found a problem; see build-fuzz/fuzz_$target.log and build-fuzz/findings" >&2
+    tail -n 40 "build-fuzz/fuzz_$target.log" >&2
+    status=1
+  fi
+  grep -E "^stat::number_of_executed_units|^#[0-9]+ +DONE" "build-fuzz/fuzz_$target.log" >&2 || true
+done
+exit "$status"
