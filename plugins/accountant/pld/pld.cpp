@@ -19,16 +19,16 @@ class PldAccountant final : public dptune::pld::AccountantFace {
   static dptune::ParamSchema schema() {
     return dptune::ParamSchema{}
         .add_float("value_discretization_interval",
-                    "grid step h of the privacy losses, in (0, 1]: smaller is tighter and slower; "
-                    "every answer stays an upper bound (pessimistic discretisation, Doroshenko et "
-                    "al. 2022)")
+                   "grid step h of the privacy losses, in (0, 1]: smaller is tighter and slower; "
+                   "every answer stays an upper bound (pessimistic discretisation, Doroshenko et "
+                   "al. 2022)")
         .min_exclusive(0)
         .max(1)
         .default_to(1e-4)
         .add_float("tail_mass_truncation",
-                    "probability mass, in (0, 1e-3], that each discretisation or composition may "
-                    "move to the tails (the upper tail to an infinite loss, so it adds at most "
-                    "this much to delta)")
+                   "probability mass, in (0, 1e-3], that each discretisation or composition may "
+                   "move to the tails (the upper tail to an infinite loss, so it adds at most "
+                   "this much to delta)")
         .min_exclusive(0)
         .max(1e-3)
         .default_to(1e-15);

@@ -1,5 +1,5 @@
-// Composition of discrete PLDs (convolution by FFT), tail truncation, the dominating PLD of several,
-// and δ(ε) / ε(δ) of one PLD.  See pld_core.hpp.
+// Composition of discrete PLDs (convolution by FFT), tail truncation, the dominating PLD of
+// several, and δ(ε) / ε(δ) of one PLD.  See pld_core.hpp.
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -142,18 +142,20 @@ void truncate_tails(Pld& pld, const Options& options, Estimate estimate) {
   const double half_tail = options.tail_mass_truncation / 2;
   const bool pessimistic = estimate == Estimate::Pessimistic;
   std::size_t first = 0, last = pld.mass.size();
-  double below = 0, above = 0;
+  double below = 0;
+  while (last > first && pld.mass[last - 1] == 0) --last;  // exact zeros only: the upper tail
+  // is never moved to +∞ here, which would lose a finite ε at δ = 0 (pure DP compositions)
   while (first < last && below + pld.mass[first] <= half_tail) below += pld.mass[first++];
-  while (last > first && above + pld.mass[last - 1] <= half_tail) above += pld.mass[--last];
-  if (first == last) {  // everything was tail: keep it all at +∞ (pessimistic) or nothing
-    pld.infinity = pessimistic ? std::min(1.0, pld.infinity + below + above) : pld.infinity;
-    pld.mass.clear();
+  if (first == last) {  // everything was lower tail: keep it at the top (pessimistic) or drop it
+    if (pessimistic && last > 0) {
+      pld.mass = {below};
+      pld.offset += static_cast<std::int64_t>(last) - 1;
+    } else {
+      pld.mass.clear();
+    }
     return;
   }
-  if (pessimistic) {
-    pld.mass[first] += below;  // rounding a loss up dominates
-    pld.infinity = std::min(1.0, pld.infinity + above);
-  }
+  if (pessimistic) pld.mass[first] += below;  // rounding a loss up dominates
   pld.mass = std::vector<double>(pld.mass.begin() + static_cast<std::ptrdiff_t>(first),
                                  pld.mass.begin() + static_cast<std::ptrdiff_t>(last));
   pld.offset += static_cast<std::int64_t>(first);
@@ -191,7 +193,10 @@ Pld self_compose(const Pld& pld, std::int64_t k, const Options& options, Estimat
   const auto n = static_cast<std::int64_t>(pld.mass.size());
   const std::int64_t support_lo = k * pld.offset, support_hi = k * (pld.offset + n - 1);
   const std::int64_t w_lo = std::max(support_lo, static_cast<std::int64_t>(std::floor(t_lo / h)));
-  const std::int64_t w_hi = std::min(support_hi, static_cast<std::int64_t>(std::ceil(t_hi / h)));
+  std::int64_t w_hi = std::min(support_hi, static_cast<std::int64_t>(std::ceil(t_hi / h)));
+  // Keep the whole upper support when that at most doubles the work (bounded losses, e.g. pure
+  // DP, then keep their exact top and a finite ε at δ = 0).
+  if (support_hi - w_lo + 1 <= 2 * (w_hi - w_lo + 1)) w_hi = support_hi;
   const auto width = static_cast<std::size_t>(std::max<std::int64_t>(w_hi - w_lo + 1, 1));
   if (width > options.max_points)
     throw PrivacyError("composing " + std::to_string(k) + " times needs " + std::to_string(width) +
@@ -208,10 +213,17 @@ Pld self_compose(const Pld& pld, std::int64_t k, const Options& options, Estimat
   out.mass.assign(size, 0.0);
   const auto modulus = static_cast<std::int64_t>(size);
   for (std::size_t i = 0; i < size; ++i) {
-    const std::int64_t m = ((w_lo + static_cast<std::int64_t>(i) - k * pld.offset) % modulus +
-                            modulus) %
-                           modulus;
-    out.mass[i] = std::max(0.0, spectrum[static_cast<std::size_t>(m)].real() / static_cast<double>(size));
+    const std::int64_t m =
+        ((w_lo + static_cast<std::int64_t>(i) - k * pld.offset) % modulus + modulus) % modulus;
+    out.mass[i] =
+        std::max(0.0, spectrum[static_cast<std::size_t>(m)].real() / static_cast<double>(size));
+  }
+  // Bins above the support can only hold mass wrapped from below the window: put it back at the
+  // window's bottom (a loss rounded up) or drop it (optimistic).
+  for (std::size_t i = 0; i < size; ++i) {
+    if (w_lo + static_cast<std::int64_t>(i) <= support_hi) continue;
+    if (estimate == Estimate::Pessimistic) out.mass[0] += out.mass[i];
+    out.mass[i] = 0;
   }
   // Mass below the window wraps onto its top (raising δ: harmless for the pessimistic estimate);
   // mass above it wraps onto its bottom, where δ does not see it, so its Chernoff bound goes to +∞.

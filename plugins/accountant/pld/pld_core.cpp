@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <limits>
 #include <unordered_map>
@@ -18,6 +19,12 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 using K = DpEvent::Kind;
 
 std::string num(double x) { return to_string(Value{x}); }
+
+std::string short_num(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", x);
+  return text;
+}
 
 /// Why `e` (already restated for its relation) has no PLD here; empty when it has one.
 std::string reason_of(const DpEvent& e) {
@@ -169,7 +176,8 @@ class Pricing {
 
   Directions compose_two(const Directions& a, const Directions& b) const {
     Directions out{compose(a.remove, b.remove, options_, estimate_), std::nullopt};
-    if (a.add || b.add) out.add = compose(a.add_or_remove(), b.add_or_remove(), options_, estimate_);
+    if (a.add || b.add)
+      out.add = compose(a.add_or_remove(), b.add_or_remove(), options_, estimate_);
     return out;
   }
 
@@ -257,13 +265,14 @@ std::string Accountant::describe(const DpEvent& event, Estimate estimate) const 
          (pessimistic ? "pessimistic connect-the-dots discretisation (Doroshenko, Ghazi, Kamath, "
                         "Kumar & Manurangsi 2022), an upper bound"
                       : "optimistic discretisation (losses rounded down), a lower bound") +
-         "; value_discretization_interval " + num(options_.value_discretization_interval) +
-         ", tail_mass_truncation " + num(options_.tail_mass_truncation) +
+         "; value_discretization_interval " + short_num(options_.value_discretization_interval) +
+         ", tail_mass_truncation " + short_num(options_.tail_mass_truncation) +
          "; compositions by FFT convolution";
 }
 
 PrivacyGuarantee Accountant::epsilon(const DpEvent& event, double delta, Estimate estimate) const {
-  if (!(delta >= 0 && delta < 1)) throw InvalidArgument("delta " + num(delta) + ": must be in [0, 1)");
+  if (!(delta >= 0 && delta < 1))
+    throw InvalidArgument("delta " + num(delta) + ": must be in [0, 1)");
   const Directions d = directions(event, estimate);
   const double h = options_.value_discretization_interval;
   const double remove = d.remove.epsilon(h, delta);

@@ -68,7 +68,8 @@ struct Directions {
   const Pld& add_or_remove() const { return add ? *add : remove; }
 };
 
-// ---- leaves (pld_leaves.cpp) ---------------------------------------------------------------------
+// ---- leaves (pld_leaves.cpp)
+// ---------------------------------------------------------------------
 /// Gaussian mechanism, noise multiplier σ (L2 sensitivity 1): P = N(1, σ²), Q = N(0, σ²).
 Directions gaussian(double sigma, const Options& options, Estimate estimate);
 /// Laplace mechanism, scale b per unit L1 sensitivity: P = Lap(1, b), Q = Lap(0, b).
@@ -82,7 +83,8 @@ Directions approx_dp(double epsilon, double delta, const Options& options, Estim
 Directions poisson_sampled(double q, double noise, bool laplace, const Options& options,
                            Estimate estimate);
 
-// ---- composition (pld_compose.cpp) ---------------------------------------------------------------
+// ---- composition (pld_compose.cpp)
+// ---------------------------------------------------------------
 /// The PLD of two independent mechanisms: the convolution, tails truncated.
 Pld compose(const Pld& a, const Pld& b, const Options& options, Estimate estimate);
 /// k-fold self-composition: one FFT, the k-th power of the spectrum on a window chosen by a
@@ -91,13 +93,14 @@ Pld self_compose(const Pld& pld, std::int64_t k, const Options& options, Estimat
 /// A PLD whose δ(ε) is above every one of `plds`' at every ε (the chord construction on their
 /// pointwise maximum, see pld_compose.cpp); pessimistic only.
 Pld dominate_all(const std::vector<Pld>& plds, const Options& options);
-/// Moves at most tail_mass_truncation / 2 from each end: pessimistic to the lowest kept point and
-/// to +∞; optimistic dropped.
+/// Moves at most tail_mass_truncation / 2 from the lower end, to the lowest kept point
+/// (pessimistic) or away (optimistic), and drops zeros at the top.
 void truncate_tails(Pld& pld, const Options& options, Estimate estimate);
 /// Linear convolution (FFT above a size threshold); negative rounding noise clamped to 0.
 std::vector<double> convolve(const std::vector<double>& a, const std::vector<double>& b);
 
-// ---- the accountant (pld_core.cpp) ---------------------------------------------------------------
+// ---- the accountant (pld_core.cpp)
+// ---------------------------------------------------------------
 class Accountant {
  public:
   /// Throws InvalidArgument for an interval or tail mass out of range.

@@ -73,7 +73,7 @@ Pld discretise(const LossLaw& law, const Options& options, Estimate estimate) {
                           : tail_point([&](double t) { return law.p_le(t) <= half_tail; },
                                        std::min(law.hi, 0.0), -1);
   const double t_hi = std::isfinite(law.hi)
-                          ? law.hi
+                          ? law.hi + h  // a top atom then lies strictly inside the grid
                           : tail_point([&](double t) { return law.p_gt(t) <= half_tail; },
                                        std::max(law.lo, 0.0), +1);
   grid_points(t_lo, t_hi, h, options);
@@ -124,7 +124,7 @@ Pld discretise(const LossLaw& law, const Options& options, Estimate estimate) {
 /// {g > u} = {o > c} and {g < u} = {o < c} for the thresholds below (±∞ for all or none).
 struct Noise {
   bool laplace = false;
-  double s = 1;  // σ or b
+  double s = 1;                    // σ or b
   double upper0(double c) const {  // D₀(o > c)
     if (c == kInf) return 0;
     if (c == -kInf) return 1;
