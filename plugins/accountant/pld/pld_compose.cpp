@@ -165,7 +165,7 @@ Pld compose(const Pld& a, const Pld& b, const Options& options, Estimate estimat
   Pld out;
   out.offset = a.offset + b.offset;
   if (a.mass.size() + b.mass.size() > options.max_points)
-    throw PrivacyError("composing two PLDs needs more than " + std::to_string(options.max_points) +
+    throw GridTooWide("composing two PLDs needs more than " + std::to_string(options.max_points) +
                        " grid points; raise value_discretization_interval");
   out.mass = convolve(a.mass, b.mass);
   out.infinity = std::min(1.0, a.infinity + b.infinity - a.infinity * b.infinity);
@@ -199,7 +199,7 @@ Pld self_compose(const Pld& pld, std::int64_t k, const Options& options, Estimat
   if (support_hi - w_lo + 1 <= 2 * (w_hi - w_lo + 1)) w_hi = support_hi;
   const auto width = static_cast<std::size_t>(std::max<std::int64_t>(w_hi - w_lo + 1, 1));
   if (width > options.max_points)
-    throw PrivacyError("composing " + std::to_string(k) + " times needs " + std::to_string(width) +
+    throw GridTooWide("composing " + std::to_string(k) + " times needs " + std::to_string(width) +
                        " grid points (more than " + std::to_string(options.max_points) +
                        "); raise value_discretization_interval");
   // Circular convolution of size N: bin m holds the composed mass of every index ≡ m (mod N).

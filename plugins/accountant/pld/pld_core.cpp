@@ -270,10 +270,26 @@ std::string Accountant::describe(const DpEvent& event, Estimate estimate) const 
          "; compositions by FFT convolution";
 }
 
+PrivacyGuarantee Accountant::vacuous(const DpEvent& event, double epsilon, double delta,
+                                     const std::string& why) const {
+  PrivacyGuarantee g;
+  g.epsilon = epsilon;
+  g.delta = delta;
+  g.accountant = options_.name;
+  g.derivation = "no finite bound at this grid (" + why + "); the trivial bound holds for " +
+                 std::string(to_string(neighbouring_of(event))) + " neighbours";
+  return g;
+}
+
 PrivacyGuarantee Accountant::epsilon(const DpEvent& event, double delta, Estimate estimate) const {
   if (!(delta >= 0 && delta < 1))
     throw InvalidArgument("delta " + num(delta) + ": must be in [0, 1)");
-  const Directions d = directions(event, estimate);
+  Directions d;
+  try {
+    d = directions(event, estimate);
+  } catch (const GridTooWide& e) {
+    return vacuous(event, std::numeric_limits<double>::infinity(), delta, e.what());
+  }
   const double h = options_.value_discretization_interval;
   const double remove = d.remove.epsilon(h, delta);
   const double add = d.add ? d.add->epsilon(h, delta) : remove;
@@ -290,7 +306,12 @@ PrivacyGuarantee Accountant::epsilon(const DpEvent& event, double delta, Estimat
 
 PrivacyGuarantee Accountant::delta(const DpEvent& event, double epsilon, Estimate estimate) const {
   if (!(epsilon >= 0)) throw InvalidArgument("epsilon " + num(epsilon) + ": must be >= 0");
-  const Directions d = directions(event, estimate);
+  Directions d;
+  try {
+    d = directions(event, estimate);
+  } catch (const GridTooWide& e) {
+    return vacuous(event, epsilon, 1, e.what());
+  }
   const double h = options_.value_discretization_interval;
   const double remove = d.remove.delta(h, epsilon);
   const double add = d.add ? d.add->delta(h, epsilon) : remove;

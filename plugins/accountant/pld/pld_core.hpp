@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "dptune/dp_event.hpp"
+#include "dptune/errors.hpp"
 #include "dptune/plugin.hpp"
 #include "dptune/privacy.hpp"
 
@@ -47,6 +48,14 @@ struct Options {
   std::size_t max_points = std::size_t{1} << 23;
   /// Name written into PrivacyGuarantee::accountant.
   std::string name = "pld";
+};
+
+/// Thrown when a PLD would need more than Options::max_points grid points.  The accountant then
+/// answers vacuously (ε = +∞, δ = 1: always true) and says why, so that calibration and `best`
+/// can move on.
+class GridTooWide : public PrivacyError {
+ public:
+  using PrivacyError::PrivacyError;
 };
 
 /// A discrete PLD: P-mass `mass[i]` at loss (offset + i)·h, and `infinity` at loss +∞.
@@ -118,6 +127,8 @@ class Accountant {
 
  private:
   std::string describe(const DpEvent& event, Estimate estimate) const;
+  PrivacyGuarantee vacuous(const DpEvent& event, double epsilon, double delta,
+                           const std::string& why) const;
   Options options_;
 };
 

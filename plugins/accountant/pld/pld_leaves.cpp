@@ -43,7 +43,7 @@ double tail_point(const std::function<bool(double)>& small, double from, int dir
 std::int64_t grid_points(double lo, double hi, double h, const Options& options) {
   const double points = (hi - lo) / h + 3;
   if (!(points <= static_cast<double>(options.max_points)))
-    throw PrivacyError("the privacy loss spans " + std::to_string(hi - lo) +
+    throw GridTooWide("the privacy loss spans " + std::to_string(hi - lo) +
                        ", which needs more than " + std::to_string(options.max_points) +
                        " grid points at value_discretization_interval " + std::to_string(h) +
                        "; raise the interval");
