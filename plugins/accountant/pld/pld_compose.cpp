@@ -18,10 +18,35 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 using Complex = std::complex<double>;
 
+/// Plain complex product: std::complex's operator* also handles infinities (a library call per
+/// product), which finite spectra never need.
+inline Complex mul(Complex a, Complex b) {
+  return {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
+}
+
 std::size_t power_of_two_at_least(std::size_t n) {
   std::size_t size = 1;
   while (size < n) size <<= 1;
   return size;
+}
+
+/// Forward twiddles e^{−πik/half} for every stage, stage `half` at [half, 2·half), so that the
+/// butterflies read them contiguously.  Each is cos/sin of its angle directly (no recurrence), for
+/// accuracy, taken from the largest stage's table; cached per thread for the last size used.
+const std::vector<Complex>& twiddles(std::size_t n) {
+  thread_local std::vector<Complex> table;
+  thread_local std::size_t table_n = 0;
+  if (table_n == n) return table;
+  table.assign(std::max<std::size_t>(n, 2), Complex(1, 0));
+  const std::size_t top = n / 2;
+  for (std::size_t k = 0; k < top; ++k) {
+    const double angle = std::numbers::pi * static_cast<double>(k) / static_cast<double>(top);
+    table[top + k] = Complex(std::cos(angle), -std::sin(angle));
+  }
+  for (std::size_t half = top / 2; half >= 1; half /= 2)
+    for (std::size_t k = 0; k < half; ++k) table[half + k] = table[top + k * (top / half)];
+  table_n = n;
+  return table;
 }
 
 /// In-place iterative radix-2 FFT (size a power of two); `inverse` without the 1/N factor.
@@ -33,34 +58,31 @@ void fft(std::vector<Complex>& a, bool inverse) {
     j ^= bit;
     if (i < j) std::swap(a[i], a[j]);
   }
-  // Twiddles from cos/sin of each angle directly (no recurrence), for accuracy, laid out per stage
-  // (stage `half` at [half, 2·half)) so that the inner loop reads them contiguously.
-  std::vector<Complex> twiddle(std::max<std::size_t>(n, 2));
-  const double sign = inverse ? 1.0 : -1.0;
-  for (std::size_t half = 1; half < n; half <<= 1)
-    for (std::size_t k = 0; k < half; ++k) {
-      const double angle = std::numbers::pi * static_cast<double>(k) / static_cast<double>(half);
-      twiddle[half + k] = Complex(std::cos(angle), sign * std::sin(angle));
-    }
+  // The inverse transform is the forward one of the conjugate, conjugated.
+  if (inverse)
+    for (auto& z : a) z = std::conj(z);
+  const std::vector<Complex>& twiddle = twiddles(n);
   for (std::size_t half = 1; half < n; half <<= 1) {
     const Complex* w = twiddle.data() + half;
     for (std::size_t start = 0; start < n; start += 2 * half) {
       Complex* lo = a.data() + start;
       Complex* hi = lo + half;
       for (std::size_t k = 0; k < half; ++k) {
-        const Complex u = lo[k], v = hi[k] * w[k];
+        const Complex u = lo[k], v = mul(hi[k], w[k]);
         lo[k] = u + v;
         hi[k] = u - v;
       }
     }
   }
+  if (inverse)
+    for (auto& z : a) z = std::conj(z);
 }
 
 Complex power(Complex z, std::int64_t k) {
   Complex result(1, 0);
   while (k > 0) {
-    if ((k & 1) != 0) result *= z;
-    z *= z;
+    if ((k & 1) != 0) result = mul(result, z);
+    z = mul(z, z);
     k >>= 1;
   }
   return result;
@@ -131,7 +153,7 @@ std::vector<double> convolve(const std::vector<double>& a, const std::vector<dou
   std::copy(b.begin(), b.end(), fb.begin());
   fft(fa, false);
   fft(fb, false);
-  for (std::size_t i = 0; i < size; ++i) fa[i] *= fb[i];
+  for (std::size_t i = 0; i < size; ++i) fa[i] = mul(fa[i], fb[i]);
   fft(fa, true);
   for (std::size_t i = 0; i < n; ++i)
     out[i] = std::max(0.0, fa[i].real() / static_cast<double>(size));
@@ -173,62 +195,72 @@ Pld compose(const Pld& a, const Pld& b, const Options& options, Estimate estimat
   return out;
 }
 
-Pld self_compose(const Pld& pld, std::int64_t k, const Options& options, Estimate estimate) {
-  if (k == 1) return pld;
-  const double h = options.value_discretization_interval;
-  Pld out;
-  out.infinity = -std::expm1(static_cast<double>(k) * std::log1p(-pld.infinity));
-  if (pld.mass.empty() || k == 0) {
-    if (k == 0) out.mass = {1.0};
-    return out;
-  }
-  // The window [w_lo, w_hi] of composed grid indices outside which the finite part has at most
-  // τ/2 on each side, by Chernoff: P(S > t) ≤ M(λ)^k e^{−λt}, P(S < t) ≤ M(−λ)^k e^{λt}.
-  const double kd = static_cast<double>(k);
+namespace {
+
+/// Where a k-fold composition is read: the window [w_lo, w_lo + N) of composed grid indices.
+struct Window {
+  std::int64_t w_lo = 0, support_hi = 0;
+  std::size_t width = 1;
+};
+
+Window plan_window(const Pld& pld, std::int64_t k, const Options& options) {
+  // The window [w_lo, w_hi] outside which the finite part has at most τ/2 on each side, by
+  // Chernoff: P(S > t) ≤ M(λ)^k e^{−λt}, P(S < t) ≤ M(−λ)^k e^{λt}.
+  const double h = options.value_discretization_interval, kd = static_cast<double>(k);
   const double log_target = std::log(options.tail_mass_truncation / 2);
   const double t_hi = minimise_over_lambda(
       [&](double lambda) { return (kd * log_mgf(pld, h, lambda) - log_target) / lambda; });
   const double t_lo = -minimise_over_lambda(
       [&](double lambda) { return (kd * log_mgf(pld, h, -lambda) - log_target) / lambda; });
   const auto n = static_cast<std::int64_t>(pld.mass.size());
-  const std::int64_t support_lo = k * pld.offset, support_hi = k * (pld.offset + n - 1);
-  const std::int64_t w_lo = std::max(support_lo, static_cast<std::int64_t>(std::floor(t_lo / h)));
-  std::int64_t w_hi = std::min(support_hi, static_cast<std::int64_t>(std::ceil(t_hi / h)));
+  Window w;
+  w.support_hi = k * (pld.offset + n - 1);
+  w.w_lo = std::max(k * pld.offset, static_cast<std::int64_t>(std::floor(t_lo / h)));
+  std::int64_t w_hi = std::min(w.support_hi, static_cast<std::int64_t>(std::ceil(t_hi / h)));
   // Keep the whole upper support when that at most doubles the work (bounded losses, e.g. pure
   // DP, then keep their exact top and a finite ε at δ = 0).
-  if (support_hi - w_lo + 1 <= 2 * (w_hi - w_lo + 1)) w_hi = support_hi;
-  const auto width = static_cast<std::size_t>(std::max<std::int64_t>(w_hi - w_lo + 1, 1));
-  if (width > options.max_points)
-    throw GridTooWide("composing " + std::to_string(k) + " times needs " + std::to_string(width) +
-                       " grid points (more than " + std::to_string(options.max_points) +
-                       "); raise value_discretization_interval");
-  // Circular convolution of size N: bin m holds the composed mass of every index ≡ m (mod N).
-  const std::size_t size = power_of_two_at_least(width);
-  std::vector<Complex> spectrum(size);
-  for (std::size_t j = 0; j < pld.mass.size(); ++j) spectrum[j % size] += pld.mass[j];
-  fft(spectrum, false);
-  for (auto& z : spectrum) z = power(z, k);
-  fft(spectrum, true);
-  out.offset = w_lo;
-  out.mass.assign(size, 0.0);
-  const auto modulus = static_cast<std::int64_t>(size);
-  for (std::size_t i = 0; i < size; ++i) {
+  if (w.support_hi - w.w_lo + 1 <= 2 * (w_hi - w.w_lo + 1)) w_hi = w.support_hi;
+  w.width = static_cast<std::size_t>(std::max<std::int64_t>(w_hi - w.w_lo + 1, 1));
+  if (w.width > options.max_points)
+    throw GridTooWide("composing " + std::to_string(k) + " times needs " +
+                      std::to_string(w.width) + " grid points (more than " +
+                      std::to_string(options.max_points) + "); raise value_discretization_interval");
+  return w;
+}
+
+/// The input folded modulo N (a circular convolution of size N sees only residues).
+std::vector<double> folded(const Pld& pld, std::size_t size) {
+  std::vector<double> out(size, 0.0);
+  for (std::size_t j = 0; j < pld.mass.size(); ++j) out[j % size] += pld.mass[j];
+  return out;
+}
+
+/// Reads the k-fold composition of `pld` off the circular result `bins` (size N, already scaled
+/// by 1/N): bin m holds the composed mass of every index ≡ m + k·offset (mod N).
+Pld read_window(const Pld& pld, std::int64_t k, const Window& w, const std::vector<double>& bins,
+                const Options& options, Estimate estimate) {
+  const double h = options.value_discretization_interval, kd = static_cast<double>(k);
+  const auto modulus = static_cast<std::int64_t>(bins.size());
+  Pld out;
+  out.infinity = -std::expm1(kd * std::log1p(-pld.infinity));
+  out.offset = w.w_lo;
+  out.mass.assign(bins.size(), 0.0);
+  for (std::size_t i = 0; i < bins.size(); ++i) {
     const std::int64_t m =
-        ((w_lo + static_cast<std::int64_t>(i) - k * pld.offset) % modulus + modulus) % modulus;
-    out.mass[i] =
-        std::max(0.0, spectrum[static_cast<std::size_t>(m)].real() / static_cast<double>(size));
+        ((w.w_lo + static_cast<std::int64_t>(i) - k * pld.offset) % modulus + modulus) % modulus;
+    out.mass[i] = std::max(0.0, bins[static_cast<std::size_t>(m)]);
   }
   // Bins above the support can only hold mass wrapped from below the window: put it back at the
   // window's bottom (a loss rounded up) or drop it (optimistic).
-  for (std::size_t i = 0; i < size; ++i) {
-    if (w_lo + static_cast<std::int64_t>(i) <= support_hi) continue;
+  for (std::size_t i = 0; i < bins.size(); ++i) {
+    if (w.w_lo + static_cast<std::int64_t>(i) <= w.support_hi) continue;
     if (estimate == Estimate::Pessimistic) out.mass[0] += out.mass[i];
     out.mass[i] = 0;
   }
   // Mass below the window wraps onto its top (raising δ: harmless for the pessimistic estimate);
   // mass above it wraps onto its bottom, where δ does not see it, so its Chernoff bound goes to +∞.
-  const std::int64_t top = w_lo + modulus - 1;
-  if (estimate == Estimate::Pessimistic && top < support_hi) {
+  const std::int64_t top = w.w_lo + modulus - 1;
+  if (estimate == Estimate::Pessimistic && top < w.support_hi) {
     const double log_above = minimise_over_lambda([&](double lambda) {
       return kd * log_mgf(pld, h, lambda) - lambda * static_cast<double>(top) * h;
     });
@@ -238,6 +270,63 @@ Pld self_compose(const Pld& pld, std::int64_t k, const Options& options, Estimat
   return out;
 }
 
+bool trivial_self_composition(const Pld& pld, std::int64_t k, Pld& out) {
+  if (k == 1) {
+    out = pld;
+    return true;
+  }
+  if (!pld.mass.empty() && k != 0) return false;
+  out = Pld{};
+  out.infinity = -std::expm1(static_cast<double>(k) * std::log1p(-pld.infinity));
+  if (k == 0) out.mass = {1.0};
+  return true;
+}
+
+}  // namespace
+
+Pld self_compose(const Pld& pld, std::int64_t k, const Options& options, Estimate estimate) {
+  if (Pld out; trivial_self_composition(pld, k, out)) return out;
+  const Window w = plan_window(pld, k, options);
+  const std::size_t size = power_of_two_at_least(w.width);
+  const std::vector<double> input = folded(pld, size);
+  std::vector<Complex> spectrum(input.begin(), input.end());
+  fft(spectrum, false);
+  for (auto& z : spectrum) z = power(z, k);
+  fft(spectrum, true);
+  std::vector<double> bins(size);
+  for (std::size_t i = 0; i < size; ++i) bins[i] = spectrum[i].real() / static_cast<double>(size);
+  return read_window(pld, k, w, bins, options, estimate);
+}
+
+std::pair<Pld, Pld> self_compose_both(const Pld& a, const Pld& b, std::int64_t k,
+                                      const Options& options, Estimate estimate) {
+  Pld ta, tb;
+  if (trivial_self_composition(a, k, ta) || trivial_self_composition(b, k, tb))
+    return {self_compose(a, k, options, estimate), self_compose(b, k, options, estimate)};
+  // Two real sequences in one complex FFT (a in the real part, b in the imaginary part):
+  // A_j = (Z_j + conj Z_{N−j})/2, B_j = (Z_j − conj Z_{N−j})/(2i); then A^k + i B^k transforms
+  // back to (a^{*k}, b^{*k}) in the real and imaginary parts.
+  const Window wa = plan_window(a, k, options), wb = plan_window(b, k, options);
+  const std::size_t size = power_of_two_at_least(std::max(wa.width, wb.width));
+  const std::vector<double> fa = folded(a, size), fb = folded(b, size);
+  std::vector<Complex> z(size);
+  for (std::size_t i = 0; i < size; ++i) z[i] = Complex(fa[i], fb[i]);
+  fft(z, false);
+  std::vector<Complex> w(size);
+  for (std::size_t j = 0; j < size; ++j) {
+    const Complex mirror = std::conj(z[(size - j) % size]);
+    const Complex sa = (z[j] + mirror) * 0.5, sb = (z[j] - mirror) * Complex(0, -0.5);
+    w[j] = power(sa, k) + Complex(0, 1) * power(sb, k);
+  }
+  fft(w, true);
+  std::vector<double> ra(size), rb(size);
+  for (std::size_t i = 0; i < size; ++i) {
+    ra[i] = w[i].real() / static_cast<double>(size);
+    rb[i] = w[i].imag() / static_cast<double>(size);
+  }
+  return {read_window(a, k, wa, ra, options, estimate), read_window(b, k, wb, rb, options, estimate)};
+}
+
 Pld dominate_all(const std::vector<Pld>& plds, const Options& options) {
   // δ_a as a function of x = e^ε is convex and decreasing with δ_a(0) ≤ 1, so F = max_a δ_a is
   // too; the piecewise-linear interpolation of F on the grid points x_i = e^{ih} (through (0, 1)
@@ -245,8 +334,8 @@ Pld dominate_all(const std::vector<Pld>& plds, const Options& options) {
   // the PLD with mass p_i = x_i (s_i − s_{i−1}) at ih (s_i: the slope after x_i) and F(x_top) at
   // +∞ — the profile-to-PLD correspondence of Zhu, Dong & Wang 2022.  It dominates every input.
   const double h = options.value_discretization_interval;
-  std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = lo + 1;
-  hi = std::numeric_limits<std::int64_t>::min();
+  std::int64_t lo = std::numeric_limits<std::int64_t>::max();
+  std::int64_t hi = std::numeric_limits<std::int64_t>::min();
   for (const auto& p : plds) {
     if (p.mass.empty()) continue;
     lo = std::min(lo, p.offset);

@@ -169,9 +169,9 @@ class Pricing {
   static Directions identity() { return Directions{Pld{0, {1.0}, 0}, std::nullopt}; }
 
   Directions self_composed(const Directions& d, std::int64_t k) const {
-    Directions out{self_compose(d.remove, k, options_, estimate_), std::nullopt};
-    if (d.add) out.add = self_compose(*d.add, k, options_, estimate_);
-    return out;
+    if (!d.add) return Directions{self_compose(d.remove, k, options_, estimate_), std::nullopt};
+    auto [remove, add] = self_compose_both(d.remove, *d.add, k, options_, estimate_);
+    return Directions{std::move(remove), std::move(add)};
   }
 
   Directions compose_two(const Directions& a, const Directions& b) const {

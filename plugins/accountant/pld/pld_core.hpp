@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dptune/dp_event.hpp"
@@ -99,6 +100,9 @@ Pld compose(const Pld& a, const Pld& b, const Options& options, Estimate estimat
 /// k-fold self-composition: one FFT, the k-th power of the spectrum on a window chosen by a
 /// Chernoff bound on the tails; the mass that may lie above the window goes to +∞ (pessimistic).
 Pld self_compose(const Pld& pld, std::int64_t k, const Options& options, Estimate estimate);
+/// self_compose of two PLDs at once (both directions of one event), sharing one complex FFT.
+std::pair<Pld, Pld> self_compose_both(const Pld& a, const Pld& b, std::int64_t k,
+                                      const Options& options, Estimate estimate);
 /// A PLD whose δ(ε) is above every one of `plds`' at every ε (the chord construction on their
 /// pointwise maximum, see pld_compose.cpp); pessimistic only.
 Pld dominate_all(const std::vector<Pld>& plds, const Options& options);
