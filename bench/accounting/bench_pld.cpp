@@ -74,11 +74,11 @@ int main(int argc, char** argv) {
   const pld::Accountant pld_acc(pld::Options{});
   const dptune::rdp::Accountant rdp_acc({});
   pld_acc.epsilon(DpEvent::gaussian(1.0), 1e-5);  // start-up (page faults) not measured
-  std::printf("%-44s %10s %10s %10s %10s %10s %9s %9s %9s\n", "case (delta 1e-5)", "pld",
-              "pld opt", "pld h=2e-5", "dp_acc PLD", "rdp", "dp_acc RDP", "pld cpu", "pld wall");
+  std::printf("%-44s %10s %10s %10s %10s %10s %9s %9s %9s\n", "case (delta 1e-5)", "pld", "pld opt",
+              "pld h=2e-5", "dp_acc PLD", "rdp", "dp_acc RDP", "pld cpu", "pld wall");
   for (const auto& c : cases) {
-    const auto event = DpEvent::self_composed(
-        DpEvent::poisson_sampled(c.q, DpEvent::gaussian(c.sigma)), c.steps);
+    const auto event =
+        DpEvent::self_composed(DpEvent::poisson_sampled(c.q, DpEvent::gaussian(c.sigma)), c.steps);
     const Timing p = median(quick ? 1 : 5, [&] { return pld_acc.epsilon(event, c.delta).epsilon; });
     const double opt = pld_acc.epsilon(event, c.delta, pld::Estimate::Optimistic).epsilon;
     const double ref = quick ? nan : fine.epsilon(event, c.delta).epsilon;
@@ -87,9 +87,10 @@ int main(int argc, char** argv) {
                 p.value, opt, ref, c.dp_accounting_pld, rdp, c.dp_accounting_rdp, p.cpu_ms,
                 p.wall_ms);
     if (!std::isnan(c.dp_accounting_pld))
-      std::printf("  pld vs dp_accounting's PLD: %+.2e relative (target within 1e-3); "
-                  "%.0fx faster than dp_accounting's ~500 ms (target >= 10x)\n",
-                  (p.value - c.dp_accounting_pld) / c.dp_accounting_pld, 500 / p.cpu_ms);
+      std::printf(
+          "  pld vs dp_accounting's PLD: %+.2e relative (target within 1e-3); "
+          "%.0fx faster than dp_accounting's ~500 ms (target >= 10x)\n",
+          (p.value - c.dp_accounting_pld) / c.dp_accounting_pld, 500 / p.cpu_ms);
     if (!std::isnan(ref))
       std::printf("  pld at h=1e-4 vs h=2e-5: %+.2e relative\n", (p.value - ref) / ref);
   }

@@ -262,9 +262,10 @@ int cmd_privacy(const std::vector<std::string>& args) {
       "sampling", po::value(&sampling),
       "DP-SGD shortcut: poisson (default; add/remove neighbours) or without_replacement "
       "(fixed-size batches; replace-one neighbours, so the sum of clipped gradients moves by up "
-      "to 2x the clipping norm)")("accountant", po::value(&accountant_name),
-                                  "accountant plugin: rdp (default), pld (privacy loss "
-                                  "distributions), best (the smaller of rdp and pld), pure_dp, ...")(
+      "to 2x the clipping norm)")(
+      "accountant", po::value(&accountant_name),
+      "accountant plugin: rdp (default), pld (privacy loss "
+      "distributions), best (the smaller of rdp and pld), pure_dp, ...")(
       "value-discretization-interval", po::value<double>(),
       "pld/best: grid step of the privacy losses (default 1e-4; smaller is tighter and slower)")(
       "tail-mass-truncation", po::value<double>(),

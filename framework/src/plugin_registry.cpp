@@ -15,9 +15,9 @@
 #include <system_error>
 #include <utility>
 
+#include "best_accountant.hpp"
 #include "dptune/abi.hpp"
 #include "dptune/errors.hpp"
-#include "best_accountant.hpp"
 #include "plugin_proxies.hpp"
 
 #ifndef DPTUNE_PLUGIN_SUBDIR
@@ -738,9 +738,9 @@ std::shared_ptr<dptune::Accountant> PluginRegistry::create_accountant(
       dptune::Params own;  // the member's share of best's params
       for (const auto& spec : found.info.schema.specs())
         if (params.contains(spec.name)) own.set(spec.name, params.at(spec.name));
-      members.push_back({member, create_with(found.info, found.library, found.create,
-                                             found.info.schema.complete(own),
-                                             make_accountant_proxy)});
+      members.push_back(
+          {member, create_with(found.info, found.library, found.create,
+                               found.info.schema.complete(own), make_accountant_proxy)});
     }
     return std::make_shared<BestAccountant>(std::move(members));
   }

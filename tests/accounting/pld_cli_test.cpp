@@ -58,7 +58,8 @@ TEST_CASE("best: never above rdp or pld, and names the winner") {
     CHECK(bd.delta == std::min(rdp->delta(e, 1.0).delta, pld->delta(e, 1.0).delta));
   }
   // The PLD wins on DP-SGD-like compositions of subsampled Gaussians.
-  const auto sgd = DpEvent::self_composed(DpEvent::poisson_sampled(0.01, DpEvent::gaussian(1.0)), 500);
+  const auto sgd =
+      DpEvent::self_composed(DpEvent::poisson_sampled(0.01, DpEvent::gaussian(1.0)), 500);
   CHECK(best->epsilon(sgd, 1e-6).derivation.find("pld wins") != std::string::npos);
 }
 
@@ -105,13 +106,15 @@ TEST_CASE("dptune privacy --accountant pld and best: DP-SGD shortcut, JSON names
 
 TEST_CASE("dptune privacy --accountant pld: bad parameters and unsupported events exit 2") {
   const std::string gauss = "privacy --event '{gaussian: {noise_multiplier: 1}}' --delta 1e-5 ";
-  const auto zero = run_dptune(gauss + "--accountant pld --value-discretization-interval 0", "pld_h0");
+  const auto zero =
+      run_dptune(gauss + "--accountant pld --value-discretization-interval 0", "pld_h0");
   CHECK(zero.exit_code == 2);
   CHECK(zero.err.find("value_discretization_interval") != std::string::npos);
   const auto tail = run_dptune(gauss + "--accountant pld --tail-mass-truncation 0.5", "pld_tail");
   CHECK(tail.exit_code == 2);
   CHECK(tail.err.find("tail_mass_truncation") != std::string::npos);
-  const auto wrong = run_dptune(gauss + "--accountant rdp --tail-mass-truncation 1e-10", "rdp_tail");
+  const auto wrong =
+      run_dptune(gauss + "--accountant rdp --tail-mass-truncation 1e-10", "rdp_tail");
   CHECK(wrong.exit_code == 2);
   const auto zcdp =
       run_dptune("privacy --event '{zcdp: {rho: 0.1}}' --delta 1e-5 --accountant pld", "pld_zcdp");

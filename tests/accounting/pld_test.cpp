@@ -88,7 +88,9 @@ TEST_CASE(
     "pld: k-fold FFT composition of a Gaussian matches the analytic Gaussian with mu = "
     "sqrt(k)/sigma") {
   // Self-composition by FFT directly (the accountant itself merges Gaussians exactly).
-  for (const auto& [sigma, k] : {std::pair{2.0, 16}, std::pair{5.0, 100}, std::pair{10.0, 1000}}) {
+  for (const auto& setting : {std::pair{2.0, 16}, std::pair{5.0, 100}, std::pair{10.0, 1000}}) {
+    const double sigma = setting.first;
+    const int k = setting.second;
     const auto one = pld::gaussian(sigma, kDefaults, pld::Estimate::Pessimistic);
     const auto one_opt = pld::gaussian(sigma, kDefaults, pld::Estimate::Optimistic);
     const pld::Pld pess = pld::self_compose(one.remove, k, kDefaults, pld::Estimate::Pessimistic);
@@ -300,7 +302,9 @@ TEST_CASE("pld: events without a PLD here are refused with a reason") {
                           DpEvent::replace_one(DpEvent::gaussian(1.0))}),
        "poisson"},
   };
-  for (const auto& [event, phrase] : refused) {
+  for (const auto& item : refused) {
+    const DpEvent& event = item.first;
+    const std::string& phrase = item.second;
     INFO(event.to_string());
     const std::string why = acc.unsupported_reason(event);
     CHECK(why.find(phrase) != std::string::npos);

@@ -188,7 +188,7 @@ Pld compose(const Pld& a, const Pld& b, const Options& options, Estimate estimat
   out.offset = a.offset + b.offset;
   if (a.mass.size() + b.mass.size() > options.max_points)
     throw GridTooWide("composing two PLDs needs more than " + std::to_string(options.max_points) +
-                       " grid points; raise value_discretization_interval");
+                      " grid points; raise value_discretization_interval");
   out.mass = convolve(a.mass, b.mass);
   out.infinity = std::min(1.0, a.infinity + b.infinity - a.infinity * b.infinity);
   truncate_tails(out, options, estimate);
@@ -222,9 +222,9 @@ Window plan_window(const Pld& pld, std::int64_t k, const Options& options) {
   if (w.support_hi - w.w_lo + 1 <= 2 * (w_hi - w.w_lo + 1)) w_hi = w.support_hi;
   w.width = static_cast<std::size_t>(std::max<std::int64_t>(w_hi - w.w_lo + 1, 1));
   if (w.width > options.max_points)
-    throw GridTooWide("composing " + std::to_string(k) + " times needs " +
-                      std::to_string(w.width) + " grid points (more than " +
-                      std::to_string(options.max_points) + "); raise value_discretization_interval");
+    throw GridTooWide("composing " + std::to_string(k) + " times needs " + std::to_string(w.width) +
+                      " grid points (more than " + std::to_string(options.max_points) +
+                      "); raise value_discretization_interval");
   return w;
 }
 
@@ -324,7 +324,8 @@ std::pair<Pld, Pld> self_compose_both(const Pld& a, const Pld& b, std::int64_t k
     ra[i] = w[i].real() / static_cast<double>(size);
     rb[i] = w[i].imag() / static_cast<double>(size);
   }
-  return {read_window(a, k, wa, ra, options, estimate), read_window(b, k, wb, rb, options, estimate)};
+  return {read_window(a, k, wa, ra, options, estimate),
+          read_window(b, k, wb, rb, options, estimate)};
 }
 
 Pld dominate_all(const std::vector<Pld>& plds, const Options& options) {
