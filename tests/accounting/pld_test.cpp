@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "dptune/errors.hpp"
+#include "dptune/repetition.hpp"
 #include "pld_core.hpp"
+#include "selection_profile.hpp"
 
 using dptune::DpEvent;
 namespace pld = dptune::pld;
@@ -291,7 +293,10 @@ TEST_CASE("pld: events without a PLD here are refused with a reason") {
   const std::vector<std::pair<DpEvent, std::string>> refused{
       {DpEvent::sampled_without_replacement(1000, 10, DpEvent::gaussian(1.0)),
        "without replacement"},
-      {DpEvent::repeat_and_select(DpEvent::gaussian(1.0), 10, 1.0), "repeat-and-select"},
+      {DpEvent::composed(
+           {DpEvent::repeat_and_select(DpEvent::gaussian(1.0), 10, 1.0), DpEvent::gaussian(2.0)}),
+       "repeat-and-select"},
+      {DpEvent::repeat_and_select(DpEvent::zcdp(0.1), 10, 1.0), "zCDP"},
       {DpEvent::repeat_until_accepted(DpEvent::gaussian(1.0), 0.1), "repeat-until-accepted"},
       {DpEvent::zcdp(0.1), "zCDP"},
       {DpEvent::non_private(), "non-private"},
@@ -315,4 +320,27 @@ TEST_CASE("pld: events without a PLD here are refused with a reason") {
   CHECK_THROWS_AS(pld::Accountant(pld::Options{0, 1e-15}), dptune::InvalidArgument);
   CHECK_THROWS_AS(pld::Accountant(pld::Options{1e-4, 0.5}), dptune::InvalidArgument);
   CHECK_THROWS_AS(acc.epsilon(DpEvent::gaussian(1.0), 1.5), dptune::InvalidArgument);
+}
+
+TEST_CASE("pld: a whole repeat-and-select is priced from the base's PLD privacy profile") {
+  const pld::Accountant acc(kDefaults);
+  const double sigma = 2.0, mean = 10;
+  const auto event = DpEvent::repeat_and_select(DpEvent::gaussian(sigma), mean, 1.0);
+  REQUIRE(acc.unsupported_reason(event).empty());
+  const auto g = acc.epsilon(event, 1e-6);
+  // The same selection bound from the exact (analytic Gaussian) profile: the PLD profile is above
+  // it by at most ~1e-6, so the two agree closely and the PLD one is not below.
+  const auto runs =
+      dptune::selection::Runs::from(dptune::RepetitionDistribution::from_mean(mean, 1.0));
+  const auto exact = dptune::selection::epsilon(
+      [sigma](double eps) { return gaussian_delta(1 / sigma, eps); }, runs, 1e-6);
+  CHECK(g.epsilon >= exact.value - 1e-6);
+  CHECK(g.epsilon == doctest::Approx(exact.value).epsilon(1e-3));
+  CHECK(g.epsilon > acc.epsilon(DpEvent::gaussian(sigma), 1e-6).epsilon);
+  CHECK(g.derivation.find("privacy loss distribution") != std::string::npos);
+  // delta() inverts epsilon(): at the reported epsilon the bound is at most the delta asked.
+  CHECK(acc.delta(event, g.epsilon).delta <= 1e-6 * (1 + 1e-6));
+  // K = 1 (mean 1, finite shape) is the base itself.
+  CHECK(acc.epsilon(DpEvent::repeat_and_select(DpEvent::gaussian(sigma), 1, 1.0), 1e-6).epsilon ==
+        acc.epsilon(DpEvent::gaussian(sigma), 1e-6).epsilon);
 }

@@ -6,10 +6,13 @@
 #include <cstdio>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <unordered_map>
 
 #include "dptune/errors.hpp"
 #include "dptune/params.hpp"
+#include "dptune/repetition.hpp"
+#include "selection_profile.hpp"
 
 namespace dptune::pld {
 
@@ -50,9 +53,9 @@ std::string reason_of(const DpEvent& e) {
       return "sampling without replacement (fixed-size batches) has no dominating pair here; use "
              "the rdp accountant (Wang, Balle & Kasiviswanathan 2019)";
     case K::RepeatAndSelect:
-      return "repeat-and-select (private selection) is not a composition of privacy loss "
-             "distributions; use the rdp accountant (Papernot & Steinke 2022; Koskela, Redberg & "
-             "Wang 2024 privacy profiles)";
+      return "a repeat-and-select (private selection) inside another event is not a composition "
+             "of privacy loss distributions (only a whole event that is one repeat-and-select is "
+             "priced here, from its base's privacy profile); use the rdp accountant";
     case K::RepeatUntilAccepted:
       return "repeat-until-accepted is not a composition of privacy loss distributions; use the "
              "rdp accountant (Papernot & Steinke 2022)";
@@ -244,9 +247,25 @@ Accountant::Accountant(Options options) : options_(std::move(options)) {
     throw InvalidArgument("tail_mass_truncation " + num(tau) + ": must be in (0, 1e-3]");
 }
 
+namespace {
+/// A whole event that is one repeat-and-select with more than one run: priced from the base's
+/// privacy profile (plugins/accountant/selection), not by composition.
+bool is_selection(const DpEvent& raw) {
+  return raw.kind() == K::RepeatAndSelect && !(raw.mean() == 1 && std::isfinite(raw.shape()));
+}
+/// K = 1 with a finite shape runs the base once: the base itself.
+const DpEvent& without_single_run(const DpEvent& raw) {
+  return raw.kind() == K::RepeatAndSelect && raw.mean() == 1 && std::isfinite(raw.shape())
+             ? raw.inner()
+             : raw;
+}
+}  // namespace
+
 std::string Accountant::unsupported_reason(const DpEvent& event) const {
   try {
-    return reason_of(restated_for(event, neighbouring_of(event)));
+    const DpEvent raw = restated_for(event, neighbouring_of(event));
+    if (is_selection(raw)) return reason_of(raw.inner());
+    return reason_of(without_single_run(raw));
   } catch (const PrivacyError& e) {
     return e.what();
   }
@@ -255,7 +274,40 @@ std::string Accountant::unsupported_reason(const DpEvent& event) const {
 Directions Accountant::directions(const DpEvent& event, Estimate estimate) const {
   if (const auto why = unsupported_reason(event); !why.empty())
     throw PrivacyError("the pld accountant cannot price " + event.to_string() + ": " + why);
-  return Pricing(options_, estimate).price(restated_for(event, neighbouring_of(event)));
+  const DpEvent raw = restated_for(event, neighbouring_of(event));
+  if (is_selection(raw))
+    throw PrivacyError(
+        "a repeat-and-select has no privacy loss distribution (its privacy profile "
+        "is priced by epsilon() and delta())");
+  return Pricing(options_, estimate).price(without_single_run(raw));
+}
+
+std::optional<PrivacyGuarantee> Accountant::selection(const DpEvent& event, double delta,
+                                                      double epsilon, bool want_epsilon) const {
+  const DpEvent raw = restated_for(event, neighbouring_of(event));
+  if (!is_selection(raw)) return std::nullopt;
+  if (const auto why = reason_of(raw.inner()); !why.empty())
+    throw PrivacyError("the pld accountant cannot price " + event.to_string() + ": " + why);
+  // The selection bound needs an upper bound on the base's hockey-stick divergence in both
+  // orders of every pair of neighbours: the worse direction of its pessimistic PLD.
+  const auto base = std::make_shared<const Directions>(
+      Pricing(options_, Estimate::Pessimistic).price(raw.inner()));
+  const double h = options_.value_discretization_interval;
+  const selection::Profile profile = [base, h](double eps) {
+    return std::max(base->remove.delta(h, eps), base->add_or_remove().delta(h, eps));
+  };
+  const auto runs = selection::Runs::from(
+      std::isinf(raw.shape()) ? RepetitionDistribution::poisson(raw.mean())
+                              : RepetitionDistribution::from_mean(raw.mean(), raw.shape()));
+  const selection::Bound bound = want_epsilon ? selection::epsilon(profile, runs, delta)
+                                              : selection::delta(profile, runs, epsilon);
+  PrivacyGuarantee g;
+  g.epsilon = want_epsilon ? bound.value : epsilon;
+  g.delta = want_epsilon ? delta : bound.value;
+  g.accountant = options_.name;
+  g.derivation = bound.derivation + "; the base's privacy profile from its " +
+                 describe(raw.inner(), Estimate::Pessimistic);
+  return g;
 }
 
 std::string Accountant::describe(const DpEvent& event, Estimate estimate) const {
@@ -286,6 +338,8 @@ PrivacyGuarantee Accountant::epsilon(const DpEvent& event, double delta, Estimat
     throw InvalidArgument("delta " + num(delta) + ": must be in [0, 1)");
   Directions d;
   try {
+    if (estimate == Estimate::Pessimistic)
+      if (auto g = selection(event, delta, 0, true)) return *g;
     d = directions(event, estimate);
   } catch (const GridTooWide& e) {
     return vacuous(event, std::numeric_limits<double>::infinity(), delta, e.what());
@@ -308,6 +362,8 @@ PrivacyGuarantee Accountant::delta(const DpEvent& event, double epsilon, Estimat
   if (!(epsilon >= 0)) throw InvalidArgument("epsilon " + num(epsilon) + ": must be >= 0");
   Directions d;
   try {
+    if (estimate == Estimate::Pessimistic)
+      if (auto g = selection(event, 0, epsilon, false)) return *g;
     d = directions(event, estimate);
   } catch (const GridTooWide& e) {
     return vacuous(event, epsilon, 1, e.what());

@@ -131,6 +131,10 @@ class Accountant {
 
  private:
   std::string describe(const DpEvent& event, Estimate estimate) const;
+  /// A whole event that is one repeat-and-select (K > 1): the selection privacy profile
+  /// (plugins/accountant/selection) of the base's PLD profile; nothing for any other event.
+  std::optional<PrivacyGuarantee> selection(const DpEvent& event, double delta, double epsilon,
+                                            bool want_epsilon) const;
   PrivacyGuarantee vacuous(const DpEvent& event, double epsilon, double delta,
                            const std::string& why) const;
   Options options_;
