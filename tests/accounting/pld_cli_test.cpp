@@ -121,3 +121,17 @@ TEST_CASE("dptune privacy --accountant pld: bad parameters and unsupported event
   CHECK(zcdp.exit_code == 2);
   CHECK(zcdp.err.find("zCDP") != std::string::npos);
 }
+
+TEST_CASE("dptune run: the repetition tuner with accountant best takes the PLD selection profile") {
+  const auto out = dptune_test::fresh_dir("pld_repetition_run");
+  const auto r = run_dptune(
+      "run examples/pipelines/repetition_dp_sgd_logreg_breast_cancer.yaml --set "
+      "accountant.use=best --set algorithm.params.sampling=poisson --set utility.repetitions=1 "
+      "--overwrite -o '" +
+          (out / "study").string() + "'",
+      "pld_repetition");
+  REQUIRE(r.exit_code == 0);
+  const std::string summary = dptune_test::slurp(out / "study" / "summary.json");
+  CHECK(summary.find("\"accountant\": \"best\"") != std::string::npos);
+  CHECK(summary.find("pld wins: selection privacy profile") != std::string::npos);
+}
