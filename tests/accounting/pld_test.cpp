@@ -344,3 +344,19 @@ TEST_CASE("pld: a whole repeat-and-select is priced from the base's PLD privacy 
   CHECK(acc.epsilon(DpEvent::repeat_and_select(DpEvent::gaussian(sigma), 1, 1.0), 1e-6).epsilon ==
         acc.epsilon(DpEvent::gaussian(sigma), 1e-6).epsilon);
 }
+
+TEST_CASE("pld: losses beyond the double range of e^L keep their true bounds") {
+  // Laplace with b = 0.01 is 100-DP, and Poisson-sampled with rate q it is
+  // log(1 − q + q e^{1/b})-DP (the largest loss); e^100 is fine but e^{1/b} for b = 1e-3 is not,
+  // and that case must be vacuous (too wide a grid), never a finite ε below 1000.
+  const pld::Accountant acc(kDefaults);
+  CHECK(acc.epsilon(DpEvent::laplace(0.01), 0).epsilon == doctest::Approx(100).epsilon(1e-9));
+  for (const double b : {0.01, 0.1}) {
+    const double exact = std::log(0.7 + 0.3 * std::exp(1 / b));
+    const double eps = acc.epsilon(DpEvent::poisson_sampled(0.3, DpEvent::laplace(b)), 0).epsilon;
+    CHECK(eps >= exact - 1e-9);
+    CHECK(eps <= exact + kH);
+  }
+  CHECK(acc.epsilon(DpEvent::laplace(1e-3), 1e-5).epsilon >= 1000);
+  CHECK(acc.epsilon(DpEvent::pure_dp(1000), 1e-5).epsilon >= 1000);
+}

@@ -150,13 +150,28 @@ struct Noise {
   double g_max() const { return laplace ? 1 / s : kInf; }
 };
 
+/// log(1 − q + q e^g), without overflow for large |g| (q = 1 gives g itself).
+double log_mix(double q, double g) {
+  const double a = std::log(q) + g, b = std::log1p(-q);
+  const double top = std::max(a, b);
+  if (std::isinf(top)) return top;
+  return top + std::log(std::exp(a - top) + std::exp(b - top));
+}
+
+/// The u with log_mix(q, u) = t, i.e. log((e^t − 1 + q)/q); −∞ when e^t ≤ 1 − q (no such u).
+double inverse_mix(double q, double t) {
+  if (t > 1) return t + std::log1p(-(1 - q) * std::exp(-t)) - std::log(q);
+  const double v = std::expm1(t) + q;
+  return v <= 0 ? -kInf : std::log(v) - std::log(q);
+}
+
 /// Remove direction (M, D₀) with M = (1 − q)D₀ + qD₁: L = log(1 − q + q e^{g(o)}), increasing.
 LossLaw remove_law(const Noise& noise, double q) {
   LossLaw law;
   // L > t  ⟺  g(o) > u(t) = log((e^t − 1 + q)/q); everything when e^t − 1 + q ≤ 0.
   auto c_of = [noise, q](double t) {
-    const double v = std::expm1(t) + q;
-    return v <= 0 ? -kInf : noise.above(std::log(v / q));
+    const double u = inverse_mix(q, t);
+    return u == -kInf ? -kInf : noise.above(u);
   };
   law.p_gt = [=](double t) {
     const double c = c_of(t);
@@ -168,8 +183,8 @@ LossLaw remove_law(const Noise& noise, double q) {
   };
   law.q_gt = [=](double t) { return noise.upper0(c_of(t)); };
   law.q_le = [=](double t) { return noise.lower0(c_of(t)); };
-  law.lo = std::log1p(q * std::expm1(noise.g_min()));
-  law.hi = std::log1p(q * std::expm1(noise.g_max()));
+  law.lo = log_mix(q, noise.g_min());
+  law.hi = log_mix(q, noise.g_max());
   return law;
 }
 
@@ -178,8 +193,8 @@ LossLaw add_law(const Noise& noise, double q) {
   LossLaw law;
   // L > t  ⟺  g(o) < u(t) = log((e^{−t} − 1 + q)/q); nothing when e^{−t} − 1 + q ≤ 0.
   auto c_of = [noise, q](double t) {
-    const double v = std::expm1(-t) + q;
-    return v <= 0 ? -kInf : noise.below(std::log(v / q));
+    const double u = inverse_mix(q, -t);
+    return u == -kInf ? -kInf : noise.below(u);
   };
   law.p_gt = [=](double t) { return noise.lower0(c_of(t)); };
   law.p_le = [=](double t) { return noise.upper0(c_of(t)); };
@@ -191,8 +206,8 @@ LossLaw add_law(const Noise& noise, double q) {
     const double c = c_of(t);
     return (1 - q) * noise.upper0(c) + q * noise.upper1(c);
   };
-  law.lo = -std::log1p(q * std::expm1(noise.g_max()));
-  law.hi = -std::log1p(q * std::expm1(noise.g_min()));
+  law.lo = -log_mix(q, noise.g_max());
+  law.hi = -log_mix(q, noise.g_min());
   return law;
 }
 
