@@ -672,6 +672,7 @@ const PluginInfo* PluginRegistry::find_any(const std::string& name) const {
   for (const auto& [key, entry] : entries_) {
     if (key.second == name) return &entry->info;
   }
+  if (best_ && name == best_->name) return best_.get();
   return nullptr;
 }
 
