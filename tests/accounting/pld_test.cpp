@@ -360,3 +360,18 @@ TEST_CASE("pld: losses beyond the double range of e^L keep their true bounds") {
   CHECK(acc.epsilon(DpEvent::laplace(1e-3), 1e-5).epsilon >= 1000);
   CHECK(acc.epsilon(DpEvent::pure_dp(1000), 1e-5).epsilon >= 1000);
 }
+
+TEST_CASE("pld: a grid too wide answers vacuously, saying why") {
+  const pld::Accountant acc(kDefaults);
+  const std::vector<DpEvent> wide{
+      DpEvent::self_composed(DpEvent::pure_dp(0.1), 100000000000000),
+      DpEvent::self_composed(DpEvent::poisson_sampled(0.5, DpEvent::gaussian(0.01)), 100),
+  };
+  for (const auto& e : wide) {
+    INFO(e.to_string());
+    const auto g = acc.epsilon(e, 1e-5);
+    CHECK(std::isinf(g.epsilon));
+    CHECK(g.derivation.find("raise value_discretization_interval") != std::string::npos);
+    CHECK(acc.delta(e, 1.0).delta == 1);
+  }
+}

@@ -213,6 +213,13 @@ Window plan_window(const Pld& pld, std::int64_t k, const Options& options) {
   const double t_lo = -minimise_over_lambda(
       [&](double lambda) { return (kd * log_mgf(pld, h, -lambda) - log_target) / lambda; });
   const auto n = static_cast<std::int64_t>(pld.mass.size());
+  // Composed grid indices must stay far inside int64 (k · index, then differences of those).
+  const double reach = kd * std::max(std::abs(static_cast<double>(pld.offset)),
+                                     std::abs(static_cast<double>(pld.offset + n - 1)));
+  if (!(reach < 1e15))
+    throw GridTooWide("composing " + std::to_string(k) +
+                      " times reaches losses beyond 1e15 grid steps; raise "
+                      "value_discretization_interval");
   Window w;
   w.support_hi = k * (pld.offset + n - 1);
   w.w_lo = std::max(k * pld.offset, static_cast<std::int64_t>(std::floor(t_lo / h)));

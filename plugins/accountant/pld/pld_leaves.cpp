@@ -45,8 +45,8 @@ std::int64_t grid_points(double lo, double hi, double h, const Options& options)
   if (!(points <= static_cast<double>(options.max_points)))
     throw GridTooWide("the privacy loss spans " + std::to_string(hi - lo) +
                       ", which needs more than " + std::to_string(options.max_points) +
-                      " grid points at value_discretization_interval " + std::to_string(h) +
-                      "; raise the interval");
+                      " grid points at a grid step of " + std::to_string(h) +
+                      "; raise value_discretization_interval");
   return static_cast<std::int64_t>(points);
 }
 
