@@ -1,4 +1,4 @@
-// PLD against RDP on standard DP-SGD settings (issue 14): ε by the pld accountant (pessimistic,
+// PLD against RDP on standard DP-SGD settings: ε by the pld accountant (pessimistic,
 // and its optimistic lower estimate), by the rdp accountant, dp_accounting's published PLD and RDP
 // values where we have them, and the time per query (CPU time, median of repeated runs; the wall
 // time is printed too, as the machine may be shared).  A finer grid (h = 2e-5) serves as our own
@@ -56,7 +56,7 @@ struct Case {
   double q, sigma;
   std::int64_t steps;
   double delta;
-  double dp_accounting_pld, dp_accounting_rdp;  // NaN when not published in the issue
+  double dp_accounting_pld, dp_accounting_rdp;  // NaN when not measured
   double dp_accounting_ms;                      // its PLD time per query, NaN when not stated
 };
 
