@@ -78,7 +78,12 @@ void fft(std::vector<Complex>& a, bool inverse) {
     for (auto& z : a) z = std::conj(z);
 }
 
-Complex power(Complex z, std::int64_t k) {
+/// The norm |z|² below which z^k is 0 to double precision: |z| ≤ 1 for a (sub-)probability
+/// spectrum, and |z|^k < e^{−700} would only underflow, so power() skips the multiplications.
+double negligible_norm(std::int64_t k) { return std::exp(-1400.0 / static_cast<double>(k)); }
+
+Complex power(Complex z, std::int64_t k, double negligible) {
+  if (std::norm(z) < negligible) return {0, 0};
   Complex result(1, 0);
   while (k > 0) {
     if ((k & 1) != 0) result = mul(result, z);
@@ -298,7 +303,8 @@ Pld self_compose(const Pld& pld, std::int64_t k, const Options& options, Estimat
   const std::vector<double> input = folded(pld, size);
   std::vector<Complex> spectrum(input.begin(), input.end());
   fft(spectrum, false);
-  for (auto& z : spectrum) z = power(z, k);
+  const double negligible = negligible_norm(k);
+  for (auto& z : spectrum) z = power(z, k, negligible);
   fft(spectrum, true);
   std::vector<double> bins(size);
   for (std::size_t i = 0; i < size; ++i) bins[i] = spectrum[i].real() / static_cast<double>(size);
@@ -320,10 +326,11 @@ std::pair<Pld, Pld> self_compose_both(const Pld& a, const Pld& b, std::int64_t k
   for (std::size_t i = 0; i < size; ++i) z[i] = Complex(fa[i], fb[i]);
   fft(z, false);
   std::vector<Complex> w(size);
+  const double negligible = negligible_norm(k);
   for (std::size_t j = 0; j < size; ++j) {
     const Complex mirror = std::conj(z[(size - j) % size]);
     const Complex sa = (z[j] + mirror) * 0.5, sb = (z[j] - mirror) * Complex(0, -0.5);
-    w[j] = power(sa, k) + Complex(0, 1) * power(sb, k);
+    w[j] = power(sa, k, negligible) + Complex(0, 1) * power(sb, k, negligible);
   }
   fft(w, true);
   std::vector<double> ra(size), rb(size);
