@@ -262,8 +262,14 @@ int cmd_privacy(const std::vector<std::string>& args) {
       "sampling", po::value(&sampling),
       "DP-SGD shortcut: poisson (default; add/remove neighbours) or without_replacement "
       "(fixed-size batches; replace-one neighbours, so the sum of clipped gradients moves by up "
-      "to 2x the clipping norm)")("accountant", po::value(&accountant_name),
-                                  "accountant plugin (default rdp)")(
+      "to 2x the clipping norm)")(
+      "accountant", po::value(&accountant_name),
+      "accountant plugin: rdp (default), pld (privacy loss "
+      "distributions), best (the smaller of rdp and pld), pure_dp, ...")(
+      "value-discretization-interval", po::value<double>(),
+      "pld/best: grid step of the privacy losses (default 1e-4; smaller is tighter and slower)")(
+      "tail-mass-truncation", po::value<double>(),
+      "pld/best: probability mass the tails may lose to an infinite loss (default 1e-15)")(
       "conversion", po::value(&conversion), "RDP to (eps, delta): improved (default) or classic")(
       "orders", po::value(&orders),
       "Renyi orders: comma-separated list (default: the accountant's)")(
@@ -339,6 +345,11 @@ int cmd_privacy(const std::vector<std::string>& args) {
   if (!conversion.empty()) given.set("conversion", dptune::Value{conversion});
   if (!orders.empty()) given.set("orders", dptune::Value{orders});
   if (vm.count("analytic-gaussian")) given.set("analytic_gaussian", dptune::Value{true});
+  if (vm.count("value-discretization-interval"))
+    given.set("value_discretization_interval",
+              dptune::Value{vm["value-discretization-interval"].as<double>()});
+  if (vm.count("tail-mass-truncation"))
+    given.set("tail_mass_truncation", dptune::Value{vm["tail-mass-truncation"].as<double>()});
   const auto accountant = create_accountant(registry, accountant_name, given);
   const bool json = vm.count("json") != 0;
 

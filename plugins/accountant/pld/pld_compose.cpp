@@ -1,0 +1,429 @@
+// Composition of discrete PLDs (convolution by FFT), tail truncation, the dominating PLD of
+// several, and δ(ε) / ε(δ) of one PLD.  See pld_core.hpp.
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <functional>
+#include <limits>
+#include <numbers>
+#include <string>
+
+#include "dptune/errors.hpp"
+#include "pld_core.hpp"
+
+namespace dptune::pld {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+using Complex = std::complex<double>;
+
+/// Plain complex product: std::complex's operator* also handles infinities (a library call per
+/// product), which finite spectra never need.
+inline Complex mul(Complex a, Complex b) {
+  return {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
+}
+
+std::size_t power_of_two_at_least(std::size_t n) {
+  std::size_t size = 1;
+  while (size < n) size <<= 1;
+  return size;
+}
+
+/// Forward twiddles e^{−πik/half} for every stage, stage `half` at [half, 2·half), so that the
+/// butterflies read them contiguously.  Each is cos/sin of its angle directly (no recurrence), for
+/// accuracy, taken from the largest stage's table; cached per thread for the last size used.
+const std::vector<Complex>& twiddles(std::size_t n) {
+  thread_local std::vector<Complex> table;
+  thread_local std::size_t table_n = 0;
+  if (table_n == n) return table;
+  table.assign(std::max<std::size_t>(n, 2), Complex(1, 0));
+  const std::size_t top = n / 2;
+  for (std::size_t k = 0; k < top; ++k) {
+    const double angle = std::numbers::pi * static_cast<double>(k) / static_cast<double>(top);
+    table[top + k] = Complex(std::cos(angle), -std::sin(angle));
+  }
+  for (std::size_t half = top / 2; half >= 1; half /= 2)
+    for (std::size_t k = 0; k < half; ++k) table[half + k] = table[top + k * (top / half)];
+  table_n = n;
+  return table;
+}
+
+/// In-place iterative radix-2 FFT (size a power of two); `inverse` without the 1/N factor.
+void fft(std::vector<Complex>& a, bool inverse) {
+  const std::size_t n = a.size();
+  for (std::size_t i = 1, j = 0; i < n; ++i) {
+    std::size_t bit = n >> 1;
+    for (; (j & bit) != 0; bit >>= 1) j ^= bit;
+    j ^= bit;
+    if (i < j) std::swap(a[i], a[j]);
+  }
+  // The inverse transform is the forward one of the conjugate, conjugated.
+  if (inverse)
+    for (auto& z : a) z = std::conj(z);
+  const std::vector<Complex>& twiddle = twiddles(n);
+  for (std::size_t half = 1; half < n; half <<= 1) {
+    const Complex* w = twiddle.data() + half;
+    for (std::size_t start = 0; start < n; start += 2 * half) {
+      Complex* lo = a.data() + start;
+      Complex* hi = lo + half;
+      for (std::size_t k = 0; k < half; ++k) {
+        const Complex u = lo[k], v = mul(hi[k], w[k]);
+        lo[k] = u + v;
+        hi[k] = u - v;
+      }
+    }
+  }
+  if (inverse)
+    for (auto& z : a) z = std::conj(z);
+}
+
+/// The norm |z|² below which z^k is 0 to double precision: |z| ≤ 1 for a (sub-)probability
+/// spectrum, and |z|^k < e^{−700} would only underflow, so power() skips the multiplications.
+double negligible_norm(std::int64_t k) { return std::exp(-1400.0 / static_cast<double>(k)); }
+
+Complex power(Complex z, std::int64_t k, double negligible) {
+  if (std::norm(z) < negligible) return {0, 0};
+  Complex result(1, 0);
+  while (k > 0) {
+    if ((k & 1) != 0) result = mul(result, z);
+    z = mul(z, z);
+    k >>= 1;
+  }
+  return result;
+}
+
+/// log Σ_j p_j e^{λ l_j} over the finite part (the log moment generating function at λ ≠ 0).
+/// One exp per block of 64 points: within a block each term is the next one times e^{−|λ|h},
+/// walking away from the block's largest exponent, so nothing overflows and only terms below
+/// 1e-300 of a larger one can underflow.
+double log_mgf(const Pld& pld, double h, double lambda) {
+  const auto n = static_cast<std::int64_t>(pld.mass.size());
+  if (n == 0) return -kInf;
+  const double top = lambda > 0 ? lambda * static_cast<double>(pld.offset + n - 1) * h
+                                : lambda * static_cast<double>(pld.offset) * h;
+  const double step = std::exp(-std::abs(lambda) * h);
+  constexpr std::int64_t kBlock = 64;
+  double sum = 0;
+  for (std::int64_t begin = 0; begin < n; begin += kBlock) {
+    const std::int64_t end = std::min(n, begin + kBlock);
+    const std::int64_t lead = lambda > 0 ? end - 1 : begin;  // the block's largest exponent
+    double w = std::exp(lambda * static_cast<double>(pld.offset + lead) * h - top);
+    for (std::int64_t i = 0; i < end - begin; ++i) {
+      const std::int64_t j = lambda > 0 ? lead - i : lead + i;
+      sum += pld.mass[static_cast<std::size_t>(j)] * w;
+      w *= step;
+    }
+  }
+  return sum > 0 ? top + std::log(sum) : -kInf;
+}
+
+/// min over λ > 0 of objective(λ), searched on a coarse log grid then refined by golden section in
+/// log λ; the objectives here are quasi-convex, and any λ gives a valid bound anyway.
+double minimise_over_lambda(const std::function<double(double)>& objective) {
+  double best_nu = 0, best = kInf;
+  for (int m = -12; m <= 20; ++m) {
+    const double nu = m * std::log(2.0) * 1.5;
+    const double v = objective(std::exp(nu));
+    if (v < best) best = v, best_nu = nu;
+  }
+  const double ratio = (std::sqrt(5.0) - 1) / 2;
+  double a = best_nu - 1.5 * std::log(2.0), b = best_nu + 1.5 * std::log(2.0);
+  double c = b - ratio * (b - a), d = a + ratio * (b - a);
+  double fc = objective(std::exp(c)), fd = objective(std::exp(d));
+  for (int i = 0; i < 30; ++i) {
+    if (fc < fd) {
+      b = d, d = c, fd = fc, c = b - ratio * (b - a), fc = objective(std::exp(c));
+    } else {
+      a = c, c = d, fc = fd, d = a + ratio * (b - a), fd = objective(std::exp(d));
+    }
+  }
+  return std::min({best, fc, fd});
+}
+
+}  // namespace
+
+std::vector<double> convolve(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.empty() || b.empty()) return {};
+  const std::size_t n = a.size() + b.size() - 1;
+  std::vector<double> out(n, 0.0);
+  if (std::min(a.size(), b.size()) <= 64) {
+    for (std::size_t i = 0; i < a.size(); ++i)
+      for (std::size_t j = 0; j < b.size(); ++j) out[i + j] += a[i] * b[j];
+    return out;
+  }
+  const std::size_t size = power_of_two_at_least(n);
+  std::vector<Complex> fa(size), fb(size);
+  std::copy(a.begin(), a.end(), fa.begin());
+  std::copy(b.begin(), b.end(), fb.begin());
+  fft(fa, false);
+  fft(fb, false);
+  for (std::size_t i = 0; i < size; ++i) fa[i] = mul(fa[i], fb[i]);
+  fft(fa, true);
+  for (std::size_t i = 0; i < n; ++i)
+    out[i] = std::max(0.0, fa[i].real() / static_cast<double>(size));
+  return out;
+}
+
+void truncate_tails(Pld& pld, const Options& options, Estimate estimate) {
+  const double half_tail = options.tail_mass_truncation / 2;
+  const bool pessimistic = estimate == Estimate::Pessimistic;
+  std::size_t first = 0, last = pld.mass.size();
+  double below = 0;
+  while (last > first && pld.mass[last - 1] == 0) --last;  // exact zeros only: the upper tail
+  // is never moved to +∞ here, which would lose a finite ε at δ = 0 (pure DP compositions)
+  while (first < last && below + pld.mass[first] <= half_tail) below += pld.mass[first++];
+  if (first == last) {  // everything was lower tail: keep it at the top (pessimistic) or drop it
+    if (pessimistic && last > 0) {
+      pld.mass = {below};
+      pld.offset += static_cast<std::int64_t>(last) - 1;
+    } else {
+      pld.mass.clear();
+    }
+    return;
+  }
+  if (pessimistic) pld.mass[first] += below;  // rounding a loss up dominates
+  pld.mass = std::vector<double>(pld.mass.begin() + static_cast<std::ptrdiff_t>(first),
+                                 pld.mass.begin() + static_cast<std::ptrdiff_t>(last));
+  pld.offset += static_cast<std::int64_t>(first);
+}
+
+Pld compose(const Pld& a, const Pld& b, const Options& options, Estimate estimate) {
+  Pld out;
+  out.offset = a.offset + b.offset;
+  if (a.mass.size() + b.mass.size() > options.max_points)
+    throw GridTooWide("composing two PLDs needs more than " + std::to_string(options.max_points) +
+                      " grid points; raise value_discretization_interval");
+  out.mass = convolve(a.mass, b.mass);
+  out.infinity = std::min(1.0, a.infinity + b.infinity - a.infinity * b.infinity);
+  truncate_tails(out, options, estimate);
+  return out;
+}
+
+namespace {
+
+/// Where a k-fold composition is read: the window [w_lo, w_lo + N) of composed grid indices.
+struct Window {
+  std::int64_t w_lo = 0, support_hi = 0;
+  std::size_t width = 1;
+};
+
+Window plan_window(const Pld& pld, std::int64_t k, const Options& options) {
+  // The window [w_lo, w_hi] outside which the finite part has at most τ/2 on each side, by
+  // Chernoff: P(S > t) ≤ M(λ)^k e^{−λt}, P(S < t) ≤ M(−λ)^k e^{λt}.
+  const double h = options.value_discretization_interval, kd = static_cast<double>(k);
+  const double log_target = std::log(options.tail_mass_truncation / 2);
+  const double t_hi = minimise_over_lambda(
+      [&](double lambda) { return (kd * log_mgf(pld, h, lambda) - log_target) / lambda; });
+  const double t_lo = -minimise_over_lambda(
+      [&](double lambda) { return (kd * log_mgf(pld, h, -lambda) - log_target) / lambda; });
+  const auto n = static_cast<std::int64_t>(pld.mass.size());
+  // Composed grid indices must stay far inside int64 (k · index, then differences of those).
+  const double reach = kd * std::max(std::abs(static_cast<double>(pld.offset)),
+                                     std::abs(static_cast<double>(pld.offset + n - 1)));
+  if (!(reach < 1e15))
+    throw GridTooWide("composing " + std::to_string(k) +
+                      " times reaches losses beyond 1e15 grid steps; raise "
+                      "value_discretization_interval");
+  Window w;
+  w.support_hi = k * (pld.offset + n - 1);
+  w.w_lo = std::max(k * pld.offset, static_cast<std::int64_t>(std::floor(t_lo / h)));
+  std::int64_t w_hi = std::min(w.support_hi, static_cast<std::int64_t>(std::ceil(t_hi / h)));
+  // Keep the whole upper support when that at most doubles the work (bounded losses, e.g. pure
+  // DP, then keep their exact top and a finite ε at δ = 0).
+  if (w.support_hi - w.w_lo + 1 <= 2 * (w_hi - w.w_lo + 1)) w_hi = w.support_hi;
+  w.width = static_cast<std::size_t>(std::max<std::int64_t>(w_hi - w.w_lo + 1, 1));
+  if (w.width > options.max_points)
+    throw GridTooWide("composing " + std::to_string(k) + " times needs " + std::to_string(w.width) +
+                      " grid points (more than " + std::to_string(options.max_points) +
+                      "); raise value_discretization_interval");
+  return w;
+}
+
+/// The input folded modulo N (a circular convolution of size N sees only residues).
+std::vector<double> folded(const Pld& pld, std::size_t size) {
+  std::vector<double> out(size, 0.0);
+  for (std::size_t j = 0; j < pld.mass.size(); ++j) out[j % size] += pld.mass[j];
+  return out;
+}
+
+/// Reads the k-fold composition of `pld` off the circular result `bins` (size N, already scaled
+/// by 1/N): bin m holds the composed mass of every index ≡ m + k·offset (mod N).
+Pld read_window(const Pld& pld, std::int64_t k, const Window& w, const std::vector<double>& bins,
+                const Options& options, Estimate estimate) {
+  const double h = options.value_discretization_interval, kd = static_cast<double>(k);
+  const auto modulus = static_cast<std::int64_t>(bins.size());
+  Pld out;
+  out.infinity = -std::expm1(kd * std::log1p(-pld.infinity));
+  out.offset = w.w_lo;
+  out.mass.assign(bins.size(), 0.0);
+  for (std::size_t i = 0; i < bins.size(); ++i) {
+    const std::int64_t m =
+        ((w.w_lo + static_cast<std::int64_t>(i) - k * pld.offset) % modulus + modulus) % modulus;
+    out.mass[i] = std::max(0.0, bins[static_cast<std::size_t>(m)]);
+  }
+  // Bins above the support can only hold mass wrapped from below the window: put it back at the
+  // window's bottom (a loss rounded up) or drop it (optimistic).
+  for (std::size_t i = 0; i < bins.size(); ++i) {
+    if (w.w_lo + static_cast<std::int64_t>(i) <= w.support_hi) continue;
+    if (estimate == Estimate::Pessimistic) out.mass[0] += out.mass[i];
+    out.mass[i] = 0;
+  }
+  // Mass below the window wraps onto its top (raising δ: harmless for the pessimistic estimate);
+  // mass above it wraps onto its bottom, where δ does not see it, so its Chernoff bound goes to +∞.
+  const std::int64_t top = w.w_lo + modulus - 1;
+  if (estimate == Estimate::Pessimistic && top < w.support_hi) {
+    const double log_above = minimise_over_lambda([&](double lambda) {
+      return kd * log_mgf(pld, h, lambda) - lambda * static_cast<double>(top) * h;
+    });
+    out.infinity = std::min(1.0, out.infinity + std::exp(log_above));
+  }
+  truncate_tails(out, options, estimate);
+  return out;
+}
+
+bool trivial_self_composition(const Pld& pld, std::int64_t k, Pld& out) {
+  if (k == 1) {
+    out = pld;
+    return true;
+  }
+  if (!pld.mass.empty() && k != 0) return false;
+  out = Pld{};
+  out.infinity = -std::expm1(static_cast<double>(k) * std::log1p(-pld.infinity));
+  if (k == 0) out.mass = {1.0};
+  return true;
+}
+
+}  // namespace
+
+Pld self_compose(const Pld& pld, std::int64_t k, const Options& options, Estimate estimate) {
+  if (Pld out; trivial_self_composition(pld, k, out)) return out;
+  const Window w = plan_window(pld, k, options);
+  const std::size_t size = power_of_two_at_least(w.width);
+  const std::vector<double> input = folded(pld, size);
+  std::vector<Complex> spectrum(input.begin(), input.end());
+  fft(spectrum, false);
+  const double negligible = negligible_norm(k);
+  for (auto& z : spectrum) z = power(z, k, negligible);
+  fft(spectrum, true);
+  std::vector<double> bins(size);
+  for (std::size_t i = 0; i < size; ++i) bins[i] = spectrum[i].real() / static_cast<double>(size);
+  return read_window(pld, k, w, bins, options, estimate);
+}
+
+std::pair<Pld, Pld> self_compose_both(const Pld& a, const Pld& b, std::int64_t k,
+                                      const Options& options, Estimate estimate) {
+  Pld ta, tb;
+  if (trivial_self_composition(a, k, ta) || trivial_self_composition(b, k, tb))
+    return {self_compose(a, k, options, estimate), self_compose(b, k, options, estimate)};
+  // Two real sequences in one complex FFT (a in the real part, b in the imaginary part):
+  // A_j = (Z_j + conj Z_{N−j})/2, B_j = (Z_j − conj Z_{N−j})/(2i); then A^k + i B^k transforms
+  // back to (a^{*k}, b^{*k}) in the real and imaginary parts.
+  const Window wa = plan_window(a, k, options), wb = plan_window(b, k, options);
+  const std::size_t size = power_of_two_at_least(std::max(wa.width, wb.width));
+  const std::vector<double> fa = folded(a, size), fb = folded(b, size);
+  std::vector<Complex> z(size);
+  for (std::size_t i = 0; i < size; ++i) z[i] = Complex(fa[i], fb[i]);
+  fft(z, false);
+  std::vector<Complex> w(size);
+  const double negligible = negligible_norm(k);
+  for (std::size_t j = 0; j < size; ++j) {
+    const Complex mirror = std::conj(z[(size - j) % size]);
+    const Complex sa = (z[j] + mirror) * 0.5, sb = (z[j] - mirror) * Complex(0, -0.5);
+    w[j] = power(sa, k, negligible) + Complex(0, 1) * power(sb, k, negligible);
+  }
+  fft(w, true);
+  std::vector<double> ra(size), rb(size);
+  for (std::size_t i = 0; i < size; ++i) {
+    ra[i] = w[i].real() / static_cast<double>(size);
+    rb[i] = w[i].imag() / static_cast<double>(size);
+  }
+  return {read_window(a, k, wa, ra, options, estimate),
+          read_window(b, k, wb, rb, options, estimate)};
+}
+
+Pld dominate_all(const std::vector<Pld>& plds, const Options& options) {
+  // δ_a as a function of x = e^ε is convex and decreasing with δ_a(0) ≤ 1, so F = max_a δ_a is
+  // too; the piecewise-linear interpolation of F on the grid points x_i = e^{ih} (through (0, 1)
+  // below the grid and flat at F(x_top) above it) lies above F, and is the hockey-stick curve of
+  // the PLD with mass p_i = x_i (s_i − s_{i−1}) at ih (s_i: the slope after x_i) and F(x_top) at
+  // +∞ — the profile-to-PLD correspondence of Zhu, Dong & Wang 2022.  It dominates every input.
+  const double h = options.value_discretization_interval;
+  std::int64_t lo = std::numeric_limits<std::int64_t>::max();
+  std::int64_t hi = std::numeric_limits<std::int64_t>::min();
+  for (const auto& p : plds) {
+    if (p.mass.empty()) continue;
+    lo = std::min(lo, p.offset);
+    hi = std::max(hi, p.offset + static_cast<std::int64_t>(p.mass.size()) - 1);
+  }
+  Pld out;
+  if (hi < lo) {  // only atoms at +∞
+    for (const auto& p : plds) out.infinity = std::max(out.infinity, p.infinity);
+    out.mass = {1 - out.infinity};
+    return out;
+  }
+  const auto n = static_cast<std::size_t>(hi - lo + 1);
+  std::vector<double> f(n, 0.0);
+  const double decay = std::exp(-h);
+  for (const auto& p : plds) {
+    // δ(ih) = A_i − S_i with A_i = P(L > ih), S_i = Σ_{j>i} p_j e^{(i−j)h}, from the top down.
+    double a = p.infinity, s = 0;
+    for (std::int64_t i = hi; i >= lo; --i) {
+      f[static_cast<std::size_t>(i - lo)] = std::max(f[static_cast<std::size_t>(i - lo)], a - s);
+      const std::int64_t j = i - p.offset;
+      const double pj = j >= 0 && j < static_cast<std::int64_t>(p.mass.size())
+                            ? p.mass[static_cast<std::size_t>(j)]
+                            : 0.0;
+      a += pj;
+      s = decay * (s + pj);
+    }
+  }
+  const double gap = std::expm1(h);  // e^h − 1
+  out.offset = lo;
+  out.mass.assign(n, 0.0);
+  out.infinity = f[n - 1];
+  if (n == 1) {
+    out.mass[0] = std::max(0.0, 1 - f[0]);
+    return out;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const double after = i + 1 < n ? (f[i + 1] - f[i]) / gap : 0.0;
+    const double before = i > 0 ? std::exp(h) * (f[i] - f[i - 1]) / gap : f[i] - 1;
+    out.mass[i] = std::max(0.0, after - before);
+  }
+  truncate_tails(out, options, Estimate::Pessimistic);
+  return out;
+}
+
+double Pld::delta(double h, double epsilon) const {
+  double delta = infinity;
+  for (std::size_t j = mass.size(); j-- > 0;) {
+    const double loss = static_cast<double>(offset + static_cast<std::int64_t>(j)) * h;
+    if (loss <= epsilon) break;
+    delta += mass[j] * -std::expm1(epsilon - loss);
+  }
+  return std::min(1.0, delta);
+}
+
+double Pld::epsilon(double h, double delta) const {
+  if (infinity > delta) return kInf;
+  // From the top down, δ at the grid point ih is A_i − S_i (see dominate_all); between (i−1)h and
+  // ih it is A − e^{ε−(i−1)h} S with the sums taken over the points ≥ ih, solved exactly in the
+  // first gap where it crosses `delta`.  Invariant: δ(loss) ≤ delta at the top of each step.
+  double a = infinity, s = 0, at = kInf;
+  const double decay = std::exp(-h);
+  for (std::size_t j = mass.size(); j-- > 0;) {
+    const double loss = static_cast<double>(offset + static_cast<std::int64_t>(j)) * h;
+    if (loss <= 0) return 0;  // δ(0) ≤ δ(loss) ≤ delta
+    a += mass[j];
+    s = decay * (s + mass[j]);
+    at = loss - h;
+    if (a - s > delta)  // δ(at) > delta ≥ δ(loss): a − e^{ε − at} s = delta in (at, loss]
+      return std::max(0.0, std::clamp(at + std::log((a - delta) / s), at, loss));
+  }
+  // Below the lowest point: δ(ε) = a − e^{ε − at} s, with δ(at) ≤ delta.
+  if (!(at > 0) || a <= delta || !(s > 0)) return 0;
+  return std::max(0.0, at + std::log((a - delta) / s));
+}
+
+}  // namespace dptune::pld
