@@ -130,21 +130,9 @@ int cmd_validate(const std::vector<std::string>& args) {
   if (!vm) return kOk;
   dptune::host::PluginRegistry registry;
   auto config = load(pipeline, sets, plugin_paths, registry);
-  // The tuner's constructor checks what its schema cannot (e.g. dp_hype's dropouts < clients).
-  dptune::host::create_configured_tuner(config, registry);
-  // The algorithm's constructor checks what its schema cannot (e.g. the command trainer's event
-  // template and program).
-  dptune::host::check_configured_algorithm(config, registry);
-  // Public statistics must have one value per feature, which only the data can tell: load it once
-  // (ConfigError naming the list's file:line:col when the lengths differ).
-  using Kind = dptune::host::Preprocessing::Kind;
-  if (config.preprocessing.kind == Kind::Standardize || config.preprocessing.kind == Kind::Bounds)
-    if (const auto source = dptune::host::make_data_source(config.data.use, config.data.params,
-                                                           config.preprocessing);
-        !source->varies_per_run()) {
-      dptune::Xoshiro256 rng(0);
-      source->make(rng);
-    }
+  // The same checks `dptune run` makes before it trains (constructors, mechanism, the privacy of
+  // one run, the tuner's dry run).
+  dptune::host::check_pipeline(config, registry);
   std::cout << pipeline << ": valid (" << config.space.size() << "-dimensional search space, tuner "
             << config.tuner.use << ", algorithm " << config.algorithm.use << ")\n";
   return kOk;

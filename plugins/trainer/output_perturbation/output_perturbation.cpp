@@ -80,6 +80,11 @@ class OutputPerturbation final : public dptune::Trainer {
     return released_event(calibrated_sigma(train_rows, accountant, delta));
   }
 
+  /// {noise_multiplier: σ} and Gaussian(σ): what tr::gaussian_mechanism asks and checks.
+  std::optional<dptune::MechanismRequest> mechanism_request() const override {
+    return tr::gaussian_request(target_.active() ? tr::kTargetRepresentativeSigma : sigma_);
+  }
+
   /// One Gaussian release with multiplier σ relative to the replace-one sensitivity 2/(nλ).
   static dptune::DpEvent released_event(double sigma) {
     return dptune::DpEvent::replace_one(dptune::DpEvent::gaussian(sigma));
