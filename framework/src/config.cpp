@@ -1351,7 +1351,8 @@ std::string to_yaml(const PipelineConfig& config) {
     out << YAML::Key << "dataset" << YAML::Value;
     emit_string(out, config.ledger->dataset);
     out << YAML::Key << "budget" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "epsilon" << YAML::Value << dptune::to_string(Value{config.ledger->epsilon});
+    out << YAML::Key << "epsilon" << YAML::Value
+        << dptune::to_string(Value{config.ledger->epsilon});
     out << YAML::Key << "delta" << YAML::Value << dptune::to_string(Value{config.ledger->delta});
     out << YAML::EndMap << YAML::EndMap;
   }

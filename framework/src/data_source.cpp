@@ -347,19 +347,17 @@ void check_label_column(const dptune::Params& p) {
   const CsvHeader header = read_csv_header(file, p.get_string("delimiter").front());
   const auto& names = header.names;
   if (names.empty() || std::find(names.begin(), names.end(), want) != names.end()) return;
-  if (std::all_of(want.begin(), want.end(), [](unsigned char c) {
-        return std::isdigit(c) != 0;
-      }))
+  if (std::all_of(want.begin(), want.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
     return;  // a 0-based index: read_csv checks its range
   const auto best = did_you_mean(want, names);
   std::string columns;
   for (std::size_t i = 0; i < names.size() && i < 8; ++i) columns += (i ? ", " : "") + names[i];
   if (names.size() > 8) columns += ", ... (" + std::to_string(names.size()) + " columns)";
-  throw DataParamError("label_column",
-                       "label column '" + want + "' is not in the header of " +
-                           file.filename().string() + " (line " + std::to_string(header.line) +
-                           ")" + (best ? " (did you mean '" + *best + "'?)" : std::string()) +
-                           "; columns: " + columns);
+  throw DataParamError(
+      "label_column", "label column '" + want + "' is not in the header of " +
+                          file.filename().string() + " (line " + std::to_string(header.line) + ")" +
+                          (best ? " (did you mean '" + *best + "'?)" : std::string()) +
+                          "; columns: " + columns);
 }
 
 }  // namespace

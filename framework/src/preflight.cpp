@@ -1,4 +1,4 @@
-#include "preflight.hpp"
+#include "dptune/host/runner.hpp"
 
 #include <cmath>
 #include <iomanip>
@@ -7,7 +7,8 @@
 
 #include "dptune/calibration.hpp"
 #include "dptune/errors.hpp"
-#include "dptune/host/runner.hpp"
+#include "dptune/host/utility_sensitivity.hpp"
+#include "dptune/rng.hpp"
 #include "evaluator.hpp"
 
 namespace dptune::host {
@@ -88,10 +89,10 @@ void check_mechanism(const PipelineConfig& config, const PluginRegistry& registr
   if (!request) return;
   const std::string& algo = config.algorithm.use;
   const auto fits = fitting_mechanisms(registry, *request);
-  const std::string needs =
-      algo + " needs a " + DpEvent::kind_name(request->expected.kind()) +
-      " mechanism (its privacy analysis assumes the event " + request->expected.to_string() +
-      " for " + describe_params(request->overrides) + ")";
+  const std::string needs = algo + " needs a " + DpEvent::kind_name(request->expected.kind()) +
+                            " mechanism (its privacy analysis assumes the event " +
+                            request->expected.to_string() + " for " +
+                            describe_params(request->overrides) + ")";
   const std::string which = fits.empty() ? std::string("no installed mechanism plugin states it")
                                          : "`mechanism: {use: " + fits.front() + "}`";
   if (!config.mechanism)
@@ -166,8 +167,10 @@ void check_pure_dp(const PipelineConfig& config, const dptune::Accountant& accou
   for (std::size_t i = 0; i < leaves.size(); ++i) noise += (i ? " and " : "") + leaves[i];
   fail(config.delta_where, "accountant.delta",
        "δ = 0 asks for pure ε-DP, but one run of " + config.algorithm.use +
-           (noise.empty() ? std::string(" has no finite ε") : " uses " + noise + " noise, which has no pure-DP bound") +
-           " (the " + config.accountant.use + " accountant's ε at δ = 0 is infinite): set δ > 0, e.g. 1e-5" +
+           (noise.empty() ? std::string(" has no finite ε")
+                          : " uses " + noise + " noise, which has no pure-DP bound") +
+           " (the " + config.accountant.use +
+           " accountant's ε at δ = 0 is infinite): set δ > 0, e.g. 1e-5" +
            (train_rows ? ", well below 1/n for n = " + std::to_string(train_rows) + " training rows"
                        : std::string()));
 }
@@ -191,8 +194,8 @@ std::optional<double> epsilon_floor(const PluginRegistry& registry, const std::s
 /// say how low ε goes with the configured sampling, and which other sampling reaches the target.
 /// Uses the trainer's schema: target_epsilon, target_delta, noise_multiplier and sampling.
 void explain_unreachable_target(const PipelineConfig& config, const PluginRegistry& registry,
-                                const dptune::Accountant& accountant,
-                                const dptune::Params& params, std::size_t rows) {
+                                const dptune::Accountant& accountant, const dptune::Params& params,
+                                std::size_t rows) {
   const std::string& algo = config.algorithm.use;
   const dptune::ParamSchema* schema = registry.schema(ComponentKind::Trainer, algo);
   if (!schema || !schema->find("target_epsilon") || !schema->find("noise_multiplier") ||
@@ -206,12 +209,12 @@ void explain_unreachable_target(const PipelineConfig& config, const PluginRegist
   const std::string current =
       sampling && params.contains("sampling") ? params.get_string("sampling") : std::string();
   const auto floor = epsilon_floor(registry, algo, params, rows, accountant, delta);
+  if (!floor) return;  // the accountant cannot price the event at all: the original error says so
   std::string message = "no noise reaches ε = " + fmt(target) + " at δ = " + fmt(delta) +
                         (current.empty() ? std::string() : " with sampling " + current);
-  if (floor)
-    message += ": ε stays at " + fmt(*floor) + " or above even with noise_multiplier " +
-               fmt(dptune::CalibrationOptions{}.upper) + " (" + config.accountant.use +
-               " accountant, " + std::to_string(rows) + " training rows)";
+  message += ": ε stays at " + fmt(*floor) + " or above even with noise_multiplier " +
+             fmt(dptune::CalibrationOptions{}.upper) + " (" + config.accountant.use +
+             " accountant, " + std::to_string(rows) + " training rows)";
   std::vector<std::string> reaching;
   if (sampling)
     for (const auto& other : sampling->choices) {
@@ -224,8 +227,7 @@ void explain_unreachable_target(const PipelineConfig& config, const PluginRegist
   if (!reaching.empty())
     message += "; sampling: " + reaching.front() + " reaches it";
   else
-    message += std::string("; raise target_epsilon") +
-               (floor ? " above " + fmt(*floor) : std::string()) +
+    message += "; raise target_epsilon above " + fmt(*floor) +
                (sampling ? " (no sampling reaches it)" : std::string());
   fail(where_of(config.algorithm, "target_epsilon"), "algorithm.params.target_epsilon", message);
 }
@@ -252,28 +254,126 @@ void check_run_privacy(const PipelineConfig& config, const PluginRegistry& regis
     }
     throw;
   }
+  // Every evaluation is priced by the accountant (HostEvaluator::evaluate): one it cannot price
+  // would fail the run at its first evaluation.
+  if (event.kind() != DpEvent::Kind::NonPrivate && event.kind() != DpEvent::Kind::NoOp)
+    if (const std::string why = stack.accountant->unsupported_reason(event); !why.empty())
+      fail(config.accountant.use_where, "accountant.use",
+           "the " + config.accountant.use + " accountant cannot price one run of " +
+               config.algorithm.use + ": " + why);
   check_pure_dp(config, *stack.accountant, event, rows);
 }
 
 // ---- the tuner --------------------------------------------------------------------------------
 
-/// The tuner's dry run (constant scores, the true events): what it checks while it runs (δ, the
-/// grid's size, the accountant's support, its mechanism) is met before any data is trained on.
-PlannedCharge dry_run(const PipelineConfig& config, const PluginRegistry& registry,
-                      EvaluationStack& stack) {
+/// Thrown by the probe when the tuner starts its work (a progress phase or an evaluation): every
+/// check it makes before that has passed.  It leaves the tuner's call as a PluginError (the proxy
+/// attributes what is not the SDK's), so the probe also remembers that it threw.
+struct ProbeDone final : std::exception {
+  const char* what() const noexcept override { return "preflight: the tuner's checks passed"; }
+};
+
+class ProbeEvaluator final : public dptune::Evaluator {
+ public:
+  ProbeEvaluator(HostEvaluator& real, bool& done) : real_(real), done_(done) {}
+  std::vector<dptune::Evaluation> evaluate(const std::vector<dptune::EvaluationRequest>&) override {
+    done_ = true;
+    throw ProbeDone();
+  }
+  dptune::DpEvent event_of(const dptune::Params& candidate,
+                           const dptune::DataScope& scope) const override {
+    return real_.event_of(candidate, scope);
+  }
+  std::size_t default_repetitions() const override { return real_.default_repetitions(); }
+
+ private:
+  HostEvaluator& real_;
+  bool& done_;
+};
+
+class ProbeProgress final : public dptune::ProgressSink {
+ public:
+  explicit ProbeProgress(bool& done) : done_(done) {}
+  void start(std::string_view, std::size_t) override {
+    done_ = true;
+    throw ProbeDone();
+  }
+  void advance(std::size_t, std::optional<double>) override {}
+  void message(std::string_view) override {}
+
+ private:
+  bool& done_;
+};
+
+/// The tuner's context up to its first piece of work: the real space, δ, accountant, events,
+/// sizes and mechanism (a missing one is reported at the tuner), a public stream of its own.
+class ProbeContext final : public dptune::TunerContext {
+ public:
+  ProbeContext(const PipelineConfig& config, EvaluationStack& stack)
+      : config_(config), stack_(stack), evaluator_(stack.evaluator, done_), progress_(done_) {}
+  bool done() const { return done_; }
+  const dptune::SearchSpace& space() const override { return config_.space; }
+  dptune::Evaluator& evaluator() override { return evaluator_; }
+  const dptune::Accountant& accountant() const override { return *stack_.accountant; }
+  double delta() const override { return config_.delta; }
+  std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
+    if (!config_.mechanism)
+      fail(config_.tuner.where, "mechanism",
+           "tuner '" + config_.tuner.use + "' draws noise from the pipeline's mechanism (with " +
+               describe_params(overrides) +
+               "), and the pipeline names none: add a `mechanism: {use: ...}` section");
+    return stack_.mechanisms.make(overrides);
+  }
+  dptune::ProgressSink& progress() override { return progress_; }
+  dptune::RandomBitGenerator& rng() override { return rng_; }
+  void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) override {
+    for (std::size_t i = 0; i < n; ++i) body(i);
+  }
+  dptune::DataSizes data_sizes() const override {
+    const DataSplits& d = stack_.evaluator.splits();
+    dptune::DataSizes sizes;
+    sizes.train = d.train.rows;
+    sizes.validation = d.validation.rows;
+    sizes.test = d.test.rows;
+    sizes.scored = config_.score_split == ScoreSplit::Test ? sizes.test : sizes.validation;
+    sizes.varies_per_run = stack_.evaluator.data_varies_per_run();
+    return sizes;
+  }
+  dptune::UtilitySensitivity utility_sensitivity(std::size_t scored_rows) const override {
+    return host::utility_sensitivity(config_.utility, scored_rows);
+  }
+
+ private:
+  const PipelineConfig& config_;
+  EvaluationStack& stack_;
+  bool done_ = false;
+  ProbeEvaluator evaluator_;
+  ProbeProgress progress_;
+  dptune::Xoshiro256 rng_{0x5eedULL, 0};
+};
+
+/// Runs the tuner until it starts working (its first progress phase or evaluation): what it
+/// checks before that (δ, the grid's size, the accountant's support, its mechanism, files it
+/// reads) is met before any data is trained on.  A ConfigError there names the tuner section.
+void probe_tuner(const PipelineConfig& config, const PluginRegistry& registry,
+                 EvaluationStack& stack) {
+  auto tuner = create_configured_tuner(config, registry);
+  ProbeContext context(config, stack);
   try {
-    return plan_charge(config, registry, stack);
+    tuner->tune(context);
   } catch (const ConfigDiagnostic&) {
     throw;
   } catch (const dptune::ConfigError& e) {
     fail(config.tuner.where, "tuner",
          "tuner '" + config.tuner.use + "' refuses the pipeline: " + e.what());
+  } catch (const dptune::Error&) {
+    if (!context.done()) throw;  // a failure of its own, as the run would meet it
   }
 }
 
 }  // namespace
 
-PlannedCharge preflight(const PipelineConfig& config, const PluginRegistry& registry) {
+void check_pipeline(const PipelineConfig& config, const PluginRegistry& registry) {
   create_configured_tuner(config, registry);
   check_configured_algorithm(config, registry);
   if (config.algorithm.kind == ComponentKind::Trainer) {
@@ -290,11 +390,7 @@ PlannedCharge preflight(const PipelineConfig& config, const PluginRegistry& regi
   // ConfigError naming the list's file:line:col when the lengths differ).
   if (!stack.evaluator.data_varies_per_run()) stack.evaluator.splits();
   check_run_privacy(config, registry, stack);
-  return dry_run(config, registry, stack);
-}
-
-void check_pipeline(const PipelineConfig& config, const PluginRegistry& registry) {
-  preflight(config, registry);
+  probe_tuner(config, registry, stack);
 }
 
 }  // namespace dptune::host

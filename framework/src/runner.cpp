@@ -22,7 +22,6 @@
 #include "json.hpp"
 #include "ledger.hpp"
 #include "model_file.hpp"
-#include "preflight.hpp"
 #include "progress.hpp"
 #include "report.hpp"
 #include "study.hpp"
@@ -112,9 +111,8 @@ struct InterruptScope {
 RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
                         const RunOptions& options, std::ostream& out) {
   const auto started = std::chrono::steady_clock::now();
-  // Every check `dptune validate` makes, before the output folder is touched; its dry run of the
-  // tuner is also what a ledger is charged.
-  const PlannedCharge planned = preflight(config, registry);
+  // Every check `dptune validate` makes, before the output folder is touched.
+  check_pipeline(config, registry);
   auto tuner = create_configured_tuner(config, registry);
   // The study store: refuse a folder holding one unless resuming or overwriting.  Under secure
   // randomness the tuner's and the layout's streams are recorded (replayed on resume); a seeded
@@ -136,7 +134,7 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
       throw dptune::ConfigError(config.ledger->where.to_string() +
                                 ": ledger: a ledger needs the study store (dptune run)");
     try {
-      plan = planned;
+      plan = plan_charge(config, registry, stack);
       const std::string charged = charge_ledger(config, *study, *stack.accountant, *plan);
       study->set("ledger", charged);
       out << charged << "\n";

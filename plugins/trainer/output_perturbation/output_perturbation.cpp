@@ -96,8 +96,8 @@ class OutputPerturbation final : public dptune::Trainer {
     // Keyed with rows 0: σ* of Gaussian(σ) does not depend on n.
     return cache_.sigma(0, delta, accountant, [&] {
       return dptune::calibrate_noise(
-                 accountant, [](double s) { return released_event(s); }, target_.epsilon,
-                 delta, tr::calibration_options())
+                 accountant, [](double s) { return released_event(s); }, target_.epsilon, delta,
+                 tr::calibration_options())
           .noise;
     });
   }

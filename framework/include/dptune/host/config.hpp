@@ -58,7 +58,7 @@ struct ComponentConfig {
   /// Complete and typed (defaults filled in) for every component except the algorithm, whose
   /// params hold only the fixed values; candidates add the search-space values.
   dptune::Params params;
-  SourceLocation where;  // of the section
+  SourceLocation where;      // of the section
   SourceLocation use_where;  // of the `use` value
   /// Where each parameter given in the file (or with --set) is; defaults have no entry.
   std::map<std::string, SourceLocation> param_where;
