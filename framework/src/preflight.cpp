@@ -242,15 +242,17 @@ void check_run_privacy(const PipelineConfig& config, const PluginRegistry& regis
   DpEvent event;
   try {
     event = stack.evaluator.event_of(candidate, dptune::DataScope::whole());
-  } catch (const dptune::PrivacyError&) {
+  } catch (const dptune::Error& e) {
     if (config.algorithm.kind == ComponentKind::Trainer) {
       if (config.delta == 0)
         fail(config.delta_where, "accountant.delta",
              "δ = 0 asks for pure ε-DP, but " + config.algorithm.use +
                  " cannot state one run's privacy at δ = 0 (its calibration needs δ > 0): set "
                  "δ > 0, e.g. 1e-5");
-      explain_unreachable_target(config, registry, *stack.accountant,
-                                 stack.evaluator.complete_params(candidate), rows);
+      // calibrate_noise's PrivacyError: even its largest noise misses the target.
+      if (dynamic_cast<const dptune::PrivacyError*>(&e))
+        explain_unreachable_target(config, registry, *stack.accountant,
+                                   stack.evaluator.complete_params(candidate), rows);
     }
     throw;
   }
