@@ -46,6 +46,13 @@ std::string describe_params(const dptune::Params& params) {
   return text;
 }
 
+/// "noise_multiplier, noise" (a calibrated value would make the message depend on the accountant)
+std::string keys_of(const dptune::Params& params) {
+  std::string text;
+  for (const auto& entry : params) text += (text.empty() ? "" : ", ") + entry.first;
+  return text;
+}
+
 // ---- the mechanism a trainer asks for ---------------------------------------------------------
 
 /// What mechanism `name` configured with `params` and the request's overrides states: whether it
@@ -321,8 +328,8 @@ class ProbeContext final : public dptune::TunerContext {
   std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
     if (!config_.mechanism)
       fail(config_.tuner.where, "mechanism",
-           "tuner '" + config_.tuner.use + "' draws noise from the pipeline's mechanism (with " +
-               describe_params(overrides) +
+           "tuner '" + config_.tuner.use + "' draws noise from the pipeline's mechanism (it sets " +
+               keys_of(overrides) +
                "), and the pipeline names none: add a `mechanism: {use: ...}` section");
     return stack_.mechanisms.make(overrides);
   }
