@@ -182,19 +182,21 @@ void check_pure_dp(const PipelineConfig& config, const dptune::Accountant& accou
                        : std::string()));
 }
 
-/// ε of algorithm `algo` with `params` (target-ε mode off, the calibration's largest noise) on
-/// `rows` rows at `delta`: the floor no noise goes below.  Empty when it cannot be computed.
-std::optional<double> epsilon_floor(const PluginRegistry& registry, const std::string& algo,
-                                    dptune::Params params, std::size_t rows,
-                                    const dptune::Accountant& accountant, double delta) {
+/// ε of the algorithm with `params` (target-ε mode off, the calibration's largest noise) on `rows`
+/// rows at `delta`: the floor no noise goes below.  An accountant that cannot price that event at
+/// all is reported as such (what the calibration failed on).
+double epsilon_floor(const PipelineConfig& config, const PluginRegistry& registry,
+                     dptune::Params params, std::size_t rows, const dptune::Accountant& accountant,
+                     double delta) {
   params.set("target_epsilon", 0.0);
   params.set("noise_multiplier", dptune::CalibrationOptions{}.upper);
-  try {
-    const auto trainer = registry.create_trainer(algo, params);
-    return accountant.epsilon(trainer->exact_event(rows, accountant, delta), delta).epsilon;
-  } catch (const dptune::Error&) {
-    return std::nullopt;
-  }
+  const DpEvent event =
+      registry.create_trainer(config.algorithm.use, params)->exact_event(rows, accountant, delta);
+  if (const std::string why = accountant.unsupported_reason(event); !why.empty())
+    fail(config.accountant.use_where, "accountant.use",
+         "the " + config.accountant.use + " accountant cannot price one run of " +
+             config.algorithm.use + ": " + why);
+  return accountant.epsilon(event, delta).epsilon;
 }
 
 /// A target ε the calibration cannot reach (calibrate_noise found no noise up to its largest):
@@ -215,11 +217,10 @@ void explain_unreachable_target(const PipelineConfig& config, const PluginRegist
   const dptune::ParamSpec* sampling = schema->find("sampling");
   const std::string current =
       sampling && params.contains("sampling") ? params.get_string("sampling") : std::string();
-  const auto floor = epsilon_floor(registry, algo, params, rows, accountant, delta);
-  if (!floor) return;  // the accountant cannot price the event at all: the original error says so
+  const auto floor = epsilon_floor(config, registry, params, rows, accountant, delta);
   std::string message = "no noise reaches ε = " + fmt(target) + " at δ = " + fmt(delta) +
                         (current.empty() ? std::string() : " with sampling " + current);
-  message += ": ε stays at " + fmt(*floor) + " or above even with noise_multiplier " +
+  message += ": ε stays at " + fmt(floor) + " or above even with noise_multiplier " +
              fmt(dptune::CalibrationOptions{}.upper) + " (" + config.accountant.use +
              " accountant, " + std::to_string(rows) + " training rows)";
   std::vector<std::string> reaching;
@@ -228,13 +229,17 @@ void explain_unreachable_target(const PipelineConfig& config, const PluginRegist
       if (other == current) continue;
       dptune::Params changed = params;
       changed.set("sampling", other);
-      const auto other_floor = epsilon_floor(registry, algo, changed, rows, accountant, delta);
-      if (other_floor && *other_floor < target) reaching.push_back(other);
+      try {
+        if (epsilon_floor(config, registry, changed, rows, accountant, delta) < target)
+          reaching.push_back(other);
+      } catch (const dptune::Error&) {
+        // that sampling cannot be priced here (e.g. another neighbouring relation): not offered
+      }
     }
   if (!reaching.empty())
     message += "; sampling: " + reaching.front() + " reaches it";
   else
-    message += "; raise target_epsilon above " + fmt(*floor) +
+    message += "; raise target_epsilon above " + fmt(floor) +
                (sampling ? " (no sampling reaches it)" : std::string());
   fail(where_of(config.algorithm, "target_epsilon"), "algorithm.params.target_epsilon", message);
 }
@@ -331,6 +336,12 @@ class ProbeContext final : public dptune::TunerContext {
            "tuner '" + config_.tuner.use + "' draws noise from the pipeline's mechanism (it sets " +
                keys_of(overrides) +
                "), and the pipeline names none: add a `mechanism: {use: ...}` section");
+    for (const auto& entry : overrides)
+      if (const auto given = config_.mechanism->param_where.find(entry.first);
+          given != config_.mechanism->param_where.end())
+        fail(given->second, "mechanism.params." + entry.first,
+             "tuner '" + config_.tuner.use + "' sets the mechanism's " + entry.first +
+                 " itself, so this value would be ignored; remove it");
     return stack_.mechanisms.make(overrides);
   }
   dptune::ProgressSink& progress() override { return progress_; }
