@@ -4,6 +4,7 @@
 // (tests/bad_pipelines) covers the messages end to end through the CLI.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 
@@ -151,4 +152,28 @@ TEST_CASE("preflight: a tuner's own checks run before its first evaluation") {
         "p.yaml:7:1: tuner: tuner 'dp_hype' refuses the pipeline: dp_hype: k = 3 exceeds the 2 "
         "candidates of the search space grid");
   CHECK(preflight_message(text, {{"tuner.params.k", "2"}}) == "");
+}
+
+TEST_CASE("preflight: an unreachable target ε is refused with the floor the accountant proves") {
+  // Orders up to α = 32: as σ grows the RDP of every order goes to 0, and the improved conversion
+  // (Canonne, Kamath & Steinke 2020) leaves ε ≥ log((α-1)/α) - (log δ + log α)/(α-1) at α = 32,
+  // the smallest over the orders: the floor, computed here independently of the accountant.
+  const double alpha = 32, delta = 1e-5;
+  const double floor =
+      std::log((alpha - 1) / alpha) - (std::log(delta) + std::log(alpha)) / (alpha - 1);
+  CHECK(floor == doctest::Approx(0.227838).epsilon(1e-5));
+  std::string text = pipeline("1.0e-5", "mechanism: {use: gaussian}\n",
+                              "{epochs: 2, lot_size: 32, target_epsilon: 0.1}");
+  text.replace(text.find("accountant: {use: rdp,"), 22,
+               "accountant: {use: rdp, params: {orders: '2, 4, 8, 16, 32'},");
+  const std::string message = preflight_message(text);
+  CAPTURE(message);
+  CHECK(message.rfind("p.yaml:2:76: algorithm.params.target_epsilon: no noise reaches ε = 0.1 at "
+                      "δ = 1e-05 with sampling without_replacement: ε stays at 0.227838 or above",
+                      0) == 0);
+  CHECK(message.find("raise target_epsilon above 0.227838 (no sampling reaches it)") !=
+        std::string::npos);
+  // A target above the floor is calibrated as usual.
+  text.replace(text.find("target_epsilon: 0.1"), 19, "target_epsilon: 0.3");
+  CHECK(preflight_message(text) == "");
 }
