@@ -33,8 +33,8 @@ const char* kMainHelp =
     "\n"
     "commands:\n"
     "  run PIPELINE          run a YAML pipeline and write its results\n"
-    "  validate PIPELINE     check a pipeline (YAML, plugin names, every params: block) without "
-    "running it\n"
+    "  validate PIPELINE     every check `run` makes before training (schemas, mechanism, the "
+    "privacy of one run, the tuner's own checks); trains nothing\n"
     "  plugins list          list the plugins found on the plugin search path\n"
     "  plugins describe NAME print a plugin's parameter schema\n"
     "  privacy [EVENT]       the (epsilon, delta) of a DpEvent, or a parameter for a target\n"
@@ -119,7 +119,8 @@ int cmd_run(const std::vector<std::string>& args) {
 
 int cmd_validate(const std::vector<std::string>& args) {
   po::options_description opts(
-      "dptune validate PIPELINE [options]\n\nChecks a pipeline without running it\n\noptions");
+      "dptune validate PIPELINE [options]\n\nMakes every check `dptune run` makes before its first "
+      "evaluation (the data is read for its row counts; nothing is trained)\n\noptions");
   std::vector<std::string> sets, plugin_paths;
   opts.add_options()("help,h", "this help")("set", po::value(&sets)->composing(),
                                             "override a pipeline key (repeatable)")(
