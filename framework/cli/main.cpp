@@ -33,8 +33,7 @@ const char* kMainHelp =
     "\n"
     "commands:\n"
     "  run PIPELINE          run a YAML pipeline and write its results\n"
-    "  validate PIPELINE     check a pipeline (YAML, plugin names, every params: block) without "
-    "running it\n"
+    "  validate PIPELINE     make every check `run` makes before training, without training\n"
     "  plugins list          list the plugins found on the plugin search path\n"
     "  plugins describe NAME print a plugin's parameter schema\n"
     "  privacy [EVENT]       the (epsilon, delta) of a DpEvent, or a parameter for a target\n"
@@ -119,7 +118,8 @@ int cmd_run(const std::vector<std::string>& args) {
 
 int cmd_validate(const std::vector<std::string>& args) {
   po::options_description opts(
-      "dptune validate PIPELINE [options]\n\nChecks a pipeline without running it\n\noptions");
+      "dptune validate PIPELINE [options]\n\nMakes every check `dptune run` makes before its first "
+      "evaluation (the data is read for its row counts; nothing is trained)\n\noptions");
   std::vector<std::string> sets, plugin_paths;
   opts.add_options()("help,h", "this help")("set", po::value(&sets)->composing(),
                                             "override a pipeline key (repeatable)")(
@@ -130,21 +130,9 @@ int cmd_validate(const std::vector<std::string>& args) {
   if (!vm) return kOk;
   dptune::host::PluginRegistry registry;
   auto config = load(pipeline, sets, plugin_paths, registry);
-  // The tuner's constructor checks what its schema cannot (e.g. dp_hype's dropouts < clients).
-  dptune::host::create_configured_tuner(config, registry);
-  // The algorithm's constructor checks what its schema cannot (e.g. the command trainer's event
-  // template and program).
-  dptune::host::check_configured_algorithm(config, registry);
-  // Public statistics must have one value per feature, which only the data can tell: load it once
-  // (ConfigError naming the list's file:line:col when the lengths differ).
-  using Kind = dptune::host::Preprocessing::Kind;
-  if (config.preprocessing.kind == Kind::Standardize || config.preprocessing.kind == Kind::Bounds)
-    if (const auto source = dptune::host::make_data_source(config.data.use, config.data.params,
-                                                           config.preprocessing);
-        !source->varies_per_run()) {
-      dptune::Xoshiro256 rng(0);
-      source->make(rng);
-    }
+  // The same checks `dptune run` makes before it trains (constructors, mechanism, the privacy of
+  // one run, the tuner's dry run).
+  dptune::host::check_pipeline(config, registry);
   std::cout << pipeline << ": valid (" << config.space.size() << "-dimensional search space, tuner "
             << config.tuner.use << ", algorithm " << config.algorithm.use << ")\n";
   return kOk;

@@ -577,6 +577,7 @@ class Loader {
       const Entry& e = *root_.find("accountant");
       config_.accountant = component(e, ComponentKind::Accountant, {"delta"}, {"delta"});
       config_.delta = float_value(e.value.find("delta")->value, "delta", "accountant.delta");
+      config_.delta_where = e.value.find("delta")->value.loc;
     }
     {
       const Entry& e = *root_.find("utility");
@@ -633,7 +634,8 @@ class Loader {
 
   /// Reads `params:` value by value against the schema (no completion).
   static Params read_params(const Entry& section, const ParamSchema& schema,
-                            const std::string& component) {
+                            const std::string& component,
+                            std::map<std::string, SourceLocation>& where) {
     Params params;
     const Entry* e = section.value.find("params");
     if (!e || e->value.type == Node::Type::Null) return params;
@@ -647,6 +649,7 @@ class Loader {
              "unknown parameter '" + p.key + "' of " + component +
                  parameter_hint(p.key, schema, component));
       params.set(p.key, to_value(p.value, *spec, key_path));
+      where[p.key] = p.value.loc;
     }
     return params;
   }
@@ -903,6 +906,7 @@ class Loader {
     c.kind = kind;
     c.use = string_value(use, use_path);
     c.where = section.key_loc;
+    c.use_where = use.loc;
     const ParamSchema* schema = catalog_.schema(kind, c.use);
     if (!schema) {
       const auto names = sorted_names(catalog_, kind);
@@ -910,7 +914,7 @@ class Loader {
            std::string("unknown ") + noun(kind) + " '" + c.use + "'" + suggestion(c.use, names) +
                "; available: " + join_list(names));
     }
-    c.params = read_params(section, *schema, c.use);
+    c.params = read_params(section, *schema, c.use, c.param_where);
     for (const auto& spec : schema->specs()) {
       if (c.params.contains(spec.name)) continue;
       if (!spec.default_value)
@@ -927,6 +931,7 @@ class Loader {
     ComponentConfig& c = config_.algorithm;
     c.use = string_value(use, "algorithm.use");
     c.where = section.key_loc;
+    c.use_where = use.loc;
     c.kind = ComponentKind::Trainer;
     algorithm_schema_ = catalog_.schema(ComponentKind::Trainer, c.use);
     if (!algorithm_schema_) {
@@ -941,7 +946,7 @@ class Loader {
            "unknown algorithm '" + c.use + "'" + suggestion(c.use, names) +
                "; available trainers and mechanisms: " + join_list(names));
     }
-    c.params = read_params(section, *algorithm_schema_, c.use);
+    c.params = read_params(section, *algorithm_schema_, c.use, c.param_where);
     // An algorithm that declares a string parameter `pipeline_dir` is told the pipeline's folder
     // (the command trainer resolves its program against it), unless the pipeline sets it.
     if (const ParamSpec* dir = algorithm_schema_->find("pipeline_dir");
@@ -1347,7 +1352,8 @@ std::string to_yaml(const PipelineConfig& config) {
     out << YAML::Key << "dataset" << YAML::Value;
     emit_string(out, config.ledger->dataset);
     out << YAML::Key << "budget" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "epsilon" << YAML::Value << dptune::to_string(Value{config.ledger->epsilon});
+    out << YAML::Key << "epsilon" << YAML::Value
+        << dptune::to_string(Value{config.ledger->epsilon});
     out << YAML::Key << "delta" << YAML::Value << dptune::to_string(Value{config.ledger->delta});
     out << YAML::EndMap << YAML::EndMap;
   }

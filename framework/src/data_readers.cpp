@@ -177,9 +177,51 @@ std::string join_names(const std::vector<std::string>& names) {
 // ---- CSV
 // -------------------------------------------------------------------------------------------
 
+namespace {
+
+/// The next record of a delimited text file into `record` (false at the end).  Blank lines and
+/// '#' comments are skipped; a quoted field may span lines: the record goes on until its quotes
+/// are balanced, and errors name the line the record starts on (`record_line`).
+bool next_record(std::istream& in, const fs::path& file, char delimiter, std::size_t& line_no,
+                 std::size_t& record_line, CsvRecord& record) {
+  std::string line, record_text;
+  while (std::getline(in, line)) {
+    ++line_no;
+    std::string_view text = trim(line);
+    if (line_no == 1 && text.substr(0, 3) == "\xEF\xBB\xBF")
+      text = trim(text.substr(3));  // UTF-8 BOM
+    if (text.empty() || text.front() == '#') continue;
+    record_line = line_no;
+    record_text.assign(text);
+    record = split_record(record_text, delimiter);
+    while (record.status == CsvRecord::Status::OpenQuote && std::getline(in, line)) {
+      ++line_no;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      record_text += '\n';
+      record_text += line;
+      record = split_record(record_text, delimiter);
+    }
+    if (record.status == CsvRecord::Status::OpenQuote)
+      fail_at(file, record_line, "a quoted field is never closed (missing '\"')");
+    if (record.status == CsvRecord::Status::Malformed) fail_at(file, record_line, record.problem);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+CsvHeader read_csv_header(const fs::path& file, char delimiter) {
+  std::ifstream in = open_text(file);
+  CsvHeader header;
+  std::size_t line_no = 0;
+  CsvRecord record;
+  if (next_record(in, file, delimiter, line_no, header.line, record)) header.names = record.fields;
+  return header;
+}
+
 dptune::Dataset read_csv(const fs::path& file, const CsvOptions& options) {
   std::ifstream in = open_text(file);
-  std::string line;
   std::size_t line_no = 0, columns = 0, first_line = 0, label = 0, data_rows = 0;
   std::vector<std::string> names;
   bool have_layout = false;
@@ -224,28 +266,9 @@ dptune::Dataset read_csv(const fs::path& file, const CsvOptions& options) {
     label = index;
   };
 
-  std::string record_text;
-  while (std::getline(in, line)) {
-    ++line_no;
-    std::string_view text = trim(line);
-    if (line_no == 1 && text.substr(0, 3) == "\xEF\xBB\xBF")
-      text = trim(text.substr(3));  // UTF-8 BOM
-    if (text.empty() || text.front() == '#') continue;
-    // A quoted field may span lines: the record goes on until its quotes are balanced, and errors
-    // name the line the record starts on.
-    const std::size_t record_line = line_no;
-    record_text.assign(text);
-    CsvRecord record = split_record(record_text, options.delimiter);
-    while (record.status == CsvRecord::Status::OpenQuote && std::getline(in, line)) {
-      ++line_no;
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      record_text += '\n';
-      record_text += line;
-      record = split_record(record_text, options.delimiter);
-    }
-    if (record.status == CsvRecord::Status::OpenQuote)
-      fail_at(file, record_line, "a quoted field is never closed (missing '\"')");
-    if (record.status == CsvRecord::Status::Malformed) fail_at(file, record_line, record.problem);
+  CsvRecord record;
+  std::size_t record_line = 0;
+  while (next_record(in, file, options.delimiter, line_no, record_line, record)) {
     const std::vector<std::string>& fields = record.fields;
     if (!have_layout) {
       have_layout = true;

@@ -1,5 +1,7 @@
 #include "dptune/host/data_source.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -10,6 +12,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "dptune/errors.hpp"
+#include "dptune/host/config.hpp"
 #include "dptune/host/data_readers.hpp"
 #include "yaml_load.hpp"
 
@@ -334,6 +337,32 @@ const DataSourceInfo* find_data_source(const std::string& name) {
   return nullptr;
 }
 
+namespace {
+
+/// A csv label column named in `params` must be in the file's header (or be a column index):
+/// only the header line is read, which holds no record.
+void check_label_column(const dptune::Params& p) {
+  const std::string want = p.get_string("label_column");
+  if (want.empty() || !p.get_bool("header")) return;  // the last column, or an index (read_csv)
+  const fs::path file = p.get_string("path");
+  const CsvHeader header = read_csv_header(file, p.get_string("delimiter").front());
+  const auto& names = header.names;
+  if (names.empty() || std::find(names.begin(), names.end(), want) != names.end()) return;
+  if (std::all_of(want.begin(), want.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
+    return;  // a 0-based index: read_csv checks its range
+  const auto best = did_you_mean(want, names);
+  std::string columns;
+  for (std::size_t i = 0; i < names.size() && i < 8; ++i) columns += (i ? ", " : "") + names[i];
+  if (names.size() > 8) columns += ", ... (" + std::to_string(names.size()) + " columns)";
+  throw DataParamError(
+      "label_column", "label column '" + want + "' is not in the header of " +
+                          file.filename().string() + " (line " + std::to_string(header.line) + ")" +
+                          (best ? " (did you mean '" + *best + "'?)" : std::string()) +
+                          "; columns: " + columns);
+}
+
+}  // namespace
+
 void check_data_params(const std::string& name, const dptune::Params& p) {
   if (name == "binary_queries") {
     if (p.get_int("positives") > p.get_int("queries"))
@@ -367,6 +396,7 @@ void check_data_params(const std::string& name, const dptune::Params& p) {
   if (name == "csv" && p.get_string("delimiter").size() != 1)
     throw DataParamError("delimiter",
                          "expected one character, got '" + p.get_string("delimiter") + "'");
+  if (name == "csv") check_label_column(p);
   if (name == "blobs" && p.get_int("classes") > p.get_int("samples"))
     throw DataParamError("classes", "expected at most samples (" +
                                         std::to_string(p.get_int("samples")) + ") blobs, got " +

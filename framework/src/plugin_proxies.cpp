@@ -17,6 +17,8 @@ static_assert(DPTUNE_PLUGIN_ABI_MINOR == DPTUNE_ABI_MINOR,
 
 /// First minor (of major 2) whose Trainer has exact_event and whose Model has export_model.
 constexpr int kMinorExactEventAndExport = 2;
+/// ABI 2.6 appended Trainer::mechanism_request.
+constexpr int kMinorMechanismRequest = 6;
 
 namespace dll = boost::dll;
 
@@ -190,6 +192,11 @@ class TrainerProxy final : public dptune::Trainer, ProxyBase<dptune::Trainer> {
     if (origin_.abi_minor < kMinorExactEventAndExport) return event(train_rows);
     return call("Trainer::exact_event",
                 [&] { return impl_->exact_event(train_rows, accountant, delta); });
+  }
+  std::optional<dptune::MechanismRequest> mechanism_request() const override {
+    // An older trainer cannot say: the host then learns of a missing mechanism at run time.
+    if (origin_.abi_minor < kMinorMechanismRequest) return std::nullopt;
+    return call("Trainer::mechanism_request", [&] { return impl_->mechanism_request(); });
   }
 };
 

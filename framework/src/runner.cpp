@@ -111,8 +111,9 @@ struct InterruptScope {
 RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
                         const RunOptions& options, std::ostream& out) {
   const auto started = std::chrono::steady_clock::now();
+  // Every check `dptune validate` makes, before the output folder is touched.
+  check_pipeline(config, registry);
   auto tuner = create_configured_tuner(config, registry);
-  check_configured_algorithm(config, registry);
   // The study store: refuse a folder holding one unless resuming or overwriting.  Under secure
   // randomness the tuner's and the layout's streams are recorded (replayed on resume); a seeded
   // run replays from its seed.

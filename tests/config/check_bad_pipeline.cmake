@@ -1,6 +1,9 @@
-# cmake -DDPTUNE=<dptune> -DPIPELINE=<relative yaml> -DEXPECTED=<file> -P check_bad_pipeline.cmake
+# cmake -DDPTUNE=<dptune> -DPIPELINE=<relative yaml> -DEXPECTED=<file> [-DOUT=<folder>]
+#       -P check_bad_pipeline.cmake
 # Runs `dptune validate PIPELINE` in the current folder and asserts exit code 2 and that the first line
-# of stderr equals the first line of EXPECTED exactly.
+# of stderr equals the first line of EXPECTED exactly.  With OUT, also `dptune run PIPELINE --out OUT`:
+# the same exit code and first line (run makes every check validate makes, before anything else),
+# and OUT never created (nothing is written or trained).
 cmake_minimum_required(VERSION 3.25)
 
 foreach(var IN ITEMS DPTUNE PIPELINE EXPECTED)
@@ -12,30 +15,53 @@ if(NOT EXISTS "${EXPECTED}")
   message(FATAL_ERROR "missing ${EXPECTED}: every bad pipeline needs the expected first line of stderr")
 endif()
 
-execute_process(
-  COMMAND "${DPTUNE}" validate "${PIPELINE}"
-  RESULT_VARIABLE rc
-  OUTPUT_VARIABLE out
-  ERROR_VARIABLE err)
+# Exit code, first line of stderr and full output of `dptune ARGS...`, into <prefix>_rc, ...
+function(run_dptune prefix)
+  execute_process(
+    COMMAND "${DPTUNE}" ${ARGN}
+    RESULT_VARIABLE rc
+    OUTPUT_VARIABLE out
+    ERROR_VARIABLE err
+    TIMEOUT 120)
+  string(FIND "${err}" "\n" eol)
+  set(first_line "${err}")
+  if(NOT eol EQUAL -1)
+    string(SUBSTRING "${err}" 0 ${eol} first_line)
+  endif()
+  set(${prefix}_rc "${rc}" PARENT_SCOPE)
+  set(${prefix}_first "${first_line}" PARENT_SCOPE)
+  set(${prefix}_all "full stdout:\n${out}\nfull stderr:\n${err}" PARENT_SCOPE)
+endfunction()
 
 file(READ "${EXPECTED}" expected)
 string(FIND "${expected}" "\n" eol)
 if(NOT eol EQUAL -1)
   string(SUBSTRING "${expected}" 0 ${eol} expected)
 endif()
-string(FIND "${err}" "\n" eol)
-set(first_line "${err}")
-if(NOT eol EQUAL -1)
-  string(SUBSTRING "${err}" 0 ${eol} first_line)
-endif()
 
-set(problems "")
-if(NOT "${rc}" STREQUAL "2")
-  string(APPEND problems "exit code: expected 2, got ${rc}\n")
+set(commands validate)
+if(DEFINED OUT)
+  file(REMOVE_RECURSE "${OUT}")
+  list(APPEND commands run)
 endif()
-if(NOT "${first_line}" STREQUAL "${expected}")
-  string(APPEND problems "first line of stderr:\n  expected: ${expected}\n  actual:   ${first_line}\n")
-endif()
-if(NOT "${problems}" STREQUAL "")
-  message(FATAL_ERROR "dptune validate ${PIPELINE}\n${problems}full stdout:\n${out}\nfull stderr:\n${err}")
-endif()
+foreach(command IN LISTS commands)
+  if(command STREQUAL "run")
+    run_dptune(result run "${PIPELINE}" --no-progress --out "${OUT}")
+  else()
+    run_dptune(result validate "${PIPELINE}")
+  endif()
+  set(problems "")
+  if(NOT "${result_rc}" STREQUAL "2")
+    string(APPEND problems "exit code: expected 2, got ${result_rc}\n")
+  endif()
+  if(NOT "${result_first}" STREQUAL "${expected}")
+    string(APPEND problems
+      "first line of stderr:\n  expected: ${expected}\n  actual:   ${result_first}\n")
+  endif()
+  if(command STREQUAL "run" AND EXISTS "${OUT}")
+    string(APPEND problems "the refused run created its output folder ${OUT}\n")
+  endif()
+  if(NOT "${problems}" STREQUAL "")
+    message(FATAL_ERROR "dptune ${command} ${PIPELINE}\n${problems}${result_all}")
+  endif()
+endforeach()

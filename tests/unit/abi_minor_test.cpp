@@ -73,7 +73,7 @@ TEST_CASE("abi minor: both builds of the versioned trainer load and declare thei
   CHECK(v22->abi_minor == 2);
   CHECK(v21->description == "test: a trainer built for ABI 2.1");
   CHECK(v22->description == "test: a trainer built for ABI 2.2");
-  CHECK(dptune::kAbiMinor == 5);
+  CHECK(dptune::kAbiMinor == 6);
 }
 
 TEST_CASE("abi minor: a 2.1 trainer gets event(n), its model exports nothing") {
@@ -90,6 +90,16 @@ TEST_CASE("abi minor: a 2.1 trainer gets event(n), its model exports nothing") {
   REQUIRE(trained.model != nullptr);
   CHECK(trained.model->describe() == "constant 1.000000");
   CHECK_FALSE(trained.model->export_model().has_value());
+}
+
+TEST_CASE("abi minor: a trainer older than 2.6 has no mechanism_request slot: none is asked") {
+  // The proxy must not call past the end of a 2.1 or 2.2 Trainer vtable: it answers empty, and
+  // the host learns of a missing mechanism only when train() asks (as before ABI 2.6).
+  for (const std::string name : {"versioned_trainer_v2_1", "versioned_trainer_v2_2"}) {
+    CAPTURE(name);
+    const auto trainer = versioned_registry().create_trainer(name, {{"lie", false}});
+    CHECK_FALSE(trainer->mechanism_request().has_value());
+  }
 }
 
 TEST_CASE("abi minor: a 2.2 trainer gets exact_event(n, accountant, δ), its model exports") {

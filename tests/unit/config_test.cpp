@@ -729,11 +729,13 @@ TEST_CASE("config: bad pipeline corpus") {
   for (const auto& entry : fs::directory_iterator(tests / "bad_pipelines"))
     // tuner_params_*: refused by a tuner's constructor, which the loader's fake catalog cannot
     // run; data_loaded_*: found when `dptune validate` loads the data (public statistics of the
-    // wrong length); the CLI corpus (tests/config, `dptune validate` on the built plugins) checks
-    // those.
+    // wrong length); preflight_*: found by check_pipeline (mechanism, privacy of one run, the
+    // tuner's probe); the CLI corpus (tests/config, `dptune validate` and `dptune run` on the
+    // built plugins) checks those.
     if (entry.path().extension() == ".yaml" &&
         entry.path().filename().string().rfind("tuner_params_", 0) != 0 &&
-        entry.path().filename().string().rfind("data_loaded_", 0) != 0)
+        entry.path().filename().string().rfind("data_loaded_", 0) != 0 &&
+        entry.path().filename().string().rfind("preflight_", 0) != 0)
       files.push_back(entry.path());
   std::sort(files.begin(), files.end());
   CHECK(files.size() >= 20);

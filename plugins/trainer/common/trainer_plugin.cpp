@@ -81,6 +81,10 @@ std::shared_ptr<const Mechanism> gaussian_mechanism(TrainingContext& context, do
   return mechanism;
 }
 
+MechanismRequest gaussian_request(double sigma) {
+  return {Params{{"noise_multiplier", sigma}}, DpEvent::gaussian(sigma)};
+}
+
 NoiseFunction mechanism_noise(std::shared_ptr<const Mechanism> mechanism, RandomBitGenerator& rng) {
   return [mechanism = std::move(mechanism), &rng](std::vector<double>& sum, double l2) {
     Sensitivity s;
@@ -192,6 +196,11 @@ DpEvent DpSgdTrainer::exact_event(std::size_t train_rows, const Accountant& acco
   if (!target_.active()) return event(train_rows);
   return dp_sgd_event(dp_schedule(train_rows, options_),
                       DpEvent::gaussian(calibrated_sigma(train_rows, accountant, delta)));
+}
+
+std::optional<MechanismRequest> DpSgdTrainer::mechanism_request() const {
+  return gaussian_request(target_.active() ? kTargetRepresentativeSigma
+                                           : options_.noise_multiplier);
 }
 
 TrainedModel DpSgdTrainer::train(const Dataset& data, TrainingContext& context) const {

@@ -77,6 +77,12 @@ CalibrationOptions calibration_options();
 std::shared_ptr<const Mechanism> gaussian_mechanism(TrainingContext& context, double sigma,
                                                     const std::string& who);
 
+/// What gaussian_mechanism(context, σ, who) asks of the pipeline's mechanism: {noise_multiplier:
+/// σ} and the event Gaussian(σ).  A target-ε trainer calibrates σ per run: it passes a
+/// representative σ (kTargetRepresentativeSigma), the kind of noise being what matters.
+MechanismRequest gaussian_request(double sigma);
+inline constexpr double kTargetRepresentativeSigma = 1.0;
+
 /// A NoiseFunction releasing the sum through `mechanism` with Sensitivity{l2 = s} (l1 = √p · s,
 /// linf = s: valid bounds for a vector of L2 norm ≤ s, unused by a Gaussian mechanism).
 NoiseFunction mechanism_noise(std::shared_ptr<const Mechanism> mechanism, RandomBitGenerator& rng);
@@ -94,6 +100,8 @@ class DpSgdTrainer : public Trainer {
   /// The event train() reports: dp_sgd_event(schedule, Gaussian(σ)), σ = σ* in target-ε mode.
   DpEvent exact_event(std::size_t train_rows, const Accountant& accountant,
                       double delta) const override;
+  /// {noise_multiplier: σ} and Gaussian(σ): what gaussian_mechanism() asks and checks.
+  std::optional<MechanismRequest> mechanism_request() const override;
   const DpSgdOptions& options() const { return options_; }
   /// Target-ε mode: σ* for `train_rows` rows through `accountant` at the target δ (target_delta, or
   /// `pipeline_delta` when it is 0), cached.  Throws unless in target mode.

@@ -80,6 +80,11 @@ class OutputPerturbation final : public dptune::Trainer {
     return released_event(calibrated_sigma(train_rows, accountant, delta));
   }
 
+  /// {noise_multiplier: σ} and Gaussian(σ): what tr::gaussian_mechanism asks and checks.
+  std::optional<dptune::MechanismRequest> mechanism_request() const override {
+    return tr::gaussian_request(target_.active() ? tr::kTargetRepresentativeSigma : sigma_);
+  }
+
   /// One Gaussian release with multiplier σ relative to the replace-one sensitivity 2/(nλ).
   static dptune::DpEvent released_event(double sigma) {
     return dptune::DpEvent::replace_one(dptune::DpEvent::gaussian(sigma));
@@ -91,8 +96,8 @@ class OutputPerturbation final : public dptune::Trainer {
     // Keyed with rows 0: σ* of Gaussian(σ) does not depend on n.
     return cache_.sigma(0, delta, accountant, [&] {
       return dptune::calibrate_noise(
-                 accountant, [](double s) { return released_event(s); }, target_.epsilon,
-                 delta, tr::calibration_options())
+                 accountant, [](double s) { return released_event(s); }, target_.epsilon, delta,
+                 tr::calibration_options())
           .noise;
     });
   }

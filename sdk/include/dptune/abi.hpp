@@ -12,7 +12,7 @@
 #include <version>
 
 #define DPTUNE_ABI_MAJOR 2
-#define DPTUNE_ABI_MINOR 5
+#define DPTUNE_ABI_MINOR 6
 
 // The ABI minor a plugin is built for: this SDK's minor unless the plugin's build defines it lower
 // (e.g. -DDPTUNE_PLUGIN_ABI_MINOR=1), to make a plugin that also loads into older hosts of the same
@@ -41,6 +41,9 @@
 //   2.5  grid releases with exact discrete noise (grid_noise.hpp: laplace_grid, gaussian_grid,
 //        grid_laplace, grid_gaussian, grid_laplace_scale, grid_gaussian_variance and the value
 //        type GridNoiseParameter; new free functions).  Layouts unchanged.
+//   2.6  Trainer::mechanism_request with the value type MechanismRequest: what train() asks of the
+//        pipeline's mechanism, so the host can check the mechanism before any data is touched
+//        (an appended virtual with a default; the host calls it only on plugins of ABI >= 2.6).
 // The host itself is always built with the SDK's minor.
 #ifndef DPTUNE_PLUGIN_ABI_MINOR
 #define DPTUNE_PLUGIN_ABI_MINOR DPTUNE_ABI_MINOR

@@ -154,6 +154,18 @@ struct BOOST_SYMBOL_VISIBLE TrainedModel {
   DpEvent event;
 };
 
+#if DPTUNE_PLUGIN_ABI_MINOR >= 6
+/// ABI 2.6: what a trainer's train() asks of the pipeline's mechanism (Trainer::mechanism_request).
+struct BOOST_SYMBOL_VISIBLE MechanismRequest {
+  /// What train() passes to TrainingContext::mechanism, e.g. {noise_multiplier: σ}; in target-ε
+  /// mode σ is calibrated per run, so a representative value stands for it.
+  Params overrides;
+  /// The event train() requires the mechanism so configured to state, e.g. Gaussian(σ): a
+  /// mechanism stating anything else is refused at run time.
+  DpEvent expected;
+};
+#endif
+
 class BOOST_SYMBOL_VISIBLE Trainer : public Plugin {
  public:
   ~Trainer() override;
@@ -175,6 +187,13 @@ class BOOST_SYMBOL_VISIBLE Trainer : public Plugin {
     (void)delta;
     return event(train_rows);
   }
+#endif
+#if DPTUNE_PLUGIN_ABI_MINOR >= 6
+  /// ABI 2.6 (appended: older trainers lack this slot, and the host calls it only on plugins of
+  /// ABI >= 2.6).  What train() asks of the pipeline's mechanism for these params, so that the
+  /// host can refuse a missing or unfit mechanism before any data is touched; empty when train()
+  /// never asks for one.  Default: empty.
+  virtual std::optional<MechanismRequest> mechanism_request() const { return std::nullopt; }
 #endif
 };
 

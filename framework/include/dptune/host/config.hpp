@@ -58,7 +58,10 @@ struct ComponentConfig {
   /// Complete and typed (defaults filled in) for every component except the algorithm, whose
   /// params hold only the fixed values; candidates add the search-space values.
   dptune::Params params;
-  SourceLocation where;  // of the section
+  SourceLocation where;      // of the section
+  SourceLocation use_where;  // of the `use` value
+  /// Where each parameter given in the file (or with --set) is; defaults have no entry.
+  std::map<std::string, SourceLocation> param_where;
 };
 
 struct ExecutionConfig {
@@ -97,6 +100,7 @@ struct PipelineConfig {
   std::optional<ComponentConfig> mechanism;  // noise source handed to trainers and tuners
   ComponentConfig accountant;
   double delta = 0;
+  SourceLocation delta_where;  // of accountant.delta's value
   ComponentConfig utility;
   std::size_t repetitions = 1;  // R
   ScoreSplit score_split = ScoreSplit::Validation;

@@ -35,6 +35,14 @@ struct CsvOptions {
   bool classification = true;
 };
 
+/// The first record of a delimited text file (its column names when it has a header) and its
+/// line; empty names for a file without records.  Reads nothing past that record: no data row.
+struct CsvHeader {
+  std::vector<std::string> names;
+  std::size_t line = 0;
+};
+CsvHeader read_csv_header(const std::filesystem::path& file, char delimiter);
+
 /// Reads a delimited text file of numbers, one example per line.  Blank lines and lines starting
 /// with '#' are skipped; fields are trimmed; quoting is not supported.
 dptune::Dataset read_csv(const std::filesystem::path& file, const CsvOptions& options);

@@ -60,6 +60,11 @@ std::shared_ptr<dptune::Tuner> create_configured_tuner(const PipelineConfig& con
 /// exit code 2, also from `dptune validate`.  Mechanisms are not created here.
 void check_configured_algorithm(const PipelineConfig& config, const PluginRegistry& registry);
 
+/// Every check that can be made before any run trains (issue 16): what `dptune validate` reports
+/// and `dptune run` does first, before it touches its output folder.  Throws ConfigDiagnostic
+/// (exit code 2) naming file:line:col and key; reads the data for its sizes only.
+void check_pipeline(const PipelineConfig& config, const PluginRegistry& registry);
+
 /// What one private run of each candidate on the whole training data does, without running
 /// anything (the pipeline's data is read for its sizes only): what planners need.
 std::vector<dptune::DpEvent> candidate_events(const PipelineConfig& config,

@@ -1,0 +1,416 @@
+#include "dptune/host/runner.hpp"
+
+#include <cmath>
+#include <iomanip>
+#include <optional>
+#include <sstream>
+
+#include "dptune/calibration.hpp"
+#include "dptune/errors.hpp"
+#include "dptune/host/utility_sensitivity.hpp"
+#include "dptune/rng.hpp"
+#include "evaluator.hpp"
+
+namespace dptune::host {
+
+namespace {
+
+using dptune::DpEvent;
+
+std::string fmt(double x) {
+  std::ostringstream s;
+  s << std::setprecision(6) << x;
+  return s.str();
+}
+
+[[noreturn]] void fail(const SourceLocation& where, const std::string& key_path,
+                       const std::string& message) {
+  throw ConfigDiagnostic(where, key_path, message);
+}
+
+/// Where a parameter of `c` was given; the section when it was not (a default or a dimension).
+SourceLocation where_of(const ComponentConfig& c, const std::string& param) {
+  const auto found = c.param_where.find(param);
+  return found != c.param_where.end() ? found->second : c.where;
+}
+
+dptune::Params centre_candidate(const PipelineConfig& config) {
+  return config.space.from_unit(std::vector<double>(config.space.size(), 0.5));
+}
+
+/// "noise_multiplier 1, noise secure"
+std::string describe_params(const dptune::Params& params) {
+  std::string text;
+  for (const auto& [name, value] : params)
+    text += (text.empty() ? "" : ", ") + name + " " + dptune::to_string(value);
+  return text;
+}
+
+/// "noise_multiplier, noise" (a calibrated value would make the message depend on the accountant)
+std::string keys_of(const dptune::Params& params) {
+  std::string text;
+  for (const auto& entry : params) text += (text.empty() ? "" : ", ") + entry.first;
+  return text;
+}
+
+// ---- the mechanism a trainer asks for ---------------------------------------------------------
+
+/// What mechanism `name` configured with `params` and the request's overrides states: whether it
+/// is the event the trainer requires, and otherwise what it says instead.
+struct Statement {
+  bool fits = false;
+  std::string said;
+};
+
+Statement statement_of(const PluginRegistry& registry, const std::string& name,
+                       const dptune::Params& params, const dptune::MechanismRequest& request) {
+  const dptune::ParamSchema* schema = registry.schema(ComponentKind::Mechanism, name);
+  for (const auto& entry : request.overrides)
+    if (!schema || !schema->find(entry.first))
+      return {false, "takes no parameter '" + entry.first + "'"};
+  try {
+    const DpEvent stated =
+        registry.create_mechanism(name, schema->complete(params.merged(request.overrides)))
+            ->event();
+    return {stated == request.expected, "states " + stated.to_string()};
+  } catch (const dptune::Error& e) {
+    return {false, std::string("cannot be made so: ") + e.what()};
+  }
+}
+
+/// The installed mechanisms that state what the trainer requires with their defaults otherwise.
+std::vector<std::string> fitting_mechanisms(const PluginRegistry& registry,
+                                            const dptune::MechanismRequest& request) {
+  std::vector<std::string> out;
+  for (const auto& name : registry.names(ComponentKind::Mechanism))
+    if (statement_of(registry, name, {}, request).fits) out.push_back(name);
+  return out;
+}
+
+/// The trainer draws its noise from the pipeline's mechanism (Trainer::mechanism_request): it must
+/// be named, state the event the trainer's analysis assumes, and not be given parameters the
+/// trainer overrides on every run (refused like every other key that would be ignored).
+void check_mechanism(const PipelineConfig& config, const PluginRegistry& registry,
+                     const dptune::Trainer& trainer) {
+  const auto request = trainer.mechanism_request();
+  if (!request) return;
+  const std::string& algo = config.algorithm.use;
+  const auto fits = fitting_mechanisms(registry, *request);
+  const std::string needs = algo + " needs a " + DpEvent::kind_name(request->expected.kind()) +
+                            " mechanism (its privacy analysis assumes the event " +
+                            request->expected.to_string() + " for " +
+                            describe_params(request->overrides) + ")";
+  const std::string which = fits.empty() ? std::string("no installed mechanism plugin states it")
+                                         : "`mechanism: {use: " + fits.front() + "}`";
+  if (!config.mechanism)
+    fail(config.algorithm.where, "mechanism",
+         needs + ", and the pipeline names none: " + (fits.empty() ? which : "add " + which));
+  const ComponentConfig& mechanism = *config.mechanism;
+  const Statement stated = statement_of(registry, mechanism.use, mechanism.params, *request);
+  if (!stated.fits)
+    fail(mechanism.use_where, "mechanism.use",
+         needs + ", but '" + mechanism.use + "' " + stated.said + "; " +
+             (fits.empty() ? which : "use " + which));
+  const dptune::ParamSchema* schema = registry.schema(ComponentKind::Trainer, algo);
+  for (const auto& entry : request->overrides) {
+    const auto given = mechanism.param_where.find(entry.first);
+    if (given == mechanism.param_where.end()) continue;
+    fail(given->second, "mechanism.params." + entry.first,
+         "algorithm '" + algo + "' sets the mechanism's " + entry.first +
+             " for every run, so this value would be ignored; remove it" +
+             (schema && schema->find(entry.first)
+                  ? " (set " + entry.first + " in algorithm.params or search_space)"
+                  : std::string()));
+  }
+}
+
+// ---- the privacy of one run -------------------------------------------------------------------
+
+/// The kinds of `event`'s leaves that have no pure-DP bound, in order ("gaussian", "zcdp", ...).
+void impure_leaves(const DpEvent& event, std::vector<std::string>& out) {
+  using Kind = DpEvent::Kind;
+  switch (event.kind()) {
+    case Kind::Gaussian:
+    case Kind::Zcdp:
+    case Kind::ApproxDp:
+      if (event.kind() == Kind::ApproxDp && event.delta() == 0) return;
+      if (std::find(out.begin(), out.end(), DpEvent::kind_name(event.kind())) == out.end())
+        out.emplace_back(DpEvent::kind_name(event.kind()));
+      return;
+    case Kind::PoissonSampled:
+    case Kind::SampledWithoutReplacement:
+    case Kind::SelfComposed:
+    case Kind::RepeatAndSelect:
+    case Kind::RepeatUntilAccepted:
+    case Kind::ReplaceOne:
+      impure_leaves(event.inner(), out);
+      return;
+    case Kind::Composed:
+    case Kind::OneOf:
+      for (const auto& e : event.events()) impure_leaves(e, out);
+      return;
+    default:
+      return;
+  }
+}
+
+/// δ = 0 asks for pure ε-DP: refused unless the accountant proves a finite ε at δ = 0 for one run
+/// (Gaussian noise has none: Dwork & Roth 2014, Thm A.1 needs δ > 0), rather than reporting ε = ∞.
+void check_pure_dp(const PipelineConfig& config, const dptune::Accountant& accountant,
+                   const DpEvent& event, std::size_t train_rows) {
+  if (config.delta != 0 || event.kind() == DpEvent::Kind::NonPrivate ||
+      event.kind() == DpEvent::Kind::NoOp)
+    return;
+  bool finite = false;
+  try {
+    finite = std::isfinite(accountant.epsilon(event, 0).epsilon);
+  } catch (const dptune::PrivacyError&) {
+    finite = false;
+  }
+  if (finite) return;
+  std::vector<std::string> leaves;
+  impure_leaves(event, leaves);
+  std::string noise;
+  for (std::size_t i = 0; i < leaves.size(); ++i) noise += (i ? " and " : "") + leaves[i];
+  fail(config.delta_where, "accountant.delta",
+       "δ = 0 asks for pure ε-DP, but one run of " + config.algorithm.use +
+           (noise.empty() ? std::string(" has no finite ε")
+                          : " uses " + noise + " noise, which has no pure-DP bound") +
+           " (the " + config.accountant.use +
+           " accountant's ε at δ = 0 is infinite): set δ > 0, e.g. 1e-5" +
+           (train_rows ? ", well below 1/n for n = " + std::to_string(train_rows) + " training rows"
+                       : std::string()));
+}
+
+/// ε of the algorithm with `params` (target-ε mode off, the calibration's largest noise) on `rows`
+/// rows at `delta`: the floor no noise goes below.  An accountant that cannot price that event at
+/// all is reported as such (what the calibration failed on).
+double epsilon_floor(const PipelineConfig& config, const PluginRegistry& registry,
+                     dptune::Params params, std::size_t rows, const dptune::Accountant& accountant,
+                     double delta) {
+  params.set("target_epsilon", 0.0);
+  params.set("noise_multiplier", dptune::CalibrationOptions{}.upper);
+  const DpEvent event =
+      registry.create_trainer(config.algorithm.use, params)->exact_event(rows, accountant, delta);
+  if (const std::string why = accountant.unsupported_reason(event); !why.empty())
+    fail(config.accountant.use_where, "accountant.use",
+         "the " + config.accountant.use + " accountant cannot price one run of " +
+             config.algorithm.use + ": " + why);
+  return accountant.epsilon(event, delta).epsilon;
+}
+
+/// A target ε the calibration cannot reach (calibrate_noise found no noise up to its largest):
+/// say how low ε goes with the configured sampling, and which other sampling reaches the target.
+/// Uses the trainer's schema: target_epsilon, target_delta, noise_multiplier and sampling.
+void explain_unreachable_target(const PipelineConfig& config, const PluginRegistry& registry,
+                                const dptune::Accountant& accountant, const dptune::Params& params,
+                                std::size_t rows) {
+  const std::string& algo = config.algorithm.use;
+  const dptune::ParamSchema* schema = registry.schema(ComponentKind::Trainer, algo);
+  if (!schema || !schema->find("target_epsilon") || !schema->find("noise_multiplier") ||
+      !(params.get_double("target_epsilon") > 0))
+    return;
+  const double target = params.get_double("target_epsilon");
+  const double delta = schema->find("target_delta") && params.get_double("target_delta") > 0
+                           ? params.get_double("target_delta")
+                           : config.delta;
+  const dptune::ParamSpec* sampling = schema->find("sampling");
+  const std::string current =
+      sampling && params.contains("sampling") ? params.get_string("sampling") : std::string();
+  const auto floor = epsilon_floor(config, registry, params, rows, accountant, delta);
+  std::string message = "no noise reaches ε = " + fmt(target) + " at δ = " + fmt(delta) +
+                        (current.empty() ? std::string() : " with sampling " + current);
+  message += ": ε stays at " + fmt(floor) + " or above even with noise_multiplier " +
+             fmt(dptune::CalibrationOptions{}.upper) + " (" + config.accountant.use +
+             " accountant, " + std::to_string(rows) + " training rows)";
+  std::vector<std::string> reaching;
+  if (sampling)
+    for (const auto& other : sampling->choices) {
+      if (other == current) continue;
+      dptune::Params changed = params;
+      changed.set("sampling", other);
+      try {
+        if (epsilon_floor(config, registry, changed, rows, accountant, delta) < target)
+          reaching.push_back(other);
+      } catch (const dptune::Error&) {
+        // that sampling cannot be priced here (e.g. another neighbouring relation): not offered
+      }
+    }
+  if (!reaching.empty())
+    message += "; sampling: " + reaching.front() + " reaches it";
+  else
+    message += "; raise target_epsilon above " + fmt(floor) +
+               (sampling ? " (no sampling reaches it)" : std::string());
+  fail(where_of(config.algorithm, "target_epsilon"), "algorithm.params.target_epsilon", message);
+}
+
+/// One private run of the search space's centre, priced as the run will price it: δ = 0 without
+/// a pure-DP bound and an unreachable target ε are refused here.
+void check_run_privacy(const PipelineConfig& config, const PluginRegistry& registry,
+                       EvaluationStack& stack) {
+  const std::size_t rows =
+      stack.evaluator.data_varies_per_run() ? 0 : stack.evaluator.splits().train.rows;
+  const dptune::Params candidate = centre_candidate(config);
+  DpEvent event;
+  try {
+    event = stack.evaluator.event_of(candidate, dptune::DataScope::whole());
+  } catch (const dptune::Error& e) {
+    if (config.algorithm.kind == ComponentKind::Trainer) {
+      if (config.delta == 0)
+        fail(config.delta_where, "accountant.delta",
+             "δ = 0 asks for pure ε-DP, but " + config.algorithm.use +
+                 " cannot state one run's privacy at δ = 0 (its calibration needs δ > 0): set "
+                 "δ > 0, e.g. 1e-5");
+      // calibrate_noise's PrivacyError: even its largest noise misses the target.
+      if (dynamic_cast<const dptune::PrivacyError*>(&e))
+        explain_unreachable_target(config, registry, *stack.accountant,
+                                   stack.evaluator.complete_params(candidate), rows);
+    }
+    throw;
+  }
+  // Every evaluation is priced by the accountant (HostEvaluator::evaluate): one it cannot price
+  // would fail the run at its first evaluation.
+  if (event.kind() != DpEvent::Kind::NonPrivate && event.kind() != DpEvent::Kind::NoOp)
+    if (const std::string why = stack.accountant->unsupported_reason(event); !why.empty())
+      fail(config.accountant.use_where, "accountant.use",
+           "the " + config.accountant.use + " accountant cannot price one run of " +
+               config.algorithm.use + ": " + why);
+  check_pure_dp(config, *stack.accountant, event, rows);
+}
+
+// ---- the tuner --------------------------------------------------------------------------------
+
+/// Thrown by the probe when the tuner starts its work (a progress phase or an evaluation): every
+/// check it makes before that has passed.  It leaves the tuner's call as a PluginError (the proxy
+/// attributes what is not the SDK's), so the probe also remembers that it threw.
+struct ProbeDone final : std::exception {
+  const char* what() const noexcept override { return "preflight: the tuner's checks passed"; }
+};
+
+class ProbeEvaluator final : public dptune::Evaluator {
+ public:
+  ProbeEvaluator(HostEvaluator& real, bool& done) : real_(real), done_(done) {}
+  std::vector<dptune::Evaluation> evaluate(const std::vector<dptune::EvaluationRequest>&) override {
+    done_ = true;
+    throw ProbeDone();
+  }
+  dptune::DpEvent event_of(const dptune::Params& candidate,
+                           const dptune::DataScope& scope) const override {
+    return real_.event_of(candidate, scope);
+  }
+  std::size_t default_repetitions() const override { return real_.default_repetitions(); }
+
+ private:
+  HostEvaluator& real_;
+  bool& done_;
+};
+
+class ProbeProgress final : public dptune::ProgressSink {
+ public:
+  explicit ProbeProgress(bool& done) : done_(done) {}
+  void start(std::string_view, std::size_t) override {
+    done_ = true;
+    throw ProbeDone();
+  }
+  void advance(std::size_t, std::optional<double>) override {}
+  void message(std::string_view) override {}
+
+ private:
+  bool& done_;
+};
+
+/// The tuner's context up to its first piece of work: the real space, δ, accountant, events,
+/// sizes and mechanism (a missing one is reported at the tuner), a public stream of its own.
+class ProbeContext final : public dptune::TunerContext {
+ public:
+  ProbeContext(const PipelineConfig& config, EvaluationStack& stack)
+      : config_(config), stack_(stack), evaluator_(stack.evaluator, done_), progress_(done_) {}
+  bool done() const { return done_; }
+  const dptune::SearchSpace& space() const override { return config_.space; }
+  dptune::Evaluator& evaluator() override { return evaluator_; }
+  const dptune::Accountant& accountant() const override { return *stack_.accountant; }
+  double delta() const override { return config_.delta; }
+  std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
+    if (!config_.mechanism)
+      fail(config_.tuner.where, "mechanism",
+           "tuner '" + config_.tuner.use + "' draws noise from the pipeline's mechanism (it sets " +
+               keys_of(overrides) +
+               "), and the pipeline names none: add a `mechanism: {use: ...}` section");
+    for (const auto& entry : overrides)
+      if (const auto given = config_.mechanism->param_where.find(entry.first);
+          given != config_.mechanism->param_where.end())
+        fail(given->second, "mechanism.params." + entry.first,
+             "tuner '" + config_.tuner.use + "' sets the mechanism's " + entry.first +
+                 " itself, so this value would be ignored; remove it");
+    return stack_.mechanisms.make(overrides);
+  }
+  dptune::ProgressSink& progress() override { return progress_; }
+  dptune::RandomBitGenerator& rng() override { return rng_; }
+  void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) override {
+    for (std::size_t i = 0; i < n; ++i) body(i);
+  }
+  dptune::DataSizes data_sizes() const override {
+    const DataSplits& d = stack_.evaluator.splits();
+    dptune::DataSizes sizes;
+    sizes.train = d.train.rows;
+    sizes.validation = d.validation.rows;
+    sizes.test = d.test.rows;
+    sizes.scored = config_.score_split == ScoreSplit::Test ? sizes.test : sizes.validation;
+    sizes.varies_per_run = stack_.evaluator.data_varies_per_run();
+    return sizes;
+  }
+  dptune::UtilitySensitivity utility_sensitivity(std::size_t scored_rows) const override {
+    return host::utility_sensitivity(config_.utility, scored_rows);
+  }
+
+ private:
+  const PipelineConfig& config_;
+  EvaluationStack& stack_;
+  bool done_ = false;
+  ProbeEvaluator evaluator_;
+  ProbeProgress progress_;
+  dptune::Xoshiro256 rng_{0x5eedULL, 0};
+};
+
+/// Runs the tuner until it starts working (its first progress phase or evaluation): what it
+/// checks before that (δ, the grid's size, the accountant's support, its mechanism, files it
+/// reads) is met before any data is trained on.  A ConfigError there names the tuner section.
+void probe_tuner(const PipelineConfig& config, const PluginRegistry& registry,
+                 EvaluationStack& stack) {
+  auto tuner = create_configured_tuner(config, registry);
+  ProbeContext context(config, stack);
+  try {
+    tuner->tune(context);
+  } catch (const ConfigDiagnostic&) {
+    throw;
+  } catch (const dptune::ConfigError& e) {
+    fail(config.tuner.where, "tuner",
+         "tuner '" + config.tuner.use + "' refuses the pipeline: " + e.what());
+  } catch (const dptune::Error&) {
+    if (!context.done()) throw;  // a failure of its own, as the run would meet it
+  }
+}
+
+}  // namespace
+
+void check_pipeline(const PipelineConfig& config, const PluginRegistry& registry) {
+  create_configured_tuner(config, registry);
+  check_configured_algorithm(config, registry);
+  if (config.algorithm.kind == ComponentKind::Trainer) {
+    const dptune::ParamSchema* schema =
+        registry.schema(ComponentKind::Trainer, config.algorithm.use);
+    const auto trainer = registry.create_trainer(
+        config.algorithm.use,
+        schema->complete(config.algorithm.params.merged(centre_candidate(config))));
+    check_mechanism(config, registry, *trainer);
+  }
+  // A fixed seed: only the sizes of this stack's split are used (the run draws its own).
+  EvaluationStack stack(config, registry, "inline", 1, 0);
+  // Public statistics must have one value per feature, which only the data can tell (a
+  // ConfigError naming the list's file:line:col when the lengths differ).
+  if (!stack.evaluator.data_varies_per_run()) stack.evaluator.splits();
+  check_run_privacy(config, registry, stack);
+  probe_tuner(config, registry, stack);
+}
+
+}  // namespace dptune::host
