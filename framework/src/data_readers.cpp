@@ -457,7 +457,8 @@ void put_big_endian(std::ofstream& out, std::uint32_t v) {
 
 }  // namespace
 
-dptune::Dataset read_idx(const fs::path& images, const fs::path& labels) {
+dptune::Dataset read_idx(const fs::path& images, const fs::path& labels,
+                         std::vector<float>* values) {
   const auto img = read_binary(images);
   const auto lab = read_binary(labels);
   // The magic first (a swapped pair of files is the likely mistake), then the header's length.
@@ -500,7 +501,10 @@ dptune::Dataset read_idx(const fs::path& images, const fs::path& labels) {
   d.name = images.stem().string();
   d.rows = n;
   d.cols = pixels;
-  d.features.assign(img.begin() + 16, img.end());
+  std::vector<float> own;
+  std::vector<float>& pixels_out = values ? *values : own;
+  pixels_out.assign(img.begin() + 16, img.end());
+  if (!values) d.float_rows = dptune::FloatRows(std::make_shared<std::vector<float>>(std::move(own)), d.cols);
   d.labels.assign(lab.begin() + 8, lab.end());
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < cols; ++c)

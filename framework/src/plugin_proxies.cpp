@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "dptune/host/config.hpp"
+#include "dptune/host/data_layout.hpp"
 #include "dptune/host/plugin_registry.hpp"
 
 namespace dptune::host {
@@ -17,6 +18,19 @@ static_assert(DPTUNE_PLUGIN_ABI_MINOR == DPTUNE_ABI_MINOR,
 
 /// First minor (of major 2) whose Trainer has exact_event and whose Model has export_model.
 constexpr int kMinorExactEventAndExport = 2;
+/// First minor whose Dataset has float_rows: older plugins read `features` (doubles) only.
+constexpr int kMinorFloatRows = 6;
+
+namespace {
+/// Calls body(data as the plugin expects it): a plugin of minor < 6 gets a double copy of float
+/// rows (abi.hpp, 2.6); later plugins get the host's dataset itself.
+template <class Body>
+decltype(auto) with_data_for(const PluginOrigin& origin, const dptune::Dataset& data, Body&& body) {
+  if (origin.abi_minor >= kMinorFloatRows || data.float_rows.empty()) return body(data);
+  const dptune::Dataset doubles = with_double_features(data);
+  return body(doubles);
+}
+}  // namespace
 
 namespace dll = boost::dll;
 
@@ -153,7 +167,9 @@ class ModelProxy final : public dptune::Model {
   ~ModelProxy() override { model_.reset(); }
 
   dptune::Predictions predict(const dptune::Dataset& data) const override {
-    return guarded_call(origin_, "Model::predict", [&] { return model_->predict(data); });
+    return with_data_for(origin_, data, [&](const dptune::Dataset& d) {
+      return guarded_call(origin_, "Model::predict", [&] { return model_->predict(d); });
+    });
   }
   std::string describe() const override {
     return guarded_call(origin_, "Model::describe", [&] { return model_->describe(); });
@@ -177,7 +193,9 @@ class TrainerProxy final : public dptune::Trainer, ProxyBase<dptune::Trainer> {
   dptune::TrainedModel train(const dptune::Dataset& train,
                              dptune::TrainingContext& context) const override {
     dptune::TrainedModel result =
-        call("Trainer::train", [&] { return impl_->train(train, context); });
+        with_data_for(origin_, train, [&](const dptune::Dataset& d) {
+          return call("Trainer::train", [&] { return impl_->train(d, context); });
+        });
     if (result.model) result.model = make_model_proxy(origin_, std::move(result.model));
     return result;
   }

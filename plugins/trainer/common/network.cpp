@@ -160,13 +160,28 @@ Predictions Network::predict(const Dataset& data) const {
   require(data.cols == architecture_.inputs,
           "model expects " + std::to_string(architecture_.inputs) + " features, the data has " +
               std::to_string(data.cols));
+  require(consistent(data), "predict: the data's buffers do not match rows x cols");
   Predictions out;
   const std::size_t classes = architecture_.classes, k = sizes_.back();
   out.num_classes = classes;
   out.values.resize(data.rows);
   out.probabilities.resize(data.rows * classes);
-  std::vector<double> z;
-  logits(data.features.data(), data.rows, z);
+  std::vector<double> z(data.rows * k), chunk_z, x;
+  // Float rows (a view of the host's shared storage) are scored in chunks gathered as doubles.
+  constexpr std::size_t kChunk = 256;
+  for (std::size_t begin = 0; begin < data.rows; begin += kChunk) {
+    const std::size_t count = std::min(kChunk, data.rows - begin);
+    const double* rows = nullptr;
+    if (data.float_rows.empty()) {
+      rows = data.row(begin);
+    } else {
+      x.resize(count * data.cols);
+      for (std::size_t i = 0; i < count; ++i) read_row(data, begin + i, x.data() + i * data.cols);
+      rows = x.data();
+    }
+    logits(rows, count, chunk_z);
+    std::copy(chunk_z.begin(), chunk_z.end(), z.begin() + static_cast<std::ptrdiff_t>(begin * k));
+  }
   for (std::size_t i = 0; i < data.rows; ++i) {
     const double* zi = z.data() + i * k;
     double* p = out.probabilities.data() + i * classes;
@@ -187,6 +202,22 @@ Predictions Network::predict(const Dataset& data) const {
   return out;
 }
 
+void read_row(const Dataset& data, std::size_t i, double* out) {
+  if (data.float_rows.empty()) {
+    std::copy(data.row(i), data.row(i) + data.cols, out);
+    return;
+  }
+  const float* row = data.float_rows.row(i);
+  std::copy(row, row + data.cols, out);
+}
+
+bool consistent(const Dataset& data) {
+  if (data.labels.size() != data.rows) return false;
+  if (!data.float_rows.empty())
+    return data.float_rows.rows() == data.rows && data.float_rows.cols() == data.cols;
+  return data.features.size() == data.rows * data.cols;
+}
+
 // ---- BatchGradient
 // --------------------------------------------------------------------------------
 
@@ -198,6 +229,7 @@ struct BatchGradient::Impl {
   // A binary linear model (one output, no hidden layer) reads its rows in place: no gather.
   bool linear_binary = false;
   std::vector<const double*> rows;
+  std::vector<double> gathered;      // float rows of the batch, as doubles (linear path)
   std::vector<double> linear_delta;  // δ_i of the single output
   std::vector<double> input_norm2;   // ‖x_i‖²
   // Otherwise a[l] holds layer l's input for the batch (a[0]: the gathered examples) and delta[l]
@@ -220,6 +252,7 @@ BatchGradient::BatchGradient(const Network& network, std::size_t capacity)
   s.norms2.resize(capacity);
   if (s.linear_binary) {
     s.rows.resize(capacity);
+    s.gathered.resize(capacity * s.sizes[0]);
     s.linear_delta.resize(capacity);
     s.input_norm2.resize(capacity);
     return;
@@ -243,15 +276,55 @@ double BatchGradient::compute(const Network& network, const double* x, const dou
   s.count = count;
   s.params = network.params().data();
   const std::size_t d = s.sizes[0];
+  // A binary linear model reads its rows in place; the others gather the batch into a[0].
+  for (std::size_t i = 0; i < count; ++i) {
+    const double* row = x + index[i] * d;
+    if (s.linear_binary)
+      s.rows[i] = row;
+    else
+      std::copy(row, row + d, s.a[0].row(static_cast<Eigen::Index>(i)).data());
+  }
+  return forward_backward(labels, index, with_loss);
+}
+
+double BatchGradient::compute(const Network& network, const FloatRows& x, const double* labels,
+                              const std::size_t* index, std::size_t count, bool with_loss) {
+  Impl& s = *impl_;
+  require(count <= s.capacity, "batch gradient: " + std::to_string(count) +
+                                   " examples exceed the capacity " + std::to_string(s.capacity));
+  const std::size_t d = s.sizes[0];
+  require(x.cols() == d, "batch gradient: the rows have " + std::to_string(x.cols()) +
+                             " features, the network " + std::to_string(d) + " inputs");
+  s.count = count;
+  s.params = network.params().data();
+  for (std::size_t i = 0; i < count; ++i) {
+    const float* row = x.row(index[i]);
+    double* to = s.linear_binary ? s.gathered.data() + i * d
+                                 : s.a[0].row(static_cast<Eigen::Index>(i)).data();
+    std::copy(row, row + d, to);
+    if (s.linear_binary) s.rows[i] = to;
+  }
+  return forward_backward(labels, index, with_loss);
+}
+
+double BatchGradient::compute(const Network& network, const Dataset& data,
+                              const std::size_t* index, std::size_t count, bool with_loss) {
+  if (!data.float_rows.empty())
+    return compute(network, data.float_rows, data.labels.data(), index, count, with_loss);
+  return compute(network, data.features.data(), data.labels.data(), index, count, with_loss);
+}
+
+double BatchGradient::forward_backward(const double* labels, const std::size_t* index,
+                                       bool with_loss) {
+  Impl& s = *impl_;
+  const std::size_t d = s.sizes[0], count = s.count;
   const auto c = static_cast<Eigen::Index>(count);
   double total = 0;
   if (s.linear_binary) {
     ConstMapVector w(s.params, static_cast<Eigen::Index>(d));
     const double b = s.params[d];
     for (std::size_t i = 0; i < count; ++i) {
-      const double* row = x + index[i] * d;
-      s.rows[i] = row;
-      ConstMapVector xi(row, static_cast<Eigen::Index>(d));
+      ConstMapVector xi(s.rows[i], static_cast<Eigen::Index>(d));
       s.linear_delta[i] = xi.dot(w) + b;  // the score z_i, turned into δ_i below
       s.input_norm2[i] = xi.squaredNorm();
     }
@@ -273,9 +346,6 @@ double BatchGradient::compute(const Network& network, const double* x, const dou
     return total;
   }
   const std::size_t layers = s.sizes.size() - 1;
-  for (std::size_t i = 0; i < count; ++i)
-    std::copy(x + index[i] * d, x + (index[i] + 1) * d,
-              s.a[0].row(static_cast<Eigen::Index>(i)).data());
   // Forward: a[l+1] = relu(a[l] W_l + b_l); the output layer's scores go to delta[last].
   for (std::size_t l = 0; l < layers; ++l) {
     ConstMapMatrix w(s.params + s.offsets[l], static_cast<Eigen::Index>(s.sizes[l]),

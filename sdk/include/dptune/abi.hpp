@@ -12,7 +12,7 @@
 #include <version>
 
 #define DPTUNE_ABI_MAJOR 2
-#define DPTUNE_ABI_MINOR 5
+#define DPTUNE_ABI_MINOR 6
 
 // The ABI minor a plugin is built for: this SDK's minor unless the plugin's build defines it lower
 // (e.g. -DDPTUNE_PLUGIN_ABI_MINOR=1), to make a plugin that also loads into older hosts of the same
@@ -41,6 +41,17 @@
 //   2.5  grid releases with exact discrete noise (grid_noise.hpp: laplace_grid, gaussian_grid,
 //        grid_laplace, grid_gaussian, grid_laplace_scale, grid_gaussian_variance and the value
 //        type GridNoiseParameter; new free functions).  Layouts unchanged.
+//   2.6  32-bit shared feature rows: FloatRows (data.hpp; a new value type), the free function
+//        as_float_rows, and Dataset::float_rows, a member APPENDED after every member of 2.5's
+//        Dataset.  Why appending is safe here: plugins only ever read a Dataset the host made
+//        (Trainer::train's and Model::predict's arguments, by const reference), so a plugin of
+//        minor <= 5 reads the unchanged prefix of a larger object; nothing passes a plugin-made
+//        Dataset to the host.  What the host hands a plugin depends on the plugin's minor
+//        (PluginOrigin::abi_minor, in the trainer and model proxies): minor >= 6 gets
+//        `float_rows` filled and `features` empty (views into one storage: no copy per trial or
+//        thread); minor <= 5 gets `features` filled with the same values as doubles (a copy per
+//        call, made by the proxy), exactly as before.  A 2.6 plugin reads features through
+//        as_float_rows(data), which also accepts a double-only Dataset it or a test made.
 // The host itself is always built with the SDK's minor.
 #ifndef DPTUNE_PLUGIN_ABI_MINOR
 #define DPTUNE_PLUGIN_ABI_MINOR DPTUNE_ABI_MINOR
