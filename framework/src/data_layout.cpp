@@ -158,8 +158,8 @@ dptune::Dataset with_double_features(const dptune::Dataset& d) {
   }
   out.features.resize(d.rows * d.cols);
   for (std::size_t i = 0; i < d.rows; ++i)
-    std::copy(d.float_rows.row(i), d.float_rows.row(i) + d.cols, out.features.begin() +
-                                                                     static_cast<std::ptrdiff_t>(i * d.cols));
+    std::copy(d.float_rows.row(i), d.float_rows.row(i) + d.cols,
+              out.features.begin() + static_cast<std::ptrdiff_t>(i * d.cols));
   return out;
 }
 

@@ -479,8 +479,8 @@ std::unique_ptr<DataSource> make_data_source(const std::string& name, const dptu
     o.classes = static_cast<std::size_t>(params.get_int("classes"));
     o.separation = params.get_double("separation");
     o.spread = params.get_double("spread");
-    load = [o](dptune::RandomBitGenerator& rng, std::vector<float>&) {
-      return gaussian_blobs(o, rng);
+    load = [o](dptune::RandomBitGenerator& rng, std::vector<float>& values) {
+      return gaussian_blobs(o, rng, &values);
     };
     description = "blobs: " + std::to_string(o.samples) + " points in " +
                   std::to_string(o.features) + " dimensions, " + std::to_string(o.classes) +

@@ -192,10 +192,9 @@ class TrainerProxy final : public dptune::Trainer, ProxyBase<dptune::Trainer> {
 
   dptune::TrainedModel train(const dptune::Dataset& train,
                              dptune::TrainingContext& context) const override {
-    dptune::TrainedModel result =
-        with_data_for(origin_, train, [&](const dptune::Dataset& d) {
-          return call("Trainer::train", [&] { return impl_->train(d, context); });
-        });
+    dptune::TrainedModel result = with_data_for(origin_, train, [&](const dptune::Dataset& d) {
+      return call("Trainer::train", [&] { return impl_->train(d, context); });
+    });
     if (result.model) result.model = make_model_proxy(origin_, std::move(result.model));
     return result;
   }

@@ -152,7 +152,8 @@ void Preprocessing::apply(dptune::Dataset& data) const {
 
 void Preprocessing::apply(std::vector<float>& values, std::size_t cols) const {
   if (cols == 0 || kind == Kind::None) return;
-  for (std::size_t at = 0; at + cols <= values.size(); at += cols) apply_row(values.data() + at, cols);
+  for (std::size_t at = 0; at + cols <= values.size(); at += cols)
+    apply_row(values.data() + at, cols);
 }
 
 }  // namespace dptune::host

@@ -498,9 +498,16 @@ TEST_CASE("float rows: DP-SGD on float rows is DP-SGD on the same values as doub
     const auto [w_double, p_double] = run(doubles, doubles);
     const auto [w_float, p_float] = run(floats, floats);
     // The batch is gathered into the same double buffers: the same arithmetic, bit for bit.
-    CHECK(w_float == w_double);
+    // The batch is gathered into the same double buffers: the same arithmetic, up to the order
+    // of a few vectorised sums (Eigen peels by the alignment of each run's own buffers, and
+    // predict scores float rows in chunks of 256).
+    REQUIRE(w_float.size() == w_double.size());
+    for (std::size_t k = 0; k < w_float.size(); ++k)
+      CHECK(w_float[k] == doctest::Approx(w_double[k]).epsilon(1e-12).scale(1));
     CHECK(p_float.values == p_double.values);
-    CHECK(p_float.probabilities == p_double.probabilities);
+    for (std::size_t k = 0; k < p_float.probabilities.size(); ++k)
+      CHECK(p_float.probabilities[k] ==
+            doctest::Approx(p_double.probabilities[k]).epsilon(1e-12).scale(1));
     // Against the unrounded doubles (2^-24 relative change of every input), training agrees
     // within its own noise: the same seed gives nearly the same weights and the same accuracy.
     const auto [w_exact, p_exact] = run(data, data);
@@ -524,14 +531,16 @@ TEST_CASE("float rows: the plugins train and predict on a view of shared float r
     auto t = trainer_tests::trainer(name, p);
     const auto fit = [&](const Dataset& d) {
       ScriptedContext ctx(3, [](double sigma) {
-        return trainer_tests::mechanism("gaussian", {{"noise_multiplier", sigma},
-                                                     {"noise", std::string("fast")}});
+        return trainer_tests::mechanism(
+            "gaussian", {{"noise_multiplier", sigma}, {"noise", std::string("fast")}});
       });
       return t->train(d, ctx).model->predict(d);
     };
     const Predictions a = fit(doubles), b = fit(floats);
     CHECK(a.values == b.values);
-    CHECK(a.probabilities == b.probabilities);
+    REQUIRE(a.probabilities.size() == b.probabilities.size());
+    for (std::size_t k = 0; k < a.probabilities.size(); ++k)
+      CHECK(a.probabilities[k] == doctest::Approx(b.probabilities[k]).epsilon(1e-12).scale(1));
     CHECK(trainer_tests::accuracy(data, b) > 0.8);
   }
 }

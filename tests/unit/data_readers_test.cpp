@@ -216,8 +216,9 @@ TEST_CASE("idx: gzip files (as MNIST is distributed) are read as they are, corru
   // A truncated gzip stream.
   const std::string whole = bytes(gz_images);
   const auto cut = dir.write("cut.gz", whole.substr(0, whole.size() - 12));
-  CHECK(error_of([&] { dptune::host::read_idx(cut, labels); }).rfind(
-            cut.string() + ": corrupt gzip data: ", 0) == 0);
+  CHECK(error_of([&] {
+          dptune::host::read_idx(cut, labels);
+        }).rfind(cut.string() + ": corrupt gzip data: ", 0) == 0);
 }
 
 TEST_CASE("idx: write then read round-trips, header checks name the file") {

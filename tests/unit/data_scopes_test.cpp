@@ -143,8 +143,7 @@ TEST_CASE("scopes: a Fashion-MNIST-shaped study shares one float storage, never 
   const auto* info = dptune::host::find_data_source("idx");
   auto source = dptune::host::make_data_source(
       "idx",
-      info->schema.complete(
-          {{"images", image_file.string()}, {"labels", label_file.string()}}),
+      info->schema.complete({{"images", image_file.string()}, {"labels", label_file.string()}}),
       bounds);
   dptune::Xoshiro256 rng(1);
   const auto all = source->make(rng);

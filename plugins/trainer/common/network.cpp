@@ -307,8 +307,8 @@ double BatchGradient::compute(const Network& network, const FloatRows& x, const 
   return forward_backward(labels, index, with_loss);
 }
 
-double BatchGradient::compute(const Network& network, const Dataset& data,
-                              const std::size_t* index, std::size_t count, bool with_loss) {
+double BatchGradient::compute(const Network& network, const Dataset& data, const std::size_t* index,
+                              std::size_t count, bool with_loss) {
   if (!data.float_rows.empty())
     return compute(network, data.float_rows, data.labels.data(), index, count, with_loss);
   return compute(network, data.features.data(), data.labels.data(), index, count, with_loss);

@@ -113,7 +113,7 @@ struct Preprocessing {
   /// The statistics were given as one number for every feature (e.g. pixels in [0, 255]): each
   /// vector holds one value until prepared() repeats it for every column.
   bool every_feature = false;
-  std::string source{};                  // where the public statistics came from ("inline", a file)
+  std::string source{};  // where the public statistics came from ("inline", a file)
   /// "file:line:col: data.preprocessing.KEY" of the vectors, for errors found when the data
   /// is loaded (a length that differs from the number of features).
   std::string where{};

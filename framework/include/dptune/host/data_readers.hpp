@@ -77,6 +77,12 @@ struct BlobOptions {
 
 /// Gaussian blobs: centres first, then the points of each class (in class order, then the rows
 /// are shuffled so that classes interleave).
-dptune::Dataset gaussian_blobs(const BlobOptions& options, dptune::RandomBitGenerator& rng);
+/// Blobs of `options.classes` classes (class sizes as balanced as possible) in a uniformly random
+/// row order; each coordinate is its centre's plus Normal(0, spread²), drawn in pairs by the
+/// Box–Muller transform using both of its outputs (no per-value allocation or copy).  With
+/// `values`, the features are written there as floats (the dataset has no features): what the
+/// host's data source keeps.
+dptune::Dataset gaussian_blobs(const BlobOptions& options, dptune::RandomBitGenerator& rng,
+                               std::vector<float>* values = nullptr);
 
 }  // namespace dptune::host
