@@ -91,8 +91,9 @@ class BatchGradient {
   /// when `with_loss` is false (training needs only the gradients: no log/softplus per example).
   double compute(const Network& network, const double* x, const double* labels,
                  const std::size_t* index, std::size_t count, bool with_loss = true);
-  /// The same on float rows (the host's shared storage, ABI 2.6): the batch is gathered into
-  /// double buffers, so the arithmetic is that of double rows holding the same values.
+  /// The same on float rows (the host's shared storage, ABI 2.6): the layers run in float (the
+  /// GEMMs at twice the width of double), the loss, the norms and the sums of clipped gradients
+  /// in double.  A binary linear model stays in double.
   double compute(const Network& network, const FloatRows& x, const double* labels,
                  const std::size_t* index, std::size_t count, bool with_loss = true);
   /// The same on a dataset's features, whichever storage it has.
@@ -110,6 +111,10 @@ class BatchGradient {
   struct Impl;
   /// The passes on the batch already gathered (compute's overloads gather it).
   double forward_backward(const double* labels, const std::size_t* index, bool with_loss);
+  template <class T>
+  double layer_passes(const double* labels, const std::size_t* index, bool with_loss);
+  template <class T>
+  void accumulate_layers(const double* weights, double* grad);
   std::unique_ptr<Impl> impl_;
 };
 
