@@ -111,6 +111,12 @@ void run(const char* label, const Dataset& data, const std::string& model, std::
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
 
+  // The layers alone (no noise: the clipped sums are computed, nothing is drawn), to show what
+  // the noise sampler costs beside the products.
+  t0 = thread_seconds();
+  train_dp_sgd(network, data, o, context.rng(), NoiseFunction{});
+  const double quiet = thread_seconds() - t0;
+
   Params p{{"model", model},
            {"hidden1", static_cast<std::int64_t>(hidden ? hidden : 1)},
            {"epochs", static_cast<std::int64_t>(o.epochs)},
@@ -125,10 +131,11 @@ void run(const char* label, const Dataset& data, const std::string& model, std::
 
   std::printf(
       "%-34s %-6s noise %-6s %6lld steps  CPU %6.3f s: %7.4f M examples/s, %6.2f GFLOP/s (wall "
-      "%7.4f M/s) | plugin train(): %7.4f M examples/s\n",
+      "%7.4f M/s) | plugin train(): %7.4f M examples/s | no noise: %6.2f GFLOP/s\n",
       label, data.float_rows.empty() ? "double" : "float", noise_mode.c_str(),
       static_cast<long long>(dp_schedule(data.rows, o).steps), loop, examples / loop / 1e6,
-      examples * flop_per_example / loop / 1e9, examples / wall / 1e6, examples / plugin / 1e6);
+      examples * flop_per_example / loop / 1e9, examples / wall / 1e6, examples / plugin / 1e6,
+      examples * flop_per_example / quiet / 1e9);
 }
 
 /// Times one data source's make() (load or draw, split, preprocess), as `dptune run` does it

@@ -508,8 +508,8 @@ TEST_CASE("float rows: DP-SGD in float agrees with DP-SGD in double within its n
       largest = std::max(largest, std::abs(w_double[k] - w_float[k]));
       scale = std::max(scale, std::abs(w_double[k]));
     }
-    MESSAGE("largest weight difference float vs double: " << largest << " (largest weight "
-                                                           << scale << ")");
+    MESSAGE("largest weight difference float vs double: " << largest << " (largest weight " << scale
+                                                          << ")");
     CHECK(largest < 1e-4);
     CHECK(scale > 0.1);
     const double a_double = trainer_tests::accuracy(data, p_double),
@@ -543,7 +543,8 @@ TEST_CASE("float rows: the plugins train and predict on a view of shared float r
   }
 }
 
-TEST_CASE("float rows: float layers give the double ghost norms and clipped sums to float accuracy") {
+TEST_CASE(
+    "float rows: float layers give the double ghost norms and clipped sums to float accuracy") {
   const Dataset data = trainer_tests::blobs(64, 20, 4, 2.0, 12);
   const auto [doubles, floats] = as_doubles_and_float_rows(data);
   Network net(make_architecture("mlp", 24, 0, data));

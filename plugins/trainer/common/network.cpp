@@ -395,8 +395,7 @@ double BatchGradient::forward_backward(const double* labels, const std::size_t* 
 }
 
 template <class T>
-double BatchGradient::layer_passes(const double* labels, const std::size_t* index,
-                                   bool with_loss) {
+double BatchGradient::layer_passes(const double* labels, const std::size_t* index, bool with_loss) {
   using Matrix = typename LayerBuffers<T>::Matrix;
   using ConstMap = Eigen::Map<const Matrix>;
   using ConstMapRow = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>;
