@@ -125,7 +125,7 @@ TEST_CASE("scopes: a Fashion-MNIST-shaped study shares one float storage, never 
   dptune_test::TempDir dir;
   dptune::Dataset images;
   images.rows = 500;
-  images.cols = 28 * 28;
+  images.cols = std::size_t{28} * 28;
   dptune::Xoshiro256 pixels(11);
   for (std::size_t i = 0; i < images.rows; ++i) {
     images.labels.push_back(static_cast<double>(i % 10));
