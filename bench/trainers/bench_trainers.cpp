@@ -1,18 +1,26 @@
-// DP-SGD throughput, examples per second on ONE core, lots of 64 sampled without replacement,
-// per-example clipping and Gaussian noise included:
-//   * logistic regression on data shaped like breast cancer (569 x 30, 2 classes), target ≥ 7 M/s;
-//   * MLP 64-128-10 on data shaped like digits (1797 x 64, 10 classes), target ≥ 300 k/s.
+// DP-SGD throughput, examples per second on ONE core, per-example clipping (ghost norms) and
+// Gaussian noise (the gaussian plugin's `noise: fast`) included, each case on the same data held
+// as double features (the trainers' double path: the anchor) and as float rows (the host's
+// storage since ABI 2.6: the layers run in float):
+//   * MLP 64-128-10 on data shaped like digits (1797 x 64, 10 classes), lots of 64;
+//   * MLP 784-256-10 on data shaped like Fashion-MNIST (70 000 x 784, 10 classes), lots of 256;
+//   * logistic regression on data shaped like breast cancer (569 x 30), lots of 64 (double
+//     arithmetic on both: a dot product per example).
 // Two paths are timed: "loop" (the library's train_dp_sgd with noise from the gaussian plugin
 // through the host's proxy) and "plugin" (the dp_sgd plugin's train() through the registry, as the
 // host runs it, including model creation).  Times are this thread's CPU time (the machine is
 // shared); wall-clock throughput is printed beside.  Run:
-//   taskset -c 1 build/bin/bench_trainers [seconds per case]
+//   taskset -c 1 build/bin/bench_trainers [seconds per case] [secure]
+// and the data set-up (loading and splitting Fashion-MNIST's IDX files, drawing 70 000 x 784
+// Gaussian blobs), wall and CPU seconds:
+//   taskset -c 1 build/bin/bench_trainers setup
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 
 #include "dptune/dptune.hpp"
+#include "dptune/host/data_source.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "trainer_plugin.hpp"
 #include "training.hpp"
@@ -66,11 +74,20 @@ double thread_seconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
+/// The same data with its features as float rows (one shared storage, as the host holds it):
+/// the trainers then run their layers in float.
+Dataset as_float_rows_only(const Dataset& data) {
+  Dataset out = data;
+  out.float_rows = as_float_rows(data);
+  out.features.clear();
+  return out;
+}
+
 void run(const char* label, const Dataset& data, const std::string& model, std::size_t hidden,
-         double flop_per_example, double budget, const host::PluginRegistry& registry,
-         const std::string& noise_mode) {
+         std::size_t lot, double flop_per_example, double budget,
+         const host::PluginRegistry& registry, const std::string& noise_mode) {
   DpSgdOptions o;
-  o.lot_size = 64;
+  o.lot_size = lot;
   o.learning_rate = 0.05;
   o.noise_multiplier = 1.0;
   o.clipping_norm = 1.0;
@@ -94,10 +111,16 @@ void run(const char* label, const Dataset& data, const std::string& model, std::
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
 
+  // The layers alone (no noise: the clipped sums are computed, nothing is drawn), to show what
+  // the noise sampler costs beside the products.
+  t0 = thread_seconds();
+  train_dp_sgd(network, data, o, context.rng(), NoiseFunction{});
+  const double quiet = thread_seconds() - t0;
+
   Params p{{"model", model},
            {"hidden1", static_cast<std::int64_t>(hidden ? hidden : 1)},
            {"epochs", static_cast<std::int64_t>(o.epochs)},
-           {"lot_size", std::int64_t{64}},
+           {"lot_size", static_cast<std::int64_t>(lot)},
            {"noise_multiplier", 1.0},
            {"learning_rate", 0.05}};
   const auto* info = registry.find(PluginKind::Trainer, "dp_sgd");
@@ -107,17 +130,57 @@ void run(const char* label, const Dataset& data, const std::string& model, std::
   const double plugin = thread_seconds() - t0;
 
   std::printf(
-      "%-32s noise %-6s %7lld steps  CPU %6.3f s: %7.3f M examples/s, %6.2f GFLOP/s (wall %7.3f "
-      "M/s)"
-      " | plugin train(): %7.3f M examples/s\n",
-      label, noise_mode.c_str(), static_cast<long long>(dp_schedule(data.rows, o).steps), loop,
-      examples / loop / 1e6, examples * flop_per_example / loop / 1e9, examples / wall / 1e6,
-      examples / plugin / 1e6);
+      "%-34s %-6s noise %-6s %6lld steps  CPU %6.3f s: %7.4f M examples/s, %6.2f GFLOP/s (wall "
+      "%7.4f M/s) | plugin train(): %7.4f M examples/s | no noise: %6.2f GFLOP/s\n",
+      label, data.float_rows.empty() ? "double" : "float", noise_mode.c_str(),
+      static_cast<long long>(dp_schedule(data.rows, o).steps), loop, examples / loop / 1e6,
+      examples * flop_per_example / loop / 1e9, examples / wall / 1e6, examples / plugin / 1e6,
+      examples * flop_per_example / quiet / 1e9);
+}
+
+/// Times one data source's make() (load or draw, split, preprocess), as `dptune run` does it
+/// before the first trial.
+void time_setup(const char* label, const std::string& source, const Params& params,
+                const host::Preprocessing& preprocessing) {
+  const auto* info = host::find_data_source(source);
+  auto data = host::make_data_source(source, info->schema.complete(params), preprocessing);
+  Xoshiro256 rng(1);
+  const auto wall0 = std::chrono::steady_clock::now();
+  const double t0 = thread_seconds();
+  const host::DataSplits splits = data->make(rng);
+  const double cpu = thread_seconds() - t0;
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  std::printf("%-44s %6zu + %5zu + %5zu rows x %3zu: CPU %.3f s, wall %.3f s\n", label,
+              splits.train.rows, splits.validation.rows, splits.test.rows, splits.train.cols, cpu,
+              wall);
+}
+
+void setup() {
+  host::Preprocessing bounds{host::Preprocessing::Kind::Bounds};
+  bounds.lower = {0};
+  bounds.upper = {255};
+  bounds.every_feature = true;
+  bounds.unit_interval = true;
+  const std::string dir = "/usr/share/datasets/fashion-mnist/";
+  time_setup("idx: Fashion-MNIST train (gzip), bounds", "idx",
+             {{"images", dir + "train-images-idx3-ubyte.gz"},
+              {"labels", dir + "train-labels-idx1-ubyte.gz"}},
+             bounds);
+  time_setup("blobs: 70 000 x 784, 10 classes, normalize_rows", "blobs",
+             {{"samples", std::int64_t{70000}},
+              {"features", std::int64_t{784}},
+              {"classes", std::int64_t{10}}},
+             host::Preprocessing{host::Preprocessing::Kind::NormalizeRows});
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "setup") {
+    setup();
+    return 0;
+  }
   const double budget = argc > 1 ? std::atof(argv[1]) : 2.0;
   host::PluginRegistry registry;
   registry.scan(DPTUNE_BUILT_PLUGIN_DIR);
@@ -125,11 +188,26 @@ int main(int argc, char** argv) {
   // 2·Σ in·out (multiply-add = 2 FLOP); the norms, clipping and noise are not counted.
   const double lr_flop = 2.0 * 30 * 2;
   const double mlp_flop = 2.0 * (64 * 128 + 128 * 10) * 2 + 2.0 * 128 * 10;
-  for (const std::string noise : {"fast", "secure"}) {
-    run("logistic regression 30-1, n=569", synthetic(569, 30, 2, 1), "logistic", 0, lr_flop, budget,
-        registry, noise);
-    run("MLP 64-128-10, n=1797", synthetic(1797, 64, 10, 2), "mlp", 128, mlp_flop, budget, registry,
-        noise);
-  }
+  const double big_flop = 2.0 * (784 * 256 + 256 * 10) * 2 + 2.0 * 256 * 10;
+  const Dataset lr = synthetic(569, 30, 2, 1), digits = synthetic(1797, 64, 10, 2),
+                fashion = synthetic(70000, 784, 10, 3);
+  // Double rows (the anchor: the trainers' double path) against the same data as float rows.
+  for (const Dataset* data : {&digits, &fashion, &lr})
+    for (const bool single : {false, true}) {
+      const Dataset d = single ? as_float_rows_only(*data) : *data;
+      if (data == &lr)
+        run("logistic regression 30-1, n=569", d, "logistic", 0, 64, lr_flop, budget, registry,
+            "fast");
+      else if (data == &digits)
+        run("MLP 64-128-10, n=1797, lots 64", d, "mlp", 128, 64, mlp_flop, budget, registry,
+            "fast");
+      else
+        run("MLP 784-256-10, n=70000, lots 256", d, "mlp", 256, 256, big_flop, budget, registry,
+            "fast");
+    }
+  if (argc > 2 && std::string(argv[2]) == "secure")
+    for (const bool single : {false, true})
+      run("MLP 64-128-10, n=1797, lots 64", single ? as_float_rows_only(digits) : digits, "mlp",
+          128, 64, mlp_flop, budget, registry, "secure");
   return 0;
 }

@@ -130,13 +130,36 @@ dptune::Dataset subset(const dptune::Dataset& d, const Indices& rows) {
   out.rows = rows.size();
   out.num_classes = d.num_classes;
   out.feature_names = d.feature_names;
-  out.features.reserve(rows.size() * d.cols);
   out.labels.reserve(rows.size());
   for (std::size_t r : rows) {
     dptune::require(r < d.rows, "subset: row index out of range");
-    out.features.insert(out.features.end(), d.row(r), d.row(r) + d.cols);
     out.labels.push_back(d.labels[r]);
   }
+  if (!d.float_rows.empty()) {
+    out.float_rows = d.float_rows.select(rows);
+    return out;
+  }
+  out.features.reserve(rows.size() * d.cols);
+  for (std::size_t r : rows) out.features.insert(out.features.end(), d.row(r), d.row(r) + d.cols);
+  return out;
+}
+
+dptune::Dataset with_double_features(const dptune::Dataset& d) {
+  dptune::Dataset out;
+  out.name = d.name;
+  out.rows = d.rows;
+  out.cols = d.cols;
+  out.labels = d.labels;
+  out.num_classes = d.num_classes;
+  out.feature_names = d.feature_names;
+  if (d.float_rows.empty()) {
+    out.features = d.features;
+    return out;
+  }
+  out.features.resize(d.rows * d.cols);
+  for (std::size_t i = 0; i < d.rows; ++i)
+    std::copy(d.float_rows.row(i), d.float_rows.row(i) + d.cols,
+              out.features.begin() + static_cast<std::ptrdiff_t>(i * d.cols));
   return out;
 }
 
@@ -299,21 +322,34 @@ double gamma_sample(dptune::RandomBitGenerator& rng, double shape) {
   return std::exp(log_gamma_sample(rng, shape));
 }
 
+namespace {
+/// Calls f(row pointer) for every row, from the float rows when there are any, else the doubles.
+template <class F>
+void for_each_row(const dptune::Dataset& data, F&& f) {
+  if (!data.float_rows.empty())
+    for (std::size_t i = 0; i < data.rows; ++i) f(data.float_rows.row(i));
+  else
+    for (std::size_t i = 0; i < data.rows; ++i) f(data.row(i));
+}
+}  // namespace
+
 Standardizer Standardizer::fit(const dptune::Dataset& train) {
   Standardizer s;
   s.mean.assign(train.cols, 0.0);
   s.scale.assign(train.cols, 1.0);
   if (train.rows == 0) return s;
   const double n = static_cast<double>(train.rows);
-  for (std::size_t i = 0; i < train.rows; ++i)
-    for (std::size_t j = 0; j < train.cols; ++j) s.mean[j] += train.row(i)[j];
+  for_each_row(train, [&](const auto* row) {
+    for (std::size_t j = 0; j < train.cols; ++j) s.mean[j] += row[j];
+  });
   for (auto& m : s.mean) m /= n;
   std::vector<double> var(train.cols, 0.0);
-  for (std::size_t i = 0; i < train.rows; ++i)
+  for_each_row(train, [&](const auto* row) {
     for (std::size_t j = 0; j < train.cols; ++j) {
-      const double d = train.row(i)[j] - s.mean[j];
+      const double d = row[j] - s.mean[j];
       var[j] += d * d;
     }
+  });
   for (std::size_t j = 0; j < train.cols; ++j) {
     const double sd = std::sqrt(var[j] / n);
     // A constant column (sd = 0, or numerically tiny next to its mean) is only centred.

@@ -480,7 +480,8 @@ void put_big_endian(std::ofstream& out, std::uint32_t v) {
 
 }  // namespace
 
-dptune::Dataset read_idx(const fs::path& images, const fs::path& labels) {
+dptune::Dataset read_idx(const fs::path& images, const fs::path& labels,
+                         std::vector<float>* values) {
   const auto img = read_binary(images);
   const auto lab = read_binary(labels);
   // The magic first (a swapped pair of files is the likely mistake), then the header's length.
@@ -523,7 +524,11 @@ dptune::Dataset read_idx(const fs::path& images, const fs::path& labels) {
   d.name = images.stem().string();
   d.rows = n;
   d.cols = pixels;
-  d.features.assign(img.begin() + 16, img.end());
+  std::vector<float> own;
+  std::vector<float>& pixels_out = values ? *values : own;
+  pixels_out.assign(img.begin() + 16, img.end());
+  if (!values)
+    d.float_rows = dptune::FloatRows(std::make_shared<std::vector<float>>(std::move(own)), d.cols);
   d.labels.assign(lab.begin() + 8, lab.end());
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < cols; ++c)
@@ -581,7 +586,27 @@ dptune::Dataset gaussian_mixture(const std::vector<std::vector<double>>& centres
   return out;
 }
 
-dptune::Dataset gaussian_blobs(const BlobOptions& o, dptune::RandomBitGenerator& rng) {
+namespace {
+
+/// Fills out[0..n) with centre[j % d] + spread · N(0, 1): Box–Muller (1958) on pairs of uniforms,
+/// both outputs used, r = √(−2 ln u₁) and angle 2π u₂.
+template <class T>
+void draw_row(const std::vector<double>& centre, double spread, dptune::RandomBitGenerator& rng,
+              T* out) {
+  constexpr double kTwoPi = 6.283185307179586;
+  const std::size_t n = centre.size();
+  for (std::size_t j = 0; j < n; j += 2) {
+    const double r = spread * std::sqrt(-2.0 * std::log(dptune::uniform_open01(rng)));
+    const double angle = kTwoPi * dptune::uniform_open01(rng);
+    out[j] = static_cast<T>(centre[j] + r * std::cos(angle));
+    if (j + 1 < n) out[j + 1] = static_cast<T>(centre[j + 1] + r * std::sin(angle));
+  }
+}
+
+}  // namespace
+
+dptune::Dataset gaussian_blobs(const BlobOptions& o, dptune::RandomBitGenerator& rng,
+                               std::vector<float>* values) {
   dptune::require(o.classes >= 1 && o.features >= 1 && o.samples >= o.classes,
                   "gaussian_blobs: need classes >= 1, features >= 1, samples >= classes");
   std::vector<std::vector<double>> centres(o.classes, std::vector<double>(o.features));
@@ -603,22 +628,28 @@ dptune::Dataset gaussian_blobs(const BlobOptions& o, dptune::RandomBitGenerator&
   out.rows = o.samples;
   out.cols = o.features;
   out.num_classes = o.classes;
-  std::vector<double> features, labels;
-  for (std::size_t k = 0; k < o.classes; ++k) {
-    const std::size_t count = o.samples / o.classes + (k < o.samples % o.classes ? 1 : 0);
-    const dptune::Dataset part = gaussian_mixture({centres[k]}, count, o.spread, rng);
-    features.insert(features.end(), part.features.begin(), part.features.end());
-    labels.insert(labels.end(), count, static_cast<double>(k));
-  }
+  // The classes' labels in blocks (sizes floor or ceil of samples / classes), in a random order;
+  // then every row is drawn where it stays.
+  out.labels.reserve(o.samples);
+  for (std::size_t k = 0; k < o.classes; ++k)
+    out.labels.insert(out.labels.end(), o.samples / o.classes + (k < o.samples % o.classes ? 1 : 0),
+                      static_cast<double>(k));
   std::vector<std::size_t> order(o.samples);
   std::iota(order.begin(), order.end(), 0);
   dptune::shuffle(rng, order);
-  out.features.reserve(features.size());
-  for (std::size_t r : order) {
-    out.features.insert(out.features.end(),
-                        features.begin() + static_cast<std::ptrdiff_t>(r * o.features),
-                        features.begin() + static_cast<std::ptrdiff_t>((r + 1) * o.features));
-    out.labels.push_back(labels[r]);
+  for (std::size_t i = 0; i < o.samples; ++i)
+    order[i] = static_cast<std::size_t>(out.labels[order[i]]);
+  for (std::size_t i = 0; i < o.samples; ++i) out.labels[i] = static_cast<double>(order[i]);
+  if (values)
+    values->resize(o.samples * o.features);
+  else
+    out.features.resize(o.samples * o.features);
+  for (std::size_t i = 0; i < o.samples; ++i) {
+    const auto& centre = centres[order[i]];
+    if (values)
+      draw_row(centre, o.spread, rng, values->data() + i * o.features);
+    else
+      draw_row(centre, o.spread, rng, out.features.data() + i * o.features);
   }
   for (std::size_t j = 0; j < o.features; ++j) out.feature_names.push_back("x" + std::to_string(j));
   return out;

@@ -90,7 +90,21 @@ struct LayoutParams {
 };
 
 /// Loads (or generates) a Dataset; the generator gets the layout rng for sources that draw data.
-using Loader = std::function<dptune::Dataset(dptune::RandomBitGenerator&)>;
+/// A loader either fills the dataset's double `features` or writes its features as floats into
+/// the given vector (rows x cols), leaving `features` empty: large sources never hold doubles.
+using Loader = std::function<dptune::Dataset(dptune::RandomBitGenerator&, std::vector<float>&)>;
+
+/// The float rows of the whole dataset, read-only from here on.  The splits (and later the
+/// partitions and client shards) are views of this one storage: nothing is copied per split,
+/// scope, trial or thread.
+dptune::FloatRows share(std::vector<float>& values, std::size_t cols) {
+  return {std::make_shared<const std::vector<float>>(std::move(values)), cols};
+}
+
+/// A read-only view of `values` that does not own them (they must outlive it).
+dptune::FloatRows borrow(const std::vector<float>& values, std::size_t cols) {
+  return {std::shared_ptr<const std::vector<float>>(std::shared_ptr<void>{}, &values), cols};
+}
 
 class LabelledSource final : public DataSource {
  public:
@@ -109,7 +123,12 @@ class LabelledSource final : public DataSource {
     if (layout_.split_seed >= 0)
       own = std::make_unique<dptune::Xoshiro256>(static_cast<std::uint64_t>(layout_.split_seed));
     dptune::RandomBitGenerator& rng = own ? *own : pipeline_rng;
-    const dptune::Dataset all = load_(rng);
+    std::vector<float> values;
+    dptune::Dataset all = load_(rng, values);
+    if (values.empty() && all.cols > 0) {
+      values.assign(all.features.begin(), all.features.end());
+      std::vector<double>().swap(all.features);  // the doubles go now, before the splits exist
+    }
     SplitIndices split;
     try {
       split = split_indices(all.labels, all.num_classes, layout_.validation_fraction,
@@ -118,15 +137,16 @@ class LabelledSource final : public DataSource {
       throw dptune::ConfigError("data (" + description_ + "): " + e.what());
     }
     DataSplits s;
+    // Record-local or public maps need nothing from the data; fitted_standardize (explicit
+    // opt-in) takes the training split's statistics (read through a borrowed view) and applies
+    // them to every split.  The rows are preprocessed once, in place, before they are shared.
+    all.float_rows = borrow(values, all.cols);
+    s.preprocessing = preprocessing_.prepared(subset(all, split.train));
+    s.preprocessing.apply(values, all.cols);
+    all.float_rows = share(values, all.cols);
     s.train = subset(all, split.train);
     s.validation = subset(all, split.validation);
     s.test = subset(all, split.test);
-    // Record-local or public maps need nothing from the data; fitted_standardize (explicit
-    // opt-in) takes the training split's statistics and applies them to every split.
-    s.preprocessing = preprocessing_.prepared(s.train);
-    s.preprocessing.apply(s.train);
-    s.preprocessing.apply(s.validation);
-    s.preprocessing.apply(s.test);
     // One example changes one row: the trainers' own analyses (clipping) bound its effect.
     s.sensitivity = {1.0, 1.0, 1.0};
     {
@@ -466,16 +486,22 @@ std::unique_ptr<DataSource> make_data_source(const std::string& name, const dptu
     o.delimiter = params.get_string("delimiter").front();
     o.classification = params.get_bool("classification");
     const fs::path path = params.get_string("path");
-    load = [path, o](dptune::RandomBitGenerator&) { return read_csv(path, o); };
+    load = [path, o](dptune::RandomBitGenerator&, std::vector<float>&) {
+      return read_csv(path, o);
+    };
     description = "csv " + path.string();
   } else if (name == "libsvm") {
     const fs::path path = params.get_string("path");
     const auto features = static_cast<std::size_t>(params.get_int("num_features"));
-    load = [path, features](dptune::RandomBitGenerator&) { return read_libsvm(path, features); };
+    load = [path, features](dptune::RandomBitGenerator&, std::vector<float>&) {
+      return read_libsvm(path, features);
+    };
     description = "libsvm " + path.string();
   } else if (name == "idx") {
     const fs::path images = params.get_string("images"), labels = params.get_string("labels");
-    load = [images, labels](dptune::RandomBitGenerator&) { return read_idx(images, labels); };
+    load = [images, labels](dptune::RandomBitGenerator&, std::vector<float>& values) {
+      return read_idx(images, labels, &values);
+    };
     description = "idx " + images.string() + " + " + labels.string();
   } else if (name == "blobs") {
     BlobOptions o;
@@ -484,7 +510,9 @@ std::unique_ptr<DataSource> make_data_source(const std::string& name, const dptu
     o.classes = static_cast<std::size_t>(params.get_int("classes"));
     o.separation = params.get_double("separation");
     o.spread = params.get_double("spread");
-    load = [o](dptune::RandomBitGenerator& rng) { return gaussian_blobs(o, rng); };
+    load = [o](dptune::RandomBitGenerator& rng, std::vector<float>& values) {
+      return gaussian_blobs(o, rng, &values);
+    };
     description = "blobs: " + std::to_string(o.samples) + " points in " +
                   std::to_string(o.features) + " dimensions, " + std::to_string(o.classes) +
                   " classes";
@@ -492,7 +520,7 @@ std::unique_ptr<DataSource> make_data_source(const std::string& name, const dptu
     const fs::path path = bundled_data_file(b->file);
     const bool libsvm = b->libsvm;
     const std::string short_name = b->name;
-    load = [path, libsvm, short_name](dptune::RandomBitGenerator&) {
+    load = [path, libsvm, short_name](dptune::RandomBitGenerator&, std::vector<float>&) {
       dptune::Dataset d = libsvm ? read_libsvm(path) : read_csv(path, CsvOptions{});
       d.name = short_name;
       return d;

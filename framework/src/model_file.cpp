@@ -253,7 +253,11 @@ std::vector<double> exported_scores(const ExportedModel& exported, const dptune:
   std::vector<double> scores(raw.rows * outputs);
   std::vector<double> a, z;
   for (std::size_t i = 0; i < raw.rows; ++i) {
-    a.assign(raw.row(i), raw.row(i) + raw.cols);
+    // The host's own data are float rows (ABI 2.7); data read for `dptune predict` are doubles.
+    if (raw.float_rows.empty())
+      a.assign(raw.row(i), raw.row(i) + raw.cols);
+    else
+      a.assign(raw.float_rows.row(i), raw.float_rows.row(i) + raw.cols);
     exported.preprocessing.apply_row(a.data(), a.size());
     if (m.input_map == "unit_ball_intercept") {
       // x̃ = [x / max(1, ‖x‖), 1] / √2 (plugins/trainer/common/training.hpp).

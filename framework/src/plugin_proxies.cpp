@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "dptune/host/config.hpp"
+#include "dptune/host/data_layout.hpp"
 #include "dptune/host/plugin_registry.hpp"
 
 namespace dptune::host {
@@ -19,6 +20,19 @@ static_assert(DPTUNE_PLUGIN_ABI_MINOR == DPTUNE_ABI_MINOR,
 constexpr int kMinorExactEventAndExport = 2;
 /// ABI 2.6 appended Trainer::mechanism_request.
 constexpr int kMinorMechanismRequest = 6;
+/// First minor whose Dataset has float_rows: older plugins read `features` (doubles) only.
+constexpr int kMinorFloatRows = 7;
+
+namespace {
+/// Calls body(data as the plugin expects it): a plugin of minor < 7 gets a double copy of float
+/// rows (abi.hpp, 2.7); later plugins get the host's dataset itself.
+template <class Body>
+decltype(auto) with_data_for(const PluginOrigin& origin, const dptune::Dataset& data, Body&& body) {
+  if (origin.abi_minor >= kMinorFloatRows || data.float_rows.empty()) return body(data);
+  const dptune::Dataset doubles = with_double_features(data);
+  return body(doubles);
+}
+}  // namespace
 
 namespace dll = boost::dll;
 
@@ -155,7 +169,9 @@ class ModelProxy final : public dptune::Model {
   ~ModelProxy() override { model_.reset(); }
 
   dptune::Predictions predict(const dptune::Dataset& data) const override {
-    return guarded_call(origin_, "Model::predict", [&] { return model_->predict(data); });
+    return with_data_for(origin_, data, [&](const dptune::Dataset& d) {
+      return guarded_call(origin_, "Model::predict", [&] { return model_->predict(d); });
+    });
   }
   std::string describe() const override {
     return guarded_call(origin_, "Model::describe", [&] { return model_->describe(); });
@@ -178,8 +194,9 @@ class TrainerProxy final : public dptune::Trainer, ProxyBase<dptune::Trainer> {
 
   dptune::TrainedModel train(const dptune::Dataset& train,
                              dptune::TrainingContext& context) const override {
-    dptune::TrainedModel result =
-        call("Trainer::train", [&] { return impl_->train(train, context); });
+    dptune::TrainedModel result = with_data_for(origin_, train, [&](const dptune::Dataset& d) {
+      return call("Trainer::train", [&] { return impl_->train(d, context); });
+    });
     if (result.model) result.model = make_model_proxy(origin_, std::move(result.model));
     return result;
   }

@@ -106,32 +106,54 @@ Preprocessing Preprocessing::prepared(const dptune::Dataset& train) const {
   return out;
 }
 
-void Preprocessing::apply_row(double* row, std::size_t cols) const {
-  if (kind == Kind::Standardize || kind == Kind::FittedStandardize || kind == Kind::Bounds) {
-    dptune::require(mean.size() == cols && scale.size() == cols,
+namespace {
+
+/// One row in place, computed in double whatever T is (a float row is rounded once, at the end).
+template <class T>
+void apply_to_row(const Preprocessing& p, T* row, std::size_t cols) {
+  using Kind = Preprocessing::Kind;
+  if (p.kind == Kind::Standardize || p.kind == Kind::FittedStandardize || p.kind == Kind::Bounds) {
+    dptune::require(p.mean.size() == cols && p.scale.size() == cols,
                     "preprocessing: column count differs from the statistics");
     for (std::size_t j = 0; j < cols; ++j) {
-      const double x = kind == Kind::Bounds ? std::clamp(row[j], lower[j], upper[j]) : row[j];
-      row[j] = (x - mean[j]) / scale[j];
+      const double v = row[j];
+      const double x = p.kind == Kind::Bounds ? std::clamp(v, p.lower[j], p.upper[j]) : v;
+      row[j] = static_cast<T>((x - p.mean[j]) / p.scale[j]);
     }
     return;
   }
-  if (kind == Kind::None) return;
+  if (p.kind == Kind::None) return;
   // ‖x‖₂ = m ‖x / m‖₂ with m = max |x_j|: no overflow for rows of huge (finite) values.
   double largest = 0;
-  for (std::size_t j = 0; j < cols; ++j) largest = std::max(largest, std::abs(row[j]));
+  for (std::size_t j = 0; j < cols; ++j) largest = std::max(largest, std::abs(double{row[j]}));
   if (!(largest > 0) || !std::isfinite(largest)) return;  // a zero row stays zero
   double norm2 = 0;
   for (std::size_t j = 0; j < cols; ++j) norm2 += (row[j] / largest) * (row[j] / largest);
   const double norm = largest * std::sqrt(norm2);
-  if (kind == Kind::ClipRows && norm <= bound) return;
-  const double target = kind == Kind::NormalizeRows ? 1.0 : bound;
-  for (std::size_t j = 0; j < cols; ++j) row[j] = row[j] / largest / std::sqrt(norm2) * target;
+  if (p.kind == Kind::ClipRows && norm <= p.bound) return;
+  const double target = p.kind == Kind::NormalizeRows ? 1.0 : p.bound;
+  for (std::size_t j = 0; j < cols; ++j)
+    row[j] = static_cast<T>(row[j] / largest / std::sqrt(norm2) * target);
+}
+
+}  // namespace
+
+void Preprocessing::apply_row(double* row, std::size_t cols) const {
+  apply_to_row(*this, row, cols);
+}
+void Preprocessing::apply_row(float* row, std::size_t cols) const {
+  apply_to_row(*this, row, cols);
 }
 
 void Preprocessing::apply(dptune::Dataset& data) const {
   for (std::size_t i = 0; i < data.rows; ++i)
     apply_row(data.features.data() + i * data.cols, data.cols);
+}
+
+void Preprocessing::apply(std::vector<float>& values, std::size_t cols) const {
+  if (cols == 0 || kind == Kind::None) return;
+  for (std::size_t at = 0; at + cols <= values.size(); at += cols)
+    apply_row(values.data() + at, cols);
 }
 
 }  // namespace dptune::host

@@ -95,7 +95,7 @@ TEST_CASE("command host: the event charged is the accountant's price of the temp
   const Dataset& validation = host.stack.evaluator.splits().validation;
   double correct = 0;
   for (std::size_t i = 0; i < validation.rows; ++i)
-    correct += (validation.row(i)[0] > 0 ? 1.0 : 0.0) == validation.labels[i];
+    correct += (validation.float_rows.row(i)[0] > 0 ? 1.0 : 0.0) == validation.labels[i];
   CHECK(e.utility_mean ==
         doctest::Approx(correct / static_cast<double>(validation.rows)).epsilon(1e-12));
 }

@@ -6,16 +6,26 @@
 //   exact_event(n, accountant, δ) ApproxDp(n / 1000, δ)       (2.2 only)
 //   train() reports               what the host should have predicted for that build.
 // The 2.2 model also exports itself: one identity layer, weights {value}, bias {-0.5}.
+// Both builds read `features` only (they predate ABI 2.7's float rows): train() and predict()
+// refuse a dataset without them, and predict() echoes them as its "probabilities", so a test can
+// see that the host gave such a plugin its float rows as doubles.
 #include "test_support.hpp"
 
 namespace {
+
+void require_doubles(const dptune::Dataset& data) {
+  if (data.features.size() != data.rows * data.cols)
+    throw dptune::InvalidArgument("versioned trainer: the dataset holds no double features");
+}
 
 class ConstantModel final : public dptune::Model {
  public:
   explicit ConstantModel(double value) : value_(value) {}
   dptune::Predictions predict(const dptune::Dataset& data) const override {
+    require_doubles(data);
     dptune::Predictions out;
     out.values.assign(data.rows, value_);
+    out.probabilities = data.features;
     out.num_classes = data.num_classes;
     return out;
   }
@@ -49,6 +59,7 @@ class VersionedTrainer final : public dptune::Trainer {
 
   dptune::TrainedModel train(const dptune::Dataset& data,
                              dptune::TrainingContext& context) const override {
+    require_doubles(data);
     dptune::TrainedModel trained;
     trained.model = std::make_shared<ConstantModel>(1.0);
 #if DPTUNE_PLUGIN_ABI_MINOR >= 2

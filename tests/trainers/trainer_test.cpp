@@ -453,3 +453,133 @@ TEST_CASE("dp_sgd: with noise it still learns separable blobs, DP-Adam follows A
   CHECK(net.params()[1] == doctest::Approx(-0.1 * 0.5 / (0.5 + 1e-8)).epsilon(1e-12));
   CHECK(net.params()[2] == doctest::Approx(0.1 * 0.5 / (0.5 + 1e-8)).epsilon(1e-12));
 }
+
+namespace {
+
+/// `data` with its features rounded to float and held twice over: as doubles, and as float rows
+/// (a view through an index, as the host hands a scope of its shared storage).
+std::pair<Dataset, Dataset> as_doubles_and_float_rows(const Dataset& data) {
+  Dataset doubles = data, floats = data;
+  for (double& x : doubles.features) x = static_cast<float>(x);
+  // Stored in reverse order behind an index, so row i is really looked up through the view.
+  auto values = std::make_shared<std::vector<float>>();
+  std::vector<std::size_t> index(data.rows);
+  for (std::size_t i = data.rows; i-- > 0;)
+    values->insert(values->end(), data.row(i), data.row(i) + data.cols);
+  for (std::size_t i = 0; i < data.rows; ++i) index[i] = data.rows - 1 - i;
+  floats.features.clear();
+  floats.float_rows = FloatRows(values, data.cols).select(index);
+  return {doubles, floats};
+}
+
+}  // namespace
+
+TEST_CASE("float rows: DP-SGD in float agrees with DP-SGD in double within its noise") {
+  const Dataset data = trainer_tests::blobs(600, 12, 3, 2.0, 5);
+  const auto [doubles, floats] = as_doubles_and_float_rows(data);
+  REQUIRE(floats.features.empty());
+  for (const Sampling sampling : {Sampling::Poisson, Sampling::WithoutReplacement}) {
+    CAPTURE(static_cast<int>(sampling));
+    DpSgdOptions o;
+    o.epochs = 3;
+    o.lot_size = 32;
+    o.learning_rate = 0.5;
+    o.sampling = sampling;
+    const auto run = [&](const Dataset& d) {
+      Network net(make_architecture("mlp", 16, 0, d));
+      Xoshiro256 rng(9);
+      net.initialise(rng);
+      // Gaussian noise of stddev σ L from the same seeded stream in both runs.
+      const NoiseFunction noise = [&](std::vector<double>& sum, double l2) {
+        for (double& x : sum) x += gaussian(rng, o.noise_multiplier * l2);
+      };
+      train_dp_sgd(net, d, o, rng, noise);
+      return std::pair{net.params(), net.predict(d)};
+    };
+    // The same inputs (rounded to float) and the same random stream: double rows train in
+    // double, float rows in float.  The noise added per step has stddev σ L / m = 1/32 per
+    // coordinate; float rounding (2^-24 relative) moves the weights by orders of magnitude less,
+    // so the two runs end with nearly the same weights and the same accuracy.
+    const auto [w_double, p_double] = run(doubles);
+    const auto [w_float, p_float] = run(floats);
+    REQUIRE(w_float.size() == w_double.size());
+    double largest = 0, scale = 0;
+    for (std::size_t k = 0; k < w_double.size(); ++k) {
+      largest = std::max(largest, std::abs(w_double[k] - w_float[k]));
+      scale = std::max(scale, std::abs(w_double[k]));
+    }
+    MESSAGE("largest weight difference float vs double: " << largest << " (largest weight " << scale
+                                                          << ")");
+    CHECK(largest < 1e-4);
+    CHECK(scale > 0.1);
+    const double a_double = trainer_tests::accuracy(data, p_double),
+                 a_float = trainer_tests::accuracy(data, p_float);
+    CHECK(std::abs(a_double - a_float) <= 0.01);
+    CHECK(a_float > 0.8);
+  }
+}
+
+TEST_CASE("float rows: the plugins train and predict on a view of shared float rows") {
+  const Dataset data = trainer_tests::blobs(300, 6, 2, 3.0, 8);
+  const auto [doubles, floats] = as_doubles_and_float_rows(data);
+  for (const char* name : {"dp_sgd", "sgd", "output_perturbation"}) {
+    CAPTURE(name);
+    Params p{{"epochs", std::int64_t{2}}};
+    if (std::string(name) == "dp_sgd") p = p.merged({{"noise_multiplier", 1.0}});
+    auto t = trainer_tests::trainer(name, p);
+    const auto fit = [&](const Dataset& d) {
+      ScriptedContext ctx(3, [](double sigma) {
+        return trainer_tests::mechanism(
+            "gaussian", {{"noise_multiplier", sigma}, {"noise", std::string("fast")}});
+      });
+      return t->train(d, ctx).model->predict(d);
+    };
+    const Predictions a = fit(doubles), b = fit(floats);
+    CHECK(a.values == b.values);
+    REQUIRE(a.probabilities.size() == b.probabilities.size());
+    for (std::size_t k = 0; k < a.probabilities.size(); ++k)
+      CHECK(a.probabilities[k] == doctest::Approx(b.probabilities[k]).epsilon(1e-12).scale(1));
+    CHECK(trainer_tests::accuracy(data, b) > 0.8);
+  }
+}
+
+TEST_CASE(
+    "float rows: float layers give the double ghost norms and clipped sums to float accuracy") {
+  const Dataset data = trainer_tests::blobs(64, 20, 4, 2.0, 12);
+  const auto [doubles, floats] = as_doubles_and_float_rows(data);
+  Network net(make_architecture("mlp", 24, 0, data));
+  Xoshiro256 rng(2);
+  net.initialise(rng);
+  for (double& w : net.params()) w += gaussian(rng, 0.1);  // nonzero output layer and biases
+  std::vector<std::size_t> index(40);
+  for (std::size_t i = 0; i < index.size(); ++i) index[i] = (7 * i) % data.rows;
+  BatchGradient in_double(net, 40), in_float(net, 40);
+  in_double.compute(net, doubles, index.data(), index.size(), false);
+  in_float.compute(net, floats, index.data(), index.size(), false);
+  const auto n_double = in_double.squared_norms(), n_float = in_float.squared_norms();
+  REQUIRE(n_float.size() == 40);
+  std::vector<double> factors(40);
+  clip_factors(n_float, 0.5, factors);
+  std::size_t clipped = 0;
+  for (std::size_t i = 0; i < 40; ++i) {
+    CHECK(n_float[i] == doctest::Approx(n_double[i]).epsilon(1e-5));
+    clipped += factors[i] < 1 ? 1 : 0;
+    // Example i's float gradient, materialised, has the norm the ghost-norm trick gave.
+    std::vector<double> g(net.num_params());
+    in_float.example_gradient(i, g.data());
+    double norm2 = 0;
+    for (double x : g) norm2 += x * x;
+    CHECK(norm2 == doctest::Approx(n_float[i]).epsilon(1e-5));
+  }
+  CHECK(clipped > 10);  // the case exercises clipping
+  std::vector<double> sum_double(net.num_params(), 0.0), sum_float(net.num_params(), 0.0);
+  in_double.accumulate(factors.data(), sum_double.data());
+  in_float.accumulate(factors.data(), sum_float.data());
+  double largest = 0, difference = 0;
+  for (std::size_t k = 0; k < sum_double.size(); ++k) {
+    largest = std::max(largest, std::abs(sum_double[k]));
+    difference = std::max(difference, std::abs(sum_double[k] - sum_float[k]));
+  }
+  CHECK(largest > 0.1);
+  CHECK(difference < 1e-5 * largest * 40);
+}

@@ -73,7 +73,7 @@ TEST_CASE("abi minor: both builds of the versioned trainer load and declare thei
   CHECK(v22->abi_minor == 2);
   CHECK(v21->description == "test: a trainer built for ABI 2.1");
   CHECK(v22->description == "test: a trainer built for ABI 2.2");
-  CHECK(dptune::kAbiMinor == 6);
+  CHECK(dptune::kAbiMinor == 7);
 }
 
 TEST_CASE("abi minor: a 2.1 trainer gets event(n), its model exports nothing") {
@@ -99,6 +99,28 @@ TEST_CASE("abi minor: a trainer older than 2.6 has no mechanism_request slot: no
     CAPTURE(name);
     const auto trainer = versioned_registry().create_trainer(name, {{"lie", false}});
     CHECK_FALSE(trainer->mechanism_request().has_value());
+  }
+}
+
+TEST_CASE("abi minor: trainers older than 2.7 get the host's float rows as double features") {
+  // Three rows of two features, held as the host holds its data since ABI 2.7: a view (here
+  // rows 2, 0, 1) of a shared float storage, and no doubles.
+  dptune::Dataset data;
+  data.rows = 3;
+  data.cols = 2;
+  data.labels = {0, 1, 0};
+  data.num_classes = 2;
+  auto values = std::make_shared<std::vector<float>>(std::vector<float>{0.5F, -1, 2, 0.25F, 3, 4});
+  data.float_rows = dptune::FloatRows(values, 2).select({2, 0, 1});
+  UnusedAccountant accountant;
+  for (const char* name : {"versioned_trainer_v2_1", "versioned_trainer_v2_2"}) {
+    CAPTURE(name);
+    auto trainer = versioned_registry().create_trainer(name, {{"lie", false}});
+    Context context(accountant, 1e-5);
+    const dptune::TrainedModel trained = trainer->train(data, context);  // refused without doubles
+    REQUIRE(trained.model != nullptr);
+    const dptune::Predictions echoed = trained.model->predict(data);
+    CHECK(echoed.probabilities == std::vector<double>{3, 4, 0.5, -1, 2, 0.25});
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include <zlib.h>
 
+#include "dptune/host/data_layout.hpp"
 #include "dptune/host/data_readers.hpp"
 #include "temp_dir.hpp"
 
@@ -207,15 +208,17 @@ TEST_CASE("idx: gzip files (as MNIST is distributed) are read as they are, corru
   CHECK(bytes(gz_images).substr(0, 2) == "\x1f\x8b");
   const auto back = dptune::host::read_idx(gz_images, gz_labels);
   CHECK(back.rows == 4);
-  CHECK(back.features == d.features);
+  CHECK(dptune::host::with_double_features(back).features == d.features);
   CHECK(back.labels == d.labels);
   // Mixed: a compressed image file with a plain label file.
-  CHECK(dptune::host::read_idx(gz_images, labels).features == d.features);
+  CHECK(dptune::host::with_double_features(dptune::host::read_idx(gz_images, labels)).features ==
+        d.features);
   // A truncated gzip stream.
   const std::string whole = bytes(gz_images);
   const auto cut = dir.write("cut.gz", whole.substr(0, whole.size() - 12));
-  CHECK(error_of([&] { dptune::host::read_idx(cut, labels); }).rfind(
-            cut.string() + ": corrupt gzip data: ", 0) == 0);
+  CHECK(error_of([&] {
+          dptune::host::read_idx(cut, labels);
+        }).rfind(cut.string() + ": corrupt gzip data: ", 0) == 0);
 }
 
 TEST_CASE("idx: write then read round-trips, header checks name the file") {
@@ -232,7 +235,13 @@ TEST_CASE("idx: write then read round-trips, header checks name the file") {
   const auto back = dptune::host::read_idx(images, labels);
   CHECK(back.rows == 3);
   CHECK(back.cols == 6);
-  CHECK(back.features == d.features);
+  CHECK(back.features.empty());  // float rows (exact: bytes)
+  CHECK(dptune::host::with_double_features(back).features == d.features);
+  // Or into the caller's vector, which it may still preprocess before sharing it.
+  std::vector<float> pixels;
+  const auto bare = dptune::host::read_idx(images, labels, &pixels);
+  CHECK(bare.float_rows.empty());
+  CHECK(std::vector<double>(pixels.begin(), pixels.end()) == d.features);
   CHECK(back.labels == d.labels);
   CHECK(back.num_classes == 10);
   CHECK(back.feature_names[5] == "pixel_1_2");

@@ -5,8 +5,10 @@
 #include <set>
 
 #include "dptune/errors.hpp"
+#include "dptune/host/data_readers.hpp"
 #include "dptune/host/data_scopes.hpp"
 #include "dptune/host/data_source.hpp"
+#include "temp_dir.hpp"
 
 namespace {
 
@@ -14,11 +16,22 @@ using dptune::DataScope;
 using dptune::host::DataScopes;
 using dptune::host::ScoreSplit;
 
-/// builtin:iris with row ids in feature 0 (unscaled), so a test can see which rows a scope got.
+/// builtin:iris with row ids in feature 0 (unscaled), so a test can see which rows a scope got:
+/// the splits become views of one new storage (as the host's are), holding train, validation
+/// and test rows in that order.
 dptune::host::DataSplits iris_with_ids(dptune::host::DataSplits s) {
-  double id = 0;
-  for (auto* d : {&s.train, &s.validation, &s.test})
-    for (std::size_t i = 0; i < d->rows; ++i) d->features[i * d->cols] = id++;
+  auto values = std::make_shared<std::vector<float>>();
+  std::size_t id = 0;
+  for (auto* d : {&s.train, &s.validation, &s.test}) {
+    dptune::host::Indices rows;
+    for (std::size_t i = 0; i < d->rows; ++i) {
+      const float* row = d->float_rows.row(i);
+      values->insert(values->end(), row, row + d->cols);
+      values->at(id * d->cols) = static_cast<float>(id);
+      rows.push_back(id++);
+    }
+    d->float_rows = dptune::FloatRows(values, d->cols).select(rows);
+  }
   return s;
 }
 
@@ -36,7 +49,7 @@ DataScopes::MakeRng seeded(std::uint64_t seed) {
 
 std::set<double> ids(const dptune::Dataset& d) {
   std::set<double> out;
-  for (std::size_t i = 0; i < d.rows; ++i) out.insert(d.row(i)[0]);
+  for (std::size_t i = 0; i < d.rows; ++i) out.insert(d.float_rows.row(i)[0]);
   return out;
 }
 
@@ -105,4 +118,66 @@ TEST_CASE("scopes: an empty held-out split is a clear error, not a score of noth
                        "data scope whole: nothing to score on: the test split is empty (raise its "
                        "fraction in the data section)",
                        dptune::ConfigError);
+}
+
+TEST_CASE("scopes: a Fashion-MNIST-shaped study shares one float storage, never copied per run") {
+  // 28x28 unsigned-byte images in IDX files, read by the idx source with public bounds [0, 255].
+  dptune_test::TempDir dir;
+  dptune::Dataset images;
+  images.rows = 500;
+  images.cols = std::size_t{28} * 28;
+  dptune::Xoshiro256 pixels(11);
+  for (std::size_t i = 0; i < images.rows; ++i) {
+    images.labels.push_back(static_cast<double>(i % 10));
+    for (std::size_t j = 0; j < images.cols; ++j)
+      images.features.push_back(static_cast<double>(dptune::uniform_index(pixels, 256)));
+  }
+  const auto image_file = dir.path() / "images-idx3-ubyte",
+             label_file = dir.path() / "labels-idx1-ubyte";
+  dptune::host::write_idx(images, 28, 28, image_file, label_file);
+  dptune::host::Preprocessing bounds{dptune::host::Preprocessing::Kind::Bounds};
+  bounds.lower = {0};
+  bounds.upper = {255};
+  bounds.every_feature = true;
+  bounds.unit_interval = true;
+  const auto* info = dptune::host::find_data_source("idx");
+  auto source = dptune::host::make_data_source(
+      "idx",
+      info->schema.complete({{"images", image_file.string()}, {"labels", label_file.string()}}),
+      bounds);
+  dptune::Xoshiro256 rng(1);
+  const auto all = source->make(rng);
+  const std::vector<float>* storage = all.train.float_rows.storage();
+  REQUIRE(storage != nullptr);
+  // One storage of all 500 images, preprocessed once in place: every split is a view of it.
+  CHECK(storage->size() == 500 * 784);
+  for (const auto* d : {&all.train, &all.validation, &all.test}) {
+    CHECK(d->features.empty());
+    CHECK(d->float_rows.storage() == storage);
+  }
+  // The public bounds mapped every pixel into [0, 1].
+  const auto train = dptune::host::with_double_features(all.train);
+  for (double x : train.features) CHECK((x >= 0.0 && x <= 1.0));
+  // Every run's data, whatever its scope, is a view of the same storage: no copy per trial.
+  DataScopes scopes(all.train, {}, seeded(3));
+  for (const DataScope scope :
+       {DataScope::whole(), DataScope::partition(2, 4), DataScope::client(1, 5)}) {
+    CAPTURE(scope.to_string());
+    for (int trial = 0; trial < 3; ++trial) {
+      const auto run = scopes.select(all, scope, ScoreSplit::Validation, false);
+      CHECK(run.train->features.empty());
+      CHECK(run.scored->features.empty());
+      CHECK(run.train->float_rows.storage() == storage);
+      CHECK(run.scored->float_rows.storage() == storage);
+      CHECK(run.train->float_rows.rows() == run.train->rows);
+      CHECK(run.train->rows == scopes.train_rows(scope));
+    }
+  }
+  // A partition's row i is the training split's row partitions[i], through the views.
+  const auto part = scopes.select(all, DataScope::partition(2, 4), ScoreSplit::Validation, false);
+  const auto& rows = scopes.partitions(4)[2];
+  for (std::size_t i = 0; i < part.train->rows; ++i) {
+    CHECK(part.train->float_rows.row(i) == all.train.float_rows.row(rows[i]));
+    CHECK(part.train->labels[i] == all.train.labels[rows[i]]);
+  }
 }

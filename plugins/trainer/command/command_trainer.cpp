@@ -127,7 +127,9 @@ void write_csv(const fs::path& file, const Dataset& data, bool labels) {
   char buffer[32];
   for (std::size_t i = 0; i < data.rows; ++i) {
     for (std::size_t j = 0; j < data.cols; ++j) {
-      std::snprintf(buffer, sizeof buffer, "%.17g", data.row(i)[j]);
+      // Float rows (the host's storage, ABI 2.7) print exactly as the doubles they widen to.
+      const double x = data.float_rows.empty() ? data.row(i)[j] : data.float_rows.row(i)[j];
+      std::snprintf(buffer, sizeof buffer, "%.17g", x);
       out << (j ? "," : "") << buffer;
     }
     if (labels) {

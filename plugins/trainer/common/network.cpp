@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "dptune/errors.hpp"
 
@@ -160,13 +161,28 @@ Predictions Network::predict(const Dataset& data) const {
   require(data.cols == architecture_.inputs,
           "model expects " + std::to_string(architecture_.inputs) + " features, the data has " +
               std::to_string(data.cols));
+  require(consistent(data), "predict: the data's buffers do not match rows x cols");
   Predictions out;
   const std::size_t classes = architecture_.classes, k = sizes_.back();
   out.num_classes = classes;
   out.values.resize(data.rows);
   out.probabilities.resize(data.rows * classes);
-  std::vector<double> z;
-  logits(data.features.data(), data.rows, z);
+  std::vector<double> z(data.rows * k), chunk_z, x;
+  // Float rows (a view of the host's shared storage) are scored in chunks gathered as doubles.
+  constexpr std::size_t kChunk = 256;
+  for (std::size_t begin = 0; begin < data.rows; begin += kChunk) {
+    const std::size_t count = std::min(kChunk, data.rows - begin);
+    const double* rows = nullptr;
+    if (data.float_rows.empty()) {
+      rows = data.row(begin);
+    } else {
+      x.resize(count * data.cols);
+      for (std::size_t i = 0; i < count; ++i) read_row(data, begin + i, x.data() + i * data.cols);
+      rows = x.data();
+    }
+    logits(rows, count, chunk_z);
+    std::copy(chunk_z.begin(), chunk_z.end(), z.begin() + static_cast<std::ptrdiff_t>(begin * k));
+  }
   for (std::size_t i = 0; i < data.rows; ++i) {
     const double* zi = z.data() + i * k;
     double* p = out.probabilities.data() + i * classes;
@@ -187,8 +203,51 @@ Predictions Network::predict(const Dataset& data) const {
   return out;
 }
 
+void read_row(const Dataset& data, std::size_t i, double* out) {
+  if (data.float_rows.empty()) {
+    std::copy(data.row(i), data.row(i) + data.cols, out);
+    return;
+  }
+  const float* row = data.float_rows.row(i);
+  std::copy(row, row + data.cols, out);
+}
+
+bool consistent(const Dataset& data) {
+  if (data.labels.size() != data.rows) return false;
+  if (!data.float_rows.empty())
+    return data.float_rows.rows() == data.rows && data.float_rows.cols() == data.cols;
+  return data.features.size() == data.rows * data.cols;
+}
+
 // ---- BatchGradient
 // --------------------------------------------------------------------------------
+
+namespace {
+
+/// The batch's activations and δ of every layer, in double or float.
+template <class T>
+struct LayerBuffers {
+  using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  // a[l] holds layer l's input for the batch (a[0]: the gathered examples) and delta[l] the loss
+  // gradient with respect to layer l's pre-activation output.
+  std::vector<Matrix> a, delta;
+  std::vector<T> params;  // float: the network's parameters rounded, per compute()
+  std::vector<T> grad;    // float: one layer's weight gradient before it is added in double
+
+  void allocate(const std::vector<std::size_t>& sizes, std::size_t capacity) {
+    if (!a.empty()) return;
+    const auto cap = static_cast<Eigen::Index>(capacity);
+    std::size_t widest = 0;
+    for (std::size_t l = 0; l + 1 < sizes.size(); ++l) {
+      a.emplace_back(cap, static_cast<Eigen::Index>(sizes[l]));
+      delta.emplace_back(cap, static_cast<Eigen::Index>(sizes[l + 1]));
+      widest = std::max(widest, sizes[l] * sizes[l + 1]);
+    }
+    if constexpr (std::is_same_v<T, float>) grad.resize(widest);
+  }
+};
+
+}  // namespace
 
 struct BatchGradient::Impl {
   std::vector<std::size_t> sizes, offsets;
@@ -198,13 +257,24 @@ struct BatchGradient::Impl {
   // A binary linear model (one output, no hidden layer) reads its rows in place: no gather.
   bool linear_binary = false;
   std::vector<const double*> rows;
+  std::vector<double> gathered;      // float rows of the batch, as doubles (linear path)
   std::vector<double> linear_delta;  // δ_i of the single output
   std::vector<double> input_norm2;   // ‖x_i‖²
-  // Otherwise a[l] holds layer l's input for the batch (a[0]: the gathered examples) and delta[l]
-  // the loss gradient with respect to layer l's pre-activation output.
-  std::vector<RowMatrix> a, delta;
+  // Otherwise the layers' buffers: double for double rows, float for float rows (the host's
+  // storage), in which the products run at twice the width (single = the last compute's).
+  LayerBuffers<double> dbl;
+  LayerBuffers<float> flt;
+  bool single = false;
   std::vector<double> norms2;
   const double* params = nullptr;
+
+  template <class T>
+  LayerBuffers<T>& buffers() {
+    if constexpr (std::is_same_v<T, float>)
+      return flt;
+    else
+      return dbl;
+  }
 };
 
 BatchGradient::BatchGradient(const Network& network, std::size_t capacity)
@@ -220,15 +290,11 @@ BatchGradient::BatchGradient(const Network& network, std::size_t capacity)
   s.norms2.resize(capacity);
   if (s.linear_binary) {
     s.rows.resize(capacity);
+    s.gathered.resize(capacity * s.sizes[0]);
     s.linear_delta.resize(capacity);
     s.input_norm2.resize(capacity);
-    return;
   }
-  const auto cap = static_cast<Eigen::Index>(capacity);
-  for (std::size_t l = 0; l + 1 < s.sizes.size(); ++l) {
-    s.a.emplace_back(cap, static_cast<Eigen::Index>(s.sizes[l]));
-    s.delta.emplace_back(cap, static_cast<Eigen::Index>(s.sizes[l + 1]));
-  }
+  // The layer buffers of the precision a compute() asks for are made on its first call.
 }
 
 BatchGradient::~BatchGradient() = default;
@@ -242,16 +308,68 @@ double BatchGradient::compute(const Network& network, const double* x, const dou
                                    " examples exceed the capacity " + std::to_string(s.capacity));
   s.count = count;
   s.params = network.params().data();
+  s.single = false;
+  if (!s.linear_binary) s.dbl.allocate(s.sizes, s.capacity);
   const std::size_t d = s.sizes[0];
+  // A binary linear model reads its rows in place; the others gather the batch into a[0].
+  for (std::size_t i = 0; i < count; ++i) {
+    const double* row = x + index[i] * d;
+    if (s.linear_binary)
+      s.rows[i] = row;
+    else
+      std::copy(row, row + d, s.dbl.a[0].row(static_cast<Eigen::Index>(i)).data());
+  }
+  return forward_backward(labels, index, with_loss);
+}
+
+double BatchGradient::compute(const Network& network, const FloatRows& x, const double* labels,
+                              const std::size_t* index, std::size_t count, bool with_loss) {
+  Impl& s = *impl_;
+  require(count <= s.capacity, "batch gradient: " + std::to_string(count) +
+                                   " examples exceed the capacity " + std::to_string(s.capacity));
+  const std::size_t d = s.sizes[0];
+  require(x.cols() == d, "batch gradient: the rows have " + std::to_string(x.cols()) +
+                             " features, the network " + std::to_string(d) + " inputs");
+  s.count = count;
+  s.params = network.params().data();
+  // A binary linear model (a dot product per example) stays in double; the layers of the others
+  // run in float on the float rows, gathered as they are.
+  s.single = !s.linear_binary;
+  if (s.single) {
+    s.flt.allocate(s.sizes, s.capacity);
+    s.flt.params.assign(network.params().begin(), network.params().end());
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    const float* row = x.row(index[i]);
+    if (s.single) {
+      std::copy(row, row + d, s.flt.a[0].row(static_cast<Eigen::Index>(i)).data());
+      continue;
+    }
+    double* to = s.gathered.data() + i * d;
+    std::copy(row, row + d, to);
+    s.rows[i] = to;
+  }
+  return forward_backward(labels, index, with_loss);
+}
+
+double BatchGradient::compute(const Network& network, const Dataset& data, const std::size_t* index,
+                              std::size_t count, bool with_loss) {
+  if (!data.float_rows.empty())
+    return compute(network, data.float_rows, data.labels.data(), index, count, with_loss);
+  return compute(network, data.features.data(), data.labels.data(), index, count, with_loss);
+}
+
+double BatchGradient::forward_backward(const double* labels, const std::size_t* index,
+                                       bool with_loss) {
+  Impl& s = *impl_;
+  const std::size_t d = s.sizes[0], count = s.count;
   const auto c = static_cast<Eigen::Index>(count);
   double total = 0;
   if (s.linear_binary) {
     ConstMapVector w(s.params, static_cast<Eigen::Index>(d));
     const double b = s.params[d];
     for (std::size_t i = 0; i < count; ++i) {
-      const double* row = x + index[i] * d;
-      s.rows[i] = row;
-      ConstMapVector xi(row, static_cast<Eigen::Index>(d));
+      ConstMapVector xi(s.rows[i], static_cast<Eigen::Index>(d));
       s.linear_delta[i] = xi.dot(w) + b;  // the score z_i, turned into δ_i below
       s.input_norm2[i] = xi.squaredNorm();
     }
@@ -272,23 +390,38 @@ double BatchGradient::compute(const Network& network, const double* x, const dou
     norms = delta.array().square() * (MapVector(s.input_norm2.data(), c).array() + 1.0);
     return total;
   }
-  const std::size_t layers = s.sizes.size() - 1;
-  for (std::size_t i = 0; i < count; ++i)
-    std::copy(x + index[i] * d, x + (index[i] + 1) * d,
-              s.a[0].row(static_cast<Eigen::Index>(i)).data());
+  return s.single ? layer_passes<float>(labels, index, with_loss)
+                  : layer_passes<double>(labels, index, with_loss);
+}
+
+template <class T>
+double BatchGradient::layer_passes(const double* labels, const std::size_t* index, bool with_loss) {
+  using Matrix = typename LayerBuffers<T>::Matrix;
+  using ConstMap = Eigen::Map<const Matrix>;
+  using ConstMapRow = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>;
+  Impl& s = *impl_;
+  LayerBuffers<T>& L = s.buffers<T>();
+  const T* params = nullptr;
+  if constexpr (std::is_same_v<T, float>)
+    params = L.params.data();
+  else
+    params = s.params;
+  const std::size_t count = s.count, layers = s.sizes.size() - 1;
+  const auto c = static_cast<Eigen::Index>(count);
+  double total = 0;
   // Forward: a[l+1] = relu(a[l] W_l + b_l); the output layer's scores go to delta[last].
   for (std::size_t l = 0; l < layers; ++l) {
-    ConstMapMatrix w(s.params + s.offsets[l], static_cast<Eigen::Index>(s.sizes[l]),
-                     static_cast<Eigen::Index>(s.sizes[l + 1]));
-    ConstMapRowVector b(s.params + s.offsets[l] + s.sizes[l] * s.sizes[l + 1],
-                        static_cast<Eigen::Index>(s.sizes[l + 1]));
-    auto out = l + 1 < layers ? s.a[l + 1].topRows(c) : s.delta[l].topRows(c);
-    out.noalias() = s.a[l].topRows(c) * w;
+    ConstMap w(params + s.offsets[l], static_cast<Eigen::Index>(s.sizes[l]),
+               static_cast<Eigen::Index>(s.sizes[l + 1]));
+    ConstMapRow b(params + s.offsets[l] + s.sizes[l] * s.sizes[l + 1],
+                  static_cast<Eigen::Index>(s.sizes[l + 1]));
+    auto out = l + 1 < layers ? L.a[l + 1].topRows(c) : L.delta[l].topRows(c);
+    out.noalias() = L.a[l].topRows(c) * w;
     out.rowwise() += b;
-    if (l + 1 < layers) out = out.cwiseMax(0.0);
+    if (l + 1 < layers) out = out.cwiseMax(T(0));
   }
   const std::size_t k = s.sizes.back();
-  RowMatrix& top = s.delta[layers - 1];
+  Matrix& top = L.delta[layers - 1];
   if (!with_loss && s.loss == LossKind::CrossEntropy && k > 1) {
     // Softmax − one-hot on the whole block, with Eigen's vectorised exp.
     auto z = top.topRows(c);
@@ -297,27 +430,33 @@ double BatchGradient::compute(const Network& network, const double* x, const dou
     z.array().colwise() /= z.rowwise().sum().array();
     for (std::size_t i = 0; i < count; ++i)
       z(static_cast<Eigen::Index>(i),
-        static_cast<Eigen::Index>(label_index(labels[index[i]], k))) -= 1.0;
+        static_cast<Eigen::Index>(label_index(labels[index[i]], k))) -= T(1);
   } else {
+    std::vector<double> zi(k);  // the loss in double whatever T is
     for (std::size_t i = 0; i < count; ++i) {
-      double* zi = top.row(static_cast<Eigen::Index>(i)).data();
-      total += output_loss(s.loss, s.classes, zi, k, labels[index[i]], zi);
+      T* row = top.row(static_cast<Eigen::Index>(i)).data();
+      std::copy(row, row + k, zi.begin());
+      total += output_loss(s.loss, s.classes, zi.data(), k, labels[index[i]], zi.data());
+      for (std::size_t j = 0; j < k; ++j) row[j] = static_cast<T>(zi[j]);
     }
   }
   // Backward: δ_{l-1} = (δ_l W_lᵀ) ⊙ 1[a_l > 0].
   for (std::size_t l = layers - 1; l >= 1; --l) {
-    ConstMapMatrix w(s.params + s.offsets[l], static_cast<Eigen::Index>(s.sizes[l]),
-                     static_cast<Eigen::Index>(s.sizes[l + 1]));
-    auto prev = s.delta[l - 1].topRows(c);
-    prev.noalias() = s.delta[l].topRows(c) * w.transpose();
-    prev = (s.a[l].topRows(c).array() > 0.0).select(prev, 0.0);
+    ConstMap w(params + s.offsets[l], static_cast<Eigen::Index>(s.sizes[l]),
+               static_cast<Eigen::Index>(s.sizes[l + 1]));
+    auto prev = L.delta[l - 1].topRows(c);
+    prev.noalias() = L.delta[l].topRows(c) * w.transpose();
+    prev = (L.a[l].topRows(c).array() > T(0)).select(prev, T(0));
   }
-  // Ghost norms: ‖g_i‖² = Σ_l ‖δ_{l,i}‖² (‖a_{l,i}‖² + 1).
+  // Ghost norms: ‖g_i‖² = Σ_l ‖δ_{l,i}‖² (‖a_{l,i}‖² + 1), summed in double also for float
+  // layers, so that the clipping factors are those of the float values exactly (to double
+  // rounding).
   MapVector norms(s.norms2.data(), c);
   norms.setZero();
   for (std::size_t l = 0; l < layers; ++l)
-    norms.array() += s.delta[l].topRows(c).rowwise().squaredNorm().array() *
-                     (s.a[l].topRows(c).rowwise().squaredNorm().array() + 1.0);
+    norms.array() +=
+        L.delta[l].topRows(c).template cast<double>().rowwise().squaredNorm().array() *
+        (L.a[l].topRows(c).template cast<double>().rowwise().squaredNorm().array() + 1.0);
   return total;
 }
 
@@ -335,19 +474,24 @@ void BatchGradient::example_gradient(std::size_t i, double* out) const {
     return;
   }
   const auto r = static_cast<Eigen::Index>(i);
-  for (std::size_t l = 0; l + 1 < s.sizes.size(); ++l) {
-    MapMatrix gw(out + s.offsets[l], static_cast<Eigen::Index>(s.sizes[l]),
-                 static_cast<Eigen::Index>(s.sizes[l + 1]));
-    gw.noalias() = s.a[l].row(r).transpose() * s.delta[l].row(r);
-    MapRowVector gb(out + s.offsets[l] + s.sizes[l] * s.sizes[l + 1],
-                    static_cast<Eigen::Index>(s.sizes[l + 1]));
-    gb = s.delta[l].row(r);
-  }
+  const auto each = [&](const auto& L) {
+    for (std::size_t l = 0; l + 1 < s.sizes.size(); ++l) {
+      MapMatrix gw(out + s.offsets[l], static_cast<Eigen::Index>(s.sizes[l]),
+                   static_cast<Eigen::Index>(s.sizes[l + 1]));
+      gw.noalias() = (L.a[l].row(r).transpose() * L.delta[l].row(r)).template cast<double>();
+      MapRowVector gb(out + s.offsets[l] + s.sizes[l] * s.sizes[l + 1],
+                      static_cast<Eigen::Index>(s.sizes[l + 1]));
+      gb = L.delta[l].row(r).template cast<double>();
+    }
+  };
+  if (s.single)
+    each(s.flt);
+  else
+    each(s.dbl);
 }
 
 void BatchGradient::accumulate(const double* weights, double* grad) {
   Impl& s = *impl_;
-  const auto c = static_cast<Eigen::Index>(s.count);
   if (s.linear_binary) {
     const std::size_t d = s.sizes[0];
     MapVector g(grad, static_cast<Eigen::Index>(d));
@@ -360,15 +504,45 @@ void BatchGradient::accumulate(const double* weights, double* grad) {
     grad[d] += gb;
     return;
   }
+  if (s.single)
+    accumulate_layers<float>(weights, grad);
+  else
+    accumulate_layers<double>(weights, grad);
+}
+
+template <class T>
+void BatchGradient::accumulate_layers(const double* weights, double* grad) {
+  Impl& s = *impl_;
+  LayerBuffers<T>& L = s.buffers<T>();
+  const auto c = static_cast<Eigen::Index>(s.count);
+  if (weights) {
+    // Clipping factors rounded DOWN to T, so a clipped example's gradient never grows past L
+    // by the rounding of its factor.
+    std::vector<T> factor(s.count);
+    for (std::size_t i = 0; i < s.count; ++i) {
+      factor[i] = static_cast<T>(weights[i]);
+      if (static_cast<double>(factor[i]) > weights[i]) factor[i] = std::nextafter(factor[i], T(0));
+    }
+    const Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>> f(factor.data(), c);
+    for (std::size_t l = 0; l + 1 < s.sizes.size(); ++l)
+      L.delta[l].topRows(c).array().colwise() *= f.array();
+  }
   for (std::size_t l = 0; l + 1 < s.sizes.size(); ++l) {
-    auto delta = s.delta[l].topRows(c);
-    if (weights) delta.array().colwise() *= ConstMapVector(weights, c).array();
-    MapMatrix gw(grad + s.offsets[l], static_cast<Eigen::Index>(s.sizes[l]),
-                 static_cast<Eigen::Index>(s.sizes[l + 1]));
-    gw.noalias() += s.a[l].topRows(c).transpose() * delta;
-    MapRowVector gb(grad + s.offsets[l] + s.sizes[l] * s.sizes[l + 1],
-                    static_cast<Eigen::Index>(s.sizes[l + 1]));
-    gb += delta.colwise().sum();
+    const auto rows = static_cast<Eigen::Index>(s.sizes[l]),
+               cols = static_cast<Eigen::Index>(s.sizes[l + 1]);
+    auto delta = L.delta[l].topRows(c);
+    MapMatrix gw(grad + s.offsets[l], rows, cols);
+    MapRowVector gb(grad + s.offsets[l] + s.sizes[l] * s.sizes[l + 1], cols);
+    if constexpr (std::is_same_v<T, float>) {
+      // One float product per layer, added to the double sum.
+      Eigen::Map<typename LayerBuffers<T>::Matrix> gf(L.grad.data(), rows, cols);
+      gf.noalias() = L.a[l].topRows(c).transpose() * delta;
+      gw += gf.template cast<double>();
+      gb += delta.colwise().sum().template cast<double>();
+    } else {
+      gw.noalias() += L.a[l].topRows(c).transpose() * delta;
+      gb += delta.colwise().sum();
+    }
   }
 }
 

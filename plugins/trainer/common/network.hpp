@@ -91,6 +91,14 @@ class BatchGradient {
   /// when `with_loss` is false (training needs only the gradients: no log/softplus per example).
   double compute(const Network& network, const double* x, const double* labels,
                  const std::size_t* index, std::size_t count, bool with_loss = true);
+  /// The same on float rows (the host's shared storage, ABI 2.7): the layers run in float (the
+  /// GEMMs at twice the width of double), the loss, the norms and the sums of clipped gradients
+  /// in double.  A binary linear model stays in double.
+  double compute(const Network& network, const FloatRows& x, const double* labels,
+                 const std::size_t* index, std::size_t count, bool with_loss = true);
+  /// The same on a dataset's features, whichever storage it has.
+  double compute(const Network& network, const Dataset& data, const std::size_t* index,
+                 std::size_t count, bool with_loss = true);
   /// ‖g_i‖² of the examples of the last compute().
   std::span<const double> squared_norms() const;
   /// Example i's full gradient (num_params values), materialised: for tests only.
@@ -101,8 +109,19 @@ class BatchGradient {
 
  private:
   struct Impl;
+  /// The passes on the batch already gathered (compute's overloads gather it).
+  double forward_backward(const double* labels, const std::size_t* index, bool with_loss);
+  template <class T>
+  double layer_passes(const double* labels, const std::size_t* index, bool with_loss);
+  template <class T>
+  void accumulate_layers(const double* weights, double* grad);
   std::unique_ptr<Impl> impl_;
 };
+
+/// Row i of `data` as doubles, from its float rows or its double features (out: data.cols values).
+void read_row(const Dataset& data, std::size_t i, double* out);
+/// True when `data` holds rows x cols features in one of its storages and one label a row.
+bool consistent(const Dataset& data);
 
 /// Throws dptune::Error: a run whose gradients or weights became NaN or infinite has failed and
 /// releases nothing (its privacy is spent all the same).

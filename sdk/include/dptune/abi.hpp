@@ -12,7 +12,7 @@
 #include <version>
 
 #define DPTUNE_ABI_MAJOR 2
-#define DPTUNE_ABI_MINOR 6
+#define DPTUNE_ABI_MINOR 7
 
 // The ABI minor a plugin is built for: this SDK's minor unless the plugin's build defines it lower
 // (e.g. -DDPTUNE_PLUGIN_ABI_MINOR=1), to make a plugin that also loads into older hosts of the same
@@ -44,6 +44,17 @@
 //   2.6  Trainer::mechanism_request with the value type MechanismRequest: what train() asks of the
 //        pipeline's mechanism, so the host can check the mechanism before any data is touched
 //        (an appended virtual with a default; the host calls it only on plugins of ABI >= 2.6).
+//   2.7  32-bit shared feature rows: FloatRows (data.hpp; a new value type), the free function
+//        as_float_rows, and Dataset::float_rows, a member APPENDED after every member of 2.6's
+//        Dataset.  Why appending is safe here: plugins only ever read a Dataset the host made
+//        (Trainer::train's and Model::predict's arguments, by const reference), so a plugin of
+//        minor <= 6 reads the unchanged prefix of a larger object; nothing passes a plugin-made
+//        Dataset to the host.  What the host hands a plugin depends on the plugin's minor
+//        (PluginOrigin::abi_minor, in the trainer and model proxies): minor >= 7 gets
+//        `float_rows` filled and `features` empty (views into one storage: no copy per trial or
+//        thread); minor <= 6 gets `features` filled with the same values as doubles (a copy per
+//        call, made by the proxy), exactly as before.  A 2.7 plugin reads features through
+//        as_float_rows(data), which also accepts a double-only Dataset it or a test made.
 // The host itself is always built with the SDK's minor.
 #ifndef DPTUNE_PLUGIN_ABI_MINOR
 #define DPTUNE_PLUGIN_ABI_MINOR DPTUNE_ABI_MINOR

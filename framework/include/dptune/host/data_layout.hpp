@@ -16,8 +16,14 @@ namespace dptune::host {
 
 using Indices = std::vector<std::size_t>;
 
-/// Rows of `data` at `rows` (in that order), with everything else copied.
+/// Rows of `data` at `rows` (in that order), with everything else copied.  Float rows become a
+/// view of the same storage (no copy of the features: the splits, partitions and client shards of
+/// a pipeline share one); double features are copied.  Labels are always copied (one double a row).
 dptune::Dataset subset(const dptune::Dataset& data, const Indices& rows);
+
+/// The same dataset with `features` filled as doubles and no float rows: what a plugin of ABI
+/// minor <= 6 expects (abi.hpp, 2.7).  A copy of the features, made per call for such plugins.
+dptune::Dataset with_double_features(const dptune::Dataset& data);
 
 struct SplitIndices {
   Indices train, validation, test;  // each in ascending order
@@ -78,7 +84,9 @@ double gamma_sample(dptune::RandomBitGenerator& rng, double shape);
 /// A column whose standard deviation is 0 (or not finite) gets scale 1: it is centred only.
 struct Standardizer {
   std::vector<double> mean, scale;
+  /// From the dataset's float rows when it has them, else from its double features.
   static Standardizer fit(const dptune::Dataset& train);
+  /// On double features only (the host keeps its data as float rows, preprocessed once).
   void apply(dptune::Dataset& data) const;
 };
 
@@ -120,9 +128,14 @@ struct Preprocessing {
   /// The fitted statistics for FittedStandardize (from `train`), a check of the lengths otherwise;
   /// throws ConfigError naming `where` when the public vectors do not match train.cols.
   Preprocessing prepared(const dptune::Dataset& train) const;
-  /// Applies a prepared preprocessing to one row of `cols` values, in place.
+  /// Applies a prepared preprocessing to one row of `cols` values, in place (computed in double;
+  /// a float row is rounded once, at the end).
   void apply_row(double* row, std::size_t cols) const;
+  void apply_row(float* row, std::size_t cols) const;
+  /// To a dataset's double features (`features`; not float rows, which are shared read-only).
   void apply(dptune::Dataset& data) const;
+  /// To `values.size() / cols` float rows in place: the host's storage before it is shared.
+  void apply(std::vector<float>& values, std::size_t cols) const;
 };
 
 }  // namespace dptune::host

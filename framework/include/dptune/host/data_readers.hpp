@@ -55,8 +55,12 @@ dptune::Dataset read_libsvm(const std::filesystem::path& file, std::size_t num_f
 
 /// Reads an IDX pair (MNIST / Fashion-MNIST): an unsigned-byte image file (magic 0x00000803, big
 /// endian dimensions n, rows, cols) and an unsigned-byte label file (magic 0x00000801, n).
-/// Pixels become features in [0, 255] in row-major order; num_classes = largest label + 1.
-dptune::Dataset read_idx(const std::filesystem::path& images, const std::filesystem::path& labels);
+/// Pixels become features in [0, 255] in row-major order, as float rows (exact: bytes); num_classes
+/// = largest label + 1.  With `values`, the pixels are written there instead and the dataset has
+/// neither float rows nor features: the caller owns them and may preprocess them in place before
+/// sharing them (the host's data source, which so never holds a second copy).
+dptune::Dataset read_idx(const std::filesystem::path& images, const std::filesystem::path& labels,
+                         std::vector<float>* values = nullptr);
 
 /// Writes an IDX pair (the inverse of read_idx; features and labels must be integers in [0, 255]).
 void write_idx(const dptune::Dataset& data, std::size_t image_rows, std::size_t image_cols,
@@ -81,6 +85,12 @@ struct BlobOptions {
 
 /// Gaussian blobs: centres first, then the points of each class (in class order, then the rows
 /// are shuffled so that classes interleave).
-dptune::Dataset gaussian_blobs(const BlobOptions& options, dptune::RandomBitGenerator& rng);
+/// Blobs of `options.classes` classes (class sizes as balanced as possible) in a uniformly random
+/// row order; each coordinate is its centre's plus Normal(0, spread²), drawn in pairs by the
+/// Box–Muller transform using both of its outputs (no per-value allocation or copy).  With
+/// `values`, the features are written there as floats (the dataset has no features): what the
+/// host's data source keeps.
+dptune::Dataset gaussian_blobs(const BlobOptions& options, dptune::RandomBitGenerator& rng,
+                               std::vector<float>* values = nullptr);
 
 }  // namespace dptune::host

@@ -28,7 +28,9 @@ struct LayoutStreams {
 
 /// The data of one run: what it trains on and what it is scored on.  Shared pointers so that the
 /// whole-data scope refers to the fixed split without copying it (they then point into the
-/// DataSplits given to select(), which must outlive them); subsets are owned.
+/// DataSplits given to select(), which must outlive them).  A partition or a client's part is an
+/// owned Dataset whose float rows are a view (an index list) of the split's one storage: no run
+/// copies the features, whatever its scope, trial or thread.
 struct ScopedData {
   std::shared_ptr<const dptune::Dataset> train;
   std::shared_ptr<const dptune::Dataset> scored;
