@@ -87,6 +87,7 @@ int main(int argc, char** argv) {
     std::printf("%-44s %10.4f %10.4f %10.4f %10.4f %10.4f %9.4f %7.1fms %7.1fms\n", c.name.c_str(),
                 p.value, opt, ref, c.dp_accounting_pld, rdp, c.dp_accounting_rdp, p.cpu_ms,
                 p.wall_ms);
+    std::printf("  pld %.17g, optimistic %.17g (full precision)\n", p.value, opt);
     if (!std::isnan(c.dp_accounting_pld))
       std::printf("  pld vs dp_accounting's PLD: %+.2e relative (target within 1e-3)\n",
                   (p.value - c.dp_accounting_pld) / c.dp_accounting_pld);

@@ -5,7 +5,6 @@
 #include <complex>
 #include <functional>
 #include <limits>
-#include <numbers>
 #include <string>
 
 #include "dptune/errors.hpp"
@@ -28,54 +27,6 @@ std::size_t power_of_two_at_least(std::size_t n) {
   std::size_t size = 1;
   while (size < n) size <<= 1;
   return size;
-}
-
-/// Forward twiddles e^{−πik/half} for every stage, stage `half` at [half, 2·half), so that the
-/// butterflies read them contiguously.  Each is cos/sin of its angle directly (no recurrence), for
-/// accuracy, taken from the largest stage's table; cached per thread for the last size used.
-const std::vector<Complex>& twiddles(std::size_t n) {
-  thread_local std::vector<Complex> table;
-  thread_local std::size_t table_n = 0;
-  if (table_n == n) return table;
-  table.assign(std::max<std::size_t>(n, 2), Complex(1, 0));
-  const std::size_t top = n / 2;
-  for (std::size_t k = 0; k < top; ++k) {
-    const double angle = std::numbers::pi * static_cast<double>(k) / static_cast<double>(top);
-    table[top + k] = Complex(std::cos(angle), -std::sin(angle));
-  }
-  for (std::size_t half = top / 2; half >= 1; half /= 2)
-    for (std::size_t k = 0; k < half; ++k) table[half + k] = table[top + k * (top / half)];
-  table_n = n;
-  return table;
-}
-
-/// In-place iterative radix-2 FFT (size a power of two); `inverse` without the 1/N factor.
-void fft(std::vector<Complex>& a, bool inverse) {
-  const std::size_t n = a.size();
-  for (std::size_t i = 1, j = 0; i < n; ++i) {
-    std::size_t bit = n >> 1;
-    for (; (j & bit) != 0; bit >>= 1) j ^= bit;
-    j ^= bit;
-    if (i < j) std::swap(a[i], a[j]);
-  }
-  // The inverse transform is the forward one of the conjugate, conjugated.
-  if (inverse)
-    for (auto& z : a) z = std::conj(z);
-  const std::vector<Complex>& twiddle = twiddles(n);
-  for (std::size_t half = 1; half < n; half <<= 1) {
-    const Complex* w = twiddle.data() + half;
-    for (std::size_t start = 0; start < n; start += 2 * half) {
-      Complex* lo = a.data() + start;
-      Complex* hi = lo + half;
-      for (std::size_t k = 0; k < half; ++k) {
-        const Complex u = lo[k], v = mul(hi[k], w[k]);
-        lo[k] = u + v;
-        hi[k] = u - v;
-      }
-    }
-  }
-  if (inverse)
-    for (auto& z : a) z = std::conj(z);
 }
 
 /// The norm |z|² below which z^k is 0 to double precision: |z| ≤ 1 for a (sub-)probability
@@ -156,10 +107,10 @@ std::vector<double> convolve(const std::vector<double>& a, const std::vector<dou
   std::vector<Complex> fa(size), fb(size);
   std::copy(a.begin(), a.end(), fa.begin());
   std::copy(b.begin(), b.end(), fb.begin());
-  fft(fa, false);
-  fft(fb, false);
+  fourier(fa, false);
+  fourier(fb, false);
   for (std::size_t i = 0; i < size; ++i) fa[i] = mul(fa[i], fb[i]);
-  fft(fa, true);
+  fourier(fa, true);
   for (std::size_t i = 0; i < n; ++i)
     out[i] = std::max(0.0, fa[i].real() / static_cast<double>(size));
   return out;
@@ -302,10 +253,10 @@ Pld self_compose(const Pld& pld, std::int64_t k, const Options& options, Estimat
   const std::size_t size = power_of_two_at_least(w.width);
   const std::vector<double> input = folded(pld, size);
   std::vector<Complex> spectrum(input.begin(), input.end());
-  fft(spectrum, false);
+  fourier(spectrum, false);
   const double negligible = negligible_norm(k);
   for (auto& z : spectrum) z = power(z, k, negligible);
-  fft(spectrum, true);
+  fourier(spectrum, true);
   std::vector<double> bins(size);
   for (std::size_t i = 0; i < size; ++i) bins[i] = spectrum[i].real() / static_cast<double>(size);
   return read_window(pld, k, w, bins, options, estimate);
@@ -324,7 +275,7 @@ std::pair<Pld, Pld> self_compose_both(const Pld& a, const Pld& b, std::int64_t k
   const std::vector<double> fa = folded(a, size), fb = folded(b, size);
   std::vector<Complex> z(size);
   for (std::size_t i = 0; i < size; ++i) z[i] = Complex(fa[i], fb[i]);
-  fft(z, false);
+  fourier(z, false);
   std::vector<Complex> w(size);
   const double negligible = negligible_norm(k);
   for (std::size_t j = 0; j < size; ++j) {
@@ -332,7 +283,7 @@ std::pair<Pld, Pld> self_compose_both(const Pld& a, const Pld& b, std::int64_t k
     const Complex sa = (z[j] + mirror) * 0.5, sb = (z[j] - mirror) * Complex(0, -0.5);
     w[j] = power(sa, k, negligible) + Complex(0, 1) * power(sb, k, negligible);
   }
-  fft(w, true);
+  fourier(w, true);
   std::vector<double> ra(size), rb(size);
   for (std::size_t i = 0; i < size; ++i) {
     ra[i] = w[i].real() / static_cast<double>(size);

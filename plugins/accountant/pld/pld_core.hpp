@@ -25,6 +25,7 @@
 // (ε, δ) leaves are symmetric (one PLD serves both); Poisson subsampling is not.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -111,6 +112,17 @@ Pld dominate_all(const std::vector<Pld>& plds, const Options& options);
 void truncate_tails(Pld& pld, const Options& options, Estimate estimate);
 /// Linear convolution (FFT above a size threshold); negative rounding noise clamped to 0.
 std::vector<double> convolve(const std::vector<double>& a, const std::vector<double>& b);
+
+// ---- the Fourier transform (pld_fft.cpp)
+// ---------------------------------------------------------
+/// In-place DFT, X_j = Σ_m x_m e^{∓2πijm/N} (− forward, + inverse; the inverse without the 1/N):
+/// FFTW when built with it, else fourier_radix2.
+void fourier(std::vector<std::complex<double>>& a, bool inverse);
+/// The own iterative radix-2 transform (N a power of two), always built: the fallback and the
+/// reference the FFTW path is tested against.
+void fourier_radix2(std::vector<std::complex<double>>& a, bool inverse);
+/// Whether fourier() runs FFTW.
+bool fourier_uses_fftw();
 
 // ---- the accountant (pld_core.cpp)
 // ---------------------------------------------------------------
