@@ -47,25 +47,48 @@ Complex power(Complex z, std::int64_t k, double negligible) {
 /// log Σ_j p_j e^{λ l_j} over the finite part (the log moment generating function at λ ≠ 0).
 /// One exp per block of 64 points: within a block each term is the next one times e^{−|λ|h},
 /// walking away from the block's largest exponent, so nothing overflows and only terms below
-/// 1e-300 of a larger one can underflow.
+/// 1e-300 of a larger one can underflow.  The walk runs in kLanes interleaved chains (lane r
+/// takes every kLanes-th term, stepping by e^{−kLanes·|λ|h}), so that the multiplications do not
+/// wait on each other; the Chernoff windows call this a few hundred times per composition.
 double log_mgf(const Pld& pld, double h, double lambda) {
   const auto n = static_cast<std::int64_t>(pld.mass.size());
   if (n == 0) return -kInf;
   const double top = lambda > 0 ? lambda * static_cast<double>(pld.offset + n - 1) * h
                                 : lambda * static_cast<double>(pld.offset) * h;
   const double step = std::exp(-std::abs(lambda) * h);
-  constexpr std::int64_t kBlock = 64;
-  double sum = 0;
+  constexpr std::int64_t kBlock = 64, kLanes = 8;
+  double lane_step[kLanes];  // e^{−r|λ|h}
+  lane_step[0] = 1;
+  for (std::int64_t r = 1; r < kLanes; ++r) lane_step[r] = lane_step[r - 1] * step;
+  const double stride = lane_step[kLanes - 1] * step;
+  const double* mass = pld.mass.data();
+  double sums[kLanes] = {};
   for (std::int64_t begin = 0; begin < n; begin += kBlock) {
     const std::int64_t end = std::min(n, begin + kBlock);
     const std::int64_t lead = lambda > 0 ? end - 1 : begin;  // the block's largest exponent
-    double w = std::exp(lambda * static_cast<double>(pld.offset + lead) * h - top);
-    for (std::int64_t i = 0; i < end - begin; ++i) {
-      const std::int64_t j = lambda > 0 ? lead - i : lead + i;
-      sum += pld.mass[static_cast<std::size_t>(j)] * w;
-      w *= step;
+    const double w0 = std::exp(lambda * static_cast<double>(pld.offset + lead) * h - top);
+    double w[kLanes];
+    for (std::int64_t r = 0; r < kLanes; ++r) w[r] = w0 * lane_step[r];
+    const std::int64_t count = end - begin;
+    std::int64_t i = 0;
+    if (lambda > 0) {
+      for (; i + kLanes <= count; i += kLanes)
+        for (std::int64_t r = 0; r < kLanes; ++r) {
+          sums[r] += mass[lead - i - r] * w[r];
+          w[r] *= stride;
+        }
+    } else {
+      for (; i + kLanes <= count; i += kLanes)
+        for (std::int64_t r = 0; r < kLanes; ++r) {
+          sums[r] += mass[lead + i + r] * w[r];
+          w[r] *= stride;
+        }
     }
+    for (std::int64_t r = 0; i < count; ++i, ++r)  // the last block's remainder
+      sums[r] += mass[lambda > 0 ? lead - i : lead + i] * w[r];
   }
+  double sum = 0;
+  for (const double part : sums) sum += part;
   return sum > 0 ? top + std::log(sum) : -kInf;
 }
 
@@ -134,8 +157,9 @@ void truncate_tails(Pld& pld, const Options& options, Estimate estimate) {
     return;
   }
   if (pessimistic) pld.mass[first] += below;  // rounding a loss up dominates
-  pld.mass = std::vector<double>(pld.mass.begin() + static_cast<std::ptrdiff_t>(first),
-                                 pld.mass.begin() + static_cast<std::ptrdiff_t>(last));
+  // In place: a copy of a million-point window would cost fresh pages.
+  pld.mass.resize(last);
+  pld.mass.erase(pld.mass.begin(), pld.mass.begin() + static_cast<std::ptrdiff_t>(first));
   pld.offset += static_cast<std::int64_t>(first);
 }
 
@@ -191,32 +215,40 @@ Window plan_window(const Pld& pld, std::int64_t k, const Options& options) {
   return w;
 }
 
-/// The input folded modulo N (a circular convolution of size N sees only residues).
-std::vector<double> folded(const Pld& pld, std::size_t size) {
-  std::vector<double> out(size, 0.0);
-  for (std::size_t j = 0; j < pld.mass.size(); ++j) out[j % size] += pld.mass[j];
-  return out;
+/// The input folded modulo N (a circular convolution of size N sees only residues), into the real
+/// (`part` 0) or imaginary (`part` 1) parts of `out`.
+void fold_into(const Pld& pld, std::vector<Complex>& out, int part) {
+  auto* flat = reinterpret_cast<double*>(out.data());  // std::complex is an array of two doubles
+  const std::size_t size = out.size();
+  for (std::size_t j = 0, m = 0; j < pld.mass.size(); ++j) {
+    flat[2 * m + static_cast<std::size_t>(part)] += pld.mass[j];
+    if (++m == size) m = 0;
+  }
 }
 
-/// Reads the k-fold composition of `pld` off the circular result `bins` (size N, already scaled
-/// by 1/N): bin m holds the composed mass of every index ≡ m + k·offset (mod N).
-Pld read_window(const Pld& pld, std::int64_t k, const Window& w, const std::vector<double>& bins,
+/// Reads the k-fold composition of `pld` off the circular result: bin m is the real (`part` 0) or
+/// imaginary (`part` 1) part of `circular[m]`, times `scale` (1/N).  Bin m holds the composed mass
+/// of every index ≡ m + k·offset (mod N).
+Pld read_window(const Pld& pld, std::int64_t k, const Window& w,
+                const std::vector<Complex>& circular, int part, double scale,
                 const Options& options, Estimate estimate) {
   const double h = options.value_discretization_interval, kd = static_cast<double>(k);
-  const auto modulus = static_cast<std::int64_t>(bins.size());
+  const auto modulus = static_cast<std::int64_t>(circular.size());
+  const auto* flat = reinterpret_cast<const double*>(circular.data());
   Pld out;
   out.infinity = -std::expm1(kd * std::log1p(-pld.infinity));
   out.offset = w.w_lo;
-  out.mass.assign(bins.size(), 0.0);
-  for (std::size_t i = 0; i < bins.size(); ++i) {
-    const std::int64_t m =
-        ((w.w_lo + static_cast<std::int64_t>(i) - k * pld.offset) % modulus + modulus) % modulus;
-    out.mass[i] = std::max(0.0, bins[static_cast<std::size_t>(m)]);
+  out.mass.resize(circular.size());
+  auto m = static_cast<std::size_t>(((w.w_lo - k * pld.offset) % modulus + modulus) % modulus);
+  for (std::size_t i = 0; i < circular.size(); ++i) {
+    out.mass[i] = std::max(0.0, flat[2 * m + static_cast<std::size_t>(part)] * scale);
+    if (++m == circular.size()) m = 0;
   }
   // Bins above the support can only hold mass wrapped from below the window: put it back at the
   // window's bottom (a loss rounded up) or drop it (optimistic).
-  for (std::size_t i = 0; i < bins.size(); ++i) {
-    if (w.w_lo + static_cast<std::int64_t>(i) <= w.support_hi) continue;
+  const std::int64_t first_above = std::max<std::int64_t>(w.support_hi - w.w_lo + 1, 0);
+  for (auto i = static_cast<std::size_t>(std::min(first_above, modulus)); i < out.mass.size();
+       ++i) {
     if (estimate == Estimate::Pessimistic) out.mass[0] += out.mass[i];
     out.mass[i] = 0;
   }
@@ -250,16 +282,14 @@ bool trivial_self_composition(const Pld& pld, std::int64_t k, Pld& out) {
 Pld self_compose(const Pld& pld, std::int64_t k, const Options& options, Estimate estimate) {
   if (Pld out; trivial_self_composition(pld, k, out)) return out;
   const Window w = plan_window(pld, k, options);
-  const std::size_t size = power_of_two_at_least(w.width);
-  const std::vector<double> input = folded(pld, size);
-  std::vector<Complex> spectrum(input.begin(), input.end());
+  std::vector<Complex> spectrum(power_of_two_at_least(w.width));
+  fold_into(pld, spectrum, 0);
   fourier(spectrum, false);
   const double negligible = negligible_norm(k);
   for (auto& z : spectrum) z = power(z, k, negligible);
   fourier(spectrum, true);
-  std::vector<double> bins(size);
-  for (std::size_t i = 0; i < size; ++i) bins[i] = spectrum[i].real() / static_cast<double>(size);
-  return read_window(pld, k, w, bins, options, estimate);
+  return read_window(pld, k, w, spectrum, 0, 1 / static_cast<double>(spectrum.size()), options,
+                     estimate);
 }
 
 std::pair<Pld, Pld> self_compose_both(const Pld& a, const Pld& b, std::int64_t k,
@@ -269,28 +299,29 @@ std::pair<Pld, Pld> self_compose_both(const Pld& a, const Pld& b, std::int64_t k
     return {self_compose(a, k, options, estimate), self_compose(b, k, options, estimate)};
   // Two real sequences in one complex FFT (a in the real part, b in the imaginary part):
   // A_j = (Z_j + conj Z_{N−j})/2, B_j = (Z_j − conj Z_{N−j})/(2i); then A^k + i B^k transforms
-  // back to (a^{*k}, b^{*k}) in the real and imaginary parts.
+  // back to (a^{*k}, b^{*k}) in the real and imaginary parts.  Z_j and Z_{N−j} are read together
+  // and both overwritten, so the spectrum is powered in place.
   const Window wa = plan_window(a, k, options), wb = plan_window(b, k, options);
   const std::size_t size = power_of_two_at_least(std::max(wa.width, wb.width));
-  const std::vector<double> fa = folded(a, size), fb = folded(b, size);
   std::vector<Complex> z(size);
-  for (std::size_t i = 0; i < size; ++i) z[i] = Complex(fa[i], fb[i]);
+  fold_into(a, z, 0);
+  fold_into(b, z, 1);
   fourier(z, false);
-  std::vector<Complex> w(size);
   const double negligible = negligible_norm(k);
-  for (std::size_t j = 0; j < size; ++j) {
-    const Complex mirror = std::conj(z[(size - j) % size]);
-    const Complex sa = (z[j] + mirror) * 0.5, sb = (z[j] - mirror) * Complex(0, -0.5);
-    w[j] = power(sa, k, negligible) + Complex(0, 1) * power(sb, k, negligible);
+  const auto powered = [&](Complex zj, Complex mirror) {
+    const Complex sa = (zj + mirror) * 0.5, sb = (zj - mirror) * Complex(0, -0.5);
+    return power(sa, k, negligible) + Complex(0, 1) * power(sb, k, negligible);
+  };
+  for (std::size_t j = 0; j <= size / 2; ++j) {
+    const std::size_t jm = (size - j) % size;
+    const Complex zj = z[j], zm = z[jm];
+    z[j] = powered(zj, std::conj(zm));
+    if (jm != j) z[jm] = powered(zm, std::conj(zj));
   }
-  fourier(w, true);
-  std::vector<double> ra(size), rb(size);
-  for (std::size_t i = 0; i < size; ++i) {
-    ra[i] = w[i].real() / static_cast<double>(size);
-    rb[i] = w[i].imag() / static_cast<double>(size);
-  }
-  return {read_window(a, k, wa, ra, options, estimate),
-          read_window(b, k, wb, rb, options, estimate)};
+  fourier(z, true);
+  const double scale = 1 / static_cast<double>(size);
+  return {read_window(a, k, wa, z, 0, scale, options, estimate),
+          read_window(b, k, wb, z, 1, scale, options, estimate)};
 }
 
 Pld dominate_all(const std::vector<Pld>& plds, const Options& options) {
