@@ -3,12 +3,19 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstdlib>
 #include <functional>
 #include <limits>
+#include <memory>
+#include <new>
 #include <string>
 
 #include "dptune/errors.hpp"
 #include "pld_core.hpp"
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace dptune::pld {
 
@@ -23,15 +30,48 @@ inline Complex mul(Complex a, Complex b) {
   return {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
 }
 
+/// A zeroed complex array for a composition's spectrum.  From 2 MiB up it is 2 MiB aligned and
+/// advised to use transparent huge pages (Linux): a million-point transform then misses the TLB
+/// far less and faults 512 times fewer pages (its FFTs ran about 30% faster here).
+class Spectrum {
+ public:
+  explicit Spectrum(std::size_t n) : n_(n) {
+    constexpr std::size_t kHuge = std::size_t{1} << 21;
+    const std::size_t bytes = std::max<std::size_t>(n, 1) * sizeof(Complex);
+    const std::size_t align = bytes >= kHuge ? kHuge : 64;
+    const std::size_t rounded = (bytes + align - 1) / align * align;  // aligned_alloc's rule
+    void* raw = std::aligned_alloc(align, rounded);
+    if (raw == nullptr) throw std::bad_alloc();
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (align == kHuge) madvise(raw, rounded, MADV_HUGEPAGE);  // advice only: failure is harmless
+#endif
+    data_.reset(static_cast<Complex*>(raw));
+    std::uninitialized_fill_n(data_.get(), n_, Complex(0, 0));
+  }
+  Complex* data() { return data_.get(); }
+  const Complex* data() const { return data_.get(); }
+  std::size_t size() const { return n_; }
+  Complex& operator[](std::size_t i) { return data_[i]; }
+
+ private:
+  struct Free {
+    void operator()(Complex* p) const { std::free(p); }
+  };
+  std::unique_ptr<Complex[], Free> data_;
+  std::size_t n_;
+};
+
 std::size_t power_of_two_at_least(std::size_t n) {
   std::size_t size = 1;
   while (size < n) size <<= 1;
   return size;
 }
 
-/// The norm |z|² below which z^k is 0 to double precision: |z| ≤ 1 for a (sub-)probability
-/// spectrum, and |z|^k < e^{−700} would only underflow, so power() skips the multiplications.
-double negligible_norm(std::int64_t k) { return std::exp(-1400.0 / static_cast<double>(k)); }
+/// The norm |z|² below which power() returns 0 for z^k: |z|^k < 1e-30.  The inverse transform
+/// divides by N, so each dropped term moves every output bin by less than 1e-30/N, far below the
+/// double rounding (~1e-16 of the largest bin) already in every bin; skipping the binary powers of
+/// the many small coefficients of a wide, smooth PLD saves most of the pointwise work.
+double negligible_norm(std::int64_t k) { return std::exp(-2 * 69.1 / static_cast<double>(k)); }
 
 Complex power(Complex z, std::int64_t k, double negligible) {
   if (std::norm(z) < negligible) return {0, 0};
@@ -45,7 +85,7 @@ Complex power(Complex z, std::int64_t k, double negligible) {
 }
 
 /// log Σ_j p_j e^{λ l_j} over the finite part (the log moment generating function at λ ≠ 0).
-/// One exp per block of 64 points: within a block each term is the next one times e^{−|λ|h},
+/// One exp per block of 256 points: within a block each term is the next one times e^{−|λ|h},
 /// walking away from the block's largest exponent, so nothing overflows and only terms below
 /// 1e-300 of a larger one can underflow.  The walk runs in kLanes interleaved chains (lane r
 /// takes every kLanes-th term, stepping by e^{−kLanes·|λ|h}), so that the multiplications do not
@@ -56,7 +96,7 @@ double log_mgf(const Pld& pld, double h, double lambda) {
   const double top = lambda > 0 ? lambda * static_cast<double>(pld.offset + n - 1) * h
                                 : lambda * static_cast<double>(pld.offset) * h;
   const double step = std::exp(-std::abs(lambda) * h);
-  constexpr std::int64_t kBlock = 64, kLanes = 8;
+  constexpr std::int64_t kBlock = 256, kLanes = 8;
   double lane_step[kLanes];  // e^{−r|λ|h}
   lane_step[0] = 1;
   for (std::int64_t r = 1; r < kLanes; ++r) lane_step[r] = lane_step[r - 1] * step;
@@ -217,7 +257,7 @@ Window plan_window(const Pld& pld, std::int64_t k, const Options& options) {
 
 /// The input folded modulo N (a circular convolution of size N sees only residues), into the real
 /// (`part` 0) or imaginary (`part` 1) parts of `out`.
-void fold_into(const Pld& pld, std::vector<Complex>& out, int part) {
+void fold_into(const Pld& pld, Spectrum& out, int part) {
   auto* flat = reinterpret_cast<double*>(out.data());  // std::complex is an array of two doubles
   const std::size_t size = out.size();
   for (std::size_t j = 0, m = 0; j < pld.mass.size(); ++j) {
@@ -229,9 +269,8 @@ void fold_into(const Pld& pld, std::vector<Complex>& out, int part) {
 /// Reads the k-fold composition of `pld` off the circular result: bin m is the real (`part` 0) or
 /// imaginary (`part` 1) part of `circular[m]`, times `scale` (1/N).  Bin m holds the composed mass
 /// of every index ≡ m + k·offset (mod N).
-Pld read_window(const Pld& pld, std::int64_t k, const Window& w,
-                const std::vector<Complex>& circular, int part, double scale,
-                const Options& options, Estimate estimate) {
+Pld read_window(const Pld& pld, std::int64_t k, const Window& w, const Spectrum& circular, int part,
+                double scale, const Options& options, Estimate estimate) {
   const double h = options.value_discretization_interval, kd = static_cast<double>(k);
   const auto modulus = static_cast<std::int64_t>(circular.size());
   const auto* flat = reinterpret_cast<const double*>(circular.data());
@@ -282,12 +321,12 @@ bool trivial_self_composition(const Pld& pld, std::int64_t k, Pld& out) {
 Pld self_compose(const Pld& pld, std::int64_t k, const Options& options, Estimate estimate) {
   if (Pld out; trivial_self_composition(pld, k, out)) return out;
   const Window w = plan_window(pld, k, options);
-  std::vector<Complex> spectrum(power_of_two_at_least(w.width));
+  Spectrum spectrum(power_of_two_at_least(w.width));
   fold_into(pld, spectrum, 0);
-  fourier(spectrum, false);
+  fourier(spectrum.data(), spectrum.size(), false);
   const double negligible = negligible_norm(k);
-  for (auto& z : spectrum) z = power(z, k, negligible);
-  fourier(spectrum, true);
+  for (std::size_t j = 0; j < spectrum.size(); ++j) spectrum[j] = power(spectrum[j], k, negligible);
+  fourier(spectrum.data(), spectrum.size(), true);
   return read_window(pld, k, w, spectrum, 0, 1 / static_cast<double>(spectrum.size()), options,
                      estimate);
 }
@@ -303,10 +342,10 @@ std::pair<Pld, Pld> self_compose_both(const Pld& a, const Pld& b, std::int64_t k
   // and both overwritten, so the spectrum is powered in place.
   const Window wa = plan_window(a, k, options), wb = plan_window(b, k, options);
   const std::size_t size = power_of_two_at_least(std::max(wa.width, wb.width));
-  std::vector<Complex> z(size);
+  Spectrum z(size);
   fold_into(a, z, 0);
   fold_into(b, z, 1);
-  fourier(z, false);
+  fourier(z.data(), size, false);
   const double negligible = negligible_norm(k);
   const auto powered = [&](Complex zj, Complex mirror) {
     const Complex sa = (zj + mirror) * 0.5, sb = (zj - mirror) * Complex(0, -0.5);
@@ -318,7 +357,7 @@ std::pair<Pld, Pld> self_compose_both(const Pld& a, const Pld& b, std::int64_t k
     z[j] = powered(zj, std::conj(zm));
     if (jm != j) z[jm] = powered(zm, std::conj(zj));
   }
-  fourier(z, true);
+  fourier(z.data(), size, true);
   const double scale = 1 / static_cast<double>(size);
   return {read_window(a, k, wa, z, 0, scale, options, estimate),
           read_window(b, k, wb, z, 1, scale, options, estimate)};

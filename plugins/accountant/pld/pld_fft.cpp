@@ -69,8 +69,7 @@ fftw_plan plan_for(Complex* data, std::size_t n, bool inverse) {
 
 }  // namespace
 
-void fourier_radix2(std::vector<Complex>& a, bool inverse) {
-  const std::size_t n = a.size();
+void fourier_radix2(Complex* a, std::size_t n, bool inverse) {
   for (std::size_t i = 1, j = 0; i < n; ++i) {
     std::size_t bit = n >> 1;
     for (; (j & bit) != 0; bit >>= 1) j ^= bit;
@@ -79,12 +78,12 @@ void fourier_radix2(std::vector<Complex>& a, bool inverse) {
   }
   // The inverse transform is the forward one of the conjugate, conjugated.
   if (inverse)
-    for (auto& z : a) z = std::conj(z);
+    for (std::size_t i = 0; i < n; ++i) a[i] = std::conj(a[i]);
   const std::vector<Complex>& twiddle = twiddles(n);
   for (std::size_t half = 1; half < n; half <<= 1) {
     const Complex* w = twiddle.data() + half;
     for (std::size_t start = 0; start < n; start += 2 * half) {
-      Complex* lo = a.data() + start;
+      Complex* lo = a + start;
       Complex* hi = lo + half;
       for (std::size_t k = 0; k < half; ++k) {
         const Complex u = lo[k], v = mul(hi[k], w[k]);
@@ -94,7 +93,7 @@ void fourier_radix2(std::vector<Complex>& a, bool inverse) {
     }
   }
   if (inverse)
-    for (auto& z : a) z = std::conj(z);
+    for (std::size_t i = 0; i < n; ++i) a[i] = std::conj(a[i]);
 }
 
 bool fourier_uses_fftw() {
@@ -105,15 +104,15 @@ bool fourier_uses_fftw() {
 #endif
 }
 
-void fourier(std::vector<Complex>& a, bool inverse) {
+void fourier(Complex* a, std::size_t n, bool inverse) {
 #ifdef DPTUNE_PLD_FFTW
-  if (a.size() > 1 && a.size() <= static_cast<std::size_t>(INT32_MAX)) {
-    auto* raw = reinterpret_cast<fftw_complex*>(a.data());
-    fftw_execute_dft(plan_for(a.data(), a.size(), inverse), raw, raw);
+  if (n > 1 && n <= static_cast<std::size_t>(INT32_MAX)) {
+    auto* raw = reinterpret_cast<fftw_complex*>(a);
+    fftw_execute_dft(plan_for(a, n, inverse), raw, raw);
     return;
   }
 #endif
-  fourier_radix2(a, inverse);
+  fourier_radix2(a, n, inverse);
 }
 
 }  // namespace dptune::pld
