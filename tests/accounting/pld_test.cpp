@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -374,4 +376,49 @@ TEST_CASE("pld: a grid too wide answers vacuously, saying why") {
     CHECK(g.derivation.find("raise value_discretization_interval") != std::string::npos);
     CHECK(acc.delta(e, 1.0).delta == 1);
   }
+}
+
+TEST_CASE("pld: the transform agrees with the own radix-2 FFT and with direct sums") {
+  // fourier() runs FFTW when the build found it; fourier_radix2 is the independent own transform.
+  // Both must agree on random data, invert each other, and convolve as the O(n^2) sum does.
+  MESSAGE("fourier() uses " << (pld::fourier_uses_fftw() ? "FFTW" : "the own radix-2 FFT"));
+  std::mt19937_64 rng(20261126);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (const std::size_t n :
+       {std::size_t{2}, std::size_t{64}, std::size_t{4096}, std::size_t{1} << 18}) {
+    std::vector<std::complex<double>> x(n);
+    for (auto& z : x) z = {unit(rng), unit(rng) - 0.5};
+    auto fast = x, own = x;
+    pld::fourier(fast, false);
+    pld::fourier_radix2(own.data(), own.size(), false);
+    double scale = 0, diff = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      scale = std::max(scale, std::abs(own[j]));
+      diff = std::max(diff, std::abs(fast[j] - own[j]));
+    }
+    CHECK(diff <= 1e-12 * scale);
+    // The DC term is the plain sum.
+    std::complex<double> sum = 0;
+    for (const auto& z : x) sum += z;
+    CHECK(std::abs(fast[0] - sum) <= 1e-12 * std::abs(sum));
+    pld::fourier(fast, true);
+    double back = 0;
+    for (std::size_t j = 0; j < n; ++j)
+      back = std::max(back, std::abs(fast[j] / static_cast<double>(n) - x[j]));
+    CHECK(back <= 1e-12);
+  }
+  // A random convolution large enough for the FFT path, against the direct sum.
+  std::vector<double> a(3001), b(1777);
+  for (auto& v : a) v = unit(rng);
+  for (auto& v : b) v = unit(rng);
+  const std::vector<double> c = pld::convolve(a, b);
+  REQUIRE(c.size() == a.size() + b.size() - 1);
+  double worst = 0;
+  for (std::size_t i = 0; i < c.size(); i += 97) {
+    double direct = 0;
+    for (std::size_t j = 0; j < a.size(); ++j)
+      if (i >= j && i - j < b.size()) direct += a[j] * b[i - j];
+    worst = std::max(worst, std::abs(c[i] - direct) / std::max(direct, 1.0));
+  }
+  CHECK(worst <= 1e-12);
 }
