@@ -381,7 +381,8 @@ TEST_CASE("pld: a grid too wide answers vacuously, saying why") {
 TEST_CASE("pld: the transform agrees with the own radix-2 FFT and with direct sums") {
   // fourier() runs FFTW when the build found it; fourier_radix2 is the independent own transform.
   // Both must agree on random data, invert each other, and convolve as the O(n^2) sum does.
-  MESSAGE("fourier() uses " << (pld::fourier_uses_fftw() ? "FFTW" : "the own radix-2 FFT"));
+  const std::string backend = pld::fourier_uses_fftw() ? "FFTW" : "the own radix-2 FFT";
+  MESSAGE("fourier() uses " << backend);
   std::mt19937_64 rng(20261126);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   for (const std::size_t n :
