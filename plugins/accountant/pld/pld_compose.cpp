@@ -179,14 +179,20 @@ std::vector<double> convolve(const std::vector<double>& a, const std::vector<dou
   return out;
 }
 
-void truncate_tails(Pld& pld, const Options& options, Estimate estimate) {
+namespace {
+
+/// truncate_tails' rule on the masses value(i), i < n: `pld.mass` becomes the kept range only (and
+/// pld.offset moves with it), so a window read off a transform is never stored whole first.
+template <class Value>
+void keep_truncated(Pld& pld, std::size_t n, const Value& value, const Options& options,
+                    Estimate estimate) {
   const double half_tail = options.tail_mass_truncation / 2;
   const bool pessimistic = estimate == Estimate::Pessimistic;
-  std::size_t first = 0, last = pld.mass.size();
+  std::size_t first = 0, last = n;
   double below = 0;
-  while (last > first && pld.mass[last - 1] == 0) --last;  // exact zeros only: the upper tail
+  while (last > first && value(last - 1) == 0) --last;  // exact zeros only: the upper tail
   // is never moved to +∞ here, which would lose a finite ε at δ = 0 (pure DP compositions)
-  while (first < last && below + pld.mass[first] <= half_tail) below += pld.mass[first++];
+  while (first < last && below + value(first) <= half_tail) below += value(first++);
   if (first == last) {  // everything was lower tail: keep it at the top (pessimistic) or drop it
     if (pessimistic && last > 0) {
       pld.mass = {below};
@@ -196,11 +202,19 @@ void truncate_tails(Pld& pld, const Options& options, Estimate estimate) {
     }
     return;
   }
-  if (pessimistic) pld.mass[first] += below;  // rounding a loss up dominates
-  // In place: a copy of a million-point window would cost fresh pages.
-  pld.mass.resize(last);
-  pld.mass.erase(pld.mass.begin(), pld.mass.begin() + static_cast<std::ptrdiff_t>(first));
+  std::vector<double> kept(last - first);
+  for (std::size_t i = 0; i < kept.size(); ++i) kept[i] = value(first + i);
+  if (pessimistic) kept[0] += below;  // rounding a loss up dominates
+  pld.mass = std::move(kept);
   pld.offset += static_cast<std::int64_t>(first);
+}
+
+}  // namespace
+
+void truncate_tails(Pld& pld, const Options& options, Estimate estimate) {
+  const std::vector<double> mass = std::move(pld.mass);
+  keep_truncated(
+      pld, mass.size(), [&mass](std::size_t i) { return mass[i]; }, options, estimate);
 }
 
 Pld compose(const Pld& a, const Pld& b, const Options& options, Estimate estimate) {
@@ -277,20 +291,21 @@ Pld read_window(const Pld& pld, std::int64_t k, const Window& w, const Spectrum&
   Pld out;
   out.infinity = -std::expm1(kd * std::log1p(-pld.infinity));
   out.offset = w.w_lo;
-  out.mass.resize(circular.size());
-  auto m = static_cast<std::size_t>(((w.w_lo - k * pld.offset) % modulus + modulus) % modulus);
-  for (std::size_t i = 0; i < circular.size(); ++i) {
-    out.mass[i] = std::max(0.0, flat[2 * m + static_cast<std::size_t>(part)] * scale);
-    if (++m == circular.size()) m = 0;
-  }
+  const std::size_t n = circular.size();
+  const auto start =
+      static_cast<std::size_t>(((w.w_lo - k * pld.offset) % modulus + modulus) % modulus);
+  const auto bin = [&](std::size_t i) {
+    const std::size_t m = start + i < n ? start + i : start + i - n;
+    return std::max(0.0, flat[2 * m + static_cast<std::size_t>(part)] * scale);
+  };
   // Bins above the support can only hold mass wrapped from below the window: put it back at the
   // window's bottom (a loss rounded up) or drop it (optimistic).
-  const std::int64_t first_above = std::max<std::int64_t>(w.support_hi - w.w_lo + 1, 0);
-  for (auto i = static_cast<std::size_t>(std::min(first_above, modulus)); i < out.mass.size();
-       ++i) {
-    if (estimate == Estimate::Pessimistic) out.mass[0] += out.mass[i];
-    out.mass[i] = 0;
-  }
+  const auto end =
+      static_cast<std::size_t>(std::clamp<std::int64_t>(w.support_hi - w.w_lo + 1, 1, modulus));
+  double bottom = bin(0);
+  if (estimate == Estimate::Pessimistic)
+    for (std::size_t i = end; i < n; ++i) bottom += bin(i);
+  const auto value = [&](std::size_t i) { return i == 0 ? bottom : i < end ? bin(i) : 0.0; };
   // Mass below the window wraps onto its top (raising δ: harmless for the pessimistic estimate);
   // mass above it wraps onto its bottom, where δ does not see it, so its Chernoff bound goes to +∞.
   const std::int64_t top = w.w_lo + modulus - 1;
@@ -300,7 +315,7 @@ Pld read_window(const Pld& pld, std::int64_t k, const Window& w, const Spectrum&
     });
     out.infinity = std::min(1.0, out.infinity + std::exp(log_above));
   }
-  truncate_tails(out, options, estimate);
+  keep_truncated(out, n, value, options, estimate);
   return out;
 }
 
