@@ -379,7 +379,7 @@ TEST_CASE("pld: a grid too wide answers vacuously, saying why") {
 }
 
 TEST_CASE("pld: the transform agrees with the own radix-2 FFT and with direct sums") {
-  // fourier() runs FFTW when the build found it; fourier_radix2 is the independent own transform.
+  // fourier() runs FFTW when built with DPTUNE_PLD_FFTW (else it is fourier_radix2, the own one).
   // Both must agree on random data, invert each other, and convolve as the O(n^2) sum does.
   const std::string backend = pld::fourier_uses_fftw() ? "FFTW" : "the own radix-2 FFT";
   MESSAGE("fourier() uses " << backend);

@@ -116,12 +116,12 @@ std::vector<double> convolve(const std::vector<double>& a, const std::vector<dou
 // ---- the Fourier transform (pld_fft.cpp)
 // ---------------------------------------------------------
 /// In-place DFT of a[0..n), X_j = Σ_m x_m e^{∓2πijm/n} (− forward, + inverse; the inverse
-/// without the 1/n): FFTW when built with it, else fourier_radix2.
+/// without the 1/n): fourier_radix2, or FFTW when built with DPTUNE_PLD_FFTW.
 void fourier(std::complex<double>* a, std::size_t n, bool inverse);
 inline void fourier(std::vector<std::complex<double>>& a, bool inverse) {
   fourier(a.data(), a.size(), inverse);
 }
-/// The own iterative radix-2 transform (n a power of two), always built: the fallback and the
+/// The own iterative radix-2 transform (n a power of two), always built: the default, and the
 /// reference the FFTW path is tested against.
 void fourier_radix2(std::complex<double>* a, std::size_t n, bool inverse);
 /// Whether fourier() runs FFTW.

@@ -1,9 +1,11 @@
 // The discrete Fourier transform behind every PLD convolution.  See pld_core.hpp.
 //
-// FFTW (Frigo & Johnson 2005) when the build found it: its codelets and cache-oblivious plans are
-// several times faster than a plain radix-2 transform on the million-point windows of long
-// compositions.  The own radix-2 transform is always built: it is the fallback without FFTW and
-// the independent reference the FFTW path is tested against.
+// The own transform is an iterative radix-2 FFT (Cooley & Tukey 1965) with exact twiddles, made
+// cache-friendly without changing a single rounding: a tiled bit reversal, the narrow stages run
+// block by block inside the cache, and the wide ones two per pass over memory.  On the
+// two-million-point windows of long compositions that halves its time, and every ε is the same,
+// bit for bit, as with the plain loop.  With -DDPTUNE_PLD_FFTW=ON (and FFTW found) fourier() runs
+// FFTW (Frigo & Johnson 2005) instead: about 10% faster there, same ε up to rounding.
 #include <algorithm>
 #include <cmath>
 #include <complex>
