@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -373,5 +375,81 @@ TEST_CASE("pld: a grid too wide answers vacuously, saying why") {
     CHECK(std::isinf(g.epsilon));
     CHECK(g.derivation.find("raise value_discretization_interval") != std::string::npos);
     CHECK(acc.delta(e, 1.0).delta == 1);
+  }
+}
+
+TEST_CASE("pld: the transform agrees with the own radix-2 FFT and with direct sums") {
+  // fourier() runs FFTW when built with DPTUNE_PLD_FFTW (else it is fourier_radix2, the own one).
+  // Both must agree on random data, invert each other, and convolve as the O(n^2) sum does.
+  const std::string backend = pld::fourier_uses_fftw() ? "FFTW" : "the own radix-2 FFT";
+  MESSAGE("fourier() uses " << backend);
+  std::mt19937_64 rng(20261126);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (const std::size_t n :
+       {std::size_t{2}, std::size_t{64}, std::size_t{4096}, std::size_t{1} << 18}) {
+    std::vector<std::complex<double>> x(n);
+    for (auto& z : x) z = {unit(rng), unit(rng) - 0.5};
+    auto fast = x, own = x;
+    pld::fourier(fast, false);
+    pld::fourier_radix2(own.data(), own.size(), false);
+    double scale = 0, diff = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      scale = std::max(scale, std::abs(own[j]));
+      diff = std::max(diff, std::abs(fast[j] - own[j]));
+    }
+    CHECK(diff <= 1e-12 * scale);
+    // The DC term is the plain sum.
+    std::complex<double> sum = 0;
+    for (const auto& z : x) sum += z;
+    CHECK(std::abs(fast[0] - sum) <= 1e-12 * std::abs(sum));
+    pld::fourier(fast, true);
+    double back = 0;
+    for (std::size_t j = 0; j < n; ++j)
+      back = std::max(back, std::abs(fast[j] / static_cast<double>(n) - x[j]));
+    CHECK(back <= 1e-12);
+  }
+  // A random convolution large enough for the FFT path, against the direct sum.
+  std::vector<double> a(3001), b(1777);
+  for (auto& v : a) v = unit(rng);
+  for (auto& v : b) v = unit(rng);
+  const std::vector<double> c = pld::convolve(a, b);
+  REQUIRE(c.size() == a.size() + b.size() - 1);
+  double worst = 0;
+  for (std::size_t i = 0; i < c.size(); i += 97) {
+    double direct = 0;
+    for (std::size_t j = 0; j < a.size(); ++j)
+      if (i >= j && i - j < b.size()) direct += a[j] * b[i - j];
+    worst = std::max(worst, std::abs(c[i] - direct) / std::max(direct, 1.0));
+  }
+  CHECK(worst <= 1e-12);
+}
+
+TEST_CASE("pld: the own radix-2 FFT matches the defining sum") {
+  // X_j = sum_m x_m e^{-2 pi i j m / n}, summed directly (in long double) at sampled frequencies;
+  // n = 2^12 takes the tiled bit reversal, n = 2^17 also the cache-blocked wide stages.
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  for (const std::size_t n : {std::size_t{8}, std::size_t{1} << 12, std::size_t{1} << 17}) {
+    std::vector<std::complex<double>> x(n);
+    for (auto& z : x) z = {unit(rng), unit(rng)};
+    for (const bool inverse : {false, true}) {
+      auto y = x;
+      pld::fourier_radix2(y.data(), n, inverse);
+      const long double sign = inverse ? 1 : -1;
+      const long double tau = 2 * std::acos(-1.0L);
+      double worst = 0;
+      for (std::size_t j = 0; j < n; j += std::max<std::size_t>(1, n / 23) + (j % 3)) {
+        long double re = 0, im = 0;
+        for (std::size_t m = 0; m < n; ++m) {
+          const long double angle = sign * tau * static_cast<long double>((j * m) % n) / n;
+          const long double c = std::cos(angle), s = std::sin(angle);
+          re += x[m].real() * c - x[m].imag() * s;
+          im += x[m].real() * s + x[m].imag() * c;
+        }
+        worst =
+            std::max(worst, static_cast<double>(std::hypot(y[j].real() - re, y[j].imag() - im)));
+      }
+      CHECK(worst <= 1e-12 * std::sqrt(static_cast<double>(n)));
+    }
   }
 }

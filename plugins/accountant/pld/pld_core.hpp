@@ -25,6 +25,7 @@
 // (ε, δ) leaves are symmetric (one PLD serves both); Poisson subsampling is not.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -111,6 +112,20 @@ Pld dominate_all(const std::vector<Pld>& plds, const Options& options);
 void truncate_tails(Pld& pld, const Options& options, Estimate estimate);
 /// Linear convolution (FFT above a size threshold); negative rounding noise clamped to 0.
 std::vector<double> convolve(const std::vector<double>& a, const std::vector<double>& b);
+
+// ---- the Fourier transform (pld_fft.cpp)
+// ---------------------------------------------------------
+/// In-place DFT of a[0..n), X_j = Σ_m x_m e^{∓2πijm/n} (− forward, + inverse; the inverse
+/// without the 1/n): fourier_radix2, or FFTW when built with DPTUNE_PLD_FFTW.
+void fourier(std::complex<double>* a, std::size_t n, bool inverse);
+inline void fourier(std::vector<std::complex<double>>& a, bool inverse) {
+  fourier(a.data(), a.size(), inverse);
+}
+/// The own iterative radix-2 transform (n a power of two), always built: the default, and the
+/// reference the FFTW path is tested against.
+void fourier_radix2(std::complex<double>* a, std::size_t n, bool inverse);
+/// Whether fourier() runs FFTW.
+bool fourier_uses_fftw();
 
 // ---- the accountant (pld_core.cpp)
 // ---------------------------------------------------------------

@@ -61,6 +61,30 @@ std::int64_t grid_index(double loss, double h, Estimate estimate) {
                                                                      : std::floor(x));
 }
 
+/// The two tails `gt` ("> t") and `le` ("≤ t") of one law at the grid points t_k = (i_lo + k)·h,
+/// where discretise reads them: `gt` from the first point where it is below 1/2 (found by
+/// bisection; it is non-increasing) upwards, `le` up to that point, and both at the ends.  Returns
+/// that first point: discretise takes differences of `gt` from there on, of `le` below it.
+std::size_t tails_on_grid(const std::function<double(double)>& gt,
+                          const std::function<double(double)>& le, std::int64_t i_lo, double h,
+                          std::vector<double>& g, std::vector<double>& l) {
+  const std::size_t n = g.size();
+  auto t_of = [&](std::size_t k) {
+    return static_cast<double>(i_lo + static_cast<std::int64_t>(k)) * h;
+  };
+  std::size_t lo = 0, hi = n;  // the first k with gt(t_k) < 1/2, or n
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (gt(t_of(mid)) < 0.5)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  for (std::size_t k = std::min(lo, n - 1); k < n; ++k) g[k] = gt(t_of(k));
+  for (std::size_t k = 0; k <= std::min(lo, n - 1); ++k) l[k] = le(t_of(k));
+  return lo;
+}
+
 /// Discretises a continuous loss.  The grid runs from i_lo·h to i_hi·h; the part in (ih, (i+1)h]
 /// is split between its two end points preserving both its P- and Q-mass (pessimistic, Doroshenko
 /// et al. 2022) or rounded down to ih (optimistic).  Mass at or below i_lo·h goes to i_lo·h
@@ -81,15 +105,13 @@ Pld discretise(const LossLaw& law, const Options& options, Estimate estimate) {
   const auto i_hi = static_cast<std::int64_t>(std::ceil(t_hi / h));
   const auto n = static_cast<std::size_t>(i_hi - i_lo + 1);
 
-  // Interval masses from the tail on the smaller side, so that neither loses digits.
+  // Interval masses from the tail on the smaller side, so that neither loses digits: each tail is
+  // evaluated only where it is used (a loss law's tails cost a few erfc/log each, the bulk of a
+  // leaf's time).
   std::vector<double> pg(n), pl(n), qg(n), ql(n);
-  for (std::size_t k = 0; k < n; ++k) {
-    const double t = static_cast<double>(i_lo + static_cast<std::int64_t>(k)) * h;
-    pg[k] = law.p_gt(t);
-    pl[k] = law.p_le(t);
-    qg[k] = law.q_gt(t);
-    ql[k] = law.q_le(t);
-  }
+  const std::size_t p_small = tails_on_grid(law.p_gt, law.p_le, i_lo, h, pg, pl);
+  const std::size_t q_small =
+      estimate == Estimate::Pessimistic ? tails_on_grid(law.q_gt, law.q_le, i_lo, h, qg, ql) : n;
   Pld out;
   out.offset = i_lo;
   out.mass.assign(n, 0.0);
@@ -101,12 +123,12 @@ Pld discretise(const LossLaw& law, const Options& options, Estimate estimate) {
     out.mass[n - 1] = pg[n - 1];
   const double chord = -std::expm1(-h);  // 1 − e^{−h}
   for (std::size_t k = 0; k + 1 < n; ++k) {
-    const double p = std::max(0.0, pg[k] < 0.5 ? pg[k] - pg[k + 1] : pl[k + 1] - pl[k]);
+    const double p = std::max(0.0, k >= p_small ? pg[k] - pg[k + 1] : pl[k + 1] - pl[k]);
     if (!pessimistic) {
       out.mass[k] += p;
       continue;
     }
-    const double q = std::max(0.0, qg[k] < 0.5 ? qg[k] - qg[k + 1] : ql[k + 1] - ql[k]);
+    const double q = std::max(0.0, k >= q_small ? qg[k] - qg[k + 1] : ql[k + 1] - ql[k]);
     const double l = static_cast<double>(i_lo + static_cast<std::int64_t>(k)) * h;
     // Upper end point's share b solves b + a = p, b e^{−(l+h)} + a e^{−l} = q.  Where e^l·q is
     // not representable, all of p goes up (rounding up also dominates).
