@@ -5,9 +5,11 @@
 set -euo pipefail
 packages=(cmake g++ ninja-build pkg-config binutils libboost-dev libboost-program-options-dev
           libyaml-cpp-dev doctest-dev libsodium-dev libeigen3-dev liblbfgspp-dev zlib1g-dev
-          libsqlite3-dev dataset-fashion-mnist python3 python3-numpy chromium fonts-dejavu-core)
+          libsqlite3-dev dataset-fashion-mnist python3 python3-numpy chromium fonts-dejavu-core
+          openmpi-bin libopenmpi-dev)
 # chromium and fonts-dejavu-core: the rendering test (tests/render) screenshots report.html and the
 # plots with headless Chromium.
+# openmpi-bin and libopenmpi-dev: the optional MPI executor (docs/mpi.md, tests/mpi).
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
