@@ -203,7 +203,7 @@ void MpiExecutor::run(const std::vector<RemoteTask>& tasks, const std::vector<ch
                       const std::function<void(std::size_t, const RemoteResult&)>& done,
                       const std::function<void()>& checkpoint) {
   std::unique_lock lock(mutex_);
-  if (!fatal_.empty()) throw dptune::Error(fatal_);
+  if (!fatal_.empty()) throw dptune::PluginError(fatal_);
   tasks_ = &tasks;
   ++generation_;
   for (std::size_t i = 0; i < tasks.size(); ++i) (local_only[i] ? local_ : queue_).push_back(i);
@@ -262,7 +262,8 @@ void MpiExecutor::run(const std::vector<RemoteTask>& tasks, const std::vector<ch
   lock.unlock();
   // A lost rank first (the run cannot go on), then the first failed task (by index), then what
   // failed here.
-  if (!fatal.empty()) throw dptune::Error(fatal);
+  if (!fatal.empty())
+    throw dptune::PluginError(fatal + "; the runs finished so far are stored: continue with --resume");
   if (!failed.empty() && !error) throw dptune::PluginError(failed);
   if (error) std::rethrow_exception(error);
 }

@@ -22,6 +22,7 @@ struct Link::Pending {
 };
 
 Link::Link() {
+  timeout();  // a malformed DPTUNE_MPI_TIMEOUT is refused before MPI starts
   int initialised = 0;
   MPI_Initialized(&initialised);
   int provided = MPI_THREAD_SINGLE;

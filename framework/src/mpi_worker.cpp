@@ -152,9 +152,8 @@ int Worker::serve() {
       next_beat = now + tick;
     }
     if (now - last_heard_ > limit) {
-      std::cerr << "dptune: MPI rank " << link_.rank() << ": rank 0 sent nothing for "
-                << static_cast<int>(timeout().count())
-                << " s (DPTUNE_MPI_TIMEOUT): it is lost; stopping\n";
+      std::cerr << "dptune: MPI rank " << link_.rank() << " heard nothing from rank 0 for "
+                << static_cast<int>(timeout().count()) << " s (DPTUNE_MPI_TIMEOUT); stopping\n";
       link_.mark_broken();
       return 1;
     }
