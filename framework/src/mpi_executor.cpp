@@ -193,7 +193,8 @@ void MpiExecutor::check_liveness(Clock::time_point now) {
       w.busy.reset();
       --in_flight_;
     }
-    if (fatal_.empty()) fatal_ = what;
+    if (fatal_.empty())
+      fatal_ = what + "; the runs finished so far are stored: continue with --resume";
     wake_.notify_all();
   }
 }
@@ -262,8 +263,7 @@ void MpiExecutor::run(const std::vector<RemoteTask>& tasks, const std::vector<ch
   lock.unlock();
   // A lost rank first (the run cannot go on), then the first failed task (by index), then what
   // failed here.
-  if (!fatal.empty())
-    throw dptune::PluginError(fatal + "; the runs finished so far are stored: continue with --resume");
+  if (!fatal.empty()) throw dptune::PluginError(fatal);
   if (!failed.empty() && !error) throw dptune::PluginError(failed);
   if (error) std::rethrow_exception(error);
 }

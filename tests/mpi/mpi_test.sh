@@ -29,7 +29,8 @@ export LSAN_OPTIONS="suppressions=$(dirname "$0")/lsan.supp:print_suppressions=0
 mpirun_n() {
   local n=$1
   shift
-  "$mpiexec" --oversubscribe --allow-run-as-root -np "$n" "$@"
+  # A bound on every run: a hang fails the test (exit 124) instead of blocking it.
+  timeout 300 "$mpiexec" --oversubscribe --allow-run-as-root -np "$n" "$@"
 }
 
 # trials.csv (or the private tuner's trials.SENSITIVE.csv) without its seconds column, and the
@@ -69,7 +70,7 @@ equal() {
   reference "$pipe"
   for n in 1 2 3; do
     local out="$work/${pipe}_np$n"
-    timeout 300 mpirun_n "$n" "$dptune" run "$pipelines/$pipe.yaml" --seed 7 --executor mpi \
+    mpirun_n "$n" "$dptune" run "$pipelines/$pipe.yaml" --seed 7 --executor mpi \
       --out "$out" --no-progress --overwrite >"$out.log" 2>&1 || {
       fail "$pipe with $n ranks exited $? ($(tail -3 "$out.log"))"
       continue
@@ -84,7 +85,7 @@ equal() {
 run_signalled() {
   local rank=$1 signal=$2 after=$3 out=$4
   shift 4
-  timeout 120 mpirun_n 3 bash -c \
+  mpirun_n 3 bash -c \
     'if [ "$OMPI_COMM_WORLD_RANK" = "'"$rank"'" ]; then (sleep '"$after"'; kill -'"$signal"' $$) & fi; exec "$@"' \
     rank "$dptune" run "$pipelines/dpareto.yaml" --seed 7 --executor mpi --out "$out" \
     --no-progress --overwrite "$@" >"$out.log" 2>&1
@@ -96,7 +97,7 @@ resume_and_compare() {
   if "$dptune" study show "$out" | grep -q "status *finished"; then
     fail "$out: the study finished before the rank was lost (the machine is too fast for this test)"
   fi
-  timeout 300 mpirun_n 3 "$dptune" run "$pipelines/dpareto.yaml" --seed 7 --executor mpi \
+  mpirun_n 3 "$dptune" run "$pipelines/dpareto.yaml" --seed 7 --executor mpi \
     --out "$out" --no-progress --resume >"$out.resume.log" 2>&1 ||
     { fail "$out: --resume exited $? ($(tail -3 "$out.resume.log"))"; return; }
   same_as_reference dpareto "$out"
@@ -109,7 +110,7 @@ case "$case_name" in
   equal_repetition) equal repetition ;;
   secure)
     out="$work/secure"
-    timeout 300 mpirun_n 3 "$dptune" run "$pipelines/repetition.yaml" --executor mpi --out "$out" \
+    mpirun_n 3 "$dptune" run "$pipelines/repetition.yaml" --executor mpi --out "$out" \
       --no-progress --overwrite >"$out.log" 2>&1 || fail "secure run exited $? ($(tail -3 "$out.log"))"
     grep -q "libsodium" "$out/summary.json" || fail "secure: summary.json names no secure randomness"
     [ -s "$out/model.json" ] || fail "secure: no released model"
