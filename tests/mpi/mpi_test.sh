@@ -8,7 +8,8 @@
 #             --resume over 3 ranks finishes with the uninterrupted run's trials;
 #   silent_rank a worker rank stopped (SIGSTOP) is declared lost after DPTUNE_MPI_TIMEOUT: a clear
 #             error naming it, no hang; --resume finishes as above;
-#   mismatch  a rank started with another pipeline (another seed) is refused by rank 0.
+#   mismatch  a rank started with another pipeline (another seed) is refused by rank 0;
+#   task_error a run that throws on a worker fails the study with the worker's rank named.
 # Usage: mpi_test.sh MPIEXEC DPTUNE PIPELINE_DIR WORK_DIR CASE
 set -uo pipefail
 mpiexec=$1
@@ -149,6 +150,17 @@ case "$case_name" in
     [ $code -ne 0 ] && [ $code -ne 124 ] || fail "mismatch: exit code $code"
     grep -q "MPI rank 2 loaded a different pipeline than rank 0" "$out.log" ||
       fail "mismatch: no message names rank 2 ($(grep dptune "$out.log" | head -3))"
+    ;;
+  task_error)
+    out="$work/task_error"
+    mpirun_n 3 "$dptune" run "$pipelines/task_error.yaml" --seed 7 --executor mpi --out "$out" \
+      --no-progress --overwrite >"$out.log" 2>&1
+    code=$?
+    [ $code -ne 0 ] && [ $code -ne 124 ] || fail "task_error: exit code $code"
+    grep -Eq "dptune: error: MPI rank [12]: plugin 'command'" "$out.log" &&
+      grep -Eq "boom on rank [12]" "$out.log" ||
+      fail "task_error: no error names the worker rank ($(grep dptune "$out.log" | head -3))"
+    "$dptune" study show "$out" | grep -q "status *failed" || fail "task_error: study not marked failed"
     ;;
   *) fail "unknown case $case_name" ;;
 esac
