@@ -317,9 +317,8 @@ HostEvaluator::RunOutcome HostEvaluator::run_once(std::uint64_t batch, std::size
 double HostEvaluator::run_task(const RemoteTask& task) const {
   const Algorithm a = instantiate(task.request.candidate);
   // The event rank 0 predicted for this request: the same pure function of the same inputs.
-  const dptune::DpEvent expected = task.request.private_run
-                                       ? run_event(a, task.request.scope)
-                                       : dptune::DpEvent::non_private();
+  const dptune::DpEvent expected =
+      task.request.private_run ? run_event(a, task.request.scope) : dptune::DpEvent::non_private();
   return run_once(task.batch, task.task, task.request, a, expected, false).score;
 }
 

@@ -127,12 +127,14 @@ void MpiExecutor::handle(const Message& m) {
   w.last_heard = Clock::now();
   const std::string who = "MPI rank " + std::to_string(m.source);
   switch (m.tag) {
-    case kBeat: return;
+    case kBeat:
+      return;
     case kHello:
       if (m.payload != fingerprint_) {
         if (fatal_.empty())
-          fatal_ = who + " loaded a different pipeline than rank 0 (start every rank with the "
-                         "same command line, pipeline file and plugins)";
+          fatal_ = who +
+                   " loaded a different pipeline than rank 0 (start every rank with the "
+                   "same command line, pipeline file and plugins)";
       } else {
         w.hello = true;
       }

@@ -46,6 +46,9 @@ Link& Link::get() {
 
 bool Link::started() { return the_link != nullptr; }
 
+// The request is completed by MPI_Test in progress(): polled, never waited on, so that a lost peer
+// cannot block this rank.
+// NOLINTBEGIN(clang-analyzer-optin.mpi.MPI-Checker)
 void Link::send(int dest, int tag, std::string payload) {
   auto p = std::make_unique<Pending>();
   p->buffer = std::move(payload);
@@ -56,6 +59,7 @@ void Link::send(int dest, int tag, std::string payload) {
                         std::to_string(dest) + " failed (MPI error " + std::to_string(rc) + ")");
   sends_.push_back(std::move(p));
 }
+// NOLINTEND(clang-analyzer-optin.mpi.MPI-Checker)
 
 std::optional<Message> Link::poll() {
   progress();

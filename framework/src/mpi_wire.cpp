@@ -8,14 +8,22 @@ namespace dptune::host::mpi {
 
 const char* tag_name(int tag) {
   switch (tag) {
-    case kInit: return "init";
-    case kHello: return "hello";
-    case kTask: return "task";
-    case kResult: return "result";
-    case kFail: return "fail";
-    case kBeat: return "heartbeat";
-    case kStop: return "stop";
-    default: return "unknown";
+    case kInit:
+      return "init";
+    case kHello:
+      return "hello";
+    case kTask:
+      return "task";
+    case kResult:
+      return "result";
+    case kFail:
+      return "fail";
+    case kBeat:
+      return "heartbeat";
+    case kStop:
+      return "stop";
+    default:
+      return "unknown";
   }
 }
 
@@ -61,8 +69,8 @@ std::string WireReader::str() { return std::string(take(u64())); }
 
 void WireReader::end() const {
   if (at_ != in_.size())
-    throw dptune::Error("malformed MPI " + what_ + " message: " +
-                        std::to_string(in_.size() - at_) + " bytes left over");
+    throw dptune::Error("malformed MPI " + what_ + " message: " + std::to_string(in_.size() - at_) +
+                        " bytes left over");
 }
 
 namespace {
@@ -81,11 +89,16 @@ void write_value(WireWriter& w, const dptune::Value& v) {
 
 dptune::Value read_value(WireReader& r) {
   switch (r.u8()) {
-    case 0: return r.f64();
-    case 1: return static_cast<std::int64_t>(r.u64());
-    case 2: return r.u8() != 0;
-    case 3: return r.str();
-    default: throw dptune::Error("malformed MPI task message: unknown value type");
+    case 0:
+      return r.f64();
+    case 1:
+      return static_cast<std::int64_t>(r.u64());
+    case 2:
+      return r.u8() != 0;
+    case 3:
+      return r.str();
+    default:
+      throw dptune::Error("malformed MPI task message: unknown value type");
   }
 }
 

@@ -3,6 +3,7 @@
 // paths, never sent), then runs one task at a time as rank 0 sends them.  Its main thread only
 // talks MPI (heartbeats, rank 0's silence against the deadline); the work runs on another thread.
 #include <atomic>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -45,7 +46,9 @@ std::string failure_text(const std::exception& e) { return e.what(); }
 class Worker {
  public:
   Worker(const PipelineConfig& config, const PluginRegistry& registry, std::string fingerprint)
-      : config_(config), registry_(registry), fingerprint_(std::move(fingerprint)),
+      : config_(config),
+        registry_(registry),
+        fingerprint_(std::move(fingerprint)),
         link_(Link::get()) {}
 
   int serve();
@@ -108,11 +111,19 @@ void Worker::handle(const Message& m) {
                         " message to a worker");
   last_heard_ = Clock::now();
   switch (m.tag) {
-    case kInit: start_building(decode_init(m.payload)); break;
-    case kTask: start_task(m.payload); break;
-    case kBeat: break;
-    case kStop: stopping_ = true; break;
-    default: throw dptune::Error(std::string("unexpected ") + tag_name(m.tag) + " message");
+    case kInit:
+      start_building(decode_init(m.payload));
+      break;
+    case kTask:
+      start_task(m.payload);
+      break;
+    case kBeat:
+      break;
+    case kStop:
+      stopping_ = true;
+      break;
+    default:
+      throw dptune::Error(std::string("unexpected ") + tag_name(m.tag) + " message");
   }
 }
 
@@ -154,8 +165,9 @@ int Worker::serve() {
     if (now - last_heard_ > limit) {
       std::cerr << "dptune: MPI rank " << link_.rank() << " heard nothing from rank 0 for "
                 << static_cast<int>(timeout().count()) << " s (DPTUNE_MPI_TIMEOUT); stopping\n";
-      link_.mark_broken();
-      return 1;
+      // Leaving without MPI_Finalize makes Open MPI end the job, rank 0 included (a second
+      // MPI_Abort racing rank 0's own can leave mpirun waiting).
+      std::_Exit(1);
     }
     if (idle) std::this_thread::sleep_for(std::chrono::microseconds(500));
   }

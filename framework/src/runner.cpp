@@ -130,7 +130,8 @@ std::optional<LayoutKey> start_mpi_workers(const PipelineConfig& config, Study* 
       SecureRandom source;
       for (std::size_t i = 0; i < key->size(); i += 8) {
         const std::uint64_t word = source.next_u64();
-        for (std::size_t b = 0; b < 8; ++b) (*key)[i + b] = static_cast<unsigned char>(word >> (8 * b));
+        for (std::size_t b = 0; b < 8; ++b)
+          (*key)[i + b] = static_cast<unsigned char>(word >> (8 * b));
       }
       study->set("mpi_layout_key", mpi::key_to_hex(*key));
     }

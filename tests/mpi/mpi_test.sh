@@ -31,7 +31,7 @@ mpirun_n() {
   local n=$1
   shift
   # A bound on every run: a hang fails the test (exit 124) instead of blocking it.
-  timeout 300 "$mpiexec" --oversubscribe --allow-run-as-root -np "$n" "$@"
+  timeout -k 10 300 "$mpiexec" --oversubscribe --allow-run-as-root -np "$n" "$@"
 }
 
 # trials.csv (or the private tuner's trials.SENSITIVE.csv) without its seconds column, and the
@@ -142,7 +142,7 @@ case "$case_name" in
     ;;
   mismatch)
     out="$work/mismatch"
-    timeout 120 "$mpiexec" --oversubscribe --allow-run-as-root \
+    timeout -k 10 120 "$mpiexec" --oversubscribe --allow-run-as-root \
       -np 2 "$dptune" run "$pipelines/grid.yaml" --seed 7 --executor mpi --out "$out" --no-progress --overwrite : \
       -np 1 "$dptune" run "$pipelines/grid.yaml" --seed 8 --executor mpi --out "$out" --no-progress --overwrite \
       >"$out.log" 2>&1

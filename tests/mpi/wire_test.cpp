@@ -24,7 +24,7 @@ RemoteTask sample_task() {
   t.request.candidate.set("learning_rate", 0.1 + 0.2);  // not a short decimal: must be exact
   t.request.candidate.set("epochs", std::int64_t{-12});
   t.request.candidate.set("momentum", true);
-  t.request.candidate.set("model", std::string("mlp\n\"x\"\0y", 10));
+  t.request.candidate.set("model", std::string("mlp\n\"x\"\0y", 9));
   t.request.scope = dptune::DataScope::client(4, 9);
   t.request.private_run = false;
   t.request.repetitions = 5;
@@ -43,7 +43,7 @@ TEST_CASE("mpi.wire a task survives encoding exactly") {
   CHECK(back.task == t.task);
   CHECK(back.request.candidate == t.request.candidate);
   CHECK(back.request.candidate.get_double("learning_rate") == 0.1 + 0.2);
-  CHECK(back.request.candidate.get_string("model").size() == 10);
+  CHECK(back.request.candidate.get_string("model").size() == 9);
   CHECK(back.request.scope.kind == dptune::DataScope::Kind::Client);
   CHECK(back.request.scope.index == 4);
   CHECK(back.request.scope.count == 9);
