@@ -107,7 +107,8 @@ bool Link::flush(Clock::time_point deadline) {
 }
 
 void Link::stop_workers() {
-  if (rank_ != 0 || !workers_started_ || workers_stopped_) return;
+  // Also when rank 0 failed before start_mpi_run: the workers wait for its init until told.
+  if (rank_ != 0 || workers_stopped_) return;
   workers_stopped_ = true;
   for (int r = 1; r < size_; ++r) send(r, kStop, "");
 }

@@ -43,8 +43,6 @@ class Link {
   /// A rank was lost: MPI_Finalize would wait for it, so the process ends with MPI_Abort.
   void mark_broken() { broken_ = true; }
   bool broken() const { return broken_; }
-  /// Rank 0: whether workers were sent init (and so wait for a stop).
-  void set_workers_started() { workers_started_ = true; }
   /// Rank 0: sends stop to every worker once (they leave their loops and finalise).
   void stop_workers();
 
@@ -58,7 +56,7 @@ class Link {
   Link();
   struct Pending;
   int rank_ = 0, size_ = 1;
-  bool broken_ = false, workers_started_ = false, workers_stopped_ = false;
+  bool broken_ = false, workers_stopped_ = false;
   std::deque<std::unique_ptr<Pending>> sends_;
   std::string fingerprint_;
 };

@@ -182,7 +182,6 @@ void start_mpi_run(const std::string& fingerprint, const std::optional<LayoutKey
   mpi::Link& link = mpi::Link::get();
   link.set_fingerprint(fingerprint);
   for (int r = 1; r < link.size(); ++r) link.send(r, mpi::kInit, mpi::encode_init(key));
-  link.set_workers_started();
 }
 
 int serve_mpi_worker(const PipelineConfig& config, const PluginRegistry& registry,

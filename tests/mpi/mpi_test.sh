@@ -4,6 +4,8 @@
 #   equal_*   a seeded study gives the single-process run's trials (and released model) for 1, 2
 #             and 3 ranks (grid; dpareto, adaptive; repetition, a private tuner);
 #   secure    an unseeded private study over 3 ranks finishes and releases a model;
+#   secure_resume an unseeded study cut off by a lost rank resumes over 2 ranks with the layout key
+#             it started with; a secure study of another executor is refused over MPI (exit 2);
 #   lost_rank a worker rank killed (SIGKILL) mid-study ends the run non-zero naming the rank, and
 #             --resume over 3 ranks finishes with the uninterrupted run's trials;
 #   silent_rank a worker rank stopped (SIGSTOP) is declared lost after DPTUNE_MPI_TIMEOUT: a clear
@@ -117,6 +119,35 @@ case "$case_name" in
       --no-progress --overwrite >"$out.log" 2>&1 || fail "secure run exited $? ($(tail -3 "$out.log"))"
     grep -q "libsodium" "$out/summary.json" || fail "secure: summary.json names no secure randomness"
     [ -s "$out/model.json" ] || fail "secure: no released model"
+    ;;
+  secure_resume)
+    out="$work/secure_resume"
+    key_of() {
+      python3 -c 'import sqlite3, sys; r = sqlite3.connect(sys.argv[1]).execute("SELECT value FROM meta WHERE key = ?", ("mpi_layout_key",)).fetchone(); print(r[0] if r else "")' "$1/study.db"
+    }
+    mpirun_n 3 bash -c 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 1.5; kill -KILL $$) & fi; exec "$@"' \
+      rank "$dptune" run "$pipelines/dpareto.yaml" --executor mpi --out "$out" --no-progress \
+      --overwrite >"$out.log" 2>&1 && fail "secure_resume: exit code 0 after a rank was killed"
+    key=$(key_of "$out")
+    [ ${#key} -eq 64 ] || fail "secure_resume: the study keeps no layout key ('$key')"
+    # Resumed over another number of ranks: the same key is sent again.
+    mpirun_n 2 "$dptune" run "$pipelines/dpareto.yaml" --executor mpi --out "$out" --no-progress \
+      --resume >"$out.resume.log" 2>&1 || fail "secure_resume: --resume exited $? ($(tail -3 "$out.resume.log"))"
+    [ "$(key_of "$out")" = "$key" ] || fail "secure_resume: the layout key changed on --resume"
+    [ -s "$out/trials.csv" ] || fail "secure_resume: no trials.csv after --resume"
+    # A secure study of another executor cannot share its layout with other ranks: refused.
+    other="$work/secure_threads"
+    "$dptune" run "$pipelines/grid.yaml" --out "$other" --no-progress --overwrite >"$other.log" 2>&1 ||
+      fail "secure_resume: the threads study exited $?"
+    start=$(date +%s)
+    mpirun_n 2 "$dptune" run "$pipelines/grid.yaml" --executor mpi --out "$other" --no-progress \
+      --resume >"$other.resume.log" 2>&1
+    code=$?
+    [ $code -eq 2 ] || fail "secure_resume: resuming a threads study over MPI exited $code, not 2"
+    # The workers waiting for rank 0's start are told to stop at once, not left to time out.
+    [ $(($(date +%s) - start)) -lt 30 ] || fail "secure_resume: the refusal took 30 s or more"
+    grep -q "did not start with the MPI executor" "$other.resume.log" ||
+      fail "secure_resume: no reason given ($(grep -m2 dptune "$other.resume.log"))"
     ;;
   lost_rank)
     reference dpareto
