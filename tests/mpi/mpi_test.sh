@@ -11,7 +11,8 @@
 #   silent_rank a worker rank stopped (SIGSTOP) is declared lost after DPTUNE_MPI_TIMEOUT: a clear
 #             error naming it, no hang; --resume finishes as above;
 #   mismatch  a rank started with another pipeline (another seed) is refused by rank 0;
-#   task_error a run that throws on a worker fails the study with the worker's rank named.
+#   task_error a run that throws on a worker fails the study with the worker's rank named;
+#   worker_data a worker whose copy of the data is damaged stops the run naming the rank and line.
 # Usage: mpi_test.sh MPIEXEC DPTUNE PIPELINE_DIR WORK_DIR CASE
 set -uo pipefail
 mpiexec=$1
@@ -194,6 +195,24 @@ case "$case_name" in
       grep -Eq "boom on rank [12]" "$out.log" ||
       fail "task_error: no error names the worker rank ($(grep dptune "$out.log" | head -3))"
     "$dptune" study show "$out" | grep -q "status *failed" || fail "task_error: study not marked failed"
+    ;;
+  worker_data)
+    # Rank 2 reads its own copy of the data, damaged (a host whose storage differs): the run
+    # stops with the rank and the file's line named.
+    for side in good bad; do
+      mkdir -p "$work/$side"
+      cp "$pipelines/csv.yaml" "$work/$side/p.yaml"
+      cp "$pipelines/../../../data/breast_cancer.csv" "$work/$side/d.csv"
+    done
+    echo "1.5,oops" >>"$work/bad/d.csv"
+    timeout -k 10 120 "$mpiexec" --oversubscribe --allow-run-as-root \
+      -np 2 "$dptune" run "$work/good/p.yaml" --seed 3 --executor mpi --no-progress --overwrite : \
+      -np 1 "$dptune" run "$work/bad/p.yaml" --seed 3 --executor mpi --no-progress --overwrite \
+      >"$work/worker_data.log" 2>&1
+    code=$?
+    [ $code -ne 0 ] && [ $code -ne 124 ] || fail "worker_data: exit code $code"
+    grep -q "MPI rank 2 could not start: $work/bad/d.csv:571: expected 31 fields" "$work/worker_data.log" ||
+      fail "worker_data: no message names rank 2 and the line ($(grep -m2 dptune "$work/worker_data.log"))"
     ;;
   *) fail "unknown case $case_name" ;;
 esac
