@@ -110,6 +110,15 @@ class HostEvaluator final : public dptune::Evaluator {
   mutable std::unique_ptr<DataScopes> scopes_;
   mutable std::mutex kept_mutex_;
   std::vector<KeptModel> kept_;
+  /// The request a worker rank ran last (run_task): its instance and event, reused by its next
+  /// runs.
+  struct RemoteRequest {
+    std::string key;
+    Algorithm algorithm;
+    dptune::DpEvent event;
+  };
+  mutable std::mutex remote_mutex_;
+  mutable std::shared_ptr<const RemoteRequest> remote_last_;
   EvaluationJournal* journal_ = nullptr;
 };
 
