@@ -6,10 +6,11 @@ set -euo pipefail
 packages=(cmake g++ ninja-build pkg-config binutils libboost-dev libboost-program-options-dev
           libyaml-cpp-dev doctest-dev libsodium-dev libeigen3-dev liblbfgspp-dev zlib1g-dev
           libsqlite3-dev dataset-fashion-mnist python3 python3-numpy chromium fonts-dejavu-core
-          clang libclang-rt-14-dev)
+          clang libclang-rt-14-dev openmpi-bin libopenmpi-dev)
 # chromium and fonts-dejavu-core: the rendering test (tests/render) screenshots report.html and the
 # plots with headless Chromium.  clang and libclang-rt-14-dev (libFuzzer and the sanitizer runtimes):
-# the fuzz targets of scripts/fuzz.sh.
+# the fuzz targets of scripts/fuzz.sh.  openmpi-bin and libopenmpi-dev: the optional MPI executor
+# (docs/mpi.md, tests/mpi).
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -15,6 +15,7 @@
 #include "dptune/host/audit.hpp"
 #include "dptune/host/config.hpp"
 #include "dptune/host/data_source.hpp"
+#include "dptune/host/executor.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "dptune/host/runner.hpp"
 
@@ -85,6 +86,8 @@ int cmd_run(const std::vector<std::string>& args) {
       "set", po::value(&sets)->composing(),
       "override a pipeline key: --set tuner.params.trials=50 (repeatable)")(
       "threads", po::value<std::size_t>(), "worker threads (0 = all cores; 1 = inline)")(
+      "executor", po::value<std::string>(),
+      "where evaluations run: inline, threads or mpi (under mpirun: docs/mpi.md)")(
       "plugin-path", po::value(&plugin_paths)->composing(),
       "extra plugin folder or file (repeatable)")("no-progress", "never show the progress line")(
       "verbose,v", "print every derivation in full (always in summary.json)")(
@@ -101,9 +104,14 @@ int cmd_run(const std::vector<std::string>& args) {
     sets.push_back("execution.threads=" + std::to_string(threads));
     if (threads == 1) sets.push_back("execution.executor=inline");
   }
+  if (vm->count("executor"))
+    sets.push_back("execution.executor=" + (*vm)["executor"].as<std::string>());
   dptune::host::PluginRegistry registry;
   auto config = load(pipeline, sets, plugin_paths, registry);
   if (!out_dir.empty()) config.output.dir = fs::absolute(out_dir);
+  // Under mpirun every rank gets here; ranks other than 0 evaluate what rank 0 sends them.
+  if (config.execution.executor == "mpi" && dptune::host::mpi_rank() != 0)
+    return dptune::host::serve_mpi_worker(config, registry, dptune::host::to_yaml(config));
   dptune::host::RunOptions options;
   options.show_progress = vm->count("no-progress") == 0;
   options.verbose = vm->count("verbose") != 0;
@@ -300,7 +308,9 @@ int cmd_plugins(const std::vector<std::string>& args) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int dispatch(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   try {
     if (args.empty()) {
@@ -347,4 +357,13 @@ int main(int argc, char** argv) {
     std::cerr << "dptune: error: " << e.what() << "\n";
     return kFailure;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int code = dispatch(argc, argv);
+  // Under mpirun: finalise MPI, or end the job when a rank was lost (after the message is out).
+  dptune::host::finish_mpi(code);
+  return code;
 }

@@ -330,7 +330,7 @@ const ParamSchema& host_schema() {
     s.add_int("repetitions", "runs per evaluation").min(1);
     s.add_int("threads", "worker threads (0: all cores)").min(0);
     s.add_int("seed", "seed of reproducible noise").min(0);
-    s.add_string("executor", "where evaluations run").one_of({"inline", "threads"});
+    s.add_string("executor", "where evaluations run").one_of({"inline", "threads", "mpi"});
     s.add_string("split", "the held-out split the utility scores on")
         .one_of({"validation", "test"});
     s.add_int("int_step", "step of an int dimension").min(1);

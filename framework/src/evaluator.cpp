@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "dptune/errors.hpp"
+#include "mpi_wire.hpp"
 #include "study.hpp"
 
 namespace dptune::host {
@@ -198,68 +199,10 @@ std::vector<dptune::Evaluation> HostEvaluator::evaluate(
   };
 
   std::mutex keep_mutex;
-  executor_.parallel_for(pending.size(), [&](std::size_t slot) {
-    // A cancellation point between runs: a run that started finishes and is stored.
-    if (journal_) check_interrupt();
-    const std::size_t task = pending[slot];
-    const auto started = std::chrono::steady_clock::now();
+  const auto finish = [&](std::size_t task, double score, double task_seconds) {
     const std::size_t i = owner[task];
-    const std::size_t rep = task - prepared[i].first_task;
-    const auto& request = requests[i];
-    const Algorithm& a = prepared[i].algorithm;
-    auto rng = random_.make((batch << 32) | task);
-    DataSplits fresh;
-    const DataSplits* all = nullptr;
-    if (data_.varies_per_run()) {
-      fresh = data_.make(*rng);
-      all = &fresh;
-    } else {
-      all = &fixed_data();
-    }
-    const ScopedData data =
-        scopes().select(*all, request.scope, config_.score_split, data_.varies_per_run());
-    const bool keep = request.keep_output && rep + 1 == prepared[i].repetitions;
-    double score;
-    if (a.mechanism) {
-      dptune::Predictions released;
-      if (request.private_run)
-        released.values = a.mechanism->release(data.train->labels, data.sensitivity, *rng);
-      else
-        released.values = data.train->labels;  // the exact answers: what a non-private run returns
-      if (released.values.size() != data.train->labels.size())
-        throw dptune::PluginError("mechanism '" + config_.algorithm.use + "' released " +
-                                  std::to_string(released.values.size()) + " values for " +
-                                  std::to_string(data.train->labels.size()) + " queries");
-      released.num_classes = data.train->num_classes;
-      score = utility_->score(data.scored->labels, released);
-      if (keep) {
-        std::lock_guard lock(keep_mutex);
-        results[i].output = std::move(released);
-      }
-    } else {
-      HostTrainingContext context(*rng, mechanisms_, *accountant_, config_.delta,
-                                  request.private_run);
-      dptune::TrainedModel trained = a.trainer->train(*data.train, context);
-      const dptune::DpEvent expected =
-          request.private_run ? results[i].event : dptune::DpEvent::non_private();
-      if (!(trained.event == expected))
-        throw dptune::PluginError("trainer '" + config_.algorithm.use + "' reported the event " +
-                                  trained.event.to_string() + " but exact_event() predicted " +
-                                  expected.to_string() + "; refusing to account for either");
-      if (!trained.model)
-        throw dptune::PluginError("trainer '" + config_.algorithm.use + "' returned no model");
-      score = utility_->score(data.scored->labels, trained.model->predict(*data.scored));
-      if (keep) {
-        std::lock_guard lock(keep_mutex);
-        results[i].model = trained.model;
-      }
-    }
-    if (!(score >= 0.0 && score <= 1.0))
-      throw dptune::PluginError("utility '" + config_.utility.use + "' returned " +
-                                std::to_string(score) + ", outside [0, 1]");
-    results[i].utilities[rep] = score;
-    seconds[task] =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    results[i].utilities[task - prepared[i].first_task] = score;
+    seconds[task] = task_seconds;
     // The last run of a request stores the whole evaluation, committed before it is used.
     if (remaining[i].fetch_sub(1) == 1 && journal_) {
       std::lock_guard lock(keep_mutex);
@@ -268,7 +211,44 @@ std::vector<dptune::Evaluation> HostEvaluator::evaluate(
       summarise(i);
       journal_->record(batch, i, results[i]);
     }
-  });
+  };
+  const auto keeps = [&](std::size_t task) {
+    const std::size_t i = owner[task];
+    return requests[i].keep_output && task + 1 == prepared[i].first_task + prepared[i].repetitions;
+  };
+  const auto run_here = [&](std::size_t slot) {
+    // A cancellation point between runs: a run that started finishes and is stored.
+    if (journal_) check_interrupt();
+    const std::size_t task = pending[slot];
+    const std::size_t i = owner[task];
+    const auto started = std::chrono::steady_clock::now();
+    RunOutcome outcome =
+        run_once(batch, task, requests[i], prepared[i].algorithm, results[i].event, keeps(task));
+    if (keeps(task)) {
+      std::lock_guard lock(keep_mutex);
+      results[i].output = std::move(outcome.output);
+      results[i].model = std::move(outcome.model);
+    }
+    finish(task, outcome.score,
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  };
+  if (RemoteTasks* remote = executor_.remote()) {
+    // Another process runs the same task with the same stream; a kept model stays here.
+    std::vector<RemoteTask> remote_tasks;
+    std::vector<char> local_only;
+    for (std::size_t task : pending) {
+      remote_tasks.push_back({batch, task, requests[owner[task]]});
+      local_only.push_back(keeps(task) ? 1 : 0);
+    }
+    remote->run(
+        remote_tasks, local_only, run_here,
+        [&](std::size_t slot, const RemoteResult& r) { finish(pending[slot], r.score, r.seconds); },
+        [&] {
+          if (journal_) check_interrupt();
+        });
+  } else {
+    executor_.parallel_for(pending.size(), run_here);
+  }
 
   for (std::size_t i = 0; i < results.size(); ++i) {
     summarise(i);
@@ -282,6 +262,80 @@ std::vector<dptune::Evaluation> HostEvaluator::evaluate(
       if (r.model) kept_.push_back({r.request.candidate, r.utility_mean, r.model});
   }
   return results;
+}
+
+HostEvaluator::RunOutcome HostEvaluator::run_once(std::uint64_t batch, std::size_t task,
+                                                  const dptune::EvaluationRequest& request,
+                                                  const Algorithm& a,
+                                                  const dptune::DpEvent& expected,
+                                                  bool keep) const {
+  auto rng = random_.make((batch << 32) | task);
+  DataSplits fresh;
+  const DataSplits* all = nullptr;
+  if (data_.varies_per_run()) {
+    fresh = data_.make(*rng);
+    all = &fresh;
+  } else {
+    all = &fixed_data();
+  }
+  const ScopedData data =
+      scopes().select(*all, request.scope, config_.score_split, data_.varies_per_run());
+  RunOutcome outcome;
+  double score;
+  if (a.mechanism) {
+    dptune::Predictions released;
+    if (request.private_run)
+      released.values = a.mechanism->release(data.train->labels, data.sensitivity, *rng);
+    else
+      released.values = data.train->labels;  // the exact answers: what a non-private run returns
+    if (released.values.size() != data.train->labels.size())
+      throw dptune::PluginError("mechanism '" + config_.algorithm.use + "' released " +
+                                std::to_string(released.values.size()) + " values for " +
+                                std::to_string(data.train->labels.size()) + " queries");
+    released.num_classes = data.train->num_classes;
+    score = utility_->score(data.scored->labels, released);
+    if (keep) outcome.output = std::move(released);
+  } else {
+    HostTrainingContext context(*rng, mechanisms_, *accountant_, config_.delta,
+                                request.private_run);
+    dptune::TrainedModel trained = a.trainer->train(*data.train, context);
+    if (!(trained.event == expected))
+      throw dptune::PluginError("trainer '" + config_.algorithm.use + "' reported the event " +
+                                trained.event.to_string() + " but exact_event() predicted " +
+                                expected.to_string() + "; refusing to account for either");
+    if (!trained.model)
+      throw dptune::PluginError("trainer '" + config_.algorithm.use + "' returned no model");
+    score = utility_->score(data.scored->labels, trained.model->predict(*data.scored));
+    if (keep) outcome.model = trained.model;
+  }
+  if (!(score >= 0.0 && score <= 1.0))
+    throw dptune::PluginError("utility '" + config_.utility.use + "' returned " +
+                              std::to_string(score) + ", outside [0, 1]");
+  outcome.score = score;
+  return outcome;
+}
+
+double HostEvaluator::run_task(const RemoteTask& task) const {
+  // The runs of one request mostly reach a worker one after another: they share one instance and
+  // its predicted event, as on rank 0 (a target-epsilon trainer then calibrates once, not per run).
+  // The event is the one rank 0 predicted: the same pure function of the same inputs.
+  const std::string key = mpi::encode_task(0, {0, 0, task.request});
+  std::shared_ptr<const RemoteRequest> entry;
+  {
+    std::lock_guard lock(remote_mutex_);
+    entry = remote_last_;
+  }
+  if (!entry || entry->key != key) {
+    auto fresh = std::make_shared<RemoteRequest>();
+    fresh->key = key;
+    fresh->algorithm = instantiate(task.request.candidate);
+    fresh->event = task.request.private_run ? run_event(fresh->algorithm, task.request.scope)
+                                            : dptune::DpEvent::non_private();
+    entry = fresh;
+    std::lock_guard lock(remote_mutex_);
+    remote_last_ = entry;
+  }
+  return run_once(task.batch, task.task, task.request, entry->algorithm, entry->event, false).score;
 }
 
 std::vector<HostEvaluator::KeptModel> HostEvaluator::kept_models() const {

@@ -61,6 +61,9 @@ class HostEvaluator final : public dptune::Evaluator {
   };
   /// Every kept model, in the order of evaluate() calls and, within one, of the requests.
   std::vector<KeptModel> kept_models() const;
+  /// Runs task `task.task` of evaluate() call `task.batch` on `task.request` exactly as that call
+  /// would (same stream, same checks) and returns its score: what an MPI worker rank does.
+  double run_task(const RemoteTask& task) const;
   /// From now on every evaluation is first looked up in `journal` and stored there as soon as
   /// its runs are done (the study store, issue 16); null: none.
   void set_journal(EvaluationJournal* journal) { journal_ = journal; }
@@ -77,6 +80,15 @@ class HostEvaluator final : public dptune::Evaluator {
     std::shared_ptr<const dptune::Trainer> trainer;
   };
   Algorithm instantiate(const dptune::Params& candidate) const;
+  /// One run of task `task` of call `batch`; `expected` is the event it must report.
+  struct RunOutcome {
+    double score = 0;
+    std::shared_ptr<const dptune::Model> model;  // when keep (a trainer)
+    dptune::Predictions output;                  // when keep (a mechanism)
+  };
+  RunOutcome run_once(std::uint64_t batch, std::size_t task,
+                      const dptune::EvaluationRequest& request, const Algorithm& a,
+                      const dptune::DpEvent& expected, bool keep) const;
   /// What one private run of `algorithm` on `scope` does to the data.
   dptune::DpEvent run_event(const Algorithm& algorithm, const dptune::DataScope& scope) const;
   /// The fixed data and the layouts of its scopes, made on first use (layout streams).
@@ -98,6 +110,15 @@ class HostEvaluator final : public dptune::Evaluator {
   mutable std::unique_ptr<DataScopes> scopes_;
   mutable std::mutex kept_mutex_;
   std::vector<KeptModel> kept_;
+  /// The request a worker rank ran last (run_task): its instance and event, reused by its next
+  /// runs.
+  struct RemoteRequest {
+    std::string key;
+    Algorithm algorithm;
+    dptune::DpEvent event;
+  };
+  mutable std::mutex remote_mutex_;
+  mutable std::shared_ptr<const RemoteRequest> remote_last_;
   EvaluationJournal* journal_ = nullptr;
 };
 
@@ -155,8 +176,9 @@ class HostTunerContext final : public dptune::TunerContext {
 struct EvaluationStack {
   EvaluationStack(const PipelineConfig& config, const PluginRegistry& registry,
                   const std::string& executor_kind, std::size_t threads,
-                  std::optional<std::uint64_t> seed, RandomStreamRecorder* recorder = nullptr)
-      : random(seed, recorder),
+                  std::optional<std::uint64_t> seed, RandomStreamRecorder* recorder = nullptr,
+                  std::optional<LayoutKey> layout_key = std::nullopt)
+      : random(seed, recorder, layout_key),
         executor(make_executor(executor_kind, threads)),
         data(make_data_source(config.data.use, config.data.params, config.preprocessing)),
         accountant(registry.create_accountant(config.accountant.use, config.accountant.params)),

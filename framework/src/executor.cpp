@@ -136,13 +136,36 @@ class ThreadPoolExecutor final : public Executor {
 
 }  // namespace
 
+#ifdef DPTUNE_HAVE_MPI
+std::unique_ptr<Executor> make_mpi_executor();  // mpi_executor.cpp
+#else
+namespace {
+[[noreturn]] void no_mpi() {
+  throw dptune::ConfigError(
+      "executor 'mpi': this dptune was built without MPI (install Open MPI's development files, "
+      "e.g. scripts/install-deps.sh, and rebuild; docs/mpi.md)");
+}
+}  // namespace
+int mpi_rank() { no_mpi(); }
+void start_mpi_run(const std::string&, const std::optional<LayoutKey>&) { no_mpi(); }
+int serve_mpi_worker(const PipelineConfig&, const PluginRegistry&, const std::string&) { no_mpi(); }
+void finish_mpi(int) noexcept {}
+#endif
+
 std::unique_ptr<Executor> make_executor(const std::string& kind, std::size_t threads) {
   if (kind == "inline") return std::make_unique<InlineExecutor>();
   if (kind == "threads") {
     if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
     return std::make_unique<ThreadPoolExecutor>(threads);
   }
-  throw dptune::ConfigError("unknown executor '" + kind + "': expected inline or threads");
+  if (kind == "mpi") {
+#ifdef DPTUNE_HAVE_MPI
+    return make_mpi_executor();
+#else
+    no_mpi();
+#endif
+  }
+  throw dptune::ConfigError("unknown executor '" + kind + "': expected inline, threads or mpi");
 }
 
 }  // namespace dptune::host

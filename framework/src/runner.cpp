@@ -22,6 +22,7 @@
 #include "json.hpp"
 #include "ledger.hpp"
 #include "model_file.hpp"
+#include "mpi_wire.hpp"
 #include "progress.hpp"
 #include "report.hpp"
 #include "study.hpp"
@@ -106,6 +107,39 @@ struct InterruptScope {
   bool active_;
 };
 
+/// Rank 0 of the MPI executor (docs/mpi.md) starts the workers.  Under secure randomness every rank
+/// must draw the same split and shards, so they are drawn from a secret key rank 0 makes, sends
+/// and keeps in the study (a resumed study shares it again; the study holds the words it draws
+/// anyway).
+std::optional<LayoutKey> start_mpi_workers(const PipelineConfig& config, Study* study,
+                                           bool resume) {
+  std::optional<LayoutKey> key;
+  if (!config.execution.seed) {
+    if (!study)
+      throw dptune::ConfigError("executor 'mpi' under secure randomness needs the study store");
+    if (const auto hex = study->get("mpi_layout_key")) {
+      key = mpi::key_from_hex(*hex);
+    } else if (resume) {
+      throw dptune::ConfigError(
+          config.output.dir.string() +
+          ": --resume with executor 'mpi': this study did not start with the MPI executor, so "
+          "its data layout (drawn from secure randomness) cannot be shared with other ranks; "
+          "resume it with the executor it started with");
+    } else {
+      key.emplace();
+      SecureRandom source;
+      for (std::size_t i = 0; i < key->size(); i += 8) {
+        const std::uint64_t word = source.next_u64();
+        for (std::size_t b = 0; b < 8; ++b)
+          (*key)[i + b] = static_cast<unsigned char>(word >> (8 * b));
+      }
+      study->set("mpi_layout_key", mpi::key_to_hex(*key));
+    }
+  }
+  start_mpi_run(to_yaml(config), key);
+  return key;
+}
+
 }  // namespace
 
 RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
@@ -121,8 +155,11 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
   // From here a signal is turned into a clean stop at the next cancellation point.
   InterruptScope interrupts(study != nullptr);
   RandomStreamRecorder* recorder = study && !config.execution.seed ? study.get() : nullptr;
+  std::optional<LayoutKey> layout_key;
+  if (config.execution.executor == "mpi")
+    layout_key = start_mpi_workers(config, study.get(), options.resume);
   EvaluationStack stack(config, registry, config.execution.executor, config.execution.threads,
-                        config.execution.seed, recorder);
+                        config.execution.seed, recorder, layout_key);
   if (study) {
     study->begin(to_yaml(config), config.tuner.use, stack.random.description());
     stack.evaluator.set_journal(study.get());

@@ -578,8 +578,9 @@ TEST_CASE("config: unknown components and parameter values") {
         "f.yaml:3:35: accountant.delta: expected float in [0.0, 1.0), got -1e-05");
   CHECK(error_of(replace(kMinimal, "{use: f1}", "{use: f1, repetitions: 0}")) ==
         "f.yaml:4:33: utility.repetitions: expected int in [1, inf), got 0");
-  CHECK(error_of(kMinimal + "execution: {executor: mpi}\n") ==
-        "f.yaml:9:23: execution.executor: expected string one of {inline, threads}, got 'mpi'");
+  CHECK(error_of(kMinimal + "execution: {executor: cluster}\n") ==
+        "f.yaml:9:23: execution.executor: expected string one of {inline, threads, mpi}, got "
+        "'cluster'");
   CHECK(error_of(kMinimal + "execution: {threads: -2}\n") ==
         "f.yaml:9:22: execution.threads: expected int in [0, inf), got -2");
   CHECK(error_of(kMinimal + "execution: {seed: 1.5}\n") ==

@@ -65,7 +65,7 @@ struct ComponentConfig {
 };
 
 struct ExecutionConfig {
-  std::string executor = "threads";   // "inline" or "threads"
+  std::string executor = "threads";   // "inline", "threads" or "mpi" (docs/mpi.md)
   std::size_t threads = 0;            // 0: number of cores
   std::optional<std::uint64_t> seed;  // absent: cryptographically secure noise
 };

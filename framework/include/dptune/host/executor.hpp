@@ -1,12 +1,53 @@
-// dptune host: executors run independent tasks inline or on a thread pool.
+// dptune host: executors run independent tasks inline, on a thread pool, or over the ranks of an
+// MPI job (docs/mpi.md).
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
+
+#include "dptune/plugin.hpp"
 
 namespace dptune::host {
+
+struct PipelineConfig;
+class PluginRegistry;
+
+/// One run of an evaluation that another process of the same pipeline can do: task `task` of
+/// evaluate() call `batch` (which fix its random stream) on `request`.
+struct RemoteTask {
+  std::uint64_t batch = 0;
+  std::uint64_t task = 0;
+  dptune::EvaluationRequest request;
+};
+
+/// What a remote run sends back.
+struct RemoteResult {
+  double score = 0;
+  double seconds = 0;
+};
+
+/// Runs evaluation tasks in other processes (the MPI executor's rank 0).
+class RemoteTasks {
+ public:
+  virtual ~RemoteTasks() = default;
+  /// Runs every task once and returns when all have finished.  Tasks with local_only[i] (their
+  /// model is kept, and a model does not travel) run here through `local(i)`; any other task runs
+  /// either here through `local(i)` or in another process, whose result is passed to
+  /// `done(i, result)`.  local and done are called on the calling thread only; `checkpoint` is
+  /// called between tasks (a cancellation point: what it throws stops the hand-out, waits for
+  /// the tasks already started, and is rethrown).  A failed task or process is rethrown as an
+  /// error naming the rank, after the tasks started on the other processes have finished.
+  virtual void run(const std::vector<RemoteTask>& tasks, const std::vector<char>& local_only,
+                   const std::function<void(std::size_t)>& local,
+                   const std::function<void(std::size_t, const RemoteResult&)>& done,
+                   const std::function<void()>& checkpoint) = 0;
+};
 
 class Executor {
  public:
@@ -17,9 +58,35 @@ class Executor {
   virtual void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) = 0;
   virtual std::size_t threads() const = 0;
   virtual std::string name() const = 0;
+  /// Where evaluation runs can go beyond this process; null: nowhere (inline, threads).
+  virtual RemoteTasks* remote() { return nullptr; }
 };
 
-/// kind "inline" or "threads"; threads == 0 means the number of cores.
+/// kind "inline", "threads" or "mpi"; threads == 0 means the number of cores.  "mpi" on rank 0 of
+/// an MPI job (after start_mpi_run); ConfigError when this build has no MPI.
 std::unique_ptr<Executor> make_executor(const std::string& kind, std::size_t threads);
+
+// ---- the MPI executor (docs/mpi.md) -------------------------------------------------------------
+/// A 256-bit secret from which every rank draws the same data layout under secure randomness.
+using LayoutKey = std::array<unsigned char, 32>;
+
+/// This process's rank in the MPI job, initialising MPI on first use (a process not started by
+/// mpirun is rank 0 of one).  ConfigError when this build has no MPI.
+int mpi_rank();
+
+/// Rank 0, before its evaluation stack is built: tells every worker rank the pipeline it runs
+/// (`fingerprint`, checked against theirs) and, under secure randomness, the layout key they draw
+/// the same split and shards with (null `key`: seeded).
+void start_mpi_run(const std::string& fingerprint, const std::optional<LayoutKey>& key);
+
+/// A worker rank: receives rank 0's start, builds the pipeline's evaluation stack itself (reading
+/// the data from the pipeline's paths) and runs the tasks rank 0 sends until told to stop.
+/// Returns the process's exit code.
+int serve_mpi_worker(const PipelineConfig& config, const PluginRegistry& registry,
+                     const std::string& fingerprint);
+
+/// At process exit: MPI_Finalize when MPI was initialised, or MPI_Abort(exit_code) when a rank
+/// was lost (finalising would wait for it).  No-op without MPI.
+void finish_mpi(int exit_code) noexcept;
 
 }  // namespace dptune::host

@@ -3,6 +3,7 @@
 // depend on the number of threads.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -34,10 +35,30 @@ class RandomStreamRecorder {
       std::uint64_t stream, std::unique_ptr<dptune::RandomBitGenerator> fresh) = 0;
 };
 
+/// ChaCha20's keystream under a secret key, one nonce per stream (RFC 8439 via libsodium): a
+/// cryptographically secure stream that every process holding the key draws identically.
+class KeyedRandom final : public dptune::RandomBitGenerator {
+ public:
+  KeyedRandom(const std::array<unsigned char, 32>& key, std::uint64_t stream);
+  std::uint64_t next_u64() override;
+  bool cryptographically_secure() const override { return true; }
+  std::string description() const override;
+
+ private:
+  std::array<unsigned char, 32> key_;
+  std::array<unsigned char, 12> nonce_{};
+  std::uint32_t block_ = 0;
+  std::uint64_t buffer_[64];
+  std::size_t next_ = 64;
+};
+
 class RandomSource {
  public:
-  explicit RandomSource(std::optional<std::uint64_t> seed, RandomStreamRecorder* recorder = nullptr)
-      : seed_(seed), recorder_(recorder) {}
+  /// `layout_key` (secure randomness only): the data layout's streams (1 <= stream < 2^32) are
+  /// drawn from KeyedRandom under it, so that the ranks of an MPI job split the data alike.
+  explicit RandomSource(std::optional<std::uint64_t> seed, RandomStreamRecorder* recorder = nullptr,
+                        std::optional<std::array<unsigned char, 32>> layout_key = std::nullopt)
+      : seed_(seed), recorder_(recorder), layout_key_(layout_key) {}
   /// A generator for one task; `stream` identifies the task deterministically.
   std::unique_ptr<dptune::RandomBitGenerator> make(std::uint64_t stream) const;
   bool secure() const { return !seed_.has_value(); }
@@ -51,6 +72,7 @@ class RandomSource {
   // through it; the per-evaluation streams ((batch + 1) << 32 | task) never are.
   std::optional<std::uint64_t> seed_;
   RandomStreamRecorder* recorder_ = nullptr;
+  std::optional<std::array<unsigned char, 32>> layout_key_;
 };
 
 }  // namespace dptune::host

@@ -1,0 +1,278 @@
+// The MPI executor's rank 0 (docs/mpi.md): the tuner runs here; a service thread hands evaluation
+// runs to the worker ranks one at a time as they ask (a request queue: a rank that finishes gets
+// the next run, so a slow run idles nobody), collects their results, sends heartbeats and declares
+// a rank lost when it stays silent past the timeout.  The main thread runs tasks too (and every
+// task whose model is kept, since a model does not travel).
+#include <algorithm>
+#include <condition_variable>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include "dptune/errors.hpp"
+#include "mpi_link.hpp"
+#include "mpi_wire.hpp"
+
+namespace dptune::host {
+
+namespace mpi {
+namespace {
+
+class MpiExecutor final : public Executor, public RemoteTasks {
+ public:
+  MpiExecutor()
+      : link_(Link::get()),
+        workers_(static_cast<std::size_t>(link_.size())),
+        fingerprint_(link_.fingerprint()) {
+    for (auto& w : workers_) w.last_heard = Clock::now();
+    if (link_.size() > 1) service_ = std::thread([this] { serve(); });
+  }
+  ~MpiExecutor() override {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    if (service_.joinable()) service_.join();
+    // The workers leave their loops now (MPI_Finalize, at exit, waits for all ranks).
+    try {
+      link_.stop_workers();
+    } catch (...) {
+      link_.mark_broken();
+    }
+  }
+
+  void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) override {
+    for (std::size_t i = 0; i < n; ++i) body(i);
+  }
+  std::size_t threads() const override { return 1; }
+  std::string name() const override {
+    return "mpi(" + std::to_string(link_.size()) + (link_.size() == 1 ? " rank)" : " ranks)");
+  }
+  RemoteTasks* remote() override { return this; }
+
+  void run(const std::vector<RemoteTask>& tasks, const std::vector<char>& local_only,
+           const std::function<void(std::size_t)>& local,
+           const std::function<void(std::size_t, const RemoteResult&)>& done,
+           const std::function<void()>& checkpoint) override;
+
+ private:
+  struct Worker {
+    bool hello = false, lost = false;
+    std::optional<std::size_t> busy;  // the slot it runs
+    Clock::time_point last_heard;
+  };
+
+  void serve();
+  void handle(const Message& m);
+  void hand_out();
+  void check_liveness(Clock::time_point now);
+  /// Stops the hand-out after an error: the queued tasks are not run.
+  void stop_hand_out() {
+    queue_.clear();
+    local_.clear();
+  }
+
+  Link& link_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<Worker> workers_;  // by rank; [0] unused
+  std::thread service_;
+  bool stopping_ = false;
+  // The current run() call: tasks, the slots not yet started, what came back.
+  const std::vector<RemoteTask>* tasks_ = nullptr;
+  std::uint64_t generation_ = 0;
+  std::deque<std::size_t> queue_, local_;
+  std::size_t in_flight_ = 0;
+  std::vector<std::pair<std::size_t, RemoteResult>> arrived_;
+  std::map<std::size_t, std::string> failed_;  // slot -> error naming the rank
+  std::string fatal_;                          // a rank lost or refused
+  std::string fingerprint_;
+};
+
+void MpiExecutor::serve() {
+  auto next_beat = Clock::now();
+  for (;;) {
+    bool idle = true;
+    try {
+      while (auto m = link_.poll()) {
+        idle = false;
+        std::lock_guard lock(mutex_);
+        handle(*m);
+      }
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      hand_out();
+      const auto now = Clock::now();
+      if (now >= next_beat) {
+        for (int r = 1; r < link_.size(); ++r)
+          if (!workers_[r].lost) link_.send(r, kBeat, "");
+        next_beat = now + std::chrono::duration_cast<Clock::duration>(beat_interval());
+      }
+      check_liveness(now);
+    } catch (const std::exception& e) {
+      std::lock_guard lock(mutex_);
+      if (fatal_.empty()) fatal_ = std::string("MPI executor: ") + e.what();
+      link_.mark_broken();
+      wake_.notify_all();
+      return;
+    }
+    if (idle) std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+}
+
+void MpiExecutor::handle(const Message& m) {
+  Worker& w = workers_.at(static_cast<std::size_t>(m.source));
+  w.last_heard = Clock::now();
+  const std::string who = "MPI rank " + std::to_string(m.source);
+  switch (m.tag) {
+    case kBeat:
+      return;
+    case kHello:
+      if (m.payload != fingerprint_) {
+        if (fatal_.empty())
+          fatal_ = who +
+                   " loaded a different pipeline than rank 0 (start every rank with the "
+                   "same command line, pipeline file and plugins)";
+      } else {
+        w.hello = true;
+      }
+      break;
+    case kFail:
+      if (fatal_.empty()) fatal_ = who + " could not start: " + m.payload;
+      w.lost = true;  // it finalises and exits: give it nothing more
+      break;
+    case kResult: {
+      const Reply reply = decode_reply(m.payload);
+      if (!w.busy || !tasks_) {
+        if (fatal_.empty()) fatal_ = who + " sent a result nobody asked for";
+        break;
+      }
+      const std::size_t slot = *w.busy;
+      w.busy.reset();
+      --in_flight_;
+      if (reply.seq != (generation_ << 32 | slot)) {
+        if (fatal_.empty()) fatal_ = who + " answered another task than the one it was given";
+      } else if (reply.result) {
+        arrived_.emplace_back(slot, *reply.result);
+      } else {
+        failed_.emplace(slot, who + ": " + reply.error);
+        stop_hand_out();
+      }
+      break;
+    }
+    default:
+      if (fatal_.empty()) fatal_ = who + " sent an unexpected " + tag_name(m.tag) + " message";
+  }
+  wake_.notify_all();
+}
+
+void MpiExecutor::hand_out() {
+  if (!tasks_ || !fatal_.empty()) return;
+  for (int r = 1; r < link_.size() && !queue_.empty(); ++r) {
+    Worker& w = workers_[r];
+    if (!w.hello || w.lost || w.busy) continue;
+    const std::size_t slot = queue_.front();
+    queue_.pop_front();
+    link_.send(r, kTask, encode_task(generation_ << 32 | slot, (*tasks_)[slot]));
+    w.busy = slot;
+    ++in_flight_;
+  }
+}
+
+void MpiExecutor::check_liveness(Clock::time_point now) {
+  for (int r = 1; r < link_.size(); ++r) {
+    Worker& w = workers_[r];
+    if (w.lost || now - w.last_heard <= timeout()) continue;
+    w.lost = true;
+    link_.mark_broken();
+    std::string what = "MPI rank " + std::to_string(r) + " sent nothing for " +
+                       std::to_string(static_cast<int>(timeout().count())) +
+                       " s (DPTUNE_MPI_TIMEOUT): it is lost";
+    if (w.busy) {
+      what += ", with a run of batch " + std::to_string((*tasks_)[*w.busy].batch) + " in flight";
+      w.busy.reset();
+      --in_flight_;
+    }
+    if (fatal_.empty())
+      fatal_ = what + "; the runs finished so far are stored: continue with --resume";
+    wake_.notify_all();
+  }
+}
+
+void MpiExecutor::run(const std::vector<RemoteTask>& tasks, const std::vector<char>& local_only,
+                      const std::function<void(std::size_t)>& local,
+                      const std::function<void(std::size_t, const RemoteResult&)>& done,
+                      const std::function<void()>& checkpoint) {
+  std::unique_lock lock(mutex_);
+  if (!fatal_.empty()) throw dptune::PluginError(fatal_);
+  tasks_ = &tasks;
+  ++generation_;
+  for (std::size_t i = 0; i < tasks.size(); ++i) (local_only[i] ? local_ : queue_).push_back(i);
+  std::exception_ptr error;  // the first local failure or interruption
+  std::size_t finished = 0;
+  const auto stop = [&] {
+    if (!error) error = std::current_exception();
+    stop_hand_out();
+  };
+  for (;;) {
+    for (const auto& [slot, result] : std::exchange(arrived_, {})) {
+      lock.unlock();
+      try {
+        done(slot, result);
+      } catch (...) {
+        lock.lock();
+        stop();
+        lock.unlock();
+      }
+      lock.lock();
+      ++finished;
+    }
+    const bool failing = error || !failed_.empty() || !fatal_.empty();
+    if (failing ? in_flight_ == 0 || !fatal_.empty() : finished == tasks.size()) break;
+    std::optional<std::size_t> mine;
+    if (!failing && !local_.empty()) {
+      mine = local_.front();
+      local_.pop_front();
+    } else if (!failing && !queue_.empty()) {
+      mine = queue_.front();
+      queue_.pop_front();
+    }
+    lock.unlock();
+    try {
+      checkpoint();
+      if (mine) {
+        local(*mine);
+        lock.lock();
+        ++finished;
+        continue;
+      }
+    } catch (...) {
+      lock.lock();
+      stop();
+      continue;
+    }
+    lock.lock();
+    wake_.wait_for(lock, std::chrono::milliseconds(20));
+  }
+  tasks_ = nullptr;
+  stop_hand_out();
+  const std::string fatal = fatal_;
+  const std::string failed = failed_.empty() ? std::string() : failed_.begin()->second;
+  failed_.clear();
+  arrived_.clear();
+  lock.unlock();
+  // A lost rank first (the run cannot go on), then the first failed task (by index), then what
+  // failed here.
+  if (!fatal.empty()) throw dptune::PluginError(fatal);
+  if (!failed.empty() && !error) throw dptune::PluginError(failed);
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace
+}  // namespace mpi
+
+std::unique_ptr<Executor> make_mpi_executor() { return std::make_unique<mpi::MpiExecutor>(); }
+
+}  // namespace dptune::host
