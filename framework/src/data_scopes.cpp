@@ -34,8 +34,9 @@ const std::vector<ClientSplit>& DataScopes::clients(std::size_t count) const {
   std::lock_guard lock(mutex_);
   auto it = clients_.find(count);
   if (it == clients_.end()) {
-    // Shards of the training split, iid or Dirichlet(β) by label (paper 003 §V-B), each split into
-    // the client's own train and validation parts: a client tunes on nothing but its own data.
+    // Shards of the training split, iid or Dirichlet(β) by label (Liebenow et al. 2025 §V-B), each
+    // split into the client's own train and validation parts: a client tunes on nothing but its own
+    // data.
     auto rng = make_rng_(LayoutStreams::kClientBase + count);
     std::vector<Indices> shards;
     try {

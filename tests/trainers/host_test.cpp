@@ -243,9 +243,10 @@ TEST_CASE("model export: model.json round-trips and its predictor reproduces the
 }
 
 TEST_CASE("model export: a private tuner's run writes the selected run's model as model.json") {
-  // The repetition tuner (paper 004) on a target-ε DP-SGD: the exact events give RDP curves, so
-  // RepeatAndSelect can be accounted; only the best run's model is released, as model.json.  The
-  // validation split is declared public (exact scores), so the file reproduces the released score.
+  // The repetition tuner (Papernot & Steinke 2022) on a target-ε DP-SGD: the exact events give RDP
+  // curves, so RepeatAndSelect can be accounted; only the best run's model is released, as
+  // model.json.  The validation split is declared public (exact scores), so the file reproduces the
+  // released score.
   dptune_test::TempDir dir;
   const std::string pipeline =
       "name: released_model\n"

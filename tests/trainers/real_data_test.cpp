@@ -96,7 +96,7 @@ TEST_CASE("breast cancer: DP-SGD, Poisson lots, ε = 1, δ = 1e-5 (rdp) >= 90% t
 }
 
 TEST_CASE(
-    "breast cancer: DP-SGD, fixed-size lots without replacement (paper 000 Alg. 3), ε = 1, "
+    "breast cancer: DP-SGD, fixed-size lots without replacement (Avent et al. 2020 Alg. 3), ε = 1, "
     "δ = 1e-5 (rdp) >= 90% test accuracy") {
   // Fixed-size lots without replacement are priced by Wang, Balle & Kasiviswanathan's Thm 9, whose
   // bound keeps a σ-independent floor that grows with the lot ratio m/n and the number of epochs:

@@ -14,7 +14,7 @@ using namespace dptune::trainers;
 using trainer_tests::RecordingMechanism;
 using trainer_tests::ScriptedContext;
 
-TEST_CASE("dp_sgd: schedule and event of paper 000 Alg. 3") {
+TEST_CASE("dp_sgd: schedule and event of Avent et al. 2020 Alg. 3") {
   DpSgdOptions o;
   o.epochs = 3;
   o.lot_size = 10;

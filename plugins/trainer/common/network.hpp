@@ -52,8 +52,9 @@ class Network {
   /// Offset of layer l's weights in params(); its bias follows the weights.
   std::size_t layer_offset(std::size_t l) const { return offsets_[l]; }
 
-  /// Zero for the last (output) layer, as paper 000 Alg. 3 (w ← 0) does for linear models; He
-  /// initialisation N(0, 2 / fan_in) for the weights of hidden layers, which must break symmetry.
+  /// Zero for the last (output) layer, as Avent et al. 2020 Alg. 3 (w ← 0) does for linear models;
+  /// He initialisation N(0, 2 / fan_in) for the weights of hidden layers, which must break
+  /// symmetry.
   void initialise(RandomBitGenerator& rng);
 
   /// Output scores (rows x outputs, row-major) of row-major inputs x (rows x inputs).
@@ -127,8 +128,8 @@ bool consistent(const Dataset& data);
 /// releases nothing (its privacy is spent all the same).
 [[noreturn]] void throw_non_finite(const std::string& what);
 
-/// c_i = min(1, L / ‖g_i‖) (1 for a zero gradient): the clipping factors of paper 000 Alg. 3's
-/// clip_L, so that ‖c_i g_i‖ ≤ L.  Throws (throw_non_finite) for a NaN or infinite norm.
+/// c_i = min(1, L / ‖g_i‖) (1 for a zero gradient): the clipping factors of Avent et al. 2020 Alg.
+/// 3's clip_L, so that ‖c_i g_i‖ ≤ L.  Throws (throw_non_finite) for a NaN or infinite norm.
 void clip_factors(std::span<const double> squared_norms, double clipping_norm,
                   std::span<double> factors);
 

@@ -121,15 +121,16 @@ ParamSchema dp_sgd_schema(Optimizer optimizer) {
       .add_float("noise_multiplier",
                  "σ = noise stddev ÷ clipping_norm on the summed clipped gradients, for both "
                  "samplings (Opacus / TF Privacy convention); fixed-size lots are priced for "
-                 "replace-one neighbours (sensitivity 2 L), so paper 000's σ is σ/2")
+                 "replace-one neighbours (sensitivity 2 L), so Avent et al. 2020's σ is σ/2")
       .min(0)
       .default_to(1.0)
       .add_float("clipping_norm", "L, per-example gradient clipping norm")
       .min_exclusive(0)
       .default_to(1.0)
-      .add_string("sampling",
-                  "without_replacement: fixed-size lots (paper 000 Alg. 3); poisson: each example "
-                  "with q = m / n (Abadi et al. 2016)")
+      .add_string(
+          "sampling",
+          "without_replacement: fixed-size lots (Avent et al. 2020 Alg. 3); poisson: each example "
+          "with q = m / n (Abadi et al. 2016)")
       .one_of({"without_replacement", "poisson"})
       .default_to(std::string("without_replacement"));
   if (optimizer == Optimizer::Adam) {

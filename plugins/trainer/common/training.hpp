@@ -41,7 +41,7 @@ class NetworkModel final : public Model {
 // ------------------------------------------------------------------------------
 
 /// Mini-batch SGD with heavy-ball momentum and inverse-time learning-rate decay per epoch, as the
-/// DP-Hype clients train (paper 003 §V-B, Table III: learning rate × decay × momentum):
+/// DP-Hype clients train (Liebenow et al. 2025 §V-B, Table III: learning rate × decay × momentum):
 ///   η_e = η / (1 + decay · e) in epoch e = 0, 1, ...;  v ← μ v + (ḡ + λ w);  w ← w − η_e v,
 /// ḡ the batch-mean gradient, λ the L2 regularisation (weights and biases).  Each epoch visits a
 /// fresh random permutation in batches of batch_size (the last batch may be smaller).
@@ -56,7 +56,8 @@ struct SgdOptions {
 void train_sgd(Network& network, const Dataset& data, const SgdOptions& options,
                RandomBitGenerator& rng);
 
-// ---- DP-SGD / DP-Adam (paper 000, Algorithms 3 and 4) -------------------------------------------
+// ---- DP-SGD / DP-Adam (Avent et al. 2020, Algorithms 3 and 4)
+// -------------------------------------------
 
 enum class Sampling { WithoutReplacement, Poisson };
 enum class Optimizer { Sgd, Adam };
@@ -93,22 +94,24 @@ DpEvent dp_sgd_event(const DpSchedule& schedule, DpEvent step_event);
 /// samplings, so that σ is noise stddev ÷ L everywhere (the Opacus / TF Privacy convention; the
 /// Gaussian(σ) step event is stated for add/remove neighbours, dp_event.hpp).  With fixed-size lots
 /// the neighbours are replace-one (one clipped gradient of norm ≤ L swapped for another, so the
-/// sum moves by up to 2L: paper 000 Alg. 3's "2L/m · N(0, σ² I)"); the accountant applies that
-/// factor 2 when it prices sampled_without_replacement, so paper 000's σ is noise_multiplier / 2.
+/// sum moves by up to 2L: Avent et al. 2020 Alg. 3's "2L/m · N(0, σ² I)"); the accountant applies
+/// that factor 2 when it prices sampled_without_replacement, so Avent et al. 2020's σ is
+/// noise_multiplier / 2.
 double dp_step_sensitivity(const DpSgdOptions& options);
 
 /// Adds the mechanism's noise to the summed clipped gradient (in place), given the L2 sensitivity.
 /// Empty: no noise (a non-private run of the same algorithm).
 using NoiseFunction = std::function<void(std::vector<double>& sum, double l2_sensitivity)>;
 
-/// Paper 000 Alg. 3 (optimizer Sgd) or Alg. 4 (Adam): for each step, sample a lot, clip every
-/// example's gradient to L, add noise to the sum, divide by m (the nominal lot size, also for
+/// Avent et al. 2020 Alg. 3 (optimizer Sgd) or Alg. 4 (Adam): for each step, sample a lot, clip
+/// every example's gradient to L, add noise to the sum, divide by m (the nominal lot size, also for
 /// Poisson lots, so that one example moves the update by at most sensitivity / m), and update.
 /// `network` is trained in place from its current parameters.
 void train_dp_sgd(Network& network, const Dataset& data, const DpSgdOptions& options,
                   RandomBitGenerator& rng, const NoiseFunction& noise);
 
-// ---- output perturbation (paper 000 §2.2; Wu et al. 2017, Algorithm 2) --------------------------
+// ---- output perturbation (Avent et al. 2020 §2.2; Wu et al. 2017, Algorithm 2)
+// --------------------------
 
 /// Logistic regression trained by projected permutation SGD on the γ-strongly convex objective,
 /// released with Gaussian noise of stddev σ · Δ₂ on the weights (Wu, Li, Kumar, Chaudhuri, Jha &
@@ -126,7 +129,7 @@ void train_dp_sgd(Network& network, const Dataset& data, const DpSgdOptions& opt
 /// T = k B updates and the differing example in a batch of at least c_min examples in each of the
 /// k passes, Δ₂ ≤ k · 2L / (c_min γ T) = 2L / (γ B c_min).  Batches are balanced (B = ⌈n / b⌉
 /// batches of ⌊n/B⌋ or ⌈n/B⌉ examples), so c_min = ⌊n/B⌋ and Δ₂ = 2L / (γ n) exactly when B
-/// divides n (b = 1, paper 000's footnote 6, in particular).
+/// divides n (b = 1, Avent et al. 2020's footnote 6, in particular).
 ///
 /// Constants.  Each example's features are mapped (data-independently) to
 ///   x̃ = [x / max(1, ‖x‖), 1] / √2,  so ‖x̃‖ ≤ 1 (the intercept is the last weight);
@@ -142,8 +145,8 @@ void train_dp_sgd(Network& network, const Dataset& data, const DpSgdOptions& opt
 /// one Gaussian release of stddev σ · √K Δ₂ on all of them is the Gaussian(σ) event relative to it.
 struct OutputPerturbationOptions {
   double regularization = 0.01;  // γ
-  std::size_t epochs = 10;       // paper 000 footnote 6: T = 10
-  std::size_t batch_size = 1;    // paper 000 footnote 6: m = 1
+  std::size_t epochs = 10;       // Avent et al. 2020 footnote 6: T = 10
+  std::size_t batch_size = 1;    // Avent et al. 2020 footnote 6: m = 1
 };
 /// Δ₂ of one binary model: 2L / (γ B c_min) with L = 2, B = ⌈n / batch⌉, c_min = ⌊n / B⌋.
 double output_perturbation_sensitivity(std::size_t n, double regularization,

@@ -1,4 +1,4 @@
-// DP-Adam (paper 000, §4.2, Algorithm 4): DP-SGD's noisy clipped lot gradient fed to Adam's
+// DP-Adam (Avent et al. 2020, §4.2, Algorithm 4): DP-SGD's noisy clipped lot gradient fed to Adam's
 // de-biased moment estimates.  The loop and its event are in plugins/trainer/common.
 #include "trainer_plugin.hpp"
 
@@ -14,5 +14,6 @@ class DpAdam final : public dptune::trainers::DpSgdTrainer {
 
 }  // namespace
 
-DPTUNE_PLUGIN(trainer, dp_adam, DpAdam, "1.0.0",
-              "DP-Adam (paper 000 Alg. 4): DP-SGD's noisy clipped gradients with Adam updates")
+DPTUNE_PLUGIN(
+    trainer, dp_adam, DpAdam, "1.0.0",
+    "DP-Adam (Avent et al. 2020 Alg. 4): DP-SGD's noisy clipped gradients with Adam updates")

@@ -1,7 +1,7 @@
-// DP-SGD (paper 000, §4.2, Algorithm 3): fixed-size lots of m examples sampled without replacement
-// (or, with sampling: poisson, Abadi et al. 2016's Poisson lots), per-example clipping to L,
-// Gaussian noise through the pipeline's mechanism, T · ceil(n / m) steps.  The loop and its event
-// are in plugins/trainer/common (training.hpp, trainer_plugin.hpp).
+// DP-SGD (Avent et al. 2020, §4.2, Algorithm 3): fixed-size lots of m examples sampled without
+// replacement (or, with sampling: poisson, Abadi et al. 2016's Poisson lots), per-example clipping
+// to L, Gaussian noise through the pipeline's mechanism, T · ceil(n / m) steps.  The loop and its
+// event are in plugins/trainer/common (training.hpp, trainer_plugin.hpp).
 #include "trainer_plugin.hpp"
 
 namespace {
@@ -17,5 +17,5 @@ class DpSgd final : public dptune::trainers::DpSgdTrainer {
 }  // namespace
 
 DPTUNE_PLUGIN(trainer, dp_sgd, DpSgd, "1.0.0",
-              "DP-SGD (paper 000 Alg. 3): lots without replacement or Poisson, per-example "
+              "DP-SGD (Avent et al. 2020 Alg. 3): lots without replacement or Poisson, per-example "
               "clipping, Gaussian noise; logistic regression, linear SVM or MLP")

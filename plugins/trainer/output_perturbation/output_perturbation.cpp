@@ -1,13 +1,13 @@
-// Private logistic regression by output perturbation (paper 000 §2.2; Wu et al. 2017, "Bolt-on
-// differential privacy for scalable stochastic gradient descent-based analytics", Algorithm 2, the
-// strongly convex case): projected permutation SGD on the γ-regularised logistic loss, then
-// Gaussian noise of stddev σ · Δ₂ on the weights, Δ₂ = 2L / (γ n) = 4 / (γ n) (L = 2) when the
-// batch count divides n (always for batch size 1), 4 / (γ B ⌊n/B⌋) otherwise; with K ≥ 3 classes
-// K one-vs-rest models released together with Δ₂ · √K (derivations in
+// Private logistic regression by output perturbation (Avent et al. 2020 §2.2; Wu et al. 2017,
+// "Bolt-on differential privacy for scalable stochastic gradient descent-based analytics",
+// Algorithm 2, the strongly convex case): projected permutation SGD on the γ-regularised logistic
+// loss, then Gaussian noise of stddev σ · Δ₂ on the weights, Δ₂ = 2L / (γ n) = 4 / (γ n) (L = 2)
+// when the batch count divides n (always for batch size 1), 4 / (γ B ⌊n/B⌋) otherwise; with K ≥ 3
+// classes K one-vs-rest models released together with Δ₂ · √K (derivations in
 // plugins/trainer/common/training.hpp).  The event is Gaussian(σ) relative to Δ₂; the accountant
-// prices it at the pipeline's δ (paper 000 uses the exact analysis of the Gaussian mechanism of
-// Balle & Wang 2018 at δ = 1e-6).  Hyperparameters γ and σ; batch size 1 and 10 epochs by default
-// (paper 000 footnote 6).
+// prices it at the pipeline's δ (Avent et al. 2020 uses the exact analysis of the Gaussian
+// mechanism of Balle & Wang 2018 at δ = 1e-6).  Hyperparameters γ and σ; batch size 1 and 10 epochs
+// by default (Avent et al. 2020 footnote 6).
 #include <algorithm>
 
 #include "dptune/calibration.hpp"
@@ -111,6 +111,7 @@ class OutputPerturbation final : public dptune::Trainer {
 
 }  // namespace
 
-DPTUNE_PLUGIN(trainer, output_perturbation, OutputPerturbation, "1.0.0",
-              "private logistic regression by output perturbation (paper 000 §2.2, Wu et al. 2017 "
-              "Alg. 2); binary, or one-vs-rest for 3+ classes")
+DPTUNE_PLUGIN(
+    trainer, output_perturbation, OutputPerturbation, "1.0.0",
+    "private logistic regression by output perturbation (Avent et al. 2020 §2.2, Wu et al. 2017 "
+    "Alg. 2); binary, or one-vs-rest for 3+ classes")

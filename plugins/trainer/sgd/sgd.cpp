@@ -1,6 +1,6 @@
 // Non-private mini-batch SGD with momentum, per-epoch learning-rate decay and L2 regularisation:
-// what DP-Hype's clients train (paper 003 §V-B, Table III grid of learning rate × decay ×
-// momentum). Its event is always NonPrivate: accountants refuse it, so it serves as a baseline or
+// what DP-Hype's clients train (Liebenow et al. 2025 §V-B, Table III grid of learning rate × decay
+// × momentum). Its event is always NonPrivate: accountants refuse it, so it serves as a baseline or
 // inside a tuner that privatises the selection (DP-Hype votes), never as a private algorithm by
 // itself.
 #include "trainer_plugin.hpp"
@@ -62,5 +62,6 @@ class Sgd final : public dptune::Trainer {
 
 }  // namespace
 
-DPTUNE_PLUGIN(trainer, sgd, Sgd, "1.0.0",
-              "non-private mini-batch SGD with momentum, learning-rate decay and L2 (paper 003)")
+DPTUNE_PLUGIN(
+    trainer, sgd, Sgd, "1.0.0",
+    "non-private mini-batch SGD with momentum, learning-rate decay and L2 (Liebenow et al. 2025)")

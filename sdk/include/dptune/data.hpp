@@ -108,7 +108,7 @@ struct BOOST_SYMBOL_VISIBLE Predictions {
 };
 
 /// Which data an evaluation uses: the whole training split, one of k disjoint partitions of it
-/// (subsample-and-aggregate, paper 002), or one client's shard (federated, paper 003).
+/// (subsample-and-aggregate, Ding et al.), or one client's shard (federated, Liebenow et al. 2025).
 struct BOOST_SYMBOL_VISIBLE DataScope {
   enum class Kind { Whole, Partition, Client };
   Kind kind = Kind::Whole;

@@ -1,7 +1,7 @@
 // dptune host: how a dataset is laid out for tuning — train/validation/test splits, k disjoint
-// partitions (subsample-and-aggregate, paper 002), client shards iid or Dirichlet(β) by label
-// (federated tuning, paper 003 §V-B), and standardisation fitted on the training split only.
-// Everything works on row indices, so each algorithm is testable on its own; `subset` turns
+// partitions (subsample-and-aggregate, Ding et al.), client shards iid or Dirichlet(β) by label
+// (federated tuning, Liebenow et al. 2025 §V-B), and standardisation fitted on the training split
+// only. Everything works on row indices, so each algorithm is testable on its own; `subset` turns
 // indices into data.
 #pragma once
 
@@ -51,12 +51,13 @@ struct ShardOptions {
 
 /// `clients` disjoint shards covering rows 0..n-1 (each ascending).
 ///   Iid: a random partition into equal sizes (as partition_indices).
-///   Dirichlet(β) by label (Hsu, Qi & Brown 2019; the non-iid split of paper 003 §V-B): for each
-///   class c, proportions p_c ~ Dir(β,...,β) over the clients, and class c's rows (shuffled) are
-///   cut at the cumulative proportions.  When a shard ends up below min_shard_size, the whole
-///   draw is repeated (up to 100 times, the usual practice); if that still fails, the shortfall is
-///   repaired by moving random rows from the largest shards to the small ones (each move keeps the
-///   donor at or above the minimum), which perturbs the label skew as little as possible.
+///   Dirichlet(β) by label (Hsu, Qi & Brown 2019; the non-iid split of Liebenow et al. 2025 §V-B):
+///   for each class c, proportions p_c ~ Dir(β,...,β) over the clients, and class c's rows
+///   (shuffled) are cut at the cumulative proportions.  When a shard ends up below min_shard_size,
+///   the whole draw is repeated (up to 100 times, the usual practice); if that still fails, the
+///   shortfall is repaired by moving random rows from the largest shards to the small ones (each
+///   move keeps the donor at or above the minimum), which perturbs the label skew as little as
+///   possible.
 /// Throws InvalidArgument when clients · min_shard_size > n or clients == 0.
 std::vector<Indices> shard_indices(const std::vector<double>& labels, std::size_t num_classes,
                                    std::size_t clients, const ShardOptions& options,

@@ -1,7 +1,7 @@
 // dptune host: what each DataScope means on a pipeline's data.  The evaluator owns one DataScopes
 // per pipeline; the layouts (k-way partitions, n client shards) are drawn once per count from
 // their own deterministic streams and reused, so partition i or client j means the same rows in
-// every evaluation (subsample-and-aggregate needs disjoint, fixed parts: paper 002 Lemma 2).
+// every evaluation (subsample-and-aggregate needs disjoint, fixed parts: Ding et al., Lemma 2).
 #pragma once
 
 #include <cstdint>
