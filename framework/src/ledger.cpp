@@ -74,15 +74,17 @@ struct Ledger::Impl {
 Ledger::Ledger(const fs::path& file) {
   if (file.has_parent_path()) fs::create_directories(file.parent_path());
   impl_ = std::make_unique<Impl>(file);
+  // Concurrent runs may open a new ledger at the same instant: the schema is created, and a ledger
+  // written before RDP curves were kept gains their column (its rows: no curve, so they compose
+  // by basic composition), inside one IMMEDIATE transaction, so only one process ever does either.
+  SqliteTransaction tx(impl_->db);
   impl_->db.exec(
       "CREATE TABLE IF NOT EXISTS budgets (dataset TEXT PRIMARY KEY, epsilon REAL NOT NULL,"
       " delta REAL NOT NULL);"
       "CREATE TABLE IF NOT EXISTS entries (id INTEGER PRIMARY KEY AUTOINCREMENT,"
       " dataset TEXT NOT NULL, study_id TEXT NOT NULL, study_dir TEXT NOT NULL, time TEXT NOT NULL,"
       " kind TEXT NOT NULL, event TEXT NOT NULL, epsilon REAL NOT NULL, delta REAL NOT NULL,"
-      " total_epsilon REAL NOT NULL, note TEXT NOT NULL)");
-  // Ledgers written before RDP curves were kept gain the column (their rows: no curve, so they
-  // compose by the accountant's basic composition).
+      " total_epsilon REAL NOT NULL, note TEXT NOT NULL, rdp_curve TEXT NOT NULL DEFAULT '')");
   bool has_curve_column = false;
   {
     SqliteStatement columns(impl_->db, "PRAGMA table_info(entries)");
@@ -90,6 +92,7 @@ Ledger::Ledger(const fs::path& file) {
   }
   if (!has_curve_column)
     impl_->db.exec("ALTER TABLE entries ADD COLUMN rdp_curve TEXT NOT NULL DEFAULT ''");
+  tx.commit();
 }
 
 Ledger::~Ledger() = default;

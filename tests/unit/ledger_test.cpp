@@ -2,10 +2,14 @@
 // the accountant's basic composition otherwise, whichever is smaller (framework/src/ledger.hpp).
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cmath>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "../../framework/src/ledger.hpp"
+#include "../../framework/src/sqlite_db.hpp"
 #include "dptune/dptune.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "temp_dir.hpp"
@@ -124,4 +128,49 @@ TEST_CASE("ledger: RDP curves round-trip through their text, infinite orders lef
   CHECK(back[1].epsilon == 1e-300);
   CHECK(host::curve_from_text("").empty());
   CHECK_THROWS_AS(host::curve_from_text("2:0.1;oops"), dptune::Error);
+}
+
+TEST_CASE("ledger: concurrent opens of a new ledger all succeed, an old ledger gains the column") {
+  TempDir dir;
+  const auto file = dir.path() / "new.db";
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&] {
+      try {
+        host::Ledger ledger(file);
+      } catch (const std::exception&) {
+        ++failures;
+      }
+    });
+  for (auto& t : threads) t.join();
+  CHECK(failures == 0);
+
+  // A ledger written before RDP curves were kept: its rows compose without curves.
+  const auto old_file = dir.path() / "old.db";
+  {
+    host::SqliteDb db(old_file, true);
+    db.exec(
+        "CREATE TABLE budgets (dataset TEXT PRIMARY KEY, epsilon REAL NOT NULL, delta REAL NOT "
+        "NULL);"
+        "CREATE TABLE entries (id INTEGER PRIMARY KEY AUTOINCREMENT, dataset TEXT NOT NULL,"
+        " study_id TEXT NOT NULL, study_dir TEXT NOT NULL, time TEXT NOT NULL, kind TEXT NOT NULL,"
+        " event TEXT NOT NULL, epsilon REAL NOT NULL, delta REAL NOT NULL, total_epsilon REAL NOT"
+        " NULL, note TEXT NOT NULL);"
+        "INSERT INTO budgets VALUES ('d', 10, 1e-5);"
+        "INSERT INTO entries (dataset, study_id, study_dir, time, kind, event, epsilon, delta,"
+        " total_epsilon, note) VALUES ('d', 'old', '/out', 't', 'charge',"
+        " '{pure_dp: {epsilon: 1}}', 1, 0, 1, '')");
+  }
+  const auto acc = rdp_accountant();
+  host::Ledger ledger(old_file);
+  const dptune::PrivacyGuarantee g = acc->epsilon(DpEvent::gaussian(2.0), kDelta);
+  const auto charged = ledger.charge("d", {10, kDelta}, "new", "/out", "charge",
+                                     DpEvent::approx_dp(g.epsilon, g.delta), g, *acc, "");
+  const double basic =
+      acc->epsilon(DpEvent::composed({DpEvent::pure_dp(1), DpEvent::approx_dp(g.epsilon, g.delta)}),
+                   kDelta)
+          .epsilon;
+  CHECK(charged.entry.total_epsilon == doctest::Approx(basic).epsilon(1e-12));
+  CHECK(ledger.read("d")[0].entries[0].rdp_curve.empty());
 }
