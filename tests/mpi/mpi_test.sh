@@ -2,7 +2,8 @@
 # Issue 17, part 2: the MPI executor end to end through `mpirun ... dptune run --executor mpi`
 # (docs/mpi.md):
 #   equal_*   a seeded study gives the single-process run's trials (and released model) for 1, 2
-#             and 3 ranks (grid; dpareto, adaptive; repetition, a private tuner);
+#             and 3 ranks (grid; dpareto, adaptive; repetition, a private tuner; the command
+#             trainer, whose programs run on the ranks that take the tasks);
 #   secure    an unseeded private study over 3 ranks finishes and releases a model;
 #   secure_resume an unseeded study cut off by a lost rank resumes over 2 ranks with the layout key
 #             it started with; a secure study of another executor is refused over MPI (exit 2);
@@ -114,6 +115,7 @@ case "$case_name" in
   equal_grid) equal grid ;;
   equal_dpareto) equal dpareto ;;
   equal_repetition) equal repetition ;;
+  equal_command) equal command ;;
   secure)
     out="$work/secure"
     mpirun_n 3 "$dptune" run "$pipelines/repetition.yaml" --executor mpi --out "$out" \
