@@ -32,7 +32,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # exit; they are unloaded by then ("<unknown module>"), so no suppression can name them: leak
 # checking is off for the processes mpirun starts (ASan's memory-error checks stay on; the rest of
 # the suite and dptune_mpi_tests check leaks of dptune's own code).
-export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"  # last: it overrides the caller's detect_leaks=1
 mpirun_n() {
   local n=$1
   shift
