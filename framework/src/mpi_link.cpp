@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
 #include <thread>
 
 #include "dptune/errors.hpp"
@@ -113,15 +114,57 @@ void Link::stop_workers() {
   for (int r = 1; r < size_; ++r) send(r, kStop, "");
 }
 
+std::vector<int> Link::await_byes(Clock::time_point deadline) {
+  std::vector<char> said(static_cast<std::size_t>(size_), 0);
+  int waiting = size_ - 1;
+  while (waiting > 0 && Clock::now() <= deadline) {
+    // Heartbeats and late results still in flight are dropped: the study is over.
+    while (auto m = poll())
+      if (m->tag == kBye && !said.at(static_cast<std::size_t>(m->source))) {
+        said[static_cast<std::size_t>(m->source)] = 1;
+        --waiting;
+      }
+    if (waiting > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::vector<int> silent;
+  for (int r = 1; r < size_; ++r)
+    if (!said[static_cast<std::size_t>(r)]) silent.push_back(r);
+  return silent;
+}
+
+namespace {
+/// MPI_Finalize waits for every rank (Open MPI fences them): a rank stopped in it would hold the
+/// job forever, so a watchdog ends this process once the deadline has passed.
+void finalize_within(std::chrono::duration<double> limit, int exit_code) {
+  std::thread([limit, exit_code] {
+    std::this_thread::sleep_for(limit);
+    std::cerr << "dptune: MPI_Finalize did not return within " << static_cast<int>(limit.count())
+              << " s (DPTUNE_MPI_TIMEOUT); leaving without it\n";
+    std::_Exit(exit_code == 0 ? 1 : exit_code);
+  }).detach();
+  MPI_Finalize();
+}
+}  // namespace
+
 void Link::finalize(int exit_code) noexcept {
   try {
     if (!broken_) {
       stop_workers();
       const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(timeout());
-      if (flush(deadline)) {
-        MPI_Finalize();
+      // Rank 0 waits for every worker's bye: a worker that stopped answering after the last
+      // task (SIGSTOP, a hung node) would otherwise hold MPI_Finalize, and the job, forever.
+      const std::vector<int> silent = rank_ == 0 ? await_byes(deadline) : std::vector<int>{};
+      if (silent.empty() && flush(deadline)) {
+        // A worker allows longer: rank 0 may still be waiting for another worker's bye, and its
+        // message naming that rank is the one to see.
+        finalize_within(rank_ == 0 ? timeout() : 3 * timeout(), exit_code);
         return;
       }
+      for (const int r : silent)
+        std::cerr << "dptune: MPI rank " << r << " did not answer rank 0's stop within "
+                  << static_cast<int>(timeout().count()) << " s (DPTUNE_MPI_TIMEOUT)"
+                  << (exit_code == 0 ? "; the study finished and its results are written" : "")
+                  << "; ending the job\n";
     }
   } catch (...) {
   }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "dptune/host/executor.hpp"
 
@@ -46,6 +47,11 @@ class Link {
   /// Rank 0: sends stop to every worker once (they leave their loops and finalise).
   void stop_workers();
 
+  /// Rank 0 (after stop_workers): polls until every worker said bye or `deadline`; the ranks
+  /// that did not.
+  std::vector<int> await_byes(Clock::time_point deadline);
+  /// Ends MPI: rank 0 stops the workers and waits for their byes, then every rank finalises
+  /// (bounded by the timeout); a broken link or a silent rank ends the job with MPI_Abort.
   void finalize(int exit_code) noexcept;
 
   /// Rank 0: the resolved pipeline every worker must have loaded too.

@@ -20,6 +20,8 @@ const char* tag_name(int tag) {
       return "fail";
     case kBeat:
       return "heartbeat";
+    case kBye:
+      return "bye";
     case kStop:
       return "stop";
     default:

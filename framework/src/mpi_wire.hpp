@@ -12,9 +12,10 @@
 
 namespace dptune::host::mpi {
 
-/// Message tags.  Worker to rank 0: hello (its pipeline), result, fail (it cannot start), beat.
-/// Rank 0 to workers: init (the layout key), task, stop, beat.
-enum Tag : int { kInit = 7101, kHello, kTask, kResult, kFail, kBeat, kStop };
+/// Message tags.  Worker to rank 0: hello (its pipeline), result, fail (it cannot start), beat,
+/// bye (it received stop and is finalising).  Rank 0 to workers: init (the layout key), task,
+/// stop, beat.
+enum Tag : int { kInit = 7101, kHello, kTask, kResult, kFail, kBeat, kStop, kBye };
 const char* tag_name(int tag);
 
 class WireWriter {

@@ -156,7 +156,10 @@ int Worker::serve() {
       handle(*m);
     }
     finish_jobs();
-    if (stopping_ && !building_ && !running_) return failed_ ? 1 : 0;
+    if (stopping_ && !building_ && !running_) {
+      link_.send(0, kBye, "");  // rank 0 waits for it before MPI_Finalize (Link::finalize)
+      return failed_ ? 1 : 0;
+    }
     const auto now = Clock::now();
     if (now >= next_beat) {
       link_.send(0, kBeat, "");

@@ -11,6 +11,8 @@
 #             --resume over 3 ranks finishes with the uninterrupted run's trials;
 #   silent_rank a worker rank stopped (SIGSTOP) is declared lost after DPTUNE_MPI_TIMEOUT: a clear
 #             error naming it, no hang; --resume finishes as above;
+#   silent_at_end a rank that stops answering when the others can finish without it: the job
+#             ends naming it (lost, or silent to rank 0's stop), never hangs in MPI_Finalize;
 #   mismatch  a rank started with another pipeline (another seed) is refused by rank 0;
 #   task_error a run that throws on a worker fails the study with the worker's rank named;
 #   worker_data a worker whose copy of the data is damaged stops the run naming the rank and line.
@@ -88,26 +90,26 @@ equal() {
   done
 }
 
-# Runs `dptune run` over 3 ranks, where rank $1 sends itself signal $2 after $3 seconds.
+# Runs pipeline $5 over 3 ranks, where rank $1 sends itself signal $2 after $3 seconds.
 run_signalled() {
-  local rank=$1 signal=$2 after=$3 out=$4
-  shift 4
+  local rank=$1 signal=$2 after=$3 out=$4 pipe=$5
+  shift 5
   mpirun_n 3 bash -c \
     'if [ "$OMPI_COMM_WORLD_RANK" = "'"$rank"'" ]; then (sleep '"$after"'; kill -'"$signal"' $$) & fi; exec "$@"' \
-    rank "$dptune" run "$pipelines/dpareto.yaml" --seed 7 --executor mpi --out "$out" \
+    rank "$dptune" run "$pipelines/$pipe.yaml" --seed 7 --executor mpi --out "$out" \
     --no-progress --overwrite "$@" >"$out.log" 2>&1
 }
 
 resume_and_compare() {
-  local out=$1
+  local out=$1 pipe=$2
   [ -e "$out/study.db" ] || { fail "$out: no study to resume"; return; }
   if "$dptune" study show "$out" | grep -q "status *finished"; then
     fail "$out: the study finished before the rank was lost (the machine is too fast for this test)"
   fi
-  mpirun_n 3 "$dptune" run "$pipelines/dpareto.yaml" --seed 7 --executor mpi \
+  mpirun_n 3 "$dptune" run "$pipelines/$pipe.yaml" --seed 7 --executor mpi \
     --out "$out" --no-progress --resume >"$out.resume.log" 2>&1 ||
     { fail "$out: --resume exited $? ($(tail -3 "$out.resume.log"))"; return; }
-  same_as_reference dpareto "$out"
+  same_as_reference "$pipe" "$out"
 }
 
 mkdir -p "$work"
@@ -153,20 +155,20 @@ case "$case_name" in
       fail "secure_resume: no reason given ($(grep -m2 dptune "$other.resume.log"))"
     ;;
   lost_rank)
-    reference dpareto
+    reference slow
     out="$work/lost"
-    run_signalled 1 KILL 1.5 "$out"
+    run_signalled 1 KILL 1.5 "$out" slow
     code=$?
     [ $code -ne 0 ] || fail "lost_rank: exit code 0 after a rank was killed"
     [ $code -ne 124 ] || fail "lost_rank: the run hung (killed by timeout)"
     grep -q "rank 1" "$out.log" || fail "lost_rank: no message names rank 1 ($(tail -5 "$out.log"))"
-    resume_and_compare "$out"
+    resume_and_compare "$out" slow
     ;;
   silent_rank)
-    reference dpareto
+    reference slow
     out="$work/silent"
     start=$(date +%s)
-    DPTUNE_MPI_TIMEOUT=2 run_signalled 2 STOP 1.5 "$out"
+    DPTUNE_MPI_TIMEOUT=2 run_signalled 2 STOP 1.5 "$out" slow
     code=$?
     [ $code -ne 0 ] || fail "silent_rank: exit code 0 after a rank stopped answering"
     [ $code -ne 124 ] || fail "silent_rank: the run hung (killed by timeout)"
@@ -174,7 +176,27 @@ case "$case_name" in
     grep -q "MPI rank 2 sent nothing for 2 s" "$out.log" ||
       fail "silent_rank: no message names the silent rank 2 ($(grep dptune "$out.log" | head -3))"
     grep -q "continue with --resume" "$out.log" || fail "silent_rank: the message does not say --resume"
-    resume_and_compare "$out"
+    resume_and_compare "$out" slow
+    ;;
+  silent_at_end)
+    # A rank stopped while the others can still finish the study (a fast study, a long timeout):
+    # whether rank 0 finishes first (then rank 2 never answers its stop, and MPI_Finalize would
+    # wait for it forever) or declares rank 2 lost first, the job ends naming rank 2, never hangs.
+    out="$work/silent_at_end"
+    start=$(date +%s)
+    DPTUNE_MPI_TIMEOUT=20 run_signalled 2 STOP 1.5 "$out" dpareto
+    code=$?
+    [ $code -ne 0 ] || fail "silent_at_end: exit code 0 although rank 2 stopped answering"
+    [ $code -ne 124 ] || fail "silent_at_end: the run hung (killed by timeout)"
+    [ $(($(date +%s) - start)) -lt 90 ] || fail "silent_at_end: took 90 s or more to end"
+    grep -Eq "MPI rank 2 (sent nothing for 20 s|did not answer rank 0's stop within 20 s)" "$out.log" ||
+      fail "silent_at_end: no message names the silent rank 2 ($(grep dptune "$out.log" | head -3))"
+    if grep -q "did not answer rank 0's stop" "$out.log"; then
+      "$dptune" study show "$out" | grep -q "status *finished" ||
+        fail "silent_at_end: the study finished but is not stored as finished"
+      grep -q "the study finished and its results are written" "$out.log" ||
+        fail "silent_at_end: the message does not say the results are complete"
+    fi
     ;;
   mismatch)
     out="$work/mismatch"
