@@ -273,10 +273,13 @@ std::vector<LoadedPlugin> read_descriptors(const LoadedLibrary& library,
     if (descriptor.abi_major != candidate.name.abi_major ||
         descriptor.abi_minor != candidate.name.abi_minor || descriptor.kind != candidate.kind ||
         name != candidate.name.name) {
-      problems.push_back(plugin + "descriptor says " + dptune::to_string(descriptor.kind) + " '" +
-                         name + "' ABI " + abi_string(descriptor.abi_major, descriptor.abi_minor) +
-                         ", export name says " + candidate.name.kind + " '" + candidate.name.name +
-                         "' ABI " + abi_string(candidate.name.abi_major, candidate.name.abi_minor));
+      std::string problem = plugin;
+      problem += "descriptor says " + dptune::to_string(descriptor.kind) + " '" + name + "' ABI ";
+      problem += abi_string(descriptor.abi_major, descriptor.abi_minor);
+      problem +=
+          ", export name says " + candidate.name.kind + " '" + candidate.name.name + "' ABI ";
+      problem += abi_string(candidate.name.abi_major, candidate.name.abi_minor);
+      problems.push_back(std::move(problem));
       continue;
     }
     if (descriptor.schema == nullptr || descriptor.create == nullptr) {
@@ -340,7 +343,11 @@ void PluginRegistry::scan(const fs::path& folder_or_file) {
                     [&](const SkippedLibrary& skipped) { return skipped.library == path; });
     if (seen) continue;
     const auto skip = [&](const std::vector<std::string>& reasons, const char* outcome) {
-      for (const auto& reason : reasons) skipped_.push_back({path, file + ": " + reason + outcome});
+      for (const auto& reason : reasons) {
+        std::string why = file;
+        why.append(": ").append(reason).append(outcome);
+        skipped_.push_back({path, std::move(why)});
+      }
     };
 
     // 1. Read the exports without loading.  Files that are not dptune plugins are skipped silently
@@ -382,9 +389,9 @@ void PluginRegistry::scan(const fs::path& folder_or_file) {
         }
       }
       if (!other.empty()) {
-        throw dptune::ConfigError("duplicate " + candidate.name.kind + " plugin '" +
-                                  candidate.name.name + "': exported by " + other + " and by " +
-                                  file);
+        std::string what = "duplicate " + candidate.name.kind + " plugin '";
+        what.append(candidate.name.name).append("': exported by ").append(other);
+        throw dptune::ConfigError(what.append(" and by ").append(file));
       }
     }
 
