@@ -274,7 +274,8 @@ std::vector<LoadedPlugin> read_descriptors(const LoadedLibrary& library,
         descriptor.abi_minor != candidate.name.abi_minor || descriptor.kind != candidate.kind ||
         name != candidate.name.name) {
       std::string problem = plugin;
-      problem += "descriptor says " + dptune::to_string(descriptor.kind) + " '" + name + "' ABI ";
+      problem.append("descriptor says ").append(dptune::to_string(descriptor.kind));
+      problem += " '" + name + "' ABI ";
       problem += abi_string(descriptor.abi_major, descriptor.abi_minor);
       problem +=
           ", export name says " + candidate.name.kind + " '" + candidate.name.name + "' ABI ";
