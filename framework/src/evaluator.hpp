@@ -171,6 +171,57 @@ class HostTunerContext final : public dptune::TunerContext {
   Executor& executor_;
 };
 
+/// Hands every call to another evaluator: the dry runs (the ledger's plan, the preflight probe)
+/// derive from it and replace `evaluate` only, so events and repetitions stay the real ones.
+class ForwardingEvaluator : public dptune::Evaluator {
+ public:
+  explicit ForwardingEvaluator(const dptune::Evaluator& real) : real_(real) {}
+  dptune::DpEvent event_of(const dptune::Params& candidate,
+                           const dptune::DataScope& scope) const override {
+    return real_.event_of(candidate, scope);
+  }
+  std::size_t default_repetitions() const override { return real_.default_repetitions(); }
+
+ protected:
+  const dptune::Evaluator& real() const { return real_; }
+
+ private:
+  const dptune::Evaluator& real_;
+};
+
+/// Hands every call to another tuner context; the dry runs override what they replace.
+class ForwardingTunerContext : public dptune::TunerContext {
+ public:
+  explicit ForwardingTunerContext(dptune::TunerContext& real) : real_(real) {}
+  const dptune::SearchSpace& space() const override { return real_.space(); }
+  dptune::Evaluator& evaluator() override { return real_.evaluator(); }
+  const dptune::Accountant& accountant() const override { return real_.accountant(); }
+  double delta() const override { return real_.delta(); }
+  std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
+    return real_.mechanism(overrides);
+  }
+  dptune::ProgressSink& progress() override { return real_.progress(); }
+  dptune::RandomBitGenerator& rng() override { return real_.rng(); }
+  void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) override {
+    real_.parallel_for(n, body);
+  }
+  dptune::DataSizes data_sizes() const override { return real_.data_sizes(); }
+  dptune::UtilitySensitivity utility_sensitivity(std::size_t scored_rows) const override {
+    return real_.utility_sensitivity(scored_rows);
+  }
+
+ private:
+  dptune::TunerContext& real_;
+};
+
+/// Progress that goes nowhere (dry runs).
+class SilentProgress final : public dptune::ProgressSink {
+ public:
+  void start(std::string_view, std::size_t) override {}
+  void advance(std::size_t, std::optional<double>) override {}
+  void message(std::string_view) override {}
+};
+
 /// The parts an evaluation needs, built from a pipeline and owned together (the evaluator holds
 /// references to the others): what `dptune run`, the planners and tests assemble.
 struct EvaluationStack {

@@ -287,21 +287,15 @@ struct ProbeDone final : std::exception {
   const char* what() const noexcept override { return "preflight: the tuner's checks passed"; }
 };
 
-class ProbeEvaluator final : public dptune::Evaluator {
+class ProbeEvaluator final : public ForwardingEvaluator {
  public:
-  ProbeEvaluator(HostEvaluator& real, bool& done) : real_(real), done_(done) {}
+  ProbeEvaluator(const HostEvaluator& real, bool& done) : ForwardingEvaluator(real), done_(done) {}
   std::vector<dptune::Evaluation> evaluate(const std::vector<dptune::EvaluationRequest>&) override {
     done_ = true;
     throw ProbeDone();
   }
-  dptune::DpEvent event_of(const dptune::Params& candidate,
-                           const dptune::DataScope& scope) const override {
-    return real_.event_of(candidate, scope);
-  }
-  std::size_t default_repetitions() const override { return real_.default_repetitions(); }
 
  private:
-  HostEvaluator& real_;
   bool& done_;
 };
 
@@ -321,15 +315,15 @@ class ProbeProgress final : public dptune::ProgressSink {
 
 /// The tuner's context up to its first piece of work: the real space, δ, accountant, events,
 /// sizes and mechanism (a missing one is reported at the tuner), a public stream of its own.
-class ProbeContext final : public dptune::TunerContext {
+class ProbeContext final : public ForwardingTunerContext {
  public:
-  ProbeContext(const PipelineConfig& config, EvaluationStack& stack)
-      : config_(config), stack_(stack), evaluator_(stack.evaluator, done_), progress_(done_) {}
+  ProbeContext(const PipelineConfig& config, HostTunerContext& real, const HostEvaluator& evaluator)
+      : ForwardingTunerContext(real),
+        config_(config),
+        evaluator_(evaluator, done_),
+        progress_(done_) {}
   bool done() const { return done_; }
-  const dptune::SearchSpace& space() const override { return config_.space; }
   dptune::Evaluator& evaluator() override { return evaluator_; }
-  const dptune::Accountant& accountant() const override { return *stack_.accountant; }
-  double delta() const override { return config_.delta; }
   std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
     if (!config_.mechanism)
       fail(config_.tuner.where, "mechanism",
@@ -342,30 +336,16 @@ class ProbeContext final : public dptune::TunerContext {
         fail(given->second, "mechanism.params." + entry.first,
              "tuner '" + config_.tuner.use + "' sets the mechanism's " + entry.first +
                  " itself, so this value would be ignored; remove it");
-    return stack_.mechanisms.make(overrides);
+    return ForwardingTunerContext::mechanism(overrides);
   }
   dptune::ProgressSink& progress() override { return progress_; }
   dptune::RandomBitGenerator& rng() override { return rng_; }
   void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) override {
     for (std::size_t i = 0; i < n; ++i) body(i);
   }
-  dptune::DataSizes data_sizes() const override {
-    const DataSplits& d = stack_.evaluator.splits();
-    dptune::DataSizes sizes;
-    sizes.train = d.train.rows;
-    sizes.validation = d.validation.rows;
-    sizes.test = d.test.rows;
-    sizes.scored = config_.score_split == ScoreSplit::Test ? sizes.test : sizes.validation;
-    sizes.varies_per_run = stack_.evaluator.data_varies_per_run();
-    return sizes;
-  }
-  dptune::UtilitySensitivity utility_sensitivity(std::size_t scored_rows) const override {
-    return host::utility_sensitivity(config_.utility, scored_rows);
-  }
 
  private:
   const PipelineConfig& config_;
-  EvaluationStack& stack_;
   bool done_ = false;
   ProbeEvaluator evaluator_;
   ProbeProgress progress_;
@@ -378,7 +358,11 @@ class ProbeContext final : public dptune::TunerContext {
 void probe_tuner(const PipelineConfig& config, const PluginRegistry& registry,
                  EvaluationStack& stack) {
   auto tuner = create_configured_tuner(config, registry);
-  ProbeContext context(config, stack);
+  SilentProgress unused_progress;
+  dptune::Xoshiro256 unused_rng(0);
+  HostTunerContext real(config, stack.evaluator, *stack.accountant, stack.mechanisms,
+                        unused_progress, unused_rng, *stack.executor);
+  ProbeContext context(config, real, stack.evaluator);
   try {
     tuner->tune(context);
   } catch (const ConfigDiagnostic&) {

@@ -36,21 +36,22 @@ namespace {
 
 /// Answers every request without training: constant scores (0.5, data-independent) and the true
 /// event and price of each private run (the events need the public row counts only).
-class DryRunEvaluator final : public dptune::Evaluator {
+/// The evaluator of a dry run: every request answers 0.5 at once, charged its real event.
+class DryRunEvaluator final : public ForwardingEvaluator {
  public:
-  DryRunEvaluator(HostEvaluator& real, const dptune::Accountant& accountant, double delta)
-      : real_(real), accountant_(accountant), delta_(delta) {}
+  DryRunEvaluator(const HostEvaluator& real, const dptune::Accountant& accountant, double delta)
+      : ForwardingEvaluator(real), accountant_(accountant), delta_(delta) {}
   std::vector<dptune::Evaluation> evaluate(
       const std::vector<dptune::EvaluationRequest>& requests) override {
     std::vector<dptune::Evaluation> out;
     for (const auto& request : requests) {
       dptune::Evaluation e;
       e.request = request;
-      if (!e.request.repetitions) e.request.repetitions = real_.default_repetitions();
+      if (!e.request.repetitions) e.request.repetitions = real().default_repetitions();
       e.utilities.assign(e.request.repetitions, 0.5);
       e.utility_mean = e.utility_min = e.utility_max = 0.5;
       if (request.private_run) {
-        e.event = real_.event_of(request.candidate, request.scope);
+        e.event = real().event_of(request.candidate, request.scope);
         e.privacy = accountant_.epsilon(e.event, delta_);
       } else {
         e.event = dptune::DpEvent::non_private();
@@ -61,49 +62,22 @@ class DryRunEvaluator final : public dptune::Evaluator {
     }
     return out;
   }
-  dptune::DpEvent event_of(const dptune::Params& candidate,
-                           const dptune::DataScope& scope) const override {
-    return real_.event_of(candidate, scope);
-  }
-  std::size_t default_repetitions() const override { return real_.default_repetitions(); }
 
  private:
-  HostEvaluator& real_;
   const dptune::Accountant& accountant_;
   double delta_;
 };
 
-class SilentProgress final : public dptune::ProgressSink {
- public:
-  void start(std::string_view, std::size_t) override {}
-  void advance(std::size_t, std::optional<double>) override {}
-  void message(std::string_view) override {}
-};
-
-class DryRunContext final : public dptune::TunerContext {
+class DryRunContext final : public ForwardingTunerContext {
  public:
   DryRunContext(HostTunerContext& real, DryRunEvaluator& evaluator)
-      : real_(real), evaluator_(evaluator), rng_(0x5eedULL, 0) {}
-  const dptune::SearchSpace& space() const override { return real_.space(); }
+      : ForwardingTunerContext(real), evaluator_(evaluator), rng_(0x5eedULL, 0) {}
   dptune::Evaluator& evaluator() override { return evaluator_; }
-  const dptune::Accountant& accountant() const override { return real_.accountant(); }
-  double delta() const override { return real_.delta(); }
-  std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
-    return real_.mechanism(overrides);
-  }
   dptune::ProgressSink& progress() override { return progress_; }
   // Its own public stream: the dry run's draws shape nothing that is run or released.
   dptune::RandomBitGenerator& rng() override { return rng_; }
-  void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) override {
-    real_.parallel_for(n, body);
-  }
-  dptune::DataSizes data_sizes() const override { return real_.data_sizes(); }
-  dptune::UtilitySensitivity utility_sensitivity(std::size_t scored_rows) const override {
-    return real_.utility_sensitivity(scored_rows);
-  }
 
  private:
-  HostTunerContext& real_;
   DryRunEvaluator& evaluator_;
   dptune::Xoshiro256 rng_;
   SilentProgress progress_;
