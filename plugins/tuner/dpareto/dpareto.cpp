@@ -11,6 +11,7 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -330,113 +331,19 @@ class DPareto final : public dptune::Tuner {
 
   dptune::TuningResult tune(dptune::TunerContext& context) override {
     const dptune::SearchSpace& space = context.space();
-    bool needs_snap = false;
-    for (const auto& d : space.dimensions()) {
-      if (d.kind == dptune::Dimension::Kind::Categorical)
-        throw dptune::ConfigError(
-            "dpareto: search-space dimension '" + d.name +
-            "' is categorical; DPareto's GPs need ordered inputs (float or int dimensions). Fix "
-            "it in the pipeline, or run one DPareto study per choice");
-      if (d.kind == dptune::Dimension::Kind::Int || d.float_step > 0) needs_snap = true;
-    }
     const std::size_t dims = space.size();
-
-    dptune::dpareto::MoboOptions options;
-    dptune::dpareto::GpOptions privacy_gp;
-    privacy_gp.learn_noise = false;  // ε is deterministic: a nugget only (jitter on failure)
-    privacy_gp.noise = 1e-6;
-    dptune::dpareto::GpOptions utility_gp;
-    utility_gp.learn_noise = true;  // mean utility over R noisy runs
-    utility_gp.noise = 0.01;
-    if (utility_noise_ > 0) {
-      utility_gp.learn_noise = false;
-      utility_gp.noise = utility_noise_;
-    }
-    options.gps = {privacy_gp, utility_gp};
-    if (runtime_objective_) {
-      // Running time (Avent et al. 2020 §3.1) is measured, so noisy: its GP learns its noise.
-      dptune::dpareto::GpOptions runtime_gp;
-      runtime_gp.learn_noise = true;
-      runtime_gp.noise = 0.01;
-      options.gps.push_back(runtime_gp);
-    }
+    dptune::dpareto::MoboOptions options = mobo_options(context, needs_snap(space));
     const std::size_t objectives = options.gps.size();
-    options.starts = fast_ ? 1 : starts_;
-    options.refit_every = fast_ ? refit_every_ : 1;
-    options.reference_mode =
-        reference_ == "adaptive" ? ReferenceMode::Adaptive : ReferenceMode::Fixed;
-    options.batch = batch_strategy_ == "constant_liar" ? BatchStrategy::ConstantLiar
-                                                       : BatchStrategy::KrigingBeliever;
-    options.candidates = candidates_;
-    options.local_starts = local_starts_;
-    options.optimism = optimism_;
-    options.observation_noise = observation_noise_;
-    options.observed_front = observed_front_;
-    // The two GP fits are independent: run them on the executor's threads.
-    options.parallel_for = [&context](std::size_t n, const std::function<void(std::size_t)>& body) {
-      context.parallel_for(n, body);
-    };
-    if (needs_snap)
-      options.snap = [&space](Eigen::VectorXd& x) {
-        const auto u =
-            space.to_unit(space.from_unit(std::vector<double>(x.data(), x.data() + x.size())));
-        for (std::size_t j = 0; j < u.size(); ++j) x(static_cast<Eigen::Index>(j)) = u[j];
-      };
-
-    // ε is a deterministic function of the candidate (Avent et al. 2020 §3.2): the accountant
-    // prices it without running anything.  Candidates that differ only in dimensions the event
-    // ignores (learning rate, clipping, regularisation...) share one event: cache by it.
-    std::unordered_map<std::string, double> priced;
-    std::size_t pricing_calls = 0;
-    auto price = [&](const dptune::Params& candidate) {
-      const dptune::DpEvent event =
-          context.evaluator().event_of(candidate, dptune::DataScope::whole());
-      std::string key = event.to_string();
-      auto it = priced.find(key);
-      if (it == priced.end()) {
-        ++pricing_calls;
-        double epsilon = kEpsilonCeiling;
-        try {
-          epsilon = context.accountant().epsilon(event, context.delta()).epsilon;
-        } catch (const dptune::PrivacyError&) {
-          // Unpriceable: as bad as the worst ε, as log_epsilon treats a NaN ε.
-        }
-        it = priced.emplace(std::move(key), epsilon).first;
-      }
-      return it->second;
-    };
+    EventPricer price(context);
     // With exact pricing the initial design skips candidates beyond the reference ε: they add
     // nothing to the hypervolume the study maximises (up to 50 draws per point, then any).
     const bool screen_initial = privacy_model_ == "accountant" && initial_within_reference_;
-    auto admissible = [&](const dptune::Params& c) {
+    const auto admissible = [&](const dptune::Params& c) {
       return !screen_initial || price(c) < reference_epsilon_;
     };
 
     // ---- initial design (Algorithm 2, lines 2–5) ----
-    std::vector<dptune::Params> initial;
-    if (!initial_trials_.empty()) {
-      initial = read_previous_candidates(initial_trials_, space);
-    } else if (initial_design_ == "halton") {
-      // The first admissible points of one scrambled Halton sequence (50 × longer than needed).
-      const Eigen::MatrixXd H =
-          dptune::dpareto::scrambled_halton(50 * initial_, dims, context.rng());
-      std::vector<dptune::Params> rest;
-      for (Eigen::Index i = 0; i < H.rows() && initial.size() < initial_; ++i) {
-        const Eigen::RowVectorXd row = H.row(i);
-        auto c = space.from_unit(std::vector<double>(row.data(), row.data() + row.size()));
-        if (admissible(c))
-          initial.push_back(std::move(c));
-        else if (rest.size() < initial_)
-          rest.push_back(std::move(c));
-      }
-      for (std::size_t i = 0; initial.size() < initial_; ++i) initial.push_back(rest[i]);
-    } else {
-      for (std::size_t i = 0; i < initial_; ++i) {
-        dptune::Params c = space.sample(context.rng());
-        for (int tries = 1; tries < 50 && !admissible(c); ++tries) c = space.sample(context.rng());
-        initial.push_back(std::move(c));
-      }
-    }
+    const std::vector<dptune::Params> initial = initial_design(context, admissible);
     const std::size_t total = initial.size() + iterations_ * batch_;
     context.progress().start("dpareto", total);
     dptune::TuningResult result;
@@ -459,33 +366,8 @@ class DPareto final : public dptune::Tuner {
     for (auto& t : evaluate(initial)) result.trials.push_back(std::move(t));
     context.progress().advance(result.trials.size(), best);
 
-    // log ε normalisation of the paper's code (divide by the largest initial log ε), guarded: a
-    // largest log ε ≤ 0 (every initial ε ≤ 1) would flip or blow up the scale, so it is left at 1.
-    double scale = 1;
-    if (normalise_) {
-      double largest = -INFINITY;
-      for (const auto& t : result.trials)
-        largest = std::max(largest, log_epsilon(t.privacy.epsilon));
-      if (largest > 0) scale = largest;
-    }
-    options.reference = {log_epsilon(reference_epsilon_) / scale, logit(reference_error_, clamp_)};
-    // The runtime coordinate of the reference: given, or twice the slowest initial run (a fixed
-    // anti-ideal point from then on, as v† is for ε and error).
-    double reference_seconds = reference_seconds_;
-    if (runtime_objective_) {
-      if (reference_seconds <= 0) {
-        for (const auto& t : result.trials)
-          reference_seconds = std::max(reference_seconds, 2 * seconds_per_run(t));
-      }
-      options.reference.push_back(std::log(reference_seconds));
-    }
-    if (improvement_units_ == "raw") {
-      // ΔPF in (ε, error): p = log ε / scale ↦ exp(scale · p), u = logit(error) ↦ logistic(u);
-      // runtime: log seconds ↦ seconds.
-      using Map = dptune::dpareto::ObjectiveMap;
-      options.improvement_maps = {Map{Map::Kind::Exp, scale}, Map{Map::Kind::Logistic, 1.0}};
-      if (runtime_objective_) options.improvement_maps.push_back(Map{Map::Kind::Exp, 1.0});
-    }
+    const double scale = epsilon_scale(result.trials);
+    const double reference_seconds = set_reference(options, result.trials, scale);
     // Acquisition candidates' ε priced exactly (through the cache of `price`), not by a GP.
     if (privacy_model_ == "accountant") {
       options.known_screen = privacy_screen_;
@@ -512,30 +394,10 @@ class DPareto final : public dptune::Tuner {
     };
     for (const auto& t : result.trials) observe(t);
 
-    dptune::Series hv;
-    hv.name = "hypervolume";
-    hv.x_label = "evaluations";
-    hv.y_label = "hypervolume w.r.t. (epsilon, error) = (" +
-                 dptune::to_string(dptune::Value{reference_epsilon_}) + ", " +
-                 dptune::to_string(dptune::Value{reference_error_}) + ")";
-    dptune::Series hv_runtime;
-    hv_runtime.name = "hypervolume_runtime";
-    hv_runtime.x_label = "evaluations";
-    hv_runtime.y_label = "hypervolume w.r.t. (epsilon, error, seconds per run) = (" +
-                         dptune::to_string(dptune::Value{reference_epsilon_}) + ", " +
-                         dptune::to_string(dptune::Value{reference_error_}) + ", " +
-                         dptune::to_string(dptune::Value{reference_seconds}) + ")";
-    auto record = [&] {
-      hv.x.push_back(static_cast<double>(result.trials.size()));
-      hv.y.push_back(raw_hypervolume(result.trials, reference_epsilon_, reference_error_));
-      if (runtime_objective_) {
-        hv_runtime.x.push_back(static_cast<double>(result.trials.size()));
-        hv_runtime.y.push_back(
-            dptune::hypervolume(runtime_points(result.trials),
-                                {reference_epsilon_, reference_error_, reference_seconds}));
-      }
-    };
-    record();
+    HypervolumeSeries hv(
+        reference_epsilon_, reference_error_,
+        runtime_objective_ ? std::optional<double>(reference_seconds) : std::nullopt);
+    hv.record(result.trials);
 
     // ---- Bayesian optimisation (Algorithm 2, lines 6–10) ----
     for (std::size_t it = 0; it < iterations_; ++it) {
@@ -549,31 +411,232 @@ class DPareto final : public dptune::Tuner {
         observe(t);
         result.trials.push_back(std::move(t));
       }
-      record();
+      hv.record(result.trials);
       context.progress().advance(result.trials.size(), best);
     }
 
-    result.series.push_back(std::move(hv));
-    if (runtime_objective_) {
-      result.series.push_back(std::move(hv_runtime));
-      // The three-objective front (the host's front and report are the (ε, error) ones).
-      const std::vector<dptune::Point> points = runtime_points(result.trials);
-      std::vector<std::size_t> front = dptune::pareto_front(points);
-      std::sort(front.begin(), front.end());
-      std::string ids;
-      for (std::size_t f : front) ids += (ids.empty() ? "" : " ") + std::to_string(f);
-      result.notes.push_back(
-          "runtime objective (Avent et al. 2020 §3.1): log(seconds per run) by a third GP, HVPoI "
-          "over the "
-          "exact 3-D cells; reference seconds per run " +
-          dptune::to_string(dptune::Value{reference_seconds}) +
-          (reference_seconds_ > 0 ? "" : " (twice the slowest initial run)") +
-          "; trials on the (epsilon, error, seconds per run) front: " + ids);
-    }
+    hv.move_into(result.series);
+    if (runtime_objective_) add_runtime_front_note(result, reference_seconds);
     for (auto& band : variability_front(result.trials, context.evaluator().default_repetitions()))
       result.series.push_back(std::move(band));
+    add_notes(result, initial.size(), price.calls(), mobo, space, scale);
+    return result;
+  }
+
+ private:
+  /// Caches the accountant's ε by event: ε is a deterministic function of the candidate (Avent et
+  /// al. 2020 §3.2), priced without running anything, and candidates that differ only in
+  /// dimensions the event ignores (learning rate, clipping, regularisation...) share one event.
+  class EventPricer {
+   public:
+    explicit EventPricer(dptune::TunerContext& context) : context_(context) {}
+    double operator()(const dptune::Params& candidate) {
+      const dptune::DpEvent event =
+          context_.evaluator().event_of(candidate, dptune::DataScope::whole());
+      std::string key = event.to_string();
+      auto it = priced_.find(key);
+      if (it == priced_.end()) {
+        double epsilon = kEpsilonCeiling;
+        try {
+          epsilon = context_.accountant().epsilon(event, context_.delta()).epsilon;
+        } catch (const dptune::PrivacyError&) {
+          // Unpriceable: as bad as the worst ε, as log_epsilon treats a NaN ε.
+        }
+        it = priced_.emplace(std::move(key), epsilon).first;
+      }
+      return it->second;
+    }
+    std::size_t calls() const { return priced_.size(); }
+
+   private:
+    dptune::TunerContext& context_;
+    std::unordered_map<std::string, double> priced_;
+  };
+
+  /// The hypervolume after each batch, in (ε, error) and, with the runtime objective, in
+  /// (ε, error, seconds per run).
+  class HypervolumeSeries {
+   public:
+    HypervolumeSeries(double ref_eps, double ref_err, std::optional<double> ref_seconds)
+        : ref_eps_(ref_eps), ref_err_(ref_err), ref_seconds_(ref_seconds) {
+      const std::string eps = dptune::to_string(dptune::Value{ref_eps});
+      const std::string err = dptune::to_string(dptune::Value{ref_err});
+      hv_.name = "hypervolume";
+      hv_.x_label = runtime_.x_label = "evaluations";
+      hv_.y_label = "hypervolume w.r.t. (epsilon, error) = (" + eps + ", " + err + ")";
+      runtime_.name = "hypervolume_runtime";
+      runtime_.y_label = "hypervolume w.r.t. (epsilon, error, seconds per run) = (" + eps + ", " +
+                         err + ", " + dptune::to_string(dptune::Value{ref_seconds.value_or(0)}) +
+                         ")";
+    }
+    void record(const std::vector<dptune::Trial>& trials) {
+      hv_.x.push_back(static_cast<double>(trials.size()));
+      hv_.y.push_back(raw_hypervolume(trials, ref_eps_, ref_err_));
+      if (ref_seconds_) {
+        runtime_.x.push_back(static_cast<double>(trials.size()));
+        runtime_.y.push_back(
+            dptune::hypervolume(runtime_points(trials), {ref_eps_, ref_err_, *ref_seconds_}));
+      }
+    }
+    void move_into(std::vector<dptune::Series>& series) {
+      series.push_back(std::move(hv_));
+      if (ref_seconds_) series.push_back(std::move(runtime_));
+    }
+
+   private:
+    double ref_eps_, ref_err_;
+    std::optional<double> ref_seconds_;
+    dptune::Series hv_, runtime_;
+  };
+
+  /// DPareto's GPs need ordered inputs; integer and stepped dimensions are snapped.
+  static bool needs_snap(const dptune::SearchSpace& space) {
+    bool snap = false;
+    for (const auto& d : space.dimensions()) {
+      if (d.kind == dptune::Dimension::Kind::Categorical)
+        throw dptune::ConfigError(
+            "dpareto: search-space dimension '" + d.name +
+            "' is categorical; DPareto's GPs need ordered inputs (float or int dimensions). Fix "
+            "it in the pipeline, or run one DPareto study per choice");
+      if (d.kind == dptune::Dimension::Kind::Int || d.float_step > 0) snap = true;
+    }
+    return snap;
+  }
+
+  dptune::dpareto::MoboOptions mobo_options(dptune::TunerContext& context, bool needs_snap) const {
+    const dptune::SearchSpace& space = context.space();
+    dptune::dpareto::MoboOptions options;
+    dptune::dpareto::GpOptions privacy_gp;
+    privacy_gp.learn_noise = false;  // ε is deterministic: a nugget only (jitter on failure)
+    privacy_gp.noise = 1e-6;
+    dptune::dpareto::GpOptions utility_gp;
+    utility_gp.learn_noise = true;  // mean utility over R noisy runs
+    utility_gp.noise = 0.01;
+    if (utility_noise_ > 0) {
+      utility_gp.learn_noise = false;
+      utility_gp.noise = utility_noise_;
+    }
+    options.gps = {privacy_gp, utility_gp};
+    if (runtime_objective_) {
+      // Running time (Avent et al. 2020 §3.1) is measured, so noisy: its GP learns its noise.
+      dptune::dpareto::GpOptions runtime_gp;
+      runtime_gp.learn_noise = true;
+      runtime_gp.noise = 0.01;
+      options.gps.push_back(runtime_gp);
+    }
+    options.starts = fast_ ? 1 : starts_;
+    options.refit_every = fast_ ? refit_every_ : 1;
+    options.reference_mode =
+        reference_ == "adaptive" ? ReferenceMode::Adaptive : ReferenceMode::Fixed;
+    options.batch = batch_strategy_ == "constant_liar" ? BatchStrategy::ConstantLiar
+                                                       : BatchStrategy::KrigingBeliever;
+    options.candidates = candidates_;
+    options.local_starts = local_starts_;
+    options.optimism = optimism_;
+    options.observation_noise = observation_noise_;
+    options.observed_front = observed_front_;
+    // The two GP fits are independent: run them on the executor's threads.
+    options.parallel_for = [&context](std::size_t n, const std::function<void(std::size_t)>& body) {
+      context.parallel_for(n, body);
+    };
+    if (needs_snap)
+      options.snap = [&space](Eigen::VectorXd& x) {
+        const auto u =
+            space.to_unit(space.from_unit(std::vector<double>(x.data(), x.data() + x.size())));
+        for (std::size_t j = 0; j < u.size(); ++j) x(static_cast<Eigen::Index>(j)) = u[j];
+      };
+
+    return options;
+  }
+
+  std::vector<dptune::Params> initial_design(
+      dptune::TunerContext& context,
+      const std::function<bool(const dptune::Params&)>& admissible) const {
+    const dptune::SearchSpace& space = context.space();
+    const std::size_t dims = space.size();
+    std::vector<dptune::Params> initial;
+    if (!initial_trials_.empty()) {
+      initial = read_previous_candidates(initial_trials_, space);
+    } else if (initial_design_ == "halton") {
+      // The first admissible points of one scrambled Halton sequence (50 × longer than needed).
+      const Eigen::MatrixXd H =
+          dptune::dpareto::scrambled_halton(50 * initial_, dims, context.rng());
+      std::vector<dptune::Params> rest;
+      for (Eigen::Index i = 0; i < H.rows() && initial.size() < initial_; ++i) {
+        const Eigen::RowVectorXd row = H.row(i);
+        auto c = space.from_unit(std::vector<double>(row.data(), row.data() + row.size()));
+        if (admissible(c))
+          initial.push_back(std::move(c));
+        else if (rest.size() < initial_)
+          rest.push_back(std::move(c));
+      }
+      for (std::size_t i = 0; initial.size() < initial_; ++i) initial.push_back(rest[i]);
+    } else {
+      for (std::size_t i = 0; i < initial_; ++i) {
+        dptune::Params c = space.sample(context.rng());
+        for (int tries = 1; tries < 50 && !admissible(c); ++tries) c = space.sample(context.rng());
+        initial.push_back(std::move(c));
+      }
+    }
+    return initial;
+  }
+
+  /// log ε normalisation of the paper's code (divide by the largest initial log ε), guarded: a
+  /// largest log ε ≤ 0 (every initial ε ≤ 1) would flip or blow up the scale, so it is left at 1.
+  double epsilon_scale(const std::vector<dptune::Trial>& initial) const {
+    if (!normalise_) return 1;
+    double largest = -INFINITY;
+    for (const auto& t : initial) largest = std::max(largest, log_epsilon(t.privacy.epsilon));
+    return largest > 0 ? largest : 1;
+  }
+
+  /// The reference point in GP units and the improvement maps; returns the reference seconds per
+  /// run (given, or twice the slowest initial run: a fixed anti-ideal point from then on, as v†
+  /// is for ε and error).
+  double set_reference(dptune::dpareto::MoboOptions& options,
+                       const std::vector<dptune::Trial>& initial, double scale) const {
+    options.reference = {log_epsilon(reference_epsilon_) / scale, logit(reference_error_, clamp_)};
+    double reference_seconds = reference_seconds_;
+    if (runtime_objective_) {
+      if (reference_seconds <= 0)
+        for (const auto& t : initial)
+          reference_seconds = std::max(reference_seconds, 2 * seconds_per_run(t));
+      options.reference.push_back(std::log(reference_seconds));
+    }
+    if (improvement_units_ == "raw") {
+      // ΔPF in (ε, error): p = log ε / scale ↦ exp(scale · p), u = logit(error) ↦ logistic(u);
+      // runtime: log seconds ↦ seconds.
+      using Map = dptune::dpareto::ObjectiveMap;
+      options.improvement_maps = {Map{Map::Kind::Exp, scale}, Map{Map::Kind::Logistic, 1.0}};
+      if (runtime_objective_) options.improvement_maps.push_back(Map{Map::Kind::Exp, 1.0});
+    }
+    return reference_seconds;
+  }
+
+  /// The three-objective front (the host's front and report are the (ε, error) ones).
+  void add_runtime_front_note(dptune::TuningResult& result, double reference_seconds) const {
+    const std::vector<dptune::Point> points = runtime_points(result.trials);
+    std::vector<std::size_t> front = dptune::pareto_front(points);
+    std::sort(front.begin(), front.end());
+    std::string ids;
+    for (std::size_t f : front) {
+      if (!ids.empty()) ids += ' ';
+      ids += std::to_string(f);
+    }
     result.notes.push_back(
-        "DPareto (Avent et al. 2020, Algorithm 2): " + std::to_string(initial.size()) +
+        "runtime objective (Avent et al. 2020 §3.1): log(seconds per run) by a third GP, HVPoI "
+        "over the exact 3-D cells; reference seconds per run " +
+        dptune::to_string(dptune::Value{reference_seconds}) +
+        (reference_seconds_ > 0 ? "" : " (twice the slowest initial run)") +
+        "; trials on the (epsilon, error, seconds per run) front: " + ids);
+  }
+
+  void add_notes(dptune::TuningResult& result, std::size_t initial_count, std::size_t pricing_calls,
+                 const dptune::dpareto::Mobo& mobo, const dptune::SearchSpace& space,
+                 double scale) const {
+    const std::size_t dims = space.size();
+    result.notes.push_back(
+        "DPareto (Avent et al. 2020, Algorithm 2): " + std::to_string(initial_count) +
         (initial_trials_.empty() ? " random initial candidates"
                                  : " initial candidates from " + initial_trials_) +
         ", " + std::to_string(iterations_) + " iterations of " + std::to_string(batch_) +
@@ -609,10 +672,8 @@ class DPareto final : public dptune::Tuner {
              ? std::string("adaptive (GPflowOpt)")
              : "fixed (" + dptune::to_string(dptune::Value{reference_epsilon_}) + ", " +
                    dptune::to_string(dptune::Value{reference_error_}) + ")"));
-    return result;
   }
 
- private:
   std::size_t initial_, iterations_, batch_;
   std::string batch_strategy_;
   int starts_;
