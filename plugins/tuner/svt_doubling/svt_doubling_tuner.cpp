@@ -190,386 +190,445 @@ class SvtDoubling final : public dptune::Tuner {
     return out;
   }
 
+  dptune::TuningResult select(dptune::TunerContext& context) const {
+    Selection run(*this, context);
+    return run.execute();
+  }
+
   // Events keyed by their text, so that equal events are priced once.
   using EventSet = std::map<std::string, DpEvent>;
 
-  dptune::TuningResult select(dptune::TunerContext& context) {
-    const std::size_t kk = k();
-    const double epsilon = eps();
-    const bool private_parts = p_.get_bool("private_partitions");
-    const bool protect = p_.get_bool("protect_validation");
-    // Threat model with protect_validation: one record of the scored split moves every part's
-    // score, hence u_s, by the utility's per-record sensitivity (host: split size and utility).
-    dptune::DataSizes sizes;
-    dptune::UtilitySensitivity util_sens;
-    if (protect) {
-      sizes = context.data_sizes();
-      const auto given = static_cast<std::size_t>(p_.get_int("validation_rows"));
-      if (given != 0 && given != sizes.scored)
+  /// One private selection (Ding et al., Algorithm 1): what is fixed before any data is read (the
+  /// candidates, T_max, every event), the scoring, the loop, the final training and the report.
+  class Selection {
+   public:
+    Selection(const SvtDoubling& tuner, dptune::TunerContext& context)
+        : t_(tuner),
+          context_(context),
+          kk_(tuner.k()),
+          epsilon_(tuner.eps()),
+          private_parts_(tuner.p_.get_bool("private_partitions")),
+          protect_(tuner.p_.get_bool("protect_validation")) {}
+
+    dptune::TuningResult execute() {
+      if (protect_) read_utility_sensitivity();
+      cands_ = t_.candidates(context_, how_);  // grows in adaptive mode
+      m_ = cands_.size();
+      // In adaptive mode m grows with the loop's answers: only the initial count is public (the
+      // final count is in the declared DP-output note).
+      initial_candidates_ = m_;
+      if (t_.adaptive() && private_parts_)
+        throw dptune::ConfigError(
+            "svt_doubling: candidates: adaptive with private_partitions: true is not supported "
+            "(the number of candidates each part is trained for is not known in advance)");
+      fix_t_max();
+      scales_ = svt::laplace_scales(kk_, epsilon_, protect_ ? *util_sens_.per_record : 0.0);
+      build_events();
+      if (!t_.adaptive()) score(0);
+      run_loop();
+      const dptune::Evaluation fin = final_training();
+      const dptune::PrivacyGuarantee guarantee = compose_guarantee();
+      dptune::TuningResult result = make_result(fin, guarantee);
+      add_notes(result, fin, guarantee);
+      return result;
+    }
+
+   private:
+    /// Threat model with protect_validation: one record of the scored split moves every part's
+    /// score, hence u_s, by the utility's per-record sensitivity (host: split size and utility).
+    void read_utility_sensitivity() {
+      sizes_ = context_.data_sizes();
+      const auto given = static_cast<std::size_t>(t_.p_.get_int("validation_rows"));
+      if (given != 0 && given != sizes_.scored)
         throw dptune::ConfigError(
             "svt_doubling: validation_rows = " + std::to_string(given) + " does not match the " +
-            std::to_string(sizes.scored) +
+            std::to_string(sizes_.scored) +
             " rows of the held-out split the candidates are scored on (the host reports it; "
             "remove validation_rows)");
-      util_sens = context.utility_sensitivity(sizes.scored);
-      if (!util_sens.per_record)
+      util_sens_ = context_.utility_sensitivity(sizes_.scored);
+      if (!util_sens_.per_record)
         throw dptune::ConfigError(
             "svt_doubling: protect_validation needs the utility's sensitivity to one held-out "
             "record, unknown for utility '" +
-            util_sens.utility + "': " + util_sens.derivation +
+            util_sens_.utility + "': " + util_sens_.derivation +
             " (use accuracy, or protect_validation: false)");
-      if (!(*util_sens.per_record > 0 && *util_sens.per_record <= 1))
+      if (!(*util_sens_.per_record > 0 && *util_sens_.per_record <= 1))
         throw dptune::PluginError("svt_doubling: the host gave utility sensitivity " +
-                                  fmt(*util_sens.per_record) + ", not in (0, 1]");
+                                  fmt(*util_sens_.per_record) + ", not in (0, 1]");
     }
-    std::string how;
-    std::vector<Params> cands = candidates(context, how);  // grows in adaptive mode
-    std::size_t m = cands.size();
-    // In adaptive mode m grows with the loop's answers: only the initial count is public (the
-    // final count is in the declared DP-output note).
-    const std::size_t initial_candidates = m;
-    if (adaptive() && private_parts)
-      throw dptune::ConfigError(
-          "svt_doubling: candidates: adaptive with private_partitions: true is not supported (the "
-          "number of candidates each part is trained for is not known in advance)");
 
-    // ---- T_max (fixed before any data is touched) ----------------------------------------------
-    const std::size_t worst = svt::worst_case_iterations(u0(), g());
-    std::size_t t_max = static_cast<std::size_t>(p_.get_int("t_max"));
-    std::string t_max_how;
-    if (t_max == 0) {
-      t_max = svt::default_t_max(u0(), g());
-      t_max_how = "default: Ding et al., Lemma 1's noise-free worst case " +
-                  std::to_string(svt::noise_free_worst_iterations(u0(), g())) +
-                  " plus ceil(log2 M) slack";
-    } else if (t_max > worst) {
-      t_max_how =
-          "t_max " + std::to_string(t_max) + " lowered to the worst case the loop can reach";
-      t_max = worst;
-    } else {
-      t_max_how = "configured";
+    /// T_max, fixed before any data is touched.
+    void fix_t_max() {
+      worst_ = svt::worst_case_iterations(t_.u0(), t_.g());
+      t_max_ = static_cast<std::size_t>(t_.p_.get_int("t_max"));
+      if (t_max_ == 0) {
+        t_max_ = svt::default_t_max(t_.u0(), t_.g());
+        t_max_how_ = "default: Ding et al., Lemma 1's noise-free worst case " +
+                     std::to_string(svt::noise_free_worst_iterations(t_.u0(), t_.g())) +
+                     " plus ceil(log2 M) slack";
+      } else if (t_max_ > worst_) {
+        t_max_how_ =
+            "t_max " + std::to_string(t_max_) + " lowered to the worst case the loop can reach";
+        t_max_ = worst_;
+      } else {
+        t_max_how_ = "configured";
+      }
     }
-    const svt::Scales scales =
-        svt::laplace_scales(kk, epsilon, protect ? *util_sens.per_record : 0.0);
 
-    // ---- the events, data-independent: priced now so a refusing accountant fails before training
-    // Each iteration is ϵ-DP for replace-one neighbours (Ding et al., Lemma 2: one record moves one
-    // of the k parts, so u_s by 1/k): the event says so, and the accountant then refuses a
-    // trainer whose own theorem is add/remove only (Poisson lots) instead of mixing relations.
-    const DpEvent svt_event = DpEvent::replace_one(
-        DpEvent::self_composed(DpEvent::pure_dp(epsilon), static_cast<std::int64_t>(t_max)));
-    EventSet finals;  // the final training's event, over every candidate s* could be
-    std::vector<DpEvent> final_of(m);
-    for (std::size_t c = 0; c < m; ++c) {
-      final_of[c] = context.evaluator().event_of(cands[c], dptune::DataScope::whole());
-      finals.emplace(final_of[c].to_string(), final_of[c]);
-    }
-    if (adaptive()) {
-      // Any point of the space may be proposed and selected, so the guarantee needs the final
-      // training's event to be the same for all of them: probed on the grid now, checked again for
-      // every proposed candidate (a mismatch is refused, never priced after the fact).
-      const auto points = static_cast<std::size_t>(p_.get_int("points_per_dimension"));
-      for (const auto& c : context.space().grid(points)) {
-        const DpEvent e = context.evaluator().event_of(c, dptune::DataScope::whole());
-        finals.emplace(e.to_string(), e);
+    /// The events, data-independent: priced now so a refusing accountant fails before training.
+    /// Each iteration is ϵ-DP for replace-one neighbours (Ding et al., Lemma 2: one record moves
+    /// one of the k parts, so u_s by 1/k): the event says so, and the accountant then refuses a
+    /// trainer whose own theorem is add/remove only (Poisson lots) instead of mixing relations.
+    void build_events() {
+      const DpEvent svt_event = DpEvent::replace_one(
+          DpEvent::self_composed(DpEvent::pure_dp(epsilon_), static_cast<std::int64_t>(t_max_)));
+      final_of_.resize(m_);
+      for (std::size_t c = 0; c < m_; ++c) {
+        final_of_[c] = context_.evaluator().event_of(cands_[c], dptune::DataScope::whole());
+        finals_.emplace(final_of_[c].to_string(), final_of_[c]);
       }
-      if (finals.size() != 1)
-        throw dptune::ConfigError(
-            "svt_doubling: candidates: adaptive needs the final training's privacy cost to be "
-            "the same for every candidate, but the search space changes it (" +
-            std::to_string(finals.size()) +
-            " different events on its grid): fix the privacy-relevant hyperparameters (noise "
-            "multiplier, epochs, lot size) in algorithm.params");
-    }
-    EventSet parts;  // per part: its events composed over the candidates (each record in one part)
-    if (private_parts)
-      for (std::size_t i = 0; i < kk; ++i) {
-        std::vector<DpEvent> per_candidate;
-        per_candidate.reserve(cands.size());
-        for (const auto& c : cands)
-          per_candidate.push_back(
-              context.evaluator().event_of(c, dptune::DataScope::partition(i, kk)));
-        const DpEvent e = DpEvent::composed(std::move(per_candidate));
-        parts.emplace(e.to_string(), e);
-      }
-    // The whole run as one event, priced once (the maximum of separately converted ε is not a
-    // bound where the candidates' RDP curves cross): the SVT loop, then (parallel
-    // composition: each record lies in one part) the worst part's trainings, then the training
-    // of whichever candidate is selected: adaptive composition with the pointwise worst RDP
-    // curve, i.e. one_of over the possible parts and finals.
-    const DpEvent total = [&] {
+      if (t_.adaptive()) check_adaptive_finals();
+      if (private_parts_)  // per part: its events composed over the candidates
+        for (std::size_t i = 0; i < kk_; ++i) {
+          std::vector<DpEvent> per_candidate;
+          per_candidate.reserve(cands_.size());
+          for (const auto& c : cands_)
+            per_candidate.push_back(
+                context_.evaluator().event_of(c, dptune::DataScope::partition(i, kk_)));
+          const DpEvent e = DpEvent::composed(std::move(per_candidate));
+          parts_.emplace(e.to_string(), e);
+        }
+      // The whole run as one event, priced once (the maximum of separately converted ε is not a
+      // bound where the candidates' RDP curves cross): the SVT loop, then (parallel
+      // composition: each record lies in one part) the worst part's trainings, then the training
+      // of whichever candidate is selected: adaptive composition with the pointwise worst RDP
+      // curve, i.e. one_of over the possible parts and finals.
       std::vector<DpEvent> events{svt_event};
-      auto one_of_set = [](const EventSet& set) {
+      const auto one_of_set = [](const EventSet& set) {
         std::vector<DpEvent> list;
         for (const auto& entry : set) list.push_back(entry.second);
         return list.size() == 1 ? list.front() : DpEvent::one_of(std::move(list));
       };
-      if (private_parts) events.push_back(one_of_set(parts));
-      events.push_back(one_of_set(finals));
-      return DpEvent::composed(std::move(events));
-    }();
-    {
-      const std::string why = context.accountant().unsupported_reason(total);
+      if (private_parts_) events.push_back(one_of_set(parts_));
+      events.push_back(one_of_set(finals_));
+      total_ = DpEvent::composed(std::move(events));
+      const std::string why = context_.accountant().unsupported_reason(total_);
       if (!why.empty())
         throw dptune::ConfigError(
             "svt_doubling: its guarantee holds for replace-one neighbours (subsample and "
             "aggregate, Ding et al., Lemma 2), and the pipeline's accountant cannot price " +
-            total.to_string() + ": " + why);
+            total_.to_string() + ": " + why);
     }
 
-    // ---- subsample and aggregate: k runs per candidate in one evaluator call --------------------
-    std::vector<double> u, u_min, u_max, seconds;
-    std::vector<dptune::PrivacyGuarantee> part_privacy;
-    std::size_t trainings = 0;
-    auto score = [&](std::size_t first) {  // scores cands[first..] (appends to u, ...)
+    /// Any point of the space may be proposed and selected, so the guarantee needs the final
+    /// training's event to be the same for all of them: probed on the grid now, checked again
+    /// for every proposed candidate (a mismatch is refused, never priced after the fact).
+    void check_adaptive_finals() {
+      const auto points = static_cast<std::size_t>(t_.p_.get_int("points_per_dimension"));
+      for (const auto& c : context_.space().grid(points)) {
+        const DpEvent e = context_.evaluator().event_of(c, dptune::DataScope::whole());
+        finals_.emplace(e.to_string(), e);
+      }
+      if (finals_.size() != 1)
+        throw dptune::ConfigError(
+            "svt_doubling: candidates: adaptive needs the final training's privacy cost to be "
+            "the same for every candidate, but the search space changes it (" +
+            std::to_string(finals_.size()) +
+            " different events on its grid): fix the privacy-relevant hyperparameters (noise "
+            "multiplier, epochs, lot size) in algorithm.params");
+    }
+
+    /// Subsample and aggregate: scores cands[first..] with k runs per candidate in one evaluator
+    /// call (appends to u, u_min, u_max, seconds, part_privacy).
+    void score(std::size_t first) {
       std::vector<dptune::EvaluationRequest> requests;
-      for (std::size_t c = first; c < cands.size(); ++c)
-        for (std::size_t i = 0; i < kk; ++i) {
+      for (std::size_t c = first; c < cands_.size(); ++c)
+        for (std::size_t i = 0; i < kk_; ++i) {
           dptune::EvaluationRequest r;
-          r.candidate = cands[c];
-          r.scope = dptune::DataScope::partition(i, kk);
-          r.private_run = private_parts;
+          r.candidate = cands_[c];
+          r.scope = dptune::DataScope::partition(i, kk_);
+          r.private_run = private_parts_;
           r.repetitions = 1;
           requests.push_back(std::move(r));
         }
       if (requests.empty()) return;
-      context.progress().start("svt_doubling: scoring on " + std::to_string(kk) + " partitions",
-                               requests.size());
-      const auto evaluations = context.evaluator().evaluate(requests);
+      context_.progress().start("svt_doubling: scoring on " + std::to_string(kk_) + " partitions",
+                                requests.size());
+      const auto evaluations = context_.evaluator().evaluate(requests);
       if (evaluations.size() != requests.size())
         throw dptune::PluginError("svt_doubling: the evaluator returned " +
                                   std::to_string(evaluations.size()) + " evaluations for " +
                                   std::to_string(requests.size()) + " requests");
-      context.progress().advance(requests.size(), std::nullopt);
-      trainings += requests.size();
-      for (std::size_t c = 0; c + first < cands.size(); ++c) {
+      context_.progress().advance(requests.size(), std::nullopt);
+      trainings_ += requests.size();
+      for (std::size_t c = 0; c + first < cands_.size(); ++c) {
         double mean = 0, lo = 1, hi = 0, sec = 0;
-        for (std::size_t i = 0; i < kk; ++i) {
-          const auto& e = evaluations[c * kk + i];
+        for (std::size_t i = 0; i < kk_; ++i) {
+          const auto& e = evaluations[c * kk_ + i];
           // Lemma 2's sensitivity 1/k needs every part's score in [0, 1].
           if (!(e.utility_mean >= 0 && e.utility_mean <= 1))
             throw dptune::PluginError("svt_doubling: a partition score " +
                                       std::to_string(e.utility_mean) +
                                       " is outside [0, 1]; the sensitivity 1/k would not hold");
-          mean += e.utility_mean / static_cast<double>(kk);  // Alg. 1 line 9
+          mean += e.utility_mean / static_cast<double>(kk_);  // Alg. 1 line 9
           lo = std::min(lo, e.utility_mean);
           hi = std::max(hi, e.utility_mean);
           sec += e.seconds;
         }
-        u.push_back(std::clamp(mean, lo, hi));
-        u_min.push_back(lo);
-        u_max.push_back(hi);
-        seconds.push_back(sec);
-        part_privacy.push_back(evaluations[c * kk].privacy);
+        u_.push_back(std::clamp(mean, lo, hi));
+        u_min_.push_back(lo);
+        u_max_.push_back(hi);
+        seconds_.push_back(sec);
+        part_privacy_.push_back(evaluations[c * kk_].privacy);
       }
-    };
-    if (!adaptive()) score(0);
+    }
 
-    // ---- the loop -------------------------------------------------------------------------------
-    const svt::Noise noise = p_.get_string("noise") == "secure"
-                                 ? svt::make_secure_noise(context, scales, epsilon)
-                                 : svt::make_noise(context, scales, epsilon);
-    svt::LoopOptions options;
-    options.noise_grid = noise.grid;
-    options.u0 = u0();
-    options.g = g();
-    options.t_max = t_max;
-    context.progress().message("svt_doubling: AboveThreshold doubling loop");
-    svt::LoopResult loop;
-    std::size_t proposals = 0;
-    if (!adaptive()) {
-      loop = svt::run_loop(u, options, noise.threshold, noise.query);
-    } else {
+    /// The doubling AboveThreshold loop (Ding et al., Algorithm 1, lines 12-34).
+    void run_loop() {
+      noise_ = t_.p_.get_string("noise") == "secure"
+                   ? svt::make_secure_noise(context_, scales_, epsilon_)
+                   : svt::make_noise(context_, scales_, epsilon_);
+      svt::LoopOptions options;
+      options.noise_grid = noise_.grid;
+      options.u0 = t_.u0();
+      options.g = t_.g();
+      options.t_max = t_max_;
+      context_.progress().message("svt_doubling: AboveThreshold doubling loop");
+      if (!t_.adaptive()) {
+        loop_ = svt::run_loop(u_, options, noise_.threshold, noise_.query);
+        return;
+      }
       // Ding et al. §4.1 (Fig. 2): O proposes, one AboveThreshold iteration answers with s*.  O
       // gets the transcript only (svt::Feedback), and its own generator draws are independent of
       // the data, so its proposals are post-processing of ϵ-DP outputs.
-      svt::LocalSearch search(context.space(),
-                              static_cast<std::size_t>(p_.get_int("adaptive_batch")),
-                              p_.get_double("adaptive_radius"));
-      loop = svt::run_adaptive_loop(
+      svt::LocalSearch search(context_.space(),
+                              static_cast<std::size_t>(t_.p_.get_int("adaptive_batch")),
+                              t_.p_.get_double("adaptive_radius"));
+      loop_ = svt::run_adaptive_loop(
           options,
           [&](const svt::Feedback& f) {
             const std::vector<Params> batch =
-                search.propose(f.selected ? &cands[*f.selected] : nullptr, f.passed,
-                               f.iteration == 0, context.rng());
-            proposals += batch.size();
-            const std::size_t first_new = cands.size();
-            svt::Batch b;
-            for (const auto& p : batch) {
-              const auto it = std::find(cands.begin(), cands.end(), p);
-              b.ids.push_back(static_cast<std::size_t>(it - cands.begin()));
-              if (it == cands.end()) {
-                const DpEvent e = context.evaluator().event_of(p, dptune::DataScope::whole());
-                if (!(e == finals.begin()->second))
-                  throw dptune::ConfigError(
-                      "svt_doubling: candidates: adaptive proposed " + p.to_string() +
-                      " whose final training event " + e.to_string() + " differs from " +
-                      finals.begin()->second.to_string() +
-                      ": fix the privacy-relevant hyperparameters in algorithm.params");
-                cands.push_back(p);
-                final_of.push_back(e);
-              }
-            }
-            score(first_new);  // only the new candidates are trained
-            for (const std::size_t id : b.ids) b.utilities.push_back(u[id]);
-            return b;
+                search.propose(f.selected ? &cands_[*f.selected] : nullptr, f.passed,
+                               f.iteration == 0, context_.rng());
+            proposals_ += batch.size();
+            return add_proposals(batch);
           },
-          noise.threshold, noise.query);
-      m = cands.size();
-      if (m == 0) throw dptune::PluginError("svt_doubling: the adaptive search proposed nothing");
+          noise_.threshold, noise_.query);
+      m_ = cands_.size();
+      if (m_ == 0) throw dptune::PluginError("svt_doubling: the adaptive search proposed nothing");
     }
-    const std::size_t chosen = loop.selected.value_or(0);
 
-    // ---- the final private training of s* on the whole training split ---------------------------
-    dptune::EvaluationRequest final_request;
-    final_request.candidate = cands[chosen];
-    final_request.scope = dptune::DataScope::whole();
-    final_request.private_run = true;
-    final_request.repetitions = 1;
-    final_request.keep_output = true;
-    context.progress().start("svt_doubling: final private training", 1);
-    const auto final_eval = context.evaluator().evaluate({final_request});
-    context.progress().advance(1, std::nullopt);
-    if (final_eval.size() != 1 || !(final_eval[0].event == final_of[chosen]))
-      throw dptune::PluginError(
-          "svt_doubling: the final run's event " +
-          (final_eval.empty() ? std::string("(none)") : final_eval[0].event.to_string()) +
-          " differs from event_of() " + final_of[chosen].to_string());
-    const dptune::Evaluation& fin = final_eval[0];
+    /// Adaptive mode: the proposals not seen before are checked, trained and scored.
+    svt::Batch add_proposals(const std::vector<Params>& batch) {
+      const std::size_t first_new = cands_.size();
+      svt::Batch b;
+      for (const auto& p : batch) {
+        const auto it = std::find(cands_.begin(), cands_.end(), p);
+        b.ids.push_back(static_cast<std::size_t>(it - cands_.begin()));
+        if (it == cands_.end()) {
+          const DpEvent e = context_.evaluator().event_of(p, dptune::DataScope::whole());
+          if (!(e == finals_.begin()->second))
+            throw dptune::ConfigError(
+                "svt_doubling: candidates: adaptive proposed " + p.to_string() +
+                " whose final training event " + e.to_string() + " differs from " +
+                finals_.begin()->second.to_string() +
+                ": fix the privacy-relevant hyperparameters in algorithm.params");
+          cands_.push_back(p);
+          final_of_.push_back(e);
+        }
+      }
+      score(first_new);  // only the new candidates are trained
+      for (const std::size_t id : b.ids) b.utilities.push_back(u_[id]);
+      return b;
+    }
 
-    // ---- the guarantee: composition over T_max (not T), worst case over what could be released --
-    dptune::PrivacyGuarantee guarantee = context.accountant().epsilon(total, context.delta());
-    std::string derivation =
-        "SVT doubling (Ding et al. Alg. 1 + Ding & Wu break): " + std::to_string(t_max) +
-        " AboveThreshold iterations of pure " + fmt(epsilon) +
-        "-DP each for replace-one neighbours (T_max, composed whatever the data)";
-    if (private_parts)
-      derivation += ", the private partition trainings (parallel composition over the " +
-                    std::to_string(kk) + " disjoint parts, composed over the " + std::to_string(m) +
-                    " candidates)";
-    derivation +=
-        ", and one private training of the selected candidate on the whole training split";
-    if (finals.size() > 1 || parts.size() > 1)
+    std::size_t chosen() const { return loop_.selected.value_or(0); }
+
+    /// The final private training of s* on the whole training split.
+    dptune::Evaluation final_training() {
+      dptune::EvaluationRequest final_request;
+      final_request.candidate = cands_[chosen()];
+      final_request.scope = dptune::DataScope::whole();
+      final_request.private_run = true;
+      final_request.repetitions = 1;
+      final_request.keep_output = true;
+      context_.progress().start("svt_doubling: final private training", 1);
+      auto final_eval = context_.evaluator().evaluate({final_request});
+      context_.progress().advance(1, std::nullopt);
+      if (final_eval.size() != 1 || !(final_eval[0].event == final_of_[chosen()]))
+        throw dptune::PluginError(
+            "svt_doubling: the final run's event " +
+            (final_eval.empty() ? std::string("(none)") : final_eval[0].event.to_string()) +
+            " differs from event_of() " + final_of_[chosen()].to_string());
+      return std::move(final_eval[0]);
+    }
+
+    /// The guarantee: composition over T_max (not T), worst case over what could be released.
+    dptune::PrivacyGuarantee compose_guarantee() const {
+      dptune::PrivacyGuarantee guarantee = context_.accountant().epsilon(total_, context_.delta());
+      std::string derivation =
+          "SVT doubling (Ding et al. Alg. 1 + Ding & Wu break): " + std::to_string(t_max_) +
+          " AboveThreshold iterations of pure " + fmt(epsilon_) +
+          "-DP each for replace-one neighbours (T_max, composed whatever the data)";
+      if (private_parts_)
+        derivation += ", the private partition trainings (parallel composition over the " +
+                      std::to_string(kk_) + " disjoint parts, composed over the " +
+                      std::to_string(m_) + " candidates)";
       derivation +=
-          "; the candidates' trainings differ in privacy cost, so the worst of them at every "
-          "Renyi order (one_of: any candidate may be selected) is composed";
-    guarantee.derivation =
-        derivation + "; event " + total.to_string() + "; " + guarantee.derivation;
-
-    // ---- the result -----------------------------------------------------------------------------
-    dptune::TuningResult result;
-    dptune::Trial selected;
-    selected.id = chosen;
-    selected.params = cands[chosen];
-    selected.privacy = guarantee;
-    selected.repetitions = 1;
-    selected.seconds = 0;  // run times are not covered by the guarantee: never published
-    if (protect) {
-      selected.utility_mean = selected.utility_min = selected.utility_max =
-          std::numeric_limits<double>::quiet_NaN();
-    } else {
-      selected.utility_mean = fin.utility_mean;
-      selected.utility_min = fin.utility_min;
-      selected.utility_max = fin.utility_max;
+          ", and one private training of the selected candidate on the whole training split";
+      if (finals_.size() > 1 || parts_.size() > 1)
+        derivation +=
+            "; the candidates' trainings differ in privacy cost, so the worst of them at every "
+            "Renyi order (one_of: any candidate may be selected) is composed";
+      guarantee.derivation =
+          derivation + "; event " + total_.to_string() + "; " + guarantee.derivation;
+      return guarantee;
     }
-    result.selected = selected;
-    result.guarantee = guarantee;
-    result.trials_sensitive = true;
-    if (p_.get_bool("per_trial_output"))
-      for (std::size_t c = 0; c < m; ++c) {
-        dptune::Trial t;
-        t.id = c;
-        t.params = cands[c];
-        t.privacy = part_privacy[c];  // one partition run (non-private: infinite)
-        t.utility_mean = u[c];
-        t.utility_min = u_min[c];
-        t.utility_max = u_max[c];
-        t.repetitions = kk;
-        t.seconds = seconds[c];
-        result.trials.push_back(std::move(t));
-      }
 
-    auto& notes = result.notes;
-    notes.push_back(
-        "SVT doubling (Ding et al., Algorithm 1 with Ding & Wu's u >= 1 "
-        "break): " +
-        (adaptive() ? std::to_string(initial_candidates) + " initial candidates, "
-                    : std::to_string(m) + " candidates, ") +
-        how +
-        (adaptive() ? std::string("; candidates proposed adaptively from the loop's answers")
-                    : std::string("; the order is public and fixed before any data is read")));
-    if (adaptive())
-      notes.push_back(std::string(dptune::kDpOutputNote) + std::to_string(proposals) +
-                      " proposals, " + std::to_string(trainings) +
-                      " partition trainings (functions of the loop's answers)");
-    notes.push_back("subsample and aggregate: each candidate trained " +
-                    std::string(private_parts ? "PRIVATELY" : "non-privately") +
-                    " on each of k = " + std::to_string(kk) +
-                    " disjoint parts of the training split and scored on the held-out "
-                    "split; u_s = mean over parts, sensitivity " +
-                    fmt(scales.sensitivity) +
-                    (protect ? " = max(1/k, " + fmt(*util_sens.per_record) +
-                                   " = the utility's sensitivity to one of the " +
-                                   std::to_string(sizes.scored) + " held-out rows)"
-                             : std::string(" = 1/k (Ding et al., Lemma 2)")));
-    notes.push_back(
-        "loop: g = " + fmt(g()) + ", u0 = " + fmt(u0()) + ", epsilon_svt = " + fmt(epsilon) +
-        " per iteration (k * epsilon_svt = " + fmt(static_cast<double>(kk) * epsilon) +
-        "), Laplace scales " + fmt(scales.threshold) + " (threshold, 2 Delta / epsilon) and " +
-        fmt(scales.query) + " (queries, 4 Delta / epsilon)");
-    notes.push_back(std::string(dptune::kDpOutputNote) +
-                    "iterations: T = " + std::to_string(loop.iterations) +
-                    " used, T_max = " + std::to_string(t_max) + " (" + t_max_how +
-                    "; worst case 2M - 1 = " + std::to_string(worst) + "); stopped because " +
-                    svt::to_string(loop.stop) + " at level u = " + fmt(loop.u, 4) + " after " +
-                    std::to_string(loop.passes) + " passes");
-    if (loop.selected)
-      notes.push_back(std::string(dptune::kDpOutputNote) + "selected candidate " +
-                      std::to_string(chosen) + " " + cands[chosen].to_string() +
-                      " (the last candidate to pass the threshold)");
-    else
-      notes.push_back(std::string(dptune::kDpOutputNote) +
-                      "no candidate ever passed the noisy threshold: fell back to the "
-                      "data-independent default, the first candidate " +
-                      cands[chosen].to_string());
-    notes.push_back("noise: " + noise.description);
-    notes.push_back(
-        protect
-            ? "threat model: neighbouring datasets differ in one record of the training OR the "
-              "held-out split (protect_validation; " +
-                  std::to_string(sizes.scored) + " held-out rows, utility '" + util_sens.utility +
-                  "': " + util_sens.derivation + "); the final model's held-out utility is withheld"
-            : "threat model: the held-out (validation) split is treated as PUBLIC, as in Ding "
-              "et al.; only the training split is protected (set protect_validation to protect it "
-              "too)");
-    notes.push_back("guarantee (accountant " + guarantee.accountant + "): (epsilon, delta) = (" +
-                    fmt(guarantee.epsilon) + ", " + fmt(guarantee.delta) + ") composes T_max = " +
-                    std::to_string(t_max) + " iterations, whatever number the loop used");
-    {
-      const double n = (loop.u - u0()) / g();
-      const double ke = static_cast<double>(kk) * epsilon;
-      std::string nominal =
-          std::string(dptune::kDpOutputNote) +
-          "NOMINAL, NOT A GUARANTEE: Ding et al. Theorem 3 states (epsilon + O(log n) epsilon_svt, "
-          "delta + O(n^(-g k epsilon_svt / 4) log n)) with n = (u* - u0) / g and no constant; ";
-      if (n > 1) {
-        const double eps_nominal =
-            fin.privacy.epsilon + kNominalMultiplier * std::log2(n) * epsilon;
-        nominal += "with c = 3 (Figure 4), log base 2, n = (u - u0) / g = " + fmt(n, 4) +
-                   " at the reached level and the final training's epsilon " +
-                   fmt(fin.privacy.epsilon) + ": epsilon = " + fmt(eps_nominal) +
-                   ", delta' = " + fmt(svt::nominal_delta_prime(n, g(), ke), 3);
+    dptune::TuningResult make_result(const dptune::Evaluation& fin,
+                                     const dptune::PrivacyGuarantee& guarantee) const {
+      dptune::TuningResult result;
+      dptune::Trial selected;
+      selected.id = chosen();
+      selected.params = cands_[chosen()];
+      selected.privacy = guarantee;
+      selected.repetitions = 1;
+      selected.seconds = 0;  // run times are not covered by the guarantee: never published
+      if (protect_) {
+        selected.utility_mean = selected.utility_min = selected.utility_max =
+            std::numeric_limits<double>::quiet_NaN();
       } else {
-        nominal += "undefined here (no level gained, n <= 1)";
+        selected.utility_mean = fin.utility_mean;
+        selected.utility_min = fin.utility_min;
+        selected.utility_max = fin.utility_max;
       }
-      notes.push_back(nominal);
+      result.selected = selected;
+      result.guarantee = guarantee;
+      result.trials_sensitive = true;
+      if (t_.p_.get_bool("per_trial_output"))
+        for (std::size_t c = 0; c < m_; ++c) {
+          dptune::Trial t;
+          t.id = c;
+          t.params = cands_[c];
+          t.privacy = part_privacy_[c];  // one partition run (non-private: infinite)
+          t.utility_mean = u_[c];
+          t.utility_min = u_min_[c];
+          t.utility_max = u_max_[c];
+          t.repetitions = kk_;
+          t.seconds = seconds_[c];
+          result.trials.push_back(std::move(t));
+        }
+      return result;
     }
-    if (p_.get_bool("per_trial_output"))
+
+    void add_notes(dptune::TuningResult& result, const dptune::Evaluation& fin,
+                   const dptune::PrivacyGuarantee& guarantee) const {
+      auto& notes = result.notes;
       notes.push_back(
-          "per-candidate partition-mean utilities are SENSITIVE (not covered by the "
-          "guarantee); written only with output.sensitive_trials: true");
-    return result;
-  }
+          "SVT doubling (Ding et al., Algorithm 1 with Ding & Wu's u >= 1 "
+          "break): " +
+          (t_.adaptive() ? std::to_string(initial_candidates_) + " initial candidates, "
+                         : std::to_string(m_) + " candidates, ") +
+          how_ +
+          (t_.adaptive() ? std::string("; candidates proposed adaptively from the loop's answers")
+                         : std::string("; the order is public and fixed before any data is read")));
+      if (t_.adaptive())
+        notes.push_back(std::string(dptune::kDpOutputNote) + std::to_string(proposals_) +
+                        " proposals, " + std::to_string(trainings_) +
+                        " partition trainings (functions of the loop's answers)");
+      notes.push_back("subsample and aggregate: each candidate trained " +
+                      std::string(private_parts_ ? "PRIVATELY" : "non-privately") +
+                      " on each of k = " + std::to_string(kk_) +
+                      " disjoint parts of the training split and scored on the held-out "
+                      "split; u_s = mean over parts, sensitivity " +
+                      fmt(scales_.sensitivity) +
+                      (protect_ ? " = max(1/k, " + fmt(*util_sens_.per_record) +
+                                      " = the utility's sensitivity to one of the " +
+                                      std::to_string(sizes_.scored) + " held-out rows)"
+                                : std::string(" = 1/k (Ding et al., Lemma 2)")));
+      notes.push_back("loop: g = " + fmt(t_.g()) + ", u0 = " + fmt(t_.u0()) +
+                      ", epsilon_svt = " + fmt(epsilon_) + " per iteration (k * epsilon_svt = " +
+                      fmt(static_cast<double>(kk_) * epsilon_) + "), Laplace scales " +
+                      fmt(scales_.threshold) + " (threshold, 2 Delta / epsilon) and " +
+                      fmt(scales_.query) + " (queries, 4 Delta / epsilon)");
+      notes.push_back(std::string(dptune::kDpOutputNote) +
+                      "iterations: T = " + std::to_string(loop_.iterations) +
+                      " used, T_max = " + std::to_string(t_max_) + " (" + t_max_how_ +
+                      "; worst case 2M - 1 = " + std::to_string(worst_) + "); stopped because " +
+                      svt::to_string(loop_.stop) + " at level u = " + fmt(loop_.u, 4) + " after " +
+                      std::to_string(loop_.passes) + " passes");
+      if (loop_.selected)
+        notes.push_back(std::string(dptune::kDpOutputNote) + "selected candidate " +
+                        std::to_string(chosen()) + " " + cands_[chosen()].to_string() +
+                        " (the last candidate to pass the threshold)");
+      else
+        notes.push_back(std::string(dptune::kDpOutputNote) +
+                        "no candidate ever passed the noisy threshold: fell back to the "
+                        "data-independent default, the first candidate " +
+                        cands_[chosen()].to_string());
+      notes.push_back("noise: " + noise_.description);
+      notes.push_back(
+          protect_
+              ? "threat model: neighbouring datasets differ in one record of the training OR the "
+                "held-out split (protect_validation; " +
+                    std::to_string(sizes_.scored) + " held-out rows, utility '" +
+                    util_sens_.utility + "': " + util_sens_.derivation +
+                    "); the final model's held-out utility is withheld"
+              : "threat model: the held-out (validation) split is treated as PUBLIC, as in Ding "
+                "et al.; only the training split is protected (set protect_validation to protect "
+                "it "
+                "too)");
+      notes.push_back("guarantee (accountant " + guarantee.accountant + "): (epsilon, delta) = (" +
+                      fmt(guarantee.epsilon) + ", " + fmt(guarantee.delta) + ") composes T_max = " +
+                      std::to_string(t_max_) + " iterations, whatever number the loop used");
+      {
+        const double n = (loop_.u - t_.u0()) / t_.g();
+        const double ke = static_cast<double>(kk_) * epsilon_;
+        std::string nominal =
+            std::string(dptune::kDpOutputNote) +
+            "NOMINAL, NOT A GUARANTEE: Ding et al. Theorem 3 states (epsilon + O(log n) "
+            "epsilon_svt, "
+            "delta + O(n^(-g k epsilon_svt / 4) log n)) with n = (u* - u0) / g and no constant; ";
+        if (n > 1) {
+          const double eps_nominal =
+              fin.privacy.epsilon + kNominalMultiplier * std::log2(n) * epsilon_;
+          nominal += "with c = 3 (Figure 4), log base 2, n = (u - u0) / g = " + fmt(n, 4) +
+                     " at the reached level and the final training's epsilon " +
+                     fmt(fin.privacy.epsilon) + ": epsilon = " + fmt(eps_nominal) +
+                     ", delta' = " + fmt(svt::nominal_delta_prime(n, t_.g(), ke), 3);
+        } else {
+          nominal += "undefined here (no level gained, n <= 1)";
+        }
+        notes.push_back(nominal);
+      }
+      if (t_.p_.get_bool("per_trial_output"))
+        notes.push_back(
+            "per-candidate partition-mean utilities are SENSITIVE (not covered by the "
+            "guarantee); written only with output.sensitive_trials: true");
+    }
+
+    const SvtDoubling& t_;
+    dptune::TunerContext& context_;
+    const std::size_t kk_;
+    const double epsilon_;
+    const bool private_parts_, protect_;
+    dptune::DataSizes sizes_;
+    dptune::UtilitySensitivity util_sens_;
+    std::string how_;
+    std::vector<Params> cands_;
+    std::size_t m_ = 0, initial_candidates_ = 0;
+    std::size_t worst_ = 0, t_max_ = 0;
+    std::string t_max_how_;
+    svt::Scales scales_;
+    EventSet finals_, parts_;  // the final training's events over every possible s*; per part
+    std::vector<DpEvent> final_of_;
+    DpEvent total_;
+    std::vector<double> u_, u_min_, u_max_, seconds_;
+    std::vector<dptune::PrivacyGuarantee> part_privacy_;
+    std::size_t trainings_ = 0, proposals_ = 0;
+    svt::Noise noise_;
+    svt::LoopResult loop_;
+  };
 
   dptune::TuningResult simulate(dptune::TunerContext& context) {
     svt::SimulationOptions o;
