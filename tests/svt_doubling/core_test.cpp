@@ -13,15 +13,15 @@
 
 namespace {
 
-const svt::NoiseFn kZero = [] { return 0.0; };
+const dptune::svt_doubling::NoiseFn kZero = [] { return 0.0; };
 
-svt::LoopResult noise_free(const std::vector<double>& u, double u0, double g,
-                           std::size_t t_max = 0) {
-  svt::LoopOptions o;
+dptune::svt_doubling::LoopResult noise_free(const std::vector<double>& u, double u0, double g,
+                                            std::size_t t_max = 0) {
+  dptune::svt_doubling::LoopOptions o;
   o.u0 = u0;
   o.g = g;
-  o.t_max = t_max ? t_max : svt::worst_case_iterations(u0, g);
-  return svt::run_loop(u, o, kZero, kZero);
+  o.t_max = t_max ? t_max : dptune::svt_doubling::worst_case_iterations(u0, g);
+  return dptune::svt_doubling::run_loop(u, o, kZero, kZero);
 }
 
 /// First candidate in order whose utility reaches `level`.
@@ -64,7 +64,7 @@ class NoiseContext final : public dptune::TunerContext {
 TEST_CASE("noise-free loop: exhaustively over the ladder, u reaches u* in Lemma 1's iterations") {
   for (const auto& [u0, g] :
        std::vector<std::pair<double, double>>{{0.0, 0.01}, {0.25, 0.01}, {0.6, 0.03}, {0.0, 0.1}}) {
-    const std::int64_t m = svt::levels_to_one(u0, g);
+    const std::int64_t m = dptune::svt_doubling::levels_to_one(u0, g);
     std::size_t most = 0;
     for (std::int64_t n = 0; n < m; ++n) {
       const double u_star = u0 + (static_cast<double>(n) + 0.5) * g;  // strictly between levels
@@ -74,7 +74,7 @@ TEST_CASE("noise-free loop: exhaustively over the ladder, u reaches u* in Lemma 
       CAPTURE(u0);
       CAPTURE(g);
       CAPTURE(n);
-      CHECK(r.stop == svt::Stop::StepZero);
+      CHECK(r.stop == dptune::svt_doubling::Stop::StepZero);
       CHECK(r.units == n);  // the highest ladder level at or below u*
       CHECK(r.u <= u_star);
       CHECK(r.u > u_star - g);
@@ -89,8 +89,8 @@ TEST_CASE("noise-free loop: exhaustively over the ladder, u reaches u* in Lemma 
       }
       most = std::max(most, r.iterations);
     }
-    CHECK(most <= svt::noise_free_worst_iterations(u0, g));
-    CHECK(most <= svt::default_t_max(u0, g));
+    CHECK(most <= dptune::svt_doubling::noise_free_worst_iterations(u0, g));
+    CHECK(most <= dptune::svt_doubling::default_t_max(u0, g));
   }
   // g = 0.01, u0 = 0: 100 levels; the noise-free loop needs at most 23 iterations (N = 94 =
   // 63 + 31: K = 6 and five set bits: 12 + 1 + 10), Lemma 1's 4 floor(log2 M) + 1 = 25.
@@ -98,7 +98,7 @@ TEST_CASE("noise-free loop: exhaustively over the ladder, u reaches u* in Lemma 
   for (std::uint64_t n = 0; n < 100; ++n) most = std::max(most, svt_test::lemma1_iterations(n));
   CHECK(most == 23);
   CHECK(svt_test::lemma1_iterations(94) == 23);
-  CHECK(svt::noise_free_worst_iterations(0, 0.01) == 25);
+  CHECK(dptune::svt_doubling::noise_free_worst_iterations(0, 0.01) == 25);
 }
 
 TEST_CASE("noise-free loop: random utility vectors") {
@@ -140,26 +140,26 @@ TEST_CASE("the cap: the loop stops at T_max with the current s*") {
   // Iterations 1-2 pass with candidate 0 (0.05 >= 0.01, 0.03), iteration 3 with candidate 1 (0.07).
   const auto one = noise_free(u, 0, 0.01, 1);
   CHECK(one.iterations == 1);
-  CHECK(one.stop == svt::Stop::Cap);
+  CHECK(one.stop == dptune::svt_doubling::Stop::Cap);
   CHECK(*one.selected == 0);
   const auto three = noise_free(u, 0, 0.01, 3);
   CHECK(three.iterations == 3);
-  CHECK(three.stop == svt::Stop::Cap);
+  CHECK(three.stop == dptune::svt_doubling::Stop::Cap);
   CHECK(three.units == 7);
   CHECK(*three.selected == 1);
   CHECK(three.step == 8);
 
   // With heavy noise the loop would wander; the cap is never exceeded.
   dptune::Xoshiro256 rng(5);
-  const svt::NoiseFn thr = [&] { return dptune::laplace(rng, 2 / 0.05); };
-  const svt::NoiseFn qry = [&] { return dptune::laplace(rng, 4 / 0.05); };
+  const dptune::svt_doubling::NoiseFn thr = [&] { return dptune::laplace(rng, 2 / 0.05); };
+  const dptune::svt_doubling::NoiseFn qry = [&] { return dptune::laplace(rng, 4 / 0.05); };
   std::size_t capped = 0;
   for (int rep = 0; rep < 500; ++rep) {
-    svt::LoopOptions o;
+    dptune::svt_doubling::LoopOptions o;
     o.t_max = 10;
-    const auto r = svt::run_loop(u, o, thr, qry);
+    const auto r = dptune::svt_doubling::run_loop(u, o, thr, qry);
     CHECK(r.iterations <= 10);
-    if (r.stop == svt::Stop::Cap) {
+    if (r.stop == dptune::svt_doubling::Stop::Cap) {
       ++capped;
       CHECK(r.iterations == 10);
     }
@@ -170,80 +170,84 @@ TEST_CASE("the cap: the loop stops at T_max with the current s*") {
 TEST_CASE("worst case: alternating pass/fail reaches exactly 2M - 1 iterations, never more") {
   for (const auto& [u0, g] :
        std::vector<std::pair<double, double>>{{0.0, 0.01}, {0.5, 0.1}, {0.3, 0.07}, {0.95, 0.01}}) {
-    const std::int64_t m = svt::levels_to_one(u0, g);
+    const std::int64_t m = dptune::svt_doubling::levels_to_one(u0, g);
     CHECK(u0 + static_cast<double>(m) * g >= 1);
     CHECK(u0 + static_cast<double>(m - 1) * g < 1);
-    const std::size_t worst = svt::worst_case_iterations(u0, g);
+    const std::size_t worst = dptune::svt_doubling::worst_case_iterations(u0, g);
     CHECK(worst == static_cast<std::size_t>(2 * m - 1));
     CHECK(worst <= static_cast<std::size_t>(2 * std::ceil((1 - u0) / g) + 1));  // issue 6's bound
     // Ding & Wu's zig-zag: one candidate, query noise +10, -10, +10, ...: every pass gains one
     // level (step 1 -> 2), every fail halves the step back to 1.
     bool pass = false;
-    const svt::NoiseFn zigzag = [&] {
+    const dptune::svt_doubling::NoiseFn zigzag = [&] {
       pass = !pass;
       return pass ? 10.0 : -10.0;
     };
-    svt::LoopOptions o;
+    dptune::svt_doubling::LoopOptions o;
     o.u0 = u0;
     o.g = g;
     o.t_max = worst + 50;
-    const auto r = svt::run_loop(std::vector<double>{0.5}, o, kZero, zigzag);
+    const auto r = dptune::svt_doubling::run_loop(std::vector<double>{0.5}, o, kZero, zigzag);
     CHECK(r.iterations == worst);
-    CHECK(r.stop == svt::Stop::ReachedOne);
+    CHECK(r.stop == dptune::svt_doubling::Stop::ReachedOne);
     CHECK(r.units == m);
   }
-  CHECK(svt::worst_case_iterations(0, 0.01) == 199);
+  CHECK(dptune::svt_doubling::worst_case_iterations(0, 0.01) == 199);
   // Random heavy noise never exceeds the worst case either.
   dptune::Xoshiro256 rng(77);
   std::vector<double> u(20);
   for (double& x : u) x = dptune::uniform01(rng);
-  const svt::NoiseFn thr = [&] { return dptune::laplace(rng, 0.5); };
-  const svt::NoiseFn qry = [&] { return dptune::laplace(rng, 1.0); };
-  svt::LoopOptions o;
+  const dptune::svt_doubling::NoiseFn thr = [&] { return dptune::laplace(rng, 0.5); };
+  const dptune::svt_doubling::NoiseFn qry = [&] { return dptune::laplace(rng, 1.0); };
+  dptune::svt_doubling::LoopOptions o;
   o.g = 0.05;
   o.t_max = 1000;
   std::size_t most = 0;
   for (int rep = 0; rep < 2000; ++rep) {
-    const auto r = svt::run_loop(u, o, thr, qry);
-    CHECK(r.iterations <= svt::worst_case_iterations(0, 0.05));
+    const auto r = dptune::svt_doubling::run_loop(u, o, thr, qry);
+    CHECK(r.iterations <= dptune::svt_doubling::worst_case_iterations(0, 0.05));
     most = std::max(most, r.iterations);
   }
   // Heavy noise does not lengthen runs here: most candidates pass, u races to 1 and breaks.
-  CHECK(most < svt::noise_free_worst_iterations(0, 0.05));
+  CHECK(most < dptune::svt_doubling::noise_free_worst_iterations(0, 0.05));
 }
 
 TEST_CASE("default T_max: Lemma 1's noise-free worst case plus ceil(log2 M), capped") {
-  CHECK(svt::levels_to_one(0, 0.01) == 100);
-  CHECK(svt::default_t_max(0, 0.01) == 25 + 7);
-  CHECK(svt::levels_to_one(0.5, 0.01) == 50);
-  CHECK(svt::default_t_max(0.5, 0.01) == 4 * 5 + 1 + 6);
-  CHECK(svt::levels_to_one(0, 0.0625) == 16);
-  CHECK(svt::default_t_max(0, 0.0625) == 4 * 4 + 1 + 4);
-  CHECK(svt::default_t_max(0, 0.125) == 15);  // M = 8: 4 * 3 + 1 + 3 = 16 > 2M - 1 = 15
+  CHECK(dptune::svt_doubling::levels_to_one(0, 0.01) == 100);
+  CHECK(dptune::svt_doubling::default_t_max(0, 0.01) == 25 + 7);
+  CHECK(dptune::svt_doubling::levels_to_one(0.5, 0.01) == 50);
+  CHECK(dptune::svt_doubling::default_t_max(0.5, 0.01) == 4 * 5 + 1 + 6);
+  CHECK(dptune::svt_doubling::levels_to_one(0, 0.0625) == 16);
+  CHECK(dptune::svt_doubling::default_t_max(0, 0.0625) == 4 * 4 + 1 + 4);
+  CHECK(dptune::svt_doubling::default_t_max(0, 0.125) ==
+        15);  // M = 8: 4 * 3 + 1 + 3 = 16 > 2M - 1 = 15
   // Few levels: the worst case binds.
-  CHECK(svt::levels_to_one(0.9, 0.05) == 2);
-  CHECK(svt::default_t_max(0.9, 0.05) == 3);
-  CHECK(svt::default_t_max(0.9, 0.05) == svt::worst_case_iterations(0.9, 0.05));
-  CHECK_THROWS_AS(svt::default_t_max(1.0, 0.01), dptune::InvalidArgument);
-  CHECK_THROWS_AS(svt::default_t_max(0, 0), dptune::InvalidArgument);
+  CHECK(dptune::svt_doubling::levels_to_one(0.9, 0.05) == 2);
+  CHECK(dptune::svt_doubling::default_t_max(0.9, 0.05) == 3);
+  CHECK(dptune::svt_doubling::default_t_max(0.9, 0.05) ==
+        dptune::svt_doubling::worst_case_iterations(0.9, 0.05));
+  CHECK_THROWS_AS(dptune::svt_doubling::default_t_max(1.0, 0.01), dptune::InvalidArgument);
+  CHECK_THROWS_AS(dptune::svt_doubling::default_t_max(0, 0), dptune::InvalidArgument);
 }
 
 TEST_CASE("noise scales: 2 Delta / eps and 4 Delta / eps with Delta = 1/k or max(1/k, 1/n_val)") {
-  const auto s = svt::laplace_scales(10, 0.5);
+  const auto s = dptune::svt_doubling::laplace_scales(10, 0.5);
   CHECK(s.sensitivity == doctest::Approx(0.1));
   CHECK(s.threshold == doctest::Approx(2 / (10 * 0.5)));
   CHECK(s.query == doctest::Approx(4 / (10 * 0.5)));
-  const auto small_val = svt::laplace_scales(10, 0.5, 1.0 / 4);  // accuracy on 4 rows: 1/4 > 1/10
+  const auto small_val =
+      dptune::svt_doubling::laplace_scales(10, 0.5, 1.0 / 4);  // accuracy on 4 rows: 1/4 > 1/10
   CHECK(small_val.sensitivity == doctest::Approx(0.25));
   CHECK(small_val.threshold == doctest::Approx(1.0));
   CHECK(small_val.query == doctest::Approx(2.0));
-  const auto big_val = svt::laplace_scales(10, 0.5, 1.0 / 1000);  // 1/1000 < 1/10: k binds
+  const auto big_val =
+      dptune::svt_doubling::laplace_scales(10, 0.5, 1.0 / 1000);  // 1/1000 < 1/10: k binds
   CHECK(big_val.sensitivity == doctest::Approx(0.1));
   CHECK(big_val.query == doctest::Approx(0.8));
-  CHECK_THROWS_AS(svt::laplace_scales(0, 0.5), dptune::InvalidArgument);
-  CHECK_THROWS_AS(svt::laplace_scales(10, 0), dptune::InvalidArgument);
-  CHECK_THROWS_AS(svt::laplace_scales(10, 0.5, 1.5), dptune::InvalidArgument);
-  CHECK_THROWS_AS(svt::laplace_scales(10, 0.5, -0.1), dptune::InvalidArgument);
+  CHECK_THROWS_AS(dptune::svt_doubling::laplace_scales(0, 0.5), dptune::InvalidArgument);
+  CHECK_THROWS_AS(dptune::svt_doubling::laplace_scales(10, 0), dptune::InvalidArgument);
+  CHECK_THROWS_AS(dptune::svt_doubling::laplace_scales(10, 0.5, 1.5), dptune::InvalidArgument);
+  CHECK_THROWS_AS(dptune::svt_doubling::laplace_scales(10, 0.5, -0.1), dptune::InvalidArgument);
 }
 
 TEST_CASE("noise sources: sample variances 2 b^2 with b = 2 Delta / eps and 4 Delta / eps") {
@@ -258,9 +262,9 @@ TEST_CASE("noise sources: sample variances 2 b^2 with b = 2 Delta / eps and 4 De
         Case{NoiseContext::Mode::None, 0, false}, Case{NoiseContext::Mode::Laplace, 4, true},
         Case{NoiseContext::Mode::None, 4, false}}) {
     NoiseContext context(c.mode, 99);
-    const auto scales = svt::laplace_scales(
+    const auto scales = dptune::svt_doubling::laplace_scales(
         10, eps, c.validation_rows ? 1.0 / static_cast<double>(c.validation_rows) : 0.0);
-    const auto noise = svt::make_noise(context, scales, eps);
+    const auto noise = dptune::svt_doubling::make_noise(context, scales, eps);
     CAPTURE(static_cast<int>(c.mode));
     CAPTURE(c.validation_rows);
     CHECK(noise.from_mechanism == c.from_mechanism);
@@ -290,8 +294,8 @@ TEST_CASE("noise sources: sample variances 2 b^2 with b = 2 Delta / eps and 4 De
 TEST_CASE("secure noise: exact discrete Laplace on the grid, scaled to the rounded sensitivity") {
   const double eps = 0.5;
   NoiseContext context(NoiseContext::Mode::Laplace, 7);
-  const auto scales = svt::laplace_scales(10, eps);  // Δ = 1/10
-  const auto noise = svt::make_secure_noise(context, scales, eps);
+  const auto scales = dptune::svt_doubling::laplace_scales(10, eps);  // Δ = 1/10
+  const auto noise = dptune::svt_doubling::make_secure_noise(context, scales, eps);
   CHECK(context.requested.empty());  // the pipeline's mechanism is not used on this path
   CHECK_FALSE(noise.from_mechanism);
   // The grid is laplace_grid(Δ, 2/ϵ, 1): a power of two with (2/ϵ)(Δ/g + 1) <= 2^30.
@@ -319,18 +323,19 @@ TEST_CASE("secure noise: the transcript depends on the utilities only through th
   // every sum is an integer number of steps, so utilities that round to the same grid points
   // give bit-identical runs under the same random stream, and the comparisons are exact.
   const double eps = 2.0;
-  const auto scales = svt::laplace_scales(5, eps);
+  const auto scales = dptune::svt_doubling::laplace_scales(5, eps);
   std::vector<double> u{0.31, 0.52, 0.47, 0.74, 0.66, 0.12, 0.93, 0.58};
   auto run = [&](const std::vector<double>& utilities) {
     NoiseContext context(NoiseContext::Mode::None, 2024);
-    const auto noise = svt::make_secure_noise(context, scales, eps);
-    svt::LoopOptions o;
+    const auto noise = dptune::svt_doubling::make_secure_noise(context, scales, eps);
+    dptune::svt_doubling::LoopOptions o;
     o.u0 = 0;
     o.g = 0.01;
     o.t_max = 40;
     o.trace = true;
     o.noise_grid = noise.grid;
-    return std::make_pair(svt::run_loop(utilities, o, noise.threshold, noise.query), noise.grid);
+    return std::make_pair(
+        dptune::svt_doubling::run_loop(utilities, o, noise.threshold, noise.query), noise.grid);
   };
   const auto [base, grid] = run(u);
   std::vector<double> nudged = u;
@@ -350,17 +355,17 @@ TEST_CASE("secure noise: the transcript depends on the utilities only through th
 TEST_CASE("statistics: with large k eps the selection is within a few g of u*") {
   dptune::Xoshiro256 rng(31337);
   auto run = [&](double k_eps, int reps, double& mean_gap, double& within) {
-    const svt::NoiseFn thr = [&] { return dptune::laplace(rng, 2 / k_eps); };
-    const svt::NoiseFn qry = [&] { return dptune::laplace(rng, 4 / k_eps); };
+    const dptune::svt_doubling::NoiseFn thr = [&] { return dptune::laplace(rng, 2 / k_eps); };
+    const dptune::svt_doubling::NoiseFn qry = [&] { return dptune::laplace(rng, 4 / k_eps); };
     mean_gap = 0;
     within = 0;
     for (int rep = 0; rep < reps; ++rep) {
       std::vector<double> u(100);
       for (double& x : u) x = dptune::uniform_open01(rng);
       const double u_star = *std::max_element(u.begin(), u.end());
-      svt::LoopOptions o;
-      o.t_max = svt::default_t_max(0, 0.01);
-      const auto r = svt::run_loop(u, o, thr, qry);
+      dptune::svt_doubling::LoopOptions o;
+      o.t_max = dptune::svt_doubling::default_t_max(0, 0.01);
+      const auto r = dptune::svt_doubling::run_loop(u, o, thr, qry);
       const double gap = u_star - u[r.selected.value_or(0)];
       mean_gap += gap / reps;
       within += (gap <= 3 * 0.01) ? 1.0 / reps : 0.0;
@@ -378,11 +383,11 @@ TEST_CASE("statistics: with large k eps the selection is within a few g of u*") 
 
 TEST_CASE("simulation: Figures 3 and 4 where they reproduce, and where they do not") {
   dptune::Xoshiro256 rng(8);
-  svt::SimulationOptions o;
+  dptune::svt_doubling::SimulationOptions o;
   o.k_epsilons = {0.5, 5, 10, 100, 1000};
   o.repetitions = 200;
   o.trace_repetitions = 40;
-  const auto sim = svt::simulate(o, rng);
+  const auto sim = dptune::svt_doubling::simulate(o, rng);
   REQUIRE(sim.runs.size() == 5 * 200);
   REQUIRE(sim.fidelity_by_iteration.size() == 5);
   std::vector<double> ratio(5, 0), fidelity(5, 0);
@@ -391,7 +396,7 @@ TEST_CASE("simulation: Figures 3 and 4 where they reproduce, and where they do n
     for (const auto& r : sim.runs) {
       if (r.k_epsilon != o.k_epsilons[e]) continue;
       CHECK(r.n == doctest::Approx((r.u_star - r.u0) / 0.01));
-      CHECK(r.iterations <= svt::worst_case_iterations(r.u0, 0.01));
+      CHECK(r.iterations <= dptune::svt_doubling::worst_case_iterations(r.u0, 0.01));
       fidelity[e] += r.fidelity;
       ++all;
       if (r.n >= 8) {
@@ -432,7 +437,7 @@ TEST_CASE("candidate_list: typed by the search space, in the order written, chec
   space.add_int("epochs", 1, 32);
   space.add_categorical(
       "model", {dptune::Value{std::string("logistic")}, dptune::Value{std::string("svm")}});
-  const auto list = svt::parse_candidate_list(
+  const auto list = dptune::svt_doubling::parse_candidate_list(
       "lr=0.1, epochs=5, model=svm; model=logistic,epochs=32,lr=1e-3;", space);
   REQUIRE(list.size() == 2);
   CHECK(list[0].get_double("lr") == 0.1);
@@ -442,22 +447,26 @@ TEST_CASE("candidate_list: typed by the search space, in the order written, chec
   CHECK(list[1].get_int("epochs") == 32);
   CHECK(list[1].get_string("model") == "logistic");
   using doctest::Contains;
-  CHECK_THROWS_WITH(svt::parse_candidate_list("lr=0.1, epochs=5", space),
+  CHECK_THROWS_WITH(dptune::svt_doubling::parse_candidate_list("lr=0.1, epochs=5", space),
                     Contains("candidate 1: 'model' missing"));
+  CHECK_THROWS_WITH(dptune::svt_doubling::parse_candidate_list(
+                        "lr=0.1,epochs=5,model=svm; lr=2,epochs=5,model=svm", space),
+                    Contains("candidate 2: {epochs: 5, lr: 2.0, model: svm} is outside"));
   CHECK_THROWS_WITH(
-      svt::parse_candidate_list("lr=0.1,epochs=5,model=svm; lr=2,epochs=5,model=svm", space),
-      Contains("candidate 2: {epochs: 5, lr: 2.0, model: svm} is outside"));
-  CHECK_THROWS_WITH(svt::parse_candidate_list("lr=0.1,epochs=5.5,model=svm", space),
-                    Contains("epochs: '5.5' is not a value of the int dimension"));
-  CHECK_THROWS_WITH(svt::parse_candidate_list("lr=0.1,epochs=5,model=tree", space),
+      dptune::svt_doubling::parse_candidate_list("lr=0.1,epochs=5.5,model=svm", space),
+      Contains("epochs: '5.5' is not a value of the int dimension"));
+  CHECK_THROWS_WITH(dptune::svt_doubling::parse_candidate_list("lr=0.1,epochs=5,model=tree", space),
                     Contains("model: 'tree' is not a value of the categorical dimension"));
-  CHECK_THROWS_WITH(svt::parse_candidate_list("eta=0.1,epochs=5,model=svm", space),
+  CHECK_THROWS_WITH(dptune::svt_doubling::parse_candidate_list("eta=0.1,epochs=5,model=svm", space),
                     Contains("'eta' is not a dimension of the search space (lr, epochs, model)"));
-  CHECK_THROWS_WITH(svt::parse_candidate_list("lr=0.1,lr=0.2,epochs=5,model=svm", space),
-                    Contains("'lr' given twice"));
-  CHECK_THROWS_WITH(svt::parse_candidate_list("; lr=0.1,epochs=5,model=svm", space),
-                    Contains("candidate 1: empty"));
-  CHECK_THROWS_WITH(svt::parse_candidate_list("lr 0.1", space), Contains("expected name=value"));
+  CHECK_THROWS_WITH(
+      dptune::svt_doubling::parse_candidate_list("lr=0.1,lr=0.2,epochs=5,model=svm", space),
+      Contains("'lr' given twice"));
+  CHECK_THROWS_WITH(
+      dptune::svt_doubling::parse_candidate_list("; lr=0.1,epochs=5,model=svm", space),
+      Contains("candidate 1: empty"));
+  CHECK_THROWS_WITH(dptune::svt_doubling::parse_candidate_list("lr 0.1", space),
+                    Contains("expected name=value"));
 }
 
 // Ding et al. Figure 3, explained (docs/tuners/svt_doubling.md).  In the last iterations the
@@ -471,7 +480,7 @@ TEST_CASE("candidate_list: typed by the search space, in the order written, chec
 TEST_CASE(
     "Figure 3 explained: final fidelity = the exponential-mechanism limit of scale 4/(k eps)") {
   dptune::Xoshiro256 rng(2024);
-  svt::SimulationOptions o;
+  dptune::svt_doubling::SimulationOptions o;
   o.k_epsilons = {0.5, 5, 10, 50, 100};
   o.repetitions = 1;
 #if defined(__SANITIZE_ADDRESS__)
@@ -479,7 +488,7 @@ TEST_CASE(
 #else
   o.trace_repetitions = 1500;
 #endif
-  const auto sim = svt::simulate(o, rng);
+  const auto sim = dptune::svt_doubling::simulate(o, rng);
   REQUIRE(sim.fidelity_by_iteration.size() == o.k_epsilons.size());
   std::vector<double> final_alpha;
   for (std::size_t e = 0; e < o.k_epsilons.size(); ++e) {
@@ -487,7 +496,8 @@ TEST_CASE(
     const double limit = (1 / (1 - std::exp(-1 / b)) - b) / (100.0 / 101.0);
     const double alpha = sim.fidelity_by_iteration[e].back();
     final_alpha.push_back(alpha);
-    CHECK(svt::exponential_mechanism_fidelity(o.k_epsilons[e], 100) == doctest::Approx(limit));
+    CHECK(dptune::svt_doubling::exponential_mechanism_fidelity(o.k_epsilons[e], 100) ==
+          doctest::Approx(limit));
     MESSAGE("k eps = " << o.k_epsilons[e] << ": final alpha " << alpha << ", limit " << limit);
     // sd of one α_T is <= 0.3, so the standard error is <= 0.015 (400 runs); the limit itself is
     // 0.01-0.015 above the first-in-order selection (bench_svt_doubling_fig3: 0.594 vs 0.608).
@@ -506,17 +516,17 @@ TEST_CASE(
 // Algorithm 1; an empty batch ends the loop; the cap holds.
 TEST_CASE("adaptive loop: O's feedback is the released transcript, and a fixed batch is run_loop") {
   const std::vector<double> u{0.2, 0.5, 0.83, 0.4};
-  svt::LoopOptions o;
+  dptune::svt_doubling::LoopOptions o;
   o.g = 0.01;
-  o.t_max = svt::worst_case_iterations(0, 0.01);
+  o.t_max = dptune::svt_doubling::worst_case_iterations(0, 0.01);
   o.trace = true;
   // Fixed batch: identical to run_loop in the noise-free world.
-  std::vector<svt::Feedback> seen;
-  const auto fixed = svt::run_adaptive_loop(
+  std::vector<dptune::svt_doubling::Feedback> seen;
+  const auto fixed = dptune::svt_doubling::run_adaptive_loop(
       o,
-      [&](const svt::Feedback& f) {
+      [&](const dptune::svt_doubling::Feedback& f) {
         seen.push_back(f);
-        svt::Batch b;
+        dptune::svt_doubling::Batch b;
         for (std::size_t s = 0; s < u.size(); ++s) {
           b.ids.push_back(100 + s);  // the caller's ids come back as s*
           b.utilities.push_back(u[s]);
@@ -524,7 +534,7 @@ TEST_CASE("adaptive loop: O's feedback is the released transcript, and a fixed b
         return b;
       },
       kZero, kZero);
-  const auto plain = svt::run_loop(u, o, kZero, kZero);
+  const auto plain = dptune::svt_doubling::run_loop(u, o, kZero, kZero);
   CHECK(fixed.iterations == plain.iterations);
   CHECK(fixed.units == plain.units);
   REQUIRE(plain.selected.has_value());
@@ -542,23 +552,23 @@ TEST_CASE("adaptive loop: O's feedback is the released transcript, and a fixed b
     passes_seen += seen[t].passed ? 1 : 0;
   }
   // O is told every outcome but the last one, which ended the loop (a fail taking step to 0).
-  CHECK(fixed.stop == svt::Stop::StepZero);
+  CHECK(fixed.stop == dptune::svt_doubling::Stop::StepZero);
   CHECK(passes_seen == fixed.passes);
   // Noise-free, u* = 0.83 is reached: the selection is the best candidate.
   CHECK(fixed.selected == std::optional<std::size_t>(102));
 
   // O revealing one new candidate per iteration, then stopping after 5 iterations.
-  const auto grown = svt::run_adaptive_loop(
+  const auto grown = dptune::svt_doubling::run_adaptive_loop(
       o,
-      [&](const svt::Feedback& f) {
-        svt::Batch b;
+      [&](const dptune::svt_doubling::Feedback& f) {
+        dptune::svt_doubling::Batch b;
         if (f.iteration == 5) return b;  // O terminates
         b.ids = {f.iteration};
         b.utilities = {0.1 * static_cast<double>(f.iteration + 1)};
         return b;
       },
       kZero, kZero);
-  CHECK(grown.stop == svt::Stop::Optimizer);
+  CHECK(grown.stop == dptune::svt_doubling::Stop::Optimizer);
   CHECK(grown.iterations == 5);
   // Levels 0.01, 0.03 (step 2), 0.07 (step 4), 0.15 (step 8), 0.31 (step 16): candidate t has
   // u = 0.1 (t + 1) >= u + step g at t = 0..3 (0.01, 0.03, 0.07, 0.15 <= 0.1 .. 0.4), and at t = 4
@@ -568,21 +578,23 @@ TEST_CASE("adaptive loop: O's feedback is the released transcript, and a fixed b
 
   // The cap binds whatever O does.
   o.t_max = 3;
-  const auto capped = svt::run_adaptive_loop(
+  const auto capped = dptune::svt_doubling::run_adaptive_loop(
       o,
-      [&](const svt::Feedback&) {
-        svt::Batch b;
+      [&](const dptune::svt_doubling::Feedback&) {
+        dptune::svt_doubling::Batch b;
         b.ids = {0};
         b.utilities = {0.99};
         return b;
       },
       kZero, kZero);
-  CHECK(capped.stop == svt::Stop::Cap);
+  CHECK(capped.stop == dptune::svt_doubling::Stop::Cap);
   CHECK(capped.iterations == 3);
   // An empty first batch is an error, not a silent default.
-  CHECK_THROWS_AS(svt::run_adaptive_loop(
-                      o, [](const svt::Feedback&) { return svt::Batch{}; }, kZero, kZero),
-                  dptune::InvalidArgument);
+  CHECK_THROWS_AS(
+      dptune::svt_doubling::run_adaptive_loop(
+          o, [](const dptune::svt_doubling::Feedback&) { return dptune::svt_doubling::Batch{}; },
+          kZero, kZero),
+      dptune::InvalidArgument);
 }
 
 TEST_CASE(
@@ -591,7 +603,7 @@ TEST_CASE(
   space.add_float("lr", 1e-3, 1.0, true);
   space.add_int("epochs", 1, 10);
   dptune::Xoshiro256 rng(5);
-  svt::LocalSearch search(space, 6, 0.1);
+  dptune::svt_doubling::LocalSearch search(space, 6, 0.1);
   const auto first = search.propose(nullptr, false, true, rng);
   REQUIRE(first.size() == 6);
   for (const auto& p : first) CHECK(space.contains(p));
@@ -613,6 +625,6 @@ TEST_CASE(
   CHECK(search.radius() == doctest::Approx(0.5));  // capped
   for (int i = 0; i < 20; ++i) search.propose(&incumbent, false, false, rng);
   CHECK(search.radius() == doctest::Approx(1.0 / 1024));  // floored
-  CHECK_THROWS_AS(svt::LocalSearch(space, 0, 0.1), dptune::InvalidArgument);
-  CHECK_THROWS_AS(svt::LocalSearch(space, 3, 0.7), dptune::InvalidArgument);
+  CHECK_THROWS_AS(dptune::svt_doubling::LocalSearch(space, 0, 0.1), dptune::InvalidArgument);
+  CHECK_THROWS_AS(dptune::svt_doubling::LocalSearch(space, 3, 0.7), dptune::InvalidArgument);
 }

@@ -220,7 +220,7 @@ TEST_CASE("svt_doubling tuner: k|S| partition runs in one call, s* trained once,
 
   // The guarantee is the accountant's composition of T_max = 32 (the default for g = 0.01, u0 = 0)
   // pure 5-DP iterations with the final training, not of the T iterations used.
-  const std::size_t t_max = svt::default_t_max(0, 0.01);
+  const std::size_t t_max = dptune::svt_doubling::default_t_max(0, 0.01);
   CHECK(t_max == 32);
   const std::size_t t = iterations_used(r);
   CHECK(t < t_max);

@@ -24,6 +24,7 @@
 #include "dptune/dptune.hpp"
 #include "svt_doubling/core.hpp"
 
+namespace dptune::svt_doubling {
 namespace {
 
 using dptune::DpEvent;
@@ -50,7 +51,7 @@ class SvtDoubling final : public dptune::Tuner {
       throw dptune::InvalidArgument(
           "svt_doubling: validation_rows is only used with protect_validation: true (and is no "
           "longer needed: the host reports the held-out split's size)");
-    svt::levels_to_one(p.get_double("u0"), p.get_double("g"));  // validates u0 and g
+    levels_to_one(p.get_double("u0"), p.get_double("g"));  // validates u0 and g
     if ((p.get_string("candidates") == "list") != !p.get_string("candidate_list").empty())
       throw dptune::InvalidArgument(
           "svt_doubling: candidate_list is used exactly when candidates: list (got candidates: " +
@@ -164,7 +165,7 @@ class SvtDoubling final : public dptune::Tuner {
   std::vector<Params> candidates(dptune::TunerContext& context, std::string& how) const {
     std::vector<Params> out;
     if (p_.get_string("candidates") == "list") {
-      out = svt::parse_candidate_list(p_.get_string("candidate_list"), context.space());
+      out = parse_candidate_list(p_.get_string("candidate_list"), context.space());
       how = "the candidate_list given in the pipeline, in its order";
     } else if (p_.get_string("candidates") == "random") {
       const auto n = static_cast<std::size_t>(p_.get_int("trials"));
@@ -222,7 +223,7 @@ class SvtDoubling final : public dptune::Tuner {
             "svt_doubling: candidates: adaptive with private_partitions: true is not supported "
             "(the number of candidates each part is trained for is not known in advance)");
       fix_t_max();
-      scales_ = svt::laplace_scales(kk_, epsilon_, protect_ ? *util_sens_.per_record : 0.0);
+      scales_ = laplace_scales(kk_, epsilon_, protect_ ? *util_sens_.per_record : 0.0);
       build_events();
       if (!t_.adaptive()) score(0);
       run_loop();
@@ -259,12 +260,12 @@ class SvtDoubling final : public dptune::Tuner {
 
     /// T_max, fixed before any data is touched.
     void fix_t_max() {
-      worst_ = svt::worst_case_iterations(t_.u0(), t_.g());
+      worst_ = worst_case_iterations(t_.u0(), t_.g());
       t_max_ = static_cast<std::size_t>(t_.p_.get_int("t_max"));
       if (t_max_ == 0) {
-        t_max_ = svt::default_t_max(t_.u0(), t_.g());
+        t_max_ = default_t_max(t_.u0(), t_.g());
         t_max_how_ = "default: Ding et al., Lemma 1's noise-free worst case " +
-                     std::to_string(svt::noise_free_worst_iterations(t_.u0(), t_.g())) +
+                     std::to_string(noise_free_worst_iterations(t_.u0(), t_.g())) +
                      " plus ceil(log2 M) slack";
       } else if (t_max_ > worst_) {
         t_max_how_ =
@@ -386,27 +387,27 @@ class SvtDoubling final : public dptune::Tuner {
     /// The doubling AboveThreshold loop (Ding et al., Algorithm 1, lines 12-34).
     void run_loop() {
       noise_ = t_.p_.get_string("noise") == "secure"
-                   ? svt::make_secure_noise(context_, scales_, epsilon_)
-                   : svt::make_noise(context_, scales_, epsilon_);
-      svt::LoopOptions options;
+                   ? make_secure_noise(context_, scales_, epsilon_)
+                   : make_noise(context_, scales_, epsilon_);
+      LoopOptions options;
       options.noise_grid = noise_.grid;
       options.u0 = t_.u0();
       options.g = t_.g();
       options.t_max = t_max_;
       context_.progress().message("svt_doubling: AboveThreshold doubling loop");
       if (!t_.adaptive()) {
-        loop_ = svt::run_loop(u_, options, noise_.threshold, noise_.query);
+        loop_ = svt_doubling::run_loop(u_, options, noise_.threshold, noise_.query);
         return;
       }
       // Ding et al. §4.1 (Fig. 2): O proposes, one AboveThreshold iteration answers with s*.  O
-      // gets the transcript only (svt::Feedback), and its own generator draws are independent of
+      // gets the transcript only (Feedback), and its own generator draws are independent of
       // the data, so its proposals are post-processing of ϵ-DP outputs.
-      svt::LocalSearch search(context_.space(),
-                              static_cast<std::size_t>(t_.p_.get_int("adaptive_batch")),
-                              t_.p_.get_double("adaptive_radius"));
-      loop_ = svt::run_adaptive_loop(
+      LocalSearch search(context_.space(),
+                         static_cast<std::size_t>(t_.p_.get_int("adaptive_batch")),
+                         t_.p_.get_double("adaptive_radius"));
+      loop_ = run_adaptive_loop(
           options,
-          [&](const svt::Feedback& f) {
+          [&](const Feedback& f) {
             const std::vector<Params> batch =
                 search.propose(f.selected ? &cands_[*f.selected] : nullptr, f.passed,
                                f.iteration == 0, context_.rng());
@@ -419,9 +420,9 @@ class SvtDoubling final : public dptune::Tuner {
     }
 
     /// Adaptive mode: the proposals not seen before are checked, trained and scored.
-    svt::Batch add_proposals(const std::vector<Params>& batch) {
+    Batch add_proposals(const std::vector<Params>& batch) {
       const std::size_t first_new = cands_.size();
-      svt::Batch b;
+      Batch b;
       for (const auto& p : batch) {
         const auto it = std::find(cands_.begin(), cands_.end(), p);
         b.ids.push_back(static_cast<std::size_t>(it - cands_.begin()));
@@ -555,7 +556,7 @@ class SvtDoubling final : public dptune::Tuner {
                       "iterations: T = " + std::to_string(loop_.iterations) +
                       " used, T_max = " + std::to_string(t_max_) + " (" + t_max_how_ +
                       "; worst case 2M - 1 = " + std::to_string(worst_) + "); stopped because " +
-                      svt::to_string(loop_.stop) + " at level u = " + fmt(loop_.u, 4) + " after " +
+                      to_string(loop_.stop) + " at level u = " + fmt(loop_.u, 4) + " after " +
                       std::to_string(loop_.passes) + " passes");
       if (loop_.selected)
         notes.push_back(std::string(dptune::kDpOutputNote) + "selected candidate " +
@@ -595,7 +596,7 @@ class SvtDoubling final : public dptune::Tuner {
           nominal += "with c = 3 (Figure 4), log base 2, n = (u - u0) / g = " + fmt(n, 4) +
                      " at the reached level and the final training's epsilon " +
                      fmt(fin.privacy.epsilon) + ": epsilon = " + fmt(eps_nominal) +
-                     ", delta' = " + fmt(svt::nominal_delta_prime(n, t_.g(), ke), 3);
+                     ", delta' = " + fmt(nominal_delta_prime(n, t_.g(), ke), 3);
         } else {
           nominal += "undefined here (no level gained, n <= 1)";
         }
@@ -619,19 +620,19 @@ class SvtDoubling final : public dptune::Tuner {
     std::size_t m_ = 0, initial_candidates_ = 0;
     std::size_t worst_ = 0, t_max_ = 0;
     std::string t_max_how_;
-    svt::Scales scales_;
+    Scales scales_;
     EventSet finals_, parts_;  // the final training's events over every possible s*; per part
     std::vector<DpEvent> final_of_;
     DpEvent total_;
     std::vector<double> u_, u_min_, u_max_, seconds_;
     std::vector<dptune::PrivacyGuarantee> part_privacy_;
     std::size_t trainings_ = 0, proposals_ = 0;
-    svt::Noise noise_;
-    svt::LoopResult loop_;
+    Noise noise_;
+    LoopResult loop_;
   };
 
   dptune::TuningResult simulate(dptune::TunerContext& context) {
-    svt::SimulationOptions o;
+    SimulationOptions o;
     o.candidates = static_cast<std::size_t>(p_.get_int("sim_candidates"));
     o.g = g();
     o.k_epsilons =
@@ -639,7 +640,7 @@ class SvtDoubling final : public dptune::Tuner {
     o.repetitions = static_cast<std::size_t>(p_.get_int("sim_repetitions"));
     o.trace_repetitions = static_cast<std::size_t>(p_.get_int("sim_trace_repetitions"));
     context.progress().start("svt_doubling: simulation", o.k_epsilons.size());
-    const svt::SimulationResult sim = svt::simulate(o, context.rng());
+    const SimulationResult sim = svt_doubling::simulate(o, context.rng());
     context.progress().advance(o.k_epsilons.size(), std::nullopt);
 
     dptune::TuningResult result;
@@ -714,7 +715,7 @@ class SvtDoubling final : public dptune::Tuner {
                         ": final alpha_T (u0 = 0) = " + fmt(curve.back(), 4) +
                         "; exponential-mechanism limit (1/(1 - e^(-1/b)) - b) / E[u*] with b = "
                         "4/(k epsilon) = " +
-                        fmt(svt::exponential_mechanism_fidelity(ke, o.candidates), 4));
+                        fmt(exponential_mechanism_fidelity(ke, o.candidates), 4));
       result.series.push_back(std::move(iters));
       result.series.push_back(std::move(fid));
       result.series.push_back(std::move(trace));
@@ -744,7 +745,8 @@ class SvtDoubling final : public dptune::Tuner {
 };
 
 }  // namespace
+}  // namespace dptune::svt_doubling
 
-DPTUNE_PLUGIN(tuner, svt_doubling, SvtDoubling, "1.0.0",
+DPTUNE_PLUGIN(tuner, svt_doubling, dptune::svt_doubling::SvtDoubling, "1.0.0",
               "SVT doubling: private selection by subsample-and-aggregate and a doubling "
               "AboveThreshold ladder (Ding & Wu; Ding, Wu, Xu & Pan)")

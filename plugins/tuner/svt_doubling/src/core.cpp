@@ -11,7 +11,7 @@
 #include "dptune/rng.hpp"
 #include "dptune/search_space.hpp"
 
-namespace svt {
+namespace dptune::svt_doubling {
 
 const char* to_string(Stop stop) {
   switch (stop) {
@@ -428,4 +428,4 @@ std::vector<dptune::Params> parse_candidate_list(const std::string& text,
   return out;
 }
 
-}  // namespace svt
+}  // namespace dptune::svt_doubling

@@ -21,7 +21,7 @@ class SearchSpace;
 class TunerContext;
 }  // namespace dptune
 
-namespace svt {
+namespace dptune::svt_doubling {
 
 /// One draw of the threshold noise Lap(2Δ/ϵ) or of a query noise Lap(4Δ/ϵ).
 using NoiseFn = std::function<double()>;
@@ -231,4 +231,4 @@ double exponential_mechanism_fidelity(double k_epsilon, std::size_t candidates);
 std::vector<dptune::Params> parse_candidate_list(const std::string& text,
                                                  const dptune::SearchSpace& space);
 
-}  // namespace svt
+}  // namespace dptune::svt_doubling
