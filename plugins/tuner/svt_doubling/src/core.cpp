@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <initializer_list>
 #include <sstream>
+#include <string_view>
 
 #include "dptune/errors.hpp"
 #include "dptune/grid_noise.hpp"
@@ -373,6 +375,15 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }
 }  // namespace
 
+namespace {
+/// Throws InvalidArgument with `where` followed by `parts` (one candidate's problem).
+[[noreturn]] void fail(const std::string& where, std::initializer_list<std::string_view> parts) {
+  std::string message = where;
+  for (const std::string_view part : parts) message += part;
+  throw dptune::InvalidArgument(message);
+}
+}  // namespace
+
 std::vector<dptune::Params> parse_candidate_list(const std::string& text,
                                                  const dptune::SearchSpace& space) {
   std::vector<dptune::Params> out;
@@ -389,14 +400,11 @@ std::vector<dptune::Params> parse_candidate_list(const std::string& text,
     dptune::Params p;
     for (const std::string& pair : split(items[k], ',')) {
       const auto eq = pair.find('=');
-      if (eq == std::string::npos)
-        throw dptune::InvalidArgument(where + "expected name=value, got '" + trim(pair) + "'");
+      if (eq == std::string::npos) fail(where, {"expected name=value, got '", trim(pair), "'"});
       const std::string name = trim(pair.substr(0, eq)), value = trim(pair.substr(eq + 1));
       const dptune::Dimension* d = space.find(name);
-      if (!d)
-        throw dptune::InvalidArgument(where + "'" + name +
-                                      "' is not a dimension of the search space (" + names + ")");
-      if (p.contains(name)) throw dptune::InvalidArgument(where + "'" + name + "' given twice");
+      if (!d) fail(where, {"'", name, "' is not a dimension of the search space (", names, ")"});
+      if (p.contains(name)) fail(where, {"'", name, "' given twice"});
       std::size_t used = 0;
       try {
         if (d->kind == dptune::Dimension::Kind::Float) {
@@ -412,11 +420,11 @@ std::vector<dptune::Params> parse_candidate_list(const std::string& text,
         used = 0;
       }
       if (value.empty() || used != value.size())
-        throw dptune::InvalidArgument(where + name + ": '" + value + "' is not a value of the " +
-                                      (d->kind == dptune::Dimension::Kind::Float ? "float"
-                                       : d->kind == dptune::Dimension::Kind::Int ? "int"
-                                                                                 : "categorical") +
-                                      " dimension");
+        fail(where, {name, ": '", value, "' is not a value of the ",
+                     d->kind == dptune::Dimension::Kind::Float ? "float"
+                     : d->kind == dptune::Dimension::Kind::Int ? "int"
+                                                               : "categorical",
+                     " dimension"});
     }
     for (const auto& d : space.dimensions())
       if (!p.contains(d.name)) throw dptune::InvalidArgument(where + "'" + d.name + "' missing");
