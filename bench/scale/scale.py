@@ -22,6 +22,7 @@ with `#` lines naming the machine, date, load and command; plot_scale.py draws i
   bench/scale/scale.py [--build build] [--out scale.csv] [--smoke | --full] [--sweeps a,b,...]
 """
 import argparse
+import csv
 import datetime
 import gzip
 import os
@@ -171,7 +172,7 @@ class Bench:
         proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
         for line in proc.stdout.splitlines()[1:]:
             n, mode, cpu, wall = line.split(",")
-            label = "full (5 starts, refit)" if mode == "full" else "fast (refit every 5)"
+            label = "full: 5 starts, refit" if mode == "full" else "fast: refit every 5th"
             self.record("gp", label, int(n), cpu_s=float(cpu), wall_s=float(wall))
 
     def sweep_clients(self):
@@ -280,10 +281,11 @@ def main():
             shutil.rmtree(work, ignore_errors=True)
     with open("/proc/loadavg") as f:
         lines.append(f"# load after: {' '.join(f.read().split()[:3])}")
-    lines.append("sweep,series,x,metric,value")
-    lines += [f"{s},{series},{x},{m},{v:.6g}" for s, series, x, m, v in bench.rows]
-    with open(args.out, "w") as f:
+    with open(args.out, "w", newline="") as f:
         f.write("\n".join(lines) + "\n")
+        out = csv.writer(f, lineterminator="\n")
+        out.writerow(["sweep", "series", "x", "metric", "value"])
+        out.writerows([s, series, x, m, f"{v:.6g}"] for s, series, x, m, v in bench.rows)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
