@@ -1,12 +1,13 @@
 // DPareto's cost per Bayesian-optimisation iteration as the number of observed trials n grows
-// (issue 17, part 3).  Avent et al. 2020 (Algorithm 2) fit an exact GP per objective every iteration:
-// a Cholesky factorisation is O(n³) and the marginal-likelihood gradient needs K⁻¹ (O(n³) again) at
-// every L-BFGS step of every restart, so the fit, not the acquisition, eventually dominates.
+// (issue 17, part 3).  Avent et al. 2020 (Algorithm 2) fit an exact GP per objective every
+// iteration: a Cholesky factorisation is O(n³) and the marginal-likelihood gradient needs K⁻¹
+// (O(n³) again) at every L-BFGS step of every restart, so the fit, not the acquisition, eventually
+// dominates.
 //
 //   build/bin/bench_scale_gp [--stop-above SECONDS] [n ...]   (default: 10 30 100 300, stop 30)
 //
-// For each n, a fresh optimiser is given n observations of a 3-D two-objective problem shaped like a
-// DP-SGD study (a deterministic privacy objective, a noisy utility objective), then proposes:
+// For each n, a fresh optimiser is given n observations of a 3-D two-objective problem shaped like
+// a DP-SGD study (a deterministic privacy objective, a noisy utility objective), then proposes:
 //   full: one proposal with a refit of both GPs from 5 starts (the plugin's default);
 //   fast: five proposals with warm-start fits every 5th (`fast: true`), reported per proposal.
 // Output: CSV on stdout, `n,mode,cpu_s_per_proposal,wall_s_per_proposal`.  CPU time of this process
@@ -107,8 +108,9 @@ int main(int argc, char** argv) {
     std::printf("%zu,fast,%.6f,%.6f\n", n, fast.cpu, fast.wall);
     std::fflush(stdout);
     if (full.cpu > stop_above) {
-      std::fprintf(stderr, "bench_scale_gp: stopping after n = %zu (%.1f s per proposal > %.1f s)\n",
-                   n, full.cpu, stop_above);
+      std::fprintf(stderr,
+                   "bench_scale_gp: stopping after n = %zu (%.1f s per proposal > %.1f s)\n", n,
+                   full.cpu, stop_above);
       break;
     }
   }
