@@ -23,9 +23,9 @@ CHARTS = [
     {"name": "rows_time", "sweep": "rows", "metric": "cpu_s",
      "title": "Time against rows (DP-SGD MLP 784-128-10, 2 learning rates x 1 epoch, 1 thread)",
      "x": "rows (784 features)", "y": "CPU seconds (user + system)"},
-    {"name": "rows_memory", "sweep": "rows", "metric": "rss_mb",
+    {"name": "rows_memory", "sweep": "rows", "metric": "rss_mib",
      "title": "Peak memory against rows", "x": "rows (784 features)",
-     "y": "maximum resident set size (MB)"},
+     "y": "maximum resident set size (MiB)"},
     {"name": "trials", "sweep": "trials", "metric": "cpu_s",
      "title": "Random search: time against trials (DP-SGD logistic, breast cancer)",
      "x": "trials", "y": "CPU seconds (user + system)"},
@@ -42,10 +42,10 @@ CHARTS = [
      "series": ("mpi executor", "threads executor"),
      "title": "One study (2 candidates x 4 runs) over MPI ranks or threads",
      "x": "ranks (mpirun --oversubscribe) or threads", "y": "wall seconds"},
-    {"name": "ranks_memory", "sweep": ("ranks", "threads"), "metric": "rss_mb",
+    {"name": "ranks_memory", "sweep": ("ranks", "threads"), "metric": "rss_mib",
      "series": ("mpi executor", "threads executor"),
      "title": "Peak memory of the study over MPI ranks (sum of ranks) or threads",
-     "x": "ranks or threads", "y": "maximum resident set size (MB)"},
+     "x": "ranks or threads", "y": "maximum resident set size (MiB)"},
 ]
 
 

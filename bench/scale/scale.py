@@ -155,15 +155,15 @@ class Bench:
                     n = min(n, 60000)  # the training file holds 60 000 images
                 pipe = make(n)
                 wall, cpu, rss = self.timed([self.dptune, "validate", pipe])
-                self.record("rows", series + " load", n, wall_s=wall, cpu_s=cpu, rss_mb=rss)
+                self.record("rows", series + " load", n, wall_s=wall, cpu_s=cpu, rss_mib=rss)
                 wall, cpu, rss = self.timed(self.run_args(pipe))
-                self.record("rows", series + " study", n, wall_s=wall, cpu_s=cpu, rss_mb=rss)
+                self.record("rows", series + " study", n, wall_s=wall, cpu_s=cpu, rss_mib=rss)
 
     def sweep_trials(self):
         for n in self.sizes["trials"]:
             pipe = self.pipeline(f"trials_{n}", TRIALS_STUDY.format(trials=n, noise=self.args.noise))
             wall, cpu, rss = self.timed(self.run_args(pipe))
-            self.record("trials", "random search", n, wall_s=wall, cpu_s=cpu, rss_mb=rss,
+            self.record("trials", "random search", n, wall_s=wall, cpu_s=cpu, rss_mib=rss,
                         ms_per_trial=1000 * wall / n)
 
     def sweep_gp(self):
@@ -209,7 +209,7 @@ class Bench:
                 if wall == min(walls[t]):
                     best[t] = (wall, cpu, rss)
         for t, (wall, cpu, rss) in best.items():
-            self.record("threads", "threads executor", t, wall_s=wall, cpu_s=cpu, rss_mb=rss,
+            self.record("threads", "threads executor", t, wall_s=wall, cpu_s=cpu, rss_mib=rss,
                         wall_median_s=median(walls[t]))
         if 1 in best and 2 in best:
             self.record("threads", "ratio 2 threads / 1", 2, ratio=best[2][0] / best[1][0],
@@ -227,8 +227,8 @@ class Bench:
                 runs[n].append(self.mpi_run(mpirun, pipe, n))
         for n, results in runs.items():
             wall, cpu, peaks = min(results)
-            self.record("ranks", "mpi executor", n, wall_s=wall, cpu_s=cpu, rss_mb=sum(peaks),
-                        rank0_rss_mb=peaks[0], wall_median_s=median([r[0] for r in results]))
+            self.record("ranks", "mpi executor", n, wall_s=wall, cpu_s=cpu, rss_mib=sum(peaks),
+                        rank0_rss_mib=peaks[0], wall_median_s=median([r[0] for r in results]))
 
     def mpi_run(self, mpirun, pipe, n):
         """One study over n ranks: wall, CPU and every rank's peak memory (each rank under its own

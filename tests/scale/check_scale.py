@@ -106,7 +106,7 @@ def plot_test(source, work):
           f"scale_rows_time.svg: decade ticks missing: {texts}")
     check(any("test machine" in t and "2026-01-01" in t for t in texts),
           "scale_rows_time.svg: machine and date not stated")
-    check_chart(os.path.join(out, "scale_rows_memory.svg"), series_of(rows, "rows", "rss_mb"))
+    check_chart(os.path.join(out, "scale_rows_memory.svg"), series_of(rows, "rows", "rss_mib"))
     _, texts = check_chart(os.path.join(out, "scale_gp.svg"), series_of(rows, "gp", "cpu_s"))
     check("1 s" in texts, "scale_gp.svg: the 1 s line is not labelled")
     # Ranks 1..4 and threads 1..2 on one linear axis (they do not span decades).
@@ -127,7 +127,7 @@ def smoke_test(source, build, work):
     check("machine" in meta and "date" in meta, f"smoke.csv: machine or date missing: {meta}")
     for sweep in ("rows", "trials", "gp", "clients", "threads"):
         check(any(r[0] == sweep for r in rows), f"smoke.csv: no {sweep} rows")
-    memory = series_of(rows, "rows", "rss_mb")
+    memory = series_of(rows, "rows", "rss_mib")
     check("blobs load" in memory and "blobs study" in memory, f"smoke.csv: rows series {memory}")
     for name, pts in memory.items():
         # Peak memory holds the rows: it may not fall with more rows (5% for allocator noise).
