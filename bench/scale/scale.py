@@ -32,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 FASHION = "/usr/share/datasets/fashion-mnist"
 
@@ -96,13 +97,18 @@ class Bench:
         shown = " ".join(f"{k}={v:.4g}" for k, v in metrics.items())
         print(f"  {sweep:8s} {series:22s} {x:>6}  {shown}", file=sys.stderr, flush=True)
 
-    def timed(self, cmd, cwd=None):
-        """Runs cmd under /usr/bin/time; returns wall s, CPU s (user + system), max RSS in MB."""
+    def timed(self, cmd, thread_cpu=None):
+        """Runs cmd under /usr/bin/time; returns wall s, CPU s (user + system), max RSS in MiB.
+        With a list `thread_cpu`, also samples the CPU seconds of each thread of the timed
+        process (every 50 ms, so the last 50 ms of a thread may be missed) into it."""
         out = os.path.join(self.work, "time.txt")
         full = ["/usr/bin/time", "-f", "%e %U %S %M", "-o", out] + cmd
-        proc = subprocess.run(full, cwd=cwd, capture_output=True, text=True)
+        proc = subprocess.Popen(full, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if thread_cpu is not None:
+            thread_cpu += sample_threads(proc)
+        _, err = proc.communicate()
         if proc.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+            raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err[-2000:]}")
         with open(out) as f:
             wall, user, system, rss_kb = f.read().split()[-4:]
         return float(wall), float(user) + float(system), float(rss_kb) / 1024
@@ -198,22 +204,27 @@ class Bench:
 
     def sweep_threads(self):
         """Rounds of 1, 2, ... threads in turn; the fastest of each (the least disturbed by other
-        processes on a shared machine) gives the ratio, the median is kept beside it."""
+        processes on a shared machine) gives the ratio, the median is kept beside it.  The busiest
+        thread's CPU time over the single thread's is the ratio two idle cores would give if the
+        threads did not slow each other (the critical path), whatever the load."""
         pipe = self.study()
         walls = {t: [] for t in self.sizes["threads"]}
-        best = {}
+        best, busiest = {}, {}
         for _ in range(self.args.repeat):
             for t in walls:
-                wall, cpu, rss = self.timed(self.run_args(pipe, threads=t))
+                per_thread = []
+                wall, cpu, rss = self.timed(self.run_args(pipe, threads=t), per_thread)
                 walls[t].append(wall)
                 if wall == min(walls[t]):
                     best[t] = (wall, cpu, rss)
+                    busiest[t] = max(per_thread, default=0.0)
         for t, (wall, cpu, rss) in best.items():
             self.record("threads", "threads executor", t, wall_s=wall, cpu_s=cpu, rss_mib=rss,
-                        wall_median_s=median(walls[t]))
+                        wall_median_s=median(walls[t]), busiest_thread_cpu_s=busiest[t])
         if 1 in best and 2 in best:
             self.record("threads", "ratio 2 threads / 1", 2, ratio=best[2][0] / best[1][0],
-                        median_ratio=median(walls[2]) / median(walls[1]))
+                        median_ratio=median(walls[2]) / median(walls[1]),
+                        critical_path_ratio=busiest[2] / best[1][1])
 
     def sweep_ranks(self):
         mpirun = shutil.which("mpirun")
@@ -242,6 +253,26 @@ class Bench:
             with open(f"{prefix}.{r}") as f:
                 peaks.append(float(f.read().split()[-1]) / 1024)
         return wall, cpu, peaks
+
+
+def sample_threads(proc):
+    """CPU seconds of each thread of /usr/bin/time's child (the timed program), sampled until it
+    exits: the last sample of every thread seen."""
+    tick = os.sysconf("SC_CLK_TCK")
+    seen = {}
+    while proc.poll() is None:
+        try:
+            with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
+                children = f.read().split()
+            for child in children:
+                for stat in os.listdir(f"/proc/{child}/task"):
+                    with open(f"/proc/{child}/task/{stat}/stat") as f:
+                        fields = f.read().rsplit(")", 1)[1].split()
+                    seen[stat] = (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+        except OSError:
+            pass  # a thread or the process ended between listing and reading
+        time.sleep(0.05)
+    return list(seen.values())
 
 
 def median(values):
