@@ -40,7 +40,7 @@ CHARTS = [
      "x": "clients", "y": "MB sent (all messages)"},
     {"name": "ranks_time", "sweep": ("ranks", "threads"), "metric": "wall_s",
      "series": ("mpi executor", "threads executor"),
-     "title": "One study (2 candidates x 4 runs) over MPI ranks or threads",
+     "title": "One study (2 candidates x 4 runs) over MPI ranks or threads (see docs on load)",
      "x": "ranks (mpirun --oversubscribe) or threads", "y": "wall seconds"},
     {"name": "ranks_memory", "sweep": ("ranks", "threads"), "metric": "rss_mib",
      "series": ("mpi executor", "threads executor"),

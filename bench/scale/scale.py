@@ -133,7 +133,7 @@ class Bench:
         params = f"{{samples: {n}, features: 784, classes: 10, separation: 30, spread: 1}}"
         return self.mlp_study(name, "blobs", params, "normalize_rows", **kw)
 
-    def fashion_subset(self, n):
+    def fashion_subset(self, n, **kw):
         """The first n Fashion-MNIST training images and labels as IDX files of their own."""
         folder = os.path.join(self.work, f"fashion_{n}")
         os.makedirs(folder, exist_ok=True)
@@ -146,8 +146,9 @@ class Bench:
             with open(os.path.join(folder, kind + ".idx"), "wb") as f:
                 f.write(bytes(head) + body)
         params = (f"{{images: {folder}/images.idx, labels: {folder}/labels.idx}}")
-        return self.mlp_study(f"fashion_{n}", "idx", params,
-                              "{use: bounds, min: 0, max: 255, to: zero_to_one}")
+        name = f"fashion_{n}" + ("_study" if kw else "")
+        return self.mlp_study(name, "idx", params,
+                              "{use: bounds, min: 0, max: 255, to: zero_to_one}", **kw)
 
     def sweep_rows(self):
         sources = [("blobs", lambda n: self.blobs(f"blobs_{n}", n))]
@@ -205,11 +206,18 @@ class Bench:
         return self.blobs("study", self.sizes["study_rows"], points=2, repetitions=4)
 
     def sweep_threads(self):
+        """The study on blobs and, when installed, 2 x 4 one-epoch runs on the first 30 000
+        Fashion-MNIST images (whose set-up is cheap, so training dominates)."""
+        self.threads_of(self.study(), "")
+        if not self.args.smoke and os.path.exists(os.path.join(FASHION, "train-images-idx3-ubyte.gz")):
+            fashion = self.fashion_subset(30000, points=2, repetitions=4)
+            self.threads_of(fashion, " (Fashion-MNIST)")
+
+    def threads_of(self, pipe, suffix):
         """Rounds of 1, 2, ... threads in turn; the fastest of each (the least disturbed by other
         processes on a shared machine) gives the ratio, the median is kept beside it.  The busiest
         thread's CPU time over the single thread's is the ratio two idle cores would give if the
         threads did not slow each other (the critical path), whatever the load."""
-        pipe = self.study()
         walls = {t: [] for t in self.sizes["threads"]}
         best, busiest = {}, {}
         for _ in range(self.args.repeat):
@@ -221,10 +229,12 @@ class Bench:
                     best[t] = (wall, cpu, rss)
                     busiest[t] = max(per_thread, default=0.0)
         for t, (wall, cpu, rss) in best.items():
-            self.record("threads", "threads executor", t, wall_s=wall, cpu_s=cpu, rss_mib=rss,
-                        wall_median_s=median(walls[t]), busiest_thread_cpu_s=busiest[t])
+            self.record("threads", "threads executor" + suffix, t, wall_s=wall, cpu_s=cpu,
+                        rss_mib=rss, wall_median_s=median(walls[t]),
+                        busiest_thread_cpu_s=busiest[t])
         if 1 in best and 2 in best:
-            self.record("threads", "ratio 2 threads / 1", 2, ratio=best[2][0] / best[1][0],
+            self.record("threads", "ratio 2 threads / 1" + suffix, 2,
+                        ratio=best[2][0] / best[1][0],
                         median_ratio=median(walls[2]) / median(walls[1]),
                         critical_path_ratio=busiest[2] / best[1][1])
 
