@@ -103,12 +103,16 @@ class Bench:
         process (every 50 ms, so the last 50 ms of a thread may be missed) into it."""
         out = os.path.join(self.work, "time.txt")
         full = ["/usr/bin/time", "-f", "%e %U %S %M", "-o", out] + cmd
-        proc = subprocess.Popen(full, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        if thread_cpu is not None:
-            thread_cpu += sample_threads(proc)
-        _, err = proc.communicate()
+        err_path = os.path.join(self.work, "stderr.txt")  # a file: a full pipe would block it
+        with open(err_path, "w") as err:
+            proc = subprocess.Popen(full, stdout=subprocess.DEVNULL, stderr=err)
+            if thread_cpu is not None:
+                thread_cpu += sample_threads(proc)
+            proc.wait()
         if proc.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err[-2000:]}")
+            with open(err_path) as f:
+                tail = f.read()[-2000:]
+            raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{tail}")
         with open(out) as f:
             wall, user, system, rss_kb = f.read().split()[-4:]
         return float(wall), float(user) + float(system), float(rss_kb) / 1024
