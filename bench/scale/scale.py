@@ -12,8 +12,9 @@ Sweeps, each a list of runs of the real programs of a build:
            2020's exact GPs are O(n^3));
   clients  DP-Hype's secure aggregation of n clients x 100 votes (dptune_bench_secagg; SecAgg+ of
            Bell et al. 2020 on a Harary graph of degree O(log n));
-  ranks    the same study as `threads` under `mpirun -np N ... --executor mpi`;
-  threads  a study of 8 DP-SGD runs with `--executor threads --threads 1` and `--threads 2`.
+  ranks    the blobs study of `threads` under `mpirun -np N ... --executor mpi`;
+  threads  a study of 8 DP-SGD runs with `--executor threads --threads 1` and `--threads 2`, on
+           blobs and (when installed) Fashion-MNIST; also the busiest thread's CPU time.
 
 Every `dptune` run goes through /usr/bin/time (wall, user + system CPU, maximum resident set size,
 as `/usr/bin/time -v` reports them).  Output: a CSV in long form, `sweep,series,x,metric,value`,
@@ -36,7 +37,7 @@ import time
 
 FASHION = "/usr/share/datasets/fashion-mnist"
 
-# Sizes per sweep: --smoke (the test, seconds), default (about 5 minutes), --full (longer).
+# Sizes per sweep: --smoke (the test, seconds), default (under 5 minutes), --full (longer).
 SIZES = {
     "smoke": {"rows": [1000, 3000], "trials": [10], "gp": [10, 30], "clients": [50],
               "ranks": [1, 2], "threads": [1, 2], "study_rows": 2000},
