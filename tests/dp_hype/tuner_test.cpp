@@ -10,6 +10,7 @@
 
 #include "dp_hype/dp_hype.hpp"
 #include "dptune/host/plugin_registry.hpp"
+#include "dptune/testing.hpp"
 #include "support.hpp"
 
 namespace {
@@ -54,13 +55,6 @@ class FakeEvaluator final : public dptune::Evaluator {
   double whole_shift = 0;
 };
 
-class NullProgress final : public dptune::ProgressSink {
- public:
-  void start(std::string_view, std::size_t) override {}
-  void advance(std::size_t, std::optional<double>) override {}
-  void message(std::string_view) override {}
-};
-
 class LaplaceLike final : public dptune::Mechanism {
  public:
   std::vector<double> release(std::span<const double> v, const dptune::Sensitivity&,
@@ -70,26 +64,27 @@ class LaplaceLike final : public dptune::Mechanism {
   dptune::DpEvent event() const override { return dptune::DpEvent::laplace(1); }
 };
 
-class FakeContext final : public dptune::TunerContext {
+dptune::SearchSpace ten_candidates() {
+  dptune::SearchSpace space;
+  std::vector<dptune::Value> cs;
+  for (std::int64_t c = 0; c < 10; ++c) cs.emplace_back(c);
+  space.add_categorical("c", cs);
+  return space;
+}
+
+class FakeContext final : public dptune::testing::StubTunerContext {
  public:
-  explicit FakeContext(std::uint64_t seed, bool gaussian = true) : rng_(seed), gaussian_(gaussian) {
-    std::vector<dptune::Value> cs;
-    for (std::int64_t c = 0; c < 10; ++c) cs.emplace_back(c);
-    space_.add_categorical("c", cs);
-  }
-  const dptune::SearchSpace& space() const override { return space_; }
+  explicit FakeContext(std::uint64_t seed, bool gaussian = true)
+      : StubTunerContext(ten_candidates(), seed), gaussian_(gaussian) {}
   dptune::Evaluator& evaluator() override { return evaluator_; }
   const dptune::Accountant& accountant() const override {
     return use_rdp_plugin ? static_cast<const dptune::Accountant&>(rdp_) : accountant_;
   }
-  double delta() const override { return 1e-5; }
   std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
     requested_noise_multiplier = overrides.get_double("noise_multiplier");
     if (!gaussian_) return std::make_shared<LaplaceLike>();
     return std::make_shared<dphype_test::FakeGaussianMechanism>(requested_noise_multiplier);
   }
-  dptune::ProgressSink& progress() override { return progress_; }
-  dptune::RandomBitGenerator& rng() override { return rng_; }
   void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) override {
     dphype_test::two_threads(n, body);
   }
@@ -98,11 +93,8 @@ class FakeContext final : public dptune::TunerContext {
   bool use_rdp_plugin = false;  // the project's rdp accountant instead of the paper's formula
 
  private:
-  dptune::SearchSpace space_;
   dphype_test::PaperAccountant accountant_;
   dphype_test::RealRdpAccountant rdp_;
-  NullProgress progress_;
-  dptune::Xoshiro256 rng_;
   bool gaussian_;
 };
 

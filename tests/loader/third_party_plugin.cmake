@@ -63,6 +63,10 @@ if(NOT EXISTS "${plugin}")
   message(FATAL_ERROR "build the plugin: ${plugin} was not produced")
 endif()
 
+# 2b. The plugin's own test (the SDK test kit, <dptune/testing.hpp>) passes.
+run("the plugin's own test" "${CMAKE_CTEST_COMMAND}" --test-dir "${build}" --output-on-failure)
+expect("the plugin's own test" "${step_output}" "100% tests passed")
+
 # 3. Its "dptune" section exports exactly the expected alias (read without loading it).
 run("readelf -SW" readelf -SW "${plugin}")
 if(NOT step_output MATCHES "\\] dptune +PROGBITS")

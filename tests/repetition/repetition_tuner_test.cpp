@@ -16,6 +16,7 @@
 
 #include "dptune/dptune.hpp"
 #include "dptune/host/plugin_registry.hpp"
+#include "dptune/testing.hpp"
 #include "rdp_core.hpp"
 
 using dptune::DpEvent;
@@ -75,20 +76,14 @@ class RecordingProgress final : public dptune::ProgressSink {
   std::vector<std::string> calls;
 };
 
-class FakeContext final : public dptune::TunerContext {
+class FakeContext final : public dptune::testing::StubTunerContext {
  public:
   FakeContext(std::uint64_t seed, dptune::SearchSpace space, dptune::rdp::Options options = {})
-      : accountant_(std::move(options)), space_(std::move(space)), rng_(seed) {}
-  const dptune::SearchSpace& space() const override { return space_; }
+      : StubTunerContext(std::move(space), seed), accountant_(std::move(options)) {}
   dptune::Evaluator& evaluator() override { return evaluator_; }
   const dptune::Accountant& accountant() const override { return accountant_; }
-  double delta() const override { return 1e-5; }
   std::shared_ptr<const dptune::Mechanism> mechanism(const Params&) override { return nullptr; }
   dptune::ProgressSink& progress() override { return progress_; }
-  dptune::RandomBitGenerator& rng() override { return rng_; }
-  void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) override {
-    for (std::size_t i = 0; i < n; ++i) body(i);
-  }
   dptune::DataSizes data_sizes() const override {
     dptune::DataSizes s;
     s.train = 1000;
@@ -108,10 +103,6 @@ class FakeContext final : public dptune::TunerContext {
   RecordingProgress progress_;
   std::size_t scored_rows = 200;
   bool known_sensitivity = true;
-
- private:
-  dptune::SearchSpace space_;
-  dptune::Xoshiro256 rng_;
 };
 
 dptune::SearchSpace grid_space() {

@@ -12,6 +12,7 @@
 #include <regex>
 
 #include "dptune/host/plugin_registry.hpp"
+#include "dptune/testing.hpp"
 #include "rdp_core.hpp"
 #include "support.hpp"
 #include "svt_doubling/core.hpp"
@@ -90,39 +91,32 @@ class FakeEvaluator final : public dptune::Evaluator {
   std::mutex mutex_;
 };
 
-class NullProgress final : public dptune::ProgressSink {
- public:
-  void start(std::string_view, std::size_t) override {}
-  void advance(std::size_t, std::optional<double>) override {}
-  void message(std::string_view) override {}
-};
-
 enum class MechanismMode { Laplace, Gaussian, None };
 
-class FakeContext final : public dptune::TunerContext {
+dptune::SearchSpace ten_candidates() {
+  dptune::SearchSpace space;
+  std::vector<dptune::Value> cs;
+  for (std::int64_t c = 0; c < 10; ++c) cs.emplace_back(c);
+  space.add_categorical("c", cs);
+  return space;
+}
+
+class FakeContext final : public dptune::testing::StubTunerContext {
  public:
   explicit FakeContext(std::uint64_t seed, EvaluatorSetup setup = {},
                        MechanismMode mode = MechanismMode::Gaussian,
                        dptune::rdp::Options accounting = {})
-      : rdp(std::move(accounting)), evaluator_(rdp, setup), mode_(mode), rng_(seed) {
-    std::vector<dptune::Value> cs;
-    for (std::int64_t c = 0; c < 10; ++c) cs.emplace_back(c);
-    space_.add_categorical("c", cs);
-  }
-  const dptune::SearchSpace& space() const override { return space_; }
+      : StubTunerContext(ten_candidates(), seed),
+        rdp(std::move(accounting)),
+        evaluator_(rdp, setup),
+        mode_(mode) {}
   dptune::Evaluator& evaluator() override { return evaluator_; }
   const dptune::Accountant& accountant() const override { return rdp; }
-  double delta() const override { return 1e-5; }
   std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
     const double b = overrides.get_double("noise_multiplier");
     if (mode_ == MechanismMode::Laplace) return std::make_shared<svt_test::TestLaplace>(b);
     if (mode_ == MechanismMode::Gaussian) return std::make_shared<svt_test::TestGaussian>(b);
     throw dptune::ConfigError("f.yaml: mechanism: the pipeline names no mechanism");
-  }
-  dptune::ProgressSink& progress() override { return progress_; }
-  dptune::RandomBitGenerator& rng() override { return rng_; }
-  void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) override {
-    for (std::size_t i = 0; i < n; ++i) body(i);
   }
   // The sizes and the utility's sensitivity the host would report; unset: the SDK default
   // (throws "not provided by this host").
@@ -143,9 +137,6 @@ class FakeContext final : public dptune::TunerContext {
 
  private:
   MechanismMode mode_;
-  dptune::SearchSpace space_;
-  NullProgress progress_;
-  dptune::Xoshiro256 rng_;
 };
 
 struct Loaded {

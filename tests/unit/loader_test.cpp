@@ -19,6 +19,7 @@
 
 #include "dptune/host/plugin_registry.hpp"
 #include "dptune/rng.hpp"
+#include "dptune/testing.hpp"
 #include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -111,12 +112,12 @@ class FakeTrainingContext final : public dptune::TrainingContext {
   dptune::Xoshiro256 rng_{1};
 };
 
-class FakeTunerContext final : public dptune::TunerContext {
+class FakeTunerContext final : public dptune::testing::StubTunerContext {
  public:
+  FakeTunerContext() : StubTunerContext(dptune::SearchSpace(), 2) {}
   std::function<double()> delta_fn = [] { return 0.0; };
   std::function<std::shared_ptr<const dptune::Mechanism>()> mechanism_fn;
 
-  const dptune::SearchSpace& space() const override { return space_; }
   dptune::Evaluator& evaluator() override { throw std::logic_error("no evaluator in this test"); }
   const dptune::Accountant& accountant() const override {
     throw std::logic_error("no accountant in this test");
@@ -126,14 +127,6 @@ class FakeTunerContext final : public dptune::TunerContext {
     return mechanism_fn();
   }
   dptune::ProgressSink& progress() override { throw std::logic_error("no progress in this test"); }
-  dptune::RandomBitGenerator& rng() override { return rng_; }
-  void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) override {
-    for (std::size_t i = 0; i < n; ++i) body(i);
-  }
-
- private:
-  dptune::SearchSpace space_;
-  dptune::Xoshiro256 rng_{2};
 };
 
 #define DPTUNE_TEST_STR_(x) #x

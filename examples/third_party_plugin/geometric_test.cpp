@@ -1,0 +1,60 @@
+// The geometric mechanism's own test, written with dptune's test kit (<dptune/testing.hpp>): its
+// noise has the probabilities the comment of geometric_mechanism.cpp states, and it refuses a
+// non-integer value.  A plain program (exit code 0 = pass), run by `ctest` in the build folder.
+//
+// The plugin is one file whose class is internal to it, so the test compiles that file in.
+#include "geometric_mechanism.cpp"  // NOLINT(bugprone-suspicious-include)
+
+#include <cstdio>
+#include <dptune/testing.hpp>
+
+namespace {
+
+int failures = 0;
+
+void check(bool ok, const std::string& what) {
+  if (!ok) {
+    std::fprintf(stderr, "FAIL: %s\n", what.c_str());
+    ++failures;
+  }
+}
+
+}  // namespace
+
+int main() {
+  const double epsilon = 1.0;
+  dptune::Params params;
+  params.set("epsilon", epsilon);
+  const GeometricMechanism mechanism(params);
+  check(mechanism.event() == dptune::DpEvent::pure_dp(epsilon), "event() is pure_dp(epsilon)");
+
+  // P(Z = k) = (1 - α) / (1 + α) · α^|k| with α = exp(-ε / Δ); each empirical frequency is a
+  // binomial proportion, so 5 standard errors bound it with a false-alarm rate below 1e-6.
+  dptune::Sensitivity sensitivity;
+  sensitivity.l1 = 2;
+  const double alpha = std::exp(-epsilon / sensitivity.l1);
+  const std::size_t n = 200000;
+  dptune::Xoshiro256 rng(42);
+  const std::vector<double> released =
+      dptune::testing::draw_releases(mechanism, 7, sensitivity, n, rng);
+  for (int k = -3; k <= 3; ++k) {
+    const double p = (1 - alpha) / (1 + alpha) * std::pow(alpha, std::abs(k));
+    const auto hits = std::count(released.begin(), released.end(), 7.0 + k);
+    const double frequency = static_cast<double>(hits) / static_cast<double>(n);
+    const double tolerance = 5 * std::sqrt(p * (1 - p) / static_cast<double>(n));
+    check(std::abs(frequency - p) <= tolerance, "P(Z = " + std::to_string(k) +
+                                                    "): " + std::to_string(frequency) + " vs " +
+                                                    std::to_string(p));
+  }
+
+  bool refused = false;
+  try {
+    const double half[1] = {0.5};
+    mechanism.release(half, sensitivity, rng);
+  } catch (const dptune::InvalidArgument&) {
+    refused = true;
+  }
+  check(refused, "a non-integer value is refused");
+  std::printf("%s\n", failures == 0 ? "geometric_test: ok" : "geometric_test: FAILED");
+  return failures == 0 ? 0 : 1;
+}
