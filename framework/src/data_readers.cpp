@@ -174,8 +174,7 @@ std::string join_names(const std::vector<std::string>& names) {
 
 }  // namespace
 
-// ---- CSV
-// -------------------------------------------------------------------------------------------
+// ---- CSV ----------------------------------------------------------------------------------------
 
 namespace {
 
@@ -337,8 +336,7 @@ dptune::Dataset read_csv(const fs::path& file, const CsvOptions& options) {
   return d;
 }
 
-// ---- LIBSVM
-// ----------------------------------------------------------------------------------------
+// ---- LIBSVM -------------------------------------------------------------------------------------
 
 dptune::Dataset read_libsvm(const fs::path& file, std::size_t num_features) {
   std::ifstream in = open_text(file);
@@ -411,8 +409,7 @@ dptune::Dataset read_libsvm(const fs::path& file, std::size_t num_features) {
   return d;
 }
 
-// ---- IDX
-// -------------------------------------------------------------------------------------------
+// ---- IDX ----------------------------------------------------------------------------------------
 
 namespace {
 
@@ -560,8 +557,7 @@ void write_idx(const dptune::Dataset& data, std::size_t image_rows, std::size_t 
   if (!img || !lab) throw DataFileError(images.string() + ": write error");
 }
 
-// ---- generators
-// ------------------------------------------------------------------------------------
+// ---- generators ---------------------------------------------------------------------------------
 
 dptune::Dataset gaussian_mixture(const std::vector<std::vector<double>>& centres,
                                  std::size_t per_class, double spread,

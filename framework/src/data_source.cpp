@@ -22,8 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// ---- binary_queries
-// --------------------------------------------------------------------------------
+// ---- binary_queries -----------------------------------------------------------------------------
 
 // The workload of Avent et al. 2020, §2.2 (sparse vector example): m binary queries of which
 // exactly `positives` answer 1, in a fresh random order on every run.  Neighbouring datasets may
@@ -65,8 +64,7 @@ class BinaryQueries final : public DataSource {
   std::size_t queries_, positives_;
 };
 
-// ---- labelled datasets
-// -----------------------------------------------------------------------------
+// ---- labelled datasets --------------------------------------------------------------------------
 
 /// What every labelled source shares: the split, scaling and sharding settings.
 struct LayoutParams {
@@ -183,8 +181,7 @@ class LabelledSource final : public DataSource {
   mutable std::string shape_;  // what make() found, for the report
 };
 
-// ---- the catalogue
-// ---------------------------------------------------------------------------------
+// ---- the catalogue ------------------------------------------------------------------------------
 
 struct Builtin {
   const char* name;

@@ -16,8 +16,7 @@ namespace dptune::host {
 
 namespace fs = std::filesystem;
 
-// ---- interrupts
-// ---------------------------------------------------------------------------------------------
+// ---- interrupts ---------------------------------------------------------------------------------
 
 namespace {
 
@@ -58,8 +57,7 @@ void check_interrupt() {
   if (const int s = g_signal.load()) throw Interrupted(s);
 }
 
-// ---- encoding of stored values
-// ----------------------------------------------------------------------------
+// ---- encoding of stored values ------------------------------------------------------------------
 
 namespace {
 
@@ -225,8 +223,7 @@ std::string request_key(const dptune::EvaluationRequest& request) {
          " | R=" + std::to_string(request.repetitions) + (request.keep_output ? " | keep" : "");
 }
 
-// ---- the study
-// ----------------------------------------------------------------------------------------------
+// ---- the study ----------------------------------------------------------------------------------
 
 bool Study::exists_in(const fs::path& dir) { return fs::exists(file_in(dir)); }
 

@@ -303,8 +303,7 @@ TEST_CASE("model export: a private tuner's run writes the selected run's model a
         doctest::Approx(json["release"]["selected"]["score"].as<double>()).epsilon(1e-12));
 }
 
-// ---- issue 13: preprocessing statistics and failed runs
-// ------------------------------------------
+// ---- issue 13: preprocessing statistics and failed runs -----------------------------------------
 
 namespace {
 

@@ -182,8 +182,7 @@ Noise make_secure_noise(dptune::TunerContext& context, const Scales& scales, dou
 /// the natural log: nominal only.
 double nominal_delta_prime(double n, double g, double k_epsilon);
 
-// ---- simulation of Ding et al. §4.2 (Figures 3 and 4)
-// ----------------------------------------------
+// ---- simulation of Ding et al. §4.2 (Figures 3 and 4) -------------------------------------------
 struct SimulationOptions {
   std::size_t candidates = 100;  // |S|, utilities i.i.d. uniform on (0, 1)
   double g = 0.01;
