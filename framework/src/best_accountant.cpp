@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <map>
 #include <utility>
@@ -65,6 +66,7 @@ std::pair<std::vector<RdpPoint>, std::string> base_curve(const std::vector<const
     }
   }
   std::vector<RdpPoint> curve;
+  curve.reserve(best.size());
   for (const auto& [alpha, tau] : best) curve.push_back({alpha, tau});
   return {curve, from};
 }
@@ -90,6 +92,52 @@ DeltaHat delta_hat(const std::vector<const Member*>& able, const DpEvent& base, 
     if (d < hat.value) hat = {d, m->name, hat.listing};
   }
   return hat;
+}
+
+/// The RDP → (ε or δ) conversion at (order, RDP value); non-decreasing in the value.
+using Converted = std::function<double(double, double)>;
+
+/// The minimum over the curve's orders of the converted Theorem 6 value, the order (index) and δ̂
+/// that gave it, how many orders needed δ̂, and ε'(λ) at those orders (a valid partial RDP curve).
+struct OrderSearch {
+  double best = 0;
+  std::size_t best_i = 0, evaluated = 0;
+  DeltaHat hat;
+  std::vector<RdpPoint> searched;
+};
+
+/// δ̂ ≥ 0, so ε(λ) + log(μ)/(λ − 1) bounds ε'(λ) from below: the orders are visited by that lower
+/// bound's converted value and the search stops when it cannot beat the best found.  The result is
+/// the exact minimum over the orders with few δ̂ queries (each costs a member's full pricing of the
+/// base, e.g. a PLD composition).
+OrderSearch search_orders(const std::vector<RdpPoint>& curve, double mu, const Converted& converted,
+                          double trivial, const std::function<DeltaHat(double)>& hat_at) {
+  std::vector<std::pair<double, std::size_t>> queue;  // (lower bound, index into curve)
+  queue.reserve(curve.size());
+  for (std::size_t i = 0; i < curve.size(); ++i) {
+    const double alpha = curve[i].order;
+    queue.emplace_back(converted(alpha, curve[i].epsilon + std::log(mu) / (alpha - 1)), i);
+  }
+  std::sort(queue.begin(), queue.end());
+  OrderSearch out;
+  out.best = trivial;
+  for (const auto& [lower, i] : queue) {
+    if (!(lower < out.best)) break;
+    const double alpha = curve[i].order;
+    DeltaHat hat = hat_at(-std::log1p(-1 / alpha));  // at ε̂ = log(λ/(λ − 1))
+    ++out.evaluated;
+    const double tau = curve[i].epsilon + mu * hat.value + std::log(mu) / (alpha - 1);
+    out.searched.push_back({alpha, std::max(0.0, tau)});
+    const double value = converted(alpha, tau);
+    if (value < out.best) {
+      out.best = value;
+      out.best_i = i;
+      out.hat = std::move(hat);
+    }
+  }
+  std::sort(out.searched.begin(), out.searched.end(),
+            [](const RdpPoint& a, const RdpPoint& b) { return a.order < b.order; });
+  return out;
 }
 }  // namespace
 
@@ -122,10 +170,6 @@ PrivacyGuarantee BestAccountant::delta(const DpEvent& event, double epsilon) con
 // ε̂ grows).  Any upper bounds on ε(λ) and δ̂ give a valid ε'(λ) (larger inputs only raise it), so
 // the curve comes from the members that report one, δ̂ from whichever member bounds the base's
 // profile lowest, and ε'(λ) is converted by Canonne, Kamath & Steinke 2020, Proposition 12.
-// Search: δ̂ ≥ 0, so ε(λ) + log(μ)/(λ − 1) bounds ε'(λ) from below; the orders are visited by that
-// lower bound's converted value and the search stops when it cannot beat the best found, so the
-// result is the exact minimum over the curve's orders with few δ̂ queries (each costs a member's
-// full pricing of the base, e.g. a PLD composition).
 std::optional<PrivacyGuarantee> BestAccountant::poisson_selection(const DpEvent& event,
                                                                   double given, Ask ask) const {
   if (event.kind() != K::RepeatAndSelect || !std::isinf(event.shape())) return std::nullopt;
@@ -137,55 +181,31 @@ std::optional<PrivacyGuarantee> BestAccountant::poisson_selection(const DpEvent&
     if (m.accountant->unsupported_reason(base).empty()) able.push_back(&m);
   const auto [curve, curve_from] = base_curve(able, base);
   if (curve.empty()) return std::nullopt;
-  const double mu = event.mean();
-  const auto converted = [&](double alpha, double tau) {
+  const double mu = event.mean(), trivial = ask == Ask::Epsilon ? kInfinity : 1.0;
+  const Converted converted = [ask, given](double alpha, double tau) {
     return ask == Ask::Epsilon ? rdp_to_epsilon(alpha, std::max(0.0, tau), given)
                                : rdp_to_delta(alpha, std::max(0.0, tau), given);
   };
-  std::vector<std::pair<double, std::size_t>> queue;  // (lower bound, index into curve)
-  for (std::size_t i = 0; i < curve.size(); ++i) {
-    const double alpha = curve[i].order;
-    queue.emplace_back(converted(alpha, curve[i].epsilon + std::log(mu) / (alpha - 1)), i);
-  }
-  std::sort(queue.begin(), queue.end());
-  double best = ask == Ask::Epsilon ? std::numeric_limits<double>::infinity() : 1.0;
-  std::size_t best_i = 0, evaluated = 0;
-  DeltaHat best_hat;
-  std::vector<RdpPoint> searched;  // ε'(λ) at the orders visited: a valid (partial) RDP curve
-  for (const auto& [lower, i] : queue) {
-    if (!(lower < best)) break;
-    const double alpha = curve[i].order, eps_hat = -std::log1p(-1 / alpha);
-    DeltaHat hat = delta_hat(able, base, eps_hat);
-    ++evaluated;
-    const double tau = curve[i].epsilon + mu * hat.value + std::log(mu) / (alpha - 1);
-    searched.push_back({alpha, std::max(0.0, tau)});
-    const double value = converted(alpha, tau);
-    if (value < best) {
-      best = value;
-      best_i = i;
-      best_hat = std::move(hat);
-    }
-  }
-  if (evaluated == 0 || !(best < (ask == Ask::Epsilon ? kInfinity : 1.0))) return std::nullopt;
-  const double alpha = curve[best_i].order;
+  OrderSearch found = search_orders(curve, mu, converted, trivial,
+                                    [&](double eps_hat) { return delta_hat(able, base, eps_hat); });
+  if (found.evaluated == 0 || !(found.best < trivial)) return std::nullopt;
+  const RdpPoint& at = curve[found.best_i];
   const double tau =
-      std::max(0.0, curve[best_i].epsilon + mu * best_hat.value + std::log(mu) / (alpha - 1));
+      std::max(0.0, at.epsilon + mu * found.hat.value + std::log(mu) / (at.order - 1));
   PrivacyGuarantee g;
-  g.epsilon = ask == Ask::Epsilon ? std::max(0.0, best) : given;
-  g.delta = ask == Ask::Epsilon ? given : best;
-  g.order = alpha;
-  g.derivation =
-      "repeat_and_select, Poisson(mean " + num(mu) +
-      "): Papernot & Steinke 2022, Theorem 6 at order " + num(alpha) +
-      ": eps'(a) = eps(a) + mu delta^ + log(mu)/(a - 1) = " + num(tau) +
-      ", with the base's RDP curve from " + curve_from +
-      " (eps(a) = " + num(curve[best_i].epsilon) + ") and delta^ = " + num(best_hat.value) +
-      " at eps^ = log(a/(a - 1)) from " + best_hat.from + " (" + best_hat.listing +
-      "); improved RDP conversion (Canonne, Kamath & Steinke 2020, Prop. 12); " +
-      std::to_string(evaluated) + " of " + std::to_string(curve.size()) + " orders needed delta^";
-  std::sort(searched.begin(), searched.end(),
-            [](const RdpPoint& a, const RdpPoint& b) { return a.order < b.order; });
-  g.rdp_curve = std::move(searched);
+  g.epsilon = ask == Ask::Epsilon ? std::max(0.0, found.best) : given;
+  g.delta = ask == Ask::Epsilon ? given : found.best;
+  g.order = at.order;
+  g.derivation = "repeat_and_select, Poisson(mean " + num(mu) +
+                 "): Papernot & Steinke 2022, Theorem 6 at order " + num(at.order) +
+                 ": eps'(a) = eps(a) + mu delta^ + log(mu)/(a - 1) = " + num(tau) +
+                 ", with the base's RDP curve from " + curve_from +
+                 " (eps(a) = " + num(at.epsilon) + ") and delta^ = " + num(found.hat.value) +
+                 " at eps^ = log(a/(a - 1)) from " + found.hat.from + " (" + found.hat.listing +
+                 "); improved RDP conversion (Canonne, Kamath & Steinke 2020, Prop. 12); " +
+                 std::to_string(found.evaluated) + " of " + std::to_string(curve.size()) +
+                 " orders needed delta^";
+  g.rdp_curve = std::move(found.searched);
   g.accountant = kName;
   return g;
 }

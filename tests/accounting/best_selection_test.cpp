@@ -80,8 +80,13 @@ TEST_CASE("best: Theorem 6 with the PLD's delta^ on a DP-SGD base beats rdp, as 
   CHECK(b.derivation.find("RDP curve from rdp") != std::string::npos);
   CHECK(b.derivation.find("from pld") != std::string::npos);
   CHECK(b.order > 1);
-  // Its partial RDP curve is valid and converts back to the same ε at the winning order.
+  // Its partial RDP curve (the orders searched) converts back to the same ε at the winning order.
   REQUIRE_FALSE(b.rdp_curve.empty());
+  double from_curve = std::numeric_limits<double>::infinity();
+  for (const auto& [a, tau] : b.rdp_curve)
+    from_curve = std::min(from_curve,
+                          tau + std::log((a - 1) / a) - (std::log(delta) + std::log(a)) / (a - 1));
+  CHECK(from_curve == doctest::Approx(b.epsilon).epsilon(1e-12));
   // delta() agrees: at the reported ε the bound is δ, and below rdp's δ there.
   const auto bd = t.best.delta(event, b.epsilon);
   CHECK(bd.delta <= delta * (1 + 1e-9));
