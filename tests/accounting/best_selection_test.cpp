@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../../framework/src/best_accountant.hpp"
+#include "cli_support.hpp"
 #include "dptune/errors.hpp"
 #include "pld_core.hpp"
 #include "rdp_core.hpp"
@@ -116,4 +117,23 @@ TEST_CASE(
   // δ = 0 has no RDP answer; best falls back to its members.
   CHECK(t.best.epsilon(DpEvent::repeat_and_select(DpEvent::pure_dp(1), 5, kPoisson), 0)
             .derivation.find("Theorem 6 with") == std::string::npos);
+}
+
+TEST_CASE("dptune privacy --accountant best: the Theorem 6 route through the plugins") {
+  // The same event as above through the host's registry (rdp and pld as loaded plugins, the RDP
+  // curve crossing the plugin boundary in PrivacyGuarantee::rdp_curve): the same ε.
+  const std::string event =
+      "'{repeat_and_select: {mean: 30, shape: .inf, event: {self_composed: {count: 200, event: "
+      "{poisson_sampled: {rate: 0.01, event: {gaussian: {noise_multiplier: 1.0}}}}}}}}'";
+  const auto r = dptune_test::run_dptune(
+      "privacy --event " + event + " --delta 1e-6 --accountant best", "best_theorem6");
+  REQUIRE(r.exit_code == 0);
+  const Trio t;
+  const double in_process =
+      t.best.epsilon(DpEvent::repeat_and_select(dp_sgd(0.01, 1.0, 200), 30, kPoisson), 1e-6)
+          .epsilon;
+  CHECK(r.out.find("Theorem 6 with the smallest delta^ wins") != std::string::npos);
+  const auto at = r.out.find("\nepsilon:");
+  REQUIRE(at != std::string::npos);
+  CHECK(std::stod(r.out.substr(at + 9)) == doctest::Approx(in_process).epsilon(1e-12));
 }
