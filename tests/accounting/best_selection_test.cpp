@@ -63,8 +63,12 @@ TEST_CASE("best: Theorem 6 with the PLD's delta^ on a DP-SGD base beats rdp, as 
   const auto r = t.rdp->epsilon(event, delta);
   const auto p = t.pld->epsilon(event, delta);
   const auto b = t.best.epsilon(event, delta);
-  const double with_pld =
-      theorem6_epsilon(t, base, mu, delta, [&](double e) { return t.pld->delta(base, e).delta; });
+  // pld's profile of the base from its two directions' PLDs, composed once.
+  const auto pld_of_base = t.pld->core().directions(base);
+  const double h = t.pld->core().options().value_discretization_interval;
+  const double with_pld = theorem6_epsilon(t, base, mu, delta, [&](double e) {
+    return std::max(pld_of_base.remove.delta(h, e), pld_of_base.add_or_remove().delta(h, e));
+  });
   const double with_rdp =
       theorem6_epsilon(t, base, mu, delta, [&](double e) { return t.rdp->delta(base, e).delta; });
   MESSAGE("rdp ", r.epsilon, ", pld ", p.epsilon, ", best ", b.epsilon, "; Theorem 6 with pld's ",
@@ -99,7 +103,7 @@ TEST_CASE(
     "best: the Theorem 6 route never loses to rdp's own and stays out where it cannot apply") {
   const Trio t;
   // A Gaussian base with a small mean: whatever wins, best is not above either member.
-  for (const double mu : {0.5, 2.0, 30.0}) {
+  for (const double mu : {0.5, 30.0}) {
     const DpEvent event = DpEvent::repeat_and_select(DpEvent::gaussian(3.0), mu, kPoisson);
     const double b = t.best.epsilon(event, 1e-5).epsilon;
     CHECK(b <= t.rdp->epsilon(event, 1e-5).epsilon);
