@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "dptune/host/event_yaml.hpp"
+#include "rdp_conversion.hpp"
 #include "sqlite_db.hpp"
 
 namespace dptune::host {
@@ -51,17 +52,9 @@ constexpr const char* kColumns =
     "id, dataset, study_id, study_dir, time, kind, event, epsilon, delta, total_epsilon, note,"
     " rdp_curve";
 
-/// ε at `delta` of an RDP curve: Canonne, Kamath & Steinke 2020, Proposition 12, minimised over
-/// the curve's orders; +inf when no order gives a finite value.
+/// ε at `delta` of an RDP curve (rdp_conversion.hpp); +inf when no order gives a finite value.
 double epsilon_of_curve(const std::vector<dptune::RdpPoint>& curve, double delta) {
-  double best = std::numeric_limits<double>::infinity();
-  for (const auto& [alpha, rdp] : curve) {
-    if (!(alpha > 1) || !std::isfinite(rdp)) continue;
-    const double eps =
-        rdp + std::log1p(-1 / alpha) - (std::log(delta) + std::log(alpha)) / (alpha - 1);
-    best = std::min(best, eps);
-  }
-  return std::max(0.0, best);
+  return curve_epsilon(curve, delta).value;
 }
 
 }  // namespace

@@ -675,7 +675,9 @@ class Costing {
       // Papernot & Steinke 2022, Theorem 6 (Poisson(μ)): if e^{ε̂} ≤ 1 + 1/(λ−1), then
       // ε'(λ) = ε(λ) + μ δ̂ + log(μ)/(λ−1); take ε̂ = log(λ/(λ−1)), the largest allowed.  δ̂ is the
       // base's privacy profile at ε̂ by the accountant's tightest route (RDP conversion, pure
-      // region, or the analytic Gaussian where exact; issue 14, item 4a).
+      // region, or the analytic Gaussian where exact).  The host's `best` accountant redoes this
+      // with δ̂ from whichever accountant bounds the base lowest
+      // (framework/src/best_accountant.cpp).
       const selection::Profile profile = [&](double eps) {
         return profile_delta(options_, base, e.inner(), eps).delta;
       };
