@@ -20,7 +20,11 @@
 // the sampler throws dptune::Error instead of returning a wrong value; it never silently wraps.
 // Bernoulli(exp(-1)), the step of every geometric count, compares random bits with the first 128
 // bits of the expansion of exp(-1) (computed exactly offline); if all 128 tie (probability 2^-128
-// per comparison) it throws rather than guess the 129th.
+// per comparison) it throws rather than guess the 129th.  From scale 256 on (discrete Laplace scale
+// numerator, discrete Gaussian t = floor(sigma) + 1), every Bernoulli(exp(-x)) of Algorithms 2-3 is
+// the product of floor(x) Bernoulli(exp(-1)), one Bernoulli(exp(-j/256)) compared in the same way
+// with 128 exact bits of exp(-j/256) (a table), and Algorithm 1 on the rest below 2^-8, which
+// mostly ends after eight random bits: the same law, fewer divisions and branches.
 #pragma once
 
 #include <cstdint>
