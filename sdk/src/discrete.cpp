@@ -233,6 +233,8 @@ constexpr std::uint64_t kSplitFromScale = 256;
 bool bernoulli_exp_of_fraction(BitPool& pool, std::uint64_t u, std::uint64_t t) {
   if (t < kSplitFromScale) return bernoulli_exp_at_most_one(pool, u, t);
   const std::uint64_t scaled = u << kStepBits;  // < 2^64
+  if (std::has_single_bit(t))  // the discrete Gaussian's large scales: a shift, no division
+    return bernoulli_exp_split(pool, scaled >> std::countr_zero(t), scaled & (t - 1), t);
   const std::uint64_t w = scaled / t;
   return bernoulli_exp_split(pool, w, scaled - w * t, t);
 }
@@ -272,8 +274,13 @@ std::uint64_t floor_sqrt(std::uint64_t x) {  // integer bisection: the largest a
   return low;
 }
 
-/// The fixed quantities of Algorithm 3 for sigma^2 = n/d (reduced): t = floor(sigma) + 1 and the
-/// denominator 2 n d t^2 of the acceptance exponent.
+/// The fixed quantities of Algorithm 3 for sigma^2 = n/d (reduced): the proposal's scale t and
+/// the denominator 2 n d t^2 of the acceptance exponent.  CKS take t = floor(sigma) + 1, but the
+/// algorithm is exact for every t > 0 (the acceptance probability is the ratio of the two pmfs up
+/// to a constant, at most 1, whatever t); from sigma >= 255 on, t is the power of two nearest
+/// sigma on a log scale (t / sigma within [2^-1/2, 2^1/2]: acceptance at least 0.62 instead of
+/// CKS's 0.76), so that U uniform on [0, t) is k random bits without rejection (for t just above
+/// a power of two, half the draws of uniform_below were rejected) and u/t is a shift.
 struct GaussianSetup {
   std::uint64_t n, d, t;
   u128 exponent_den;
@@ -290,8 +297,17 @@ GaussianSetup gaussian_setup(std::uint64_t sigma2_num, std::uint64_t sigma2_den)
   const std::uint64_t g = std::gcd(sigma2_num, sigma2_den);
   setup.n = sigma2_num / g;
   setup.d = sigma2_den / g;
-  setup.t = floor_sqrt(setup.n / setup.d) + 1;  // floor(sqrt(n/d)) = floor(sqrt(floor(n/d)))
-  // n d t^2 <= n^2 + 2 n sqrt(n d) + n d <= 2^98 for n, d <= 2^48, so 2 n d t^2 fits in 2^127.
+  const std::uint64_t root = floor_sqrt(setup.n / setup.d);  // = floor(sqrt(n/d))
+  setup.t = root + 1;
+  if (setup.t >= kSplitFromScale) {
+    // 2^k <= sigma < 2^(k+1) with k = floor(log2 floor(sigma)); the nearer power on a log scale
+    // is 2^(k+1) exactly when sigma^2 >= 2^(2k+1), i.e. n >= d 2^(2k+1) (k <= 23: no overflow).
+    const int k = std::bit_width(root) - 1;
+    const bool upper = u128{setup.n} >= (u128{setup.d} << (2 * k + 1));
+    setup.t = std::uint64_t{1} << (upper ? k + 1 : k);
+  }
+  // n d t^2 <= 2 n^2 + ... <= 2^99 for n, d <= 2^48 and t <= sqrt(2) sigma + 1, so 2 n d t^2
+  // fits in 2^127 (and 2^8 times it in accept_gaussian's division).
   setup.exponent_den = u128{2} * setup.n * setup.d * setup.t * setup.t;
   return setup;
 }
