@@ -159,12 +159,21 @@ constexpr u128 kExpMinusOneBits = (u128{0x5e2d58d8b3bcdf1aULL} << 64) | u128{0xb
 /// expansion, comparing random bits with them 32 at a time (consuming the bits up to the first
 /// difference, as the bit-by-bit comparison would).  Exact unless the first 128 random bits equal
 /// the expansion's, an event of probability 2^-128, on which it throws rather than guess.
-bool bernoulli_expansion(BitPool& pool, u128 expansion_bits) {
-  for (int shift = 96; shift >= 0; shift -= 32) {
+inline bool bernoulli_expansion(BitPool& pool, u128 expansion_bits) {
+  // The first 32 bits decide with probability 1 - 2^-32: that case inline, the ties below.
+  const auto top = static_cast<std::uint32_t>(expansion_bits >> 96);
+  const std::uint32_t difference = pool.peek32() ^ top;
+  if (difference != 0) [[likely]] {
+    const int first = std::countl_zero(difference);
+    pool.skip(first + 1);
+    return ((top >> (31 - first)) & 1U) != 0;
+  }
+  pool.skip(32);
+  for (int shift = 64; shift >= 0; shift -= 32) {
     const auto expansion = static_cast<std::uint32_t>(expansion_bits >> shift);
-    const std::uint32_t difference = pool.peek32() ^ expansion;
-    if (difference != 0) {
-      const int first = std::countl_zero(difference);
+    const std::uint32_t rest = pool.peek32() ^ expansion;
+    if (rest != 0) {
+      const int first = std::countl_zero(rest);
       pool.skip(first + 1);
       return ((expansion >> (31 - first)) & 1U) != 0;
     }
@@ -233,7 +242,7 @@ constexpr std::uint64_t kSplitFromScale = 256;
 bool bernoulli_exp_of_fraction(BitPool& pool, std::uint64_t u, std::uint64_t t) {
   if (t < kSplitFromScale) return bernoulli_exp_at_most_one(pool, u, t);
   const std::uint64_t scaled = u << kStepBits;  // < 2^64
-  if (std::has_single_bit(t))  // the discrete Gaussian's large scales: a shift, no division
+  if ((t & (t - 1)) == 0)  // the discrete Gaussian's large scales: a shift, no division
     return bernoulli_exp_split(pool, scaled >> std::countr_zero(t), scaled & (t - 1), t);
   const std::uint64_t w = scaled / t;
   return bernoulli_exp_split(pool, w, scaled - w * t, t);
