@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "dptune/discrete.hpp"
+#include "dptune/grid_noise.hpp"
 #include "dptune/host/random.hpp"
 #include "dptune/rng.hpp"
 
@@ -79,6 +80,36 @@ void bench_generator(dptune::RandomBitGenerator& rng, std::size_t n) {
     print({"continuous gaussian (Box-Muller)", continuous}, continuous);
     print({"discrete_gaussian, batch of " + std::to_string(n), batched}, continuous);
     print({"discrete_gaussian, one call per draw", single}, continuous);
+  }
+  {
+    // The grid's noise, as DP-SGD draws it on the digits MLP (9 610 parameters, L2 sensitivity 1,
+    // noise multiplier 1): sigma about 2^22 grid units, sigma^2 a dyadic rational.
+    constexpr std::size_t kParams = 9610;
+    const double grid = dptune::gaussian_grid(1.0, 1.0, kParams);
+    const auto variance = dptune::grid_gaussian_variance(1.0, 1.0, grid, kParams);
+    const double continuous = draws_per_second(n, [&] {
+      double s = 0;
+      for (std::size_t i = 0; i < n; ++i) s += dptune::gaussian(rng, 4194304.0);
+      return s;
+    });
+    const double batched = draws_per_second(n, [&] {
+      dptune::discrete_gaussian(rng, variance.numerator, variance.denominator, batch);
+      return sum_batch();
+    });
+    const std::vector<double> gradient(kParams, 0.25);
+    const std::size_t releases = std::max<std::size_t>(1, n / kParams);
+    const double released = draws_per_second(releases * kParams, [&] {
+      double s = 0;
+      for (std::size_t r = 0; r < releases; ++r)
+        s += dptune::grid_gaussian(gradient, 1.0, 1.0, grid, rng)[r % kParams];
+      return s;
+    });
+    std::printf(" sigma^2 = %llu/%llu grid units (DP-SGD on the digits MLP, grid %g)\n",
+                static_cast<unsigned long long>(variance.numerator),
+                static_cast<unsigned long long>(variance.denominator), grid);
+    print({"continuous gaussian (Box-Muller)", continuous}, continuous);
+    print({"discrete_gaussian, batch of " + std::to_string(n), batched}, continuous);
+    print({"grid_gaussian, releases of 9610 values", released}, continuous);
   }
   for (const std::uint64_t scale : {std::uint64_t{1}, std::uint64_t{10}, std::uint64_t{1000}}) {
     const double b = static_cast<double>(scale);

@@ -17,19 +17,36 @@ void ensure_sodium() {
 }
 }  // namespace
 
-SecureRandom::SecureRandom() { ensure_sodium(); }
+SecureRandom::SecureRandom() {
+  ensure_sodium();
+  randombytes_buf(key_.data(), key_.size());
+}
+
+SecureRandom::~SecureRandom() {
+  sodium_memzero(key_.data(), key_.size());
+  sodium_memzero(buffer_, sizeof buffer_);
+}
 
 std::uint64_t SecureRandom::next_u64() {
-  if (next_ == std::size(buffer_)) {
-    randombytes_buf(buffer_, sizeof buffer_);
+  if (next_ == kWords) {
+    // One key per run, so the all-zero nonce never repeats under a key; the old key is
+    // overwritten at once (fast key erasure).
+    static_assert(sizeof buffer_ - kWords * 8 == crypto_stream_chacha20_ietf_KEYBYTES);
+    const std::array<unsigned char, crypto_stream_chacha20_ietf_NONCEBYTES> nonce{};
+    auto* bytes = reinterpret_cast<unsigned char*>(buffer_);
+    crypto_stream_chacha20_ietf(bytes, sizeof buffer_, nonce.data(), key_.data());
+    std::memcpy(key_.data(), bytes + kWords * 8, key_.size());
+    sodium_memzero(bytes + kWords * 8, key_.size());
     next_ = 0;
   }
-  return buffer_[next_++];
+  const std::uint64_t word = buffer_[next_];
+  buffer_[next_++] = 0;  // a handed-out word does not stay in memory
+  return word;
 }
 
 std::string SecureRandom::description() const {
-  return std::string("libsodium randombytes (") + randombytes_implementation_name() +
-         ", cryptographically secure)";
+  return std::string("libsodium ChaCha20, fast key erasure, keyed from randombytes (") +
+         randombytes_implementation_name() + ", cryptographically secure)";
 }
 
 KeyedRandom::KeyedRandom(const std::array<unsigned char, 32>& key, std::uint64_t stream)

@@ -125,12 +125,10 @@ bool bernoulli_ratio(BitPool& pool, u128 p, u128 q) {
   }
 }
 
-/// Bernoulli(exp(-num/den)) for 0 <= num <= den <= 2^127 (CKS 2020, Algorithm 1): K counts the
-/// successes of Bernoulli(gamma/1), Bernoulli(gamma/2), ... up to the first failure; P(K odd) =
-/// exp(-gamma).  Bernoulli(num / (den K)) is one comparison while den K fits, else the product of
+/// CKS 2020, Algorithm 1, from K = k on: the first K >= k for which Bernoulli(num / (den K))
+/// fails.  Bernoulli(num / (den K)) is one comparison while den K fits, else the product of
 /// Bernoulli(num/den) and Bernoulli(1/K), which has the same law.
-bool bernoulli_exp_at_most_one(BitPool& pool, u128 num, u128 den) {
-  std::uint64_t k = 1;
+std::uint64_t first_failure(BitPool& pool, u128 num, u128 den, std::uint64_t k) {
   for (;; ++k) {
     u128 scaled_den = 0;
     bool success;
@@ -141,9 +139,15 @@ bool bernoulli_exp_at_most_one(BitPool& pool, u128 num, u128 den) {
       success = bernoulli_ratio(pool, num, scaled_den);
     else
       success = bernoulli_ratio(pool, num, den) && bernoulli_ratio(pool, 1, k);
-    if (!success) break;
+    if (!success) return k;
   }
-  return (k & 1U) != 0;
+}
+
+/// Bernoulli(exp(-num/den)) for 0 <= num <= den <= 2^127 (CKS 2020, Algorithm 1): K counts the
+/// successes of Bernoulli(gamma/1), Bernoulli(gamma/2), ... up to the first failure; P(K odd) =
+/// exp(-gamma).
+bool bernoulli_exp_at_most_one(BitPool& pool, u128 num, u128 den) {
+  return (first_failure(pool, num, den, 1) & 1U) != 0;
 }
 
 /// floor(2^128 / e), the first 128 bits of the binary expansion of exp(-1).  Computed exactly with
@@ -151,22 +155,71 @@ bool bernoulli_exp_at_most_one(BitPool& pool, u128 num, u128 den) {
 /// same at both ends of the interval) and checked against decimal.Decimal(-1).exp() at 80 digits.
 constexpr u128 kExpMinusOneBits = (u128{0x5e2d58d8b3bcdf1aULL} << 64) | u128{0xbadec7829054f90dULL};
 
-/// Bernoulli(exp(-1)) as U < exp(-1), comparing random bits with the expansion above 32 at a time
-/// (the geometric part of every discrete Laplace draw calls this; CKS Algorithm 1 with gamma = 1
-/// would take about 2.7 rational comparisons).  Exact unless the first 128 random bits equal the
-/// expansion's, an event of probability 2^-128, on which it throws rather than guess.
-bool bernoulli_exp_minus_one(BitPool& pool) {
-  for (int shift = 96; shift >= 0; shift -= 32) {
-    const auto expansion = static_cast<std::uint32_t>(kExpMinusOneBits >> shift);
-    const std::uint32_t difference = pool.peek32() ^ expansion;
-    if (difference != 0) {
-      const int first = std::countl_zero(difference);
+/// Bernoulli(c) as U < c for an irrational c in (0, 1) given by the first 128 bits of its binary
+/// expansion, comparing random bits with them 32 at a time (consuming the bits up to the first
+/// difference, as the bit-by-bit comparison would).  Exact unless the first 128 random bits equal
+/// the expansion's, an event of probability 2^-128, on which it throws rather than guess.
+inline bool bernoulli_expansion(BitPool& pool, u128 expansion_bits) {
+  // The first 32 bits decide with probability 1 - 2^-32: that case inline, the ties below.
+  const auto top = static_cast<std::uint32_t>(expansion_bits >> 96);
+  const std::uint32_t difference = pool.peek32() ^ top;
+  if (difference != 0) [[likely]] {
+    const int first = std::countl_zero(difference);
+    pool.skip(first + 1);
+    return ((top >> (31 - first)) & 1U) != 0;
+  }
+  pool.skip(32);
+  for (int shift = 64; shift >= 0; shift -= 32) {
+    const auto expansion = static_cast<std::uint32_t>(expansion_bits >> shift);
+    const std::uint32_t rest = pool.peek32() ^ expansion;
+    if (rest != 0) {
+      const int first = std::countl_zero(rest);
       pool.skip(first + 1);
       return ((expansion >> (31 - first)) & 1U) != 0;
     }
     pool.skip(32);
   }
-  throw Error("bernoulli_exp: 128 random bits equal to those of exp(-1) (probability 2^-128)");
+  throw Error(
+      "bernoulli_exp: 128 random bits equal to those of an exponential (probability 2^-128)");
+}
+
+/// Bernoulli(exp(-1)), the step of every geometric count (CKS Algorithm 1 with gamma = 1 would
+/// take about 2.7 rational comparisons).
+bool bernoulli_exp_minus_one(BitPool& pool) { return bernoulli_expansion(pool, kExpMinusOneBits); }
+
+/// The first 128 bits of exp(-j/256), j = 1..255 (index j - 1).
+struct Expansion128 {
+  std::uint64_t high, low;
+};
+constexpr Expansion128 kExpSteps[255] = {
+#include "discrete_exp_table.inc"
+};
+constexpr int kStepBits = 8;  // exponents are split into multiples of 2^-8 and a rest below 2^-8
+
+/// Bernoulli(exp(-r / (2^8 q))) for 0 <= r < q <= 2^119 (an exponent below 2^-8): Algorithm 1,
+/// whose first comparison Bernoulli(r / (2^8 q)) has eight leading zero bits of expansion, so a 1
+/// among the first eight random bits fails it (K = 1: true, probability above 1 - 2^-8); else U
+/// < r / (2^8 q) exactly when the remaining bits are below r / q.
+bool bernoulli_exp_below_step(BitPool& pool, u128 r, u128 q) {
+  if (r == 0) return true;
+  if (pool.bits(kStepBits) != 0) return true;
+  if (!bernoulli_ratio(pool, r, q)) return true;
+  return (first_failure(pool, r, q << kStepBits, 2) & 1U) != 0;
+}
+
+/// Bernoulli(exp(-w / 2^8 - r / (2^8 q))) for w >= 0 and 0 <= r < q <= 2^119, as the product of
+/// independent Bernoullis: floor(w / 2^8) of exp(-1), one of exp(-(w mod 2^8) / 2^8) from the
+/// table, one below a step; it stops at the first failure.  Every factor is exact (up to the
+/// 2^-128 ties above), and no factor needs a division.
+bool bernoulli_exp_split(BitPool& pool, u128 w, u128 r, u128 q) {
+  for (u128 i = w >> kStepBits; i > 0; --i)
+    if (!bernoulli_exp_minus_one(pool)) return false;
+  const auto j = static_cast<std::size_t>(w & ((1U << kStepBits) - 1));
+  if (j != 0) {
+    const Expansion128& e = kExpSteps[j - 1];
+    if (!bernoulli_expansion(pool, (u128{e.high} << 64) | e.low)) return false;
+  }
+  return bernoulli_exp_below_step(pool, r, q);
 }
 
 /// Bernoulli(exp(-num/den)) for any num and 1 <= den <= 2^127: exp(-gamma) = exp(-1)^floor(gamma)
@@ -180,6 +233,21 @@ bool bernoulli_exp(BitPool& pool, u128 num, u128 den) {
   return bernoulli_exp_at_most_one(pool, num % den, den);
 }
 
+/// Scales from which the exponentials go through the table (bernoulli_exp_split): below, CKS's
+/// Algorithm 1 as written (and the bit-level known answers of the tests) is kept, and it is cheap.
+constexpr std::uint64_t kSplitFromScale = 256;
+
+/// Bernoulli(exp(-u/t)) for 0 <= u < t <= 2^56: through the table for t >= kSplitFromScale,
+/// u/t = w/2^8 + r/(2^8 t) with w = floor(2^8 u / t) by one 64-bit division.
+bool bernoulli_exp_of_fraction(BitPool& pool, std::uint64_t u, std::uint64_t t) {
+  if (t < kSplitFromScale) return bernoulli_exp_at_most_one(pool, u, t);
+  const std::uint64_t scaled = u << kStepBits;  // < 2^64
+  if ((t & (t - 1)) == 0)  // the discrete Gaussian's large scales: a shift, no division
+    return bernoulli_exp_split(pool, scaled >> std::countr_zero(t), scaled & (t - 1), t);
+  const std::uint64_t w = scaled / t;
+  return bernoulli_exp_split(pool, w, scaled - w * t, t);
+}
+
 /// Discrete Laplace of scale t/s (CKS 2020, Algorithm 2), 1 <= t <= 2^56, s >= 1: X = U + tV with
 /// U uniform on [0, t) kept with probability exp(-U/t) and V ~ Geometric(1 - exp(-1)), so that
 /// P(X = x) ∝ exp(-x/t); Y = floor(X/s) has P(Y = y) ∝ exp(-y s/t); a random sign, with the
@@ -187,7 +255,7 @@ bool bernoulli_exp(BitPool& pool, u128 num, u128 den) {
 std::int64_t discrete_laplace(BitPool& pool, std::uint64_t t, std::uint64_t s) {
   for (;;) {
     const std::uint64_t u = uniform_below(pool, t);
-    if (!bernoulli_exp_at_most_one(pool, u, t)) continue;
+    if (!bernoulli_exp_of_fraction(pool, u, t)) continue;
     std::uint64_t v = 0;
     while (bernoulli_exp_minus_one(pool)) ++v;  // v < 2^64 draws: t v < 2^120 fits in 128 bits
     const u128 x = u128{u} + u128{t} * v;
@@ -215,8 +283,13 @@ std::uint64_t floor_sqrt(std::uint64_t x) {  // integer bisection: the largest a
   return low;
 }
 
-/// The fixed quantities of Algorithm 3 for sigma^2 = n/d (reduced): t = floor(sigma) + 1 and the
-/// denominator 2 n d t^2 of the acceptance exponent.
+/// The fixed quantities of Algorithm 3 for sigma^2 = n/d (reduced): the proposal's scale t and
+/// the denominator 2 n d t^2 of the acceptance exponent.  CKS take t = floor(sigma) + 1, but the
+/// algorithm is exact for every t > 0 (the acceptance probability is the ratio of the two pmfs up
+/// to a constant, at most 1, whatever t); from sigma >= 255 on, t is the power of two nearest
+/// sigma on a log scale (t / sigma within [2^-1/2, 2^1/2]: acceptance at least 0.62 instead of
+/// CKS's 0.76), so that U uniform on [0, t) is k random bits without rejection (for t just above
+/// a power of two, half the draws of uniform_below were rejected) and u/t is a shift.
 struct GaussianSetup {
   std::uint64_t n, d, t;
   u128 exponent_den;
@@ -233,8 +306,17 @@ GaussianSetup gaussian_setup(std::uint64_t sigma2_num, std::uint64_t sigma2_den)
   const std::uint64_t g = std::gcd(sigma2_num, sigma2_den);
   setup.n = sigma2_num / g;
   setup.d = sigma2_den / g;
-  setup.t = floor_sqrt(setup.n / setup.d) + 1;  // floor(sqrt(n/d)) = floor(sqrt(floor(n/d)))
-  // n d t^2 <= n^2 + 2 n sqrt(n d) + n d <= 2^98 for n, d <= 2^48, so 2 n d t^2 fits in 2^127.
+  const std::uint64_t root = floor_sqrt(setup.n / setup.d);  // = floor(sqrt(n/d))
+  setup.t = root + 1;
+  if (setup.t >= kSplitFromScale) {
+    // 2^k <= sigma < 2^(k+1) with k = floor(log2 floor(sigma)); the nearer power on a log scale
+    // is 2^(k+1) exactly when sigma^2 >= 2^(2k+1), i.e. n >= d 2^(2k+1) (k <= 23: no overflow).
+    const int k = std::bit_width(root) - 1;
+    const bool upper = u128{setup.n} >= (u128{setup.d} << (2 * k + 1));
+    setup.t = std::uint64_t{1} << (upper ? k + 1 : k);
+  }
+  // n d t^2 <= 2 n^2 + ... <= 2^99 for n, d <= 2^48 and t <= sqrt(2) sigma + 1, so 2 n d t^2
+  // fits in 2^127 (and 2^8 times it in accept_gaussian's division).
   setup.exponent_den = u128{2} * setup.n * setup.d * setup.t * setup.t;
   return setup;
 }
@@ -244,6 +326,18 @@ bool all_succeed_exp_minus_one(BitPool& pool, std::uint64_t count) {
   for (std::uint64_t i = 0; i < count; ++i)
     if (!bernoulli_exp_minus_one(pool)) return false;
   return true;
+}
+
+/// Bernoulli(exp(-num / exponent_den)), Algorithm 3's acceptance: through the table (one 128-bit
+/// division for the multiples of 2^-8) when t >= kSplitFromScale and 2^8 num fits, else the
+/// general bernoulli_exp.  exponent_den <= 2^99 (gaussian_setup), so q <= 2^119 holds.
+bool accept_gaussian(BitPool& pool, const GaussianSetup& setup, u128 num) {
+  constexpr u128 kScalable = u128{1} << (128 - kStepBits);
+  if (setup.t < kSplitFromScale || num >= kScalable)
+    return bernoulli_exp(pool, num, setup.exponent_den);
+  const u128 scaled = num << kStepBits;
+  const u128 w = scaled / setup.exponent_den;
+  return bernoulli_exp_split(pool, w, scaled - w * setup.exponent_den, setup.exponent_den);
 }
 
 /// CKS 2020, Algorithm 3.  The acceptance exponent (|y| - sigma^2/t)^2 / (2 sigma^2) equals
@@ -257,7 +351,7 @@ std::int64_t discrete_gaussian(BitPool& pool, const GaussianSetup& setup) {
     const bool overflow = __builtin_mul_overflow(magnitude, u128{setup.d} * setup.t, &scaled);
     const u128 offset = overflow ? 0 : (scaled >= setup.n ? scaled - setup.n : setup.n - scaled);
     if (!overflow && offset <= std::numeric_limits<std::uint64_t>::max()) {
-      if (bernoulli_exp(pool, offset * offset, setup.exponent_den)) return y;
+      if (accept_gaussian(pool, setup, offset * offset)) return y;
       continue;
     }
     // |y| d t - n >= 2^64, so the exponent exceeds 2^128 / 2^99 = 2^29: accepting needs 2^29

@@ -425,6 +425,53 @@ TEST_CASE("discrete_laplace: chi-square against alpha^|k| for scales 3/2, 5 and 
   }
 }
 
+/// Chi-square of `samples` against `pmf` on bins of `width` integers: [b w, (b + 1) w) for
+/// -edge <= b < edge, the two tails merged into the outer bins; also a z-test per bin.
+double binned_chi_square_p(const std::vector<std::int64_t>& samples, const Pmf& pmf, int width,
+                           int edge) {
+  std::map<int, long> counts;
+  for (auto x : samples) {
+    const auto bin = static_cast<int>(std::floor(static_cast<double>(x) / width));
+    ++counts[std::max(-edge, std::min(edge - 1, bin))];
+  }
+  const double n = static_cast<double>(samples.size());
+  double statistic = 0;
+  for (int b = -edge; b < edge; ++b) {
+    const int low = b * width, high = (b + 1) * width - 1;
+    const double p = b == -edge      ? pmf.at_most(high)
+                     : b == edge - 1 ? 1.0 - pmf.at_most(low - 1)
+                                     : pmf.at_most(high) - pmf.at_most(low - 1);
+    const double expected = n * p;
+    REQUIRE(expected >= 5);
+    const double observed = static_cast<double>(counts[b]);
+    statistic += (observed - expected) * (observed - expected) / expected;
+    INFO("bin " << b << ": observed " << observed << ", expected " << expected);
+    CHECK(std::abs(observed - expected) <= 5.5 * std::sqrt(expected * (1 - p)));
+  }
+  return chi_square_p_value(statistic, 2 * edge - 1);
+}
+
+TEST_CASE("large scales go through the exp(-j/256) table: exact pmfs by chi-square") {
+  // Scales t >= 256 split every Bernoulli(exp(-x)) into a table factor and a rest below 2^-8.
+  // Discrete Laplace 600/200 (t = 600 >= 256): Y = floor(X / 200) has P(y) ∝ exp(-|y| / 3).
+  Xoshiro256 rng(256);
+  std::vector<std::int64_t> laplace(500000);
+  discrete_laplace(rng, 600, 200, laplace);
+  const Pmf laplace_pmf([](int k) { return std::exp(-std::abs(k) / 3.0L); }, 3000);
+  CHECK(chi_square_p(laplace, laplace_pmf, 24) > 1e-6);
+  // Discrete Gaussian sigma^2 = 300^2 + 1/8 (t = 301, a dyadic denominator as on the grid), in
+  // bins of 60 integers out to 4 sigma, and its moments.
+  std::vector<std::int64_t> gaussian(600000);
+  discrete_gaussian(rng, 720001, 8, gaussian);
+  const long double sigma2 = 720001.0L / 8;
+  const Pmf gaussian_pmf(
+      [&](int k) { return std::exp(-static_cast<long double>(k) * k / (2 * sigma2)); }, 12000);
+  CHECK(binned_chi_square_p(gaussian, gaussian_pmf, 60, 20) > 1e-6);
+  const Moments m = moments_of(gaussian_pmf);
+  check_moments(gaussian, m.variance, m.fourth);
+  check_symmetric(gaussian);
+}
+
 // ---- parameter ranges, allocation ---------------------------------------------------------------
 
 TEST_CASE("bad parameters are refused with InvalidArgument") {

@@ -4,7 +4,9 @@
 
 #include <cmath>
 
-#include "../../sdk/src/discrete.cpp"  // the anonymous namespace under test
+// The sampler source itself, to reach its anonymous namespace.
+// NOLINTNEXTLINE(bugprone-suspicious-include)
+#include "../../sdk/src/discrete.cpp"
 
 namespace dptune {
 namespace {
@@ -75,6 +77,42 @@ TEST_CASE("Bernoulli(exp(-1)) by the expansion: frequencies") {
   for (int i = 0; i < n; ++i) hits += bernoulli_exp_minus_one(pool) ? 1 : 0;
   const double p = std::exp(-1.0);
   CHECK(std::abs(hits - n * p) <= 5.5 * std::sqrt(n * p * (1 - p)));
+}
+
+TEST_CASE("the table of exp(-j/256) agrees with long double exp and decreases") {
+  for (int j = 1; j < 256; ++j) {
+    const Expansion128& e = kExpSteps[j - 1];
+    // The top 64 bits are floor(2^64 exp(-j/256)); long double exp errs by about 2^-64.
+    const long double top = static_cast<long double>(e.high) * 0x1.0p-64L;
+    INFO("j = " << j);
+    CHECK(std::abs(top - std::exp(-static_cast<long double>(j) / 256)) <= 0x1.0p-60L);
+    if (j > 1) CHECK(e.high < kExpSteps[j - 2].high);
+  }
+  // exp(-128/256)^2 = exp(-1): the squared top word against the constant of exp(-1).
+  const u128 half = kExpSteps[127].high;
+  const auto squared = static_cast<std::uint64_t>((half * half) >> 64);
+  const auto e1 = static_cast<std::uint64_t>(kExpMinusOneBits >> 64);
+  CHECK((squared > e1 ? squared - e1 : e1 - squared) <= 2);
+}
+
+TEST_CASE("Bernoulli(exp(-w/256 - r/(256 q))) by the table: frequencies") {
+  struct Case {
+    std::uint64_t w, r, q;
+  };
+  // The rest alone, a table entry, whole multiples of exp(-1), and all three.
+  const Case cases[] = {
+      {0, 0, 1},        {0, 5, 7},   {1, 0, 3},   {77, 2, 3},
+      {255, 999, 1000}, {256, 0, 1}, {700, 1, 2}, {3, (1ULL << 40) - 1, 1ULL << 40}};
+  Xoshiro256 rng(31);
+  BitPool pool(rng);
+  const int n = 400000;
+  for (const auto& c : cases) {
+    int hits = 0;
+    for (int i = 0; i < n; ++i) hits += bernoulli_exp_split(pool, c.w, c.r, c.q) ? 1 : 0;
+    const double p = std::exp(-(static_cast<double>(c.w) + static_cast<double>(c.r) / c.q) / 256);
+    INFO("w = " << c.w << ", r/q = " << c.r << "/" << c.q);
+    CHECK(std::abs(hits - n * p) <= 5.5 * std::sqrt(n * p * (1 - p)) + 1e-9);
+  }
 }
 
 TEST_CASE("floor_sqrt is exact") {

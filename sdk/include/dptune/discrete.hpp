@@ -20,7 +20,11 @@
 // the sampler throws dptune::Error instead of returning a wrong value; it never silently wraps.
 // Bernoulli(exp(-1)), the step of every geometric count, compares random bits with the first 128
 // bits of the expansion of exp(-1) (computed exactly offline); if all 128 tie (probability 2^-128
-// per comparison) it throws rather than guess the 129th.
+// per comparison) it throws rather than guess the 129th.  From scale 256 on (discrete Laplace scale
+// numerator, discrete Gaussian sigma >= 255), every Bernoulli(exp(-x)) of Algorithms 2-3 is
+// the product of floor(x) Bernoulli(exp(-1)), one Bernoulli(exp(-j/256)) compared in the same way
+// with 128 exact bits of exp(-j/256) (a table), and Algorithm 1 on the rest below 2^-8, which
+// mostly ends after eight random bits: the same law, fewer divisions and branches.
 #pragma once
 
 #include <cstdint>
@@ -54,8 +58,9 @@ void discrete_laplace(RandomBitGenerator& rng, std::uint64_t scale_num, std::uin
                       std::span<std::int64_t> out);
 
 /// Discrete Gaussian with sigma^2 = sigma2_num / sigma2_den: P(k) ∝ exp(-k^2 / (2 sigma^2)) on the
-/// integers (CKS 2020, Algorithm 3: discrete Laplace proposals of scale floor(sigma) + 1, accepted
-/// with Bernoulli(exp(-(|k| - sigma^2/t)^2 / (2 sigma^2)))).  Supported: 0 <= sigma2_num <= 2^48,
+/// integers (CKS 2020, Algorithm 3: discrete Laplace proposals of scale t = floor(sigma) + 1, from
+/// sigma >= 255 on the power of two nearest sigma, accepted with Bernoulli(exp(-(|k| -
+/// sigma^2/t)^2 / (2 sigma^2))), exact for any t).  Supported: 0 <= sigma2_num <= 2^48,
 /// 1 <= sigma2_den <= 2^48 (sigma up to 2^24); sigma2_num == 0 returns 0.  Note that the
 /// variance of the discrete Gaussian is slightly below sigma^2 (CKS 2020, Corollary 9).
 std::int64_t discrete_gaussian(RandomBitGenerator& rng, std::uint64_t sigma2_num,
