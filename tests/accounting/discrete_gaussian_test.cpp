@@ -35,13 +35,17 @@ Real log_add(Real a, Real b) {
 }
 
 /// The log-pmfs of p_0 and p_1 = p_0 + μ on a box of Z^d wide enough that the tails beyond it
-/// (at least 40 s from both centres: mass below e^{-800}) change no digit.
+/// change no digit up to order `max_order`: the summands of order α are a Gaussian profile centred
+/// at αμ (p_0^{1−α} p_1^α), so the box reaches 40 s (mass below e^{-800}) beyond every such
+/// centre.
 struct Support {
   std::vector<Real> log_p0, log_p1;
 };
 
-Support support(double s, const std::vector<int>& mu) {
-  const auto radius = static_cast<long>(std::ceil(40 * s)) + 1;
+Support support(double s, const std::vector<int>& mu, double max_order = 32) {
+  int widest = 0;
+  for (const int m : mu) widest = std::max(widest, std::abs(m));
+  const auto radius = static_cast<long>(std::ceil(40 * s + max_order * widest)) + 1;
   std::vector<long> lo, hi;
   for (const int m : mu) {
     lo.push_back(std::min(0L, static_cast<long>(m)) - radius);
@@ -65,7 +69,10 @@ Support support(double s, const std::vector<int>& mu) {
     out.log_p0.push_back(a);
     out.log_p1.push_back(b);
     std::size_t i = 0;
-    while (i < d && ++x[i] > hi[i]) x[i++] = lo[i];
+    while (i < d && ++x[i] > hi[i]) {
+      x[i] = lo[i];
+      ++i;
+    }
     if (i == d) break;
   }
   return out;
@@ -197,7 +204,7 @@ TEST_CASE("discrete Gaussian: DP-SGD priced as discrete is at least, and close t
   // the larger direct direction, minimised over the same orders.  The accountant is never below
   // it (it is above the direct values at fractional orders, equal at integer ones), and the
   // direct minimum over the integer orders alone is never below the accountant.
-  const Support p = support(2 * sigma, {2});
+  const Support p = support(2 * sigma, {2}, rdp::default_orders().back());
   double best_all = std::numeric_limits<double>::infinity(), best_integer = best_all;
   for (const double a : rdp::default_orders()) {
     const Directions d = direct(p, q, a);

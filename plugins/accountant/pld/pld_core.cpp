@@ -46,6 +46,7 @@ std::string reason_of(const DpEvent& e) {
     case K::PoissonSampled: {
       const K inner = e.inner().kind();
       if (inner == K::Gaussian || inner == K::Laplace || inner == K::NoOp) return {};
+      if (inner == K::DiscreteGaussian) return reason_of(e.inner());
       return "Poisson sampling is priced here for a Gaussian or Laplace inner event only (got " +
              std::string(DpEvent::kind_name(inner)) + "); use the rdp accountant";
     }
