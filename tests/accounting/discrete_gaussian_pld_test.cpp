@@ -61,8 +61,8 @@ TEST_CASE("discrete Gaussian: its total variation can exceed the continuous Gaus
 
 TEST_CASE("discrete Gaussian: pld and pure_dp refuse it, best prices it by rdp") {
   const auto pld = make("pld"), rdp = make("rdp"), best = make("best"), pure = make("pure_dp");
-  const DpEvent e = DpEvent::self_composed(
-      DpEvent::poisson_sampled(0.01, DpEvent::discrete_gaussian(1.1)), 1000);
+  const DpEvent e =
+      DpEvent::self_composed(DpEvent::poisson_sampled(0.01, DpEvent::discrete_gaussian(1.1)), 1000);
   for (const DpEvent& ev : {DpEvent::discrete_gaussian(1.0), e}) {
     CHECK(pld->unsupported_reason(ev).find("discrete") != std::string::npos);
     CHECK_THROWS_AS(pld->epsilon(ev, 1e-5), dptune::PrivacyError);
@@ -83,10 +83,10 @@ TEST_CASE("discrete Gaussian: pld and pure_dp refuse it, best prices it by rdp")
 
 TEST_CASE("dptune privacy reads a discrete_gaussian event and names its theorem") {
   dptune_test::TempDir dir;
-  const auto file = dir.write(
-      "dg.yaml",
-      "self_composed: {count: 1000, event: {poisson_sampled: {rate: 0.01, event: "
-      "{discrete_gaussian: {noise_multiplier: 1.1}}}}}\n");
+  const auto file =
+      dir.write("dg.yaml",
+                "self_composed: {count: 1000, event: {poisson_sampled: {rate: 0.01, event: "
+                "{discrete_gaussian: {noise_multiplier: 1.1}}}}}\n");
   auto r = run_dptune("privacy " + file.string() + " --delta 1e-5", "dg");
   INFO(r.err);
   CHECK(r.exit_code == 0);
@@ -94,8 +94,7 @@ TEST_CASE("dptune privacy reads a discrete_gaussian event and names its theorem"
   r = run_dptune("privacy " + file.string() + " --delta 1e-5 --accountant pld", "dg_pld");
   CHECK(r.exit_code != 0);
   CHECK((r.out + r.err).find("discrete Gaussian's privacy loss distribution") != std::string::npos);
-  const auto bad =
-      dir.write("bad.yaml", "discrete_gaussian: {noise_multiplier: -2}\n");
+  const auto bad = dir.write("bad.yaml", "discrete_gaussian: {noise_multiplier: -2}\n");
   r = run_dptune("privacy " + bad.string() + " --delta 1e-5", "dg_bad");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("bad.yaml:1:") != std::string::npos);

@@ -131,8 +131,8 @@ TEST_CASE("discrete Gaussian: Poisson-sampled integer orders equal direct sums, 
     double q, sigma;
     std::vector<int> mu;  // the integer shift; s = σ ‖μ‖ (the worst shift the event allows)
   };
-  const Case cases[] = {{0.01, 1.1, {3}},     {0.1, 0.8, {1}}, {0.3, 2.0, {2}},
-                        {0.05, 1.0, {1, 1}}, {0.5, 3.0, {1}}};
+  const Case cases[] = {
+      {0.01, 1.1, {3}}, {0.1, 0.8, {1}}, {0.3, 2.0, {2}}, {0.05, 1.0, {1, 1}}, {0.5, 3.0, {1}}};
   for (const Case& k : cases) {
     double norm2 = 0;
     for (const int m : k.mu) norm2 += m * m;
@@ -160,8 +160,8 @@ TEST_CASE("discrete Gaussian: a shorter shift costs less, and the event covers i
   const double q = 0.2, sigma = 0.9;
   const Support p = support(3 * sigma, {2});
   const std::vector<double> orders = {2, 3, 6, 12};
-  const auto c = with_orders(orders).cost(
-      DpEvent::poisson_sampled(q, DpEvent::discrete_gaussian(sigma)));
+  const auto c =
+      with_orders(orders).cost(DpEvent::poisson_sampled(q, DpEvent::discrete_gaussian(sigma)));
   for (std::size_t i = 0; i < orders.size(); ++i) {
     const Directions d = direct(p, q, orders[i]);
     CHECK(std::max(d.remove, d.add) < c.rdp[i]);
@@ -172,8 +172,8 @@ TEST_CASE("discrete Gaussian: fractional sampled orders by the chord, above the 
   const std::vector<double> orders = {1.25, 1.5, 2.5, 3.7, 6.2, 10.9};
   const double q = 0.1, sigma = 1.2;
   const Support p = support(sigma * 2, {2});
-  const auto c = with_orders(orders).cost(
-      DpEvent::poisson_sampled(q, DpEvent::discrete_gaussian(sigma)));
+  const auto c =
+      with_orders(orders).cost(DpEvent::poisson_sampled(q, DpEvent::discrete_gaussian(sigma)));
   for (std::size_t i = 0; i < orders.size(); ++i) {
     INFO("order " << orders[i]);
     const double a = orders[i], lo = std::floor(a), hi = std::ceil(a);
@@ -208,8 +208,8 @@ TEST_CASE("discrete Gaussian: DP-SGD priced as discrete is at least, and close t
   double best_all = std::numeric_limits<double>::infinity(), best_integer = best_all;
   for (const double a : rdp::default_orders()) {
     const Directions d = direct(p, q, a);
-    const double eps = static_cast<double>(steps) * std::max(d.remove, d.add) +
-                       std::log1p(-1 / a) - (std::log(1e-5) + std::log(a)) / (a - 1);
+    const double eps = static_cast<double>(steps) * std::max(d.remove, d.add) + std::log1p(-1 / a) -
+                       (std::log(1e-5) + std::log(a)) / (a - 1);
     best_all = std::min(best_all, eps);
     if (a == std::floor(a)) best_integer = std::min(best_integer, eps);
   }

@@ -177,9 +177,9 @@ double sampled_gaussian_rdp(double q, double sigma, double alpha) {
   return ((hi - alpha) * k_lo + (alpha - lo) * k_hi) / (alpha - 1);
 }
 
-// The Poisson-subsampled discrete Gaussian (docs/accounting.md, "The discrete Gaussian").  Let p_0 =
-// N_Z(c, s²)^d be the release without the record, p_1 = p_0 shifted by the integer vector μ
-// (‖μ‖ ≤ s/σ), m = (1−q) p_0 + q p_1, L = p_1/p_0.
+// The Poisson-subsampled discrete Gaussian (docs/accounting.md, "The discrete Gaussian").  Let p_0
+// = N_Z(c, s²)^d be the release without the record, p_1 = p_0 shifted by the integer vector μ (‖μ‖
+// ≤ s/σ), m = (1−q) p_0 + q p_1, L = p_1/p_0.
 //  * Integer moments are the continuous Gaussian's: E_{p_0}[L^k] = exp(k(k−1)‖μ‖²/(2s²)) for
 //    integer k (complete the square, shift the sum over Z^d by the integer vector kμ; Canonne,
 //    Kamath & Steinke 2020, proof of Proposition 5).  For integer α every binomial coefficient of

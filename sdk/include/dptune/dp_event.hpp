@@ -4,7 +4,8 @@
 //
 // Neighbouring relation (ABI 2.3).  Every event states which neighbouring datasets its numbers are
 // relative to:
-//  * A leaf (gaussian, discrete_gaussian, laplace, pure_dp, approx_dp, zcdp) outside a replace_one wrapper is stated
+//  * A leaf (gaussian, discrete_gaussian, laplace, pure_dp, approx_dp, zcdp) outside a replace_one
+//  wrapper is stated
 //    for ADD/REMOVE neighbours: a noise multiplier is noise stddev ÷ the most one record can add
 //    to the query (for DP-SGD the clipping norm), and ε, δ, ρ hold when one record is added or
 //    removed.  This is the convention of Opacus, TF Privacy and dp_accounting.
