@@ -94,6 +94,26 @@ TEST_CASE("dptune privacy reads a discrete_gaussian event and names its theorem"
   r = run_dptune("privacy " + file.string() + " --delta 1e-5 --accountant pld", "dg_pld");
   CHECK(r.exit_code != 0);
   CHECK((r.out + r.err).find("discrete Gaussian's privacy loss distribution") != std::string::npos);
+  // --calibrate finds the smallest multiplier; the discrete one needs at least the continuous one.
+  auto sigma_for = [&](const std::string& leaf) {
+    const auto f = dir.write(leaf + ".yaml",
+                             "self_composed: {count: 1000, event: {poisson_sampled: {rate: 0.01, "
+                             "event: {" +
+                                 leaf + ": {noise_multiplier: 1}}}}}\n");
+    const auto c = run_dptune("privacy " + f.string() +
+                                  " --delta 1e-5 --target-epsilon 1 --calibrate noise_multiplier "
+                                  "--json",
+                              "dg_cal_" + leaf);
+    INFO(c.err);
+    REQUIRE(c.exit_code == 0);
+    const auto at = c.out.find("\"value\":");
+    REQUIRE(at != std::string::npos);
+    return std::stod(c.out.substr(at + 8));
+  };
+  const double continuous = sigma_for("gaussian"), discrete = sigma_for("discrete_gaussian");
+  MESSAGE("calibrated sigma: continuous " << continuous << ", discrete " << discrete);
+  CHECK(discrete >= continuous * (1 - 1e-6));
+  CHECK(discrete <= 1.02 * continuous);
   const auto bad = dir.write("bad.yaml", "discrete_gaussian: {noise_multiplier: -2}\n");
   r = run_dptune("privacy " + bad.string() + " --delta 1e-5", "dg_bad");
   CHECK(r.exit_code == 2);
