@@ -66,6 +66,9 @@ DpEvent with_field(const DpEvent& e, const std::string& field, double value, int
       return e;
     case K::Gaussian:
       return DpEvent::gaussian(pick(field, "noise_multiplier", e.noise_multiplier(), value, hits));
+    case K::DiscreteGaussian:
+      return DpEvent::discrete_gaussian(
+          pick(field, "noise_multiplier", e.noise_multiplier(), value, hits));
     case K::Laplace:
       return DpEvent::laplace(pick(field, "noise_multiplier", e.noise_multiplier(), value, hits));
     case K::PureDp:

@@ -187,8 +187,8 @@ std::int64_t smallest_source(const DpEvent& e) {
     for (const auto& child : e.events()) smallest = std::min(smallest, smallest_source(child));
   } else if (e.kind() != DpEvent::Kind::NoOp && e.kind() != DpEvent::Kind::NonPrivate &&
              e.kind() != DpEvent::Kind::Gaussian && e.kind() != DpEvent::Kind::Laplace &&
-             e.kind() != DpEvent::Kind::PureDp && e.kind() != DpEvent::Kind::ApproxDp &&
-             e.kind() != DpEvent::Kind::Zcdp) {
+             e.kind() != DpEvent::Kind::DiscreteGaussian && e.kind() != DpEvent::Kind::PureDp &&
+             e.kind() != DpEvent::Kind::ApproxDp && e.kind() != DpEvent::Kind::Zcdp) {
     smallest = std::min(smallest, smallest_source(e.inner()));
   }
   return smallest;
@@ -227,7 +227,8 @@ int cmd_privacy(const std::vector<std::string>& args) {
       "EVENT is a YAML file ('-' for stdin), e.g.\n"
       "  self_composed: {count: 1000, event: {poisson_sampled: {rate: 0.01,\n"
       "                  event: {gaussian: {noise_multiplier: 1.1}}}}}\n"
-      "Event kinds: gaussian, laplace {noise_multiplier}; pure_dp {epsilon}; approx_dp {epsilon, "
+      "Event kinds: gaussian, discrete_gaussian, laplace {noise_multiplier}; pure_dp {epsilon}; "
+      "approx_dp {epsilon, "
       "delta};\nzcdp {rho}; poisson_sampled {rate, event}; sampled_without_replacement "
       "{source_size,\nsample_size, event}; self_composed {count, event}; composed {events: [...]}; "
       "repeat_and_select\n{mean, shape (> -1, or inf for Poisson), event}; one_of {events: [...]} "

@@ -28,6 +28,7 @@ const std::map<std::string, std::vector<Field>>& kinds() {
       {"no_op", {}},
       {"non_private", {}},
       {"gaussian", {{"noise_multiplier", Field::Number, true}}},
+      {"discrete_gaussian", {{"noise_multiplier", Field::Number, true}}},
       {"laplace", {{"noise_multiplier", Field::Number, true}}},
       {"pure_dp", {{"epsilon", Field::Number, true}}},
       {"approx_dp", {{"epsilon", Field::Number, true}, {"delta", Field::Number, true}}},
@@ -173,9 +174,10 @@ class Parser {
     try {
       if (kind == "no_op") return DpEvent::no_op();
       if (kind == "non_private") return DpEvent::non_private();
-      if (kind == "gaussian" || kind == "laplace") {
+      if (kind == "gaussian" || kind == "laplace" || kind == "discrete_gaussian") {
         ++noise_leaves;
         const double s = noise_given ? *options_.noise_multiplier : num("noise_multiplier");
+        if (kind == "discrete_gaussian") return DpEvent::discrete_gaussian(s);
         return kind == "gaussian" ? DpEvent::gaussian(s) : DpEvent::laplace(s);
       }
       if (kind == "pure_dp") return DpEvent::pure_dp(num("epsilon"));

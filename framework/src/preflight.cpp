@@ -131,6 +131,7 @@ void impure_leaves(const DpEvent& event, std::vector<std::string>& out) {
   using Kind = DpEvent::Kind;
   switch (event.kind()) {
     case Kind::Gaussian:
+    case Kind::DiscreteGaussian:
     case Kind::Zcdp:
     case Kind::ApproxDp:
       if (event.kind() == Kind::ApproxDp && event.delta() == 0) return;

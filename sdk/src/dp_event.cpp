@@ -27,6 +27,11 @@ DpEvent DpEvent::gaussian(double noise_multiplier) {
           "gaussian: noise_multiplier must be >= 0, got " + num(noise_multiplier));
   return {Kind::Gaussian, noise_multiplier, 0, 0, 0, {}};
 }
+DpEvent DpEvent::discrete_gaussian(double noise_multiplier) {
+  require(noise_multiplier >= 0 && !std::isnan(noise_multiplier),
+          "discrete_gaussian: noise_multiplier must be >= 0, got " + num(noise_multiplier));
+  return {Kind::DiscreteGaussian, noise_multiplier, 0, 0, 0, {}};
+}
 DpEvent DpEvent::laplace(double noise_multiplier) {
   require(noise_multiplier >= 0 && !std::isnan(noise_multiplier),
           "laplace: noise_multiplier must be >= 0, got " + num(noise_multiplier));
@@ -94,7 +99,8 @@ namespace {
 }  // namespace
 
 double DpEvent::noise_multiplier() const {
-  if (kind_ != Kind::Gaussian && kind_ != Kind::Laplace) wrong_kind("noise_multiplier", kind_);
+  if (kind_ != Kind::Gaussian && kind_ != Kind::Laplace && kind_ != Kind::DiscreteGaussian)
+    wrong_kind("noise_multiplier", kind_);
   return x_;
 }
 double DpEvent::epsilon() const {
@@ -181,6 +187,8 @@ const char* DpEvent::kind_name(Kind kind) {
       return "repeat_until_accepted";
     case Kind::ReplaceOne:
       return "replace_one";
+    case Kind::DiscreteGaussian:
+      return "discrete_gaussian";
   }
   return "?";
 }
@@ -193,6 +201,7 @@ std::string DpEvent::to_string() const {
       return head + "{}}";
     case Kind::Gaussian:
     case Kind::Laplace:
+    case Kind::DiscreteGaussian:
       return head + "{noise_multiplier: " + num(x_) + "}}";
     case Kind::PureDp:
       return head + "{epsilon: " + num(x_) + "}}";

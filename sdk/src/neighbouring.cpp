@@ -71,6 +71,8 @@ DpEvent leaf_for_replace_one(const DpEvent& e) {
   switch (e.kind()) {
     case Kind::Gaussian:
       return DpEvent::gaussian(e.noise_multiplier() / 2);
+    case Kind::DiscreteGaussian:  // the two integer shifts add up to an integer shift
+      return DpEvent::discrete_gaussian(e.noise_multiplier() / 2);
     case Kind::Laplace:
       return DpEvent::laplace(e.noise_multiplier() / 2);
     case Kind::PureDp:

@@ -25,6 +25,7 @@ TEST_CASE("event YAML: to_string and parse_event round-trip every kind") {
   const std::vector<DpEvent> events{
       DpEvent::no_op(),
       DpEvent::gaussian(1.5),
+      DpEvent::discrete_gaussian(0.75),
       DpEvent::laplace(0.25),
       DpEvent::pure_dp(1.0),
       DpEvent::approx_dp(0.5, 1e-6),
@@ -54,9 +55,9 @@ TEST_CASE("event YAML: errors name file, line, column and key") {
   };
   CHECK(message("self_composed:\n  count: 3\n  event: {gausian: {noise_multiplier: 1}}\n") ==
         "ev.yaml:3:11: self_composed.event.gausian: unknown event kind 'gausian' (did you mean "
-        "'gaussian'?); expected one of approx_dp, composed, gaussian, laplace, no_op, non_private, "
-        "one_of, poisson_sampled, pure_dp, repeat_and_select, repeat_until_accepted, replace_one, "
-        "sampled_without_replacement, self_composed, zcdp");
+        "'gaussian'?); expected one of approx_dp, composed, discrete_gaussian, gaussian, laplace, "
+        "no_op, non_private, one_of, poisson_sampled, pure_dp, repeat_and_select, "
+        "repeat_until_accepted, replace_one, sampled_without_replacement, self_composed, zcdp");
   CHECK(message("poisson_sampled: {rate: 0, event: {gaussian: {noise_multiplier: 1}}}") ==
         "ev.yaml:1:25: poisson_sampled.rate: sampling rate must be in (0, 1], got 0");
   CHECK(message("gaussian: {noise_multiplier: -2}").find("ev.yaml:1:11: gaussian: ") == 0);

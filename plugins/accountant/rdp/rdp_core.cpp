@@ -36,6 +36,7 @@ std::size_t event_hash(const DpEvent& e) {
   switch (e.kind()) {
     case K::Gaussian:
     case K::Laplace:
+    case K::DiscreteGaussian:
       mixd(e.noise_multiplier());
       break;
     case K::PureDp:
@@ -291,6 +292,18 @@ class Costing {
         add_note(c.notes, "Gaussian: eps(a) = a/(2 sigma^2) (Mironov 2017, Prop. 7)");
         return c;
       }
+      case K::DiscreteGaussian: {
+        // Integer shift μ, ‖μ‖ <= s/σ: D_α(N_Z(0,s²)^d ‖ N_Z(μ,s²)^d) <= α‖μ‖²/(2s²) at every
+        // order (Canonne, Kamath & Steinke 2020, Proposition 5, per coordinate by independence).
+        Cost c = zero(n);
+        for (std::size_t i = 0; i < n; ++i)
+          c.rdp[i] = gaussian_rdp(e.noise_multiplier(), orders[i]);
+        c.pure_epsilon = kInf;
+        add_note(c.notes,
+                 "discrete Gaussian: eps(a) = a/(2 sigma^2) at every order (Canonne, Kamath & "
+                 "Steinke 2020, Prop. 5)");
+        return c;
+      }
       case K::Laplace: {
         Cost c = zero(n);
         const double b = e.noise_multiplier();
@@ -475,6 +488,17 @@ class Costing {
       add_note(c.notes,
                "Poisson-sampled Gaussian: exact for integer orders, convergent series for "
                "fractional ones (Mironov, Talwar & Zhang 2019, Sec. 3.3-3.4)");
+      return c;
+    }
+    if (e.inner().kind() == K::DiscreteGaussian) {
+      Cost c = zero(n);
+      for (std::size_t i = 0; i < n; ++i)
+        c.rdp[i] = sampled_discrete_gaussian_rdp(q, e.inner().noise_multiplier(), orders[i]);
+      c.pure_epsilon = kInf;
+      add_note(c.notes,
+               "Poisson-sampled discrete Gaussian: the integer-order binomial sum of Mironov, "
+               "Talwar & Zhang 2019 Sec. 3.3 bounds both directions (docs/accounting.md); "
+               "fractional orders by the chord of the neighbouring integer orders");
       return c;
     }
     const Cost inner = cost(e.inner(), orders);
@@ -778,6 +802,7 @@ bool has_add_remove_leaf(const DpEvent& e) {
     case K::ReplaceOne:
       return false;
     case K::Gaussian:
+    case K::DiscreteGaussian:
     case K::Laplace:
     case K::PureDp:
     case K::ApproxDp:

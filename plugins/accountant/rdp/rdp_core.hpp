@@ -39,6 +39,11 @@ double pure_dp_rdp(double epsilon, double alpha);
 /// The Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019): exact binomial expansion for
 /// integer α (§3.3), the two convergent series for fractional α (§3.4), in log space.
 double sampled_gaussian_rdp(double q, double sigma, double alpha);
+/// The Poisson-subsampled discrete Gaussian with multiplier σ (integer shifts of L2 norm at most
+/// s/σ, noise N_Z(0, s²) per coordinate), both neighbouring directions: the §3.3 binomial sum
+/// above at integer α (an upper bound, proof in rdp_math.cpp), the chord of the neighbouring
+/// integer orders at fractional α.
+double sampled_discrete_gaussian_rdp(double q, double sigma, double alpha);
 /// A Gaussian with noise multiplier σ (relative to the replace-one sensitivity) on a uniformly
 /// random subset of size γn, replace-one adjacency: upper bounds on K(α) = (α−1)ε'(α), one per
 /// integer order α ≥ 2 in `orders`, by Wang, Balle & Kasiviswanathan 2019's Gaussian-specific

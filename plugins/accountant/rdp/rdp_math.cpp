@@ -177,6 +177,36 @@ double sampled_gaussian_rdp(double q, double sigma, double alpha) {
   return ((hi - alpha) * k_lo + (alpha - lo) * k_hi) / (alpha - 1);
 }
 
+// The Poisson-subsampled discrete Gaussian (docs/accounting.md, "The discrete Gaussian").  Let p_0
+// = N_Z(c, s²)^d be the release without the record, p_1 = p_0 shifted by the integer vector μ (‖μ‖
+// ≤ s/σ), m = (1−q) p_0 + q p_1, L = p_1/p_0.
+//  * Integer moments are the continuous Gaussian's: E_{p_0}[L^k] = exp(k(k−1)‖μ‖²/(2s²)) for
+//    integer k (complete the square, shift the sum over Z^d by the integer vector kμ; Canonne,
+//    Kamath & Steinke 2020, proof of Proposition 5).  For integer α every binomial coefficient of
+//    E_{p_0}[(1−q+qL)^α] is >= 0, so D_α(m‖p_0) is at most Mironov, Talwar & Zhang 2019's §3.3
+//    sum A_α at multiplier σ, which is increasing in ‖μ‖.
+//  * The other direction is no larger at any α >= 1.  x ↦ μ − x swaps p_0 and p_1 (the discrete
+//    Gaussian is symmetric and μ is integer), so the privacy-loss pmf ω of Z = log L under p_0
+//    obeys ω(−z) = e^z ω(z).  Pairing z > 0 with −z and writing u = e^z, a = 1−q+qu,
+//    b = 1−q+q/u, the two directions are Σ_{z>0} ω(z) f(α) and Σ_{z>0} ω(z) f(1−α) (plus equal
+//    z = 0 terms) with f(t) = a^t + u b^t.  f(α) − f(1−α) = 2√a sinh(τ ln a) − 2u√b sinh(τ ln(1/b))
+//    for τ = α − ½; it vanishes at τ = ½ (a − 1 = q(u−1) = u(1−b)), ln a >= ln(1/b) >= 0 because
+//    ab >= 1, and sinh(τA)/sinh(τB) is non-decreasing in τ for A >= B > 0 (x coth x increases),
+//    so f(α) >= f(1−α) for every α >= 1: D_α(p_0‖m) <= D_α(m‖p_0).
+//  * Fractional α: K(α) = (α−1) D_α(m‖p_0) is convex in α (a log moment generating function),
+//    K(1) = 0, so the chord between ⌊α⌋ and ⌈α⌉ bounds it.  The §3.4 series of the continuous
+//    densities is NOT used: it has no discrete counterpart proven here.
+double sampled_discrete_gaussian_rdp(double q, double sigma, double alpha) {
+  if (q == 0) return 0;
+  if (sigma == 0) return kInf;
+  if (q == 1) return gaussian_rdp(sigma, alpha);
+  if (is_integer(alpha)) return sampled_gaussian_log_a_int(q, sigma, alpha) / (alpha - 1);
+  const double lo = std::floor(alpha), hi = std::ceil(alpha);
+  const double k_lo = lo <= 1 ? 0 : sampled_gaussian_log_a_int(q, sigma, lo);
+  const double k_hi = sampled_gaussian_log_a_int(q, sigma, hi);
+  return ((hi - alpha) * k_lo + (alpha - lo) * k_hi) / (alpha - 1);
+}
+
 // ---- analytic Gaussian
 // -----------------------------------------------------------------------------
 namespace {

@@ -12,7 +12,7 @@
 #include <version>
 
 #define DPTUNE_ABI_MAJOR 2
-#define DPTUNE_ABI_MINOR 7
+#define DPTUNE_ABI_MINOR 8
 
 // The ABI minor a plugin is built for: this SDK's minor unless the plugin's build defines it lower
 // (e.g. -DDPTUNE_PLUGIN_ABI_MINOR=1), to make a plugin that also loads into older hosts of the same
@@ -55,6 +55,10 @@
 //        thread); minor <= 6 gets `features` filled with the same values as doubles (a copy per
 //        call, made by the proxy), exactly as before.  A 2.7 plugin reads features through
 //        as_float_rows(data), which also accepts a double-only Dataset it or a test made.
+//   2.8  DpEvent::Kind::DiscreteGaussian and DpEvent::discrete_gaussian (appended enumerator and
+//        static function): exact discrete Gaussian noise, priced by its own theorems (at integer
+//        Rényi orders when subsampled) instead of as the continuous Gaussian.  Layouts unchanged;
+//        an accountant of minor <= 7 refuses the kind as unknown.
 // The host itself is always built with the SDK's minor.
 #ifndef DPTUNE_PLUGIN_ABI_MINOR
 #define DPTUNE_PLUGIN_ABI_MINOR DPTUNE_ABI_MINOR

@@ -4,7 +4,8 @@
 //
 // Neighbouring relation (ABI 2.3).  Every event states which neighbouring datasets its numbers are
 // relative to:
-//  * A leaf (gaussian, laplace, pure_dp, approx_dp, zcdp) outside a replace_one wrapper is stated
+//  * A leaf (gaussian, discrete_gaussian, laplace, pure_dp, approx_dp, zcdp) outside a replace_one
+//  wrapper is stated
 //    for ADD/REMOVE neighbours: a noise multiplier is noise stddev ÷ the most one record can add
 //    to the query (for DP-SGD the clipping norm), and ε, δ, ρ hold when one record is added or
 //    removed.  This is the convention of Opacus, TF Privacy and dp_accounting.
@@ -51,6 +52,8 @@ class BOOST_SYMBOL_VISIBLE DpEvent {
     RepeatUntilAccepted,  // inner event, stop_probability p: rerun until the output is accepted
     // Added in ABI 2.3:
     ReplaceOne,  // inner event, whose leaves are stated for replace-one neighbours
+    // Added in ABI 2.8:
+    DiscreteGaussian,  // noise_multiplier σ/Δ' of exact discrete Gaussian noise on a lattice
   };
 
   /// A NoOp event.
@@ -83,10 +86,18 @@ class BOOST_SYMBOL_VISIBLE DpEvent {
   /// file comment), e.g. replace_one(gaussian(std / (2/(nλ)))) for output perturbation.
   static DpEvent replace_one(DpEvent event);
 #endif
+#if DPTUNE_PLUGIN_ABI_MINOR >= 8
+  /// ABI 2.8.  An integer-valued query (in grid units) plus independent discrete Gaussian noise
+  /// N_Z(0, s²) on every coordinate (Canonne, Kamath & Steinke 2020), s = noise_multiplier × Δ',
+  /// Δ' an upper bound on the L2 norm of the integer shift between neighbours, e.g. the grid
+  /// release of grid_noise.hpp with Δ' = Δ/g + sqrt(d).  Priced by its own theorems, not as the
+  /// continuous Gaussian (docs/accounting.md, "The discrete Gaussian").
+  static DpEvent discrete_gaussian(double noise_multiplier);
+#endif
 
   Kind kind() const { return kind_; }
   // Accessors throw InvalidArgument when the event is of another kind.
-  double noise_multiplier() const;
+  double noise_multiplier() const;  // gaussian, laplace, discrete_gaussian
   double epsilon() const;
   double delta() const;
   double rho() const;
