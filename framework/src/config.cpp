@@ -1167,6 +1167,7 @@ class Loader {
       fail(node.loc, path,
            "the algorithm '" + config_.algorithm.use +
                "' is a mechanism, which releases no model to score on a test set");
+    check_tuner_releases_model(node, path);
     TestScoreConfig t;
     t.where = node.loc;
     if (pub) {
@@ -1189,18 +1190,25 @@ class Loader {
     config_.output.test_score = std::move(t);
   }
 
-  /// A private test score needs a guarantee to join and a test split to score on.
+  /// The bundled tuners that release no model: the maps (trusted analysts, no guarantee) and
+  /// dp_hype (a candidate only, under a client-level relation a per-record score does not fit).
+  void check_tuner_releases_model(const Node& node, const std::string& path) {
+    static const std::vector<std::string> no_model{"grid", "random", "dpareto", "dp_hype"};
+    if (std::find(no_model.begin(), no_model.end(), config_.tuner.use) == no_model.end()) return;
+    const bool map = config_.tuner.use != "dp_hype";
+    fail(node.loc, path,
+         "tuner '" + config_.tuner.use + "' releases no model to score" +
+             (map ? " (a privacy-utility map for trusted analysts, with no guarantee to compose a "
+                    "private score into)"
+                  : " (the selected candidate only)") +
+             "; use a tuner that releases one (repetition, svt_doubling)");
+  }
+
+  /// A private test score needs a test split to score on.
   void check_private_test_score(const Node& eps, const std::string& path) {
     const double e = float_value(eps, "test_epsilon", path + ".epsilon");
     if (!std::isfinite(e))
       fail(eps.loc, path + ".epsilon", "expected a finite float > 0, got " + eps.scalar);
-    static const std::vector<std::string> maps{"grid", "random", "dpareto"};
-    if (std::find(maps.begin(), maps.end(), config_.tuner.use) != maps.end())
-      fail(eps.loc, path + ".epsilon",
-           "tuner '" + config_.tuner.use +
-               "' is a privacy-utility map for trusted analysts, with no guarantee to compose a "
-               "private test score into; declare a public test file (test_score: {public: FILE}) "
-               "or use a private tuner");
     if (config_.data.params.contains("test_fraction") &&
         config_.data.params.get_double("test_fraction") == 0)
       fail(eps.loc, path + ".epsilon",

@@ -116,11 +116,4 @@ TEST_CASE("dptune run with a declared public test file: no noise, no cost, assum
   CHECK(r.out.find("note: assumed public: the test set " + file) != std::string::npos);
   // The guarantee is the tuning's alone.
   CHECK(s["guarantee"]["derivation"].as<std::string>().find("test score") == std::string::npos);
-  // A map may score on a public file too: reported with its selection.
-  std::ofstream(dir / "m.yaml") << pipeline("grid", ", test_score: {public: '" + file + "'}");
-  const auto m =
-      run_dptune("run '" + (dir / "m.yaml").string() + "' --seed 5 --overwrite", "ts_map");
-  REQUIRE_MESSAGE(m.exit_code == 0, m.err);
-  const YAML::Node ms = YAML::LoadFile((dir / "out/summary.json").string());
-  CHECK(ms["test_score"]["assumed_public"].as<std::string>() == file);
 }
