@@ -144,7 +144,10 @@ std::string TestScore::method(const std::string& utility) const {
          noise->describe() + "; its epsilon " + fmt(noise->epsilon) +
          " is composed into the guarantee (sequentially: the test split is disjoint from the "
          "training and validation splits, but composition needs no argument about where a "
-         "record sits)";
+         "record sits)" +
+         (split_selected_on ? "; the tuner selected on this split too (utility.split: test), so "
+                              "the score is not independent of the selection"
+                            : "");
 }
 
 TestScore score_released_model(const PipelineConfig& config, const dptune::Utility& utility,
@@ -163,6 +166,7 @@ TestScore score_released_model(const PipelineConfig& config, const dptune::Utili
     out.source = "the test set " + out.public_file + " (" + rows_text(test->rows) + ")";
   } else {
     out.noise = test_score_noise(config, splits.test.rows);
+    out.split_selected_on = config.score_split == ScoreSplit::Test;
     out.source = "the test split (" + rows_text(test->rows) + ")";
   }
   if (!model) return out;

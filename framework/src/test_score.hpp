@@ -73,6 +73,8 @@ struct TestScore {
   std::optional<double> value;  // absent: no released model to score
   std::optional<TestScoreNoise> noise;  // private only
   std::string public_file;              // public only
+  /// The tuner scored its candidates on the test split too (utility.split: test).
+  bool split_selected_on = false;
   /// The release line: the value (noisy or not) or why there is none.
   std::string statement(const std::string& utility) const;
   /// Data-independent: how the score is made (the split, the noise scale, the composition), or
