@@ -263,7 +263,7 @@ TEST_CASE("config: diagnostics format file:line:col: key.path: message") {
 TEST_CASE("config: a complete pipeline loads with typed, completed values and absolute paths") {
   TempDir dir;
   const PipelineConfig c = load_text(dir, kFull);
-  const fs::path base = dir.path();
+  const fs::path& base = dir.path();
 
   CHECK(c.file == base / "pipeline.yaml");
   CHECK(c.name == "quickstart");
