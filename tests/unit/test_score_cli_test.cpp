@@ -2,7 +2,7 @@
 // 20% test split of 114 rows): the private score's epsilon is in the printed guarantee, the
 // ledger's write-ahead charge, `dptune validate`'s price and `dptune plan`'s table, and the score
 // draws from its own stream (the tuning is the run without it); a declared public test file costs
-// nothing and is listed as assumed public.
+// nothing and is listed as assumed public; a resumed run replays the noise.
 #include <doctest/doctest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -116,4 +116,22 @@ TEST_CASE("dptune run with a declared public test file: no noise, no cost, assum
   CHECK(r.out.find("note: assumed public: the test set " + file) != std::string::npos);
   // The guarantee is the tuning's alone.
   CHECK(s["guarantee"]["derivation"].as<std::string>().find("test score") == std::string::npos);
+}
+
+TEST_CASE("a resumed private run releases the same noisy test score, not a fresh draw") {
+  // Secure randomness (no seed): the score's noise words are recorded in the study and replayed,
+  // so resuming cannot average fresh draws of the same score.
+  const auto dir = fresh_dir("test_score_resume");
+  const std::string tuner = "repetition\n  params: {distribution: poisson, mean: 3}";
+  std::ofstream(dir / "p.yaml") << pipeline(tuner, ", test_score: {epsilon: 0.5}");
+  const std::string run = "run '" + (dir / "p.yaml").string() + "'";
+  const auto first = run_dptune(run, "ts_resume_1");
+  REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+  const double value =
+      YAML::LoadFile((dir / "out/summary.json").string())["release"]["test_score"]["value"]
+          .as<double>();
+  const auto again = run_dptune(run + " --resume", "ts_resume_2");
+  REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+  CHECK(YAML::LoadFile((dir / "out/summary.json").string())["release"]["test_score"]["value"]
+            .as<double>() == value);
 }
