@@ -140,9 +140,10 @@ int cmd_validate(const std::vector<std::string>& args) {
   auto config = load(pipeline, sets, plugin_paths, registry);
   // The same checks `dptune run` makes before it trains (constructors, mechanism, the privacy of
   // one run, the tuner's dry run).
-  dptune::host::check_pipeline(config, registry);
+  const std::string test_score = dptune::host::check_pipeline(config, registry);
   std::cout << pipeline << ": valid (" << config.space.size() << "-dimensional search space, tuner "
             << config.tuner.use << ", algorithm " << config.algorithm.use << ")\n";
+  if (!test_score.empty()) std::cout << test_score << "\n";
   return kOk;
 }
 

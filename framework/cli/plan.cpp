@@ -18,6 +18,7 @@
 
 #include "../src/json.hpp"
 #include "../src/report.hpp"
+#include "../src/test_score.hpp"
 #include "cli_common.hpp"
 #include "dptune/host/event_yaml.hpp"
 #include "dptune/host/runner.hpp"
@@ -188,6 +189,7 @@ int cmd_plan(const std::vector<std::string>& args) {
   dptune::host::ComponentConfig pipeline_tuner;
   std::int64_t m = 0;
   double delta = 0;
+  std::optional<dptune::host::TestScoreNoise> test_noise;  // the pipeline's private test score
   if (!pipeline.empty()) {
     if (words.size() == 2 || vm.count("event") || vm.count("candidates") || vm.count("accountant"))
       throw UsageError(
@@ -211,6 +213,8 @@ int cmd_plan(const std::vector<std::string>& args) {
     delta = vm.count("delta") ? vm["delta"].as<double>() : config.delta;
     accountant = registry.create_accountant(config.accountant.use, config.accountant.params);
     accountant_name = config.accountant.use;
+    if (config.output.test_score && config.output.test_score->epsilon)
+      test_noise = dptune::host::planned_test_score_noise(config, registry);
   } else {
     if (!vm.count("candidates") || !vm.count("delta"))
       throw UsageError("plan repetition needs --candidates and --delta (or --pipeline)");
@@ -236,6 +240,16 @@ int cmd_plan(const std::vector<std::string>& args) {
   if (const auto why = accountant->unsupported_reason(base); !why.empty())
     throw UsageError("accountant " + accountant_name + " cannot account the base event: " + why);
   const double base_eps = accountant->epsilon(base, delta).epsilon;
+  // A row's ε: the tuning's guarantee, with the pipeline's private test score composed in as the
+  // run composes it (compose_test_score).
+  auto final_epsilon = [&](const DpEvent& tuning) {
+    const dptune::PrivacyGuarantee g = accountant->epsilon(tuning, delta);
+    return test_noise ? dptune::host::compose_test_score(g, *test_noise, *accountant, delta).epsilon
+                      : g.epsilon;
+  };
+  const std::string test_score =
+      test_noise ? "composed into every epsilon below: " + test_noise->describe()
+                 : "none (output.test_score: {epsilon: E} adds a private one)";
 
   std::vector<Row> rows;
   const double inf = std::numeric_limits<double>::infinity();
@@ -247,15 +261,14 @@ int cmd_plan(const std::vector<std::string>& args) {
   for (const auto& [name, shape] : shapes)
     for (double mean : means) {
       const auto dist = dptune::RepetitionDistribution::from_mean(mean, shape);
-      const double eps =
-          accountant->epsilon(DpEvent::repeat_and_select(base, mean, shape), delta).epsilon;
+      const double eps = final_epsilon(DpEvent::repeat_and_select(base, mean, shape));
       rows.push_back({name, mean, eps, dist.mean(), dist.expected_best_quantile(),
                       dist.success_probability(m)});
     }
   for (double mean : means) {
     // A fixed K: every run is released to the selection, so the cost is K-fold composition.
     const auto k = static_cast<std::int64_t>(std::llround(mean));
-    const double eps = accountant->epsilon(DpEvent::self_composed(base, k), delta).epsilon;
+    const double eps = final_epsilon(DpEvent::self_composed(base, k));
     const double kk = static_cast<double>(k);
     const double success = 1 - std::pow(1 - 1.0 / static_cast<double>(m), kk);
     rows.push_back({"fixed K (naive; not recommended)", kk, eps, kk, kk / (kk + 1), success});
@@ -266,6 +279,7 @@ int cmd_plan(const std::vector<std::string>& args) {
     dptune::host::JsonWriter w(std::cout);
     w.begin_object().key("base_event").value(base.to_string()).key("base_epsilon").value(base_eps);
     w.key("scoring").value(scoring);
+    w.key("test_score").value(test_score);
     w.key("candidates").value(m).key("delta").value(delta).key("rows").begin_array();
     for (const auto& r : rows)
       w.begin_object()
@@ -288,6 +302,7 @@ int cmd_plan(const std::vector<std::string>& args) {
   }
   std::cout << "base event: " << base.to_string() << "\n"
             << "scoring:    " << scoring << "\n"
+            << "test score: " << test_score << "\n"
             << "one run:    epsilon " << num(base_eps) << " at delta " << delta << " ("
             << accountant_name << ")\n"
             << "candidates: " << m << "\n\n"

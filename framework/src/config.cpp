@@ -335,6 +335,8 @@ const ParamSchema& host_schema() {
         .one_of({"validation", "test"});
     s.add_int("int_step", "step of an int dimension").min(1);
     s.add_float("float_step", "step of a float dimension").min_exclusive(0);
+    s.add_float("test_epsilon", "epsilon of the private test score").min_exclusive(0);
+    s.add_string("test_mechanism", "the noise of the private test score").one_of({"laplace"});
     return s;
   }();
   return schema;
@@ -1131,13 +1133,86 @@ class Loader {
     const Entry* e = root_.find("output");
     if (!e || e->value.type == Node::Type::Null) return;
     require_map(e->value, "output");
-    check_keys(e->value, "output", {"dir", "plot", "sensitive_trials"});
+    check_keys(e->value, "output", {"dir", "plot", "sensitive_trials", "test_score"});
     if (const Entry* d = e->value.find("dir"))
       config_.output.dir = resolve(base_, nonempty_string(d->value, "output.dir"));
     if (const Entry* p = e->value.find("plot"))
       config_.output.plot = bool_value(p->value, "output.plot");
     if (const Entry* s = e->value.find("sensitive_trials"))
       config_.output.sensitive_trials = bool_value(s->value, "output.sensitive_trials");
+    if (const Entry* t = e->value.find("test_score"); t && t->value.type != Node::Type::Null)
+      load_test_score(t->value);
+  }
+
+  /// `output.test_score`: {epsilon: E[, mechanism: laplace]} or {public: FILE}, one of the two.
+  void load_test_score(const Node& node) {
+    const std::string path = "output.test_score";
+    require_map(node, path);
+    check_keys(node, path, {"epsilon", "mechanism", "public"});
+    const Entry* eps = node.find("epsilon");
+    const Entry* pub = node.find("public");
+    if (eps && pub)
+      fail(pub->key_loc, path + ".public",
+           "give either epsilon (a private score of the test split, its cost composed into the "
+           "guarantee) or public (a test file declared public, scored without noise), not both");
+    if (!eps && !pub)
+      fail(node.loc, path,
+           "needs epsilon (a private score of the test split) or public (a test file declared "
+           "public)");
+    if (const Entry* m = node.find("mechanism"); m && !eps)
+      fail(m->key_loc, path + ".mechanism", "a public test score draws no noise; remove mechanism");
+    else if (m)
+      (void)to_value(m->value, host_spec("test_mechanism"), path + ".mechanism");
+    if (config_.algorithm.kind != ComponentKind::Trainer)
+      fail(node.loc, path,
+           "the algorithm '" + config_.algorithm.use +
+               "' is a mechanism, which releases no model to score on a test set");
+    check_tuner_releases_model(node, path);
+    TestScoreConfig t;
+    t.where = node.loc;
+    if (pub) {
+      const std::string given = nonempty_string(pub->value, path + ".public");
+      t.public_file = resolve(base_, given);
+      t.value_where = pub->value.loc;
+      if (!fs::is_regular_file(t.public_file))
+        fail(pub->value.loc, path + ".public",
+             "no such file: " + given + " (relative to the pipeline's folder)");
+      if (config_.data.use != "csv" && config_.data.use != "libsvm")
+        fail(pub->value.loc, path + ".public",
+             "a public test file is read like the data section's file, which needs data 'csv' or "
+             "'libsvm' (data is '" +
+                 config_.data.use + "')");
+    } else {
+      check_private_test_score(eps->value, path);
+      t.epsilon = float_value(eps->value, "test_epsilon", path + ".epsilon");
+      t.value_where = eps->value.loc;
+    }
+    config_.output.test_score = std::move(t);
+  }
+
+  /// The bundled tuners that release no model: the maps (trusted analysts, no guarantee) and
+  /// dp_hype (a candidate only, under a client-level relation a per-record score does not fit).
+  void check_tuner_releases_model(const Node& node, const std::string& path) {
+    static const std::vector<std::string> no_model{"grid", "random", "dpareto", "dp_hype"};
+    if (std::find(no_model.begin(), no_model.end(), config_.tuner.use) == no_model.end()) return;
+    const bool map = config_.tuner.use != "dp_hype";
+    fail(node.loc, path,
+         "tuner '" + config_.tuner.use + "' releases no model to score" +
+             (map ? " (a privacy-utility map for trusted analysts, with no guarantee to compose a "
+                    "private score into)"
+                  : " (the selected candidate only)") +
+             "; use a tuner that releases one (repetition, svt_doubling)");
+  }
+
+  /// A private test score needs a test split to score on.
+  void check_private_test_score(const Node& eps, const std::string& path) {
+    const double e = float_value(eps, "test_epsilon", path + ".epsilon");
+    if (!std::isfinite(e))
+      fail(eps.loc, path + ".epsilon", "expected a finite float > 0, got " + eps.scalar);
+    if (config_.data.params.contains("test_fraction") &&
+        config_.data.params.get_double("test_fraction") == 0)
+      fail(eps.loc, path + ".epsilon",
+           "a private test score needs a test split, but data.params.test_fraction is 0");
   }
 
   /// `ledger: {path, dataset, budget: {epsilon, delta}}` (issue 16): the privacy filter's file
@@ -1344,6 +1419,17 @@ std::string to_yaml(const PipelineConfig& config) {
   out << YAML::Key << "plot" << YAML::Value << (config.output.plot ? "true" : "false");
   out << YAML::Key << "sensitive_trials" << YAML::Value
       << (config.output.sensitive_trials ? "true" : "false");
+  if (const auto& t = config.output.test_score) {
+    out << YAML::Key << "test_score" << YAML::Value << YAML::BeginMap;
+    if (t->epsilon) {
+      out << YAML::Key << "epsilon" << YAML::Value << dptune::to_string(Value{*t->epsilon});
+      out << YAML::Key << "mechanism" << YAML::Value << "laplace";
+    } else {
+      out << YAML::Key << "public" << YAML::Value;
+      emit_string(out, t->public_file.string());
+    }
+    out << YAML::EndMap;
+  }
   out << YAML::EndMap;
   if (config.ledger) {
     out << YAML::Key << "ledger" << YAML::Value << YAML::BeginMap;

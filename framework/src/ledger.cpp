@@ -217,6 +217,20 @@ std::vector<Ledger::Dataset> Ledger::read(const std::string& dataset) const {
   return out;
 }
 
+std::vector<dptune::RdpPoint> add_curves(const std::vector<std::vector<dptune::RdpPoint>>& curves) {
+  std::map<double, std::pair<double, std::size_t>> sum;  // order -> (sum of ε(α), curves)
+  for (const auto& curve : curves)
+    for (const auto& [alpha, rdp] : curve) {
+      auto& [total, count] = sum[alpha];
+      total += rdp;
+      ++count;
+    }
+  std::vector<dptune::RdpPoint> composed;
+  for (const auto& [alpha, entry] : sum)
+    if (entry.second == curves.size()) composed.push_back({alpha, entry.first});
+  return composed;
+}
+
 ComposedCharges compose_charges(const std::vector<dptune::DpEvent>& events,
                                 const std::vector<std::vector<dptune::RdpPoint>>& curves,
                                 double delta, const dptune::Accountant& accountant) {
@@ -237,16 +251,7 @@ ComposedCharges compose_charges(const std::vector<dptune::DpEvent>& events,
     if (!basic_failure.empty()) throw LedgerRefused(basic_failure);
     return basic;
   }
-  std::map<double, std::pair<double, std::size_t>> sum;  // order -> (sum of ε(α), charges)
-  for (const auto& curve : curves)
-    for (const auto& [alpha, rdp] : curve) {
-      auto& [total, count] = sum[alpha];
-      total += rdp;
-      ++count;
-    }
-  std::vector<dptune::RdpPoint> composed;
-  for (const auto& [alpha, entry] : sum)
-    if (entry.second == curves.size()) composed.push_back({alpha, entry.first});
+  const std::vector<dptune::RdpPoint> composed = add_curves(curves);
   const double rdp = epsilon_of_curve(composed, delta);
   if (!(rdp < basic.epsilon)) {
     if (!basic_failure.empty()) throw LedgerRefused(basic_failure);

@@ -46,6 +46,10 @@ struct LedgerEntry {
 ///    composition, Mironov 2017, Proposition 1; valid for adaptively chosen runs) and converted
 ///    at `delta` by Canonne, Kamath & Steinke 2020, Proposition 12 (the rdp accountant's default
 ///    conversion): ε = ε(α) + log((α − 1)/α) − (log δ + log α)/(α − 1), minimised over α.
+/// The sum of RDP curves at the orders every one of them has (RDP composition, Mironov 2017,
+/// Proposition 1); empty when they share none.
+std::vector<dptune::RdpPoint> add_curves(const std::vector<std::vector<dptune::RdpPoint>>& curves);
+
 struct ComposedCharges {
   double epsilon = 0;
   std::string how;

@@ -10,6 +10,7 @@
 #include "dptune/host/utility_sensitivity.hpp"
 #include "dptune/rng.hpp"
 #include "evaluator.hpp"
+#include "test_score.hpp"
 
 namespace dptune::host {
 
@@ -378,7 +379,7 @@ void probe_tuner(const PipelineConfig& config, const PluginRegistry& registry,
 
 }  // namespace
 
-void check_pipeline(const PipelineConfig& config, const PluginRegistry& registry) {
+std::string check_pipeline(const PipelineConfig& config, const PluginRegistry& registry) {
   create_configured_tuner(config, registry);
   check_configured_algorithm(config, registry);
   if (config.algorithm.kind == ComponentKind::Trainer) {
@@ -396,6 +397,8 @@ void check_pipeline(const PipelineConfig& config, const PluginRegistry& registry
   if (!stack.evaluator.data_varies_per_run()) stack.evaluator.splits();
   check_run_privacy(config, registry, stack);
   probe_tuner(config, registry, stack);
+  if (config.output.test_score) return check_test_score(config, registry, stack);
+  return {};
 }
 
 }  // namespace dptune::host

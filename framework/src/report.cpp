@@ -224,13 +224,36 @@ std::vector<std::string> noise_notes(const PipelineConfig& config) {
   return notes;
 }
 
+/// summary.json's and model.json's "test_score": the score of the released model on held-out data.
+void json_test_score(JsonWriter& w, const TestScore& t, const std::string& utility) {
+  w.begin_object();
+  w.key("utility").value(utility);
+  w.key("on").value(t.source);
+  w.key("value");
+  if (t.value)
+    w.value(*t.value);
+  else
+    w.null();
+  w.key("noisy").value(t.noise.has_value());
+  if (t.noise) {
+    w.key("epsilon").value(t.noise->epsilon);
+    w.key("mechanism").value("laplace (exact discrete Laplace on a power-of-two grid)");
+    w.key("sensitivity").value(t.noise->sensitivity);
+    w.key("noise_scale").value(t.noise->scale());
+  } else {
+    w.key("assumed_public").value(t.public_file);
+  }
+  w.end_object();
+}
+
 /// What a private tuner releases, exactly: the selected candidate (null when the tuner output its
 /// data-independent default instead), its private score, the released model's file and the notes
 /// the tuner declares as DP outputs.  Everything else a private tuner's report writes must not
 /// depend on the data or on secret randomness (K, run counts, attempt indices, run times:
 /// Papernot & Steinke 2022, Thms 2 and 6 cover the best run with K hidden).
-void json_release(JsonWriter& w, const dptune::TuningResult& result, const std::string& model_file,
+void json_release(JsonWriter& w, const ReportInput& in, const std::string& model_file,
                   const std::vector<std::string>& dp_notes) {
+  const dptune::TuningResult& result = in.result;
   w.begin_object();
   w.key("covered_by").value("guarantee");
   w.key("selected");
@@ -243,6 +266,10 @@ void json_release(JsonWriter& w, const dptune::TuningResult& result, const std::
     w.null();
   }
   if (!model_file.empty()) w.key("model").value(model_file);
+  if (in.test_score) {
+    w.key("test_score");
+    json_test_score(w, *in.test_score, in.config.utility.use);
+  }
   if (!dp_notes.empty()) {
     w.key("notes").begin_array();
     for (const auto& n : dp_notes) w.value(n);
@@ -294,6 +321,9 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
   for (const auto& n : result.notes)
     (private_tuner && is_dp_output_note(n) ? dp_notes : public_notes).push_back(n);
   for (auto& n : noise_notes(config)) public_notes.push_back(std::move(n));
+  // How the test score is made is public (the split, ε, the noise scale, the file declared
+  // public); its value depends on the release.
+  if (in.test_score) public_notes.push_back(in.test_score->method(config.utility.use));
   // Every trial non-private (grid or random with private: false): a non-private baseline, shown by
   // utility alone; there is no privacy-utility trade-off, front or hypervolume to report.
   const bool baseline = map_trials && !result.trials.empty() &&
@@ -386,10 +416,14 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
       mw.key("algorithm").value(config.algorithm.use);
       if (private_tuner) {
         mw.key("release");
-        json_release(mw, result, "", {});
+        json_release(mw, in, "", {});
       } else if (result.selected) {
         mw.key("selected");
         json_trial(mw, *result.selected);
+        if (in.test_score) {
+          mw.key("test_score");
+          json_test_score(mw, *in.test_score, config.utility.use);
+        }
       }
       if (result.guarantee) {
         mw.key("guarantee");
@@ -414,6 +448,10 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
         model_file.empty() ? model_note : "model: " + model_note.substr(model_note.find(':') + 2));
     model_note.clear();
   }
+  if (in.test_score && private_tuner)
+    dp_notes.push_back(in.test_score->statement(config.utility.use));
+  else if (in.test_score)
+    public_notes.push_back(in.test_score->statement(config.utility.use));
   auto listed = [&](const std::string& file) { return !(private_tuner && file == model_file); };
 
   {  // report.html: one self-contained page (report_html.cpp), listed before summary.json.
@@ -479,10 +517,14 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
   }
   if (private_tuner) {
     w.key("release");
-    json_release(w, result, model_file, dp_notes);
+    json_release(w, in, model_file, dp_notes);
   } else if (result.selected) {
     w.key("selected");
     json_trial(w, *result.selected);
+  }
+  if (!private_tuner && in.test_score) {
+    w.key("test_score");
+    json_test_score(w, *in.test_score, config.utility.use);
   }
   if (result.guarantee) {
     w.key("guarantee");

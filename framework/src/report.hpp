@@ -13,6 +13,7 @@
 #include "dptune/host/runner.hpp"
 #include "dptune/plugin.hpp"
 #include "plots.hpp"
+#include "test_score.hpp"
 
 namespace dptune::host {
 
@@ -34,6 +35,9 @@ struct ReportInput {
   /// One line per mechanism plugin from outside the built-ins: whether `dptune audit` checked this
   /// very library (audit.hpp, trust_statement).  Printed and written as "mechanism_audits".
   std::vector<std::string> mechanism_trust{};
+  /// output.test_score's result: a private tuner releases it with the model (json_release), a map
+  /// reports it like its selection.
+  std::optional<TestScore> test_score{};
 };
 
 /// Above this ε the console warns that the guarantee says little (exp(10) ≈ 22 000).

@@ -27,6 +27,7 @@
 #include "report.hpp"
 #include "study.hpp"
 #include "study_run.hpp"
+#include "test_score.hpp"
 
 namespace dptune::host {
 
@@ -140,6 +141,30 @@ std::optional<LayoutKey> start_mpi_workers(const PipelineConfig& config, Study* 
   return key;
 }
 
+/// output.test_score once the tuning is done: the released model (null: none) scored on the test
+/// split with noise, or on the public file without.  A private score's ε joins the guarantee
+/// whether or not a model was released: the guarantee is public and may not depend on the release.
+std::optional<TestScore> release_test_score(const PipelineConfig& config, EvaluationStack& stack,
+                                            dptune::TuningResult& result,
+                                            const dptune::Model* model) {
+  const bool noisy = config.output.test_score->epsilon.has_value();
+  // check_pipeline refused a tuner whose dry run claims no guarantee; a tuner that claims one
+  // there and none here gets no private score (there is nothing to compose it into).
+  if (noisy && !result.guarantee) {
+    result.notes.push_back("test score: not released: tuner '" + config.tuner.use +
+                           "' returned no privacy guarantee to compose it into");
+    return std::nullopt;
+  }
+  auto rng = stack.random.make(kTestScoreStream);
+  const DataSplits& splits = stack.evaluator.splits();
+  TestScore score =
+      score_released_model(config, *stack.utility, splits, splits.preprocessing, model, *rng);
+  if (noisy)
+    result.guarantee =
+        compose_test_score(*result.guarantee, *score.noise, *stack.accountant, config.delta);
+  return score;
+}
+
 }  // namespace
 
 RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
@@ -172,6 +197,11 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
                                 ": ledger: a ledger needs the study store (dptune run)");
     try {
       plan = plan_charge(config, registry, stack);
+      // The private test score is charged with the tuning, write-ahead like it.
+      if (plan->guarantee && config.output.test_score && config.output.test_score->epsilon)
+        plan->guarantee = compose_test_score(
+            *plan->guarantee, test_score_noise(config, stack.evaluator.splits().test.rows),
+            *stack.accountant, config.delta);
       const std::string charged = charge_ledger(config, *study, *stack.accountant, *plan);
       study->set("ledger", charged);
       out << charged << "\n";
@@ -208,6 +238,12 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
     throw dptune::Error("tuner '" + config.tuner.use +
                         "' returned a privacy guarantee, which cannot cover preprocessing "
                         "fitted_standardize (fitted on the private data): nothing is released");
+  // Only the selected run's model is released (model.json); the other kept models are dropped.
+  const std::shared_ptr<const dptune::Model> model =
+      released_model(result, stack.evaluator.kept_models());
+  std::optional<TestScore> test_score;
+  if (config.output.test_score) test_score = release_test_score(config, stack, result, model.get());
+  if (study && test_score) study->sync();  // the test score's noise words, before its release
   // The write-ahead charge came from a dry run; a guarantee above it is charged the difference
   // (never under-report), as a supplement that may exceed the budget (the runs are done).
   if (plan && result.guarantee &&
@@ -226,8 +262,8 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
                     stack.executor->name(),
                     seconds,
                     stack.data->describe()};
-  // Only the selected run's model is released (model.json); the other kept models are dropped.
-  input.released_model = released_model(result, stack.evaluator.kept_models());
+  input.released_model = model;
+  input.test_score = std::move(test_score);
   input.preprocessing = stack.evaluator.preprocessing();
   input.verbose = options.verbose;
   input.mechanism_trust = mechanism_trust(config, registry);

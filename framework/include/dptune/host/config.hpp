@@ -70,11 +70,21 @@ struct ExecutionConfig {
   std::optional<std::uint64_t> seed;  // absent: cryptographically secure noise
 };
 
+/// `output: {test_score: ...}`: a score of the released model on held-out data, either private
+/// (`epsilon`: the test split's score plus Laplace noise, its ε composed into the guarantee) or on
+/// a test file the user declares public (`public: FILE`, no noise, no cost).  docs/walkthrough.md.
+struct TestScoreConfig {
+  std::optional<double> epsilon;      // private: pure ε of the Laplace release
+  std::filesystem::path public_file;  // public: absolute; empty for a private score
+  SourceLocation where, value_where;  // of the section and of its epsilon or public value
+};
+
 struct OutputConfig {
   std::filesystem::path dir;  // absolute
   bool plot = true;
   /// Opt-in to write per-trial results of private runs (marked sensitive).
   bool sensitive_trials = false;
+  std::optional<TestScoreConfig> test_score;
 };
 
 /// The optional `ledger:` section: a privacy filter shared by the studies on one dataset.

@@ -1,0 +1,229 @@
+#include "test_score.hpp"
+
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+#include <vector>
+
+#include "dptune/errors.hpp"
+#include "dptune/grid_noise.hpp"
+#include "dptune/host/data_readers.hpp"
+#include "dptune/host/utility_sensitivity.hpp"
+#include "evaluator.hpp"
+#include "ledger.hpp"
+#include "study_run.hpp"
+
+namespace dptune::host {
+
+namespace {
+
+std::string fmt(double x, int digits = 5) {
+  std::ostringstream s;
+  s << std::setprecision(digits) << x;
+  return s.str();
+}
+
+std::string rows_text(std::size_t rows) { return std::to_string(rows) + " rows"; }
+
+/// The public test file, read as the data section reads its file, preprocessed like every split.
+dptune::Dataset read_public_test(const PipelineConfig& config, const Preprocessing& prepared) {
+  const dptune::Params& p = config.data.params;
+  dptune::Dataset data;
+  if (config.data.use == "csv") {
+    CsvOptions o;
+    o.header = p.get_bool("header");
+    o.label_column = p.get_string("label_column");
+    o.delimiter = p.get_string("delimiter").front();
+    o.classification = p.get_bool("classification");
+    data = read_csv(config.output.test_score->public_file, o);
+  } else {
+    data = read_libsvm(config.output.test_score->public_file,
+                       static_cast<std::size_t>(p.get_int("num_features")));
+  }
+  prepared.apply(data);
+  data.float_rows = dptune::as_float_rows(data);  // plugins of ABI 2.7 read the float rows
+  return data;
+}
+
+/// The public file must fit the model: the same feature count and, for classes, the same number
+/// of classes (the reader numbers the labels of each file in ascending order, so the files must
+/// hold the same label values for the numbers to agree).
+void check_public_test(const PipelineConfig& config, const dptune::Dataset& test,
+                       const dptune::Dataset& train) {
+  const auto& t = *config.output.test_score;
+  const std::string file = t.public_file.filename().string();
+  auto refuse = [&](const std::string& why) {
+    throw ConfigDiagnostic(t.value_where, "output.test_score.public", file + ": " + why);
+  };
+  if (test.rows == 0) refuse("no rows");
+  if (test.cols != train.cols)
+    refuse(std::to_string(test.cols) + " feature columns, but the data section's file has " +
+           std::to_string(train.cols));
+  if (test.num_classes != train.num_classes)
+    refuse(std::to_string(test.num_classes) + " distinct labels, but the data section's file has " +
+           std::to_string(train.num_classes) +
+           " (classes are numbered by sorting each file's labels, so the test file must hold "
+           "every label value of the data section's file)");
+}
+
+}  // namespace
+
+double TestScoreNoise::grid() const { return dptune::laplace_grid(sensitivity, multiplier(), 1); }
+
+double TestScoreNoise::scale() const {
+  const double g = grid();
+  const dptune::GridNoiseParameter p = dptune::grid_laplace_scale(sensitivity, multiplier(), g, 1);
+  return static_cast<double>(p.numerator) / static_cast<double>(p.denominator) * g;
+}
+
+std::string TestScoreNoise::describe() const {
+  return "Laplace noise of scale " + fmt(scale()) + " = sensitivity " + fmt(sensitivity) +
+         " / epsilon " + fmt(epsilon) + " (" + sensitivity_derivation +
+         "), exact discrete Laplace on a power-of-two grid of step 2^" +
+         std::to_string(static_cast<int>(std::log2(grid()))) +
+         " (Canonne, Kamath & Steinke 2020; docs/noise.md)";
+}
+
+TestScoreNoise test_score_noise(const PipelineConfig& config, std::size_t test_rows) {
+  const TestScoreConfig& t = *config.output.test_score;
+  const std::string key = "output.test_score.epsilon";
+  if (test_rows == 0)
+    throw ConfigDiagnostic(t.value_where, key, "the test split has no rows to score");
+  const dptune::UtilitySensitivity s = utility_sensitivity(config.utility, test_rows);
+  if (!s.per_record)
+    throw ConfigDiagnostic(t.value_where, key,
+                           "a private test score needs the utility's sensitivity: " + s.derivation);
+  TestScoreNoise noise{*t.epsilon, *s.per_record, s.derivation, test_rows};
+  try {
+    (void)noise.scale();  // the grid rule refuses an epsilon too small for its range
+  } catch (const dptune::InvalidArgument& e) {
+    throw ConfigDiagnostic(t.value_where, key, e.what());
+  }
+  return noise;
+}
+
+dptune::PrivacyGuarantee compose_test_score(const dptune::PrivacyGuarantee& tuning,
+                                            const TestScoreNoise& noise,
+                                            const dptune::Accountant& accountant, double delta) {
+  const double target = std::max(delta, tuning.delta);
+  const dptune::PrivacyGuarantee test = accountant.epsilon(noise.event(), target);
+  const std::vector<std::vector<dptune::RdpPoint>> curves{tuning.rdp_curve, test.rdp_curve};
+  const ComposedCharges c =
+      compose_charges({dptune::DpEvent::approx_dp(tuning.epsilon, tuning.delta), noise.event()},
+                      curves, target, accountant);
+  dptune::PrivacyGuarantee out;
+  out.epsilon = c.epsilon;
+  out.delta = target;
+  out.accountant = tuning.accountant.empty() ? test.accountant : tuning.accountant;
+  if (!tuning.rdp_curve.empty() && !test.rdp_curve.empty()) out.rdp_curve = add_curves(curves);
+  out.derivation = "the tuning: (" + fmt(tuning.epsilon, 17) + ", " + fmt(tuning.delta, 17) +
+                   ") by " + tuning.derivation +
+                   "; then the private test score: " + noise.event().to_string() + ", pure " +
+                   fmt(noise.epsilon, 17) +
+                   "-DP (Laplace mechanism, Dwork, McSherry, Nissim & Smith 2006) on the test "
+                   "split; composed sequentially (the score depends on the released model; "
+                   "conservative: no disjointness argument), " +
+                   c.how + ": epsilon " + fmt(c.epsilon, 17) + " at delta " + fmt(target, 17);
+  return out;
+}
+
+std::string TestScore::statement(const std::string& utility) const {
+  const std::string what = "test score (" + utility + " of the released model on " + source + ")";
+  if (!value) return what + ": none (no model is released to score)";
+  return what + ": " + fmt(*value) +
+         (noise ? " (noisy: Laplace noise of scale " + fmt(noise->scale()) + " added)"
+                : " (no noise: the test set is assumed public)");
+}
+
+std::string TestScore::method(const std::string& utility) const {
+  if (is_public)
+    return "assumed public: the test set " + public_file +
+           " (declared public by output.test_score.public), on which the released model's " +
+           utility + " is reported without noise (post-processing of the release: no privacy cost)";
+  return "test score: the released model's " + utility + " on " + source + " plus " +
+         noise->describe() + "; its epsilon " + fmt(noise->epsilon) +
+         " is composed into the guarantee (sequentially: the test split is disjoint from the "
+         "training and validation splits, but composition needs no argument about where a "
+         "record sits)" +
+         (split_selected_on ? "; the tuner selected on this split too (utility.split: test), so "
+                              "the score is not independent of the selection"
+                            : "");
+}
+
+TestScore score_released_model(const PipelineConfig& config, const dptune::Utility& utility,
+                               const DataSplits& splits, const Preprocessing& prepared,
+                               const dptune::Model* model, dptune::RandomBitGenerator& rng) {
+  const TestScoreConfig& t = *config.output.test_score;
+  TestScore out;
+  out.is_public = !t.epsilon;
+  dptune::Dataset public_test;
+  const dptune::Dataset* test = &splits.test;
+  if (out.is_public) {
+    public_test = read_public_test(config, prepared);
+    check_public_test(config, public_test, splits.train);
+    test = &public_test;
+    out.public_file = t.public_file.string();
+    out.source = "the test set " + out.public_file + " (" + rows_text(test->rows) + ")";
+  } else {
+    out.noise = test_score_noise(config, splits.test.rows);
+    out.split_selected_on = config.score_split == ScoreSplit::Test;
+    out.source = "the test split (" + rows_text(test->rows) + ")";
+  }
+  if (!model) return out;
+  const double score = utility.score(test->labels, model->predict(*test));
+  if (!(score >= 0.0 && score <= 1.0))
+    throw dptune::PluginError("utility '" + config.utility.use + "' returned " + fmt(score) +
+                              " on the test set, outside [0, 1]");
+  if (!out.noise) {
+    out.value = score;
+    return out;
+  }
+  const std::vector<double> value{score};
+  out.value = dptune::grid_laplace(value, out.noise->sensitivity, out.noise->multiplier(),
+                                   out.noise->grid(), rng)
+                  .front();
+  return out;
+}
+
+std::string check_test_score(const PipelineConfig& config, const PluginRegistry& registry,
+                             EvaluationStack& stack) {
+  const TestScoreConfig& t = *config.output.test_score;
+  if (stack.evaluator.data_varies_per_run())
+    throw ConfigDiagnostic(t.where, "output.test_score",
+                           "data '" + config.data.use +
+                               "' draws new data for every run: there is no fixed test set "
+                               "for the released model");
+  const DataSplits& splits = stack.evaluator.splits();
+  if (!t.epsilon) {
+    const dptune::Dataset test = read_public_test(config, splits.preprocessing);
+    check_public_test(config, test, splits.train);
+    return "test score: the released model on the test set " + t.public_file.string() + " (" +
+           rows_text(test.rows) + "), assumed public: no noise, no privacy cost";
+  }
+  const TestScoreNoise noise = test_score_noise(config, splits.test.rows);
+  const PlannedCharge plan = plan_charge(config, registry, stack);
+  if (plan.trusted_analyst_only || !plan.guarantee)
+    throw ConfigDiagnostic(t.value_where, "output.test_score.epsilon",
+                           "tuner '" + config.tuner.use +
+                               "' claims no privacy guarantee to compose a private test score "
+                               "into; declare a public test file (test_score: {public: FILE})");
+  const dptune::PrivacyGuarantee g =
+      compose_test_score(*plan.guarantee, noise, *stack.accountant, config.delta);
+  return "test score: the released model on the test split (" + rows_text(noise.test_rows) +
+         ") plus Laplace noise of scale " + fmt(noise.scale()) + " (sensitivity " +
+         fmt(noise.sensitivity) + " / epsilon " + fmt(noise.epsilon) +
+         "); the guarantee (epsilon, delta) = (" + fmt(plan.guarantee->epsilon) + ", " +
+         fmt(plan.guarantee->delta, 3) + ") of the tuning becomes (" + fmt(g.epsilon) + ", " +
+         fmt(g.delta, 3) + ")";
+}
+
+TestScoreNoise planned_test_score_noise(const PipelineConfig& config,
+                                        const PluginRegistry& registry) {
+  EvaluationStack stack(config, registry, "inline", 1, 0);
+  if (stack.evaluator.data_varies_per_run())
+    throw ConfigDiagnostic(config.output.test_score->where, "output.test_score",
+                           "data '" + config.data.use + "' has no fixed test split");
+  return test_score_noise(config, stack.evaluator.splits().test.rows);
+}
+
+}  // namespace dptune::host

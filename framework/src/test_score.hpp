@@ -1,0 +1,113 @@
+// dptune host (internal): a score of the released model on held-out data (`output.test_score`).
+//
+// Private: the utility of the released model on the test split plus Laplace noise of scale Δ/ε
+// (Dwork, McSherry, Nissim & Smith 2006), Δ the utility's per-record sensitivity on the test split
+// (utility_sensitivity.hpp), drawn on the exact grid path of grid_noise.hpp (discrete Laplace,
+// Canonne, Kamath & Steinke 2020; snapped to a power-of-two grid against Mironov 2012).  Its event
+// laplace(1/ε) is pure ε-DP for replaced, added and removed records alike (Δ bounds all three), so
+// it composes with the tuning's guarantee in whichever relation that guarantee is stated.
+//
+// The test split is disjoint from the training and validation splits, and for replace-one
+// neighbours the changed record sits in one split only: parallel composition would give
+// max(ε_tuning, ε_test).  dptune composes sequentially instead (ε_tuning + ε_test, or the RDP sum)
+// because that needs no argument about where the record sits (a tuner may score on the test split
+// too, `utility: {split: test}`, and an add/remove guarantee is stated for the splits as drawn):
+// conservative, never under-reported.
+//
+// Public: the released model scored without noise on a file the user declares public; the score is
+// post-processing of the release and costs nothing, and the report lists the file as assumed
+// public.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "dptune/dp_event.hpp"
+#include "dptune/host/config.hpp"
+#include "dptune/host/data_source.hpp"
+#include "dptune/host/plugin_registry.hpp"
+#include "dptune/plugin.hpp"
+#include "dptune/privacy.hpp"
+
+namespace dptune::host {
+
+/// The noise of a private test score: fixed by public numbers only (ε, the test split's size, the
+/// utility's per-record sensitivity), never by the data.
+struct TestScoreNoise {
+  double epsilon = 0;      // pure ε of the release
+  double sensitivity = 0;  // Δ: how far one record moves the utility on the test split
+  std::string sensitivity_derivation;
+  std::size_t test_rows = 0;
+  /// b = 1/ε, the Laplace scale ÷ Δ: ε = Δ/scale (Dwork, McSherry, Nissim & Smith 2006).
+  double multiplier() const { return 1 / epsilon; }
+  /// The grid step of grid_noise.hpp's rule for one coordinate.
+  double grid() const;
+  /// The scale the integer sampler is given, back in score units: Δ/ε + grid/ε (the rounding's
+  /// inflation of the sensitivity, grid_noise.hpp), rounded up, so never below Δ/ε.
+  double scale() const;
+  dptune::DpEvent event() const { return dptune::DpEvent::laplace(multiplier()); }
+  /// One line for the report: the split, its size, Δ, ε and the scale.
+  std::string describe() const;
+};
+
+/// The noise for `config`'s private test score (output.test_score.epsilon) on `test_rows` rows.
+/// Throws ConfigDiagnostic at output.test_score.epsilon when the utility has no sensitivity bound
+/// (utility_sensitivity) or the test split is empty.
+TestScoreNoise test_score_noise(const PipelineConfig& config, std::size_t test_rows);
+
+/// The tuning's guarantee followed by the test score (sequential composition, the release being
+/// adaptive: it scores the released model): the smaller of basic composition (ε + ε_test, δ) and,
+/// when the tuning's guarantee has an RDP curve, the curves added at shared orders (Mironov 2017,
+/// Proposition 1; Laplace's curve in closed form, Proposition 6) converted at `delta` — the
+/// ledger's composition of charges (compose_charges), so the ledger, `dptune plan` and the report
+/// agree.  The result keeps the summed curve, so that later charges compose with it.
+dptune::PrivacyGuarantee compose_test_score(const dptune::PrivacyGuarantee& tuning,
+                                            const TestScoreNoise& noise,
+                                            const dptune::Accountant& accountant, double delta);
+
+/// What the report states about the test score.
+struct TestScore {
+  bool is_public = false;
+  std::string source;           // "the test split (N rows)" or "the public test set FILE (N rows)"
+  std::optional<double> value;  // absent: no released model to score
+  std::optional<TestScoreNoise> noise;  // private only
+  std::string public_file;              // public only
+  /// The tuner scored its candidates on the test split too (utility.split: test).
+  bool split_selected_on = false;
+  /// The release line: the value (noisy or not) or why there is none.
+  std::string statement(const std::string& utility) const;
+  /// Data-independent: how the score is made (the split, the noise scale, the composition), or
+  /// the assumed-public declaration of the test file.
+  std::string method(const std::string& utility) const;
+};
+
+/// Scores the released model (null: the tuner released none) as output.test_score asks: on the
+/// test split of `splits` with Laplace noise drawn from `rng` (private), or on the public file
+/// read like the data section's file and preprocessed with `prepared` (public).
+TestScore score_released_model(const PipelineConfig& config, const dptune::Utility& utility,
+                               const DataSplits& splits, const Preprocessing& prepared,
+                               const dptune::Model* model, dptune::RandomBitGenerator& rng);
+
+struct EvaluationStack;  // evaluator.hpp
+
+/// Every check of output.test_score that `dptune validate` and `dptune run` make before training
+/// (ConfigDiagnostic, exit 2): a private score needs a fixed test split, a utility with a known
+/// sensitivity and a tuner that claims a guarantee (its dry run, study_run.hpp) to compose into; a
+/// public file must read like the data section's file and fit it.  Returns what validate prints:
+/// the noise and the composed guarantee, or the public file.
+std::string check_test_score(const PipelineConfig& config, const PluginRegistry& registry,
+                             EvaluationStack& stack);
+
+/// test_score_noise for a pipeline whose split is not built yet (`dptune plan`): reads the data
+/// for its test split's size only.
+TestScoreNoise planned_test_score_noise(const PipelineConfig& config,
+                                        const PluginRegistry& registry);
+
+/// The stream the private test score's noise is drawn from (RandomSource::make): below 2^32, so
+/// that a study records its words and a resumed run replays them (a fresh draw per resume would
+/// release the same score with new noise each time); between the partition streams (2 + k) and
+/// the client streams (2^31 + n) of data_scopes.hpp, where no layout stream comes.
+inline constexpr std::uint64_t kTestScoreStream = (std::uint64_t{1} << 31) - 1;
+
+}  // namespace dptune::host
