@@ -22,6 +22,8 @@ const char* tag_name(int tag) {
       return "heartbeat";
     case kStop:
       return "stop";
+    case kPeer:
+      return "peer";
     default:
       return "unknown";
   }

@@ -13,8 +13,9 @@
 namespace dptune::host::mpi {
 
 /// Message tags.  Worker to rank 0: hello (its pipeline), result, fail (it cannot start), beat.
-/// Rank 0 to workers: init (the layout key), task, stop, beat.
-enum Tag : int { kInit = 7101, kHello, kTask, kResult, kFail, kBeat, kStop };
+/// Rank 0 to workers: init (the layout key), task, stop, beat.  Between any two ranks: peer (a
+/// tuner's own message, dptune::PeerChannel, e.g. DP-Hype's secure aggregation).
+enum Tag : int { kInit = 7101, kHello, kTask, kResult, kFail, kBeat, kStop, kPeer };
 const char* tag_name(int tag);
 
 class WireWriter {

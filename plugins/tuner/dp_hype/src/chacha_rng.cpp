@@ -36,6 +36,23 @@ ChaChaGenerator ChaChaGenerator::derive(dptune::RandomBitGenerator& parent,
                          label + " from " + parent.description());
 }
 
+ChaChaGenerator ChaChaGenerator::child(const std::array<std::uint8_t, 32>& root, bool secure,
+                                       std::uint64_t domain, std::uint64_t index,
+                                       const std::string& label) {
+  ensure_sodium();
+  // BLAKE2b keyed with the root: a PRF, so children of one root are independent and each is as
+  // unpredictable as the root.
+  std::array<std::uint8_t, 16> message{};
+  std::memcpy(message.data(), &domain, 8);
+  std::memcpy(message.data() + 8, &index, 8);
+  std::array<std::uint8_t, 32> key{};
+  crypto_generichash(key.data(), key.size(), message.data(), message.size(), root.data(),
+                     root.size());
+  ChaChaGenerator out(key, secure, label);
+  sodium_memzero(key.data(), key.size());
+  return out;
+}
+
 void ChaChaGenerator::refill() {
   std::array<std::uint8_t, 8> nonce{};
   std::memcpy(nonce.data(), &block_, 8);
