@@ -18,9 +18,10 @@
 #             client's input or vote in the clear (a capture of every peer message it got), the
 #             released noisy votes are the sum of the clients' inputs, a seeded run repeats
 #             exactly, and the guarantee equals the single-process run's;
-#   dp_hype_dropout rank 2 stops after sharing its clients' keys: the server's round timeout
-#             makes them dropouts, Shamir recovery removes their masks, the sum is the other
-#             clients' inputs; with a threshold above the survivors the vote aborts cleanly.
+#   dp_hype_dropout rank 2 stops after sharing its 3 clients' keys: the server's round timeout
+#             makes them dropouts, Shamir recovery (threshold 2: each survivor's self-mask has
+#             shares at the 2 other survivors) removes their masks, the sum is the other clients'
+#             inputs; with a threshold above the survivors the vote aborts cleanly.
 # Usage: mpi_test.sh MPIEXEC DPTUNE PIPELINE_DIR WORK_DIR CASE
 set -uo pipefail
 mpiexec=$1
@@ -252,7 +253,7 @@ case "$case_name" in
     start=$(date +%s)
     DPTUNE_MPI_CAPTURE="$work/rank0.bin" DPTUNE_DP_HYPE_CAPTURE="$work/clients" \
       mpirun_n 3 "$dptune" run "$pipelines/dp_hype.yaml" --seed 7 --executor mpi --out "$out" \
-      --set tuner.params.stop_rank=2 --set tuner.params.round_timeout=2 \
+      --set tuner.params.stop_rank=2 --set tuner.params.round_timeout=2 --set tuner.params.threshold=2 \
       --no-progress --overwrite >"$out.log" 2>&1 || fail "dp_hype_dropout exited $? ($(tail -3 "$out.log"))"
     python3 "$(dirname "$0")/dp_hype_check.py" "$work/rank0.bin" "$work/clients" \
       "$out/summary.json" 3 --dropped-rank 2 || fail "dp_hype_dropout: what rank 0 received"
