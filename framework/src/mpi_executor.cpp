@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
-#include <fstream>
 #include <exception>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <thread>

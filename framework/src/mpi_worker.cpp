@@ -6,11 +6,11 @@
 // (Tuner::serve_peer) on a third thread; its messages go out and come in through the main thread.
 #include <atomic>
 #include <condition_variable>
-#include <deque>
-#include <mutex>
 #include <cstdlib>
+#include <deque>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <utility>
 

@@ -98,14 +98,13 @@ Run vote(int ranks, const dphype::peer::Plan& plan) {
     workers.emplace_back([&, r] {
       Hub::End end(hub, r);
       dptune::Xoshiro256 rng(5, static_cast<std::uint64_t>(r));
-      dphype::peer::serve_clients(end, rng,
-                                  [&](std::uint32_t j, const dphype::peer::Plan& p,
-                                      dphype::ChaChaGenerator&) {
-                                    auto c = input_of(j, p);
-                                    std::lock_guard lock(inputs_mutex);
-                                    run.inputs[j] = c.input.encoded;
-                                    return c;
-                                  });
+      dphype::peer::serve_clients(
+          end, rng, [&](std::uint32_t j, const dphype::peer::Plan& p, dphype::ChaChaGenerator&) {
+            auto c = input_of(j, p);
+            std::lock_guard lock(inputs_mutex);
+            run.inputs[j] = c.input.encoded;
+            return c;
+          });
     });
   Hub::End server(hub, 0);
   std::exception_ptr error;

@@ -307,8 +307,7 @@ class DpHype final : public dptune::Tuner {
         context.space().grid(static_cast<std::size_t>(p_.get_int("points_per_dimension")));
     dphype::peer::serve_clients(
         *peers, context.rng(),
-        [&](std::uint32_t client, const dphype::peer::Plan& plan,
-            dphype::ChaChaGenerator& own) {
+        [&](std::uint32_t client, const dphype::peer::Plan& plan, dphype::ChaChaGenerator& own) {
           dptune::require(plan.length == candidates.size(),
                           "dp_hype: rank 0 has " + std::to_string(plan.length) +
                               " candidates, this rank " + std::to_string(candidates.size()));
@@ -330,8 +329,8 @@ class DpHype final : public dptune::Tuner {
           auto noise_rng = dphype::ChaChaGenerator::derive(own, "noise");
           dphype::peer::PreparedClient prepared;
           prepared.votes = dphype::top_k_votes(scores, plan.k, ties);
-          prepared.input = dphype::client_input(prepared.votes, *mechanism, plan.noise,
-                                                plan.clients, noise_rng);
+          prepared.input =
+              dphype::client_input(prepared.votes, *mechanism, plan.noise, plan.clients, noise_rng);
           return prepared;
         });
   }

@@ -129,8 +129,8 @@ std::shared_ptr<const secagg::Config> config_of(const Plan& p) {
 class PeerTransport final : public secagg::Transport {
  public:
   using Other = std::function<void(const dptune::PeerMessage&, Kind, In&)>;
-  PeerTransport(dptune::PeerChannel& channel, std::uint64_t run, std::uint32_t clients,
-                double wait, Other other)
+  PeerTransport(dptune::PeerChannel& channel, std::uint64_t run, std::uint32_t clients, double wait,
+                Other other)
       : channel_(channel),
         run_(run),
         wait_(wait),
@@ -179,9 +179,10 @@ class PeerTransport final : public secagg::Transport {
     const std::string_view body = in.rest();
     s.payload.assign(body.begin(), body.end());
     // A rank speaks only for its own clients, and only the server (rank 0) for the server.
-    const bool genuine = s.from == secagg::kServer
-                             ? m->from == 0
-                             : s.from < expected_.size() && rank_of(s.from, channel_.size()) == m->from;
+    const bool genuine =
+        s.from == secagg::kServer
+            ? m->from == 0
+            : s.from < expected_.size() && rank_of(s.from, channel_.size()) == m->from;
     if (!genuine) return;
     bytes_ += s.payload.size();
     queues_[{s.to, s.round}].push_back(std::move(s));
@@ -239,19 +240,18 @@ SecureVoteResult server_vote(dptune::PeerChannel& channel, const Plan& plan) {
   for (std::uint32_t j = 0; j < plan.clients; ++j) holders.insert(rank_of(j, channel.size()));
   bool exact = true;
   std::string failure;
-  PeerTransport transport(
-      channel, plan.run, plan.clients, plan.round_timeout,
-      [&](const dptune::PeerMessage& m, Kind kind, In& in) {
-        if (!holders.count(m.from)) return;
-        if (kind == kAccepted) accepted.insert(m.from);
-        if (kind == kReady) {
-          exact = exact && in.u8() == 1;
-          ready.insert(m.from);
-        }
-        if (kind == kFailed && failure.empty())
-          failure = "dp_hype: client rank " + std::to_string(m.from) + ": " +
-                    std::string(in.rest());
-      });
+  PeerTransport transport(channel, plan.run, plan.clients, plan.round_timeout,
+                          [&](const dptune::PeerMessage& m, Kind kind, In& in) {
+                            if (!holders.count(m.from)) return;
+                            if (kind == kAccepted) accepted.insert(m.from);
+                            if (kind == kReady) {
+                              exact = exact && in.u8() == 1;
+                              ready.insert(m.from);
+                            }
+                            if (kind == kFailed && failure.empty())
+                              failure = "dp_hype: client rank " + std::to_string(m.from) + ": " +
+                                        std::string(in.rest());
+                          });
   try {
     const std::string start = encode_plan(plan);
     for (int r : holders) channel.send(r, start);
@@ -260,8 +260,7 @@ SecureVoteResult server_vote(dptune::PeerChannel& channel, const Plan& plan) {
     while (ready.size() < holders.size()) {
       if (!failure.empty()) throw dptune::PluginError(failure);
       if (accepted.size() < holders.size() && Clock::now() > accept_by)
-        throw dptune::PluginError("dp_hype: " +
-                                  std::to_string(holders.size() - accepted.size()) +
+        throw dptune::PluginError("dp_hype: " + std::to_string(holders.size() - accepted.size()) +
                                   " client rank(s) did not take up the vote within " +
                                   std::to_string(plan.round_timeout) + " s (round_timeout)");
       transport.pump(0.2);
