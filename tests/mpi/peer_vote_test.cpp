@@ -77,8 +77,9 @@ dphype::peer::PreparedClient input_of(std::uint32_t j, const dphype::peer::Plan&
   c.votes[j % plan.length] = 1.0;
   c.input.exact_noise = true;
   for (std::uint32_t i = 0; i < plan.length; ++i)
-    c.input.encoded.push_back(dphype::secagg::encode(c.votes[i], 2 * plan.clients) +
-                              dphype::secagg::encode(j / 4.0 - 0.25, 2 * plan.clients));
+    c.input.encoded.push_back(
+        dphype::secagg::encode(c.votes[i], std::size_t{2} * plan.clients) +
+        dphype::secagg::encode(j / 4.0 - 0.25, std::size_t{2} * plan.clients));
   return c;
 }
 

@@ -28,7 +28,7 @@ ChaChaGenerator::~ChaChaGenerator() {
 ChaChaGenerator ChaChaGenerator::derive(dptune::RandomBitGenerator& parent,
                                         const std::string& label) {
   std::array<std::uint8_t, 32> key{};
-  for (int i = 0; i < 4; ++i) {
+  for (std::size_t i = 0; i < 4; ++i) {
     const std::uint64_t w = parent.next_u64();
     std::memcpy(key.data() + 8 * i, &w, 8);
   }
@@ -69,7 +69,7 @@ std::uint64_t ChaChaGenerator::next_u64() {
 
 std::array<std::uint8_t, 32> ChaChaGenerator::bytes32() {
   std::array<std::uint8_t, 32> out{};
-  for (int i = 0; i < 4; ++i) {
+  for (std::size_t i = 0; i < 4; ++i) {
     const std::uint64_t w = next_u64();
     std::memcpy(out.data() + 8 * i, &w, 8);
   }

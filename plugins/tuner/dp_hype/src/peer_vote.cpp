@@ -29,9 +29,6 @@ enum Kind : std::uint8_t {
   kAbort = 6,     // 0 → client rank: the vote failed, stop
 };
 
-// Client → server on even rounds, server → client on odd ones (secagg.cpp's tags).
-constexpr std::uint32_t kFirstServerRound = 0;
-
 class Out {
  public:
   Out(Kind kind, std::uint64_t run) {
