@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -300,8 +301,10 @@ void take_part(std::vector<secagg::Client>& clients, const std::vector<std::uint
       }
       try {
         (clients[i].*steps[round])(transport);
-      } catch (const dptune::Error&) {
-        active[i] = 0;  // e.g. the server's message never came: this client has dropped out
+      } catch (const std::exception&) {
+        // E.g. the server's message never came, or the server aborted: this client has dropped
+        // out, which is all the server needs to know (it sees the missing messages).
+        active[i] = 0;
       }
     }
 }
