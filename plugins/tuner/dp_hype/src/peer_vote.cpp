@@ -309,6 +309,18 @@ void take_part(std::vector<secagg::Client>& clients, const std::vector<std::uint
     }
 }
 
+// Whether rank 0 called this vote off (it failed, e.g. another rank could not prepare): checked
+// between clients while they prepare, so a long local evaluation stops early.  Nothing else is
+// due before this rank reports ready.
+bool called_off(dptune::PeerChannel& channel, std::uint64_t run) {
+  while (const auto m = channel.receive(0)) {
+    In in(m->payload);
+    const auto kind = static_cast<Kind>(in.u8());
+    if (kind == kAbort && m->from == 0 && in.u64() == run) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool serve_clients(dptune::PeerChannel& channel, dptune::RandomBitGenerator& rng,
@@ -334,6 +346,7 @@ bool serve_clients(dptune::PeerChannel& channel, dptune::RandomBitGenerator& rng
     const auto root = ChaChaGenerator::derive(rng, "dp_hype clients").bytes32();
     for (std::uint32_t j = 0; j < plan->clients; ++j) {
       if (rank_of(j, channel.size()) != channel.rank()) continue;
+      if (called_off(channel, plan->run)) return true;
       ChaChaGenerator own = ChaChaGenerator::child(root, rng.cryptographically_secure(), plan->run,
                                                    j, "dp_hype client " + std::to_string(j));
       PreparedClient prepared = make_input(j, *plan, own);
