@@ -209,5 +209,6 @@ TEST_CASE("abi minor: a tuner built for every supported minor loads and runs on 
     CHECK(r.out.find("built for ABI 2." + std::to_string(minor)) != std::string::npos);
     CHECK((r.out.find("data_sizes: scored ") != std::string::npos) == (minor >= 2));
     CHECK((r.out.find("calibrated count 20") != std::string::npos) == (minor >= 4));
+    CHECK((r.out.find("peers: none") != std::string::npos) == (minor >= 9));
   }
 }
