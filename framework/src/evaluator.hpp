@@ -160,6 +160,7 @@ class HostTunerContext final : public dptune::TunerContext {
   dptune::UtilitySensitivity utility_sensitivity(std::size_t scored_rows) const override {
     return host::utility_sensitivity(config_.utility, scored_rows);
   }
+  dptune::PeerChannel* peers() override { return executor_.peers(); }
 
  private:
   const PipelineConfig& config_;

@@ -2,10 +2,14 @@
 // runs to the worker ranks one at a time as they ask (a request queue: a rank that finishes gets
 // the next run, so a slow run idles nobody), collects their results, sends heartbeats and declares
 // a rank lost when it stays silent past the timeout.  The main thread runs tasks too (and every
-// task whose model is kept, since a model does not travel).
+// task whose model is kept, since a model does not travel).  It is also the tuner's PeerChannel
+// (ABI 2.9): the tuner's messages to its parts on the workers go out and come in through the same
+// service thread, the only one that calls MPI.
 #include <algorithm>
 #include <condition_variable>
+#include <cstdlib>
 #include <exception>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -20,7 +24,7 @@ namespace dptune::host {
 namespace mpi {
 namespace {
 
-class MpiExecutor final : public Executor, public RemoteTasks {
+class MpiExecutor final : public Executor, public RemoteTasks, public dptune::PeerChannel {
  public:
   MpiExecutor()
       : link_(Link::get()),
@@ -51,6 +55,13 @@ class MpiExecutor final : public Executor, public RemoteTasks {
     return "mpi(" + std::to_string(link_.size()) + (link_.size() == 1 ? " rank)" : " ranks)");
   }
   RemoteTasks* remote() override { return this; }
+  dptune::PeerChannel* peers() override { return link_.size() > 1 ? this : nullptr; }
+
+  // ---- dptune::PeerChannel (rank 0's end) ----
+  int rank() const override { return 0; }
+  int size() const override { return link_.size(); }
+  void send(int to, std::string payload) override;
+  std::optional<dptune::PeerMessage> receive(double seconds) override;
 
   void run(const std::vector<RemoteTask>& tasks, const std::vector<char>& local_only,
            const std::function<void(std::size_t)>& local,
@@ -68,6 +79,7 @@ class MpiExecutor final : public Executor, public RemoteTasks {
   void handle(const Message& m);
   void hand_out();
   void check_liveness(Clock::time_point now);
+  void capture(const Message& m);
   /// Stops the hand-out after an error: the queued tasks are not run.
   void stop_hand_out() {
     queue_.clear();
@@ -89,7 +101,34 @@ class MpiExecutor final : public Executor, public RemoteTasks {
   std::map<std::size_t, std::string> failed_;  // slot -> error naming the rank
   std::string fatal_;                          // a rank lost or refused
   std::string fingerprint_;
+  // Peer messages: queued by the tuner, sent by the service thread; received by it, taken by the
+  // tuner.  $DPTUNE_MPI_CAPTURE names a file that receives a copy of every peer message rank 0
+  // gets (tests check what the server saw, e.g. that DP-Hype's votes never arrive in the clear).
+  std::deque<std::pair<int, std::string>> peer_out_;
+  std::deque<dptune::PeerMessage> peer_in_;
+  std::condition_variable peer_wake_;
+  std::unique_ptr<std::ofstream> capture_;
 };
+
+void MpiExecutor::send(int to, std::string payload) {
+  if (to < 1 || to >= link_.size())
+    throw dptune::Error("peer message to rank " + std::to_string(to) + ": the job has ranks 0.." +
+                        std::to_string(link_.size() - 1));
+  std::lock_guard lock(mutex_);
+  peer_out_.emplace_back(to, std::move(payload));
+}
+
+std::optional<dptune::PeerMessage> MpiExecutor::receive(double seconds) {
+  std::unique_lock lock(mutex_);
+  peer_wake_.wait_for(lock, std::chrono::duration<double>(std::max(seconds, 0.0)),
+                      [&] { return !peer_in_.empty() || !fatal_.empty(); });
+  // A lost rank ends the run (docs/mpi.md); a tuner that waits for it hears so at once.
+  if (!fatal_.empty()) throw dptune::PluginError(fatal_);
+  if (peer_in_.empty()) return std::nullopt;
+  dptune::PeerMessage m = std::move(peer_in_.front());
+  peer_in_.pop_front();
+  return m;
+}
 
 void MpiExecutor::serve() {
   auto next_beat = Clock::now();
@@ -104,6 +143,7 @@ void MpiExecutor::serve() {
       std::lock_guard lock(mutex_);
       if (stopping_) return;
       hand_out();
+      for (auto& [to, payload] : std::exchange(peer_out_, {})) link_.send(to, kPeer, payload);
       const auto now = Clock::now();
       if (now >= next_beat) {
         for (int r = 1; r < link_.size(); ++r)
@@ -116,6 +156,7 @@ void MpiExecutor::serve() {
       if (fatal_.empty()) fatal_ = std::string("MPI executor: ") + e.what();
       link_.mark_broken();
       wake_.notify_all();
+      peer_wake_.notify_all();
       return;
     }
     if (idle) std::this_thread::sleep_for(std::chrono::microseconds(500));
@@ -128,6 +169,11 @@ void MpiExecutor::handle(const Message& m) {
   const std::string who = "MPI rank " + std::to_string(m.source);
   switch (m.tag) {
     case kBeat:
+      return;
+    case kPeer:
+      capture(m);
+      peer_in_.push_back({m.source, m.payload});
+      peer_wake_.notify_all();
       return;
     case kHello:
       if (m.payload != fingerprint_) {
@@ -166,6 +212,23 @@ void MpiExecutor::handle(const Message& m) {
       if (fatal_.empty()) fatal_ = who + " sent an unexpected " + tag_name(m.tag) + " message";
   }
   wake_.notify_all();
+  peer_wake_.notify_all();
+}
+
+void MpiExecutor::capture(const Message& m) {
+  if (!capture_) {
+    const char* path = std::getenv("DPTUNE_MPI_CAPTURE");
+    if (!path || !*path) return;
+    capture_ = std::make_unique<std::ofstream>(path, std::ios::binary | std::ios::trunc);
+    if (!*capture_) throw dptune::Error(std::string("DPTUNE_MPI_CAPTURE: cannot write ") + path);
+  }
+  // Little-endian: source (4 bytes), length (8 bytes), the payload.
+  const auto source = static_cast<std::uint32_t>(m.source);
+  const auto length = static_cast<std::uint64_t>(m.payload.size());
+  capture_->write(reinterpret_cast<const char*>(&source), 4);
+  capture_->write(reinterpret_cast<const char*>(&length), 8);
+  capture_->write(m.payload.data(), static_cast<std::streamsize>(m.payload.size()));
+  capture_->flush();
 }
 
 void MpiExecutor::hand_out() {
@@ -198,6 +261,7 @@ void MpiExecutor::check_liveness(Clock::time_point now) {
     if (fatal_.empty())
       fatal_ = what + "; the runs finished so far are stored: continue with --resume";
     wake_.notify_all();
+    peer_wake_.notify_all();
   }
 }
 

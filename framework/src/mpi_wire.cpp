@@ -24,6 +24,8 @@ const char* tag_name(int tag) {
       return "bye";
     case kStop:
       return "stop";
+    case kPeer:
+      return "peer";
     default:
       return "unknown";
   }

@@ -14,8 +14,9 @@ namespace dptune::host::mpi {
 
 /// Message tags.  Worker to rank 0: hello (its pipeline), result, fail (it cannot start), beat,
 /// bye (it received stop and is finalising).  Rank 0 to workers: init (the layout key), task,
-/// stop, beat.
-enum Tag : int { kInit = 7101, kHello, kTask, kResult, kFail, kBeat, kStop, kBye };
+/// stop, beat.  Between any two ranks: peer (a tuner's own message, dptune::PeerChannel, e.g.
+/// DP-Hype's secure aggregation).
+enum Tag : int { kInit = 7101, kHello, kTask, kResult, kFail, kBeat, kStop, kPeer, kBye };
 const char* tag_name(int tag);
 
 class WireWriter {

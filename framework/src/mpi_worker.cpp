@@ -2,13 +2,20 @@
 // A worker builds the pipeline's evaluation stack itself (the data read from the pipeline's own
 // paths, never sent), then runs one task at a time as rank 0 sends them.  Its main thread only
 // talks MPI (heartbeats, rank 0's silence against the deadline); the work runs on another thread.
+// A tuner's message (ABI 2.9, dptune::PeerChannel) starts the tuner's own part here
+// (Tuner::serve_peer) on a third thread; its messages go out and come in through the main thread.
 #include <atomic>
+#include <condition_variable>
 #include <cstdlib>
+#include <deque>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <thread>
+#include <utility>
 
 #include "dptune/errors.hpp"
+#include "dptune/host/runner.hpp"
 #include "evaluator.hpp"
 #include "mpi_link.hpp"
 #include "mpi_wire.hpp"
@@ -43,13 +50,116 @@ class Job {
 
 std::string failure_text(const std::exception& e) { return e.what(); }
 
+/// A worker's end of the tuner's peer messages: the tuner's thread queues and waits, the main
+/// thread moves the messages (MPI_THREAD_SERIALIZED).  Shared with the tuner's thread, which may
+/// outlive the worker's loop by a moment.
+class WorkerPeers final : public dptune::PeerChannel {
+ public:
+  WorkerPeers(int rank, int size) : rank_(rank), size_(size) {}
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  void send(int to, std::string payload) override {
+    if (to < 0 || to >= size_ || to == rank_)
+      throw dptune::Error("peer message from rank " + std::to_string(rank_) + " to rank " +
+                          std::to_string(to) + ": no such other rank");
+    std::lock_guard lock(mutex_);
+    out_.emplace_back(to, std::move(payload));
+  }
+  std::optional<dptune::PeerMessage> receive(double seconds) override {
+    std::unique_lock lock(mutex_);
+    wake_.wait_for(lock, std::chrono::duration<double>(std::max(seconds, 0.0)),
+                   [&] { return !in_.empty() || closed_; });
+    if (closed_) throw dptune::Error("rank 0 ended the run");
+    if (in_.empty()) return std::nullopt;
+    dptune::PeerMessage m = std::move(in_.front());
+    in_.pop_front();
+    return m;
+  }
+  void deliver(int from, std::string payload) {
+    std::lock_guard lock(mutex_);
+    in_.push_back({from, std::move(payload)});
+    wake_.notify_all();
+  }
+  std::deque<std::pair<int, std::string>> take_outgoing() {
+    std::lock_guard lock(mutex_);
+    return std::exchange(out_, {});
+  }
+  bool has_incoming() const {
+    std::lock_guard lock(mutex_);
+    return !in_.empty();
+  }
+  void close() {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    wake_.notify_all();
+  }
+
+ private:
+  int rank_, size_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::pair<int, std::string>> out_;
+  std::deque<dptune::PeerMessage> in_;
+  bool closed_ = false;
+};
+
+/// The context of Tuner::serve_peer on a worker: the worker's own evaluation stack (its evaluator
+/// runs here, inline), no progress display, and the peer channel.
+class PeerTunerContext final : public dptune::TunerContext {
+ public:
+  // Stream of the tuner's generator on the workers: a per-evaluation stream number no batch
+  // reaches (batch + 1 = 2^32 - 1), so under a seed it is the same on every worker and differs
+  // from rank 0's stream 0 and the runs' streams; under secure randomness it is fresh on each
+  // rank (streams >= 2^32 are never drawn from the shared layout key).
+  static constexpr std::uint64_t kStream = 0xFFFFFFFF00000000ULL;
+
+  PeerTunerContext(const PipelineConfig& config, const std::shared_ptr<EvaluationStack>& stack,
+                   const std::shared_ptr<WorkerPeers>& peers)
+      : stack_(stack),
+        peers_(peers),
+        rng_(stack->random.make(kStream)),
+        host_(config, stack->evaluator, *stack->accountant, stack->mechanisms, progress_, *rng_,
+              *stack->executor) {}
+  const dptune::SearchSpace& space() const override { return host_.space(); }
+  dptune::Evaluator& evaluator() override { return host_.evaluator(); }
+  const dptune::Accountant& accountant() const override { return host_.accountant(); }
+  double delta() const override { return host_.delta(); }
+  std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
+    return host_.mechanism(overrides);
+  }
+  dptune::ProgressSink& progress() override { return progress_; }
+  dptune::RandomBitGenerator& rng() override { return *rng_; }
+  void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) override {
+    host_.parallel_for(n, body);
+  }
+  dptune::DataSizes data_sizes() const override { return host_.data_sizes(); }
+  dptune::UtilitySensitivity utility_sensitivity(std::size_t scored_rows) const override {
+    return host_.utility_sensitivity(scored_rows);
+  }
+  dptune::PeerChannel* peers() override { return peers_.get(); }
+
+ private:
+  class Silent final : public dptune::ProgressSink {
+   public:
+    void start(std::string_view, std::size_t) override {}
+    void advance(std::size_t, std::optional<double>) override {}
+    void message(std::string_view) override {}
+  };
+  std::shared_ptr<EvaluationStack> stack_;
+  std::shared_ptr<WorkerPeers> peers_;
+  Silent progress_;
+  std::unique_ptr<dptune::RandomBitGenerator> rng_;
+  HostTunerContext host_;
+};
+
 class Worker {
  public:
   Worker(const PipelineConfig& config, const PluginRegistry& registry, std::string fingerprint)
       : config_(config),
         registry_(registry),
         fingerprint_(std::move(fingerprint)),
-        link_(Link::get()) {}
+        link_(Link::get()),
+        peers_(std::make_shared<WorkerPeers>(link_.rank(), link_.size())) {}
 
   int serve();
 
@@ -57,6 +167,7 @@ class Worker {
   void handle(const Message& m);
   void start_building(const std::optional<LayoutKey>& key);
   void start_task(const std::string& payload);
+  void start_peer();
   void finish_jobs();
   void lost_rank0();
 
@@ -67,7 +178,9 @@ class Worker {
   std::shared_ptr<EvaluationStack> stack_;
   std::shared_ptr<std::shared_ptr<EvaluationStack>> built_ =
       std::make_shared<std::shared_ptr<EvaluationStack>>();
-  std::optional<Job> building_, running_;
+  std::optional<Job> building_, running_, peer_job_;
+  std::shared_ptr<WorkerPeers> peers_;
+  std::shared_ptr<dptune::Tuner> tuner_;
   bool stopping_ = false, failed_ = false;
   Clock::time_point last_heard_ = Clock::now();
 };
@@ -105,7 +218,27 @@ void Worker::start_task(const std::string& payload) {
   });
 }
 
+void Worker::start_peer() {
+  // The tuner is made once, from the pipeline every rank loaded (rank 0 made its own the same way).
+  if (!tuner_) tuner_ = create_configured_tuner(config_, registry_);
+  peer_job_.emplace([tuner = tuner_, context = std::make_shared<PeerTunerContext>(
+                                         config_, stack_, peers_)]() -> std::string {
+    try {
+      tuner->serve_peer(*context);
+      return {};
+    } catch (const std::exception& e) {
+      return failure_text(e).empty() ? std::string("unknown error") : failure_text(e);
+    }
+  });
+}
+
 void Worker::handle(const Message& m) {
+  if (m.tag == kPeer) {
+    // From rank 0 or another worker: for this rank's part of the tuner.
+    if (m.source == 0) last_heard_ = Clock::now();
+    peers_->deliver(m.source, m.payload);
+    return;
+  }
   if (m.source != 0)
     throw dptune::Error("rank " + std::to_string(m.source) + " sent a " + tag_name(m.tag) +
                         " message to a worker");
@@ -143,6 +276,15 @@ void Worker::finish_jobs() {
     link_.send(0, kResult, running_->take());
     running_.reset();
   }
+  for (auto& [to, payload] : peers_->take_outgoing()) link_.send(to, kPeer, payload);
+  if (peer_job_ && peer_job_->ready()) {
+    // The tuner's part failed here: rank 0's tuner hears of it through its own protocol (a part
+    // that stops answering); the rank itself keeps serving.
+    if (const std::string error = peer_job_->take(); !error.empty())
+      std::cerr << "dptune: MPI rank " << link_.rank() << ": " << error << "\n";
+    peer_job_.reset();
+  }
+  if (!peer_job_ && stack_ && !stopping_ && peers_->has_incoming()) start_peer();
 }
 
 int Worker::serve() {
@@ -156,7 +298,8 @@ int Worker::serve() {
       handle(*m);
     }
     finish_jobs();
-    if (stopping_ && !building_ && !running_) {
+    if (stopping_) peers_->close();  // a tuner part still waiting for messages returns now
+    if (stopping_ && !building_ && !running_ && !peer_job_) {
       link_.send(0, kBye, "");  // rank 0 waits for it before MPI_Finalize (Link::finalize)
       return failed_ ? 1 : 0;
     }

@@ -22,6 +22,8 @@ constexpr int kMinorExactEventAndExport = 2;
 constexpr int kMinorMechanismRequest = 6;
 /// First minor whose Dataset has float_rows: older plugins read `features` (doubles) only.
 constexpr int kMinorFloatRows = 7;
+/// Tuner::serve_peer (a tuner's part on the other ranks of a distributed run).
+constexpr int kMinorServePeer = 9;
 
 namespace {
 /// Calls body(data as the plugin expects it): a plugin of minor < 7 gets a double copy of float
@@ -224,6 +226,12 @@ class TunerProxy final : public dptune::Tuner, ProxyBase<dptune::Tuner> {
 
   dptune::TuningResult tune(dptune::TunerContext& context) override {
     return call("Tuner::tune", [&] { return impl_->tune(context); });
+  }
+  void serve_peer(dptune::TunerContext& context) override {
+    if (origin_.abi_minor < kMinorServePeer)
+      throw dptune::PluginError(origin_.describe() +
+                                " predates ABI 2.9: it has no part to run on other ranks");
+    call("Tuner::serve_peer", [&] { impl_->serve_peer(context); });
   }
 };
 

@@ -15,6 +15,12 @@ Evaluator::~Evaluator() = default;
 ProgressSink::~ProgressSink() = default;
 TunerContext::~TunerContext() = default;
 Tuner::~Tuner() = default;
+PeerChannel::~PeerChannel() = default;
+
+PeerChannel* TunerContext::peers() { return nullptr; }
+void Tuner::serve_peer(TunerContext&) {
+  throw Error("this tuner does not run on other ranks (Tuner::serve_peer is not implemented)");
+}
 
 DataSizes TunerContext::data_sizes() const {
   throw Error("TunerContext::data_sizes is not provided by this host (it predates the call)");

@@ -16,6 +16,14 @@
 #   mismatch  a rank started with another pipeline (another seed) is refused by rank 0;
 #   task_error a run that throws on a worker fails the study with the worker's rank named;
 #   worker_data a worker whose copy of the data is damaged stops the run naming the rank and line.
+#   dp_hype   DP-Hype with its 6 clients on ranks 1 and 2: rank 0 (the server) never receives a
+#             client's input or vote in the clear (a capture of every peer message it got), the
+#             released noisy votes are the sum of the clients' inputs, a seeded run repeats
+#             exactly, and the guarantee equals the single-process run's;
+#   dp_hype_dropout rank 2 stops after sharing its 3 clients' keys: the server's round timeout
+#             makes them dropouts, Shamir recovery (threshold 2: each survivor's self-mask has
+#             shares at the 2 other survivors) removes their masks, the sum is the other clients'
+#             inputs; with a threshold above the survivors the vote aborts cleanly.
 # Usage: mpi_test.sh MPIEXEC DPTUNE PIPELINE_DIR WORK_DIR CASE
 set -uo pipefail
 mpiexec=$1
@@ -237,6 +245,63 @@ case "$case_name" in
     [ $code -ne 0 ] && [ $code -ne 124 ] || fail "worker_data: exit code $code"
     grep -q "MPI rank 2 could not start: $work/bad/d.csv:571: expected 31 fields" "$work/worker_data.log" ||
       fail "worker_data: no message names rank 2 and the line ($(grep -m2 dptune "$work/worker_data.log"))"
+    ;;
+  dp_hype)
+    out="$work/dp_hype"
+    mkdir -p "$work/clients" && rm -f "$work/clients"/*
+    DPTUNE_MPI_CAPTURE="$work/rank0.bin" DPTUNE_DP_HYPE_CAPTURE="$work/clients" \
+      mpirun_n 3 "$dptune" run "$pipelines/dp_hype.yaml" --seed 7 --executor mpi --out "$out" \
+      --no-progress --overwrite >"$out.log" 2>&1 || fail "dp_hype exited $? ($(tail -3 "$out.log"))"
+    [ "$(ls "$work/clients" | wc -l)" -eq 6 ] || fail "dp_hype: not every client ran on a worker rank"
+    grep -q '"executor": "mpi(3 ranks)"' "$out/summary.json" || fail "dp_hype: not run over 3 ranks"
+    python3 "$(dirname "$0")/dp_hype_check.py" "$work/rank0.bin" "$work/clients" \
+      "$out/summary.json" 3 || fail "dp_hype: what rank 0 received"
+    # Seeded: the same release again (the clients' randomness is drawn from the seed on their ranks).
+    mpirun_n 3 "$dptune" run "$pipelines/dp_hype.yaml" --seed 7 --executor mpi --out "$out.again" \
+      --no-progress --overwrite >"$out.again.log" 2>&1 || fail "dp_hype: second run exited $?"
+    release() { grep -o '"DP output: [^"]*"' "$1/summary.json"; }
+    [ -n "$(release "$out")" ] && [ "$(release "$out")" = "$(release "$out.again")" ] ||
+      fail "dp_hype: a seeded run did not repeat its release"
+    # Client j's noise is drawn from the seed whichever rank holds it: over 2 ranks the noisy votes
+    # differ from 3 ranks' by whole votes at most (the local evaluations' run numbers are the
+    # ranks' own, so a client's vote may differ; its noise may not).
+    mpirun_n 2 "$dptune" run "$pipelines/dp_hype.yaml" --seed 7 --executor mpi --out "$out.np2" \
+      --no-progress --overwrite >"$out.np2.log" 2>&1 || fail "dp_hype: 2 ranks exited $?"
+    python3 - "$out/summary.json" "$out.np2/summary.json" <<'PY' || fail "dp_hype: the noise depends on the ranks"
+import json, re, sys
+def votes(path):
+    text = json.dumps(json.load(open(path)))
+    return [float(x) for x in re.search(r"noisy vote vector[^\[]*\[([^\]]*)\]", text).group(1).split(",")]
+a, b = votes(sys.argv[1]), votes(sys.argv[2])
+sys.exit(0 if len(a) == len(b) and all(abs((x - y) - round(x - y)) < 2e-3 for x, y in zip(a, b)) else 1)
+PY
+    # The accounting is the single-process run's (the same noise calibration and survivors).
+    "$dptune" run "$pipelines/dp_hype.yaml" --seed 7 --executor inline --out "$work/ref" \
+      --no-progress --overwrite >"$work/ref.log" 2>&1 || fail "dp_hype: single-process run exited $?"
+    guarantee() { python3 -c 'import json,sys; g=json.load(open(sys.argv[1]))["guarantee"]; print(g["epsilon"], g["delta"], g["derivation"])' "$1/summary.json"; }
+    [ "$(guarantee "$out")" = "$(guarantee "$work/ref")" ] ||
+      fail "dp_hype: guarantee $(guarantee "$out") differs from the single-process $(guarantee "$work/ref")"
+    ;;
+  dp_hype_dropout)
+    out="$work/dropout"
+    mkdir -p "$work/clients" && rm -f "$work/clients"/*
+    start=$(date +%s)
+    DPTUNE_MPI_CAPTURE="$work/rank0.bin" DPTUNE_DP_HYPE_CAPTURE="$work/clients" \
+      mpirun_n 3 "$dptune" run "$pipelines/dp_hype.yaml" --seed 7 --executor mpi --out "$out" \
+      --set tuner.params.stop_rank=2 --set tuner.params.round_timeout=2 --set tuner.params.threshold=2 \
+      --no-progress --overwrite >"$out.log" 2>&1 || fail "dp_hype_dropout exited $? ($(tail -3 "$out.log"))"
+    python3 "$(dirname "$0")/dp_hype_check.py" "$work/rank0.bin" "$work/clients" \
+      "$out/summary.json" 3 --dropped-rank 2 || fail "dp_hype_dropout: what rank 0 received"
+    grep -q "3 clients dropped" "$out/summary.json" || fail "dp_hype_dropout: no warning about the dropouts"
+    # More dropouts than the threshold allows: a clear abort, no hang.
+    mpirun_n 3 "$dptune" run "$pipelines/dp_hype.yaml" --seed 7 --executor mpi --out "$out.abort" \
+      --set tuner.params.stop_rank=2 --set tuner.params.round_timeout=2 --set tuner.params.threshold=4 \
+      --no-progress --overwrite >"$out.abort.log" 2>&1
+    code=$?
+    [ $code -ne 0 ] && [ $code -ne 124 ] || fail "dp_hype_dropout: the abort exited $code"
+    grep -q "secure aggregation aborted: only 3 of 6 clients sent masked input" "$out.abort.log" ||
+      fail "dp_hype_dropout: no abort message ($(grep dptune "$out.abort.log" | head -3))"
+    [ $(($(date +%s) - start)) -lt 30 ] || fail "dp_hype_dropout: took 30 s or more"
     ;;
   *) fail "unknown case $case_name" ;;
 esac

@@ -47,6 +47,10 @@ class VersionedTuner final : public dptune::Tuner {
         2.0 + 1e-12, 1e-5, range);  // basic composition: 0.1 k <= 2 for k <= 20
     result.notes.push_back("calibrated count " + std::to_string(std::lround(c.value)));
 #endif
+#if DPTUNE_PLUGIN_ABI_MINOR >= 9
+    // One process: the host offers no peers.
+    result.notes.push_back(context.peers() ? "peers: some" : "peers: none");
+#endif
     return result;
   }
 };

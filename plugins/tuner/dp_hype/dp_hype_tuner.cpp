@@ -27,6 +27,7 @@
 
 #include "dp_hype/chacha_rng.hpp"
 #include "dp_hype/dp_hype.hpp"
+#include "dp_hype/peer_vote.hpp"
 #include "dptune/dptune.hpp"
 
 namespace {
@@ -120,6 +121,17 @@ class DpHype final : public dptune::Tuner {
         .add_int("dropouts", "clients that drop after key exchange (simulated, chosen at random)")
         .min(0)
         .default_to(int64_t{0})
+        .add_float("round_timeout",
+                   "over MPI ranks: seconds the server waits for one protocol round's messages; "
+                   "clients whose messages have not come by then are dropouts (Shamir recovery)")
+        .min_exclusive(0)
+        .default_to(30.0)
+        .add_int("stop_rank",
+                 "over MPI ranks, for tests of real dropouts: this rank's clients stop after "
+                 "sharing their keys (before the masked input), and the server finds out only by "
+                 "its round timeout (0: none)")
+        .min(0)
+        .default_to(int64_t{0})
         .add_float("gap", "vote gap gamma for the Theorem IV.1 bound (0: report n/10, n/4, n/2)")
         .min(0)
         .default_to(0.0)
@@ -178,23 +190,11 @@ class DpHype final : public dptune::Tuner {
                            " accountant calls"};
   }
 
-  dptune::TuningResult federated(dptune::TunerContext& context) {
-    const std::size_t clients = n(), kk = k();
-    const double epsilon = p_.get_double("epsilon"), xi = p_.get_double("xi");
-    const auto candidates =
-        context.space().grid(static_cast<std::size_t>(p_.get_int("points_per_dimension")));
-    const std::size_t p = candidates.size();
-    if (kk > p)
-      throw dptune::ConfigError("dp_hype: k = " + std::to_string(kk) + " exceeds the " +
-                                std::to_string(p) + " candidates of the search space grid");
-    const auto [sigma, how] = sigma_for(context, epsilon, kk);
-    const double collusion = p_.get_double("secagg_corrupt_rate");
-    const std::size_t colluders = dphype::colluding_clients(clients, collusion);
-    const dphype::ClientNoise noise = dphype::client_noise(sigma, kk, clients, xi, collusion);
-    auto mechanism = context.mechanism(Params{{"noise_multiplier", noise.noise_multiplier}});
-    check_gaussian(*mechanism, noise.noise_multiplier);
-
-    // ---- clients: local evaluation and ranking (non-private, never leaves the client) ----------
+  // Algorithm 1 lines 2-8 for every client in this process: each evaluates every candidate on its
+  // own shard (non-private, never leaves the client) and votes for its k best.
+  std::vector<std::vector<double>> local_votes(dptune::TunerContext& context,
+                                               const std::vector<Params>& candidates) const {
+    const std::size_t clients = n(), kk = k(), p = candidates.size();
     std::vector<std::vector<double>> votes(clients);
     context.progress().start("dp_hype: local evaluation", clients * p);
     const std::size_t chunk = std::max<std::size_t>(1, 256 / p);
@@ -220,12 +220,17 @@ class DpHype final : public dptune::Tuner {
       context.progress().advance(last * p, std::nullopt);
     }
 
-    // ---- secure aggregation of the noisy votes
-    // ---------------------------------------------------
+    return votes;
+  }
+
+  // The secure aggregation graph and threshold (SecAgg+ analysis or the complete graph), with the
+  // note that describes them.
+  dphype::SecureVoteOptions secagg_options(std::size_t colluders, std::string& graph_note) const {
+    const std::size_t clients = n();
+    const double xi = p_.get_double("xi");
     dphype::SecureVoteOptions options;
     options.threshold = static_cast<std::uint32_t>(p_.get_int("threshold"));
     options.degree = static_cast<std::uint32_t>(p_.get_int("neighbours"));
-    std::string graph_note;
     if (p_.get_string("secagg") == "complete") {
       options.degree = 0;
       // Bonawitz et al. 2017: t above the colluders (and a majority), so the server and its
@@ -255,6 +260,104 @@ class DpHype final : public dptune::Tuner {
       graph_note = "SecAgg+ circulant graph of hand-set degree " + std::to_string(options.degree) +
                    " (no failure bound computed)";
     }
+    return options;
+  }
+
+  // Rank 0's side of the vote when the clients are on the other ranks (peer_vote.hpp): public
+  // parameters out, the server's side of secure aggregation, the sum back.
+  dphype::SecureVoteResult vote_over_ranks(dptune::TunerContext& context,
+                                           dptune::PeerChannel& peers,
+                                           const dphype::SecureVoteOptions& options,
+                                           const dphype::ClientNoise& noise, std::size_t p) const {
+    dphype::peer::Plan plan;
+    plan.run = context.rng().next_u64();
+    plan.clients = static_cast<std::uint32_t>(n());
+    plan.length = static_cast<std::uint32_t>(p);
+    plan.k = static_cast<std::uint32_t>(k());
+    for (std::size_t i = 0; i < 2; ++i) {
+      const std::uint64_t w = context.rng().next_u64();
+      std::memcpy(plan.session.data() + 8 * i, &w, 8);
+    }
+    plan.graph_seed = context.rng().next_u64();
+    const auto config = dphype::secagg::make_config(plan.clients, plan.length, options.threshold,
+                                                    options.degree, plan.graph_seed, plan.session);
+    plan.threshold = config.threshold;
+    plan.degree = options.degree;
+    plan.noise = noise;
+    plan.round_timeout = p_.get_double("round_timeout");
+    plan.stop_before.assign(plan.clients, 4);
+    for (std::size_t j = 0; j < options.drop_before.size(); ++j)
+      plan.stop_before[j] = static_cast<std::uint8_t>(options.drop_before[j]);
+    // A whole rank that stops answering after sharing its keys (a deterministic dropout).
+    const auto stop_rank = static_cast<int>(p_.get_int("stop_rank"));
+    if (stop_rank > 0)
+      for (std::uint32_t j = 0; j < plan.clients; ++j)
+        if (dphype::peer::rank_of(j, peers.size()) == stop_rank) plan.stop_before[j] = 2;
+    context.progress().message("dp_hype: " + std::to_string(n()) + " clients on " +
+                               std::to_string(peers.size() - 1) + " MPI ranks");
+    return dphype::peer::server_vote(peers, plan);
+  }
+
+  // A client rank's part (peer_vote.hpp): its clients' local evaluation, votes and noise, then
+  // the protocol.
+  void serve_peer(dptune::TunerContext& context) override {
+    dptune::PeerChannel* peers = context.peers();
+    if (!peers) throw dptune::Error("dp_hype: serve_peer without peers");
+    const auto candidates =
+        context.space().grid(static_cast<std::size_t>(p_.get_int("points_per_dimension")));
+    dphype::peer::serve_clients(
+        *peers, context.rng(),
+        [&](std::uint32_t client, const dphype::peer::Plan& plan, dphype::ChaChaGenerator& own) {
+          dptune::require(plan.length == candidates.size(),
+                          "dp_hype: rank 0 has " + std::to_string(plan.length) +
+                              " candidates, this rank " + std::to_string(candidates.size()));
+          auto mechanism =
+              context.mechanism(Params{{"noise_multiplier", plan.noise.noise_multiplier}});
+          check_gaussian(*mechanism, plan.noise.noise_multiplier);
+          std::vector<dptune::EvaluationRequest> requests;
+          for (const auto& c : candidates) {
+            dptune::EvaluationRequest r;
+            r.candidate = c;
+            r.scope = dptune::DataScope::client(client, plan.clients);
+            r.private_run = false;
+            requests.push_back(std::move(r));
+          }
+          const auto evaluations = context.evaluator().evaluate(requests);
+          std::vector<double> scores(candidates.size());
+          for (std::size_t c = 0; c < scores.size(); ++c) scores[c] = evaluations[c].utility_mean;
+          auto ties = dphype::ChaChaGenerator::derive(own, "tie-break");
+          auto noise_rng = dphype::ChaChaGenerator::derive(own, "noise");
+          dphype::peer::PreparedClient prepared;
+          prepared.votes = dphype::top_k_votes(scores, plan.k, ties);
+          prepared.input =
+              dphype::client_input(prepared.votes, *mechanism, plan.noise, plan.clients, noise_rng);
+          return prepared;
+        });
+  }
+
+  dptune::TuningResult federated(dptune::TunerContext& context) {
+    const std::size_t clients = n(), kk = k();
+    const double epsilon = p_.get_double("epsilon"), xi = p_.get_double("xi");
+    const auto candidates =
+        context.space().grid(static_cast<std::size_t>(p_.get_int("points_per_dimension")));
+    const std::size_t p = candidates.size();
+    if (kk > p)
+      throw dptune::ConfigError("dp_hype: k = " + std::to_string(kk) + " exceeds the " +
+                                std::to_string(p) + " candidates of the search space grid");
+    const auto [sigma, how] = sigma_for(context, epsilon, kk);
+    const double collusion = p_.get_double("secagg_corrupt_rate");
+    const std::size_t colluders = dphype::colluding_clients(clients, collusion);
+    const dphype::ClientNoise noise = dphype::client_noise(sigma, kk, clients, xi, collusion);
+    auto mechanism = context.mechanism(Params{{"noise_multiplier", noise.noise_multiplier}});
+    check_gaussian(*mechanism, noise.noise_multiplier);
+
+    // Over the ranks of a distributed run the clients live on the other ranks (peer_vote.hpp);
+    // in one process they are objects here.  The protocol code is the same.
+    dptune::PeerChannel* peers = context.peers();
+    std::vector<std::vector<double>> votes;
+    if (!peers || peers->size() < 2) votes = local_votes(context, candidates);
+    std::string graph_note;
+    dphype::SecureVoteOptions options = secagg_options(colluders, graph_note);
     const auto dropouts = static_cast<std::size_t>(p_.get_int("dropouts"));
     if (dropouts) {
       std::vector<std::size_t> order(clients);
@@ -266,7 +369,9 @@ class DpHype final : public dptune::Tuner {
     context.progress().message("dp_hype: secure aggregation of " + std::to_string(clients) +
                                " noisy vote vectors");
     const auto aggregated =
-        dphype::secure_vote(votes, *mechanism, noise, options, context.rng(), pool(context));
+        peers && peers->size() >= 2
+            ? vote_over_ranks(context, *peers, options, noise, p)
+            : dphype::secure_vote(votes, *mechanism, noise, options, context.rng(), pool(context));
     const std::size_t survivors = aggregated.survivors.size();
     const std::size_t chosen = dphype::argmax(aggregated.noisy_votes);
 

@@ -12,7 +12,7 @@
 #include <version>
 
 #define DPTUNE_ABI_MAJOR 2
-#define DPTUNE_ABI_MINOR 8
+#define DPTUNE_ABI_MINOR 9
 
 // The ABI minor a plugin is built for: this SDK's minor unless the plugin's build defines it lower
 // (e.g. -DDPTUNE_PLUGIN_ABI_MINOR=1), to make a plugin that also loads into older hosts of the same
@@ -59,6 +59,11 @@
 //        static function): exact discrete Gaussian noise, priced by its own theorems (at integer
 //        Rényi orders when subsampled) instead of as the continuous Gaussian.  Layouts unchanged;
 //        an accountant of minor <= 7 refuses the kind as unknown.
+//   2.9  Messages between the processes of a distributed run (plugin.hpp): the value type
+//        PeerMessage and the interface PeerChannel, TunerContext::peers (an appended virtual;
+//        null in one process) and Tuner::serve_peer (an appended virtual: a tuner's part on a
+//        rank other than 0, e.g. DP-Hype's clients).  The host calls serve_peer only on tuners of
+//        ABI >= 2.9 (the tuner proxy); a tuner of minor <= 8 never sees peers().
 // The host itself is always built with the SDK's minor.
 #ifndef DPTUNE_PLUGIN_ABI_MINOR
 #define DPTUNE_PLUGIN_ABI_MINOR DPTUNE_ABI_MINOR

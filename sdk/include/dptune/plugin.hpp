@@ -266,6 +266,31 @@ struct BOOST_SYMBOL_VISIBLE UtilitySensitivity {
   std::string derivation;
 };
 
+#if DPTUNE_PLUGIN_ABI_MINOR >= 9
+/// ABI 2.9: one message between the processes of a distributed run.
+struct BOOST_SYMBOL_VISIBLE PeerMessage {
+  int from = 0;  // the sender's rank
+  std::string payload;
+};
+
+/// ABI 2.9: byte messages between the processes (ranks) of a distributed run, implemented by the
+/// host (over MPI point-to-point messages for the MPI executor).  Rank 0 runs Tuner::tune; the
+/// first message a tuner sends to another rank starts Tuner::serve_peer there, which receives it
+/// and what follows.  Messages between two ranks arrive in the order they were sent.  Not
+/// encrypted: a tuner that must hide a payload from a rank encrypts it itself.  Thread-safe.
+class BOOST_SYMBOL_VISIBLE PeerChannel {
+ public:
+  virtual ~PeerChannel();
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// Queues `payload` to rank `to` (never blocks).
+  virtual void send(int to, std::string payload) = 0;
+  /// The next message for this rank, waiting at most `seconds`; empty when none came in time.
+  /// Throws dptune::Error when the run is failing (e.g. the host declared a rank lost).
+  virtual std::optional<PeerMessage> receive(double seconds) = 0;
+};
+#endif
+
 class BOOST_SYMBOL_VISIBLE TunerContext {
  public:
   virtual ~TunerContext();
@@ -291,6 +316,12 @@ class BOOST_SYMBOL_VISIBLE TunerContext {
   /// The configured utility's sensitivity to one scored record when `scored_rows` records are
   /// scored (e.g. 1/n for accuracy); `per_record` empty when the host does not know it.
   virtual UtilitySensitivity utility_sensitivity(std::size_t scored_rows) const;
+#endif
+#if DPTUNE_PLUGIN_ABI_MINOR >= 9
+  // ---- ABI 2.9 (keep at the end) ---------------------------------------------------------------
+  /// The other processes of a distributed run (the MPI executor's ranks; this one is rank 0), or
+  /// null when the run has only this process.  Default: null.
+  virtual PeerChannel* peers();
 #endif
 };
 
@@ -345,6 +376,14 @@ class BOOST_SYMBOL_VISIBLE Tuner : public Plugin {
  public:
   ~Tuner() override;
   virtual TuningResult tune(TunerContext& context) = 0;
+#if DPTUNE_PLUGIN_ABI_MINOR >= 9
+  /// ABI 2.9: this tuner's part on a rank other than 0 of a distributed run, started by the first
+  /// message rank 0's tune() sends it through TunerContext::peers() (which the context here also
+  /// offers, to the same job).  Returns when its part is done; the next message starts it again.
+  /// The context's evaluator runs on this rank; progress goes nowhere.  Default: throws (a tuner
+  /// that never sends to other ranks is never asked).
+  virtual void serve_peer(TunerContext& context);
+#endif
 };
 
 // ---- export

@@ -60,6 +60,8 @@ class Executor {
   virtual std::string name() const = 0;
   /// Where evaluation runs can go beyond this process; null: nowhere (inline, threads).
   virtual RemoteTasks* remote() { return nullptr; }
+  /// Messages to the tuner's parts on the other processes (TunerContext::peers); null: none.
+  virtual dptune::PeerChannel* peers() { return nullptr; }
 };
 
 /// kind "inline", "threads" or "mpi"; threads == 0 means the number of cores.  "mpi" on rank 0 of

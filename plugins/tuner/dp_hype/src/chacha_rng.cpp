@@ -28,12 +28,29 @@ ChaChaGenerator::~ChaChaGenerator() {
 ChaChaGenerator ChaChaGenerator::derive(dptune::RandomBitGenerator& parent,
                                         const std::string& label) {
   std::array<std::uint8_t, 32> key{};
-  for (int i = 0; i < 4; ++i) {
+  for (std::size_t i = 0; i < 4; ++i) {
     const std::uint64_t w = parent.next_u64();
     std::memcpy(key.data() + 8 * i, &w, 8);
   }
   return ChaChaGenerator(key, parent.cryptographically_secure(),
                          label + " from " + parent.description());
+}
+
+ChaChaGenerator ChaChaGenerator::child(const std::array<std::uint8_t, 32>& root, bool secure,
+                                       std::uint64_t domain, std::uint64_t index,
+                                       const std::string& label) {
+  ensure_sodium();
+  // BLAKE2b keyed with the root: a PRF, so children of one root are independent and each is as
+  // unpredictable as the root.
+  std::array<std::uint8_t, 16> message{};
+  std::memcpy(message.data(), &domain, 8);
+  std::memcpy(message.data() + 8, &index, 8);
+  std::array<std::uint8_t, 32> key{};
+  crypto_generichash(key.data(), key.size(), message.data(), message.size(), root.data(),
+                     root.size());
+  ChaChaGenerator out(key, secure, label);
+  sodium_memzero(key.data(), key.size());
+  return out;
 }
 
 void ChaChaGenerator::refill() {
@@ -52,7 +69,7 @@ std::uint64_t ChaChaGenerator::next_u64() {
 
 std::array<std::uint8_t, 32> ChaChaGenerator::bytes32() {
   std::array<std::uint8_t, 32> out{};
-  for (int i = 0; i < 4; ++i) {
+  for (std::size_t i = 0; i < 4; ++i) {
     const std::uint64_t w = next_u64();
     std::memcpy(out.data() + 8 * i, &w, 8);
   }

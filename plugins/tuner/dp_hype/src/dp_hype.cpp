@@ -156,6 +156,41 @@ double vote_gap(std::span<const double> votes, std::span<const std::size_t> good
   return min_good - max_bad;
 }
 
+ClientInput client_input(std::span<const double> votes, const dptune::Mechanism& mechanism,
+                         const ClientNoise& noise, std::size_t clients,
+                         dptune::RandomBitGenerator& noise_rng) {
+  const std::size_t p = votes.size();
+  dptune::Sensitivity sensitivity;
+  sensitivity.l2 = noise.sensitivity;
+  sensitivity.l1 = noise.sensitivity * noise.sensitivity;  // 2k: unused by a Gaussian mechanism
+  sensitivity.linf = 1;
+  // Algorithm 1 line 9, computed by the client itself: ṽ_i = v_i + z_i.  The client draws z_i from
+  // the mechanism (a Gaussian: the tuner refuses anything else) on a zero vector and encodes v_i
+  // and z_i separately, so that the server's sum is exactly Σ v_i + Σ round(z_i · 2^f) / 2^f: the
+  // fixed-point rounding touches only the noise, whatever the votes (encoding the double v_i + z_i
+  // would round differently for v = 0 and v = 1 in rare cases, a data-dependent perturbation of at
+  // most 2^-f).
+  const std::vector<double> zeros(p, 0.0);
+  const std::vector<double> z = mechanism.release(zeros, sensitivity, noise_rng);
+  if (z.size() != p)
+    throw dptune::PluginError("dp_hype: the mechanism released " + std::to_string(z.size()) +
+                              " values for " + std::to_string(p) + " votes");
+  ClientInput input;
+  input.encoded.resize(p);
+  input.exact_noise = true;
+  // Each part gets half of the per-party range, so the client's total cannot wrap the sum.
+  for (std::size_t j = 0; j < p; ++j) {
+    dptune::require(votes[j] == 0.0 || votes[j] == 1.0,
+                    "dp_hype: votes must be 0 or 1 (Algorithm 1)");
+    input.encoded[j] = secagg::encode(votes[j], 2 * clients) + secagg::encode(z[j], 2 * clients);
+    // Exact when the share is on the fixed-point grid (the secure mechanism's grid step is a power
+    // of two >= 2^-32 for any sensible σ); otherwise encode rounded it (noise: fast).
+    const double scaled = std::ldexp(z[j], secagg::kFractionBits);
+    input.exact_noise = input.exact_noise && scaled == std::nearbyint(scaled);
+  }
+  return input;
+}
+
 SecureVoteResult secure_vote(const std::vector<std::vector<double>>& votes,
                              const dptune::Mechanism& mechanism, const ClientNoise& noise,
                              const SecureVoteOptions& options, dptune::RandomBitGenerator& rng,
@@ -183,42 +218,14 @@ SecureVoteResult secure_vote(const std::vector<std::vector<double>>& votes,
     clients.emplace_back(static_cast<secagg::PartyId>(i), config, keys.bytes32());
     noise_rngs.push_back(ChaChaGenerator::derive(rng, "client " + std::to_string(i) + " noise"));
   }
-  dptune::Sensitivity sensitivity;
-  sensitivity.l2 = noise.sensitivity;
-  sensitivity.l1 = noise.sensitivity * noise.sensitivity;  // 2k: unused by a Gaussian mechanism
-  sensitivity.linf = 1;
-  std::vector<std::vector<double>> shares(n);  // kept to check the fixed-point encoding's exactness
+  std::vector<char> exact_share(n, 0);
   parallel_for(n, [&](std::size_t i) {
     dptune::require(votes[i].size() == p, "dp_hype: client vote vectors differ in length");
-    // Algorithm 1 line 9, computed by the client itself: ṽ_i = v_i + z_i.  The client draws z_i
-    // from the mechanism (a Gaussian: tuner.cpp refuses anything else) on a zero vector and
-    // encodes v_i and z_i separately, so that the server's sum is exactly
-    // Σ v_i + Σ round(z_i · 2^f) / 2^f: the fixed-point rounding touches only the noise, whatever
-    // the votes (encoding the double v_i + z_i would round differently for v = 0 and v = 1 in
-    // rare cases, a data-dependent perturbation of at most 2^-f).
-    const std::vector<double> zeros(p, 0.0);
-    std::vector<double>& noise_i = shares[i];
-    noise_i = mechanism.release(zeros, sensitivity, noise_rngs[i]);
-    if (noise_i.size() != p)
-      throw dptune::PluginError("dp_hype: the mechanism released " +
-                                std::to_string(noise_i.size()) + " values for " +
-                                std::to_string(p) + " votes");
-    std::vector<std::uint64_t> encoded(p);
-    // Each part gets half of the per-party range, so the client's total cannot wrap the sum.
-    for (std::size_t j = 0; j < p; ++j) {
-      dptune::require(votes[i][j] == 0.0 || votes[i][j] == 1.0,
-                      "dp_hype: votes must be 0 or 1 (Algorithm 1)");
-      encoded[j] = secagg::encode(votes[i][j], 2 * n) + secagg::encode(noise_i[j], 2 * n);
-    }
-    clients[i].set_input(std::move(encoded));
+    ClientInput input = client_input(votes[i], mechanism, noise, n, noise_rngs[i]);
+    exact_share[i] = input.exact_noise ? 1 : 0;
+    clients[i].set_input(std::move(input.encoded));
   });
-  // Exact when every share is on the fixed-point grid (the secure mechanism's grid step is a power
-  // of two >= 2^-32 for any sensible σ); otherwise encode rounded each share (noise: fast).
-  bool exact = true;
-  for (const auto& share : shares)
-    for (const double z : share)
-      exact = exact && std::ldexp(z, secagg::kFractionBits) ==
-                           std::nearbyint(std::ldexp(z, secagg::kFractionBits));
+  const bool exact = std::all_of(exact_share.begin(), exact_share.end(), [](char e) { return e; });
   secagg::InMemoryTransport local;
   secagg::Transport& t = transport ? *transport : local;
   secagg::Outcome outcome = secagg::run(config, clients, options.drop_before, t, parallel_for);

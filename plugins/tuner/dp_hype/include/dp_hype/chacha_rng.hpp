@@ -19,6 +19,11 @@ class ChaChaGenerator final : public dptune::RandomBitGenerator {
   ChaChaGenerator(const std::array<std::uint8_t, 32>& key, bool secure, std::string origin);
   /// Keyed with 256 bits drawn from `parent`; secure iff the parent is.
   static ChaChaGenerator derive(dptune::RandomBitGenerator& parent, const std::string& label);
+  /// Child `index` of `root` in `domain`: keyed with BLAKE2b_root(domain ‖ index), so any process
+  /// that holds the root makes the same child without drawing the others first (DP-Hype's
+  /// clients on MPI ranks, whichever rank holds them).  `secure`: whether the root is secret.
+  static ChaChaGenerator child(const std::array<std::uint8_t, 32>& root, bool secure,
+                               std::uint64_t domain, std::uint64_t index, const std::string& label);
   ~ChaChaGenerator() override;
   std::uint64_t next_u64() override;
   bool cryptographically_secure() const override { return secure_; }

@@ -113,6 +113,17 @@ struct SecureVoteResult {
   bool exact_noise = false;
   std::size_t bytes = 0;  // bytes through the transport
 };
+/// One client's input to secure aggregation (Algorithm 1 line 9): its 0/1 `votes` and noise z
+/// drawn from `mechanism` (sensitivity noise.sensitivity) on `noise_rng`, encoded in fixed point
+/// separately (votes exactly) and added mod 2^64, for a sum over `clients` parties.
+struct ClientInput {
+  std::vector<std::uint64_t> encoded;
+  bool exact_noise = false;  // every z_j on the fixed-point grid: the encoding is exact
+};
+ClientInput client_input(std::span<const double> votes, const dptune::Mechanism& mechanism,
+                         const ClientNoise& noise, std::size_t clients,
+                         dptune::RandomBitGenerator& noise_rng);
+
 /// Clients 0..n−1 each add noise to votes[i] with `mechanism` (sensitivity `noise.sensitivity`,
 /// their own ChaCha20 generator keyed from `rng`), encode in fixed point and take part in secure
 /// aggregation; the server returns the sum.
