@@ -13,7 +13,7 @@ namespace {
 
 class TaggedModel final : public dptune::Model {
  public:
-  explicit TaggedModel(int tag) : tag(tag) {}
+  explicit TaggedModel(int model_tag) : tag(model_tag) {}
   dptune::Predictions predict(const dptune::Dataset&) const override { return {}; }
   std::string describe() const override { return "model " + std::to_string(tag); }
   int tag;
