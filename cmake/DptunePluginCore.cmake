@@ -1,21 +1,24 @@
 # dptune_add_plugin_core(<target> SOURCES <src>... [INCLUDE_DIR <dir>] [PUBLIC_LIBRARIES <lib>...]
-#                        [PRIVATE_LIBRARIES <lib>...] [NUMERIC])
+#                        [PRIVATE_LIBRARIES <lib>...] [OPTIMISE] [NATIVE])
 #
 # In dptune's own tree: the static library that holds a plugin's mathematics, linked into the thin
 # plugin (dptune_add_plugin) and by its tests and benchmarks.  Position-independent (it ends up in a
 # MODULE library) with hidden visibility (nothing of it is exported from the plugin), and, with g++,
 # -fno-gnu-unique (an STB_GNU_UNIQUE symbol would pin the plugin in memory).  It links the SDK.
 #
-# NUMERIC: numerical code optimised with -O3 outside Debug builds, and with -march=native when
-# DPTUNE_NATIVE is ON (faster, but the plugin then runs only on CPUs with the build machine's
-# instruction set: turn DPTUNE_NATIVE OFF for binaries meant for other machines).
+# OPTIMISE: numerical code compiled with -O3 outside Debug builds (where the sanitizer tree wants
+# readable frames).  NATIVE: also -march=native there when DPTUNE_NATIVE is ON (faster, but the
+# plugin then runs only on CPUs with the build machine's instruction set: turn DPTUNE_NATIVE OFF for
+# binaries meant for other machines; and FMA changes rounding, so a core whose results must be
+# bit-reproducible across machines, such as the pld accountant's, uses OPTIMISE alone).
 include_guard(GLOBAL)
 
 option(DPTUNE_NATIVE "Compile the numerical plugin cores with -march=native (faster, not portable)"
   ON)
 
 function(dptune_add_plugin_core target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "NUMERIC" "INCLUDE_DIR" "SOURCES;PUBLIC_LIBRARIES;PRIVATE_LIBRARIES")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "OPTIMISE;NATIVE" "INCLUDE_DIR"
+    "SOURCES;PUBLIC_LIBRARIES;PRIVATE_LIBRARIES")
   if(NOT ARG_SOURCES)
     message(FATAL_ERROR "dptune_add_plugin_core(${target}): SOURCES is required")
   endif()
@@ -34,9 +37,11 @@ function(dptune_add_plugin_core target)
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
   target_compile_options(${target} PRIVATE $<$<CXX_COMPILER_ID:GNU>:-fno-gnu-unique>)
-  if(ARG_NUMERIC AND NOT CMAKE_BUILD_TYPE STREQUAL "Debug")
-    target_compile_options(${target} PRIVATE -O3)
-    if(DPTUNE_NATIVE)
+  if(NOT CMAKE_BUILD_TYPE STREQUAL "Debug")
+    if(ARG_OPTIMISE OR ARG_NATIVE)
+      target_compile_options(${target} PRIVATE -O3)
+    endif()
+    if(ARG_NATIVE AND DPTUNE_NATIVE)
       # GCC 12 warns falsely (-W[maybe-]uninitialized) inside its own AVX-512 intrinsics used by
       # Eigen; -march=native is PUBLIC so that inline Eigen code in the plugin and tests matches.
       target_compile_options(${target} PUBLIC -march=native -Wno-maybe-uninitialized
