@@ -26,8 +26,7 @@
 
 namespace dptune::host {
 
-// ---- diagnostics
-// -----------------------------------------------------------------------------------
+// ---- diagnostics --------------------------------------------------------------------------------
 
 std::string SourceLocation::to_string() const {
   if (line == 0) return file;
@@ -71,8 +70,7 @@ const char* to_string(ScoreSplit split) {
   return split == ScoreSplit::Test ? "test" : "validation";
 }
 
-// ---- did you mean
-// ----------------------------------------------------------------------------------
+// ---- did you mean -------------------------------------------------------------------------------
 
 namespace {
 // Optimal string alignment distance: Levenshtein (insert, delete, substitute) plus the
@@ -121,8 +119,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// ---- a position-carrying YAML tree
-// ------------------------------------------------------------------
+// ---- a position-carrying YAML tree --------------------------------------------------------------
 
 struct Entry;
 
@@ -242,8 +239,7 @@ struct Converter {
   }
 };
 
-// ---- scalars typed by schemas
-// ----------------------------------------------------------------------
+// ---- scalars typed by schemas -------------------------------------------------------------------
 
 bool parse_int(const std::string& text, std::int64_t& out) {
   static const std::regex pattern("[-+]?[0-9]+");
@@ -361,8 +357,7 @@ double float_value(const Node& n, const std::string& spec, const std::string& pa
   return std::get<double>(to_value(n, host_spec(spec), path));
 }
 
-// ---- structure checks
-// ------------------------------------------------------------------------------
+// ---- structure checks ---------------------------------------------------------------------------
 
 void require_map(const Node& n, const std::string& path) {
   if (n.type != Node::Type::Map) fail(n.loc, path, "expected a map, got " + describe(n));
@@ -405,8 +400,7 @@ void check_duplicates(const Node& n, const std::string& path) {
   }
 }
 
-// ---- reading the file and applying overrides
-// -------------------------------------------------------
+// ---- reading the file and applying overrides ----------------------------------------------------
 
 std::string read_text(const fs::path& file, const std::string& shown) {
   auto cannot = [&](int error) {
@@ -496,8 +490,7 @@ Node load_tree(const fs::path& file, const std::vector<Override>& overrides) {
   return root;
 }
 
-// ---- paths
-// -----------------------------------------------------------------------------------------
+// ---- paths --------------------------------------------------------------------------------------
 
 fs::path normalized(const fs::path& p) {
   fs::path n = p.lexically_normal();
@@ -523,8 +516,7 @@ std::vector<fs::path> plugin_paths_of(const Node& root, const fs::path& base) {
   return paths;
 }
 
-// ---- the loader
-// ------------------------------------------------------------------------------------
+// ---- the loader ---------------------------------------------------------------------------------
 
 std::vector<std::string> sorted_names(const Catalog& catalog, ComponentKind kind) {
   std::vector<std::string> names = catalog.names(kind);
@@ -1242,8 +1234,7 @@ class Loader {
 
 }  // namespace
 
-// ---- public entry points
-// ---------------------------------------------------------------------------
+// ---- public entry points ------------------------------------------------------------------------
 
 std::vector<fs::path> read_plugin_paths(const fs::path& file,
                                         const std::vector<Override>& overrides) {
@@ -1272,8 +1263,7 @@ PipelineConfig load_pipeline(const fs::path& file, const std::vector<Override>& 
   return Loader(file, catalog, load_tree(file, overrides)).load();
 }
 
-// ---- to_yaml
-// ---------------------------------------------------------------------------------------
+// ---- to_yaml ------------------------------------------------------------------------------------
 
 namespace {
 

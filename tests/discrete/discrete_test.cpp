@@ -314,8 +314,7 @@ TEST_CASE("samplers are exact functions of the bit stream: the FPU rounding mode
     CHECK(discrete_gaussian(a, 1000000, 1) == discrete_gaussian(b, 1000000, 1));
 }
 
-// ---- distributions against the exact pmf
-// ---------------------------------------------------------
+// ---- distributions against the exact pmf --------------------------------------------------------
 
 TEST_CASE("bernoulli_exp: frequencies match exp(-gamma), including gamma > 1") {
   struct Case {

@@ -79,8 +79,7 @@ struct Directions {
   const Pld& add_or_remove() const { return add ? *add : remove; }
 };
 
-// ---- leaves (pld_leaves.cpp)
-// ---------------------------------------------------------------------
+// ---- leaves (pld_leaves.cpp) --------------------------------------------------------------------
 /// Gaussian mechanism, noise multiplier σ (L2 sensitivity 1): P = N(1, σ²), Q = N(0, σ²).
 Directions gaussian(double sigma, const Options& options, Estimate estimate);
 /// Laplace mechanism, scale b per unit L1 sensitivity: P = Lap(1, b), Q = Lap(0, b).
@@ -94,8 +93,7 @@ Directions approx_dp(double epsilon, double delta, const Options& options, Estim
 Directions poisson_sampled(double q, double noise, bool laplace, const Options& options,
                            Estimate estimate);
 
-// ---- composition (pld_compose.cpp)
-// ---------------------------------------------------------------
+// ---- composition (pld_compose.cpp) --------------------------------------------------------------
 /// The PLD of two independent mechanisms: the convolution, tails truncated.
 Pld compose(const Pld& a, const Pld& b, const Options& options, Estimate estimate);
 /// k-fold self-composition: one FFT, the k-th power of the spectrum on a window chosen by a
@@ -113,8 +111,7 @@ void truncate_tails(Pld& pld, const Options& options, Estimate estimate);
 /// Linear convolution (FFT above a size threshold); negative rounding noise clamped to 0.
 std::vector<double> convolve(const std::vector<double>& a, const std::vector<double>& b);
 
-// ---- the Fourier transform (pld_fft.cpp)
-// ---------------------------------------------------------
+// ---- the Fourier transform (pld_fft.cpp) --------------------------------------------------------
 /// In-place DFT of a[0..n), X_j = Σ_m x_m e^{∓2πijm/n} (− forward, + inverse; the inverse
 /// without the 1/n): fourier_radix2, or FFTW when built with DPTUNE_PLD_FFTW.
 void fourier(std::complex<double>* a, std::size_t n, bool inverse);
@@ -127,8 +124,7 @@ void fourier_radix2(std::complex<double>* a, std::size_t n, bool inverse);
 /// Whether fourier() runs FFTW.
 bool fourier_uses_fftw();
 
-// ---- the accountant (pld_core.cpp)
-// ---------------------------------------------------------------
+// ---- the accountant (pld_core.cpp) --------------------------------------------------------------
 class Accountant {
  public:
   /// Throws InvalidArgument for an interval or tail mass out of range.

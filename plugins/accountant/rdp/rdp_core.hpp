@@ -65,8 +65,7 @@ double analytic_gaussian_epsilon(double s, double delta);
 /// Smallest noise multiplier s with δ_s(ε) ≤ delta (bisection in log s).
 double analytic_gaussian_calibrate(double epsilon, double delta);
 
-// ---- the accountant
-// ------------------------------------------------------------------------------
+// ---- the accountant -----------------------------------------------------------------------------
 struct Options {
   std::vector<double> orders = default_orders();
   Conversion conversion = Conversion::Improved;

@@ -207,8 +207,7 @@ double sampled_discrete_gaussian_rdp(double q, double sigma, double alpha) {
   return ((hi - alpha) * k_lo + (alpha - lo) * k_hi) / (alpha - 1);
 }
 
-// ---- analytic Gaussian
-// -----------------------------------------------------------------------------
+// ---- analytic Gaussian --------------------------------------------------------------------------
 namespace {
 // log Φ(x) = log(½ erfc(−x/√2)).
 double log_phi(double x) { return std::log(0.5) + log_erfc(-x / std::sqrt(2.0)); }

@@ -219,8 +219,7 @@ bool consistent(const Dataset& data) {
   return data.features.size() == data.rows * data.cols;
 }
 
-// ---- BatchGradient
-// --------------------------------------------------------------------------------
+// ---- BatchGradient ------------------------------------------------------------------------------
 
 namespace {
 

@@ -87,8 +87,7 @@ inline constexpr double kTargetRepresentativeSigma = 1.0;
 /// linf = s: valid bounds for a vector of L2 norm ≤ s, unused by a Gaussian mechanism).
 NoiseFunction mechanism_noise(std::shared_ptr<const Mechanism> mechanism, RandomBitGenerator& rng);
 
-// ---- DP-SGD / DP-Adam plugins
-// ---------------------------------------------------------------------
+// ---- DP-SGD / DP-Adam plugins -------------------------------------------------------------------
 
 ParamSchema dp_sgd_schema(Optimizer optimizer);
 

@@ -74,8 +74,7 @@ Architecture make_architecture(const std::string& model, std::size_t hidden1, st
   return a;
 }
 
-// ---- SGD
-// -------------------------------------------------------------------------------------------
+// ---- SGD ----------------------------------------------------------------------------------------
 
 void train_sgd(Network& network, const Dataset& data, const SgdOptions& o,
                RandomBitGenerator& rng) {
@@ -106,8 +105,7 @@ void train_sgd(Network& network, const Dataset& data, const SgdOptions& o,
   }
 }
 
-// ---- DP-SGD / DP-Adam
-// ------------------------------------------------------------------------------
+// ---- DP-SGD / DP-Adam ---------------------------------------------------------------------------
 
 DpSchedule dp_schedule(std::size_t n, const DpSgdOptions& o) {
   require(n > 0, "dp_sgd: no training rows");
@@ -193,8 +191,7 @@ void train_dp_sgd(Network& network, const Dataset& data, const DpSgdOptions& o,
   }
 }
 
-// ---- output perturbation
-// ---------------------------------------------------------------------------
+// ---- output perturbation ------------------------------------------------------------------------
 
 namespace {
 

@@ -37,8 +37,7 @@ class NetworkModel final : public Model {
   Network network_;
 };
 
-// ---- non-private SGD
-// ------------------------------------------------------------------------------
+// ---- non-private SGD ----------------------------------------------------------------------------
 
 /// Mini-batch SGD with heavy-ball momentum and inverse-time learning-rate decay per epoch, as the
 /// DP-Hype clients train (Liebenow et al. 2025 §V-B, Table III: learning rate × decay × momentum):
@@ -56,8 +55,7 @@ struct SgdOptions {
 void train_sgd(Network& network, const Dataset& data, const SgdOptions& options,
                RandomBitGenerator& rng);
 
-// ---- DP-SGD / DP-Adam (Avent et al. 2020, Algorithms 3 and 4)
-// -------------------------------------------
+// ---- DP-SGD / DP-Adam (Avent et al. 2020, Algorithms 3 and 4) -----------------------------------
 
 enum class Sampling { WithoutReplacement, Poisson };
 enum class Optimizer { Sgd, Adam };
@@ -110,8 +108,7 @@ using NoiseFunction = std::function<void(std::vector<double>& sum, double l2_sen
 void train_dp_sgd(Network& network, const Dataset& data, const DpSgdOptions& options,
                   RandomBitGenerator& rng, const NoiseFunction& noise);
 
-// ---- output perturbation (Avent et al. 2020 §2.2; Wu et al. 2017, Algorithm 2)
-// --------------------------
+// ---- output perturbation (Avent et al. 2020 §2.2; Wu et al. 2017, Algorithm 2) ------------------
 
 /// Logistic regression trained by projected permutation SGD on the γ-strongly convex objective,
 /// released with Gaussian noise of stddev σ · Δ₂ on the weights (Wu, Li, Kumar, Chaudhuri, Jha &

@@ -669,8 +669,7 @@ class Repetition final : public dptune::Tuner {
     return result;
   }
 
-  // ---- Papernot & Steinke 2022, Figure 7 analogue
-  // ------------------------------------------------------------
+  // ---- Papernot & Steinke 2022, Figure 7 analogue -----------------------------------------------
   dptune::TuningResult simulate(dptune::TunerContext& context, const CandidateSet& set) {
     dptune::TuningResult result;
     result.notes = set.notes;

@@ -53,8 +53,7 @@ class BOOST_SYMBOL_VISIBLE Plugin {
   virtual ~Plugin();
 };
 
-// ---- mechanism
-// -------------------------------------------------------------------------------------
+// ---- mechanism ----------------------------------------------------------------------------------
 /// A noise primitive.  `release` returns a private version of `values` (a noisy vector, an
 /// indicator, a one-hot selection…) given the query's sensitivity; `event` states what one release
 /// costs.
@@ -68,8 +67,7 @@ class BOOST_SYMBOL_VISIBLE Mechanism : public Plugin {
   virtual DpEvent event() const = 0;
 };
 
-// ---- accountant (privacy oracle)
-// -------------------------------------------------------------------
+// ---- accountant (privacy oracle) ----------------------------------------------------------------
 class BOOST_SYMBOL_VISIBLE Accountant : public Plugin {
  public:
   ~Accountant() override;
@@ -83,8 +81,7 @@ class BOOST_SYMBOL_VISIBLE Accountant : public Plugin {
   virtual PrivacyGuarantee delta(const DpEvent& event, double epsilon) const = 0;
 };
 
-// ---- utility (utility oracle)
-// ----------------------------------------------------------------------
+// ---- utility (utility oracle) -------------------------------------------------------------------
 class BOOST_SYMBOL_VISIBLE Utility : public Plugin {
  public:
   ~Utility() override;
@@ -92,8 +89,7 @@ class BOOST_SYMBOL_VISIBLE Utility : public Plugin {
   virtual double score(std::span<const double> truth, const Predictions& predicted) const = 0;
 };
 
-// ---- trainer
-// ---------------------------------------------------------------------------------------
+// ---- trainer ------------------------------------------------------------------------------------
 /// A trained model as plain numbers (ABI 2.2, Model::export_model): what the host writes as the
 /// released model (model.json), so it can be used without the plugin.  The model reads rows of
 /// `features` values as the trainer saw them (the host's standardised columns), then:
@@ -197,8 +193,7 @@ class BOOST_SYMBOL_VISIBLE Trainer : public Plugin {
 #endif
 };
 
-// ---- tuner
-// -----------------------------------------------------------------------------------------
+// ---- tuner --------------------------------------------------------------------------------------
 /// One evaluation a tuner asks for: run the pipeline's algorithm with `candidate` on `scope`,
 /// `repetitions` times (0: the pipeline's default R), privately or not, and score every run.
 struct BOOST_SYMBOL_VISIBLE EvaluationRequest {
@@ -386,8 +381,7 @@ class BOOST_SYMBOL_VISIBLE Tuner : public Plugin {
 #endif
 };
 
-// ---- export
-// ----------------------------------------------------------------------------------------
+// ---- export -------------------------------------------------------------------------------------
 /// What a plugin library exports, once per plugin, through DPTUNE_PLUGIN.
 struct BOOST_SYMBOL_VISIBLE PluginDescriptor {
   int abi_major = 0;

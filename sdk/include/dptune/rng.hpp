@@ -44,8 +44,7 @@ class BOOST_SYMBOL_VISIBLE Xoshiro256 final : public RandomBitGenerator {
 /// splitmix64 step (Steele, Lea, Flood 2014); exposed for deriving seeds.
 std::uint64_t splitmix64(std::uint64_t& state);
 
-// ---- samplers
-// -------------------------------------------------------------------------------------
+// ---- samplers -----------------------------------------------------------------------------------
 /// Uniform on [0, 1) with 53 random bits.
 double uniform01(RandomBitGenerator& rng);
 /// Uniform on (0, 1): never 0, so log() is finite.

@@ -157,8 +157,7 @@ bool contains(const std::vector<PartyId>& sorted, PartyId id) {
 
 }  // namespace
 
-// ---- transport
-// -----------------------------------------------------------------------------------
+// ---- transport ----------------------------------------------------------------------------------
 void InMemoryTransport::send(Message message) {
   std::lock_guard lock(mutex_);
   bytes_ += message.payload.size();
@@ -185,8 +184,7 @@ std::size_t InMemoryTransport::bytes_sent() const {
   return bytes_;
 }
 
-// ---- fixed point
-// ---------------------------------------------------------------------------------
+// ---- fixed point --------------------------------------------------------------------------------
 double rounding_bound(std::size_t parties) {
   return static_cast<double>(parties) * std::ldexp(1.0, -(kFractionBits + 1));
 }
@@ -206,8 +204,7 @@ double decode(std::uint64_t value) {
   return std::ldexp(static_cast<double>(static_cast<std::int64_t>(value)), -kFractionBits);
 }
 
-// ---- graphs and configuration
-// --------------------------------------------------------------------
+// ---- graphs and configuration -------------------------------------------------------------------
 std::vector<std::vector<PartyId>> complete_graph(std::uint32_t clients) {
   std::vector<std::vector<PartyId>> g(clients);
   for (PartyId u = 0; u < clients; ++u)
@@ -381,8 +378,7 @@ Config make_config(std::uint32_t clients, std::uint32_t length, std::uint32_t th
   return c;
 }
 
-// ---- client
-// --------------------------------------------------------------------------------------
+// ---- client -------------------------------------------------------------------------------------
 struct Client::State {
   PartyId id;
   std::shared_ptr<const Config> config;
@@ -597,8 +593,7 @@ void Client::unmask(Transport& transport) {
   transport.send({s.id, kServer, kUnmaskShares, w.take()});
 }
 
-// ---- server
-// --------------------------------------------------------------------------------------
+// ---- server -------------------------------------------------------------------------------------
 struct Server::State {
   std::shared_ptr<const Config> config;
   std::map<PartyId, std::pair<Key, Key>> keys;  // U1: (c_pk, s_pk)
@@ -805,8 +800,7 @@ std::vector<std::uint64_t> Server::unmask(
   return sum;
 }
 
-// ---- one-process driver
-// --------------------------------------------------------------------------
+// ---- one-process driver -------------------------------------------------------------------------
 Outcome run(std::shared_ptr<const Config> config, std::vector<Client>& clients,
             const std::vector<int>& drop_before, Transport& transport,
             const ParallelFor& parallel_for) {

@@ -18,8 +18,7 @@
 
 namespace dphype {
 
-// ---- privacy
-// ---------------------------------------------------------------------------------------
+// ---- privacy ------------------------------------------------------------------------------------
 /// Lemma III.1: the L2 sensitivity of the aggregated vote vector under replacement of one client is
 /// √(2k) (k ones flip to zeros and k zeros to ones).
 double vote_sensitivity(std::size_t k);
@@ -77,8 +76,7 @@ ClientNoise client_noise(double sigma, std::size_t k, std::size_t clients, doubl
 /// (0 when no honest share is left).
 double honest_sigma(double per_client_stddev, std::size_t survivors, std::size_t colluders);
 
-// ---- voting
-// ----------------------------------------------------------------------------------------
+// ---- voting -------------------------------------------------------------------------------------
 /// Algorithm 1 lines 5-8: a 0/1 vector with ones at the k best candidates (highest `scores`; pass
 /// negated losses for losses).  Ties are broken by a uniformly random order drawn from `rng`, never
 /// by index.  Requires 1 ≤ k ≤ scores.size(); NaN scores rank last.
@@ -95,8 +93,7 @@ double success_lower_bound(std::size_t bad, double sigma, double gamma);
 /// γ of Equation 3: min over good of votes − max over bad of votes (noiseless aggregate).
 double vote_gap(std::span<const double> votes, std::span<const std::size_t> good);
 
-// ---- federated run
-// ---------------------------------------------------------------------------------
+// ---- federated run ------------------------------------------------------------------------------
 /// One client of Algorithm 1 after local evaluation: its vote vector, the noise it adds through the
 /// mechanism, and its secure-aggregation party.  Everything it sends leaves through the transport.
 struct SecureVoteOptions {
@@ -133,8 +130,7 @@ SecureVoteResult secure_vote(const std::vector<std::vector<double>>& votes,
                              const secagg::ParallelFor& parallel_for,
                              secagg::Transport* transport = nullptr);
 
-// ---- simulation (Liebenow et al. 2025 §IV-B, Figure 2)
-// -----------------------------------------------------
+// ---- simulation (Liebenow et al. 2025 §IV-B, Figure 2) ------------------------------------------
 struct SimulationSetting {
   std::size_t clients = 250;
   std::size_t candidates = 100;  // |H|

@@ -102,8 +102,7 @@ class SecAggAbort : public dptune::Error {
   using dptune::Error::Error;
 };
 
-// ---- fixed-point encoding
-// -------------------------------------------------------------------------
+// ---- fixed-point encoding -----------------------------------------------------------------------
 /// Real values travel as round(x · 2^f) mod 2^64 (two's complement), f = 32 fractional bits.  Each
 /// encoding rounds by at most 2^-(f+1) = 1.2e-10, so the decoded sum of n encodings differs from
 /// the real sum by at most n · 2^-33 (1.2e-7 for n = 1000), far below the noise (σ ≥ 1 in practice)
@@ -117,8 +116,7 @@ double rounding_bound(std::size_t parties);
 std::uint64_t encode(double x, std::size_t parties);
 double decode(std::uint64_t value);
 
-// ---- configuration
-// --------------------------------------------------------------------------------
+// ---- configuration ------------------------------------------------------------------------------
 struct Config {
   std::uint32_t clients = 0;
   std::uint32_t length = 0;     // vector length (p candidates)
@@ -178,8 +176,7 @@ Config make_config(std::uint32_t clients, std::uint32_t length, std::uint32_t th
                    std::uint32_t degree, std::uint64_t public_seed,
                    const std::array<std::uint8_t, 16>& session);
 
-// ---- parties
-// --------------------------------------------------------------------------------------
+// ---- parties ------------------------------------------------------------------------------------
 class Client {
  public:
   /// `seed`: 32 secret bytes from which the client draws its keys, self-mask seed and Shamir
