@@ -584,7 +584,7 @@ dptune::Dataset gaussian_mixture(const std::vector<std::vector<double>>& centres
 
 namespace {
 
-/// Fills out[0..n) with centre[j % d] + spread · N(0, 1): Box–Muller (1958) on pairs of uniforms,
+/// Fills out[0..n) with centre[j % d] + spread · N(0, 1): Box & Muller (1958) on pairs of uniforms,
 /// both outputs used, r = √(−2 ln u₁) and angle 2π u₂.
 template <class T>
 void draw_row(const std::vector<double>& centre, double spread, dptune::RandomBitGenerator& rng,

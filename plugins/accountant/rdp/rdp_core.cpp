@@ -434,7 +434,7 @@ class Costing {
   }
 
   // Amplification of an (ε, δ)-DP inner event by sampling with rate q: (log(1 + q(e^ε − 1)), qδ)
-  // (Poisson: Li, Qiao & Roth 2012; without replacement, substitution: Balle, Barthe & Gaboardi
+  // (Poisson: Li, Qardaji & Su 2012; without replacement, substitution: Balle, Barthe & Gaboardi
   // 2018, Thm 9).  Returns the amplified cost with no RDP part of its own.
   Cost amplified_approx(const Cost& inner, double q, const std::vector<double>& orders,
                         const char* rule) const {
