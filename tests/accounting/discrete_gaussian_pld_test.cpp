@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "built_accountants.hpp"
 #include "cli_support.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/host/plugin_registry.hpp"
@@ -16,21 +17,6 @@ using dptune::DpEvent;
 using dptune_test::run_dptune;
 
 namespace {
-
-const dptune::host::PluginRegistry& registry() {
-  static const auto* r = [] {
-    auto* out = new dptune::host::PluginRegistry();
-    out->scan(DPTUNE_BUILT_PLUGIN_DIR);
-    return out;
-  }();
-  return *r;
-}
-
-std::shared_ptr<dptune::Accountant> make(const std::string& name) {
-  const auto* info = registry().find(dptune::PluginKind::Accountant, name);
-  REQUIRE(info != nullptr);
-  return registry().create_accountant(name, info->schema.complete({}));
-}
 
 /// Σ_x (p_1(x) − p_0(x))₊ for p_0 = N_Z(0, s²), p_1 = N_Z(μ, s²), summed over the support.
 double discrete_tv(double s, int mu) {
@@ -60,7 +46,9 @@ TEST_CASE("discrete Gaussian: its total variation can exceed the continuous Gaus
 }
 
 TEST_CASE("discrete Gaussian: pld and pure_dp refuse it, best prices it by rdp") {
-  const auto pld = make("pld"), rdp = make("rdp"), best = make("best"), pure = make("pure_dp");
+  const auto pld = dptune_test::built_accountant("pld"), rdp = dptune_test::built_accountant("rdp"),
+             best = dptune_test::built_accountant("best"),
+             pure = dptune_test::built_accountant("pure_dp");
   const DpEvent e =
       DpEvent::self_composed(DpEvent::poisson_sampled(0.01, DpEvent::discrete_gaussian(1.1)), 1000);
   for (const DpEvent& ev : {DpEvent::discrete_gaussian(1.0), e}) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "built_accountants.hpp"
 #include "cli_support.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/host/plugin_registry.hpp"
@@ -20,25 +21,11 @@ double json_number(const std::string& json, const std::string& key) {
   return std::stod(json.substr(at + key.size() + 3));
 }
 
-const dptune::host::PluginRegistry& registry() {
-  static const auto* r = [] {
-    auto* out = new dptune::host::PluginRegistry();
-    out->scan(DPTUNE_BUILT_PLUGIN_DIR);
-    return out;
-  }();
-  return *r;
-}
-
-std::shared_ptr<dptune::Accountant> make(const std::string& name) {
-  const auto* info = registry().find(dptune::PluginKind::Accountant, name);
-  REQUIRE(info != nullptr);
-  return registry().create_accountant(name, info->schema.complete({}));
-}
-
 }  // namespace
 
 TEST_CASE("best: never above rdp or pld, and names the winner") {
-  const auto rdp = make("rdp"), pld = make("pld"), best = make("best");
+  const auto rdp = dptune_test::built_accountant("rdp"), pld = dptune_test::built_accountant("pld"),
+             best = dptune_test::built_accountant("best");
   const std::vector<DpEvent> events{
       DpEvent::self_composed(DpEvent::poisson_sampled(0.01, DpEvent::gaussian(1.0)), 500),
       DpEvent::self_composed(DpEvent::laplace(10.0), 100),
@@ -64,21 +51,22 @@ TEST_CASE("best: never above rdp or pld, and names the winner") {
 }
 
 TEST_CASE("best: an event only rdp can price goes to rdp, one neither can is refused") {
-  const auto best = make("best");
+  const auto best = dptune_test::built_accountant("best");
   const auto wor = DpEvent::sampled_without_replacement(1000, 10, DpEvent::gaussian(1.0));
   CHECK(best->unsupported_reason(wor).empty());
   const auto g = best->epsilon(wor, 1e-5);
   CHECK(g.derivation.find("pld cannot price it") != std::string::npos);
   CHECK(g.derivation.find("rdp wins") != std::string::npos);
-  CHECK(g.epsilon == make("rdp")->epsilon(wor, 1e-5).epsilon);
+  CHECK(g.epsilon == dptune_test::built_accountant("rdp")->epsilon(wor, 1e-5).epsilon);
   const std::string why = best->unsupported_reason(DpEvent::non_private());
   CHECK(why.find("rdp:") != std::string::npos);
   CHECK(why.find("pld:") != std::string::npos);
   CHECK_THROWS(best->epsilon(DpEvent::non_private(), 1e-5));
   // The registry knows best as an accountant with the union of its members' params.
-  const auto names = registry().names(dptune::host::ComponentKind::Accountant);
+  const auto names = dptune_test::built_plugins().names(dptune::host::ComponentKind::Accountant);
   CHECK(std::find(names.begin(), names.end(), "best") != names.end());
-  const auto* schema = registry().schema(dptune::host::ComponentKind::Accountant, "best");
+  const auto* schema =
+      dptune_test::built_plugins().schema(dptune::host::ComponentKind::Accountant, "best");
   REQUIRE(schema != nullptr);
   CHECK(schema->find("orders") != nullptr);
   CHECK(schema->find("value_discretization_interval") != nullptr);

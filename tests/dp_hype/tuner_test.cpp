@@ -64,18 +64,10 @@ class LaplaceLike final : public dptune::Mechanism {
   dptune::DpEvent event() const override { return dptune::DpEvent::laplace(1); }
 };
 
-dptune::SearchSpace ten_candidates() {
-  dptune::SearchSpace space;
-  std::vector<dptune::Value> cs;
-  for (std::int64_t c = 0; c < 10; ++c) cs.emplace_back(c);
-  space.add_categorical("c", cs);
-  return space;
-}
-
 class FakeContext final : public dptune::testing::StubTunerContext {
  public:
   explicit FakeContext(std::uint64_t seed, bool gaussian = true)
-      : StubTunerContext(ten_candidates(), seed), gaussian_(gaussian) {}
+      : StubTunerContext(dptune::testing::integer_choices("c", 10), seed), gaussian_(gaussian) {}
   dptune::Evaluator& evaluator() override { return evaluator_; }
   const dptune::Accountant& accountant() const override {
     return use_rdp_plugin ? static_cast<const dptune::Accountant&>(rdp_) : accountant_;

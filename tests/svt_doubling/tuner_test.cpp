@@ -93,20 +93,12 @@ class FakeEvaluator final : public dptune::Evaluator {
 
 enum class MechanismMode { Laplace, Gaussian, None };
 
-dptune::SearchSpace ten_candidates() {
-  dptune::SearchSpace space;
-  std::vector<dptune::Value> cs;
-  for (std::int64_t c = 0; c < 10; ++c) cs.emplace_back(c);
-  space.add_categorical("c", cs);
-  return space;
-}
-
 class FakeContext final : public dptune::testing::StubTunerContext {
  public:
   explicit FakeContext(std::uint64_t seed, EvaluatorSetup setup = {},
                        MechanismMode mode = MechanismMode::Gaussian,
                        dptune::rdp::Options accounting = {})
-      : StubTunerContext(ten_candidates(), seed),
+      : StubTunerContext(dptune::testing::integer_choices("c", 10), seed),
         rdp(std::move(accounting)),
         evaluator_(rdp, setup),
         mode_(mode) {}

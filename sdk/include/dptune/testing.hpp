@@ -7,6 +7,7 @@
 //                       quiet progress and a serial parallel_for; a test derives from it and gives
 //                       the evaluator and accountant (and a mechanism, sizes, or a utility
 //                       sensitivity where its tuner asks for them).
+//  * integer_choices    a search space of one categorical dimension with the choices 0..count-1.
 //  * draw_releases      n independent releases of one value by a mechanism, for distribution
 //                       checks of a mechanism plugin
 //                       (examples/third_party_plugin/geometric_test.cpp).
@@ -17,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -62,6 +64,15 @@ class StubTunerContext : public TunerContext {
   Xoshiro256 rng_;
   double delta_;
 };
+
+/// A search space of one categorical dimension `name` with the integer choices 0, 1, …, count − 1.
+inline SearchSpace integer_choices(const std::string& name, std::int64_t count) {
+  SearchSpace space;
+  std::vector<Value> choices;
+  for (std::int64_t c = 0; c < count; ++c) choices.emplace_back(c);
+  space.add_categorical(name, choices);
+  return space;
+}
 
 /// `n` releases of the single value `value` with sensitivity `sensitivity`, each drawn by its own
 /// call to `mechanism.release` from `rng`.

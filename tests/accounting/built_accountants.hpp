@@ -1,0 +1,29 @@
+// Test helper: the accountant plugins of this build, created by name through the plugin registry
+// (as `dptune` would load them), for tests that compare them with independent numerics.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <string>
+
+#include "dptune/host/plugin_registry.hpp"
+
+namespace dptune_test {
+
+inline const dptune::host::PluginRegistry& built_plugins() {
+  static const auto* registry = [] {
+    auto* out = new dptune::host::PluginRegistry();
+    out->scan(DPTUNE_BUILT_PLUGIN_DIR);
+    return out;
+  }();
+  return *registry;
+}
+
+inline std::shared_ptr<dptune::Accountant> built_accountant(const std::string& name) {
+  const auto* info = built_plugins().find(dptune::PluginKind::Accountant, name);
+  REQUIRE(info != nullptr);
+  return built_plugins().create_accountant(name, info->schema.complete({}));
+}
+
+}  // namespace dptune_test
