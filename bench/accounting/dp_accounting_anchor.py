@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """dptune's pld accountant against Google's dp_accounting PLD, both measured in the same run.
 
-For Poisson-sampled Gaussian DP-SGD settings it prints ε at δ from `dptune privacy --accountant pld`,
-dp_accounting's PLD ε (its pessimistic estimate, an upper bound, and its optimistic estimate, a lower
-reference: Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022), the relative difference, and the time
-per query of each (min of --repeats).  Both use value_discretization_interval 1e-4 (the default of
-each) and add/remove neighbours; dptune's tail_mass_truncation default (1e-15) is also the one
-dp_accounting's self_compose uses.
+For Poisson-sampled Gaussian DP-SGD settings it prints ε at δ from
+`dptune privacy --accountant pld`, dp_accounting's PLD ε (its pessimistic estimate, an upper bound,
+and its optimistic estimate, a lower reference: Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022),
+the relative difference, and the time per query of each.  Both use value_discretization_interval
+1e-4 (the default of each) and add/remove neighbours; dptune's tail_mass_truncation default (1e-15)
+is also the one dp_accounting's self_compose uses.
 
   DPTUNE_DP_ACCOUNTING=/path/to/differential-privacy/python/dp_accounting \\
-      /usr/bin/python3 bench/accounting/dp_accounting_anchor.py [--dptune build/bin/dptune] [--quick]
+      /usr/bin/python3 bench/accounting/dp_accounting_anchor.py [--dptune build/bin/dptune] \\
+      [--quick] [--check]
 
 dp_accounting needs numpy, scipy, absl, attrs and mpmath (Debian: python3-numpy python3-scipy
 python3-absl python3-attr python3-mpmath).  Without DPTUNE_DP_ACCOUNTING, or when it does not
@@ -29,7 +30,7 @@ import time
 
 INTERVAL = 1e-4  # value_discretization_interval: dptune's pld default and dp_accounting's.
 
-# (name, dataset size n, batch size, epochs, or None and then q and steps directly, sigma, delta).
+# (name, {n, batch, epochs} or {q, steps}, sigma, delta): bench_pld.cpp's cases, in its order.
 # Steps follow dptune's DP-SGD shortcut and bench_pld: ceil(epochs * n / batch).
 CASES = [
     ("MNIST q=256/60000 s=1.1 60 ep", dict(n=60000, batch=256, epochs=60), 1.1, 1e-5),
@@ -63,8 +64,9 @@ def import_dp_accounting():
         return None, "DPTUNE_DP_ACCOUNTING is not set"
     sys.path.insert(0, path)
     try:
-        import dp_accounting  # pylint: disable=import-outside-toplevel
-        from dp_accounting.pld import privacy_loss_distribution  # pylint: disable=import-outside-toplevel
+        # pylint: disable=import-outside-toplevel
+        import dp_accounting
+        from dp_accounting.pld import privacy_loss_distribution
     except ImportError as error:
         return None, f"dp_accounting does not import from {path}: {error}"
     return (dp_accounting, privacy_loss_distribution), None
@@ -104,8 +106,9 @@ def dptune_epsilon(binary, q, sigma, steps, delta):
 
 def bench_pld_rows(binary, quick):
     """bench_pld's in-process figures for its cases (the same as CASES, in order): per case the
-    pessimistic ε, dptune's optimistic ε and the median CPU and wall ms of one query (process start-up and
-    plugin loading excluded, as Python's start-up and imports are excluded for dp_accounting)."""
+    pessimistic ε, dptune's optimistic ε and the median CPU and wall ms of one query (process
+    start-up and plugin loading excluded, as Python's start-up and imports are for dp_accounting)
+    """
     out = subprocess.run([binary] + (["--quick"] if quick else []), check=True,
                          capture_output=True, text=True).stdout
     rows = []
@@ -133,7 +136,8 @@ def header(binary, modules, quick):
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--dptune", default=os.path.join(here, "..", "..", "build", "bin", "dptune"))
+    parser.add_argument("--dptune",
+                        default=os.path.join(here, "..", "..", "build", "bin", "dptune"))
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="the first case only, one repeat")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
@@ -143,15 +147,17 @@ def main():
         print(f"dp_accounting_anchor: skipped ({why})")
         return 0
     binary = os.path.abspath(args.dptune)
-    if not os.access(binary, os.X_OK):
-        print(f"dp_accounting_anchor: no dptune binary at {binary} (pass --dptune)", file=sys.stderr)
-        return 2
-    repeats = 1 if args.quick else args.repeats
     bench_pld = os.path.join(os.path.dirname(binary), "bench_pld")
+    for program in (binary, bench_pld):
+        if not os.access(program, os.X_OK):
+            print(f"dp_accounting_anchor: no {program} (pass --dptune build/bin/dptune of a build "
+                  f"with benchmarks)", file=sys.stderr)
+            return 2
+    repeats = 1 if args.quick else args.repeats
     header(binary, modules, args.quick)
-    print(f"# delta as given, value_discretization_interval {INTERVAL}; dp_accounting and CLI times: "
-          f"min of {repeats}; speed-up = dp_acc ms / dptune ms, the 10x target judged on CPU time "
-          f"(the machine may be shared)")
+    print(f"# delta as given, value_discretization_interval {INTERVAL}; dp_accounting and CLI "
+          f"times: min of {repeats}; speed-up = dp_acc ms / dptune ms, the 10x target judged on "
+          f"CPU time (the machine may be shared)")
     print(f"{'case':33} {'steps':>5} {'eps dptune':>10} {'dp_acc pess':>11} {'rel diff':>8} "
           f"{'dp_acc opt':>10} {'dptune opt':>10} {'dptune ms':>13} {'CLI ms':>6} "
           f"{'dp_acc ms':>13} {'speed-up':>13}  targets")
@@ -159,6 +165,8 @@ def main():
           f"{'cpu / wall':>13} {'cpu / wall':>13}  1e-3 >=opt 10x(cpu)")
     cases = CASES[:1] if args.quick else CASES
     in_process = bench_pld_rows(bench_pld, args.quick)
+    if len(in_process) < len(cases) or any("epsilon" not in row for row in in_process):
+        raise SystemExit("bench_pld's output no longer parses: keep this script in step with it")
     missed = False
     for (name, spec, sigma, delta), inner in zip(cases, in_process):
         q, steps = rate_and_steps(spec)
