@@ -167,7 +167,11 @@ DPTUNE_LINE = re.compile(
 
 def run_dptune(binary, seconds):
     """Runs bench_trainers and returns {(label, rows): (loop, plugin)} in examples/s."""
-    out = subprocess.run([binary, str(seconds)], check=True, capture_output=True, text=True)
+    try:
+        out = subprocess.run([binary, str(seconds)], check=True, capture_output=True, text=True)
+    except (OSError, subprocess.CalledProcessError) as error:
+        print(f"opacus_anchor: error: --dptune {binary}: {error}", file=sys.stderr)
+        sys.exit(2)
     found = {}
     for line in out.stdout.splitlines():
         print(f"dptune  {line}")
@@ -186,6 +190,8 @@ def main():
     parser.add_argument("--dptune", help="bench_trainers binary to run in the same run")
     parser.add_argument("--dptune-seconds", type=float, default=2.0)
     args = parser.parse_args()
+    if args.blocks < 1 or args.seconds <= 0 or args.dptune_seconds <= 0:
+        parser.error("--blocks must be >= 1 and --seconds, --dptune-seconds > 0")
 
     torch, opacus = import_opacus()
     # Opacus's own notices (secure_mode off, as bench_trainers runs `noise: fast`; its backward
