@@ -19,7 +19,8 @@ gradients by Opacus's hooks). Two ways of drawing lots:
 Throughput is examples processed (steps x m, or the Poisson lots' actual sizes) per second of the
 process's CPU time (time.process_time: the machine is shared; with one thread this is the
 thread's CPU time, as bench_trainers measures), the best of several timed blocks after a warm-up;
-wall time is printed beside.
+wall time is printed beside. By default the script restarts itself with glibc malloc thresholds that
+keep Opacus's large per-step buffers in the heap (MALLOC_KEEP below; --malloc default: as is).
 
 Run with the Opacus source tree (pure Python) on the path, e.g.
 
@@ -41,6 +42,17 @@ import warnings
 # One thread for every pool that could start one (OpenMP, OpenBLAS, MKL), before torch loads.
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
+
+# glibc malloc returns every block above its mmap threshold (at most 32 MB by default) to the
+# kernel when freed, so the per-example gradients Opacus allocates each step (208 MB on
+# 784-256-10) come back as fresh pages that the kernel faults in and zeroes again: measured 3x
+# slower on 784-256-10 and up to 2x on digits. Raising the thresholds keeps the blocks in the
+# heap; the anchor is Opacus at its best, so this is the default (--malloc default: as is).
+MALLOC_KEEP = {
+    "MALLOC_MMAP_THRESHOLD_": str(1 << 30),
+    "MALLOC_TRIM_THRESHOLD_": str(1 << 30),
+    "MALLOC_TOP_PAD_": str(1 << 28),
+}
 
 SHAPES = (
     # label, rows, features, hidden, classes, lot, seed
@@ -166,9 +178,13 @@ DPTUNE_LINE = re.compile(
 
 
 def run_dptune(binary, seconds):
-    """Runs bench_trainers and returns {(label, rows): (loop, plugin)} in examples/s."""
+    """Runs bench_trainers (with glibc's default malloc settings, as it is normally run) and
+    returns {(label, rows): (loop, plugin)} in examples/s."""
+    env = {key: value for key, value in os.environ.items() if key not in MALLOC_KEEP}
     try:
-        out = subprocess.run([binary, str(seconds)], check=True, capture_output=True, text=True)
+        out = subprocess.run(
+            [binary, str(seconds)], check=True, capture_output=True, text=True, env=env
+        )
     except (OSError, subprocess.CalledProcessError) as error:
         print(f"opacus_anchor: error: --dptune {binary}: {error}", file=sys.stderr)
         sys.exit(2)
@@ -189,9 +205,18 @@ def main():
     parser.add_argument("--sampling", choices=("fixed", "poisson", "both"), default="both")
     parser.add_argument("--dptune", help="bench_trainers binary to run in the same run")
     parser.add_argument("--dptune-seconds", type=float, default=2.0)
+    parser.add_argument(
+        "--malloc",
+        choices=("keep", "default"),
+        default="keep",
+        help="keep: rerun with glibc thresholds that keep large blocks (MALLOC_KEEP); default: as is",
+    )
     args = parser.parse_args()
     if args.blocks < 1 or args.seconds <= 0 or args.dptune_seconds <= 0:
         parser.error("--blocks must be >= 1 and --seconds, --dptune-seconds > 0")
+    if args.malloc == "keep" and any(os.environ.get(k) != v for k, v in MALLOC_KEEP.items()):
+        # glibc reads these once, at start-up: start again with them set.
+        os.execve(sys.executable, [sys.executable] + sys.argv, {**os.environ, **MALLOC_KEEP})
 
     torch, opacus = import_opacus()
     # Opacus's own notices (secure_mode off, as bench_trainers runs `noise: fast`; its backward
@@ -201,7 +226,7 @@ def main():
     torch.set_num_threads(1)
     print(
         f"torch {torch.__version__}, Opacus {opacus.__version__}, threads "
-        f"{torch.get_num_threads()}, load {open('/proc/loadavg', encoding='ascii').read().strip()}"
+        f"{torch.get_num_threads()}, malloc {args.malloc}, load {open('/proc/loadavg', encoding='ascii').read().strip()}"
     )
     samplings = ("fixed", "poisson") if args.sampling == "both" else (args.sampling,)
     opacus_rates = {
