@@ -13,8 +13,8 @@ gradients by Opacus's hooks). Two ways of drawing lots:
 
   * "fixed": lots of exactly m rows drawn without replacement, as bench_trainers draws them, the
     lot taken from a tensor by index (no DataLoader: dptune has none either);
-  * "poisson": Opacus's own DPDataLoader (Poisson sampling with rate m / n), as Opacus is
-    usually run; its per-batch Python overhead is part of the number.
+  * "poisson": Opacus's own DPDataLoader (Poisson sampling with rate 1 / ceil(n / m)), as
+    Opacus is usually run; its per-batch Python overhead is part of the number.
 
 Throughput is examples processed (steps x m, or the Poisson lots' actual sizes) per second of the
 process's CPU time (time.process_time: the machine is shared; with one thread this is the
@@ -22,9 +22,11 @@ thread's CPU time, as bench_trainers measures), the best of several timed blocks
 wall time is printed beside. By default the script restarts itself with glibc malloc thresholds that
 keep Opacus's large per-step buffers in the heap (MALLOC_KEEP below; --malloc default: as is).
 
-Run with the Opacus source tree (pure Python) on the path, e.g.
+Run with the Opacus source tree (pure Python) in OPACUS_SRC and its dependencies importable
+(torch, numpy, scipy, opt_einsum; e.g. Debian's python3-torch and opt_einsum's source on
+PYTHONPATH):
 
-  OPACUS_SRC=/path/to/opacus taskset -c 1 /usr/bin/python3 bench/trainers/opacus_anchor.py \
+  PYTHONPATH=/path/to/opt_einsum OPACUS_SRC=/path/to/opacus taskset -c 1 /usr/bin/python3 bench/trainers/opacus_anchor.py \
       --dptune build/bin/bench_trainers
 
 OPACUS_SRC unset, or torch / Opacus not importable: prints why it skipped and exits 0 (the suite
@@ -43,11 +45,13 @@ import warnings
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
-# glibc malloc returns every block above its mmap threshold (at most 32 MB by default) to the
-# kernel when freed, so the per-example gradients Opacus allocates each step (208 MB on
-# 784-256-10) come back as fresh pages that the kernel faults in and zeroes again: measured 3x
-# slower on 784-256-10 and up to 2x on digits. Raising the thresholds keeps the blocks in the
-# heap; the anchor is Opacus at its best, so this is the default (--malloc default: as is).
+# glibc malloc returns every block above its mmap threshold (at most 32 MB when it adapts by
+# itself) to the kernel when freed, so the per-example gradients Opacus allocates each step (208 MB
+# on 784-256-10) come back as fresh pages, faulted in and zeroed again every step. Measured here:
+# raising the mmap threshold alone makes 784-256-10 3x faster; raising the top pad alone makes
+# digits (2 MB buffers, in the heap) up to 2x faster, presumably because the heap's top is no
+# longer given back and grown again each step; the trim threshold alone does neither. The anchor
+# is Opacus at its best, so this is the default (--malloc default: as is).
 MALLOC_KEEP = {
     "MALLOC_MMAP_THRESHOLD_": str(1 << 30),
     "MALLOC_TRIM_THRESHOLD_": str(1 << 30),
