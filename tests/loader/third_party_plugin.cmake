@@ -55,8 +55,16 @@ set(build_type_arg)
 if(BUILD_TYPE)
   set(build_type_arg "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}")
 endif()
+# Against a sanitizer build of dptune, the plugin's own test program links the instrumented SDK,
+# so it is built with the same sanitizers (ASan's runtime must come first in such a program).
+set(sanitize_args)
+if(SANITIZE)
+  set(sanitize_args "-DCMAKE_CXX_FLAGS=-fsanitize=address,undefined -fno-omit-frame-pointer"
+    "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined")
+endif()
 run("configure the plugin" "${CMAKE_COMMAND}" -S "${src}" -B "${build}" -G "${GENERATOR}"
-  "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}" ${build_type_arg})
+  "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}" ${build_type_arg}
+  ${sanitize_args})
 run("build the plugin" "${CMAKE_COMMAND}" --build "${build}")
 set(plugin "${build}/geometric.so")
 if(NOT EXISTS "${plugin}")
