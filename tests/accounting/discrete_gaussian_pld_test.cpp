@@ -7,7 +7,7 @@
 #include <limits>
 #include <string>
 
-#include "built_accountants.hpp"
+#include "built_plugins.hpp"
 #include "cli_support.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/host/plugin_registry.hpp"

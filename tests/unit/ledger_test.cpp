@@ -10,6 +10,7 @@
 
 #include "../../framework/src/ledger.hpp"
 #include "../../framework/src/sqlite_db.hpp"
+#include "built_plugins.hpp"
 #include "dptune/dptune.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "temp_dir.hpp"
@@ -21,14 +22,7 @@ using dptune_test::TempDir;
 namespace {
 
 std::shared_ptr<dptune::Accountant> rdp_accountant() {
-  static host::PluginRegistry* registry = [] {
-    auto* r = new host::PluginRegistry();  // kept for the process: plugins stay loaded
-    r->scan(DPTUNE_BUILT_PLUGIN_DIR);
-    return r;
-  }();
-  const auto* info = registry->find(dptune::PluginKind::Accountant, "rdp");
-  REQUIRE(info != nullptr);
-  return registry->create_accountant("rdp", info->schema.complete({}));
+  return dptune_test::built_accountant("rdp");
 }
 
 constexpr double kDelta = 1e-5;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "built_plugins.hpp"
 #include "dptune/dptune.hpp"
 #include "dptune/host/config.hpp"
 #include "dptune/host/data_readers.hpp"
@@ -19,20 +20,13 @@ namespace {
 
 namespace host = dptune::host;
 
-const host::PluginRegistry& registry() {
-  static host::PluginRegistry* r = [] {
-    auto* loaded = new host::PluginRegistry();  // never unloaded: plugin objects may outlive a test
-    loaded->scan(DPTUNE_BUILT_PLUGIN_DIR);
-    return loaded;
-  }();
-  return *r;
-}
-
 std::optional<dptune::MechanismRequest> request_of(const std::string& trainer,
                                                    const dptune::Params& params) {
-  const auto* schema = registry().schema(host::ComponentKind::Trainer, trainer);
+  const auto* schema = dptune_test::built_plugins().schema(host::ComponentKind::Trainer, trainer);
   REQUIRE(schema != nullptr);
-  return registry().create_trainer(trainer, schema->complete(params))->mechanism_request();
+  return dptune_test::built_plugins()
+      .create_trainer(trainer, schema->complete(params))
+      ->mechanism_request();
 }
 
 // A small DP-SGD pipeline on the bundled breast_cancer data (341 training rows); `extra` is
@@ -54,10 +48,10 @@ std::string preflight_message(const std::string& text,
                               const std::vector<host::Override>& overrides = {}) {
   dptune_test::TempDir dir;
   const auto file = dir.write("p.yaml", text);
-  host::HostCatalog catalog(registry());
+  host::HostCatalog catalog(dptune_test::built_plugins());
   const host::PipelineConfig config = host::load_pipeline(file, overrides, catalog);
   try {
-    host::check_pipeline(config, registry());
+    host::check_pipeline(config, dptune_test::built_plugins());
   } catch (const host::ConfigDiagnostic& e) {
     const std::string what = e.what();
     return what.substr(what.find("p.yaml") == std::string::npos ? 0 : what.find("p.yaml"));

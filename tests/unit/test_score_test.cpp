@@ -9,21 +9,13 @@
 #include <vector>
 
 #include "../../framework/src/test_score.hpp"
+#include "built_plugins.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "dptune/rng.hpp"
 
 namespace host = dptune::host;
 
 namespace {
-
-const host::PluginRegistry& registry() {
-  static host::PluginRegistry* r = [] {
-    auto* loaded = new host::PluginRegistry();  // never unloaded: plugin objects may outlive a test
-    loaded->scan(DPTUNE_BUILT_PLUGIN_DIR);
-    return loaded;
-  }();
-  return *r;
-}
 
 host::PipelineConfig private_config(const std::string& utility, double epsilon) {
   host::PipelineConfig c;
@@ -146,7 +138,8 @@ TEST_CASE("test score: the released value is the score plus Laplace noise of tha
 }
 
 TEST_CASE("test score composition: pure DP adds the epsilons") {
-  const auto accountant = registry().create_accountant("pure_dp", dptune::Params{});
+  const auto accountant =
+      dptune_test::built_plugins().create_accountant("pure_dp", dptune::Params{});
   dptune::PrivacyGuarantee tuning;
   tuning.epsilon = 1.2;
   tuning.delta = 0;
@@ -159,9 +152,9 @@ TEST_CASE("test score composition: pure DP adds the epsilons") {
 }
 
 TEST_CASE("test score composition: RDP adds the tuning's curve and Laplace's closed form") {
-  const auto* schema = registry().schema(host::ComponentKind::Accountant, "rdp");
+  const auto* schema = dptune_test::built_plugins().schema(host::ComponentKind::Accountant, "rdp");
   REQUIRE(schema != nullptr);
-  const auto accountant = registry().create_accountant(
+  const auto accountant = dptune_test::built_plugins().create_accountant(
       "rdp", schema->complete(dptune::Params{{"orders", std::string("2,3,4,8,16,32")}}));
   const double delta = 1e-5;
   // The tuning: ten Gaussian releases of multiplier 3, ε(α) = 10 α / (2 · 9).

@@ -1,5 +1,6 @@
-// Test helper: the accountant plugins of this build, created by name through the plugin registry
-// (as `dptune` would load them), for tests that compare them with independent numerics.
+// Test helper: the plugins of this build, loaded once through the plugin registry (as `dptune`
+// loads them; never unloaded, since plugin objects may outlive a test), and its accountants
+// created by name, for tests that compare them with independent numerics.
 #pragma once
 
 #include <doctest/doctest.h>
