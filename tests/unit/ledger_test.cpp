@@ -128,6 +128,7 @@ TEST_CASE("ledger: concurrent opens of a new ledger all succeed, an old ledger g
   TempDir dir;
   const auto file = dir.path() / "new.db";
   std::vector<std::thread> threads;
+  threads.reserve(8);
   std::atomic<int> failures{0};
   for (int i = 0; i < 8; ++i)
     threads.emplace_back([&] {
