@@ -230,6 +230,11 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
     throw;
   }
   terminal.finish();
+  // A signal after the last run had started stops nothing: the study is complete, and its result
+  // is the uninterrupted one (covered by the same guarantee), so it is released as usual.
+  if (interrupt_signal() != 0)
+    out << "dptune: the interrupt came after the last run had started: the study completed and "
+           "its results are written as usual\n";
   if (study) study->sync();  // every word the result depends on, before anything is released
   // The config loader refuses fitted_standardize for the bundled private tuners; a private tuner
   // of another plugin is caught here: its guarantee cannot cover the fitted scaling, so nothing of
