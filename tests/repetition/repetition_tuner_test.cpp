@@ -81,7 +81,9 @@ class FakeContext final : public dptune::testing::StubTunerContext {
   FakeContext(std::uint64_t seed, dptune::SearchSpace space, dptune::rdp::Options options = {})
       : StubTunerContext(std::move(space), seed), accountant_(std::move(options)) {}
   dptune::Evaluator& evaluator() override { return evaluator_; }
-  const dptune::Accountant& accountant() const override { return accountant_; }
+  const dptune::Accountant& accountant() const override {
+    return accountant_override ? *accountant_override : accountant_;
+  }
   std::shared_ptr<const dptune::Mechanism> mechanism(const Params&) override { return nullptr; }
   dptune::ProgressSink& progress() override { return progress_; }
   dptune::DataSizes data_sizes() const override {
@@ -101,6 +103,7 @@ class FakeContext final : public dptune::testing::StubTunerContext {
   FakeEvaluator evaluator_;
   dptune::rdp::AccountantFace accountant_;
   RecordingProgress progress_;
+  const dptune::Accountant* accountant_override = nullptr;
   std::size_t scored_rows = 200;
   bool known_sensitivity = true;
 };
@@ -343,6 +346,45 @@ void check_k_independent(Loaded& plugin, const Params& params) {
   }
 }
 }  // namespace
+
+/// rdp, except that it refuses every event with a Laplace part (a mechanism it does not know).
+class NoLaplaceAccountant final : public dptune::Accountant {
+ public:
+  std::string unsupported_reason(const DpEvent& event) const override {
+    return event.to_string().find("laplace") != std::string::npos ? "no Laplace here"
+                                                                  : rdp_.unsupported_reason(event);
+  }
+  dptune::PrivacyGuarantee epsilon(const DpEvent& event, double delta) const override {
+    return rdp_.epsilon(event, delta);
+  }
+  dptune::PrivacyGuarantee delta(const DpEvent& event, double epsilon) const override {
+    return rdp_.delta(event, epsilon);
+  }
+
+ private:
+  dptune::rdp::AccountantFace rdp_{dptune::rdp::Options{}};
+};
+
+TEST_CASE("repetition: an accountant that cannot price the noisy score is a ConfigError") {
+  Loaded plugin;
+  const NoLaplaceAccountant refusing;
+  FakeContext context(1, grid_space());
+  context.accountant_override = &refusing;
+  try {
+    plugin.tuner({{"mean", 5.0}})->tune(context);
+    FAIL("expected a ConfigError");
+  } catch (const dptune::ConfigError& e) {
+    const std::string m = e.what();
+    CHECK(m.find("cannot price one run of the base algorithm with its noisy score") !=
+          std::string::npos);
+    CHECK(m.find("no Laplace here") != std::string::npos);
+  }
+  CHECK(context.evaluator_.runs == 0);
+  // Declared-public scores add no Laplace part: the same accountant prices the run.
+  FakeContext declared(1, grid_space());
+  declared.accountant_override = &refusing;
+  CHECK(plugin.tuner(with_public_scoring({{"mean", 5.0}}))->tune(declared).guarantee.has_value());
+}
 
 TEST_CASE("repetition: nothing published depends on K (finding 2)") {
   Loaded plugin;

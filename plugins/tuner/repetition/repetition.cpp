@@ -204,7 +204,7 @@ class Repetition final : public dptune::Tuner {
       set.base = DpEvent::composed({set.base, score.event});
       const std::string why = context.accountant().unsupported_reason(set.base);
       if (!why.empty())
-        throw InvalidArgument(
+        throw dptune::ConfigError(
             "repetition: the accountant cannot price one run of the base algorithm with its "
             "noisy score: " +
             why);
@@ -334,7 +334,7 @@ class Repetition final : public dptune::Tuner {
     set.base = worst_of(set.events);
     const std::string why = context.accountant().unsupported_reason(set.base);
     if (!why.empty())
-      throw InvalidArgument(
+      throw dptune::ConfigError(
           "repetition: the accountant cannot price one run of the base "
           "algorithm: " +
           why);
