@@ -58,7 +58,8 @@ mpirun_n() {
     sleep 0.5
     [ -n "$launcher" ] || launcher=$(pgrep -P "$bound" | head -1)
     [ -n "$launcher" ] || continue
-    if [ -n "$(pgrep -P "$launcher")" ]; then
+    # Ranks that ended but were not reaped (mpirun hung) are zombies: they do not count.
+    if ps --ppid "$launcher" -o stat= | grep -qv '^Z'; then
       ranks_gone_at=""
     elif [ -z "$ranks_gone_at" ]; then
       ranks_gone_at=$SECONDS
