@@ -169,7 +169,7 @@ class Parser {
           continue;
         }
       }
-      const YAML::Node node = fields.at(name);
+      const YAML::Node& node = fields.at(name);
       switch (field.type) {
         case EventFieldType::Number:
           values[i].number = number(node, at);

@@ -45,9 +45,9 @@ struct EventFieldSpec {
 };
 
 struct EventKindSpec {
-  DpEvent::Kind kind;
   std::string_view name;  ///< YAML key and DpEvent::kind_name (a NUL-terminated literal)
-  int abi_minor;          ///< the ABI 2.x minor that appended the kind (0: in 2.0)
+  DpEvent::Kind kind;
+  int abi_minor;  ///< the ABI 2.x minor that appended the kind (0: in 2.0)
   std::span<const EventFieldSpec> fields;
   std::string_view doc;  ///< one line: what the event states
   /// Builds the event through its validating constructor (which throws InvalidArgument naming the
@@ -113,36 +113,36 @@ constexpr EventFieldSpec kReplaceOne[] = {
      "the event, its noise multipliers and ε stated for replace-one neighbours"}};
 }  // namespace event_fields
 
-/// Every kind, in the order of DpEvent::Kind (each minor appended its kinds at the end).  Formatting
-/// is off so that an entry keeps its kind, name, minor and fields on one line.
+/// Every kind, in the order of DpEvent::Kind (each minor appended its kinds at the end). Formatting
+/// is off so that an entry keeps its name, kind, minor and fields on one line.
 // clang-format off
 constexpr EventKindSpec kEventKinds[] = {
-    {DpEvent::Kind::NoOp, "no_op", 0, {}, "touches no private data",
+    {"no_op", DpEvent::Kind::NoOp, 0, {}, "touches no private data",
      [](std::span<EventFieldValue>) { return DpEvent::no_op(); }},
-    {DpEvent::Kind::NonPrivate, "non_private", 0, {},
+    {"non_private", DpEvent::Kind::NonPrivate, 0, {},
      "touches private data without any guarantee: accountants refuse it",
      [](std::span<EventFieldValue>) { return DpEvent::non_private(); }},
-    {DpEvent::Kind::Gaussian, "gaussian", 0, event_fields::kNoiseMultiplier,
+    {"gaussian", DpEvent::Kind::Gaussian, 0, event_fields::kNoiseMultiplier,
      "Gaussian noise; noise_multiplier = noise stddev ÷ L2 sensitivity",
      [](std::span<EventFieldValue> v) { return DpEvent::gaussian(v[0].number); }},
-    {DpEvent::Kind::Laplace, "laplace", 0, event_fields::kNoiseMultiplier,
+    {"laplace", DpEvent::Kind::Laplace, 0, event_fields::kNoiseMultiplier,
      "Laplace noise; noise_multiplier = scale ÷ L1 sensitivity",
      [](std::span<EventFieldValue> v) { return DpEvent::laplace(v[0].number); }},
-    {DpEvent::Kind::PureDp, "pure_dp", 0, event_fields::kPureDp,
+    {"pure_dp", DpEvent::Kind::PureDp, 0, event_fields::kPureDp,
      "a computation that is ε-DP by its own proof",
      [](std::span<EventFieldValue> v) { return DpEvent::pure_dp(v[0].number); }},
-    {DpEvent::Kind::ApproxDp, "approx_dp", 0, event_fields::kApproxDp,
+    {"approx_dp", DpEvent::Kind::ApproxDp, 0, event_fields::kApproxDp,
      "a computation that is (ε, δ)-DP by its own proof",
      [](std::span<EventFieldValue> v) { return DpEvent::approx_dp(v[0].number, v[1].number); }},
-    {DpEvent::Kind::Zcdp, "zcdp", 0, event_fields::kZcdp,
+    {"zcdp", DpEvent::Kind::Zcdp, 0, event_fields::kZcdp,
      "a computation that is ρ-zCDP by its own proof",
      [](std::span<EventFieldValue> v) { return DpEvent::zcdp(v[0].number); }},
-    {DpEvent::Kind::PoissonSampled, "poisson_sampled", 0, event_fields::kPoissonSampled,
+    {"poisson_sampled", DpEvent::Kind::PoissonSampled, 0, event_fields::kPoissonSampled,
      "the event run on a Poisson sample (add/remove neighbours; Mironov, Talwar & Zhang 2019)",
      [](std::span<EventFieldValue> v) {
        return DpEvent::poisson_sampled(v[0].number, std::move(v[1].events.front()));
      }},
-    {DpEvent::Kind::SampledWithoutReplacement, "sampled_without_replacement", 0,
+    {"sampled_without_replacement", DpEvent::Kind::SampledWithoutReplacement, 0,
      event_fields::kSampledWithoutReplacement,
      "the event run on a fixed-size sample (replace-one neighbours; Wang, Balle & "
      "Kasiviswanathan 2019)",
@@ -150,37 +150,37 @@ constexpr EventKindSpec kEventKinds[] = {
        return DpEvent::sampled_without_replacement(v[0].integer, v[1].integer,
                                                    std::move(v[2].events.front()));
      }},
-    {DpEvent::Kind::SelfComposed, "self_composed", 0, event_fields::kSelfComposed,
+    {"self_composed", DpEvent::Kind::SelfComposed, 0, event_fields::kSelfComposed,
      "the event run count times",
      [](std::span<EventFieldValue> v) {
        return DpEvent::self_composed(std::move(v[1].events.front()), v[0].integer);
      }},
-    {DpEvent::Kind::Composed, "composed", 0, event_fields::kComposedEvents,
+    {"composed", DpEvent::Kind::Composed, 0, event_fields::kComposedEvents,
      "every event run, each on the same data",
      [](std::span<EventFieldValue> v) { return DpEvent::composed(std::move(v[0].events)); }},
-    {DpEvent::Kind::RepeatAndSelect, "repeat_and_select", 0, event_fields::kRepeatAndSelect,
+    {"repeat_and_select", DpEvent::Kind::RepeatAndSelect, 0, event_fields::kRepeatAndSelect,
      "a random number of runs, the best one released (Papernot & Steinke 2022)",
      [](std::span<EventFieldValue> v) {
        return DpEvent::repeat_and_select(std::move(v[2].events.front()), v[0].number, v[1].number);
      }},
-    {DpEvent::Kind::OneOf, "one_of", 1, event_fields::kOneOfEvents,
+    {"one_of", DpEvent::Kind::OneOf, 1, event_fields::kOneOfEvents,
      "one of the events runs, chosen without looking at the data; costed as the worst",
      [](std::span<EventFieldValue> v) { return DpEvent::one_of(std::move(v[0].events)); }},
-    {DpEvent::Kind::RepeatUntilAccepted, "repeat_until_accepted", 1,
+    {"repeat_until_accepted", DpEvent::Kind::RepeatUntilAccepted, 1,
      event_fields::kRepeatUntilAccepted,
      "the event rerun until its output is accepted (Papernot & Steinke 2022, Appendix C)",
      [](std::span<EventFieldValue> v) {
        return DpEvent::repeat_until_accepted(std::move(v[1].events.front()), v[0].number);
      }},
 #if DPTUNE_PLUGIN_ABI_MINOR >= 3
-    {DpEvent::Kind::ReplaceOne, "replace_one", 3, event_fields::kReplaceOne,
+    {"replace_one", DpEvent::Kind::ReplaceOne, 3, event_fields::kReplaceOne,
      "the event stated for replace-one neighbours (one record swapped)",
      [](std::span<EventFieldValue> v) {
        return DpEvent::replace_one(std::move(v[0].events.front()));
      }},
 #endif
 #if DPTUNE_PLUGIN_ABI_MINOR >= 8
-    {DpEvent::Kind::DiscreteGaussian, "discrete_gaussian", 8, event_fields::kNoiseMultiplier,
+    {"discrete_gaussian", DpEvent::Kind::DiscreteGaussian, 8, event_fields::kNoiseMultiplier,
      "exact discrete Gaussian noise on a lattice (Canonne, Kamath & Steinke 2020); "
      "noise_multiplier = σ ÷ the L2 bound of the integer shift",
      [](std::span<EventFieldValue> v) { return DpEvent::discrete_gaussian(v[0].number); }},
