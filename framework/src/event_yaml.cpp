@@ -2,14 +2,15 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
 #include <map>
-#include <set>
 #include <vector>
 
 #include "dptune/errors.hpp"
+#include "dptune/event_kinds.hpp"
 #include "dptune/host/config.hpp"
 #include "yaml_load.hpp"
 
@@ -17,39 +18,15 @@ namespace dptune::host {
 
 namespace {
 
-struct Field {
-  const char* name;
-  enum Type { Number, Integer, Event, Events } type;
-  bool required;
-};
-
-const std::map<std::string, std::vector<Field>>& kinds() {
-  static const std::map<std::string, std::vector<Field>> table{
-      {"no_op", {}},
-      {"non_private", {}},
-      {"gaussian", {{"noise_multiplier", Field::Number, true}}},
-      {"discrete_gaussian", {{"noise_multiplier", Field::Number, true}}},
-      {"laplace", {{"noise_multiplier", Field::Number, true}}},
-      {"pure_dp", {{"epsilon", Field::Number, true}}},
-      {"approx_dp", {{"epsilon", Field::Number, true}, {"delta", Field::Number, true}}},
-      {"zcdp", {{"rho", Field::Number, true}}},
-      {"poisson_sampled", {{"rate", Field::Number, true}, {"event", Field::Event, true}}},
-      {"sampled_without_replacement",
-       {{"source_size", Field::Integer, true},
-        {"sample_size", Field::Integer, true},
-        {"event", Field::Event, true}}},
-      {"self_composed", {{"count", Field::Integer, true}, {"event", Field::Event, true}}},
-      {"composed", {{"events", Field::Events, true}}},
-      {"repeat_and_select",
-       {{"mean", Field::Number, true},
-        {"shape", Field::Number, true},
-        {"event", Field::Event, true}}},
-      {"one_of", {{"events", Field::Events, true}}},
-      {"repeat_until_accepted",
-       {{"stop_probability", Field::Number, true}, {"event", Field::Event, true}}},
-      {"replace_one", {{"event", Field::Event, true}}},
-  };
-  return table;
+/// The kind names, sorted (the order error messages list them in).
+const std::vector<std::string>& kind_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& spec : kEventKinds) out.emplace_back(spec.name);
+    std::sort(out.begin(), out.end());
+    return out;
+  }();
+  return names;
 }
 
 class Parser {
@@ -100,15 +77,9 @@ class Parser {
     return "'" + n.Scalar() + "'";
   }
 
-  std::vector<std::string> names() const {
-    std::vector<std::string> out;
-    for (const auto& [k, _] : kinds()) out.push_back(k);
-    return out;
-  }
-
-  std::string kind_list() const {
+  static std::string kind_list() {
     std::string s;
-    for (const auto& n : names()) s += (s.empty() ? "" : ", ") + n;
+    for (const auto& n : kind_names()) s += (s.empty() ? "" : ", ") + n;
     return s;
   }
 
@@ -128,99 +99,103 @@ class Parser {
     const YAML::Node key = kv.first, body = kv.second;
     const std::string kind = key.Scalar();
     const std::string here = join(path, kind);
-    const auto it = kinds().find(kind);
-    if (it == kinds().end()) {
-      const auto hint = did_you_mean(kind, names());
+    const EventKindSpec* spec = find_event_kind(std::string_view(kind));
+    if (!spec) {
+      const auto hint = did_you_mean(kind, kind_names());
       fail(key, here,
            "unknown event kind '" + kind + "'" +
                (hint ? " (did you mean '" + *hint + "'?)" : std::string()) + "; expected one of " +
                kind_list());
     }
-    std::map<std::string, YAML::Node> fields;
-    if (!body.IsNull()) {
-      if (!body.IsMap())
-        fail(body, here, "expected a map of the event's fields, got " + shape_of(body));
-      for (const auto& f : body) {
-        const YAML::Node fk = f.first;
-        const std::string& name = fk.Scalar();
-        bool known = false;
-        for (const auto& spec : it->second) known = known || name == spec.name;
-        if (!known) {
-          std::vector<std::string> allowed;
-          for (const auto& spec : it->second) allowed.emplace_back(spec.name);
-          const auto hint = did_you_mean(name, allowed);
-          std::string list;
-          for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-          std::string message = "unknown field '";
-          message += name;
-          message += "' of " + kind;
-          if (hint) message += " (did you mean '" + *hint + "'?)";
-          message += "; " + kind;
-          message += allowed.empty() ? " takes no fields" : " takes " + list;
-          fail(fk, join(here, name), message);
-        }
-        if (fields.count(name)) fail(fk, join(here, name), "duplicate field '" + name + "'");
-        fields.emplace(name, f.second);
-      }
-    }
+    const auto fields = fields_of(*spec, body, here);
     const bool noise_given = options_.noise_multiplier.has_value();
-    for (const auto& spec : it->second) {
-      const bool optional_noise = noise_given && std::string(spec.name) == "noise_multiplier";
-      if (spec.required && !fields.count(spec.name) && !optional_noise)
-        fail(key, here, std::string("missing field '") + spec.name + "'");
+    for (const auto& field : spec->fields) {
+      const bool optional_noise = noise_given && field.name == "noise_multiplier";
+      if (!fields.count(std::string(field.name)) && !optional_noise)
+        fail(key, here, "missing field '" + std::string(field.name) + "'");
     }
-    auto num = [&](const char* f) { return number(fields.at(f), join(here, f)); };
-    auto integer_of = [&](const char* f) { return integer(fields.at(f), join(here, f)); };
     try {
-      if (kind == "no_op") return DpEvent::no_op();
-      if (kind == "non_private") return DpEvent::non_private();
-      if (kind == "gaussian" || kind == "laplace" || kind == "discrete_gaussian") {
-        ++noise_leaves;
-        const double s = noise_given ? *options_.noise_multiplier : num("noise_multiplier");
-        if (kind == "discrete_gaussian") return DpEvent::discrete_gaussian(s);
-        return kind == "gaussian" ? DpEvent::gaussian(s) : DpEvent::laplace(s);
-      }
-      if (kind == "pure_dp") return DpEvent::pure_dp(num("epsilon"));
-      if (kind == "approx_dp") return DpEvent::approx_dp(num("epsilon"), num("delta"));
-      if (kind == "zcdp") return DpEvent::zcdp(num("rho"));
-      if (kind == "poisson_sampled") {
-        const double rate = num("rate");
-        if (!(rate > 0 && rate <= 1))
-          fail(fields.at("rate"), join(here, "rate"),
-               "sampling rate must be in (0, 1], got " + fields.at("rate").Scalar());
-        return DpEvent::poisson_sampled(rate, event(fields.at("event"), join(here, "event")));
-      }
-      if (kind == "sampled_without_replacement")
-        return DpEvent::sampled_without_replacement(integer_of("source_size"),
-                                                    integer_of("sample_size"),
-                                                    event(fields.at("event"), join(here, "event")));
-      if (kind == "self_composed")
-        return DpEvent::self_composed(event(fields.at("event"), join(here, "event")),
-                                      integer_of("count"));
-      if (kind == "composed" || kind == "one_of") {
-        const YAML::Node list = fields.at("events");
-        if (!list.IsSequence())
-          fail(list, join(here, "events"), "expected a sequence of events, got " + shape_of(list));
-        std::vector<DpEvent> events;
-        for (std::size_t i = 0; i < list.size(); ++i)
-          events.push_back(event(list[i], join(here, "events") + "[" + std::to_string(i) + "]"));
-        return kind == "composed" ? DpEvent::composed(std::move(events))
-                                  : DpEvent::one_of(std::move(events));
-      }
-      if (kind == "replace_one")
-        return DpEvent::replace_one(event(fields.at("event"), join(here, "event")));
-      if (kind == "repeat_until_accepted")
-        return DpEvent::repeat_until_accepted(event(fields.at("event"), join(here, "event")),
-                                              num("stop_probability"));
-      // repeat_and_select
-      return DpEvent::repeat_and_select(event(fields.at("event"), join(here, "event")), num("mean"),
-                                        num("shape"));
+      return build(*spec, fields, here);
     } catch (const InvalidArgument& e) {
       fail(body.IsNull() ? key : body, here, e.what());
     }
   }
 
  private:
+  /// The fields written in `body`, each checked to be one of the kind's, at most once.
+  std::map<std::string, YAML::Node> fields_of(const EventKindSpec& spec, const YAML::Node& body,
+                                              const std::string& here) const {
+    std::map<std::string, YAML::Node> fields;
+    if (body.IsNull()) return fields;
+    const std::string kind(spec.name);
+    if (!body.IsMap())
+      fail(body, here, "expected a map of the event's fields, got " + shape_of(body));
+    for (const auto& f : body) {
+      const YAML::Node fk = f.first;
+      const std::string& name = fk.Scalar();
+      std::vector<std::string> allowed;
+      for (const auto& field : spec.fields) allowed.emplace_back(field.name);
+      if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+        const auto hint = did_you_mean(name, allowed);
+        std::string list;
+        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        std::string message = "unknown field '";
+        message += name;
+        message += "' of " + kind;
+        if (hint) message += " (did you mean '" + *hint + "'?)";
+        message += "; " + kind;
+        message += allowed.empty() ? " takes no fields" : " takes " + list;
+        fail(fk, join(here, name), message);
+      }
+      if (fields.count(name)) fail(fk, join(here, name), "duplicate field '" + name + "'");
+      fields.emplace(name, f.second);
+    }
+    return fields;
+  }
+
+  /// Reads every field in the table's order and builds the event through its constructor (which
+  /// throws InvalidArgument; the caller locates it at the event).
+  DpEvent build(const EventKindSpec& spec, const std::map<std::string, YAML::Node>& fields,
+                const std::string& here) {
+    std::vector<EventFieldValue> values(spec.fields.size());
+    for (std::size_t i = 0; i < spec.fields.size(); ++i) {
+      const EventFieldSpec& field = spec.fields[i];
+      const std::string name(field.name);
+      const std::string at = join(here, name);
+      if (name == "noise_multiplier") {
+        ++noise_leaves;
+        if (options_.noise_multiplier) {
+          values[i].number = *options_.noise_multiplier;  // calibration: the YAML value is unread
+          continue;
+        }
+      }
+      const YAML::Node& node = fields.at(name);
+      switch (field.type) {
+        case EventFieldType::Number:
+          values[i].number = number(node, at);
+          break;
+        case EventFieldType::Integer:
+          values[i].integer = integer(node, at);
+          break;
+        case EventFieldType::Event:
+          values[i].events.push_back(event(node, at));
+          break;
+        case EventFieldType::Events:
+          if (!node.IsSequence())
+            fail(node, at, "expected a sequence of events, got " + shape_of(node));
+          for (std::size_t k = 0; k < node.size(); ++k)
+            values[i].events.push_back(event(node[k], at + "[" + std::to_string(k) + "]"));
+          break;
+      }
+      // DpEvent::poisson_sampled takes rate 0 (a no-op); written in a pipeline or a `dptune
+      // privacy` event it is refused, as it always was.
+      if (spec.kind == DpEvent::Kind::PoissonSampled && name == "rate" &&
+          !(values[i].number > 0 && values[i].number <= 1))
+        fail(node, at, "sampling rate must be in (0, 1], got " + node.Scalar());
+    }
+    return spec.make(values);
+  }
+
   std::string file_;
   const EventParseOptions& options_;
 };

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "dptune/errors.hpp"
+#include "dptune/event_kinds.hpp"
 #include "dptune/params.hpp"
 
 namespace dptune {
@@ -156,82 +157,41 @@ const std::vector<DpEvent>& DpEvent::events() const {
 }
 
 const char* DpEvent::kind_name(Kind kind) {
-  switch (kind) {
-    case Kind::NoOp:
-      return "no_op";
-    case Kind::NonPrivate:
-      return "non_private";
-    case Kind::Gaussian:
-      return "gaussian";
-    case Kind::Laplace:
-      return "laplace";
-    case Kind::PureDp:
-      return "pure_dp";
-    case Kind::ApproxDp:
-      return "approx_dp";
-    case Kind::Zcdp:
-      return "zcdp";
-    case Kind::PoissonSampled:
-      return "poisson_sampled";
-    case Kind::SampledWithoutReplacement:
-      return "sampled_without_replacement";
-    case Kind::SelfComposed:
-      return "self_composed";
-    case Kind::Composed:
-      return "composed";
-    case Kind::RepeatAndSelect:
-      return "repeat_and_select";
-    case Kind::OneOf:
-      return "one_of";
-    case Kind::RepeatUntilAccepted:
-      return "repeat_until_accepted";
-    case Kind::ReplaceOne:
-      return "replace_one";
-    case Kind::DiscreteGaussian:
-      return "discrete_gaussian";
-  }
-  return "?";
+  const EventKindSpec* spec = find_event_kind(kind);
+  return spec ? spec->name.data() : "?";  // the table's names are NUL-terminated literals
 }
 
-std::string DpEvent::to_string() const {
-  const std::string head = std::string("{") + kind_name(kind_) + ": ";
-  switch (kind_) {
-    case Kind::NoOp:
-    case Kind::NonPrivate:
-      return head + "{}}";
-    case Kind::Gaussian:
-    case Kind::Laplace:
-    case Kind::DiscreteGaussian:
-      return head + "{noise_multiplier: " + num(x_) + "}}";
-    case Kind::PureDp:
-      return head + "{epsilon: " + num(x_) + "}}";
-    case Kind::ApproxDp:
-      return head + "{epsilon: " + num(x_) + ", delta: " + num(y_) + "}}";
-    case Kind::Zcdp:
-      return head + "{rho: " + num(x_) + "}}";
-    case Kind::PoissonSampled:
-      return head + "{rate: " + num(x_) + ", event: " + children_[0].to_string() + "}}";
-    case Kind::SampledWithoutReplacement:
-      return head + "{source_size: " + std::to_string(n_) + ", sample_size: " + std::to_string(m_) +
-             ", event: " + children_[0].to_string() + "}}";
-    case Kind::SelfComposed:
-      return head + "{count: " + std::to_string(n_) + ", event: " + children_[0].to_string() + "}}";
-    case Kind::Composed:
-    case Kind::OneOf: {
-      std::string out = head + "{events: [";
-      for (std::size_t i = 0; i < children_.size(); ++i)
-        out += (i ? ", " : "") + children_[i].to_string();
-      return out + "]}}";
+namespace {
+/// One field of `event` as to_string writes it.
+std::string field_text(const DpEvent& event, const EventFieldSpec& field) {
+  switch (field.type) {
+    case EventFieldType::Number:
+      return num(field.number(event));
+    case EventFieldType::Integer:
+      return std::to_string(field.integer(event));
+    case EventFieldType::Event:
+      return event.inner().to_string();
+    case EventFieldType::Events: {
+      std::string out = "[";
+      for (std::size_t i = 0; i < event.events().size(); ++i)
+        out += (i ? ", " : "") + event.events()[i].to_string();
+      return out + "]";
     }
-    case Kind::RepeatAndSelect:
-      return head + "{mean: " + num(x_) + ", shape: " + num(y_) +
-             ", event: " + children_[0].to_string() + "}}";
-    case Kind::RepeatUntilAccepted:
-      return head + "{stop_probability: " + num(x_) + ", event: " + children_[0].to_string() + "}}";
-    case Kind::ReplaceOne:
-      return head + "{event: " + children_[0].to_string() + "}}";
   }
-  return "{}";
+  return "";
+}
+}  // namespace
+
+// Written from the kind table (event_kinds.hpp), field by field in the table's order, which is
+// the order the YAML reader documents and tests pin.
+std::string DpEvent::to_string() const {
+  const EventKindSpec* spec = find_event_kind(kind_);
+  if (!spec) return "{}";
+  std::string out = "{" + std::string(spec->name) + ": {";
+  for (std::size_t i = 0; i < spec->fields.size(); ++i)
+    out += (i ? ", " : "") + std::string(spec->fields[i].name) + ": " +
+           field_text(*this, spec->fields[i]);
+  return out + "}}";
 }
 
 bool DpEvent::operator==(const DpEvent& other) const {

@@ -5,6 +5,11 @@
 // the compiler's __GXX_ABI_VERSION), because C++ types cross the boundary.  All of this is encoded
 // in the exported alias *name*, in the ELF section "dptune", so the host reads it with
 // boost::dll::library_info without running a single instruction of the plugin.
+//
+// The rules for changing the SDK (what may be appended and how, how event kinds evolve, what a
+// plugin and the host may assume of each other) are in docs/sdk-contract.md.  In short: within a
+// major only append; bump DPTUNE_ABI_MINOR, declare what was appended under
+// `#if DPTUNE_PLUGIN_ABI_MINOR >= minor`, and add the minor's line to the history below.
 #pragma once
 
 // <version> pulls in libstdc++'s c++config, which defines _GLIBCXX_USE_CXX11_ABI: without it, a
@@ -64,6 +69,8 @@
 //        null in one process) and Tuner::serve_peer (an appended virtual: a tuner's part on a
 //        rank other than 0, e.g. DP-Hype's clients).  The host calls serve_peer only on tuners of
 //        ABI >= 2.9 (the tuner proxy); a tuner of minor <= 8 never sees peers().
+//        Later, header only (no symbol, so no new minor): event_kinds.hpp, the table of DpEvent
+//        kinds with internal linkage; a plugin that uses it loads into every 2.9 host.
 // The host itself is always built with the SDK's minor.
 #ifndef DPTUNE_PLUGIN_ABI_MINOR
 #define DPTUNE_PLUGIN_ABI_MINOR DPTUNE_ABI_MINOR

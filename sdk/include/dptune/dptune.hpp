@@ -6,6 +6,7 @@
 #include "dptune/discrete.hpp"
 #include "dptune/dp_event.hpp"
 #include "dptune/errors.hpp"
+#include "dptune/event_kinds.hpp"
 #include "dptune/grid_noise.hpp"
 #include "dptune/params.hpp"
 #include "dptune/pareto.hpp"

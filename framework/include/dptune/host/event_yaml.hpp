@@ -1,11 +1,7 @@
 // dptune host: DpEvents written in YAML, the syntax `dptune privacy` reads and DpEvent::to_string
-// prints, with dp_accounting's names:
-//   gaussian: {noise_multiplier}            laplace: {noise_multiplier}      pure_dp: {epsilon}
-//   approx_dp: {epsilon, delta}             zcdp: {rho}                      no_op: {}
-//   poisson_sampled: {rate, event}          sampled_without_replacement: {source_size, sample_size,
-//   event} self_composed: {count, event}           composed: {events: [...]} repeat_and_select:
-//   {mean, shape, event} (shape > -1, or inf for Poisson)
-//   one_of: {events: [...]}                 repeat_until_accepted: {stop_probability, event}
+// prints, with dp_accounting's names, e.g. {self_composed: {count: 10, event: {gaussian:
+// {noise_multiplier: 1.1}}}}.  The kinds and their fields are those of the SDK's kind table
+// (dptune/event_kinds.hpp; listed in docs/events.md).
 #pragma once
 
 #include <optional>
