@@ -416,51 +416,79 @@ namespace {
 constexpr std::uint32_t kIdxImages = 0x00000803;  // unsigned byte, 3 dimensions
 constexpr std::uint32_t kIdxLabels = 0x00000801;  // unsigned byte, 1 dimension
 
-/// The whole of a gzip file, decompressed (MNIST and Fashion-MNIST are distributed as .gz).
-std::vector<unsigned char> read_gzip(const fs::path& file) {
-  gzFile in = gzopen(file.c_str(), "rb");
-  if (in == nullptr) fail_file(file, "cannot open for reading");
-  std::vector<unsigned char> bytes;
-  constexpr unsigned kChunk = 1U << 20;
-  std::string problem;
-  while (true) {
-    const std::size_t at = bytes.size();
-    bytes.resize(at + kChunk);
-    const int got = gzread(in, bytes.data() + at, kChunk);
-    if (got < 0) {
-      int code = 0;
-      problem = gzerror(in, &code);
-      break;
-    }
-    bytes.resize(at + static_cast<std::size_t>(got));
-    if (got == 0) break;
+/// An IDX file read in chunks, gzip-compressed (as MNIST and Fashion-MNIST are distributed) or
+/// not: zlib reads a file without the gzip magic 1f 8b (RFC 1952) as it is, whatever it is called.
+class IdxStream {
+ public:
+  explicit IdxStream(const fs::path& file) : file_(file) {
+    std::error_code ec;
+    if (!fs::exists(file, ec)) fail_file(file, "no such file");
+    if (fs::is_directory(file, ec)) fail_file(file, "is a folder, expected a file");
+    size_ = fs::file_size(file, ec);
+    if (ec) fail_file(file, "cannot read its size: " + ec.message());
+    in_ = gzopen(file.c_str(), "rb");
+    if (in_ == nullptr) fail_file(file, "cannot open for reading");
+    gzbuffer(in_, kChunk);  // before the first read (zlib's rule)
+    compressed_ = gzdirect(in_) == 0;
   }
-  const int closed = gzclose_r(in);
-  if (problem.empty() && closed == Z_BUF_ERROR) problem = "unexpected end of file";
-  if (problem.empty() && closed != Z_OK) problem = "error " + std::to_string(closed);
-  if (!problem.empty()) fail_file(file, "corrupt gzip data: " + problem);
-  return bytes;
-}
+  ~IdxStream() {
+    if (in_ != nullptr) gzclose_r(in_);
+  }
+  IdxStream(const IdxStream&) = delete;
+  IdxStream& operator=(const IdxStream&) = delete;
 
-std::vector<unsigned char> read_binary(const fs::path& file) {
-  std::error_code ec;
-  if (!fs::exists(file, ec)) fail_file(file, "no such file");
-  if (fs::is_directory(file, ec)) fail_file(file, "is a folder, expected a file");
-  std::ifstream in(file, std::ios::binary);
-  if (!in) fail_file(file, "cannot open for reading");
-  const auto size = fs::file_size(file, ec);
-  if (ec) fail_file(file, "cannot read its size: " + ec.message());
-  std::vector<unsigned char> bytes(static_cast<std::size_t>(size));
-  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  if (static_cast<std::size_t>(in.gcount()) != bytes.size()) fail_file(file, "read error");
-  // gzip magic 1f 8b (RFC 1952): decompress, whatever the file is called.
-  if (bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) return read_gzip(file);
-  return bytes;
-}
+  static constexpr unsigned kChunk = 1U << 20;
 
-std::uint32_t big_endian(const std::vector<unsigned char>& b, std::size_t at) {
-  return (std::uint32_t{b[at]} << 24) | (std::uint32_t{b[at + 1]} << 16) |
-         (std::uint32_t{b[at + 2]} << 8) | std::uint32_t{b[at + 3]};
+  /// Up to `size` (at most kChunk) bytes into `to`; fewer only at the end of the data.
+  std::size_t read(unsigned char* to, std::size_t size) {
+    std::size_t done = 0;
+    while (done < size) {
+      const int got = gzread(in_, to + done, static_cast<unsigned>(size - done));
+      if (got < 0) {
+        int code = 0;
+        fail(gzerror(in_, &code));
+      }
+      if (got == 0) break;
+      done += static_cast<std::size_t>(got);
+    }
+    return done;
+  }
+  /// The rest of the data (a small file: the labels).
+  std::vector<unsigned char> rest() {
+    std::vector<unsigned char> bytes;
+    for (std::size_t got = kChunk; got == kChunk;) {
+      const std::size_t at = bytes.size();
+      bytes.resize(at + kChunk);
+      got = read(bytes.data() + at, kChunk);
+      bytes.resize(at + got);
+    }
+    return bytes;
+  }
+  /// Ends the reading: a gzip stream cut short is refused here.
+  void close() {
+    const int closed = gzclose_r(in_);
+    in_ = nullptr;
+    if (closed == Z_BUF_ERROR) fail("unexpected end of file");
+    if (closed != Z_OK) fail("error " + std::to_string(closed));
+  }
+  bool compressed() const { return compressed_; }
+  /// The file's size on disk (the data's size when not compressed).
+  std::uintmax_t size_on_disk() const { return size_; }
+
+ private:
+  [[noreturn]] void fail(const std::string& problem) const {
+    fail_file(file_, compressed_ ? "corrupt gzip data: " + problem : "read error: " + problem);
+  }
+
+  fs::path file_;
+  gzFile in_ = nullptr;
+  std::uintmax_t size_ = 0;
+  bool compressed_ = false;
+};
+
+std::uint32_t big_endian(const unsigned char* b) {
+  return (std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) | (std::uint32_t{b[2]} << 8) |
+         std::uint32_t{b[3]};
 }
 
 std::string hex(std::uint32_t v) {
@@ -475,42 +503,79 @@ void put_big_endian(std::ofstream& out, std::uint32_t v) {
   out.write(bytes, 4);
 }
 
+/// "size mismatch: the header promises 3 images of 2x3 (18 bytes after the header), the file has
+/// 17"
+std::string image_size_mismatch(std::size_t n, std::size_t rows, std::size_t cols,
+                                std::size_t expected, std::uintmax_t found) {
+  return "size mismatch: the header promises " + std::to_string(n) + " images of " +
+         std::to_string(rows) + "x" + std::to_string(cols) + " (" + std::to_string(expected) +
+         " bytes after the header), the file has " + std::to_string(found);
+}
+
+/// The pixels after the header, converted chunk by chunk into `out` (the file's bytes are never
+/// held beside the floats: one chunk at a time); returns how many bytes followed the header.
+std::uintmax_t stream_pixels(IdxStream& in, std::size_t expected, std::vector<float>& out) {
+  // Reserving what the header promises needs a bound on what the file can hold: its size when
+  // plain, deflate's largest ratio (1032:1, zlib's technical notes) times it when compressed.
+  const std::uintmax_t most = in.compressed() ? 1032 * in.size_on_disk() : in.size_on_disk();
+  out.clear();
+  out.reserve(static_cast<std::size_t>(std::min<std::uintmax_t>(expected, most)));
+  std::vector<unsigned char> chunk(IdxStream::kChunk);
+  std::uintmax_t total = 0;
+  for (std::size_t got = chunk.size(); got == chunk.size(); total += got) {
+    got = in.read(chunk.data(), chunk.size());
+    const std::size_t room = expected - std::min<std::uintmax_t>(total, expected);
+    out.insert(out.end(), chunk.begin(),
+               chunk.begin() + static_cast<std::ptrdiff_t>(std::min(got, room)));
+  }
+  in.close();
+  return total;
+}
+
 }  // namespace
 
 dptune::Dataset read_idx(const fs::path& images, const fs::path& labels,
                          std::vector<float>* values) {
-  const auto img = read_binary(images);
-  const auto lab = read_binary(labels);
+  IdxStream img(images), lab(labels);
+  unsigned char img_head[16], lab_head[8];
+  const std::size_t img_got = img.read(img_head, sizeof img_head);
+  const std::size_t lab_got = lab.read(lab_head, sizeof lab_head);
   // The magic first (a swapped pair of files is the likely mistake), then the header's length.
-  if (img.size() >= 4 && big_endian(img, 0) != kIdxImages)
+  if (img_got >= 4 && big_endian(img_head) != kIdxImages)
     fail_file(images,
-              "bad IDX magic " + hex(big_endian(img, 0)) + ", expected " + hex(kIdxImages) +
+              "bad IDX magic " + hex(big_endian(img_head)) + ", expected " + hex(kIdxImages) +
                   " (unsigned-byte images, 3 dimensions)" +
-                  (big_endian(img, 0) == kIdxLabels ? "; this looks like a label file" : ""));
-  if (lab.size() >= 4 && big_endian(lab, 0) != kIdxLabels)
+                  (big_endian(img_head) == kIdxLabels ? "; this looks like a label file" : ""));
+  if (lab_got >= 4 && big_endian(lab_head) != kIdxLabels)
     fail_file(labels,
-              "bad IDX magic " + hex(big_endian(lab, 0)) + ", expected " + hex(kIdxLabels) +
+              "bad IDX magic " + hex(big_endian(lab_head)) + ", expected " + hex(kIdxLabels) +
                   " (unsigned-byte labels, 1 dimension)" +
-                  (big_endian(lab, 0) == kIdxImages ? "; this looks like an image file" : ""));
-  if (img.size() < 16)
+                  (big_endian(lab_head) == kIdxImages ? "; this looks like an image file" : ""));
+  if (img_got < 16)
     fail_file(images, "too short for an IDX image header (16 bytes), got " +
-                          std::to_string(img.size()) + " bytes");
-  if (lab.size() < 8)
+                          std::to_string(img_got) + " bytes");
+  if (lab_got < 8)
     fail_file(labels, "too short for an IDX label header (8 bytes), got " +
-                          std::to_string(lab.size()) + " bytes");
-  const std::size_t n = big_endian(img, 4), rows = big_endian(img, 8), cols = big_endian(img, 12);
-  const std::size_t pixels = rows * cols;
+                          std::to_string(lab_got) + " bytes");
+  const std::size_t n = big_endian(img_head + 4), rows = big_endian(img_head + 8),
+                    cols = big_endian(img_head + 12);
+  const std::size_t pixels = rows * cols;  // both below 2^32
   if (pixels == 0)
     fail_file(images, "images of size " + std::to_string(rows) + "x" + std::to_string(cols));
-  if (img.size() - 16 != n * pixels)
+  if (n > std::numeric_limits<std::size_t>::max() / pixels)
     fail_file(images, "size mismatch: the header promises " + std::to_string(n) + " images of " +
-                          std::to_string(rows) + "x" + std::to_string(cols) + " (" +
-                          std::to_string(n * pixels) + " bytes after the header), the file has " +
-                          std::to_string(img.size() - 16));
-  const std::size_t n_labels = big_endian(lab, 4);
-  if (lab.size() - 8 != n_labels)
+                          std::to_string(rows) + "x" + std::to_string(cols) +
+                          ", more bytes than a file holds");
+  const std::size_t expected = n * pixels;
+  // A plain file's size is known before reading it; a compressed one's once it is read (below).
+  if (!img.compressed() && img.size_on_disk() - 16 != expected)
+    fail_file(images, image_size_mismatch(n, rows, cols, expected, img.size_on_disk() - 16));
+  const std::vector<unsigned char> lab_bytes = lab.rest();
+  lab.close();
+  const std::size_t n_labels = big_endian(lab_head + 4);
+  if (lab_bytes.size() != n_labels)
     fail_file(labels, "size mismatch: the header promises " + std::to_string(n_labels) +
-                          " labels, the file has " + std::to_string(lab.size() - 8) +
+                          " labels, the file has " + std::to_string(lab_bytes.size()) +
                           " bytes after the header");
   if (n_labels != n)
     fail_file(labels, std::to_string(n_labels) + " labels for " + std::to_string(n) +
@@ -523,10 +588,11 @@ dptune::Dataset read_idx(const fs::path& images, const fs::path& labels,
   d.cols = pixels;
   std::vector<float> own;
   std::vector<float>& pixels_out = values ? *values : own;
-  pixels_out.assign(img.begin() + 16, img.end());
+  if (const std::uintmax_t found = stream_pixels(img, expected, pixels_out); found != expected)
+    fail_file(images, image_size_mismatch(n, rows, cols, expected, found));
   if (!values)
     d.float_rows = dptune::FloatRows(std::make_shared<std::vector<float>>(std::move(own)), d.cols);
-  d.labels.assign(lab.begin() + 8, lab.end());
+  d.labels.assign(lab_bytes.begin(), lab_bytes.end());
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < cols; ++c)
       d.feature_names.push_back("pixel_" + std::to_string(r) + "_" + std::to_string(c));

@@ -90,7 +90,11 @@ struct LayoutParams {
 /// Loads (or generates) a Dataset; the generator gets the layout rng for sources that draw data.
 /// A loader either fills the dataset's double `features` or writes its features as floats into
 /// the given vector (rows x cols), leaving `features` empty: large sources never hold doubles.
-using Loader = std::function<dptune::Dataset(dptune::RandomBitGenerator&, std::vector<float>&)>;
+struct Loader {
+  std::function<dptune::Dataset(dptune::RandomBitGenerator&, std::vector<float>&)> read;
+  /// Generated data: the rows depend on the stream (a file gives the same rows whatever it is).
+  bool draws = false;
+};
 
 /// The float rows of the whole dataset, read-only from here on.  The splits (and later the
 /// partitions and client shards) are views of this one storage: nothing is copied per split,
@@ -103,6 +107,12 @@ dptune::FloatRows share(std::vector<float>& values, std::size_t cols) {
 dptune::FloatRows borrow(const std::vector<float>& values, std::size_t cols) {
   return {std::shared_ptr<const std::vector<float>>(std::shared_ptr<void>{}, &values), cols};
 }
+
+/// The whole dataset, its rows preprocessed (in place, once) and shared read-only.
+struct SharedRows {
+  dptune::Dataset all;
+  Preprocessing preprocessing;  // prepared, and already applied to `all`'s rows
+};
 
 class LabelledSource final : public DataSource {
  public:
@@ -117,42 +127,24 @@ class LabelledSource final : public DataSource {
   ShardSettings sharding() const override { return layout_.sharding; }
 
   DataSplits make(dptune::RandomBitGenerator& pipeline_rng) const override {
-    std::unique_ptr<dptune::RandomBitGenerator> own;
-    if (layout_.split_seed >= 0)
-      own = std::make_unique<dptune::Xoshiro256>(static_cast<std::uint64_t>(layout_.split_seed));
-    dptune::RandomBitGenerator& rng = own ? *own : pipeline_rng;
-    std::vector<float> values;
-    dptune::Dataset all = load_(rng, values);
-    if (values.empty() && all.cols > 0) {
-      values.assign(all.features.begin(), all.features.end());
-      std::vector<double>().swap(all.features);  // the doubles go now, before the splits exist
-    }
-    SplitIndices split;
-    try {
-      split = split_indices(all.labels, all.num_classes, layout_.validation_fraction,
-                            layout_.test_fraction, layout_.stratify && all.num_classes > 0, rng);
-    } catch (const dptune::InvalidArgument& e) {
-      throw dptune::ConfigError("data (" + description_ + "): " + e.what());
-    }
-    DataSplits s;
-    // Record-local or public maps need nothing from the data; fitted_standardize (explicit
-    // opt-in) takes the training split's statistics (read through a borrowed view) and applies
-    // them to every split.  The rows are preprocessed once, in place, before they are shared.
-    all.float_rows = borrow(values, all.cols);
-    s.preprocessing = preprocessing_.prepared(subset(all, split.train));
-    s.preprocessing.apply(values, all.cols);
-    all.float_rows = share(values, all.cols);
-    s.train = subset(all, split.train);
-    s.validation = subset(all, split.validation);
-    s.test = subset(all, split.test);
-    // One example changes one row: the trainers' own analyses (clipping) bound its effect.
-    s.sensitivity = {1.0, 1.0, 1.0};
-    {
-      std::lock_guard lock(mutex_);
-      shape_ = std::to_string(all.rows) + " rows x " + std::to_string(all.cols) + " features" +
-               (all.num_classes ? ", " + std::to_string(all.num_classes) + " classes" : "") +
-               "; train " + std::to_string(s.train.rows) + ", validation " +
-               std::to_string(s.validation.rows) + ", test " + std::to_string(s.test.rows);
+    return make_fixed(pipeline_rng, std::nullopt);
+  }
+
+  /// Keeps what it made for the next call: the splits of a reproducible layout stream (its own
+  /// split_seed, or the pipeline's seed), and a file's preprocessed rows for every stream.  Only
+  /// fitted_standardize and generated data under secure randomness are read again.
+  DataSplits make_fixed(dptune::RandomBitGenerator& pipeline_rng,
+                        std::optional<std::uint64_t> seed) const override {
+    std::lock_guard lock(make_mutex_);
+    // split_seed is fixed for this source, so any one key stands for its stream.
+    const std::optional<std::uint64_t> key =
+        layout_.split_seed >= 0 ? std::optional<std::uint64_t>(0) : seed;
+    if (key && memo_ && memo_key_ == key) return *memo_;
+    memo_.reset();  // another layout: the old splits' rows go before new ones are generated
+    DataSplits s = split(pipeline_rng);
+    if (key) {
+      memo_ = s;
+      memo_key_ = key;
     }
     return s;
   }
@@ -173,12 +165,95 @@ class LabelledSource final : public DataSource {
   }
 
  private:
+  /// The loader's dataset with its features as floats in `values` (the doubles freed).
+  dptune::Dataset read(dptune::RandomBitGenerator& rng, std::vector<float>& values) const {
+    dptune::Dataset all = load_.read(rng, values);
+    if (values.empty() && all.cols > 0) {
+      values.assign(all.features.begin(), all.features.end());
+      std::vector<double>().swap(all.features);  // the doubles go now, before the splits exist
+    }
+    return all;
+  }
+
+  SplitIndices draw_split(const dptune::Dataset& all, dptune::RandomBitGenerator& rng) const {
+    try {
+      return split_indices(all.labels, all.num_classes, layout_.validation_fraction,
+                           layout_.test_fraction, layout_.stratify && all.num_classes > 0, rng);
+    } catch (const dptune::InvalidArgument& e) {
+      throw dptune::ConfigError("data (" + description_ + "): " + e.what());
+    }
+  }
+
+  /// Record-local or public maps need nothing from the split: the rows are preprocessed once,
+  /// in place, and (unless generated from the stream) kept for every later split.
+  std::shared_ptr<const SharedRows> preprocessed_rows(dptune::RandomBitGenerator& rng) const {
+    if (rows_) return rows_;
+    std::vector<float> values;
+    auto made = std::make_shared<SharedRows>();
+    made->all = read(rng, values);
+    made->preprocessing = preprocessing_.prepared(made->all);  // checks the public vectors' length
+    made->preprocessing.apply(values, made->all.cols);
+    made->all.float_rows = share(values, made->all.cols);
+    if (!load_.draws) rows_ = made;
+    return made;
+  }
+
+  /// fitted_standardize (explicit opt-in) takes the training split's statistics (read through a
+  /// borrowed view) and applies them to every row before the rows are shared.
+  std::shared_ptr<const SharedRows> fitted_rows(dptune::RandomBitGenerator& rng,
+                                                SplitIndices& split) const {
+    std::vector<float> values;
+    auto made = std::make_shared<SharedRows>();
+    made->all = read(rng, values);
+    split = draw_split(made->all, rng);
+    made->all.float_rows = borrow(values, made->all.cols);
+    made->preprocessing = preprocessing_.prepared(subset(made->all, split.train));
+    made->preprocessing.apply(values, made->all.cols);
+    made->all.float_rows = share(values, made->all.cols);
+    return made;
+  }
+
+  DataSplits split(dptune::RandomBitGenerator& pipeline_rng) const {
+    std::unique_ptr<dptune::RandomBitGenerator> own;
+    if (layout_.split_seed >= 0)
+      own = std::make_unique<dptune::Xoshiro256>(static_cast<std::uint64_t>(layout_.split_seed));
+    dptune::RandomBitGenerator& rng = own ? *own : pipeline_rng;
+    SplitIndices split;
+    std::shared_ptr<const SharedRows> rows;
+    if (preprocessing_.fitted()) {
+      rows = fitted_rows(rng, split);
+    } else {
+      rows = preprocessed_rows(rng);
+      split = draw_split(rows->all, rng);
+    }
+    const dptune::Dataset& all = rows->all;
+    DataSplits s;
+    s.preprocessing = rows->preprocessing;
+    s.train = subset(all, split.train);
+    s.validation = subset(all, split.validation);
+    s.test = subset(all, split.test);
+    // One example changes one row: the trainers' own analyses (clipping) bound its effect.
+    s.sensitivity = {1.0, 1.0, 1.0};
+    {
+      std::lock_guard lock(mutex_);
+      shape_ = std::to_string(all.rows) + " rows x " + std::to_string(all.cols) + " features" +
+               (all.num_classes ? ", " + std::to_string(all.num_classes) + " classes" : "") +
+               "; train " + std::to_string(s.train.rows) + ", validation " +
+               std::to_string(s.validation.rows) + ", test " + std::to_string(s.test.rows);
+    }
+    return s;
+  }
+
   std::string description_;
   Loader load_;
   LayoutParams layout_;
   Preprocessing preprocessing_;
   mutable std::mutex mutex_;
   mutable std::string shape_;  // what make() found, for the report
+  mutable std::mutex make_mutex_;
+  mutable std::shared_ptr<const SharedRows> rows_;  // a file's rows, once read
+  mutable std::optional<DataSplits> memo_;          // the last reproducible layout's splits
+  mutable std::optional<std::uint64_t> memo_key_;
 };
 
 // ---- the catalogue ------------------------------------------------------------------------------
@@ -483,20 +558,20 @@ std::unique_ptr<DataSource> make_data_source(const std::string& name, const dptu
     o.delimiter = params.get_string("delimiter").front();
     o.classification = params.get_bool("classification");
     const fs::path path = params.get_string("path");
-    load = [path, o](dptune::RandomBitGenerator&, std::vector<float>&) {
+    load.read = [path, o](dptune::RandomBitGenerator&, std::vector<float>&) {
       return read_csv(path, o);
     };
     description = "csv " + path.string();
   } else if (name == "libsvm") {
     const fs::path path = params.get_string("path");
     const auto features = static_cast<std::size_t>(params.get_int("num_features"));
-    load = [path, features](dptune::RandomBitGenerator&, std::vector<float>&) {
+    load.read = [path, features](dptune::RandomBitGenerator&, std::vector<float>&) {
       return read_libsvm(path, features);
     };
     description = "libsvm " + path.string();
   } else if (name == "idx") {
     const fs::path images = params.get_string("images"), labels = params.get_string("labels");
-    load = [images, labels](dptune::RandomBitGenerator&, std::vector<float>& values) {
+    load.read = [images, labels](dptune::RandomBitGenerator&, std::vector<float>& values) {
       return read_idx(images, labels, &values);
     };
     description = "idx " + images.string() + " + " + labels.string();
@@ -507,9 +582,10 @@ std::unique_ptr<DataSource> make_data_source(const std::string& name, const dptu
     o.classes = static_cast<std::size_t>(params.get_int("classes"));
     o.separation = params.get_double("separation");
     o.spread = params.get_double("spread");
-    load = [o](dptune::RandomBitGenerator& rng, std::vector<float>& values) {
+    load.read = [o](dptune::RandomBitGenerator& rng, std::vector<float>& values) {
       return gaussian_blobs(o, rng, &values);
     };
+    load.draws = true;
     description = "blobs: " + std::to_string(o.samples) + " points in " +
                   std::to_string(o.features) + " dimensions, " + std::to_string(o.classes) +
                   " classes";
@@ -517,7 +593,7 @@ std::unique_ptr<DataSource> make_data_source(const std::string& name, const dptu
     const fs::path path = bundled_data_file(b->file);
     const bool libsvm = b->libsvm;
     const std::string short_name = b->name;
-    load = [path, libsvm, short_name](dptune::RandomBitGenerator&, std::vector<float>&) {
+    load.read = [path, libsvm, short_name](dptune::RandomBitGenerator&, std::vector<float>&) {
       dptune::Dataset d = libsvm ? read_libsvm(path) : read_csv(path, CsvOptions{});
       d.name = short_name;
       return d;

@@ -106,7 +106,9 @@ const DataSplits& HostEvaluator::fixed_data() const {
   std::lock_guard lock(data_mutex_);
   if (!fixed_data_) {
     auto rng = random_.make(LayoutStreams::kSplit);
-    fixed_data_ = std::make_unique<DataSplits>(data_.make(*rng));
+    // Under a seed the layout stream is a function of the seed: a source shared with the checks
+    // before the run (check_pipeline) hands out the rows it read then.
+    fixed_data_ = std::make_unique<DataSplits>(data_.make_fixed(*rng, random_.seed()));
   }
   return *fixed_data_;
 }

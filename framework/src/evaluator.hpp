@@ -224,15 +224,19 @@ class SilentProgress final : public dptune::ProgressSink {
 };
 
 /// The parts an evaluation needs, built from a pipeline and owned together (the evaluator holds
-/// references to the others): what `dptune run`, the planners and tests assemble.
+/// references to the others): what `dptune run`, the planners and tests assemble.  `shared_data`:
+/// the pipeline's data source of another stack (what it read is not read again); null: a new one.
 struct EvaluationStack {
   EvaluationStack(const PipelineConfig& config, const PluginRegistry& registry,
                   const std::string& executor_kind, std::size_t threads,
                   std::optional<std::uint64_t> seed, RandomStreamRecorder* recorder = nullptr,
-                  std::optional<LayoutKey> layout_key = std::nullopt)
+                  std::optional<LayoutKey> layout_key = std::nullopt,
+                  std::shared_ptr<const DataSource> shared_data = nullptr)
       : random(seed, recorder, layout_key),
         executor(make_executor(executor_kind, threads)),
-        data(make_data_source(config.data.use, config.data.params, config.preprocessing)),
+        data(shared_data
+                 ? std::move(shared_data)
+                 : make_data_source(config.data.use, config.data.params, config.preprocessing)),
         accountant(registry.create_accountant(config.accountant.use, config.accountant.params)),
         utility(registry.create_utility(config.utility.use, config.utility.params)),
         mechanisms(config, registry),
@@ -240,7 +244,7 @@ struct EvaluationStack {
 
   RandomSource random;
   std::unique_ptr<Executor> executor;
-  std::unique_ptr<DataSource> data;
+  std::shared_ptr<const DataSource> data;
   std::shared_ptr<const dptune::Accountant> accountant;
   std::shared_ptr<const dptune::Utility> utility;
   MechanismFactory mechanisms;

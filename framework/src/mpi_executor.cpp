@@ -38,6 +38,7 @@ class MpiExecutor final : public Executor, public RemoteTasks, public dptune::Pe
       std::lock_guard lock(mutex_);
       stopping_ = true;
     }
+    doorbell_.ring();
     if (service_.joinable()) service_.join();
     // The workers leave their loops now (MPI_Finalize, at exit, waits for all ranks).
     try {
@@ -91,6 +92,7 @@ class MpiExecutor final : public Executor, public RemoteTasks, public dptune::Pe
   std::condition_variable wake_;
   std::vector<Worker> workers_;  // by rank; [0] unused
   std::thread service_;
+  Doorbell doorbell_;  // the tuner's threads: new runs, peer messages, the end
   bool stopping_ = false;
   // The current run() call: tasks, the slots not yet started, what came back.
   const std::vector<RemoteTask>* tasks_ = nullptr;
@@ -114,8 +116,11 @@ void MpiExecutor::send(int to, std::string payload) {
   if (to < 1 || to >= link_.size())
     throw dptune::Error("peer message to rank " + std::to_string(to) + ": the job has ranks 0.." +
                         std::to_string(link_.size() - 1));
-  std::lock_guard lock(mutex_);
-  peer_out_.emplace_back(to, std::move(payload));
+  {
+    std::lock_guard lock(mutex_);
+    peer_out_.emplace_back(to, std::move(payload));
+  }
+  doorbell_.ring();
 }
 
 std::optional<dptune::PeerMessage> MpiExecutor::receive(double seconds) {
@@ -132,6 +137,7 @@ std::optional<dptune::PeerMessage> MpiExecutor::receive(double seconds) {
 
 void MpiExecutor::serve() {
   auto next_beat = Clock::now();
+  Backoff backoff;
   for (;;) {
     bool idle = true;
     try {
@@ -159,7 +165,7 @@ void MpiExecutor::serve() {
       peer_wake_.notify_all();
       return;
     }
-    if (idle) std::this_thread::sleep_for(std::chrono::microseconds(500));
+    doorbell_.pause_if_idle(idle, backoff);
   }
 }
 
@@ -274,6 +280,7 @@ void MpiExecutor::run(const std::vector<RemoteTask>& tasks, const std::vector<ch
   tasks_ = &tasks;
   ++generation_;
   for (std::size_t i = 0; i < tasks.size(); ++i) (local_only[i] ? local_ : queue_).push_back(i);
+  doorbell_.ring();          // the service thread hands the queue out now
   std::exception_ptr error;  // the first local failure or interruption
   std::size_t finished = 0;
   const auto stop = [&] {

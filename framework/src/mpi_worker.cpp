@@ -27,14 +27,16 @@ std::unique_ptr<Executor> make_mpi_executor();
 namespace mpi {
 namespace {
 
-/// Work on its own thread; the main thread polls `ready` and never joins a thread that may hang
-/// (a lost rank 0 ends the process with MPI_Abort instead).
+/// Work on its own thread; the main thread polls `ready` (rung when it is) and never joins a
+/// thread that may hang (a lost rank 0 ends the process with MPI_Abort instead).
 class Job {
  public:
-  explicit Job(std::function<std::string()> work) : state_(std::make_shared<State>()) {
-    std::thread([state = state_, work = std::move(work)] {
+  Job(std::function<std::string()> work, std::shared_ptr<Doorbell> bell)
+      : state_(std::make_shared<State>()) {
+    std::thread([state = state_, work = std::move(work), bell = std::move(bell)] {
       state->output = work();
       state->ready = true;
+      bell->ring();
     }).detach();
   }
   bool ready() const { return state_->ready.load(); }
@@ -55,15 +57,19 @@ std::string failure_text(const std::exception& e) { return e.what(); }
 /// outlive the worker's loop by a moment.
 class WorkerPeers final : public dptune::PeerChannel {
  public:
-  WorkerPeers(int rank, int size) : rank_(rank), size_(size) {}
+  WorkerPeers(int rank, int size, std::shared_ptr<Doorbell> bell)
+      : rank_(rank), size_(size), bell_(std::move(bell)) {}
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   void send(int to, std::string payload) override {
     if (to < 0 || to >= size_ || to == rank_)
       throw dptune::Error("peer message from rank " + std::to_string(rank_) + " to rank " +
                           std::to_string(to) + ": no such other rank");
-    std::lock_guard lock(mutex_);
-    out_.emplace_back(to, std::move(payload));
+    {
+      std::lock_guard lock(mutex_);
+      out_.emplace_back(to, std::move(payload));
+    }
+    bell_->ring();  // the main thread sends it now
   }
   std::optional<dptune::PeerMessage> receive(double seconds) override {
     std::unique_lock lock(mutex_);
@@ -96,6 +102,7 @@ class WorkerPeers final : public dptune::PeerChannel {
 
  private:
   int rank_, size_;
+  std::shared_ptr<Doorbell> bell_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::pair<int, std::string>> out_;
@@ -159,7 +166,7 @@ class Worker {
         registry_(registry),
         fingerprint_(std::move(fingerprint)),
         link_(Link::get()),
-        peers_(std::make_shared<WorkerPeers>(link_.rank(), link_.size())) {}
+        peers_(std::make_shared<WorkerPeers>(link_.rank(), link_.size(), bell_)) {}
 
   int serve();
 
@@ -175,6 +182,8 @@ class Worker {
   const PluginRegistry& registry_;
   std::string fingerprint_;
   Link& link_;
+  // Shared with the detached threads, which may outlive this object.
+  std::shared_ptr<Doorbell> bell_ = std::make_shared<Doorbell>();
   std::shared_ptr<EvaluationStack> stack_;
   std::shared_ptr<std::shared_ptr<EvaluationStack>> built_ =
       std::make_shared<std::shared_ptr<EvaluationStack>>();
@@ -187,49 +196,55 @@ class Worker {
 
 void Worker::start_building(const std::optional<LayoutKey>& key) {
   if (building_ || stack_) throw dptune::Error("rank 0 sent init twice");
-  building_.emplace([this, key, built = built_]() -> std::string {
-    try {
-      *built = std::make_shared<EvaluationStack>(config_, registry_, "inline", 1,
-                                                 config_.execution.seed, nullptr, key);
-      return {};
-    } catch (const std::exception& e) {
-      return failure_text(e).empty() ? std::string("unknown error") : failure_text(e);
-    }
-  });
+  building_.emplace(
+      [this, key, built = built_]() -> std::string {
+        try {
+          *built = std::make_shared<EvaluationStack>(config_, registry_, "inline", 1,
+                                                     config_.execution.seed, nullptr, key);
+          return {};
+        } catch (const std::exception& e) {
+          return failure_text(e).empty() ? std::string("unknown error") : failure_text(e);
+        }
+      },
+      bell_);
 }
 
 void Worker::start_task(const std::string& payload) {
   if (!stack_ || running_) throw dptune::Error("rank 0 sent a task this rank cannot take now");
   std::uint64_t seq = 0;
   const RemoteTask task = decode_task(payload, seq);
-  running_.emplace([stack = stack_, task, seq] {
-    Reply reply;
-    reply.seq = seq;
-    const auto started = Clock::now();
-    try {
-      RemoteResult r;
-      r.score = stack->evaluator.run_task(task);
-      r.seconds = std::chrono::duration<double>(Clock::now() - started).count();
-      reply.result = r;
-    } catch (const std::exception& e) {
-      reply.error = e.what();
-    }
-    return encode_reply(reply);
-  });
+  running_.emplace(
+      [stack = stack_, task, seq] {
+        Reply reply;
+        reply.seq = seq;
+        const auto started = Clock::now();
+        try {
+          RemoteResult r;
+          r.score = stack->evaluator.run_task(task);
+          r.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+          reply.result = r;
+        } catch (const std::exception& e) {
+          reply.error = e.what();
+        }
+        return encode_reply(reply);
+      },
+      bell_);
 }
 
 void Worker::start_peer() {
   // The tuner is made once, from the pipeline every rank loaded (rank 0 made its own the same way).
   if (!tuner_) tuner_ = create_configured_tuner(config_, registry_);
-  peer_job_.emplace([tuner = tuner_, context = std::make_shared<PeerTunerContext>(
-                                         config_, stack_, peers_)]() -> std::string {
-    try {
-      tuner->serve_peer(*context);
-      return {};
-    } catch (const std::exception& e) {
-      return failure_text(e).empty() ? std::string("unknown error") : failure_text(e);
-    }
-  });
+  peer_job_.emplace(
+      [tuner = tuner_,
+       context = std::make_shared<PeerTunerContext>(config_, stack_, peers_)]() -> std::string {
+        try {
+          tuner->serve_peer(*context);
+          return {};
+        } catch (const std::exception& e) {
+          return failure_text(e).empty() ? std::string("unknown error") : failure_text(e);
+        }
+      },
+      bell_);
 }
 
 void Worker::handle(const Message& m) {
@@ -291,6 +306,7 @@ int Worker::serve() {
   auto next_beat = Clock::now();
   const auto tick = std::chrono::duration_cast<Clock::duration>(beat_interval());
   const auto limit = std::chrono::duration_cast<Clock::duration>(timeout());
+  Backoff backoff;
   for (;;) {
     bool idle = true;
     while (auto m = link_.poll()) {
@@ -315,7 +331,7 @@ int Worker::serve() {
       // MPI_Abort racing rank 0's own can leave mpirun waiting).
       std::_Exit(1);
     }
-    if (idle) std::this_thread::sleep_for(std::chrono::microseconds(500));
+    bell_->pause_if_idle(idle, backoff);
   }
 }
 

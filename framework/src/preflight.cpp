@@ -379,7 +379,8 @@ void probe_tuner(const PipelineConfig& config, const PluginRegistry& registry,
 
 }  // namespace
 
-std::string check_pipeline(const PipelineConfig& config, const PluginRegistry& registry) {
+std::string check_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
+                           std::shared_ptr<const DataSource>* data) {
   create_configured_tuner(config, registry);
   check_configured_algorithm(config, registry);
   if (config.algorithm.kind == ComponentKind::Trainer) {
@@ -390,8 +391,10 @@ std::string check_pipeline(const PipelineConfig& config, const PluginRegistry& r
         schema->complete(config.algorithm.params.merged(centre_candidate(config))));
     check_mechanism(config, registry, *trainer);
   }
-  // A fixed seed: only the sizes of this stack's split are used (the run draws its own).
-  EvaluationStack stack(config, registry, "inline", 1, 0);
+  // The run's seed, so that a seeded run reuses this split (make_fixed); without one, any fixed
+  // seed: only the sizes of this split are used (the run draws its own from the files' rows).
+  EvaluationStack stack(config, registry, "inline", 1, config.execution.seed.value_or(0));
+  if (data) *data = stack.data;
   // Public statistics must have one value per feature, which only the data can tell (a
   // ConfigError naming the list's file:line:col when the lengths differ).
   if (!stack.evaluator.data_varies_per_run()) stack.evaluator.splits();

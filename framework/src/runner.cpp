@@ -170,8 +170,10 @@ std::optional<TestScore> release_test_score(const PipelineConfig& config, Evalua
 RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
                         const RunOptions& options, std::ostream& out) {
   const auto started = std::chrono::steady_clock::now();
-  // Every check `dptune validate` makes, before the output folder is touched.
-  check_pipeline(config, registry);
+  // Every check `dptune validate` makes, before the output folder is touched; the study reads
+  // the data source the checks read (its files are read once).
+  std::shared_ptr<const DataSource> data;
+  check_pipeline(config, registry, &data);
   auto tuner = create_configured_tuner(config, registry);
   // The study store: refuse a folder holding one unless resuming or overwriting.  Under secure
   // randomness the tuner's and the layout's streams are recorded (replayed on resume); a seeded
@@ -184,7 +186,7 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
   if (config.execution.executor == "mpi")
     layout_key = start_mpi_workers(config, study.get(), options.resume);
   EvaluationStack stack(config, registry, config.execution.executor, config.execution.threads,
-                        config.execution.seed, recorder, layout_key);
+                        config.execution.seed, recorder, layout_key, std::move(data));
   if (study) {
     study->begin(to_yaml(config), config.tuner.use, stack.random.description());
     stack.evaluator.set_journal(study.get());

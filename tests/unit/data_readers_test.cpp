@@ -271,6 +271,50 @@ TEST_CASE("idx: write then read round-trips, header checks name the file") {
         tiny.string() + ": too short for an IDX image header (16 bytes), got 3 bytes");
 }
 
+TEST_CASE("idx: images of more than one read chunk stream into the floats, plain or gzip") {
+  // 1 100 images of 32 x 32 = 1.07 MiB of pixels: the reader's 1 MiB chunks split an image.
+  dptune_test::TempDir dir;
+  dptune::Dataset d;
+  d.rows = 1100;
+  d.cols = 32 * 32;
+  for (std::size_t i = 0; i < d.rows * d.cols; ++i) d.features.push_back((i * 7919) % 256);
+  for (std::size_t i = 0; i < d.rows; ++i) d.labels.push_back(static_cast<double>(i % 10));
+  const auto images = dir.path() / "images", labels = dir.path() / "labels";
+  dptune::host::write_idx(d, 32, 32, images, labels);
+  std::ifstream in(images, std::ios::binary);
+  const std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto gz_images = dir.path() / "images.gz";
+  gzFile out = gzopen(gz_images.c_str(), "wb");
+  REQUIRE(out != nullptr);
+  REQUIRE(gzwrite(out, raw.data(), static_cast<unsigned>(raw.size())) ==
+          static_cast<int>(raw.size()));
+  REQUIRE(gzclose(out) == Z_OK);
+  for (const auto& file : {images, gz_images}) {
+    std::vector<float> pixels;
+    const auto back = dptune::host::read_idx(file, labels, &pixels);
+    CHECK(back.rows == 1100);
+    CHECK(back.labels == d.labels);
+    CHECK(pixels.size() == d.features.size());
+    CHECK(std::vector<double>(pixels.begin(), pixels.end()) == d.features);
+    CHECK(pixels.capacity() == pixels.size());  // reserved once: no growth, no slack
+  }
+  // A compressed file whose data is one byte short, or one image too long, of what its header
+  // promises: known only once it is read, and said the same way as for a plain file.
+  for (const std::size_t size : {raw.size() - 1, raw.size() + 1024}) {
+    std::string changed = raw;
+    changed.resize(size, '\x05');
+    const auto gz = dir.path() / ("changed-" + std::to_string(size) + ".gz");
+    gzFile w = gzopen(gz.c_str(), "wb");
+    REQUIRE(w != nullptr);
+    REQUIRE(gzwrite(w, changed.data(), static_cast<unsigned>(changed.size())) ==
+            static_cast<int>(changed.size()));
+    REQUIRE(gzclose(w) == Z_OK);
+    CHECK(error_of([&] { dptune::host::read_idx(gz, labels); }) ==
+          gz.string() + ": size mismatch: the header promises 1100 images of 32x32 (1126400 " +
+              "bytes after the header), the file has " + std::to_string(size - 16));
+  }
+}
+
 TEST_CASE("gaussian_mixture: per-class sample means and variances match the centres and spread") {
   dptune::Xoshiro256 rng(11);
   const std::size_t per_class = 4000;

@@ -6,6 +6,7 @@
 // sharding parameters documented in docs/data.md.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -50,6 +51,16 @@ class DataSource {
   /// Loads or generates the data and splits it.  The host calls this once per pipeline with the
   /// data-layout stream (unless varies_per_run), so the split is fixed for the whole pipeline.
   virtual DataSplits make(dptune::RandomBitGenerator& rng) const = 0;
+  /// make() for the pipeline's fixed data: `rng` is the data-layout stream and `seed` the seed it
+  /// derives from (nullopt: secure randomness, whose words are never drawn twice).  A source may
+  /// keep what it read and hand it out again, so that a process holding one source reads its
+  /// files once: `dptune run` checks the pipeline on the data and then runs the study on the same
+  /// rows.  The result is the one make() would return.
+  virtual DataSplits make_fixed(dptune::RandomBitGenerator& rng,
+                                std::optional<std::uint64_t> seed) const {
+    static_cast<void>(seed);
+    return make(rng);
+  }
   virtual std::string describe() const = 0;
   virtual ShardSettings sharding() const { return {}; }
 };

@@ -12,6 +12,8 @@
 
 namespace dptune::host {
 
+class DataSource;  // data_source.hpp
+
 /// The registry and the data-source catalogue, as one Catalog for the config loader.
 class HostCatalog : public Catalog {
  public:
@@ -63,8 +65,10 @@ void check_configured_algorithm(const PipelineConfig& config, const PluginRegist
 /// Every check that can be made before any run trains (issue 16): what `dptune validate` reports
 /// and `dptune run` does first, before it touches its output folder.  Throws ConfigDiagnostic
 /// (exit code 2) naming file:line:col and key; reads the data for its sizes only.  Returns how
-/// output.test_score is priced (validate prints it), or "" without one.
-std::string check_pipeline(const PipelineConfig& config, const PluginRegistry& registry);
+/// output.test_score is priced (validate prints it), or "" without one.  `data` (when given)
+/// receives the data source the checks read, for the run to read the same rows (once per process).
+std::string check_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
+                           std::shared_ptr<const DataSource>* data = nullptr);
 
 /// What one private run of each candidate on the whole training data does, without running
 /// anything (the pipeline's data is read for its sizes only): what planners need.
