@@ -378,10 +378,10 @@ TEST_CASE("pld: a grid too wide answers vacuously, saying why") {
   }
 }
 
-TEST_CASE("pld: the transform agrees with the own radix-2 FFT and with direct sums") {
-  // fourier() runs FFTW when built with DPTUNE_PLD_FFTW (else it is fourier_radix2, the own one).
+TEST_CASE("pld: the transform agrees with the own FFT and with direct sums") {
+  // fourier() runs FFTW when built with DPTUNE_PLD_FFTW (else it is fourier_own, the own one).
   // Both must agree on random data, invert each other, and convolve as the O(n^2) sum does.
-  const std::string backend = pld::fourier_uses_fftw() ? "FFTW" : "the own radix-2 FFT";
+  const std::string backend = pld::fourier_uses_fftw() ? "FFTW" : "the own radix-4 FFT";
   MESSAGE("fourier() uses " << backend);
   std::mt19937_64 rng(20261126);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
@@ -391,7 +391,7 @@ TEST_CASE("pld: the transform agrees with the own radix-2 FFT and with direct su
     for (auto& z : x) z = {unit(rng), unit(rng) - 0.5};
     auto fast = x, own = x;
     pld::fourier(fast, false);
-    pld::fourier_radix2(own.data(), own.size(), false);
+    pld::fourier_own(own.data(), own.size(), false);
     double scale = 0, diff = 0;
     for (std::size_t j = 0; j < n; ++j) {
       scale = std::max(scale, std::abs(own[j]));
@@ -424,9 +424,10 @@ TEST_CASE("pld: the transform agrees with the own radix-2 FFT and with direct su
   CHECK(worst <= 1e-12);
 }
 
-TEST_CASE("pld: the own radix-2 FFT matches the defining sum") {
+TEST_CASE("pld: the own FFT matches the defining sum") {
   // X_j = sum_m x_m e^{-2 pi i j m / n}, summed directly (in long double) at sampled frequencies;
-  // n = 2^12 takes the tiled bit reversal, n = 2^17 also the cache-blocked wide stages.
+  // n = 8 and 2^17 end on a radix-2 level, n = 2^12 takes the tiled bit reversal, n = 2^17 also
+  // the cache-blocked wide levels.
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> unit(-1.0, 1.0);
   for (const std::size_t n : {std::size_t{8}, std::size_t{1} << 12, std::size_t{1} << 17}) {
@@ -434,7 +435,7 @@ TEST_CASE("pld: the own radix-2 FFT matches the defining sum") {
     for (auto& z : x) z = {unit(rng), unit(rng)};
     for (const bool inverse : {false, true}) {
       auto y = x;
-      pld::fourier_radix2(y.data(), n, inverse);
+      pld::fourier_own(y.data(), n, inverse);
       const long double sign = inverse ? 1 : -1;
       const long double tau = 2 * std::acos(-1.0L);
       double worst = 0;
@@ -451,5 +452,62 @@ TEST_CASE("pld: the own radix-2 FFT matches the defining sum") {
       }
       CHECK(worst <= 1e-12 * std::sqrt(static_cast<double>(n)));
     }
+  }
+}
+
+namespace {
+
+/// The defining sum X_j = sum_m x_m e^{-2 pi i j m / n} in long double.
+std::complex<double> direct_dft(const std::vector<std::complex<double>>& x, std::size_t j) {
+  const std::size_t n = x.size();
+  const long double tau = 2 * std::acos(-1.0L);
+  long double re = 0, im = 0;
+  for (std::size_t m = 0; m < n; ++m) {
+    const long double angle = -tau * static_cast<long double>((j * m) % n) / n;
+    const long double c = std::cos(angle), s = std::sin(angle);
+    re += x[m].real() * c - x[m].imag() * s;
+    im += x[m].real() * s + x[m].imag() * c;
+  }
+  return {static_cast<double>(re), static_cast<double>(im)};
+}
+
+}  // namespace
+
+TEST_CASE("pld: the spectrum-order transform is the DFT at its stated positions, mirrors paired") {
+  // spectrum_forward leaves X_j at spectrum_position(j) (bit-reversed for the own transform),
+  // spectrum_inverse brings n x back in natural order, and spectrum_mirror pairs X_j with
+  // X_{n-j}, which for a real input is its conjugate.  Sizes from 2 up past the cache block
+  // (2^15), with odd and even log2 n (a radix-2 level or not).
+  std::mt19937_64 rng(20261127);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  for (const std::size_t n : {std::size_t{2}, std::size_t{4}, std::size_t{8}, std::size_t{32},
+                              std::size_t{1} << 10, std::size_t{1} << 16, std::size_t{1} << 17}) {
+    CAPTURE(n);
+    std::vector<std::complex<double>> x(n), real_only(n);
+    for (std::size_t m = 0; m < n; ++m) {
+      x[m] = {unit(rng), unit(rng)};
+      real_only[m] = {x[m].real(), 0.0};
+    }
+    auto y = x, r = real_only;
+    pld::spectrum_forward(y.data(), n);
+    pld::spectrum_forward(r.data(), n);
+    double worst = 0, mirror_gap = 0;
+    const std::size_t step = std::max<std::size_t>(1, n / 61);
+    for (std::size_t j = 0; j < n; j += step + (j % 2)) {
+      const std::size_t p = pld::spectrum_position(j, n);
+      REQUIRE(p < n);
+      worst = std::max(worst, std::abs(y[p] - direct_dft(x, j)));
+      const std::size_t pm = pld::spectrum_mirror(p, n);
+      CHECK(pm == pld::spectrum_position((n - j) % n, n));
+      CHECK(pld::spectrum_mirror(pm, n) == p);
+      mirror_gap = std::max(mirror_gap, std::abs(r[pm] - std::conj(r[p])));
+    }
+    CHECK(worst <= 1e-12 * std::sqrt(static_cast<double>(n)));
+    CHECK(mirror_gap <= 1e-12 * std::sqrt(static_cast<double>(n)));
+    pld::spectrum_inverse(y.data(), n);
+    double back = 0;
+    for (std::size_t m = 0; m < n; ++m)
+      back = std::max(back, std::abs(y[m] / static_cast<double>(n) - x[m]));
+    CHECK(back <= 1e-13);
   }
 }

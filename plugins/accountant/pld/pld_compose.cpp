@@ -170,10 +170,10 @@ std::vector<double> convolve(const std::vector<double>& a, const std::vector<dou
   std::vector<Complex> fa(size), fb(size);
   std::copy(a.begin(), a.end(), fa.begin());
   std::copy(b.begin(), b.end(), fb.begin());
-  fourier(fa, false);
-  fourier(fb, false);
+  spectrum_forward(fa.data(), size);
+  spectrum_forward(fb.data(), size);
   for (std::size_t i = 0; i < size; ++i) fa[i] = mul(fa[i], fb[i]);
-  fourier(fa, true);
+  spectrum_inverse(fa.data(), size);
   for (std::size_t i = 0; i < n; ++i)
     out[i] = std::max(0.0, fa[i].real() / static_cast<double>(size));
   return out;
@@ -338,10 +338,10 @@ Pld self_compose(const Pld& pld, std::int64_t k, const Options& options, Estimat
   const Window w = plan_window(pld, k, options);
   Spectrum spectrum(power_of_two_at_least(w.width));
   fold_into(pld, spectrum, 0);
-  fourier(spectrum.data(), spectrum.size(), false);
+  spectrum_forward(spectrum.data(), spectrum.size());
   const double negligible = negligible_norm(k);
   for (std::size_t j = 0; j < spectrum.size(); ++j) spectrum[j] = power(spectrum[j], k, negligible);
-  fourier(spectrum.data(), spectrum.size(), true);
+  spectrum_inverse(spectrum.data(), spectrum.size());
   return read_window(pld, k, w, spectrum, 0, 1 / static_cast<double>(spectrum.size()), options,
                      estimate);
 }
@@ -354,25 +354,27 @@ std::pair<Pld, Pld> self_compose_both(const Pld& a, const Pld& b, std::int64_t k
   // Two real sequences in one complex FFT (a in the real part, b in the imaginary part):
   // A_j = (Z_j + conj Z_{N−j})/2, B_j = (Z_j − conj Z_{N−j})/(2i); then A^k + i B^k transforms
   // back to (a^{*k}, b^{*k}) in the real and imaginary parts.  Z_j and Z_{N−j} are read together
-  // and both overwritten, so the spectrum is powered in place.
+  // and both overwritten, so the spectrum is powered in place (in spectrum order: the pairs are
+  // found by spectrum_mirror).
   const Window wa = plan_window(a, k, options), wb = plan_window(b, k, options);
   const std::size_t size = power_of_two_at_least(std::max(wa.width, wb.width));
   Spectrum z(size);
   fold_into(a, z, 0);
   fold_into(b, z, 1);
-  fourier(z.data(), size, false);
+  spectrum_forward(z.data(), size);
   const double negligible = negligible_norm(k);
   const auto powered = [&](Complex zj, Complex mirror) {
     const Complex sa = (zj + mirror) * 0.5, sb = (zj - mirror) * Complex(0, -0.5);
     return power(sa, k, negligible) + Complex(0, 1) * power(sb, k, negligible);
   };
-  for (std::size_t j = 0; j <= size / 2; ++j) {
-    const std::size_t jm = (size - j) % size;
-    const Complex zj = z[j], zm = z[jm];
-    z[j] = powered(zj, std::conj(zm));
-    if (jm != j) z[jm] = powered(zm, std::conj(zj));
+  for (std::size_t p = 0; p < size; ++p) {
+    const std::size_t pm = spectrum_mirror(p, size);
+    if (pm < p) continue;  // done with its partner
+    const Complex zj = z[p], zm = z[pm];
+    z[p] = powered(zj, std::conj(zm));
+    if (pm != p) z[pm] = powered(zm, std::conj(zj));
   }
-  fourier(z.data(), size, true);
+  spectrum_inverse(z.data(), size);
   const double scale = 1 / static_cast<double>(size);
   return {read_window(a, k, wa, z, 0, scale, options, estimate),
           read_window(b, k, wb, z, 1, scale, options, estimate)};

@@ -113,16 +113,29 @@ std::vector<double> convolve(const std::vector<double>& a, const std::vector<dou
 
 // ---- the Fourier transform (pld_fft.cpp) --------------------------------------------------------
 /// In-place DFT of a[0..n), X_j = Σ_m x_m e^{∓2πijm/n} (− forward, + inverse; the inverse
-/// without the 1/n): fourier_radix2, or FFTW when built with DPTUNE_PLD_FFTW.
+/// without the 1/n), natural order in and out: fourier_own, or FFTW when built with
+/// DPTUNE_PLD_FFTW.
 void fourier(std::complex<double>* a, std::size_t n, bool inverse);
 inline void fourier(std::vector<std::complex<double>>& a, bool inverse) {
   fourier(a.data(), a.size(), inverse);
 }
-/// The own iterative radix-2 transform (n a power of two), always built: the default, and the
-/// reference the FFTW path is tested against.
-void fourier_radix2(std::complex<double>* a, std::size_t n, bool inverse);
+/// The own radix-4 transform (n a power of two), always built: the default, and the reference
+/// the FFTW path is tested against.
+void fourier_own(std::complex<double>* a, std::size_t n, bool inverse);
 /// Whether fourier() runs FFTW.
 bool fourier_uses_fftw();
+/// The forward DFT of a[0..n) (n a power of two) in "spectrum order": X_j at position
+/// spectrum_position(j, n).  A convolution multiplies spectra pointwise and transforms back with
+/// spectrum_inverse, so it never needs natural order (the own transform skips its bit reversal).
+void spectrum_forward(std::complex<double>* a, std::size_t n);
+/// The inverse of spectrum_forward (without the 1/n): a spectrum in spectrum order to a sequence in
+/// natural order.
+void spectrum_inverse(std::complex<double>* a, std::size_t n);
+/// Where spectrum_forward puts X_j: the bit reversal of j (own transform), or j (FFTW).
+std::size_t spectrum_position(std::size_t j, std::size_t n);
+/// The position of X_{(n−j) mod n} given the position p of X_j (the pairing by which two real
+/// sequences share one complex transform).
+std::size_t spectrum_mirror(std::size_t p, std::size_t n);
 
 // ---- the accountant (pld_core.cpp) --------------------------------------------------------------
 class Accountant {
