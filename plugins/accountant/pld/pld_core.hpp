@@ -124,6 +124,9 @@ inline void fourier(std::vector<std::complex<double>>& a, bool inverse) {
 void fourier_own(std::complex<double>* a, std::size_t n, bool inverse);
 /// Whether fourier() runs FFTW.
 bool fourier_uses_fftw();
+/// Lets the own transform use its AVX2 copy where the CPU has AVX2 (the default) or not (for tests:
+/// both copies give the same results bit for bit); returns whether it now does.
+bool fourier_allow_avx2(bool allowed);
 /// The forward DFT of a[0..n) (n a power of two) in "spectrum order": X_j at position
 /// spectrum_position(j, n).  A convolution multiplies spectra pointwise and transforms back with
 /// spectrum_inverse, so it never needs natural order (the own transform skips its bit reversal).
