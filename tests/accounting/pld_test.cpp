@@ -505,6 +505,16 @@ TEST_CASE("pld: the spectrum-order transform is the DFT at its stated positions,
     }
     CHECK(worst <= 1e-12 * std::sqrt(static_cast<double>(n)));
     CHECK(mirror_gap <= 1e-12 * std::sqrt(static_cast<double>(n)));
+    // for_each_mirror_pair visits every position exactly once, with its mirror.
+    std::vector<int> seen(n, 0);
+    bool paired = true;
+    pld::for_each_mirror_pair(n, [&](std::size_t p, std::size_t pm) {
+      paired = paired && pm == pld::spectrum_mirror(p, n);
+      ++seen[p];
+      if (pm != p) ++seen[pm];
+    });
+    CHECK(paired);
+    CHECK(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; }));
     pld::spectrum_inverse(y.data(), n);
     double back = 0;
     for (std::size_t m = 0; m < n; ++m)

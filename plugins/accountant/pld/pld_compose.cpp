@@ -360,7 +360,7 @@ std::pair<Pld, Pld> self_compose_both(const Pld& a, const Pld& b, std::int64_t k
   // A_j = (Z_j + conj Z_{N−j})/2, B_j = (Z_j − conj Z_{N−j})/(2i); then A^k + i B^k transforms
   // back to (a^{*k}, b^{*k}) in the real and imaginary parts.  Z_j and Z_{N−j} are read together
   // and both overwritten, so the spectrum is powered in place (in spectrum order: the pairs are
-  // found by spectrum_mirror).
+  // found by for_each_mirror_pair).
   const Window wa = plan_window(a, k, options), wb = plan_window(b, k, options);
   const std::size_t size = power_of_two_at_least(std::max(wa.width, wb.width));
   Spectrum z(size);
@@ -372,13 +372,11 @@ std::pair<Pld, Pld> self_compose_both(const Pld& a, const Pld& b, std::int64_t k
     const Complex sa = (zj + mirror) * 0.5, sb = (zj - mirror) * Complex(0, -0.5);
     return power(sa, k, negligible) + Complex(0, 1) * power(sb, k, negligible);
   };
-  for (std::size_t p = 0; p < size; ++p) {
-    const std::size_t pm = spectrum_mirror(p, size);
-    if (pm < p) continue;  // done with its partner
+  for_each_mirror_pair(size, [&](std::size_t p, std::size_t pm) {
     const Complex zj = z[p], zm = z[pm];
     z[p] = powered(zj, std::conj(zm));
     if (pm != p) z[pm] = powered(zm, std::conj(zj));
-  }
+  });
   spectrum_inverse(z.data(), size);
   const double scale = 1 / static_cast<double>(size);
   return {read_window(a, k, wa, z, 0, scale, options, estimate),

@@ -139,6 +139,23 @@ std::size_t spectrum_position(std::size_t j, std::size_t n);
 /// The position of X_{(n−j) mod n} given the position p of X_j (the pairing by which two real
 /// sequences share one complex transform).
 std::size_t spectrum_mirror(std::size_t p, std::size_t n);
+/// Calls visit(p, spectrum_mirror(p, n)) once for each pair of mirror positions (once with p = its
+/// mirror for the self-paired X_0 and X_{n/2}), in an order that walks memory forwards and
+/// backwards in step.
+template <class Visit>
+void for_each_mirror_pair(std::size_t n, Visit&& visit) {
+  if (n == 0) return;
+  visit(std::size_t{0}, std::size_t{0});
+  if (n == 1) return;
+  if (fourier_uses_fftw()) {  // natural order: j with n − j
+    visit(n / 2, n / 2);
+    for (std::size_t j = 1; j < n / 2; ++j) visit(j, n - j);
+    return;
+  }
+  visit(std::size_t{1}, std::size_t{1});  // bit-reversed order: each block [b, 2b) read backwards
+  for (std::size_t b = 2; b < n; b *= 2)
+    for (std::size_t p = b; p < b + b / 2; ++p) visit(p, 3 * b - 1 - p);
+}
 
 // ---- the accountant (pld_core.cpp) --------------------------------------------------------------
 class Accountant {
