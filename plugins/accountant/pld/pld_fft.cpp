@@ -213,7 +213,10 @@ std::atomic<bool> avx2_allowed{true};
 
 bool avx2_in_use() {
 #ifdef DPTUNE_PLD_AVX2
-  static const bool supported = __builtin_cpu_supports("avx2") != 0;
+  static const bool supported = [] {
+    __builtin_cpu_init();  // harmless after start-up, needed if first called before it
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
   return supported && avx2_allowed.load(std::memory_order_relaxed);
 #else
   return false;
