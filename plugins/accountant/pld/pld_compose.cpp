@@ -186,18 +186,16 @@ std::vector<double> convolve(const std::vector<double>& a, const std::vector<dou
 
 namespace {
 
-/// truncate_tails' rule on the masses value(i), i < n: `pld.mass` becomes the kept range only (and
-/// pld.offset moves with it), so a window read off a transform is never stored whole first.
-template <class Value>
-void keep_truncated(Pld& pld, std::size_t n, const Value& value, const Options& options,
-                    Estimate estimate) {
+/// truncate_tails' rule, in place: `mass` (the finite part, from pld.offset up) becomes pld.mass,
+/// its kept range only, and pld.offset moves with it.
+void keep_truncated(Pld& pld, std::vector<double> mass, const Options& options, Estimate estimate) {
   const double half_tail = options.tail_mass_truncation / 2;
   const bool pessimistic = estimate == Estimate::Pessimistic;
-  std::size_t first = 0, last = n;
+  std::size_t first = 0, last = mass.size();
   double below = 0;
-  while (last > first && value(last - 1) == 0) --last;  // exact zeros only: the upper tail
+  while (last > first && mass[last - 1] == 0) --last;  // exact zeros only: the upper tail
   // is never moved to +∞ here, which would lose a finite ε at δ = 0 (pure DP compositions)
-  while (first < last && below + value(first) <= half_tail) below += value(first++);
+  while (first < last && below + mass[first] <= half_tail) below += mass[first++];
   if (first == last) {  // everything was lower tail: keep it at the top (pessimistic) or drop it
     if (pessimistic && last > 0) {
       pld.mass = {below};
@@ -207,19 +205,19 @@ void keep_truncated(Pld& pld, std::size_t n, const Value& value, const Options& 
     }
     return;
   }
-  std::vector<double> kept(last - first);
-  for (std::size_t i = 0; i < kept.size(); ++i) kept[i] = value(first + i);
-  if (pessimistic) kept[0] += below;  // rounding a loss up dominates
-  pld.mass = std::move(kept);
+  if (pessimistic) mass[first] += below;  // rounding a loss up dominates
+  std::copy(mass.begin() + static_cast<std::ptrdiff_t>(first),
+            mass.begin() + static_cast<std::ptrdiff_t>(last), mass.begin());
+  mass.resize(last - first);
+  pld.mass = std::move(mass);
   pld.offset += static_cast<std::int64_t>(first);
 }
 
 }  // namespace
 
 void truncate_tails(Pld& pld, const Options& options, Estimate estimate) {
-  const std::vector<double> mass = std::move(pld.mass);
-  keep_truncated(
-      pld, mass.size(), [&mass](std::size_t i) { return mass[i]; }, options, estimate);
+  std::vector<double> mass = std::move(pld.mass);
+  keep_truncated(pld, std::move(mass), options, estimate);
 }
 
 Pld compose(const Pld& a, const Pld& b, const Options& options, Estimate estimate) {
@@ -310,7 +308,14 @@ Pld read_window(const Pld& pld, std::int64_t k, const Window& w, const Spectrum&
   double bottom = bin(0);
   if (estimate == Estimate::Pessimistic)
     for (std::size_t i = end; i < n; ++i) bottom += bin(i);
-  const auto value = [&](std::size_t i) { return i == 0 ? bottom : i < end ? bin(i) : 0.0; };
+  // The window's bins in order, in two straight runs (before and after the wrap of the circle).
+  std::vector<double> mass(end);
+  const std::size_t before_wrap = std::min(end, n - start);
+  for (std::size_t i = 0; i < before_wrap; ++i)
+    mass[i] = std::max(0.0, flat[2 * (start + i) + static_cast<std::size_t>(part)] * scale);
+  for (std::size_t i = before_wrap; i < end; ++i)
+    mass[i] = std::max(0.0, flat[2 * (start + i - n) + static_cast<std::size_t>(part)] * scale);
+  mass[0] = bottom;
   // Mass below the window wraps onto its top (raising δ: harmless for the pessimistic estimate);
   // mass above it wraps onto its bottom, where δ does not see it, so its Chernoff bound goes to +∞.
   const std::int64_t top = w.w_lo + modulus - 1;
@@ -320,7 +325,7 @@ Pld read_window(const Pld& pld, std::int64_t k, const Window& w, const Spectrum&
     });
     out.infinity = std::min(1.0, out.infinity + std::exp(log_above));
   }
-  keep_truncated(out, n, value, options, estimate);
+  keep_truncated(out, std::move(mass), options, estimate);
   return out;
 }
 
