@@ -113,16 +113,49 @@ std::vector<double> convolve(const std::vector<double>& a, const std::vector<dou
 
 // ---- the Fourier transform (pld_fft.cpp) --------------------------------------------------------
 /// In-place DFT of a[0..n), X_j = Σ_m x_m e^{∓2πijm/n} (− forward, + inverse; the inverse
-/// without the 1/n): fourier_radix2, or FFTW when built with DPTUNE_PLD_FFTW.
+/// without the 1/n), natural order in and out: fourier_own, or FFTW when built with
+/// DPTUNE_PLD_FFTW.
 void fourier(std::complex<double>* a, std::size_t n, bool inverse);
 inline void fourier(std::vector<std::complex<double>>& a, bool inverse) {
   fourier(a.data(), a.size(), inverse);
 }
-/// The own iterative radix-2 transform (n a power of two), always built: the default, and the
-/// reference the FFTW path is tested against.
-void fourier_radix2(std::complex<double>* a, std::size_t n, bool inverse);
+/// The own radix-4 transform (n a power of two), always built: the default, and the reference
+/// the FFTW path is tested against.
+void fourier_own(std::complex<double>* a, std::size_t n, bool inverse);
 /// Whether fourier() runs FFTW.
 bool fourier_uses_fftw();
+/// Lets the own transform use its AVX2 copy where the CPU has AVX2 (the default) or not (for tests:
+/// both copies give the same results bit for bit); returns whether it now does.
+bool fourier_allow_avx2(bool allowed);
+/// The forward DFT of a[0..n) (n a power of two) in "spectrum order": X_j at position
+/// spectrum_position(j, n).  A convolution multiplies spectra pointwise and transforms back with
+/// spectrum_inverse, so it never needs natural order (the own transform skips its bit reversal).
+void spectrum_forward(std::complex<double>* a, std::size_t n);
+/// The inverse of spectrum_forward (without the 1/n): a spectrum in spectrum order to a sequence in
+/// natural order.
+void spectrum_inverse(std::complex<double>* a, std::size_t n);
+/// Where spectrum_forward puts X_j: the bit reversal of j (own transform), or j (FFTW).
+std::size_t spectrum_position(std::size_t j, std::size_t n);
+/// The position of X_{(n−j) mod n} given the position p of X_j (the pairing by which two real
+/// sequences share one complex transform).
+std::size_t spectrum_mirror(std::size_t p, std::size_t n);
+/// Calls visit(p, spectrum_mirror(p, n)) once for each pair of mirror positions (once with p = its
+/// mirror for the self-paired X_0 and X_{n/2}), in an order that walks memory forwards and
+/// backwards in step.
+template <class Visit>
+void for_each_mirror_pair(std::size_t n, Visit&& visit) {
+  if (n == 0) return;
+  visit(std::size_t{0}, std::size_t{0});
+  if (n == 1) return;
+  if (fourier_uses_fftw()) {  // natural order: j with n − j
+    visit(n / 2, n / 2);
+    for (std::size_t j = 1; j < n / 2; ++j) visit(j, n - j);
+    return;
+  }
+  visit(std::size_t{1}, std::size_t{1});  // bit-reversed order: each block [b, 2b) read backwards
+  for (std::size_t b = 2; b < n; b *= 2)
+    for (std::size_t p = b; p < b + b / 2; ++p) visit(p, 3 * b - 1 - p);
+}
 
 // ---- the accountant (pld_core.cpp) --------------------------------------------------------------
 class Accountant {

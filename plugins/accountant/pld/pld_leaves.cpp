@@ -5,6 +5,8 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "dptune/errors.hpp"
 #include "pld_core.hpp"
@@ -15,10 +17,12 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-/// A continuous privacy loss, through its tails under P and Q (strict "> t" and "≤ t", so that
-/// atoms of the loss are counted once), the bounds of its support (±∞ when unbounded).
+/// A continuous privacy loss, through its tails under P and Q at once: tails(t, true) is
+/// (P(L > t), Q(L > t)) and tails(t, false) is (P(L ≤ t), Q(L ≤ t)) (strict and not, so that atoms
+/// of the loss are counted once; both laws from one threshold, whose cost they share); and the
+/// bounds of its support (±∞ when unbounded).
 struct LossLaw {
-  std::function<double(double)> p_gt, p_le, q_gt, q_le;
+  std::function<std::pair<double, double>(double, bool)> tails;
   double lo = -kInf, hi = kInf;
 };
 
@@ -61,28 +65,40 @@ std::int64_t grid_index(double loss, double h, Estimate estimate) {
                                                                      : std::floor(x));
 }
 
-/// The two tails `gt` ("> t") and `le` ("≤ t") of one law at the grid points t_k = (i_lo + k)·h,
-/// where discretise reads them: `gt` from the first point where it is below 1/2 (found by
-/// bisection; it is non-increasing) upwards, `le` up to that point, and both at the ends.  Returns
-/// that first point: discretise takes differences of `gt` from there on, of `le` below it.
-std::size_t tails_on_grid(const std::function<double(double)>& gt,
-                          const std::function<double(double)>& le, std::int64_t i_lo, double h,
-                          std::vector<double>& g, std::vector<double>& l) {
-  const std::size_t n = g.size();
+/// The tails of P and Q at the grid points t_k = (i_lo + k)·h, each where discretise reads it:
+/// a law's "> t" tail from the first point where it is below 1/2 (found by bisection; it is
+/// non-increasing) upwards, its "≤ t" tail up to that point, and both at the ends, so that
+/// differences of the smaller tail lose no digits.  Where P and Q want the same side, one call of
+/// law.tails serves both.  Returns the two first points (P's, Q's).
+struct GridTails {
+  std::vector<double> pg, pl, qg, ql;
+};
+
+std::pair<std::size_t, std::size_t> tails_on_grid(const LossLaw& law, std::int64_t i_lo, double h,
+                                                  GridTails& out) {
+  const std::size_t n = out.pg.size();
   auto t_of = [&](std::size_t k) {
     return static_cast<double>(i_lo + static_cast<std::int64_t>(k)) * h;
   };
-  std::size_t lo = 0, hi = n;  // the first k with gt(t_k) < 1/2, or n
-  while (lo < hi) {
-    const std::size_t mid = lo + (hi - lo) / 2;
-    if (gt(t_of(mid)) < 0.5)
-      hi = mid;
-    else
-      lo = mid + 1;
+  auto first_small = [&](auto tail) {  // the first k with tail(t_k) < 1/2, or n
+    std::size_t lo = 0, hi = n;
+    while (lo < hi) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      if (tail(law.tails(t_of(mid), true)) < 0.5)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    return lo;
+  };
+  const std::size_t p_small = first_small([](auto pq) { return pq.first; });
+  const std::size_t q_small = first_small([](auto pq) { return pq.second; });
+  const std::size_t ps = std::min(p_small, n - 1), qs = std::min(q_small, n - 1);
+  for (std::size_t k = 0; k < n; ++k) {
+    if (k >= ps || k >= qs) std::tie(out.pg[k], out.qg[k]) = law.tails(t_of(k), true);
+    if (k <= ps || k <= qs) std::tie(out.pl[k], out.ql[k]) = law.tails(t_of(k), false);
   }
-  for (std::size_t k = std::min(lo, n - 1); k < n; ++k) g[k] = gt(t_of(k));
-  for (std::size_t k = 0; k <= std::min(lo, n - 1); ++k) l[k] = le(t_of(k));
-  return lo;
+  return {p_small, q_small};
 }
 
 /// Discretises a continuous loss.  The grid runs from i_lo·h to i_hi·h; the part in (ih, (i+1)h]
@@ -92,14 +108,16 @@ std::size_t tails_on_grid(const std::function<double(double)>& gt,
 Pld discretise(const LossLaw& law, const Options& options, Estimate estimate) {
   const double h = options.value_discretization_interval;
   const double half_tail = options.tail_mass_truncation / 2;
-  const double t_lo = std::isfinite(law.lo)
-                          ? law.lo - h
-                          : tail_point([&](double t) { return law.p_le(t) <= half_tail; },
-                                       std::min(law.hi, 0.0), -1);
-  const double t_hi = std::isfinite(law.hi)
-                          ? law.hi + h  // a top atom then lies strictly inside the grid
-                          : tail_point([&](double t) { return law.p_gt(t) <= half_tail; },
-                                       std::max(law.lo, 0.0), +1);
+  const double t_lo =
+      std::isfinite(law.lo)
+          ? law.lo - h
+          : tail_point([&](double t) { return law.tails(t, false).first <= half_tail; },
+                       std::min(law.hi, 0.0), -1);
+  const double t_hi =
+      std::isfinite(law.hi)
+          ? law.hi + h  // a top atom then lies strictly inside the grid
+          : tail_point([&](double t) { return law.tails(t, true).first <= half_tail; },
+                       std::max(law.lo, 0.0), +1);
   grid_points(t_lo, t_hi, h, options);
   const auto i_lo = static_cast<std::int64_t>(std::floor(t_lo / h));
   const auto i_hi = static_cast<std::int64_t>(std::ceil(t_hi / h));
@@ -108,10 +126,10 @@ Pld discretise(const LossLaw& law, const Options& options, Estimate estimate) {
   // Interval masses from the tail on the smaller side, so that neither loses digits: each tail is
   // evaluated only where it is used (a loss law's tails cost a few erfc/log each, the bulk of a
   // leaf's time).
-  std::vector<double> pg(n), pl(n), qg(n), ql(n);
-  const std::size_t p_small = tails_on_grid(law.p_gt, law.p_le, i_lo, h, pg, pl);
-  const std::size_t q_small =
-      estimate == Estimate::Pessimistic ? tails_on_grid(law.q_gt, law.q_le, i_lo, h, qg, ql) : n;
+  GridTails tails{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n),
+                  std::vector<double>(n)};
+  const auto [p_small, q_small] = tails_on_grid(law, i_lo, h, tails);
+  const std::vector<double>&pg = tails.pg, &pl = tails.pl, &qg = tails.qg, &ql = tails.ql;
   Pld out;
   out.offset = i_lo;
   out.mass.assign(n, 0.0);
@@ -181,30 +199,24 @@ double log_mix(double q, double g) {
 }
 
 /// The u with log_mix(q, u) = t, i.e. log((e^t − 1 + q)/q); −∞ when e^t ≤ 1 − q (no such u).
-double inverse_mix(double q, double t) {
-  if (t > 1) return t + std::log1p(-(1 - q) * std::exp(-t)) - std::log(q);
+/// log_q = log q, computed once per law.
+double inverse_mix(double q, double log_q, double t) {
+  if (t > 1) return t + std::log1p(-(1 - q) * std::exp(-t)) - log_q;
   const double v = std::expm1(t) + q;
-  return v <= 0 ? -kInf : std::log(v) - std::log(q);
+  return v <= 0 ? -kInf : std::log(v) - log_q;
 }
 
 /// Remove direction (M, D₀) with M = (1 − q)D₀ + qD₁: L = log(1 − q + q e^{g(o)}), increasing.
 LossLaw remove_law(const Noise& noise, double q) {
   LossLaw law;
   // L > t  ⟺  g(o) > u(t) = log((e^t − 1 + q)/q); everything when e^t − 1 + q ≤ 0.
-  auto c_of = [noise, q](double t) {
-    const double u = inverse_mix(q, t);
-    return u == -kInf ? -kInf : noise.above(u);
+  law.tails = [noise, q, log_q = std::log(q)](double t, bool upper) {
+    const double u = inverse_mix(q, log_q, t);
+    const double c = u == -kInf ? -kInf : noise.above(u);
+    const double d0 = upper ? noise.upper0(c) : noise.lower0(c);
+    const double d1 = upper ? noise.upper1(c) : noise.lower1(c);
+    return std::pair{(1 - q) * d0 + q * d1, d0};
   };
-  law.p_gt = [=](double t) {
-    const double c = c_of(t);
-    return (1 - q) * noise.upper0(c) + q * noise.upper1(c);
-  };
-  law.p_le = [=](double t) {
-    const double c = c_of(t);
-    return (1 - q) * noise.lower0(c) + q * noise.lower1(c);
-  };
-  law.q_gt = [=](double t) { return noise.upper0(c_of(t)); };
-  law.q_le = [=](double t) { return noise.lower0(c_of(t)); };
   law.lo = log_mix(q, noise.g_min());
   law.hi = log_mix(q, noise.g_max());
   return law;
@@ -214,19 +226,12 @@ LossLaw remove_law(const Noise& noise, double q) {
 LossLaw add_law(const Noise& noise, double q) {
   LossLaw law;
   // L > t  ⟺  g(o) < u(t) = log((e^{−t} − 1 + q)/q); nothing when e^{−t} − 1 + q ≤ 0.
-  auto c_of = [noise, q](double t) {
-    const double u = inverse_mix(q, -t);
-    return u == -kInf ? -kInf : noise.below(u);
-  };
-  law.p_gt = [=](double t) { return noise.lower0(c_of(t)); };
-  law.p_le = [=](double t) { return noise.upper0(c_of(t)); };
-  law.q_gt = [=](double t) {
-    const double c = c_of(t);
-    return (1 - q) * noise.lower0(c) + q * noise.lower1(c);
-  };
-  law.q_le = [=](double t) {
-    const double c = c_of(t);
-    return (1 - q) * noise.upper0(c) + q * noise.upper1(c);
+  law.tails = [noise, q, log_q = std::log(q)](double t, bool upper) {
+    const double u = inverse_mix(q, log_q, -t);
+    const double c = u == -kInf ? -kInf : noise.below(u);
+    const double d0 = upper ? noise.lower0(c) : noise.upper0(c);
+    const double d1 = upper ? noise.lower1(c) : noise.upper1(c);
+    return std::pair{d0, (1 - q) * d0 + q * d1};
   };
   law.lo = -log_mix(q, noise.g_max());
   law.hi = -log_mix(q, noise.g_min());
@@ -248,10 +253,10 @@ Directions gaussian(double sigma, const Options& options, Estimate estimate) {
   // Q (Balle & Wang 2018); both tails are exact normal tails in loss space.
   const double mu = 1 / sigma, m = mu * mu / 2;
   LossLaw law;
-  law.p_gt = [=](double t) { return upper_normal((t - m) / mu); };
-  law.p_le = [=](double t) { return upper_normal((m - t) / mu); };
-  law.q_gt = [=](double t) { return upper_normal((t + m) / mu); };
-  law.q_le = [=](double t) { return upper_normal((-m - t) / mu); };
+  law.tails = [=](double t, bool upper) {
+    return upper ? std::pair{upper_normal((t - m) / mu), upper_normal((t + m) / mu)}
+                 : std::pair{upper_normal((m - t) / mu), upper_normal((-m - t) / mu)};
+  };
   return Directions{discretise(law, options, estimate), std::nullopt};
 }
 
