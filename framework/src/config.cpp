@@ -22,6 +22,7 @@
 
 #include "dptune/errors.hpp"
 #include "dptune/host/data_source.hpp"
+#include "dptune/host/format.hpp"
 #include "yaml_load.hpp"
 
 namespace dptune::host {
@@ -746,8 +747,7 @@ class Loader {
         for (std::size_t j = 0; j < p.scale.size(); ++j)
           if (!(p.scale[j] > 0))
             fail(second_statistics_loc_, statistics_path_ + "scale",
-                 "scale[" + std::to_string(j) + "] must be > 0, got " +
-                     dptune::to_string(dptune::Value{p.scale[j]}));
+                 "scale[" + std::to_string(j) + "] must be > 0, got " + full_precision(p.scale[j]));
         break;
       case Kind::Bounds:
         allow_only({"min", "max", "to", "file"});
@@ -1308,10 +1308,10 @@ void emit_dimension(YAML::Emitter& out, const Dimension& d) {
   switch (d.kind) {
     case Dimension::Kind::Float:
       out << YAML::Key << "float" << YAML::Value << YAML::Flow << YAML::BeginSeq
-          << dptune::to_string(Value{d.low}) << dptune::to_string(Value{d.high}) << YAML::EndSeq;
+          << full_precision(d.low) << full_precision(d.high) << YAML::EndSeq;
       if (d.log) out << YAML::Key << "log" << YAML::Value << "true";
       if (d.float_step > 0)
-        out << YAML::Key << "step" << YAML::Value << dptune::to_string(Value{d.float_step});
+        out << YAML::Key << "step" << YAML::Value << full_precision(d.float_step);
       break;
     case Dimension::Kind::Int:
       out << YAML::Key << "int" << YAML::Value << YAML::Flow << YAML::BeginSeq
@@ -1338,15 +1338,15 @@ void emit_preprocessing(YAML::Emitter& out, const Preprocessing& p) {
   out << YAML::Key << "use" << YAML::Value << p.name();
   auto numbers = [&](const char* key, const std::vector<double>& v) {
     if (p.every_feature) {  // one number for every feature, as given
-      out << YAML::Key << key << YAML::Value << dptune::to_string(Value{v.front()});
+      out << YAML::Key << key << YAML::Value << full_precision(v.front());
       return;
     }
     out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
-    for (double x : v) out << dptune::to_string(Value{x});
+    for (double x : v) out << full_precision(x);
     out << YAML::EndSeq;
   };
   if (p.kind == Kind::ClipRows)
-    out << YAML::Key << "bound" << YAML::Value << dptune::to_string(Value{p.bound});
+    out << YAML::Key << "bound" << YAML::Value << full_precision(p.bound);
   if (p.kind == Kind::Standardize) {
     numbers("mean", p.mean);
     numbers("scale", p.scale);
@@ -1381,7 +1381,7 @@ std::string to_yaml(const PipelineConfig& config) {
     out << YAML::EndMap;
   }
   begin_component(out, "accountant", config.accountant);
-  out << YAML::Key << "delta" << YAML::Value << dptune::to_string(Value{config.delta});
+  out << YAML::Key << "delta" << YAML::Value << full_precision(config.delta);
   out << YAML::EndMap;
   begin_component(out, "utility", config.utility);
   out << YAML::Key << "repetitions" << YAML::Value << std::to_string(config.repetitions);
@@ -1412,7 +1412,7 @@ std::string to_yaml(const PipelineConfig& config) {
   if (const auto& t = config.output.test_score) {
     out << YAML::Key << "test_score" << YAML::Value << YAML::BeginMap;
     if (t->epsilon) {
-      out << YAML::Key << "epsilon" << YAML::Value << dptune::to_string(Value{*t->epsilon});
+      out << YAML::Key << "epsilon" << YAML::Value << full_precision(*t->epsilon);
       out << YAML::Key << "mechanism" << YAML::Value << "laplace";
     } else {
       out << YAML::Key << "public" << YAML::Value;
@@ -1428,9 +1428,8 @@ std::string to_yaml(const PipelineConfig& config) {
     out << YAML::Key << "dataset" << YAML::Value;
     emit_string(out, config.ledger->dataset);
     out << YAML::Key << "budget" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "epsilon" << YAML::Value
-        << dptune::to_string(Value{config.ledger->epsilon});
-    out << YAML::Key << "delta" << YAML::Value << dptune::to_string(Value{config.ledger->delta});
+    out << YAML::Key << "epsilon" << YAML::Value << full_precision(config.ledger->epsilon);
+    out << YAML::Key << "delta" << YAML::Value << full_precision(config.ledger->delta);
     out << YAML::EndMap << YAML::EndMap;
   }
 
