@@ -2,9 +2,7 @@
 // than its event() claims (dptune/host/audit.hpp; docs/audit.md).  Exit 0 when no violation is
 // found, 3 when one is certified, 2 for usage or configuration errors.
 #include <cmath>
-#include <iomanip>
 #include <iostream>
-#include <sstream>
 
 #include "cli_common.hpp"
 #include "dptune/abi.hpp"

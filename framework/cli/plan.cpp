@@ -11,7 +11,6 @@
 #include <iostream>
 #include <limits>
 #include <optional>
-#include <sstream>
 
 #include <filesystem>
 #include <fstream>

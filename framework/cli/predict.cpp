@@ -5,10 +5,8 @@
 // public (or already spent) test sets, and the output says so.
 #include <cmath>
 #include <fstream>
-#include <iomanip>
 #include <iostream>
 #include <limits>
-#include <sstream>
 
 #include "cli_common.hpp"
 #include "dptune/host/data_readers.hpp"

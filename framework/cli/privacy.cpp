@@ -3,11 +3,9 @@
 // shortcut; the number comes from an accountant plugin (rdp by default), never from code here.
 #include <algorithm>
 #include <cmath>
-#include <iomanip>
 #include <iostream>
 #include <limits>
 #include <optional>
-#include <sstream>
 
 #include "calibrate.hpp"
 #include "cli_common.hpp"

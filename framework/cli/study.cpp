@@ -2,7 +2,6 @@
 #include <boost/program_options.hpp>
 #include <iomanip>
 #include <iostream>
-#include <sstream>
 
 #include "cli_common.hpp"
 #include "dptune/errors.hpp"

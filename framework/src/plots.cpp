@@ -307,7 +307,8 @@ std::vector<WrittenFigure> write_series(const std::filesystem::path& dir,
                single ? series_csv(*members.front()) : series_group_csv(members, legend));
     files.push_back(stem + ".csv");
     if (!plot) continue;
-    const std::string title = run_name + ": " + stem;
+    std::string title = run_name;
+    title.append(": ").append(stem);
     figures.push_back({stem + ".svg", single ? series_svg(*members.front(), title)
                                              : series_group_svg(members, legend, title)});
     write_text(dir / figures.back().file, figures.back().svg);

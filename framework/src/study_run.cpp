@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <fstream>
-#include <iomanip>
 #include <ostream>
 #include <sstream>
 

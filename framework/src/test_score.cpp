@@ -1,8 +1,6 @@
 #include "test_score.hpp"
 
 #include <cmath>
-#include <iomanip>
-#include <sstream>
 #include <vector>
 
 #include "dptune/errors.hpp"

@@ -1,9 +1,9 @@
 #include "dptune/host/utility_sensitivity.hpp"
-#include "dptune/host/format.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
+
+#include "dptune/host/format.hpp"
 
 namespace dptune::host {
 
