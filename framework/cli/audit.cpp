@@ -2,15 +2,14 @@
 // than its event() claims (dptune/host/audit.hpp; docs/audit.md).  Exit 0 when no violation is
 // found, 3 when one is certified, 2 for usage or configuration errors.
 #include <cmath>
-#include <iomanip>
 #include <iostream>
-#include <sstream>
 
-#include "../src/json.hpp"
 #include "cli_common.hpp"
 #include "dptune/abi.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/host/audit.hpp"
+#include "dptune/host/format.hpp"
+#include "dptune/host/json.hpp"
 
 namespace po = boost::program_options;
 
@@ -20,12 +19,8 @@ namespace {
 
 constexpr int kViolation = 3;
 
-std::string num(double x) {
-  if (std::isinf(x)) return x > 0 ? "inf" : "none";
-  std::ostringstream s;
-  s << std::setprecision(6) << x;
-  return s.str();
-}
+/// Six significant figures; a lower bound of -inf (no evidence against the claim) is "none".
+std::string num(double x) { return std::isinf(x) && x < 0 ? "none" : significant(x); }
 
 std::string vec(const std::vector<double>& v) {
   std::string s = "(";

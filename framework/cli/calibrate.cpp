@@ -3,17 +3,16 @@
 #include <cmath>
 #include <iostream>
 
-#include "../src/json.hpp"
 #include "cli_common.hpp"
 #include "dptune/errors.hpp"
+#include "dptune/host/format.hpp"
+#include "dptune/host/json.hpp"
 #include "dptune/params.hpp"
 
 namespace dptune::cli {
 
 namespace {
 using K = DpEvent::Kind;
-
-std::string num(double x) { return dptune::to_string(dptune::Value{x}); }
 
 ParameterRange range_of(double lower, double upper, bool integer) {
   ParameterRange r;
@@ -126,10 +125,11 @@ void print_calibration(const CalibrationReport& r, double target, double delta, 
   }
   std::cout << r.parameter << ": "
             << (r.integer ? std::to_string(static_cast<std::int64_t>(r.result.value))
-                          : num(r.result.value))
-            << "  (" << meaning << " meeting epsilon <= " << num(target) << " at delta "
-            << num(delta) << ")\n";
-  for (const auto& [name, value] : r.derived) std::cout << name << ": " << num(value) << "\n";
+                          : full_precision(r.result.value))
+            << "  (" << meaning << " meeting epsilon <= " << full_precision(target) << " at delta "
+            << full_precision(delta) << ")\n";
+  for (const auto& [name, value] : r.derived)
+    std::cout << name << ": " << full_precision(value) << "\n";
   if (r.at_range_end)
     std::cout << "note:       this is the end of the search range: the accountant's epsilon stays "
                  "within the target over the whole range\n";

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dptune/host/config.hpp"
+#include "dptune/host/format.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "dptune/params.hpp"
 #include "dptune/plugin.hpp"
@@ -16,6 +17,10 @@
 namespace dptune::cli {
 
 constexpr int kOk = 0, kFailure = 1, kUsage = 2;
+
+// Every number a command prints goes through the host's formatting (dptune/host/format.hpp).
+using dptune::host::full_precision;
+using dptune::host::significant;
 
 /// A bad command line: printed as "dptune: <message>", exit code 2.
 struct UsageError : std::runtime_error {

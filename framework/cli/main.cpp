@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "../src/json.hpp"
 #include "cli_common.hpp"
 #include "dptune/abi.hpp"
 #include "dptune/errors.hpp"
@@ -16,6 +15,7 @@
 #include "dptune/host/config.hpp"
 #include "dptune/host/data_source.hpp"
 #include "dptune/host/executor.hpp"
+#include "dptune/host/json.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "dptune/host/runner.hpp"
 
@@ -176,6 +176,115 @@ void print_schema_json(dptune::host::JsonWriter& w, const dptune::ParamSchema& s
   w.end_array();
 }
 
+/// `dptune plugins list`: every plugin found, the built-in data sources, and the libraries skipped.
+int plugins_list(const dptune::host::PluginRegistry& registry, bool json) {
+  const auto plugins = registry.plugins();
+  if (json) {
+    dptune::host::JsonWriter w(std::cout);
+    w.begin_object().key("plugins").begin_array();
+    for (const auto& p : plugins) {
+      w.begin_object();
+      w.key("kind")
+          .value(dptune::to_string(p.kind))
+          .key("name")
+          .value(p.name)
+          .key("version")
+          .value(p.version);
+      w.key("abi").value(std::to_string(p.abi_major) + "." + std::to_string(p.abi_minor));
+      w.key("library").value(p.library.string()).key("description").value(p.description);
+      w.end_object();
+    }
+    w.end_array().key("data_sources").begin_array();
+    for (const auto& d : dptune::host::data_sources())
+      w.begin_object()
+          .key("name")
+          .value(d.name)
+          .key("description")
+          .value(d.description)
+          .end_object();
+    w.end_array().key("skipped").begin_array();
+    for (const auto& s : registry.skipped())
+      w.begin_object()
+          .key("library")
+          .value(s.library.string())
+          .key("reason")
+          .value(s.reason)
+          .end_object();
+    w.end_array().end_object();
+    return kOk;
+  }
+  std::cout << std::left << std::setw(12) << "KIND" << std::setw(24) << "NAME" << std::setw(10)
+            << "VERSION"
+            << "DESCRIPTION\n";
+  for (const auto& p : plugins)
+    std::cout << std::setw(12) << dptune::to_string(p.kind) << std::setw(24) << p.name
+              << std::setw(10) << p.version << p.description << "\n";
+  for (const auto& d : dptune::host::data_sources())
+    std::cout << std::setw(12) << "data" << std::setw(24) << d.name << std::setw(10) << "built-in"
+              << d.description << "\n";
+  for (const auto& s : registry.skipped())
+    std::cerr << "skipped: " << s.reason << "\n";  // reasons name the file
+  return kOk;
+}
+
+/// `dptune plugins describe NAME`: a plugin's or data source's parameter schema.
+int plugins_describe(const dptune::host::PluginRegistry& registry, const std::string& name,
+                     bool json) {
+  const dptune::ParamSchema* schema = nullptr;
+  std::string kind, description, version, library, audit;
+  if (const auto* p = registry.find_any(name)) {
+    schema = &p->schema;
+    kind = dptune::to_string(p->kind);
+    description = p->description;
+    version = p->version;
+    library = p->library.string();
+    // Third-party mechanisms: what `dptune audit` found for this very library (by SHA-256).
+    if (p->kind == dptune::PluginKind::Mechanism && !dptune::host::is_builtin_library(p->library))
+      audit = dptune::host::trust_statement(p->name, p->library);
+  } else if (const auto* d = dptune::host::find_data_source(name)) {
+    schema = &d->schema;
+    kind = "data";
+    description = d->description;
+    version = "built-in";
+    library = "(built into dptune)";
+  } else {
+    std::vector<std::string> all;
+    for (const auto& plugin : registry.plugins()) all.push_back(plugin.name);
+    for (const auto& source : dptune::host::data_sources()) all.push_back(source.name);
+    auto hint = dptune::host::did_you_mean(name, all);
+    throw dptune::ConfigError(
+        "plugins describe: unknown plugin '" + name + "'" +
+        (hint ? " (did you mean '" + *hint + "'?)"
+              : std::string(" among the built-ins and $DPTUNE_PLUGIN_PATH; a plugin of your own: "
+                            "dptune plugins describe " +
+                            name + " --plugin-path DIR (its folder or .so file)")));
+  }
+  if (json) {
+    dptune::host::JsonWriter w(std::cout);
+    w.begin_object().key("kind").value(kind).key("name").value(name).key("version").value(version);
+    w.key("library").value(library).key("description").value(description);
+    if (!audit.empty()) w.key("audit").value(audit);
+    w.key("params");
+    print_schema_json(w, *schema);
+    w.end_object();
+    return kOk;
+  }
+  std::cout << kind << " " << name << " " << version << " - " << description << "\n"
+            << library << "\n";
+  if (!audit.empty()) std::cout << "audit: " << audit << "\n";
+  std::cout << "\nparams:\n";
+  if (schema->specs().empty()) std::cout << "  (none)\n";
+  for (const auto& spec : schema->specs()) {
+    std::cout << "  " << spec.name << ": " << domain_text(spec);
+    if (spec.default_value)
+      std::cout << ", default " << dptune::to_string(*spec.default_value);
+    else
+      std::cout << ", required";
+    std::cout << "\n      " << spec.doc << "\n";
+  }
+  return kOk;
+}
+
 int cmd_plugins(const std::vector<std::string>& args) {
   po::options_description opts(
       "dptune plugins list [--json]\ndptune plugins describe NAME [--json]\n\noptions");
@@ -198,111 +307,11 @@ int cmd_plugins(const std::vector<std::string>& args) {
   scan_plugins(registry, plugin_paths, {});
   if (words[0] == "list") {
     if (words.size() != 1) throw UsageError("plugins list takes no argument");
-    const auto plugins = registry.plugins();
-    if (json) {
-      dptune::host::JsonWriter w(std::cout);
-      w.begin_object().key("plugins").begin_array();
-      for (const auto& p : plugins) {
-        w.begin_object();
-        w.key("kind")
-            .value(dptune::to_string(p.kind))
-            .key("name")
-            .value(p.name)
-            .key("version")
-            .value(p.version);
-        w.key("abi").value(std::to_string(p.abi_major) + "." + std::to_string(p.abi_minor));
-        w.key("library").value(p.library.string()).key("description").value(p.description);
-        w.end_object();
-      }
-      w.end_array().key("data_sources").begin_array();
-      for (const auto& d : dptune::host::data_sources())
-        w.begin_object()
-            .key("name")
-            .value(d.name)
-            .key("description")
-            .value(d.description)
-            .end_object();
-      w.end_array().key("skipped").begin_array();
-      for (const auto& s : registry.skipped())
-        w.begin_object()
-            .key("library")
-            .value(s.library.string())
-            .key("reason")
-            .value(s.reason)
-            .end_object();
-      w.end_array().end_object();
-      return kOk;
-    }
-    std::cout << std::left << std::setw(12) << "KIND" << std::setw(24) << "NAME" << std::setw(10)
-              << "VERSION"
-              << "DESCRIPTION\n";
-    for (const auto& p : plugins)
-      std::cout << std::setw(12) << dptune::to_string(p.kind) << std::setw(24) << p.name
-                << std::setw(10) << p.version << p.description << "\n";
-    for (const auto& d : dptune::host::data_sources())
-      std::cout << std::setw(12) << "data" << std::setw(24) << d.name << std::setw(10) << "built-in"
-                << d.description << "\n";
-    for (const auto& s : registry.skipped())
-      std::cerr << "skipped: " << s.reason << "\n";  // reasons name the file
-    return kOk;
+    return plugins_list(registry, json);
   }
   if (words[0] == "describe") {
     if (words.size() != 2) throw UsageError("plugins describe takes exactly one NAME");
-    const std::string& name = words[1];
-    const dptune::ParamSchema* schema = nullptr;
-    std::string kind, description, version, library, audit;
-    if (const auto* p = registry.find_any(name)) {
-      schema = &p->schema;
-      kind = dptune::to_string(p->kind);
-      description = p->description;
-      version = p->version;
-      library = p->library.string();
-      // Third-party mechanisms: what `dptune audit` found for this very library (by SHA-256).
-      if (p->kind == dptune::PluginKind::Mechanism && !dptune::host::is_builtin_library(p->library))
-        audit = dptune::host::trust_statement(p->name, p->library);
-    } else if (const auto* d = dptune::host::find_data_source(name)) {
-      schema = &d->schema;
-      kind = "data";
-      description = d->description;
-      version = "built-in";
-      library = "(built into dptune)";
-    } else {
-      std::vector<std::string> all;
-      for (const auto& plugin : registry.plugins()) all.push_back(plugin.name);
-      for (const auto& source : dptune::host::data_sources()) all.push_back(source.name);
-      auto hint = dptune::host::did_you_mean(name, all);
-      throw dptune::ConfigError(
-          "plugins describe: unknown plugin '" + name + "'" +
-          (hint ? " (did you mean '" + *hint + "'?)"
-                : std::string(" among the built-ins and $DPTUNE_PLUGIN_PATH; a plugin of your own: "
-                              "dptune plugins describe " +
-                              name + " --plugin-path DIR (its folder or .so file)")));
-    }
-    if (json) {
-      dptune::host::JsonWriter w(std::cout);
-      w.begin_object().key("kind").value(kind).key("name").value(name).key("version").value(
-          version);
-      w.key("library").value(library).key("description").value(description);
-      if (!audit.empty()) w.key("audit").value(audit);
-      w.key("params");
-      print_schema_json(w, *schema);
-      w.end_object();
-      return kOk;
-    }
-    std::cout << kind << " " << name << " " << version << " - " << description << "\n"
-              << library << "\n";
-    if (!audit.empty()) std::cout << "audit: " << audit << "\n";
-    std::cout << "\nparams:\n";
-    if (schema->specs().empty()) std::cout << "  (none)\n";
-    for (const auto& spec : schema->specs()) {
-      std::cout << "  " << spec.name << ": " << domain_text(spec);
-      if (spec.default_value)
-        std::cout << ", default " << dptune::to_string(*spec.default_value);
-      else
-        std::cout << ", required";
-      std::cout << "\n      " << spec.doc << "\n";
-    }
-    return kOk;
+    return plugins_describe(registry, words[1], json);
   }
   throw UsageError("unknown plugins command '" + words[0] + "': expected list or describe");
 }

@@ -11,17 +11,17 @@
 #include <iostream>
 #include <limits>
 #include <optional>
-#include <sstream>
 
 #include <filesystem>
 #include <fstream>
 
-#include "../src/json.hpp"
-#include "../src/report.hpp"
-#include "../src/test_score.hpp"
 #include "cli_common.hpp"
 #include "dptune/host/event_yaml.hpp"
+#include "dptune/host/format.hpp"
+#include "dptune/host/json.hpp"
+#include "dptune/host/plots.hpp"
 #include "dptune/host/runner.hpp"
+#include "dptune/host/test_score_noise.hpp"
 #include "dptune/params.hpp"
 #include "dptune/plugin.hpp"
 #include "dptune/repetition.hpp"
@@ -32,12 +32,6 @@ namespace dptune::cli {
 
 namespace {
 
-std::string num(double x) {
-  std::ostringstream s;
-  s << std::setprecision(4) << x;
-  return s.str();
-}
-
 std::vector<double> parse_means(const std::string& text) {
   std::vector<double> means;
   try {
@@ -46,7 +40,7 @@ std::vector<double> parse_means(const std::string& text) {
     throw UsageError(e.what());
   }
   for (double v : means)
-    if (!(v > 1)) throw UsageError("--means: '" + num(v) + "' is not a number > 1");
+    if (!(v > 1)) throw UsageError("--means: '" + significant(v, 4) + "' is not a number > 1");
   return means;
 }
 
@@ -62,7 +56,7 @@ void write_plots(const std::string& dir, const std::vector<Row>& rows, double de
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw dptune::Error("cannot create plot folder " + dir + ": " + ec.message());
-  const std::string x_label = "epsilon at delta = " + num(delta);
+  const std::string x_label = "epsilon at delta = " + significant(delta, 4);
   for (const bool quantile : {true, false}) {
     std::vector<dptune::Series> series;
     for (const auto& r : rows) {
@@ -124,13 +118,20 @@ std::string compose_scoring(DpEvent& base, const po::variables_map& vm,
   const DpEvent leaf = DpEvent::laplace(1 / *epsilon);
   const bool replace_one = dptune::neighbouring_of(base) == dptune::Neighbouring::ReplaceOne;
   base = DpEvent::composed({base, replace_one ? DpEvent::replace_one(leaf) : leaf});
-  return "private: laplace noise multiplier 1/" + num(*epsilon) + " composed into the base" +
+  return "private: laplace noise multiplier 1/" + significant(*epsilon, 4) +
+         " composed into the base" +
          (replace_one ? " (stated for replace-one, the base's relation)" : "");
 }
 
-}  // namespace
+/// What `dptune plan repetition` was given: the option values bound to its command line.
+struct PlanArgs {
+  std::string event_text, means_text = "2,5,10,20,50,100", accountant_name = "rdp";
+  std::vector<std::string> plugin_paths, sets, words;
+  std::string pipeline, plot_dir;
+};
 
-int cmd_plan(const std::vector<std::string>& args) {
+/// The visible options of `dptune plan`, bound to `a`.
+po::options_description plan_options(PlanArgs& a) {
   po::options_description opts(
       "dptune plan repetition [EVENT] --candidates M --delta D [options]\n"
       "dptune plan repetition --pipeline PIPELINE [--points P] [options]\n\n"
@@ -143,114 +144,109 @@ int cmd_plan(const std::vector<std::string>& args) {
       "grid "
       "candidates' "
       "events,\nM is the grid's size and delta and the accountant are the pipeline's.\n\noptions");
-  std::string event_text, means_text = "2,5,10,20,50,100", accountant_name = "rdp";
-  std::vector<std::string> plugin_paths, sets;
-  std::string pipeline, plot_dir;
-  opts.add_options()("help,h", "this help")("event", po::value(&event_text),
+  opts.add_options()("help,h", "this help")("event", po::value(&a.event_text),
                                             "the base event as inline YAML instead of a file")(
-      "pipeline", po::value(&pipeline),
+      "pipeline", po::value(&a.pipeline),
       "take the base event, M, delta and the accountant from a pipeline's grid (nothing is run)")(
       "points", po::value<std::int64_t>(),
       "with --pipeline: grid points per continuous dimension (default: the repetition tuner's "
-      "points_per_dimension, else 5)")("set", po::value(&sets)->composing(),
+      "points_per_dimension, else 5)")("set", po::value(&a.sets)->composing(),
                                        "with --pipeline: override a pipeline key (key.path=value)")(
-      "plot", po::value(&plot_dir),
+      "plot", po::value(&a.plot_dir),
       "also write expected_quantile.svg and success_probability.svg against epsilon (Papernot & "
       "Steinke 2022, "
       "Figures 5 and 6) into this folder")("candidates", po::value<std::int64_t>(),
                                            "number m of candidates in the search space")(
       "delta", po::value<double>(), "delta of the final guarantee, in (0, 1)")(
-      "means", po::value(&means_text), "comma-separated E[K] values (default 2,5,10,20,50,100)")(
-      "accountant", po::value(&accountant_name), "accountant plugin (default rdp)")(
+      "means", po::value(&a.means_text), "comma-separated E[K] values (default 2,5,10,20,50,100)")(
+      "accountant", po::value(&a.accountant_name), "accountant plugin (default rdp)")(
       "score-epsilon", po::value<double>(),
       "compose a private score, Laplace noise of scale sensitivity / E (laplace: "
       "{noise_multiplier: "
       "1/E}), into the base event as the repetition tuner's scoring: private does (with "
       "--pipeline: default the pipeline's repetition score_epsilon)")(
-      "json", "machine-readable output")("plugin-path", po::value(&plugin_paths)->composing(),
+      "json", "machine-readable output")("plugin-path", po::value(&a.plugin_paths)->composing(),
                                          "extra plugin folder or file (repeatable)");
-  po::options_description hidden;
-  std::vector<std::string> words;
-  hidden.add_options()("words", po::value(&words));
-  po::positional_options_description pos;
-  pos.add("words", -1);
-  const auto vm = parse(opts, pos, args, hidden);
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return kOk;
-  }
-  if (words.empty() || words[0] != "repetition")
-    throw UsageError("plan: expected 'dptune plan repetition ...' (see --help)");
-  if (words.size() > 2) throw UsageError("plan repetition takes at most one EVENT file");
-  const auto means = parse_means(means_text);
-  dptune::host::PluginRegistry registry;
-  std::shared_ptr<const dptune::Accountant> accountant;
+  return opts;
+}
+
+/// What the table is computed for: the base event, the candidates m, δ, the accountant, the
+/// pipeline's repetition tuner and its private test score (when planned from a pipeline).
+struct PlanBase {
   DpEvent base;
-  dptune::host::ComponentConfig pipeline_tuner;
   std::int64_t m = 0;
   double delta = 0;
-  std::optional<dptune::host::TestScoreNoise> test_noise;  // the pipeline's private test score
-  if (!pipeline.empty()) {
-    if (words.size() == 2 || vm.count("event") || vm.count("candidates") || vm.count("accountant"))
-      throw UsageError(
-          "--pipeline takes the base event, --candidates and the accountant from the pipeline");
-    const auto config = load(pipeline, sets, plugin_paths, registry);
-    pipeline_tuner = config.tuner;
-    std::size_t points = 5;
-    if (vm.count("points")) {
-      if (vm["points"].as<std::int64_t>() < 1) throw UsageError("--points must be >= 1");
-      points = static_cast<std::size_t>(vm["points"].as<std::int64_t>());
-    } else if (config.tuner.use == "repetition" &&
-               config.tuner.params.contains("points_per_dimension")) {
-      points = static_cast<std::size_t>(config.tuner.params.get_int("points_per_dimension"));
-    }
-    const auto grid = config.space.grid(points);
-    std::vector<DpEvent> events;
-    for (auto& e : dptune::host::candidate_events(config, registry, grid))
-      if (std::find(events.begin(), events.end(), e) == events.end()) events.push_back(e);
-    base = events.size() == 1 ? events.front() : DpEvent::one_of(events);
-    m = static_cast<std::int64_t>(grid.size());
-    delta = vm.count("delta") ? vm["delta"].as<double>() : config.delta;
-    accountant = registry.create_accountant(config.accountant.use, config.accountant.params);
-    accountant_name = config.accountant.use;
-    if (config.output.test_score && config.output.test_score->epsilon)
-      test_noise = dptune::host::planned_test_score_noise(config, registry);
-  } else {
-    if (!vm.count("candidates") || !vm.count("delta"))
-      throw UsageError("plan repetition needs --candidates and --delta (or --pipeline)");
-    m = vm["candidates"].as<std::int64_t>();
-    delta = vm["delta"].as<double>();
-    if (m < 1) throw UsageError("--candidates must be >= 1");
-    if ((words.size() == 2) == (vm.count("event") > 0))
-      throw UsageError(
-          "give the base event as an EVENT file ('-' for stdin), with --event, or "
-          "--pipeline");
-    const bool from_file = words.size() == 2;
-    const std::string shown = !from_file ? "--event" : (words[1] == "-" ? "<stdin>" : words[1]);
-    const std::string text = from_file ? read_event_file(words[1]) : event_text;
-    base = dptune::host::parse_event(text, shown);
-    scan_plugins(registry, plugin_paths, {});
-    accountant = create_accountant(registry, accountant_name);
-  }
-  if (!(delta > 0 && delta < 1)) throw UsageError("--delta must be in (0, 1)");
-  // The repetition tuner's base also scores each run: with scoring: private its Laplace event is
-  // composed into the base before the repetition theorem (issue 13, finding 6).
-  const std::string scoring =
-      compose_scoring(base, vm, pipeline.empty() ? nullptr : &pipeline_tuner, registry);
-  if (const auto why = accountant->unsupported_reason(base); !why.empty())
-    throw UsageError("accountant " + accountant_name + " cannot account the base event: " + why);
-  const double base_eps = accountant->epsilon(base, delta).epsilon;
-  // A row's ε: the tuning's guarantee, with the pipeline's private test score composed in as the
-  // run composes it (compose_test_score).
-  auto final_epsilon = [&](const DpEvent& tuning) {
-    const dptune::PrivacyGuarantee g = accountant->epsilon(tuning, delta);
-    return test_noise ? dptune::host::compose_test_score(g, *test_noise, *accountant, delta).epsilon
-                      : g.epsilon;
-  };
-  const std::string test_score =
-      test_noise ? "composed into every epsilon below: " + test_noise->describe()
-                 : "none (output.test_score: {epsilon: E} adds a private one)";
+  std::shared_ptr<const dptune::Accountant> accountant;
+  std::optional<dptune::host::ComponentConfig> tuner;
+  std::optional<dptune::host::TestScoreNoise> test_noise;
+};
 
+/// --pipeline: the worst (one_of) of the grid candidates' events, m the grid's size, and the
+/// pipeline's δ (unless --delta), accountant and test score.
+PlanBase base_from_pipeline(PlanArgs& a, const po::variables_map& vm,
+                            dptune::host::PluginRegistry& registry) {
+  if (a.words.size() == 2 || vm.count("event") || vm.count("candidates") || vm.count("accountant"))
+    throw UsageError(
+        "--pipeline takes the base event, --candidates and the accountant from the pipeline");
+  const auto config = load(a.pipeline, a.sets, a.plugin_paths, registry);
+  PlanBase plan;
+  plan.tuner = config.tuner;
+  std::size_t points = 5;
+  if (vm.count("points")) {
+    if (vm["points"].as<std::int64_t>() < 1) throw UsageError("--points must be >= 1");
+    points = static_cast<std::size_t>(vm["points"].as<std::int64_t>());
+  } else if (config.tuner.use == "repetition" &&
+             config.tuner.params.contains("points_per_dimension")) {
+    points = static_cast<std::size_t>(config.tuner.params.get_int("points_per_dimension"));
+  }
+  const auto grid = config.space.grid(points);
+  std::vector<DpEvent> events;
+  for (auto& e : dptune::host::candidate_events(config, registry, grid))
+    if (std::find(events.begin(), events.end(), e) == events.end()) events.push_back(e);
+  plan.base = events.size() == 1 ? events.front() : DpEvent::one_of(events);
+  plan.m = static_cast<std::int64_t>(grid.size());
+  plan.delta = vm.count("delta") ? vm["delta"].as<double>() : config.delta;
+  plan.accountant = registry.create_accountant(config.accountant.use, config.accountant.params);
+  a.accountant_name = config.accountant.use;
+  if (config.output.test_score && config.output.test_score->epsilon)
+    plan.test_noise = dptune::host::planned_test_score_noise(config, registry);
+  return plan;
+}
+
+/// An EVENT file or --event, with --candidates, --delta and --accountant.
+PlanBase base_from_event(const PlanArgs& a, const po::variables_map& vm,
+                         dptune::host::PluginRegistry& registry) {
+  if (!vm.count("candidates") || !vm.count("delta"))
+    throw UsageError("plan repetition needs --candidates and --delta (or --pipeline)");
+  PlanBase plan;
+  plan.m = vm["candidates"].as<std::int64_t>();
+  plan.delta = vm["delta"].as<double>();
+  if (plan.m < 1) throw UsageError("--candidates must be >= 1");
+  if ((a.words.size() == 2) == (vm.count("event") > 0))
+    throw UsageError(
+        "give the base event as an EVENT file ('-' for stdin), with --event, or "
+        "--pipeline");
+  const bool from_file = a.words.size() == 2;
+  const std::string shown = !from_file ? "--event" : (a.words[1] == "-" ? "<stdin>" : a.words[1]);
+  const std::string text = from_file ? read_event_file(a.words[1]) : a.event_text;
+  plan.base = dptune::host::parse_event(text, shown);
+  scan_plugins(registry, a.plugin_paths, {});
+  plan.accountant = create_accountant(registry, a.accountant_name);
+  return plan;
+}
+
+/// The table: per distribution and mean, the final ε (the tuning's guarantee, with the pipeline's
+/// private test score composed in as the run composes it, compose_test_score), E[K], the expected
+/// quantile of the best run and the probability that the best candidate is tried.
+std::vector<Row> plan_rows(const PlanBase& plan, const std::vector<double>& means) {
+  const dptune::Accountant& accountant = *plan.accountant;
+  auto final_epsilon = [&](const DpEvent& tuning) {
+    const dptune::PrivacyGuarantee g = accountant.epsilon(tuning, plan.delta);
+    return plan.test_noise
+               ? dptune::host::compose_test_score(g, *plan.test_noise, accountant, plan.delta)
+                     .epsilon
+               : g.epsilon;
+  };
   std::vector<Row> rows;
   const double inf = std::numeric_limits<double>::infinity();
   const std::vector<std::pair<std::string, double>> shapes{{"logarithmic (eta = 0)", 0.0},
@@ -261,62 +257,116 @@ int cmd_plan(const std::vector<std::string>& args) {
   for (const auto& [name, shape] : shapes)
     for (double mean : means) {
       const auto dist = dptune::RepetitionDistribution::from_mean(mean, shape);
-      const double eps = final_epsilon(DpEvent::repeat_and_select(base, mean, shape));
+      const double eps = final_epsilon(DpEvent::repeat_and_select(plan.base, mean, shape));
       rows.push_back({name, mean, eps, dist.mean(), dist.expected_best_quantile(),
-                      dist.success_probability(m)});
+                      dist.success_probability(plan.m)});
     }
   for (double mean : means) {
     // A fixed K: every run is released to the selection, so the cost is K-fold composition.
     const auto k = static_cast<std::int64_t>(std::llround(mean));
-    const double eps = final_epsilon(DpEvent::self_composed(base, k));
+    const double eps = final_epsilon(DpEvent::self_composed(plan.base, k));
     const double kk = static_cast<double>(k);
-    const double success = 1 - std::pow(1 - 1.0 / static_cast<double>(m), kk);
+    const double success = 1 - std::pow(1 - 1.0 / static_cast<double>(plan.m), kk);
     rows.push_back({"fixed K (naive; not recommended)", kk, eps, kk, kk / (kk + 1), success});
   }
+  return rows;
+}
 
-  if (!plot_dir.empty()) write_plots(plot_dir, rows, delta);
-  if (vm.count("json")) {
-    dptune::host::JsonWriter w(std::cout);
-    w.begin_object().key("base_event").value(base.to_string()).key("base_epsilon").value(base_eps);
-    w.key("scoring").value(scoring);
-    w.key("test_score").value(test_score);
-    w.key("candidates").value(m).key("delta").value(delta).key("rows").begin_array();
-    for (const auto& r : rows)
-      w.begin_object()
-          .key("distribution")
-          .value(r.distribution)
-          .key("mean")
-          .value(r.mean)
-          .key("epsilon")
-          .value(r.epsilon)
-          .key("expected_runs")
-          .value(r.expected_k)
-          .key("expected_best_quantile")
-          .value(r.quantile)
-          .key("success_probability")
-          .value(r.success)
-          .end_object();
-    w.end_array().end_object();
-    std::cout << "\n";
-    return kOk;
-  }
-  std::cout << "base event: " << base.to_string() << "\n"
-            << "scoring:    " << scoring << "\n"
-            << "test score: " << test_score << "\n"
-            << "one run:    epsilon " << num(base_eps) << " at delta " << delta << " ("
-            << accountant_name << ")\n"
-            << "candidates: " << m << "\n\n"
+/// The table's header lines: the base, its scoring, the test score, one run's ε, m.
+struct PlanHeader {
+  std::string scoring, test_score, accountant_name;
+  double base_epsilon = 0;
+};
+
+void print_plan_json(const PlanBase& plan, const PlanHeader& h, const std::vector<Row>& rows) {
+  dptune::host::JsonWriter w(std::cout);
+  w.begin_object()
+      .key("base_event")
+      .value(plan.base.to_string())
+      .key("base_epsilon")
+      .value(h.base_epsilon);
+  w.key("scoring").value(h.scoring);
+  w.key("test_score").value(h.test_score);
+  w.key("candidates").value(plan.m).key("delta").value(plan.delta).key("rows").begin_array();
+  for (const auto& r : rows)
+    w.begin_object()
+        .key("distribution")
+        .value(r.distribution)
+        .key("mean")
+        .value(r.mean)
+        .key("epsilon")
+        .value(r.epsilon)
+        .key("expected_runs")
+        .value(r.expected_k)
+        .key("expected_best_quantile")
+        .value(r.quantile)
+        .key("success_probability")
+        .value(r.success)
+        .end_object();
+  w.end_array().end_object();
+  std::cout << "\n";
+}
+
+void print_plan_text(const PlanBase& plan, const PlanHeader& h, const std::vector<Row>& rows) {
+  std::cout << "base event: " << plan.base.to_string() << "\n"
+            << "scoring:    " << h.scoring << "\n"
+            << "test score: " << h.test_score << "\n"
+            << "one run:    epsilon " << significant(h.base_epsilon, 4) << " at delta "
+            << plan.delta << " (" << h.accountant_name << ")\n"
+            << "candidates: " << plan.m << "\n\n"
             << std::left << std::setw(34) << "distribution" << std::right << std::setw(8) << "E[K]"
             << std::setw(12) << "epsilon" << std::setw(16) << "E[best quant.]" << std::setw(16)
             << "P[best tried]"
             << "\n";
   for (const auto& r : rows)
     std::cout << std::left << std::setw(34) << r.distribution << std::right << std::setw(8)
-              << num(r.expected_k) << std::setw(12) << num(r.epsilon) << std::setw(16)
-              << num(r.quantile) << std::setw(16) << num(r.success) << "\n";
+              << significant(r.expected_k, 4) << std::setw(12) << significant(r.epsilon, 4)
+              << std::setw(16) << significant(r.quantile, 4) << std::setw(16)
+              << significant(r.success, 4) << "\n";
   std::cout << "\nepsilon is the accountant's bound on releasing the best run (Papernot & Steinke "
                "2022 Thm 2, Thm 6; "
                "fixed K: composition).\n";
+}
+
+}  // namespace
+
+int cmd_plan(const std::vector<std::string>& args) {
+  PlanArgs a;
+  const po::options_description opts = plan_options(a);
+  po::options_description hidden;
+  hidden.add_options()("words", po::value(&a.words));
+  po::positional_options_description pos;
+  pos.add("words", -1);
+  const auto vm = parse(opts, pos, args, hidden);
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    return kOk;
+  }
+  if (a.words.empty() || a.words[0] != "repetition")
+    throw UsageError("plan: expected 'dptune plan repetition ...' (see --help)");
+  if (a.words.size() > 2) throw UsageError("plan repetition takes at most one EVENT file");
+  const auto means = parse_means(a.means_text);
+  dptune::host::PluginRegistry registry;
+  PlanBase plan =
+      a.pipeline.empty() ? base_from_event(a, vm, registry) : base_from_pipeline(a, vm, registry);
+  if (!(plan.delta > 0 && plan.delta < 1)) throw UsageError("--delta must be in (0, 1)");
+  // The repetition tuner's base also scores each run: with scoring: private its Laplace event is
+  // composed into the base before the repetition theorem (issue 13, finding 6).
+  PlanHeader header;
+  header.accountant_name = a.accountant_name;
+  header.scoring = compose_scoring(plan.base, vm, plan.tuner ? &*plan.tuner : nullptr, registry);
+  if (const auto why = plan.accountant->unsupported_reason(plan.base); !why.empty())
+    throw UsageError("accountant " + a.accountant_name + " cannot account the base event: " + why);
+  header.base_epsilon = plan.accountant->epsilon(plan.base, plan.delta).epsilon;
+  header.test_score = plan.test_noise
+                          ? "composed into every epsilon below: " + plan.test_noise->describe()
+                          : "none (output.test_score: {epsilon: E} adds a private one)";
+  const std::vector<Row> rows = plan_rows(plan, means);
+  if (!a.plot_dir.empty()) write_plots(a.plot_dir, rows, plan.delta);
+  if (vm.count("json"))
+    print_plan_json(plan, header, rows);
+  else
+    print_plan_text(plan, header, rows);
   return kOk;
 }
 

@@ -5,14 +5,13 @@
 // public (or already spent) test sets, and the output says so.
 #include <cmath>
 #include <fstream>
-#include <iomanip>
 #include <iostream>
 #include <limits>
-#include <sstream>
 
-#include "../src/model_file.hpp"
 #include "cli_common.hpp"
 #include "dptune/host/data_readers.hpp"
+#include "dptune/host/format.hpp"
+#include "dptune/host/model_file.hpp"
 
 namespace po = boost::program_options;
 
@@ -20,14 +19,17 @@ namespace dptune::cli {
 
 namespace {
 
+/// Significant figures that read back as the same double (max_digits10).
+constexpr int kRoundTrip = std::numeric_limits<double>::max_digits10;
+
 void write_predictions(std::ostream& out, const dptune::Predictions& p, std::size_t rows) {
   out << "row,predicted_class";
   for (std::size_t c = 0; c < p.num_classes; ++c) out << ",p_class_" << c;
-  out << "\n" << std::setprecision(std::numeric_limits<double>::max_digits10);
+  out << "\n";
   for (std::size_t i = 0; i < rows; ++i) {
     out << i << "," << static_cast<std::int64_t>(p.values[i]);
     for (std::size_t c = 0; c < p.num_classes; ++c)
-      out << "," << p.probabilities[i * p.num_classes + c];
+      out << "," << significant(p.probabilities[i * p.num_classes + c], kRoundTrip);
     out << "\n";
   }
 }

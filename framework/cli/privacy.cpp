@@ -3,18 +3,17 @@
 // shortcut; the number comes from an accountant plugin (rdp by default), never from code here.
 #include <algorithm>
 #include <cmath>
-#include <iomanip>
 #include <iostream>
 #include <limits>
 #include <optional>
-#include <sstream>
 
-#include "../src/json.hpp"
 #include "calibrate.hpp"
 #include "cli_common.hpp"
 #include "dptune/calibration.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/host/event_yaml.hpp"
+#include "dptune/host/format.hpp"
+#include "dptune/host/json.hpp"
 #include "dptune/params.hpp"
 #include "dptune/plugin.hpp"
 
@@ -23,8 +22,6 @@ namespace po = boost::program_options;
 namespace dptune::cli {
 
 namespace {
-
-std::string num(double x) { return dptune::to_string(dptune::Value{x}); }
 
 struct DpSgd {
   std::int64_t dataset_size = 0, batch_size = 0;
@@ -77,9 +74,9 @@ void write_guarantee_json(dptune::host::JsonWriter& w, const DpEvent& event,
 void print_guarantee(std::ostream& out, const DpEvent& event, const PrivacyGuarantee& g) {
   out << "neighbours: " << describe(neighbouring_of(event)) << "\n"
       << "convention: " << kConvention << "\n"
-      << "epsilon:    " << num(g.epsilon) << "\n"
-      << "delta:      " << num(g.delta) << "\n";
-  if (g.order > 0) out << "order:      " << num(g.order) << "\n";
+      << "epsilon:    " << full_precision(g.epsilon) << "\n"
+      << "delta:      " << full_precision(g.delta) << "\n";
+  if (g.order > 0) out << "order:      " << full_precision(g.order) << "\n";
   out << "accountant: " << g.accountant << "\n"
       << "derivation: " << g.derivation << "\n";
 }
@@ -216,9 +213,15 @@ Family event_family(const std::string& text, const std::string& shown,
           range, calibrate, nullptr};
 }
 
-}  // namespace
+/// What `dptune privacy` was given: the option values bound to its command line.
+struct PrivacyArgs {
+  std::string event_text, calibrate, accountant_name = "rdp", conversion, orders,
+                                     sampling = "poisson", event_file;
+  std::vector<std::string> plugin_paths;
+};
 
-int cmd_privacy(const std::vector<std::string>& args) {
+/// The visible options of `dptune privacy`, bound to `a`.
+po::options_description privacy_options(PrivacyArgs& a) {
   po::options_description opts(
       "dptune privacy [EVENT] [options]\n\n"
       "Prints the privacy of a DpEvent: epsilon at --delta, or delta at --epsilon; or, with\n"
@@ -242,14 +245,11 @@ int cmd_privacy(const std::vector<std::string>& args) {
       "and replace_one are priced for replace-one neighbours (an add/remove leaf's sensitivity\n"
       "doubles); mixing them with poisson_sampled is refused.\n\n"
       "options");
-  std::string event_text, calibrate, accountant_name = "rdp", conversion, orders,
-                                     sampling = "poisson";
-  std::vector<std::string> plugin_paths;
-  opts.add_options()("help,h", "this help")("event", po::value(&event_text),
+  opts.add_options()("help,h", "this help")("event", po::value(&a.event_text),
                                             "the event as inline YAML instead of a file")(
       "delta", po::value<double>(), "print epsilon at this delta (in [0, 1))")(
       "epsilon", po::value<double>(), "print delta at this epsilon (>= 0)")(
-      "calibrate", po::value(&calibrate),
+      "calibrate", po::value(&a.calibrate),
       "calibrate this parameter: an event field (noise_multiplier, count, sample_size, rate, "
       "stop_probability, mean, epsilon, rho; every occurrence takes the value) or, with the "
       "DP-SGD shortcut, noise_multiplier, steps, epochs or batch_size")(
@@ -260,26 +260,157 @@ int cmd_privacy(const std::vector<std::string>& args) {
       "epochs", po::value<double>(), "DP-SGD shortcut: epochs; steps = ceil(epochs n / batch)")(
       "noise-multiplier", po::value<double>(),
       "DP-SGD shortcut: noise multiplier sigma = noise stddev / clipping norm")(
-      "sampling", po::value(&sampling),
+      "sampling", po::value(&a.sampling),
       "DP-SGD shortcut: poisson (default; add/remove neighbours) or without_replacement "
       "(fixed-size batches; replace-one neighbours, so the sum of clipped gradients moves by up "
       "to 2x the clipping norm)")(
-      "accountant", po::value(&accountant_name),
+      "accountant", po::value(&a.accountant_name),
       "accountant plugin: rdp (default), pld (privacy loss "
       "distributions), best (the smaller of rdp and pld), pure_dp, ...")(
       "value-discretization-interval", po::value<double>(),
       "pld/best: grid step of the privacy losses (default 1e-4; smaller is tighter and slower)")(
       "tail-mass-truncation", po::value<double>(),
       "pld/best: probability mass the tails may lose to an infinite loss (default 1e-15)")(
-      "conversion", po::value(&conversion), "RDP to (eps, delta): improved (default) or classic")(
-      "orders", po::value(&orders),
+      "conversion", po::value(&a.conversion), "RDP to (eps, delta): improved (default) or classic")(
+      "orders", po::value(&a.orders),
       "Renyi orders: comma-separated list (default: the accountant's)")(
       "analytic-gaussian", "account pure-Gaussian events exactly (Balle & Wang 2018) when tighter")(
-      "json", "machine-readable output")("plugin-path", po::value(&plugin_paths)->composing(),
+      "json", "machine-readable output")("plugin-path", po::value(&a.plugin_paths)->composing(),
                                          "extra plugin folder or file (repeatable)");
+  return opts;
+}
+
+/// The numbers asked for: epsilon at --delta, delta at --epsilon, or --calibrate's
+/// --target-epsilon at --delta.
+struct Asked {
+  bool calibrating = false;
+  std::optional<double> delta, epsilon, target;
+};
+
+Asked asked(const po::variables_map& vm, const std::string& calibrate) {
+  Asked q;
+  q.calibrating = !calibrate.empty();
+  auto& [calibrating, delta, epsilon, target] = q;
+  if (vm.count("delta")) delta = vm["delta"].as<double>();
+  if (vm.count("epsilon")) epsilon = vm["epsilon"].as<double>();
+  if (vm.count("target-epsilon")) target = vm["target-epsilon"].as<double>();
+  if (delta && !(*delta >= 0 && *delta < 1))
+    throw UsageError("--delta " + full_precision(*delta) + ": must be in [0, 1)");
+  if (epsilon && !(*epsilon >= 0))
+    throw UsageError("--epsilon " + full_precision(*epsilon) + ": must be >= 0");
+  if (calibrating) {
+    if (!target || !delta) throw UsageError("--calibrate needs --target-epsilon and --delta");
+    if (epsilon) throw UsageError("--calibrate takes --target-epsilon, not --epsilon");
+    if (!(*target > 0 && std::isfinite(*target)))
+      throw UsageError("--target-epsilon " + full_precision(*target) +
+                       ": must be a finite number > 0");
+    if (*delta == 0) throw UsageError("--calibrate needs --delta in (0, 1)");
+  } else {
+    if (target) throw UsageError("--target-epsilon needs --calibrate PARAM");
+    if (delta.has_value() == epsilon.has_value())
+      throw UsageError("give exactly one of --delta (prints epsilon) or --epsilon (prints delta)");
+  }
+  return q;
+}
+
+/// The event, from exactly one source: an EVENT file, --event YAML or the DP-SGD shortcut; when
+/// calibrating, the family of events over the calibrated parameter instead.
+struct EventSource {
+  DpEvent event;
+  Family family;
+};
+
+EventSource event_source(const po::variables_map& vm, const PrivacyArgs& a, bool calibrating) {
+  const bool shortcut = vm.count("dataset-size") || vm.count("batch-size") || vm.count("epochs") ||
+                        vm.count("noise-multiplier");
+  const int sources =
+      (shortcut ? 1 : 0) + (a.event_file.empty() ? 0 : 1) + (vm.count("event") ? 1 : 0);
+  if (sources != 1)
+    throw UsageError(sources == 0
+                         ? "no event: give an EVENT file, --event YAML, or the DP-SGD "
+                           "shortcut (--dataset-size --batch-size --epochs "
+                           "--noise-multiplier)"
+                         : "give only one of an EVENT file, --event, or the DP-SGD shortcut");
+  EventSource source;
+  if (shortcut) {
+    const DpSgd sgd = dp_sgd_from(vm, a.sampling, a.calibrate);
+    if (calibrating)
+      source.family = dp_sgd_family(sgd, a.calibrate);
+    else
+      source.event = sgd.event(sgd.sigma);
+    return source;
+  }
+  const std::string shown =
+      vm.count("event") ? "--event" : (a.event_file == "-" ? "<stdin>" : a.event_file);
+  const std::string text = vm.count("event") ? a.event_text : read_event_file(a.event_file);
+  if (calibrating)
+    source.family = event_family(text, shown, a.calibrate);
+  else
+    source.event = dptune::host::parse_event(text, shown);
+  return source;
+}
+
+/// The accountant plugin with the options that tune it (conversion, orders, the PLD grid).
+std::shared_ptr<dptune::Accountant> privacy_accountant(const po::variables_map& vm,
+                                                       const PrivacyArgs& a) {
+  dptune::host::PluginRegistry registry;
+  scan_plugins(registry, a.plugin_paths, {});
+  dptune::Params given;
+  if (!a.conversion.empty()) given.set("conversion", dptune::Value{a.conversion});
+  if (!a.orders.empty()) given.set("orders", dptune::Value{a.orders});
+  if (vm.count("analytic-gaussian")) given.set("analytic_gaussian", dptune::Value{true});
+  if (vm.count("value-discretization-interval"))
+    given.set("value_discretization_interval",
+              dptune::Value{vm["value-discretization-interval"].as<double>()});
+  if (vm.count("tail-mass-truncation"))
+    given.set("tail_mass_truncation", dptune::Value{vm["tail-mass-truncation"].as<double>()});
+  return create_accountant(registry, a.accountant_name, given);
+}
+
+/// --calibrate: the parameter's value that meets the target, printed with its event.
+void print_calibrated(const dptune::Accountant& accountant, const Family& family, const Asked& q,
+                      bool json) {
+  CalibrationReport report;
+  report.parameter = family.parameter;
+  report.integer = family.range.integer;
+  report.result =
+      dptune::calibrate_parameter(accountant, family.of, *q.target, *q.delta, family.range);
+  report.event = family.of(report.result.value);
+  report.at_range_end = report.result.value ==
+                        (report.result.direction > 0 ? family.range.upper : family.range.lower);
+  if (family.derived) report.derived = family.derived(report.result.value);
+  print_calibration(report, *q.target, *q.delta, json);
+}
+
+/// The event's epsilon at --delta or delta at --epsilon, as text or JSON.
+void print_privacy(const dptune::Accountant& accountant, const std::string& accountant_name,
+                   const DpEvent& event, const Asked& q, bool json) {
+  if (const auto why = accountant.unsupported_reason(event); !why.empty())
+    throw UsageError("accountant " + accountant_name + " cannot account " + event.to_string() +
+                     ": " + why);
+  const PrivacyGuarantee g =
+      q.delta ? accountant.epsilon(event, *q.delta) : accountant.delta(event, *q.epsilon);
+  if (json) {
+    dptune::host::JsonWriter w(std::cout);
+    w.begin_object().key("event").value(event.to_string());
+    write_guarantee_json(w, event, g);
+    w.end_object();
+    std::cout << "\n";
+    return;
+  }
+  std::cout << "event:      " << event.to_string() << "\n";
+  print_guarantee(std::cout, event, g);
+  if (std::isinf(g.epsilon))
+    std::cout << "note:       no finite epsilon can be proven for this event at this delta\n";
+}
+
+}  // namespace
+
+int cmd_privacy(const std::vector<std::string>& args) {
+  PrivacyArgs a;
+  const po::options_description opts = privacy_options(a);
   po::options_description hidden;
-  std::string event_file;
-  hidden.add_options()("event-file", po::value(&event_file));
+  hidden.add_options()("event-file", po::value(&a.event_file));
   po::positional_options_description pos;
   pos.add("event-file", 1);
   const auto vm = parse(opts, pos, args, hidden);
@@ -287,104 +418,14 @@ int cmd_privacy(const std::vector<std::string>& args) {
     std::cout << opts << "\n";
     return kOk;
   }
-
-  // ---- what is asked
-  const bool calibrating = !calibrate.empty();
-  std::optional<double> delta, epsilon, target;
-  if (vm.count("delta")) delta = vm["delta"].as<double>();
-  if (vm.count("epsilon")) epsilon = vm["epsilon"].as<double>();
-  if (vm.count("target-epsilon")) target = vm["target-epsilon"].as<double>();
-  if (delta && !(*delta >= 0 && *delta < 1))
-    throw UsageError("--delta " + num(*delta) + ": must be in [0, 1)");
-  if (epsilon && !(*epsilon >= 0))
-    throw UsageError("--epsilon " + num(*epsilon) + ": must be >= 0");
-  if (calibrating) {
-    if (!target || !delta) throw UsageError("--calibrate needs --target-epsilon and --delta");
-    if (epsilon) throw UsageError("--calibrate takes --target-epsilon, not --epsilon");
-    if (!(*target > 0 && std::isfinite(*target)))
-      throw UsageError("--target-epsilon " + num(*target) + ": must be a finite number > 0");
-    if (*delta == 0) throw UsageError("--calibrate needs --delta in (0, 1)");
-  } else {
-    if (target) throw UsageError("--target-epsilon needs --calibrate PARAM");
-    if (delta.has_value() == epsilon.has_value())
-      throw UsageError("give exactly one of --delta (prints epsilon) or --epsilon (prints delta)");
-  }
-
-  // ---- the event (a function of the noise when calibrating)
-  const bool shortcut = vm.count("dataset-size") || vm.count("batch-size") || vm.count("epochs") ||
-                        vm.count("noise-multiplier");
-  const int sources =
-      (shortcut ? 1 : 0) + (event_file.empty() ? 0 : 1) + (vm.count("event") ? 1 : 0);
-  if (sources != 1)
-    throw UsageError(sources == 0
-                         ? "no event: give an EVENT file, --event YAML, or the DP-SGD "
-                           "shortcut (--dataset-size --batch-size --epochs "
-                           "--noise-multiplier)"
-                         : "give only one of an EVENT file, --event, or the DP-SGD shortcut");
-  Family family;
-  DpEvent event;
-  if (shortcut) {
-    const DpSgd sgd = dp_sgd_from(vm, sampling, calibrate);
-    if (calibrating)
-      family = dp_sgd_family(sgd, calibrate);
-    else
-      event = sgd.event(sgd.sigma);
-  } else {
-    const std::string shown =
-        vm.count("event") ? "--event" : (event_file == "-" ? "<stdin>" : event_file);
-    const std::string text = vm.count("event") ? event_text : read_event_file(event_file);
-    if (calibrating)
-      family = event_family(text, shown, calibrate);
-    else
-      event = dptune::host::parse_event(text, shown);
-  }
-
-  // ---- the accountant
-  dptune::host::PluginRegistry registry;
-  scan_plugins(registry, plugin_paths, {});
-  dptune::Params given;
-  if (!conversion.empty()) given.set("conversion", dptune::Value{conversion});
-  if (!orders.empty()) given.set("orders", dptune::Value{orders});
-  if (vm.count("analytic-gaussian")) given.set("analytic_gaussian", dptune::Value{true});
-  if (vm.count("value-discretization-interval"))
-    given.set("value_discretization_interval",
-              dptune::Value{vm["value-discretization-interval"].as<double>()});
-  if (vm.count("tail-mass-truncation"))
-    given.set("tail_mass_truncation", dptune::Value{vm["tail-mass-truncation"].as<double>()});
-  const auto accountant = create_accountant(registry, accountant_name, given);
+  const Asked q = asked(vm, a.calibrate);
+  const EventSource source = event_source(vm, a, q.calibrating);
+  const auto accountant = privacy_accountant(vm, a);
   const bool json = vm.count("json") != 0;
-
-  if (calibrating) {
-    CalibrationReport report;
-    report.parameter = family.parameter;
-    report.integer = family.range.integer;
-    report.result =
-        dptune::calibrate_parameter(*accountant, family.of, *target, *delta, family.range);
-    report.event = family.of(report.result.value);
-    report.at_range_end = report.result.value ==
-                          (report.result.direction > 0 ? family.range.upper : family.range.lower);
-    if (family.derived) report.derived = family.derived(report.result.value);
-    print_calibration(report, *target, *delta, json);
-    return kOk;
-  }
-
-  if (const auto why = accountant->unsupported_reason(event); !why.empty())
-    throw UsageError("accountant " + accountant_name + " cannot account " + event.to_string() +
-                     ": " + why);
-  const PrivacyGuarantee g =
-      delta ? accountant->epsilon(event, *delta) : accountant->delta(event, *epsilon);
-  if (json) {
-    dptune::host::JsonWriter w(std::cout);
-    w.begin_object().key("event").value(event.to_string());
-    write_guarantee_json(w, event, g);
-    w.end_object();
-    std::cout << "\n";
-    return kOk;
-  }
-  std::cout << "event:      " << event.to_string() << "\n";
-  print_guarantee(std::cout, event, g);
-  if (std::isinf(g.epsilon))
-    std::cout << "note:       no finite epsilon can be proven for this event at this delta\n";
+  if (q.calibrating)
+    print_calibrated(*accountant, source.family, q, json);
+  else
+    print_privacy(*accountant, a.accountant_name, source.event, q, json);
   return kOk;
 }
 

@@ -2,13 +2,13 @@
 #include <boost/program_options.hpp>
 #include <iomanip>
 #include <iostream>
-#include <sstream>
 
-#include "../src/json.hpp"
-#include "../src/ledger.hpp"
-#include "../src/study.hpp"
 #include "cli_common.hpp"
 #include "dptune/errors.hpp"
+#include "dptune/host/format.hpp"
+#include "dptune/host/json.hpp"
+#include "dptune/host/ledger.hpp"
+#include "dptune/host/study_status.hpp"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -34,12 +34,6 @@ std::optional<std::string> parse_show(const std::string& command, po::options_de
     throw UsageError(command + ": expected `dptune " + command + " show " +
                      (command == "study" ? "DIR" : "FILE") + "` (see --help)");
   return words[1];
-}
-
-std::string fmt(double x) {
-  std::ostringstream s;
-  s << std::setprecision(6) << x;
-  return s.str();
 }
 
 }  // namespace
@@ -129,15 +123,17 @@ int cmd_ledger(const std::vector<std::string>& args) {
   }
   for (const auto& d : datasets) {
     const double spent = d.entries.empty() ? 0.0 : d.entries.back().total_epsilon;
-    std::cout << "dataset '" << d.name << "': budget (epsilon, delta) = (" << fmt(d.budget.epsilon)
-              << ", " << fmt(d.budget.delta) << "), composed epsilon " << fmt(spent)
-              << ", remaining " << fmt(std::max(0.0, d.budget.epsilon - spent)) << "\n";
+    std::cout << "dataset '" << d.name << "': budget (epsilon, delta) = ("
+              << significant(d.budget.epsilon) << ", " << significant(d.budget.delta)
+              << "), composed epsilon " << significant(spent) << ", remaining "
+              << significant(std::max(0.0, d.budget.epsilon - spent)) << "\n";
     for (const auto& e : d.entries) {
       std::cout << "  #" << e.id << " " << e.time << " " << e.kind << " study " << e.study_id
                 << " (" << e.study_dir << ")\n";
       if (e.kind == "charge" || e.kind == "supplement")
-        std::cout << "      epsilon " << fmt(e.epsilon) << " at delta " << fmt(e.delta) << ": "
-                  << e.event << "; composed total " << fmt(e.total_epsilon) << "\n";
+        std::cout << "      epsilon " << significant(e.epsilon) << " at delta "
+                  << significant(e.delta) << ": " << e.event << "; composed total "
+                  << significant(e.total_epsilon) << "\n";
       else
         std::cout << "      " << e.note << "\n";
     }

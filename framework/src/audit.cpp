@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "dptune/errors.hpp"
+#include "dptune/host/format.hpp"
 #include "dptune/host/random.hpp"
 #include "dptune/params.hpp"
 
@@ -19,8 +20,6 @@ namespace dptune::host {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-std::string num(double x) { return dptune::to_string(dptune::Value{x}); }
 
 /// Continued fraction of I_x(a, b) for x < (a + 1) / (a + b + 2), by the modified Lentz method
 /// (Press et al., Numerical Recipes, §6.4: the even and odd terms d_{2m}, d_{2m+1}).
@@ -206,7 +205,8 @@ bool OutputEvent::contains(std::span<const double> y) const {
 std::string OutputEvent::describe() const {
   if (statistic == Statistic::Vector) {
     std::string s = "output == (";
-    for (std::size_t i = 0; i < vector.size(); ++i) s += (i ? ", " : "") + num(vector[i]);
+    for (std::size_t i = 0; i < vector.size(); ++i)
+      s += (i ? ", " : "") + full_precision(vector[i]);
     return s + ")";
   }
   std::string g;
@@ -227,7 +227,7 @@ std::string OutputEvent::describe() const {
       break;
   }
   const char* op_text = op == Op::Greater ? " > " : (op == Op::AtMost ? " <= " : " == ");
-  return g + op_text + num(value);
+  return g + op_text + full_precision(value);
 }
 
 }  // namespace dptune::host

@@ -14,8 +14,8 @@
 #include "dptune/abi.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/host/audit.hpp"
+#include "dptune/host/json.hpp"
 #include "dptune/host/plugin_registry.hpp"
-#include "json.hpp"
 #include "yaml_load.hpp"
 
 namespace fs = std::filesystem;

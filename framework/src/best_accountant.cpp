@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "dptune/errors.hpp"
+#include "dptune/host/format.hpp"
 #include "dptune/params.hpp"
 #include "rdp_conversion.hpp"
 
@@ -18,8 +19,6 @@ namespace dptune::host {
 namespace {
 using K = DpEvent::Kind;
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-
-std::string num(double x) { return to_string(dptune::Value{x}); }
 
 /// True when an (ε, δ) leaf is inside: an RDP accountant prices those apart from its curve (basic
 /// composition), so a reported curve would not cover the whole base.
@@ -88,7 +87,7 @@ DeltaHat delta_hat(const std::vector<const Member*>& able, const DpEvent& base, 
     } catch (const dptune::Error&) {
       continue;
     }
-    hat.listing += (hat.listing.empty() ? "" : ", ") + m->name + " " + num(d);
+    hat.listing += (hat.listing.empty() ? "" : ", ") + m->name + " " + full_precision(d);
     if (d < hat.value) hat = {d, m->name, hat.listing};
   }
   return hat;
@@ -196,11 +195,12 @@ std::optional<PrivacyGuarantee> BestAccountant::poisson_selection(const DpEvent&
   g.epsilon = ask == Ask::Epsilon ? std::max(0.0, found.best) : given;
   g.delta = ask == Ask::Epsilon ? given : found.best;
   g.order = at.order;
-  g.derivation = "repeat_and_select, Poisson(mean " + num(mu) +
-                 "): Papernot & Steinke 2022, Theorem 6 at order " + num(at.order) +
-                 ": eps'(a) = eps(a) + mu delta^ + log(mu)/(a - 1) = " + num(tau) +
+  g.derivation = "repeat_and_select, Poisson(mean " + full_precision(mu) +
+                 "): Papernot & Steinke 2022, Theorem 6 at order " + full_precision(at.order) +
+                 ": eps'(a) = eps(a) + mu delta^ + log(mu)/(a - 1) = " + full_precision(tau) +
                  ", with the base's RDP curve from " + curve_from +
-                 " (eps(a) = " + num(at.epsilon) + ") and delta^ = " + num(found.hat.value) +
+                 " (eps(a) = " + full_precision(at.epsilon) +
+                 ") and delta^ = " + full_precision(found.hat.value) +
                  " at eps^ = log(a/(a - 1)) from " + found.hat.from + " (" + found.hat.listing +
                  "); improved RDP conversion (Canonne, Kamath & Steinke 2020, Prop. 12); " +
                  std::to_string(found.evaluated) + " of " + std::to_string(curve.size()) +
@@ -248,7 +248,7 @@ PrivacyGuarantee BestAccountant::smallest(const DpEvent& event, double given, As
   std::string summary = "best of";
   for (std::size_t i = 0; i < answers.size(); ++i)
     summary += (i == 0 ? " " : ", ") + answers[i].first + " (" + what + " " +
-               num(value(answers[i].second)) + ")";
+               full_precision(value(answers[i].second)) + ")";
   for (const auto& n : notes) summary += "; " + n;
   PrivacyGuarantee g = answers[win].second;
   g.derivation = summary + "; " + answers[win].first + " wins: " + g.derivation;

@@ -1,8 +1,9 @@
-#include "json.hpp"
+#include "dptune/host/json.hpp"
 
-#include <charconv>
 #include <cmath>
 #include <cstdio>
+
+#include "dptune/host/format.hpp"
 
 namespace dptune::host {
 
@@ -100,9 +101,7 @@ JsonWriter& JsonWriter::value(double number) {
   } else if (std::isinf(number)) {
     out_ << (number > 0 ? "\"inf\"" : "\"-inf\"");
   } else {
-    char buf[64];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, number);
-    out_ << std::string_view(buf, static_cast<std::size_t>(end - buf));
+    out_ << shortest(number);
   }
   return *this;
 }

@@ -1,4 +1,4 @@
-#include "ledger.hpp"
+#include "dptune/host/ledger.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "dptune/host/event_yaml.hpp"
+#include "dptune/host/format.hpp"
 #include "rdp_conversion.hpp"
 #include "sqlite_db.hpp"
 
@@ -22,13 +23,6 @@ std::string now_utc() {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   return text;
-}
-
-std::string fmt(double x) {
-  std::ostringstream s;
-  s.precision(6);
-  s << x;
-  return s.str();
 }
 
 LedgerEntry entry_of(const SqliteStatement& s) {
@@ -108,9 +102,10 @@ LedgerCharge Ledger::charge(const std::string& dataset, const LedgerBudget& budg
       result.budget = {b.double_at(0), b.double_at(1)};
       if (result.budget.epsilon != budget.epsilon || result.budget.delta != budget.delta)
         throw LedgerRefused(where + " has the budget (epsilon, delta) = (" +
-                            fmt(result.budget.epsilon) + ", " + fmt(result.budget.delta) +
+                            significant(result.budget.epsilon) + ", " +
+                            significant(result.budget.delta) +
                             "), fixed by its first charge; the pipeline's ledger.budget says (" +
-                            fmt(budget.epsilon) + ", " + fmt(budget.delta) +
+                            significant(budget.epsilon) + ", " + significant(budget.delta) +
                             "): a filter's budget cannot change");
     } else {
       result.budget = budget;
@@ -156,10 +151,11 @@ LedgerCharge Ledger::charge(const std::string& dataset, const LedgerBudget& budg
     if (!(total.epsilon <= result.budget.epsilon))
       throw LedgerRefused(
           where + ": refused: this run's guarantee " + event->to_string() +
-          " would bring the composed epsilon at delta " + fmt(delta) + " to " + fmt(total.epsilon) +
-          " (" + total.how + "), over the budget epsilon " + fmt(result.budget.epsilon) +
-          "; remaining: epsilon " + fmt(std::max(0.0, result.budget.epsilon - before.epsilon)) +
-          " at delta " + fmt(delta) + " (spent " + fmt(before.epsilon) + " in " +
+          " would bring the composed epsilon at delta " + significant(delta) + " to " +
+          significant(total.epsilon) + " (" + total.how + "), over the budget epsilon " +
+          significant(result.budget.epsilon) + "; remaining: epsilon " +
+          significant(std::max(0.0, result.budget.epsilon - before.epsilon)) + " at delta " +
+          significant(delta) + " (spent " + significant(before.epsilon) + " in " +
           std::to_string(events.size() - 1) + " charges; nothing of this run was trained)");
   } else if (!events.empty()) {
     total = compose_charges(events, curves, delta, accountant);

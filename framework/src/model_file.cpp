@@ -1,4 +1,4 @@
-#include "model_file.hpp"
+#include "dptune/host/model_file.hpp"
 
 #include <yaml-cpp/yaml.h>
 

@@ -4,7 +4,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "plots.hpp"
+#include "dptune/host/plots.hpp"
 
 namespace dptune::host {
 

@@ -1,14 +1,14 @@
-#include "plots.hpp"
+#include "dptune/host/plots.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "dptune/errors.hpp"
+#include "dptune/host/format.hpp"
 
 namespace dptune::host {
 
@@ -44,31 +44,6 @@ double nice_bound(double v, bool up) {
   for (int i = 3; i >= 0; --i)
     if (scaled(mantissas[i], e) <= v * (1 + 1e-12)) return scaled(mantissas[i], e);
   return scaled(5, e - 1);
-}
-
-/// 1e-05 -> 1e-5, 1e+06 -> 1e6.
-std::string short_exponent(std::string s) {
-  if (const auto e = s.find('e'); e != std::string::npos) {
-    std::string exp = s.substr(e + 1);
-    const bool neg = exp[0] == '-';
-    exp = exp.substr(exp[0] == '-' || exp[0] == '+' ? 1 : 0);
-    exp.erase(0, std::min(exp.find_first_not_of('0'), exp.size() - 1));
-    s = s.substr(0, e) + "e" + (neg ? "-" : "") + exp;
-  }
-  return s;
-}
-
-std::string printf_g(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-  return short_exponent(buf);
-}
-
-/// One significant figure in scientific notation: 2e-5, 1e6.
-std::string scientific(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.0e", v);
-  return short_exponent(buf);
 }
 
 }  // namespace
@@ -154,14 +129,14 @@ bool wants_log(const std::vector<double>& values, bool epsilon, bool geometric) 
 }
 
 std::string tick_label(double value, const Axis& axis) {
-  if (axis.log) return value >= 1e-3 && value < 1e5 ? printf_g(value, 6) : scientific(value);
+  if (axis.log)
+    return value >= 1e-3 && value < 1e5 ? significant_short_exponent(value, 6)
+                                        : scientific_one_figure(value);
   if (std::abs(value) < axis.step * 1e-6) return "0";
   const double biggest = std::max(std::abs(axis.lo), std::abs(axis.hi));
-  if (axis.step < 1e-4 || biggest >= 1e6) return printf_g(value, 6);
+  if (axis.step < 1e-4 || biggest >= 1e6) return significant_short_exponent(value, 6);
   const int decimals = std::max(0, static_cast<int>(std::ceil(-std::log10(axis.step) - 1e-9)));
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
-  return buf;
+  return fixed_decimals(value, decimals);
 }
 
 std::string xml_escape(const std::string& text) {
@@ -207,8 +182,6 @@ std::string csv_cell(const std::string& text) {
   return out + "\"";
 }
 
-std::string number(double v) { return dptune::to_string(dptune::Value{v}); }
-
 void write_text(const std::filesystem::path& path, const std::string& content) {
   std::ofstream f(path, std::ios::binary);
   if (!f) throw dptune::Error("cannot write " + path.string());
@@ -228,7 +201,7 @@ std::string pareto_svg(const std::vector<dptune::Trial>& trials,
                        double delta) {
   Figure f;
   f.title = title;
-  f.x_label = "epsilon of one run (delta = " + printf_g(delta, 6) + ")";
+  f.x_label = "epsilon of one run (delta = " + significant_short_exponent(delta, 6) + ")";
   f.y_label = "error = 1 - utility (mean over the runs)";
   f.x_epsilon = true;
   Layer others{"other trials", {}, {}, false, false, true};
@@ -268,7 +241,7 @@ std::string series_csv(const dptune::Series& series) {
   s << csv_cell(series.x_label.empty() ? "x" : series.x_label) << ','
     << csv_cell(series.y_label.empty() ? "y" : series.y_label) << '\n';
   for (std::size_t i = 0; i < series.x.size(); ++i)
-    s << number(series.x[i]) << ',' << number(series.y[i]) << '\n';
+    s << full_precision(series.x[i]) << ',' << full_precision(series.y[i]) << '\n';
   return s.str();
 }
 
@@ -280,8 +253,8 @@ std::string series_group_csv(const std::vector<const dptune::Series*>& group,
     const dptune::Series& series = *group[g];
     const std::string tail = "," + csv_cell(series.x_label) + "," + csv_cell(series.y_label);
     for (std::size_t i = 0; i < series.x.size(); ++i)
-      s << csv_cell(g < members.size() ? members[g] : series.name) << ',' << number(series.x[i])
-        << ',' << number(series.y[i]) << tail << '\n';
+      s << csv_cell(g < members.size() ? members[g] : series.name) << ','
+        << full_precision(series.x[i]) << ',' << full_precision(series.y[i]) << tail << '\n';
   }
   return s.str();
 }
@@ -334,7 +307,8 @@ std::vector<WrittenFigure> write_series(const std::filesystem::path& dir,
                single ? series_csv(*members.front()) : series_group_csv(members, legend));
     files.push_back(stem + ".csv");
     if (!plot) continue;
-    const std::string title = run_name + ": " + stem;
+    std::string title = run_name;
+    title.append(": ").append(stem);
     figures.push_back({stem + ".svg", single ? series_svg(*members.front(), title)
                                              : series_group_svg(members, legend, title)});
     write_text(dir / figures.back().file, figures.back().svg);

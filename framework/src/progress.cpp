@@ -2,24 +2,11 @@
 
 #include <unistd.h>
 
-#include <cstdio>
 #include <iostream>
 
-namespace dptune::host {
+#include "dptune/host/format.hpp"
 
-namespace {
-std::string format_seconds(double s) {
-  char buf[32];
-  if (s < 60)
-    std::snprintf(buf, sizeof buf, "%.0fs", s);
-  else if (s < 3600)
-    std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
-  else
-    std::snprintf(buf, sizeof buf, "%dh%02dm", static_cast<int>(s) / 3600,
-                  (static_cast<int>(s) / 60) % 60);
-  return buf;
-}
-}  // namespace
+namespace dptune::host {
 
 TerminalProgress::TerminalProgress(bool enabled)
     : active_(enabled && isatty(STDERR_FILENO) == 1), started_(std::chrono::steady_clock::now()) {}
@@ -66,15 +53,11 @@ void TerminalProgress::draw(bool force) {
   const double elapsed = std::chrono::duration<double>(now - started_).count();
   std::string line =
       "\r\033[K" + phase_ + ": " + std::to_string(done_) + "/" + std::to_string(total_);
-  if (best_) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "  best %.4g", *best_);
-    line += buf;
-  }
-  line += "  elapsed " + format_seconds(elapsed);
+  if (best_) line += "  best " + significant(*best_, 4);
+  line += "  elapsed " + duration(elapsed);
   if (done_ > 0 && done_ < total_)
-    line += "  ETA " + format_seconds(elapsed / static_cast<double>(done_) *
-                                      static_cast<double>(total_ - done_));
+    line += "  ETA " +
+            duration(elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_));
   std::cerr << line << std::flush;
   line_open_ = true;
 }

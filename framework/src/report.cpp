@@ -12,9 +12,10 @@
 
 #include "dptune/abi.hpp"
 #include "dptune/errors.hpp"
+#include "dptune/host/format.hpp"
+#include "dptune/host/json.hpp"
+#include "dptune/host/model_file.hpp"
 #include "dptune/pareto.hpp"
-#include "json.hpp"
-#include "model_file.hpp"
 #include "report_html.hpp"
 
 namespace dptune::host {
@@ -38,13 +39,6 @@ bool non_private(const dptune::Trial& t) {
   return std::isinf(t.privacy.epsilon) && t.privacy.epsilon > 0 && t.privacy.delta >= 1;
 }
 
-std::string fmt(double v, int digits = 6) {
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-  return buf;
-}
-
 /// A candidate as the console shows it: numbers to 5 significant figures ({lr: 0.1}, not
 /// 0.09999999999999998); files keep full precision.
 std::string console_params(const dptune::Params& params) {
@@ -53,7 +47,7 @@ std::string console_params(const dptune::Params& params) {
   for (const auto& [name, value] : params.values()) {
     out += (first ? "" : ", ") + name + ": ";
     first = false;
-    out += std::holds_alternative<double>(value) ? fmt(std::get<double>(value), 5)
+    out += std::holds_alternative<double>(value) ? significant(std::get<double>(value), 5)
                                                  : dptune::to_string(value);
   }
   return out + "}";
@@ -81,10 +75,10 @@ std::string wrapped(const std::string& text, const std::string& first, const std
 
 /// What ε means when it is large: the bound on an adversary's odds ratio, e^ε.
 std::string loose_epsilon_warning(double epsilon) {
-  return "WARNING: epsilon = " + fmt(epsilon, 4) + " > " + fmt(kLooseEpsilon) +
+  return "WARNING: epsilon = " + significant(epsilon, 4) + " > " + significant(kLooseEpsilon) +
          ": an observer's odds that any one record is in the data may grow by a factor up to "
          "e^epsilon = " +
-         fmt(std::exp(epsilon), 2) +
+         significant(std::exp(epsilon), 2) +
          ", so this guarantee protects little; use more noise, fewer steps or a smaller sampling "
          "rate (dptune privacy --calibrate) for a budget of a few units";
 }
@@ -130,13 +124,11 @@ std::string trials_csv(const std::vector<dptune::Trial>& trials,
     if (non_private(t))
       s << ",,";
     else
-      s << ',' << dptune::to_string(dptune::Value{t.privacy.epsilon}) << ','
-        << dptune::to_string(dptune::Value{t.privacy.delta});
-    s << ',' << dptune::to_string(dptune::Value{t.utility_mean}) << ','
-      << dptune::to_string(dptune::Value{t.utility_min}) << ','
-      << dptune::to_string(dptune::Value{t.utility_max}) << ',' << t.repetitions << ','
-      << fmt(t.seconds) << ',' << (on_front.count(i) ? "true" : "false")
-      << (fitted_preprocessing ? ",false" : "") << '\n';
+      s << ',' << full_precision(t.privacy.epsilon) << ',' << full_precision(t.privacy.delta);
+    s << ',' << full_precision(t.utility_mean) << ',' << full_precision(t.utility_min) << ','
+      << full_precision(t.utility_max) << ',' << t.repetitions << ',' << significant(t.seconds)
+      << ',' << (on_front.count(i) ? "true" : "false") << (fitted_preprocessing ? ",false" : "")
+      << '\n';
   }
   return s.str();
 }
@@ -296,87 +288,108 @@ std::vector<std::size_t> trial_front(const std::vector<dptune::Trial>& trials) {
   return front;
 }
 
-RunSummary write_report(const ReportInput& in, std::ostream& out) {
-  const PipelineConfig& config = in.config;
-  const dptune::TuningResult& result = in.result;
-  RunSummary summary;
-  summary.output_dir = config.output.dir;
-  summary.trials = result.trials.size();
-  std::error_code ec;
-  std::filesystem::create_directories(config.output.dir, ec);
-  if (ec)
-    throw dptune::Error("cannot create output folder " + config.output.dir.string() + ": " +
-                        ec.message());
+namespace {
 
-  const bool write_trials = !result.trials_sensitive || config.output.sensitive_trials;
-  // A private tuner's public outputs are its release (json_release) and what does not depend on
-  // the data or secret randomness; the maps (trusted analysts) report everything.  A private
-  // tuner's trials (and its run count and times) go only to files marked SENSITIVE, on opt-in.
-  // A run with neither a selection nor a guarantee (a tuner's simulation mode, which reads no
-  // private data) releases nothing and is reported like a map.
-  const bool private_tuner =
-      !result.trusted_analyst_only && (result.selected.has_value() || result.guarantee.has_value());
-  const bool map_trials = write_trials && !private_tuner;
+/// What a report states, decided once from the tuner's result and shared by every file and the
+/// console: which trials are public, which notes are DP outputs, the front of a map.
+struct Outline {
+  /// A private tuner's public outputs are its release (json_release) and what does not depend on
+  /// the data or secret randomness; the maps (trusted analysts) report everything.  A private
+  /// tuner's trials (and its run count and times) go only to files marked SENSITIVE, on opt-in.  A
+  /// run with neither a selection nor a guarantee (a tuner's simulation mode, which reads no
+  /// private data) releases nothing and is reported like a map.
+  bool private_tuner = false;
+  bool write_trials = false;
+  bool map_trials = false;
+  /// A private tuner's opt-in file is written even without trials, so that the list of files
+  /// does not tell whether any run happened.
+  bool sensitive_opt_in = false;
+  /// Every trial non-private (grid or random with private: false): a non-private baseline, shown
+  /// by utility alone; there is no privacy-utility trade-off, front or hypervolume to report.
+  bool baseline = false;
+  std::vector<std::size_t> by_utility;  // baseline: the trials by decreasing utility
+  std::vector<std::size_t> front;       // maps: the Pareto front, by ε
+  double hypervolume = 0;
   std::vector<std::string> public_notes, dp_notes;
+  std::string model_note;  // a map's released model (a private tuner's joins dp_notes)
+  std::string model_file;  // a private tuner's released model file, when written
+  /// Whether `file` is in the public list (a private tuner's model file belongs to its release).
+  bool listed(const std::string& file) const { return !(private_tuner && file == model_file); }
+};
+
+Outline outline_of(const ReportInput& in) {
+  const dptune::TuningResult& result = in.result;
+  Outline o;
+  o.write_trials = !result.trials_sensitive || in.config.output.sensitive_trials;
+  o.private_tuner =
+      !result.trusted_analyst_only && (result.selected.has_value() || result.guarantee.has_value());
+  o.map_trials = o.write_trials && !o.private_tuner;
+  o.sensitive_opt_in = o.private_tuner && result.trials_sensitive && o.write_trials;
   for (const auto& n : result.notes)
-    (private_tuner && is_dp_output_note(n) ? dp_notes : public_notes).push_back(n);
-  for (auto& n : noise_notes(config)) public_notes.push_back(std::move(n));
+    (o.private_tuner && is_dp_output_note(n) ? o.dp_notes : o.public_notes).push_back(n);
+  for (auto& n : noise_notes(in.config)) o.public_notes.push_back(std::move(n));
   // How the test score is made is public (the split, ε, the noise scale, the file declared
   // public); its value depends on the release.
-  if (in.test_score) public_notes.push_back(in.test_score->method(config.utility.use));
-  // Every trial non-private (grid or random with private: false): a non-private baseline, shown by
-  // utility alone; there is no privacy-utility trade-off, front or hypervolume to report.
-  const bool baseline = map_trials && !result.trials.empty() &&
-                        std::all_of(result.trials.begin(), result.trials.end(), non_private);
-  std::vector<std::size_t> by_utility;
-  if (baseline) {
-    for (std::size_t i = 0; i < result.trials.size(); ++i) by_utility.push_back(i);
-    std::stable_sort(by_utility.begin(), by_utility.end(), [&](std::size_t a, std::size_t b) {
+  if (in.test_score) o.public_notes.push_back(in.test_score->method(in.config.utility.use));
+  o.baseline = o.map_trials && !result.trials.empty() &&
+               std::all_of(result.trials.begin(), result.trials.end(), non_private);
+  if (o.baseline) {
+    for (std::size_t i = 0; i < result.trials.size(); ++i) o.by_utility.push_back(i);
+    std::stable_sort(o.by_utility.begin(), o.by_utility.end(), [&](std::size_t a, std::size_t b) {
       return result.trials[a].utility_mean > result.trials[b].utility_mean;
     });
   }
-  const std::vector<std::size_t> front =
-      map_trials ? trial_front(result.trials) : std::vector<std::size_t>{};
-  const std::set<std::size_t> on_front(front.begin(), front.end());
+  if (o.map_trials) o.front = trial_front(result.trials);
   std::vector<dptune::Point> front_points;
-  front_points.reserve(front.size());
-  for (std::size_t i : front)
+  front_points.reserve(o.front.size());
+  for (std::size_t i : o.front)
     front_points.push_back({result.trials[i].privacy.epsilon, 1.0 - result.trials[i].utility_mean});
-  const double hv = dptune::hypervolume(front_points, {kReferenceEpsilon, kReferenceError});
-  const auto names = param_names(config);
+  o.hypervolume = dptune::hypervolume(front_points, {kReferenceEpsilon, kReferenceError});
+  return o;
+}
 
+/// run.SENSITIVE.json: the run count and run time of a private tuner reveal K (Papernot &
+/// Steinke 2022 hides it): opt-in only.
+std::string sensitive_run_json(const ReportInput& in) {
+  std::ostringstream rs;
+  JsonWriter rw(rs);
+  rw.begin_object();
+  rw.key("warning").value(
+      "SENSITIVE: the run count and run time of a private tuner depend on its secret "
+      "randomness (e.g. the repetition tuner's K) and on the data; not covered by the guarantee");
+  rw.key("trials_count").value(in.result.trials.size());
+  rw.key("seconds").value(in.seconds);
+  rw.end_object();
+  rs << '\n';
+  return rs.str();
+}
+
+/// resolved_config.yaml, the trials (trials.csv, or trials.SENSITIVE.csv and run.SENSITIVE.json
+/// on opt-in), a map's front (pareto_front.csv, pareto.svg) and the tuner's series.  Returns the
+/// figures for report.html.
+std::vector<WrittenFigure> write_trial_files(const ReportInput& in, const Outline& o,
+                                             RunSummary& summary) {
+  const PipelineConfig& config = in.config;
+  const dptune::TuningResult& result = in.result;
+  const auto names = param_names(config);
+  const std::set<std::size_t> on_front(o.front.begin(), o.front.end());
   write_file(config.output.dir / "resolved_config.yaml", to_yaml(config));
   summary.files.push_back("resolved_config.yaml");
-  // A private tuner's opt-in file is written even without trials, so that the list of files does
-  // not tell whether any run happened.
-  const bool sensitive_opt_in = private_tuner && result.trials_sensitive && write_trials;
-  if (write_trials && (!result.trials.empty() || sensitive_opt_in)) {
+  if (o.write_trials && (!result.trials.empty() || o.sensitive_opt_in)) {
     const std::string trials_name = result.trials_sensitive ? "trials.SENSITIVE.csv" : "trials.csv";
     write_file(config.output.dir / trials_name,
                trials_csv(result.trials, names, on_front, in.preprocessing.fitted()));
     summary.files.push_back(trials_name);
   }
-  if (sensitive_opt_in) {
-    // The run count and run time of a private tuner reveal K (Papernot & Steinke 2022 hides it):
-    // opt-in only.
-    std::ostringstream rs;
-    JsonWriter rw(rs);
-    rw.begin_object();
-    rw.key("warning").value(
-        "SENSITIVE: the run count and run time of a private tuner depend on its secret "
-        "randomness (e.g. the repetition tuner's K) and on the data; not covered by the guarantee");
-    rw.key("trials_count").value(result.trials.size());
-    rw.key("seconds").value(in.seconds);
-    rw.end_object();
-    rs << '\n';
-    write_file(config.output.dir / "run.SENSITIVE.json", rs.str());
+  if (o.sensitive_opt_in) {
+    write_file(config.output.dir / "run.SENSITIVE.json", sensitive_run_json(in));
     summary.files.push_back("run.SENSITIVE.json");
   }
   std::vector<WrittenFigure> figures;
-  if (map_trials && !result.trials.empty() && !baseline) {
+  if (o.map_trials && !result.trials.empty() && !o.baseline) {
     std::vector<dptune::Trial> front_trials;
-    front_trials.reserve(front.size());
-    for (std::size_t i : front) front_trials.push_back(result.trials[i]);
+    front_trials.reserve(o.front.size());
+    for (std::size_t i : o.front) front_trials.push_back(result.trials[i]);
     std::set<std::size_t> all;
     for (std::size_t k = 0; k < front_trials.size(); ++k) all.insert(k);
     write_file(config.output.dir / "pareto_front.csv",
@@ -385,7 +398,7 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
     // One figure per question: a trade-off only where runs differ in ε, never for a simulation.
     if (config.output.plot && result.trusted_analyst_only && has_tradeoff(result.trials)) {
       figures.push_back(
-          {"pareto.svg", pareto_svg(result.trials, front,
+          {"pareto.svg", pareto_svg(result.trials, o.front,
                                     config.name + ": privacy-utility trade-off", config.delta)});
       write_file(config.output.dir / "pareto.svg", figures.back().svg);
       summary.files.push_back("pareto.svg");
@@ -394,82 +407,95 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
   for (auto& f : write_series(config.output.dir, config.name, result.series, config.output.plot,
                               summary.files))
     figures.push_back(std::move(f));
+  return figures;
+}
 
-  // The released model: the selected run's, the one model a private tuner releases.  Its export
-  // is empty for models of ABI 2.1 plugins (or models that cannot export): said in the summary.
-  std::string model_note;
+/// model.json: the released model with what released it (the release or the selection, the
+/// guarantee) and its preprocessing.
+std::string model_json(const ReportInput& in, bool private_tuner,
+                       const dptune::ModelExport& exported) {
+  const dptune::TuningResult& result = in.result;
+  std::ostringstream ms;
+  JsonWriter mw(ms);
+  mw.begin_object();
+  mw.key("format").value(kModelFileFormat);
+  mw.key("released").value(true);
+  mw.key("note").value(
+      "the model of the tuner's selected run, the only model the tuning releases; its "
+      "privacy is the tuning's guarantee");
+  mw.key("pipeline").value(in.config.name);
+  mw.key("algorithm").value(in.config.algorithm.use);
+  if (private_tuner) {
+    mw.key("release");
+    json_release(mw, in, "", {});
+  } else if (result.selected) {
+    mw.key("selected");
+    json_trial(mw, *result.selected);
+    if (in.test_score) {
+      mw.key("test_score");
+      json_test_score(mw, *in.test_score, in.config.utility.use);
+    }
+  }
+  if (result.guarantee) {
+    mw.key("guarantee");
+    json_guarantee(mw, *result.guarantee);
+  }
+  write_model_fields(mw, ExportedModel{exported, in.preprocessing});
+  mw.end_object();
+  ms << '\n';
+  return ms.str();
+}
+
+/// The released model: the selected run's, the one model a private tuner releases, written as
+/// model.json.  Its export is empty for models of ABI 2.1 plugins (or models that cannot export):
+/// said in the note.  Whether a private tuner released a model can depend on its DP output (the
+/// threshold variant's default): its file and note belong to the release, not to the public list.
+/// Then the test score's statement: a DP output of a private tuner, a public note of a map.
+void write_released_model(const ReportInput& in, Outline& o, RunSummary& summary) {
   if (in.released_model) {
     const std::optional<dptune::ModelExport> exported = in.released_model->export_model();
     if (!exported) {
-      model_note = "the released model (" + in.released_model->describe() +
-                   ") cannot be exported by its plugin (ABI 2.1, or no Model::export_model)";
+      o.model_note = "the released model (" + in.released_model->describe() +
+                     ") cannot be exported by its plugin (ABI 2.1, or no Model::export_model)";
     } else {
-      std::ostringstream ms;
-      JsonWriter mw(ms);
-      mw.begin_object();
-      mw.key("format").value(kModelFileFormat);
-      mw.key("released").value(true);
-      mw.key("note").value(
-          "the model of the tuner's selected run, the only model the tuning releases; its "
-          "privacy is the tuning's guarantee");
-      mw.key("pipeline").value(config.name);
-      mw.key("algorithm").value(config.algorithm.use);
-      if (private_tuner) {
-        mw.key("release");
-        json_release(mw, in, "", {});
-      } else if (result.selected) {
-        mw.key("selected");
-        json_trial(mw, *result.selected);
-        if (in.test_score) {
-          mw.key("test_score");
-          json_test_score(mw, *in.test_score, config.utility.use);
-        }
-      }
-      if (result.guarantee) {
-        mw.key("guarantee");
-        json_guarantee(mw, *result.guarantee);
-      }
-      write_model_fields(mw, ExportedModel{*exported, in.preprocessing});
-      mw.end_object();
-      ms << '\n';
-      write_file(config.output.dir / "model.json", ms.str());
+      write_file(in.config.output.dir / "model.json", model_json(in, o.private_tuner, *exported));
       summary.files.push_back("model.json");
-      model_note = "released model: model.json (" + exported->description + ")";
+      o.model_note = "released model: model.json (" + exported->description + ")";
     }
   }
-
-  // Whether a private tuner released a model can depend on its DP output (the threshold variant's
-  // default): the model's file and note belong to the release, not to the public file list.
-  std::string model_file;
-  if (private_tuner && !model_note.empty()) {
+  if (o.private_tuner && !o.model_note.empty()) {
     if (std::find(summary.files.begin(), summary.files.end(), "model.json") != summary.files.end())
-      model_file = "model.json";
-    dp_notes.push_back(
-        model_file.empty() ? model_note : "model: " + model_note.substr(model_note.find(':') + 2));
-    model_note.clear();
+      o.model_file = "model.json";
+    o.dp_notes.push_back(o.model_file.empty()
+                             ? o.model_note
+                             : "model: " + o.model_note.substr(o.model_note.find(':') + 2));
+    o.model_note.clear();
   }
-  if (in.test_score && private_tuner)
-    dp_notes.push_back(in.test_score->statement(config.utility.use));
+  if (in.test_score && o.private_tuner)
+    o.dp_notes.push_back(in.test_score->statement(in.config.utility.use));
   else if (in.test_score)
-    public_notes.push_back(in.test_score->statement(config.utility.use));
-  auto listed = [&](const std::string& file) { return !(private_tuner && file == model_file); };
+    o.public_notes.push_back(in.test_score->statement(in.config.utility.use));
+}
 
-  {  // report.html: one self-contained page (report_html.cpp), listed before summary.json.
-    std::vector<std::string> page_files;
-    for (const auto& f : summary.files)
-      if (listed(f)) page_files.push_back(f);
-    page_files.insert(page_files.end(), {"report.html", "summary.json"});
-    const char* warning = baseline                      ? kNonPrivateWarning
-                          : result.trusted_analyst_only ? kTrustedAnalystWarning
-                                                        : "";
-    write_file(config.output.dir / "report.html",
-               report_html({in, private_tuner, baseline, warning, front, hv, public_notes, dp_notes,
-                            model_note, figures, page_files}));
-    summary.files.push_back("report.html");
-  }
-  std::ostringstream js;
-  JsonWriter w(js);
-  w.begin_object();
+/// report.html: one self-contained page (report_html.cpp), listed before summary.json.
+void write_html(const ReportInput& in, const Outline& o, const std::vector<WrittenFigure>& figures,
+                RunSummary& summary) {
+  std::vector<std::string> page_files;
+  for (const auto& f : summary.files)
+    if (o.listed(f)) page_files.push_back(f);
+  page_files.insert(page_files.end(), {"report.html", "summary.json"});
+  const char* warning = o.baseline                       ? kNonPrivateWarning
+                        : in.result.trusted_analyst_only ? kTrustedAnalystWarning
+                                                         : "";
+  write_file(in.config.output.dir / "report.html",
+             report_html({in, o.private_tuner, o.baseline, warning, o.front, o.hypervolume,
+                          o.public_notes, o.dp_notes, o.model_note, figures, page_files}));
+  summary.files.push_back("report.html");
+}
+
+/// summary.json's description of the run: versions, the pipeline's components, randomness.
+void json_run(JsonWriter& w, const ReportInput& in, const Outline& o) {
+  const PipelineConfig& config = in.config;
   w.key("dptune_version").value(DPTUNE_VERSION_STRING);
   w.key("pipeline").value(config.name);
   w.key("pipeline_file").value(config.file.string());
@@ -491,164 +517,221 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
   w.end_object();
   w.key("executor").value(in.executor);
   // Run times and counts of a private tuner depend on K and on the data: never public.
-  if (!private_tuner) w.key("seconds").value(in.seconds);
+  if (!o.private_tuner) w.key("seconds").value(in.seconds);
+}
+
+/// summary.json's results: the baseline's best or a map's front, the release or the selection,
+/// the test score and the guarantee.
+void json_results(JsonWriter& w, const ReportInput& in, const Outline& o) {
+  const dptune::TuningResult& result = in.result;
   w.key("trusted_analyst_only").value(result.trusted_analyst_only);
-  if (baseline)
+  if (o.baseline)
     w.key("warning").value(kNonPrivateWarning);
   else if (result.trusted_analyst_only)
     w.key("warning").value(kTrustedAnalystWarning);
-  if (baseline) {
+  if (o.baseline) {
     w.key("non_private_baseline").value(true);
     w.key("best");
-    json_trial(w, result.trials[by_utility.front()]);
+    json_trial(w, result.trials[o.by_utility.front()]);
   }
-  if (!private_tuner) w.key("trials_count").value(result.trials.size());
+  if (!o.private_tuner) w.key("trials_count").value(result.trials.size());
   w.key("trials_sensitive").value(result.trials_sensitive);
-  w.key("trials_written").value(write_trials);
-  if (map_trials && !baseline) {
+  w.key("trials_written").value(o.write_trials);
+  if (o.map_trials && !o.baseline) {
     w.key("pareto_front").begin_array();
-    for (std::size_t i : front) json_trial(w, result.trials[i]);
+    for (std::size_t i : o.front) json_trial(w, result.trials[i]);
     w.end_array();
     w.key("hypervolume").begin_object();
-    w.key("value").value(hv);
+    w.key("value").value(o.hypervolume);
     w.key("objectives").value("(epsilon, 1 - utility_mean), both minimised");
     w.key("reference").begin_array().value(kReferenceEpsilon).value(kReferenceError).end_array();
     w.end_object();
   }
-  if (private_tuner) {
+  if (o.private_tuner) {
     w.key("release");
-    json_release(w, in, model_file, dp_notes);
+    json_release(w, in, o.model_file, o.dp_notes);
   } else if (result.selected) {
     w.key("selected");
     json_trial(w, *result.selected);
   }
-  if (!private_tuner && in.test_score) {
+  if (!o.private_tuner && in.test_score) {
     w.key("test_score");
-    json_test_score(w, *in.test_score, config.utility.use);
+    json_test_score(w, *in.test_score, in.config.utility.use);
   }
   if (result.guarantee) {
     w.key("guarantee");
     json_guarantee(w, *result.guarantee);
   }
+}
+
+/// summary.json: the run, the results, the series, the public notes and the public files.
+std::string summary_json(const ReportInput& in, const Outline& o, const RunSummary& summary) {
+  std::ostringstream js;
+  JsonWriter w(js);
+  w.begin_object();
+  json_run(w, in, o);
+  json_results(w, in, o);
   w.key("series").begin_array();
-  for (const auto& series : result.series) {
+  for (const auto& series : in.result.series) {
     w.begin_object();
     w.key("name").value(series.name);
     w.key("x_label").value(series.x_label);
     w.key("y_label").value(series.y_label);
     w.key("points").value(series.x.size());
     w.key("csv").value(series_file_stem(series.name) + ".csv");
-    if (config.output.plot) w.key("svg").value(series_file_stem(series.name) + ".svg");
+    if (in.config.output.plot) w.key("svg").value(series_file_stem(series.name) + ".svg");
     if (!series.y.empty()) w.key("last").value(series.y.back());
     w.end_object();
   }
   w.end_array();
   w.key("notes").begin_array();
-  for (const auto& n : public_notes) w.value(n);
-  if (!model_note.empty()) w.value(model_note);
+  for (const auto& n : o.public_notes) w.value(n);
+  if (!o.model_note.empty()) w.value(o.model_note);
   w.end_array();
   w.key("files").begin_array();
   for (const auto& f : summary.files)
-    if (listed(f)) w.value(f);
+    if (o.listed(f)) w.value(f);
   w.value("summary.json");
   w.end_array();
   w.end_object();
-  write_file(config.output.dir / "summary.json", js.str());
-  summary.files.push_back("summary.json");
+  return js.str();
+}
 
-  // Terminal summary.
+/// The console's first lines: the run, its randomness, audits, preprocessing, warnings, notes.
+void print_header(std::ostream& out, const ReportInput& in, const Outline& o) {
+  const PipelineConfig& config = in.config;
   out << "dptune " << DPTUNE_VERSION_STRING << ": pipeline '" << config.name << "', tuner "
       << config.tuner.use;
-  if (!private_tuner)
-    out << ", " << result.trials.size() << " trials in " << fmt(in.seconds, 3) << " s";
+  if (!o.private_tuner)
+    out << ", " << in.result.trials.size() << " trials in " << significant(in.seconds, 3) << " s";
   out << " (" << in.executor << ")\n";
   out << "randomness: " << in.randomness << "\n";
   for (const auto& t : in.mechanism_trust) out << "audit: " << t << "\n";
   print_preprocessing(out, in.preprocessing);
-  if (baseline)
+  if (o.baseline)
     out << "NOTE: " << kNonPrivateWarning << "\n";
-  else if (result.trusted_analyst_only)
+  else if (in.result.trusted_analyst_only)
     out << "NOTE: " << kTrustedAnalystWarning << "\n";
-  for (const auto& n : public_notes) out << wrapped(n, "note: ", "      ");
-  if (baseline) {
-    const std::size_t shown = std::min<std::size_t>(by_utility.size(), 10);
-    out << "Non-private baseline, best " << shown << " of " << by_utility.size() << " trials ("
+  for (const auto& n : o.public_notes) out << wrapped(n, "note: ", "      ");
+}
+
+/// The console's table: a baseline's best trials by utility, or a map's front; for a private
+/// tuner, where its trials went (SENSITIVE files) or that they are withheld.
+void print_trials(std::ostream& out, const ReportInput& in, const Outline& o) {
+  const PipelineConfig& config = in.config;
+  const dptune::TuningResult& result = in.result;
+  if (o.baseline) {
+    const std::size_t shown = std::min<std::size_t>(o.by_utility.size(), 10);
+    out << "Non-private baseline, best " << shown << " of " << o.by_utility.size() << " trials ("
         << config.utility.use << " over R = " << config.repetitions
         << " runs; no privacy guarantee, no epsilon):\n";
     out << "  " << std::left << std::setw(10) << "utility" << std::setw(18) << "utility min..max"
         << "params\n";
     for (std::size_t k = 0; k < shown; ++k) {
-      const auto& t = result.trials[by_utility[k]];
-      out << "  " << std::setw(10) << fmt(t.utility_mean, 4) << std::setw(18)
-          << (fmt(t.utility_min, 3) + ".." + fmt(t.utility_max, 3)) << console_params(t.params)
-          << "\n";
+      const auto& t = result.trials[o.by_utility[k]];
+      out << "  " << std::setw(10) << significant(t.utility_mean, 4) << std::setw(18)
+          << (significant(t.utility_min, 3) + ".." + significant(t.utility_max, 3))
+          << console_params(t.params) << "\n";
     }
-  } else if (map_trials && !front.empty()) {
-    out << "Pareto front (epsilon at delta = " << fmt(config.delta) << ", error = 1 - "
+  } else if (o.map_trials && !o.front.empty()) {
+    out << "Pareto front (epsilon at delta = " << significant(config.delta) << ", error = 1 - "
         << config.utility.use << " over R = " << config.repetitions << " runs):\n";
     out << "  " << std::left << std::setw(12) << "epsilon" << std::setw(10) << "error"
         << std::setw(18) << "utility min..max"
         << "params\n";
-    for (std::size_t i : front) {
+    for (std::size_t i : o.front) {
       const auto& t = result.trials[i];
-      out << "  " << std::setw(12) << fmt(t.privacy.epsilon, 5) << std::setw(10)
-          << fmt(1 - t.utility_mean, 4) << std::setw(18)
-          << (fmt(t.utility_min, 3) + ".." + fmt(t.utility_max, 3)) << console_params(t.params)
-          << "\n";
+      out << "  " << std::setw(12) << significant(t.privacy.epsilon, 5) << std::setw(10)
+          << significant(1 - t.utility_mean, 4) << std::setw(18)
+          << (significant(t.utility_min, 3) + ".." + significant(t.utility_max, 3))
+          << console_params(t.params) << "\n";
     }
-    out << "hypervolume w.r.t. (epsilon, error) = (" << fmt(kReferenceEpsilon) << ", "
-        << fmt(kReferenceError) << "): " << fmt(hv, 6) << "\n";
-  } else if (sensitive_opt_in) {
+    out << "hypervolume w.r.t. (epsilon, error) = (" << significant(kReferenceEpsilon) << ", "
+        << significant(kReferenceError) << "): " << significant(o.hypervolume, 6) << "\n";
+  } else if (o.sensitive_opt_in) {
     out << wrapped(
         "per-trial results of private runs, their count and run times: "
         "trials.SENSITIVE.csv and run.SENSITIVE.json (SENSITIVE: not covered by the "
         "guarantee; keep them private)",
         "", "  ");
-  } else if (result.trials_sensitive && !write_trials) {
+  } else if (result.trials_sensitive && !o.write_trials) {
     out << "per-trial results of private runs are withheld (output.sensitive_trials: true writes\n"
            "  them, marked SENSITIVE)\n";
   }
-  if (private_tuner) {
-    // The one block of the console that may depend on the data (tests/neighbouring checks it).
+}
+
+/// The console's selection: a private tuner's release (the one block that may depend on the
+/// data; tests/neighbouring checks it), or a map's selected trial.
+void print_selection(std::ostream& out, const ReportInput& in, const Outline& o) {
+  const dptune::TuningResult& result = in.result;
+  if (o.private_tuner) {
     out << "Released (differentially private):\n";
     if (result.selected)
       out << "  selected: " << console_params(result.selected->params)
           << (std::isnan(result.selected->utility_mean)
                   ? std::string("  (its utility is not released)")
-                  : "  utility " + fmt(result.selected->utility_mean, 4))
+                  : "  utility " + significant(result.selected->utility_mean, 4))
           << "\n";
     else
       out << "  selected: none (no run is released)\n";
-    for (const auto& n : dp_notes) out << wrapped(n, "  ", "    ");
+    for (const auto& n : o.dp_notes) out << wrapped(n, "  ", "    ");
     out << "\n";
   } else if (result.selected) {
+    const double epsilon = result.selected->privacy.epsilon;
     out << "selected: " << console_params(result.selected->params) << "  utility "
-        << fmt(result.selected->utility_mean, 4);
-    if (!result.guarantee && std::isfinite(result.selected->privacy.epsilon))
-      out << "  epsilon " << fmt(result.selected->privacy.epsilon, 5);
+        << significant(result.selected->utility_mean, 4);
+    if (!result.guarantee && std::isfinite(epsilon)) out << "  epsilon " << significant(epsilon, 5);
     out << "\n";
-    if (!result.guarantee && result.selected->privacy.epsilon > kLooseEpsilon &&
-        std::isfinite(result.selected->privacy.epsilon))
-      out << wrapped(loose_epsilon_warning(result.selected->privacy.epsilon), "", "  ");
+    if (!result.guarantee && epsilon > kLooseEpsilon && std::isfinite(epsilon))
+      out << wrapped(loose_epsilon_warning(epsilon), "", "  ");
   }
-  if (result.guarantee) {
-    const auto& g = *result.guarantee;
-    out << "guarantee of the whole tuning run: (epsilon, delta) = (" << fmt(g.epsilon, 5) << ", "
-        << fmt(g.delta, 3) << "), accountant " << g.accountant << "\n";
+}
+
+/// The console's last lines: the guarantee of the whole run and the public files.
+void print_guarantee_and_files(std::ostream& out, const ReportInput& in, const Outline& o,
+                               const RunSummary& summary) {
+  if (in.result.guarantee) {
+    const auto& g = *in.result.guarantee;
+    out << "guarantee of the whole tuning run: (epsilon, delta) = (" << significant(g.epsilon, 5)
+        << ", " << significant(g.delta, 3) << "), accountant " << g.accountant << "\n";
     if (in.verbose)
       out << wrapped(g.derivation, "  how: ", "       ");
     else
       out << "  how it is derived: summary.json guarantee.derivation, or dptune run --verbose\n";
     if (g.epsilon > kLooseEpsilon) out << wrapped(loose_epsilon_warning(g.epsilon), "", "  ");
   }
-  out << "results: " << config.output.dir.string() << "/ (";
+  out << "results: " << in.config.output.dir.string() << "/ (";
   bool first_file = true;
   for (const auto& f : summary.files)
-    if (listed(f)) {
+    if (o.listed(f)) {
       out << (first_file ? "" : ", ") << f;
       first_file = false;
     }
   out << ")\n";
+}
+
+}  // namespace
+
+RunSummary write_report(const ReportInput& in, std::ostream& out) {
+  const PipelineConfig& config = in.config;
+  RunSummary summary;
+  summary.output_dir = config.output.dir;
+  summary.trials = in.result.trials.size();
+  std::error_code ec;
+  std::filesystem::create_directories(config.output.dir, ec);
+  if (ec)
+    throw dptune::Error("cannot create output folder " + config.output.dir.string() + ": " +
+                        ec.message());
+  Outline outline = outline_of(in);
+  const std::vector<WrittenFigure> figures = write_trial_files(in, outline, summary);
+  write_released_model(in, outline, summary);
+  write_html(in, outline, figures, summary);
+  write_file(config.output.dir / "summary.json", summary_json(in, outline, summary));
+  summary.files.push_back("summary.json");
+  print_header(out, in, outline);
+  print_trials(out, in, outline);
+  print_selection(out, in, outline);
+  print_guarantee_and_files(out, in, outline, summary);
   return summary;
 }
 

@@ -10,9 +10,9 @@
 
 #include "dptune/host/config.hpp"
 #include "dptune/host/data_layout.hpp"
+#include "dptune/host/plots.hpp"
 #include "dptune/host/runner.hpp"
 #include "dptune/plugin.hpp"
-#include "plots.hpp"
 #include "test_score.hpp"
 
 namespace dptune::host {

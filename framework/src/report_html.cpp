@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <sstream>
 
 #include "dptune/abi.hpp"
+#include "dptune/host/format.hpp"
 
 namespace dptune::host {
 
@@ -14,13 +14,7 @@ namespace {
 std::string esc(const std::string& text) { return xml_escape(text); }
 
 /// Numbers on the page to 5 significant figures (the CSV and JSON files keep full precision).
-std::string num(double v) {
-  if (std::isnan(v)) return "not released";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.5g", v);
-  return buf;
-}
+std::string num(double v) { return std::isnan(v) ? "not released" : significant(v, 5); }
 
 std::string params_text(const dptune::Params& params) {
   std::string out;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "plots.hpp"
+#include "dptune/host/plots.hpp"
 #include "report.hpp"
 
 namespace dptune::host {

@@ -10,7 +10,7 @@
 #include <ctime>
 
 #include "dptune/host/config.hpp"
-#include "model_file.hpp"
+#include "dptune/host/model_file.hpp"
 
 namespace dptune::host {
 

@@ -19,7 +19,6 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -28,6 +27,7 @@
 
 #include "dptune/errors.hpp"
 #include "dptune/host/random.hpp"
+#include "dptune/host/study_status.hpp"
 #include "dptune/plugin.hpp"
 #include "sqlite_db.hpp"
 
@@ -127,13 +127,5 @@ class Study final : public EvaluationJournal, public RandomStreamRecorder {
   std::vector<std::array<std::uint64_t, 3>> pending_words_;
   std::atomic<std::size_t> recalled_{0};
 };
-
-/// What `dptune study show` prints (reads without locking the writer).
-struct StudyStatus {
-  std::map<std::string, std::string> meta;
-  std::size_t evaluations = 0;
-  std::size_t random_words = 0;
-};
-StudyStatus read_study(const std::filesystem::path& dir);
 
 }  // namespace dptune::host

@@ -2,13 +2,13 @@
 
 #include <cmath>
 #include <fstream>
-#include <iomanip>
 #include <ostream>
 #include <sstream>
 
 #include "dptune/errors.hpp"
-#include "json.hpp"
-#include "ledger.hpp"
+#include "dptune/host/format.hpp"
+#include "dptune/host/json.hpp"
+#include "dptune/host/ledger.hpp"
 
 namespace dptune::host {
 
@@ -83,12 +83,6 @@ class DryRunContext final : public ForwardingTunerContext {
   SilentProgress progress_;
 };
 
-std::string fmt(double x) {
-  std::ostringstream s;
-  s << std::setprecision(6) << x;
-  return s.str();
-}
-
 }  // namespace
 
 PlannedCharge plan_charge(const PipelineConfig& config, const PluginRegistry& registry,
@@ -135,11 +129,11 @@ std::string charge_ledger(const PipelineConfig& config, const Study& study,
   else if (charged.entry.kind == "none")
     line += "recorded, no guarantee claimed";
   else
-    line += "charged (epsilon, delta) = (" + fmt(charged.entry.epsilon) + ", " +
-            fmt(charged.entry.delta) + ") write-ahead";
+    line += "charged (epsilon, delta) = (" + significant(charged.entry.epsilon) + ", " +
+            significant(charged.entry.delta) + ") write-ahead";
   if (charged.already_charged) line += " when this study started (not again on resume)";
-  line += "; composed epsilon " + fmt(charged.entry.total_epsilon) + " of the budget (" +
-          fmt(charged.budget.epsilon) + ", " + fmt(charged.budget.delta) + ")";
+  line += "; composed epsilon " + significant(charged.entry.total_epsilon) + " of the budget (" +
+          significant(charged.budget.epsilon) + ", " + significant(charged.budget.delta) + ")";
   return line;
 }
 
@@ -183,7 +177,7 @@ RunSummary write_interrupted_report(const PipelineConfig& config, Study& study, 
   summary.files.push_back("summary.json");
   if (map) {
     std::ofstream csv(config.output.dir / "trials.partial.csv");
-    csv << "batch,index,request,utility_mean,epsilon_one_run\n" << std::setprecision(17);
+    csv << "batch,index,request,utility_mean,epsilon_one_run\n";
     for (const auto& e : stored) {
       double mean = 0;
       for (double u : e.utilities) mean += u;
@@ -191,8 +185,9 @@ RunSummary write_interrupted_report(const PipelineConfig& config, Study& study, 
       std::string request = e.request;
       for (auto& c : request)
         if (c == '"') c = '\'';
-      csv << e.batch << "," << e.index + 1 << ",\"" << request << "\"," << mean << ",";
-      if (e.epsilon) csv << *e.epsilon;
+      csv << e.batch << "," << e.index + 1 << ",\"" << request << "\"," << significant(mean, 17)
+          << ",";
+      if (e.epsilon) csv << significant(*e.epsilon, 17);
       csv << "\n";
     }
     summary.files.push_back("trials.partial.csv");

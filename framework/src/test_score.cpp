@@ -1,27 +1,20 @@
 #include "test_score.hpp"
 
 #include <cmath>
-#include <iomanip>
-#include <sstream>
 #include <vector>
 
 #include "dptune/errors.hpp"
 #include "dptune/grid_noise.hpp"
 #include "dptune/host/data_readers.hpp"
+#include "dptune/host/format.hpp"
+#include "dptune/host/ledger.hpp"
 #include "dptune/host/utility_sensitivity.hpp"
 #include "evaluator.hpp"
-#include "ledger.hpp"
 #include "study_run.hpp"
 
 namespace dptune::host {
 
 namespace {
-
-std::string fmt(double x, int digits = 5) {
-  std::ostringstream s;
-  s << std::setprecision(digits) << x;
-  return s.str();
-}
 
 std::string rows_text(std::size_t rows) { return std::to_string(rows) + " rows"; }
 
@@ -77,9 +70,9 @@ double TestScoreNoise::scale() const {
 }
 
 std::string TestScoreNoise::describe() const {
-  return "Laplace noise of scale " + fmt(scale()) + " = sensitivity " + fmt(sensitivity) +
-         " / epsilon " + fmt(epsilon) + " (" + sensitivity_derivation +
-         "), exact discrete Laplace on a power-of-two grid of step 2^" +
+  return "Laplace noise of scale " + significant(scale(), 5) + " = sensitivity " +
+         significant(sensitivity, 5) + " / epsilon " + significant(epsilon, 5) + " (" +
+         sensitivity_derivation + "), exact discrete Laplace on a power-of-two grid of step 2^" +
          std::to_string(static_cast<int>(std::log2(grid()))) +
          " (Canonne, Kamath & Steinke 2020; docs/noise.md)";
 }
@@ -116,22 +109,22 @@ dptune::PrivacyGuarantee compose_test_score(const dptune::PrivacyGuarantee& tuni
   out.delta = target;
   out.accountant = tuning.accountant.empty() ? test.accountant : tuning.accountant;
   if (!tuning.rdp_curve.empty() && !test.rdp_curve.empty()) out.rdp_curve = add_curves(curves);
-  out.derivation = "the tuning: (" + fmt(tuning.epsilon, 17) + ", " + fmt(tuning.delta, 17) +
-                   ") by " + tuning.derivation +
-                   "; then the private test score: " + noise.event().to_string() + ", pure " +
-                   fmt(noise.epsilon, 17) +
-                   "-DP (Laplace mechanism, Dwork, McSherry, Nissim & Smith 2006) on the test "
-                   "split; composed sequentially (the score depends on the released model; "
-                   "conservative: no disjointness argument), " +
-                   c.how + ": epsilon " + fmt(c.epsilon, 17) + " at delta " + fmt(target, 17);
+  out.derivation =
+      "the tuning: (" + significant(tuning.epsilon, 17) + ", " + significant(tuning.delta, 17) +
+      ") by " + tuning.derivation + "; then the private test score: " + noise.event().to_string() +
+      ", pure " + significant(noise.epsilon, 17) +
+      "-DP (Laplace mechanism, Dwork, McSherry, Nissim & Smith 2006) on the test "
+      "split; composed sequentially (the score depends on the released model; "
+      "conservative: no disjointness argument), " +
+      c.how + ": epsilon " + significant(c.epsilon, 17) + " at delta " + significant(target, 17);
   return out;
 }
 
 std::string TestScore::statement(const std::string& utility) const {
   const std::string what = "test score (" + utility + " of the released model on " + source + ")";
   if (!value) return what + ": none (no model is released to score)";
-  return what + ": " + fmt(*value) +
-         (noise ? " (noisy: Laplace noise of scale " + fmt(noise->scale()) + " added)"
+  return what + ": " + significant(*value, 5) +
+         (noise ? " (noisy: Laplace noise of scale " + significant(noise->scale(), 5) + " added)"
                 : " (no noise: the test set is assumed public)");
 }
 
@@ -141,7 +134,7 @@ std::string TestScore::method(const std::string& utility) const {
            " (declared public by output.test_score.public), on which the released model's " +
            utility + " is reported without noise (post-processing of the release: no privacy cost)";
   return "test score: the released model's " + utility + " on " + source + " plus " +
-         noise->describe() + "; its epsilon " + fmt(noise->epsilon) +
+         noise->describe() + "; its epsilon " + significant(noise->epsilon, 5) +
          " is composed into the guarantee (sequentially: the test split is disjoint from the "
          "training and validation splits, but composition needs no argument about where a "
          "record sits)" +
@@ -172,8 +165,8 @@ TestScore score_released_model(const PipelineConfig& config, const dptune::Utili
   if (!model) return out;
   const double score = utility.score(test->labels, model->predict(*test));
   if (!(score >= 0.0 && score <= 1.0))
-    throw dptune::PluginError("utility '" + config.utility.use + "' returned " + fmt(score) +
-                              " on the test set, outside [0, 1]");
+    throw dptune::PluginError("utility '" + config.utility.use + "' returned " +
+                              significant(score, 5) + " on the test set, outside [0, 1]");
   if (!out.noise) {
     out.value = score;
     return out;
@@ -210,11 +203,11 @@ std::string check_test_score(const PipelineConfig& config, const PluginRegistry&
   const dptune::PrivacyGuarantee g =
       compose_test_score(*plan.guarantee, noise, *stack.accountant, config.delta);
   return "test score: the released model on the test split (" + rows_text(noise.test_rows) +
-         ") plus Laplace noise of scale " + fmt(noise.scale()) + " (sensitivity " +
-         fmt(noise.sensitivity) + " / epsilon " + fmt(noise.epsilon) +
-         "); the guarantee (epsilon, delta) = (" + fmt(plan.guarantee->epsilon) + ", " +
-         fmt(plan.guarantee->delta, 3) + ") of the tuning becomes (" + fmt(g.epsilon) + ", " +
-         fmt(g.delta, 3) + ")";
+         ") plus Laplace noise of scale " + significant(noise.scale(), 5) + " (sensitivity " +
+         significant(noise.sensitivity, 5) + " / epsilon " + significant(noise.epsilon, 5) +
+         "); the guarantee (epsilon, delta) = (" + significant(plan.guarantee->epsilon, 5) + ", " +
+         significant(plan.guarantee->delta, 3) + ") of the tuning becomes (" +
+         significant(g.epsilon, 5) + ", " + significant(g.delta, 3) + ")";
 }
 
 TestScoreNoise planned_test_score_noise(const PipelineConfig& config,

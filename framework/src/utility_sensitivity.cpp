@@ -2,18 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
+
+#include "dptune/host/format.hpp"
 
 namespace dptune::host {
-
-namespace {
-std::string fmt(double x) {
-  std::ostringstream s;
-  s.precision(6);
-  s << x;
-  return s.str();
-}
-}  // namespace
 
 dptune::UtilitySensitivity utility_sensitivity(const ComponentConfig& utility,
                                                std::size_t scored_rows) {
@@ -40,9 +32,9 @@ dptune::UtilitySensitivity utility_sensitivity(const ComponentConfig& utility,
     const double c = -std::log(floor);
     out.per_record = std::min(1.0, c / n);
     out.derivation = "log_loss_score is exp(-L), L the mean of " + rows +
-                     " per-record losses in [0, ln(1/floor)] = [0, " + fmt(c) +
-                     "]; one record moves L by at most " + fmt(c) + "/" + rows +
-                     " and exp(-L) is 1-Lipschitz, so min(1, " + fmt(c) + "/" + rows + ")";
+                     " per-record losses in [0, ln(1/floor)] = [0, " + significant(c) +
+                     "]; one record moves L by at most " + significant(c) + "/" + rows +
+                     " and exp(-L) is 1-Lipschitz, so min(1, " + significant(c) + "/" + rows + ")";
   } else if (utility.use == "f1") {
     out.per_record = 1.0;
     out.derivation =

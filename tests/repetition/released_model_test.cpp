@@ -5,7 +5,7 @@
 // candidate ran once: whether the file exists would depend on K.
 #include <doctest/doctest.h>
 
-#include "../../framework/src/model_file.hpp"
+#include "dptune/host/model_file.hpp"
 
 using dptune::Params;
 

@@ -10,9 +10,9 @@
 #include <sstream>
 
 #include "../../framework/src/evaluator.hpp"
-#include "../../framework/src/model_file.hpp"
 #include "../unit/temp_dir.hpp"
 #include "dptune/host/data_scopes.hpp"
+#include "dptune/host/model_file.hpp"
 #include "dptune/host/runner.hpp"
 #include "support.hpp"
 #include "trainer_plugin.hpp"

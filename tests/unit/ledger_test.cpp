@@ -1,5 +1,5 @@
 // The privacy ledger's composition across studies: RDP curves added when every charge has one,
-// the accountant's basic composition otherwise, whichever is smaller (framework/src/ledger.hpp).
+// the accountant's basic composition otherwise, whichever is smaller (dptune/host/ledger.hpp).
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -8,10 +8,10 @@
 #include <thread>
 #include <vector>
 
-#include "../../framework/src/ledger.hpp"
 #include "../../framework/src/sqlite_db.hpp"
 #include "built_plugins.hpp"
 #include "dptune/dptune.hpp"
+#include "dptune/host/ledger.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "temp_dir.hpp"
 

@@ -1,4 +1,4 @@
-// The plots' axes (framework/src/plots.hpp): Heckbert's nice numbers, linear and log ticks fitted
+// The plots' axes (dptune/host/plots.hpp): Heckbert's nice numbers, linear and log ticks fitted
 // to the data, degenerate ranges, tick labels, and the renderer's palette, legend and escaping.
 #include <doctest/doctest.h>
 
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "../../framework/src/plots.hpp"
+#include "dptune/host/plots.hpp"
 
 using dptune::host::Axis;
 using dptune::host::linear_axis;

@@ -1,4 +1,4 @@
-// dptune host (internal): the released model as a file (model.json), read back, and a predictor
+// dptune host: the released model as a file (model.json), read back, and a predictor
 // for it that needs no plugin.
 //
 // A private tuner releases the model of its selected run only (e.g. the repetition tuner's best of
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "dptune/host/data_layout.hpp"
+#include "dptune/host/json.hpp"
 #include "dptune/plugin.hpp"
-#include "json.hpp"
 
 namespace dptune::host {
 

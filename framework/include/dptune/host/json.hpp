@@ -1,4 +1,4 @@
-// dptune host (internal): a small streaming JSON writer.  Doubles are written so they round-trip;
+// dptune host: a small streaming JSON writer.  Doubles are written so they round-trip;
 // non-finite doubles become strings ("inf", "-inf", "nan") since JSON has no such numbers.
 #pragma once
 

@@ -1,4 +1,4 @@
-// dptune host (internal): the plots a run writes — axis ticks, the SVG renderer, the
+// dptune host: the plots a run writes — axis ticks, the SVG renderer, the
 // privacy-utility scatter and the tuners' series — and the files that hold them (one figure per
 // question).
 #pragma once

@@ -1,0 +1,57 @@
+// dptune host: the noise of a private test score (`output.test_score.epsilon`) and its
+// composition with the tuning's guarantee, fixed by public numbers only: what `dptune plan` adds
+// to every planned epsilon and what a run releases with its model.  The score itself (drawing it,
+// the public-file variant, the checks of validate) is internal to the host:
+// framework/src/test_score.hpp, which states the privacy argument.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "dptune/dp_event.hpp"
+#include "dptune/host/config.hpp"
+#include "dptune/host/plugin_registry.hpp"
+#include "dptune/privacy.hpp"
+
+namespace dptune::host {
+
+/// The noise of a private test score: fixed by public numbers only (ε, the test split's size, the
+/// utility's per-record sensitivity), never by the data.
+struct TestScoreNoise {
+  double epsilon = 0;      // pure ε of the release
+  double sensitivity = 0;  // Δ: how far one record moves the utility on the test split
+  std::string sensitivity_derivation;
+  std::size_t test_rows = 0;
+  /// b = 1/ε, the Laplace scale ÷ Δ: ε = Δ/scale (Dwork, McSherry, Nissim & Smith 2006).
+  double multiplier() const { return 1 / epsilon; }
+  /// The grid step of grid_noise.hpp's rule for one coordinate.
+  double grid() const;
+  /// The scale the integer sampler is given, back in score units: Δ/ε + grid/ε (the rounding's
+  /// inflation of the sensitivity, grid_noise.hpp), rounded up, so never below Δ/ε.
+  double scale() const;
+  dptune::DpEvent event() const { return dptune::DpEvent::laplace(multiplier()); }
+  /// One line for the report: the split, its size, Δ, ε and the scale.
+  std::string describe() const;
+};
+
+/// The noise for `config`'s private test score (output.test_score.epsilon) on `test_rows` rows.
+/// Throws ConfigDiagnostic at output.test_score.epsilon when the utility has no sensitivity bound
+/// (utility_sensitivity) or the test split is empty.
+TestScoreNoise test_score_noise(const PipelineConfig& config, std::size_t test_rows);
+
+/// The tuning's guarantee followed by the test score (sequential composition, the release being
+/// adaptive: it scores the released model): the smaller of basic composition (ε + ε_test, δ) and,
+/// when the tuning's guarantee has an RDP curve, the curves added at shared orders (Mironov 2017,
+/// Proposition 1; Laplace's curve in closed form, Proposition 6) converted at `delta` — the
+/// ledger's composition of charges (compose_charges), so the ledger, `dptune plan` and the report
+/// agree.  The result keeps the summed curve, so that later charges compose with it.
+dptune::PrivacyGuarantee compose_test_score(const dptune::PrivacyGuarantee& tuning,
+                                            const TestScoreNoise& noise,
+                                            const dptune::Accountant& accountant, double delta);
+
+/// test_score_noise for a pipeline whose split is not built yet (`dptune plan`): reads the data
+/// for its test split's size only.
+TestScoreNoise planned_test_score_noise(const PipelineConfig& config,
+                                        const PluginRegistry& registry);
+
+}  // namespace dptune::host
