@@ -30,6 +30,7 @@
 #include "dp_hype/peer_vote.hpp"
 #include "dptune/dptune.hpp"
 
+namespace dptune::dp_hype {
 namespace {
 
 using dptune::Params;
@@ -55,8 +56,8 @@ class DpHype final : public dptune::Tuner {
     if (p.get_int("dropouts") >= p.get_int("clients"))
       throw dptune::InvalidArgument("dp_hype: dropouts must be < clients");
     // At least one honest noise share must survive the worst case (throws InvalidArgument).
-    dphype::guaranteed_honest_noise_shares(static_cast<std::size_t>(p.get_int("clients")),
-                                           p.get_double("xi"), p.get_double("secagg_corrupt_rate"));
+    guaranteed_honest_noise_shares(static_cast<std::size_t>(p.get_int("clients")),
+                                   p.get_double("xi"), p.get_double("secagg_corrupt_rate"));
   }
 
   static dptune::ParamSchema schema() {
@@ -169,7 +170,7 @@ class DpHype final : public dptune::Tuner {
   std::size_t k() const { return static_cast<std::size_t>(p_.get_int("k")); }
   std::size_t n() const { return static_cast<std::size_t>(p_.get_int("clients")); }
 
-  dphype::secagg::ParallelFor pool(dptune::TunerContext& context) const {
+  secagg::ParallelFor pool(dptune::TunerContext& context) const {
     return [&context](std::size_t count, const std::function<void(std::size_t)>& body) {
       context.parallel_for(count, body);
     };
@@ -179,12 +180,12 @@ class DpHype final : public dptune::Tuner {
   std::pair<double, std::string> sigma_for(dptune::TunerContext& context, double epsilon,
                                            std::size_t kk) const {
     if (p_.get_string("calibration") == "analytic_gaussian") {
-      const double sigma = dphype::analytic_gaussian_sigma(epsilon, context.delta(), kk);
+      const double sigma = analytic_gaussian_sigma(epsilon, context.delta(), kk);
       return {sigma,
               "analytic Gaussian calibration (Balle & Wang 2018, Thm 8; TIGHTER than the "
               "paper's RDP calibration)"};
     }
-    const auto cal = dphype::calibrate_sigma(context.accountant(), epsilon, context.delta(), kk);
+    const auto cal = calibrate_sigma(context.accountant(), epsilon, context.delta(), kk);
     return {cal.noise, "calibrated with the accountant (" + cal.guarantee.accountant +
                            ") on Gaussian(sigma / sqrt(2k)), " + std::to_string(cal.evaluations) +
                            " accountant calls"};
@@ -214,8 +215,8 @@ class DpHype final : public dptune::Tuner {
         std::vector<double> scores(p);
         for (std::size_t c = 0; c < p; ++c)
           scores[c] = evaluations[(j - first) * p + c].utility_mean;
-        auto ties = dphype::ChaChaGenerator::derive(context.rng(), "client tie-break");
-        votes[j] = dphype::top_k_votes(scores, kk, ties);
+        auto ties = ChaChaGenerator::derive(context.rng(), "client tie-break");
+        votes[j] = top_k_votes(scores, kk, ties);
       }
       context.progress().advance(last * p, std::nullopt);
     }
@@ -225,10 +226,10 @@ class DpHype final : public dptune::Tuner {
 
   // The secure aggregation graph and threshold (SecAgg+ analysis or the complete graph), with the
   // note that describes them.
-  dphype::SecureVoteOptions secagg_options(std::size_t colluders, std::string& graph_note) const {
+  SecureVoteOptions secagg_options(std::size_t colluders, std::string& graph_note) const {
     const std::size_t clients = n();
     const double xi = p_.get_double("xi");
-    dphype::SecureVoteOptions options;
+    SecureVoteOptions options;
     options.threshold = static_cast<std::uint32_t>(p_.get_int("threshold"));
     options.degree = static_cast<std::uint32_t>(p_.get_int("neighbours"));
     if (p_.get_string("secagg") == "complete") {
@@ -248,7 +249,7 @@ class DpHype final : public dptune::Tuner {
       const double dropout_rate =
           std::max({p_.get_double("secagg_dropout_rate"), xi,
                     static_cast<double>(p_.get_int("dropouts")) / static_cast<double>(clients)});
-      const auto g = dphype::secagg::secagg_plus_parameters(
+      const auto g = secagg::secagg_plus_parameters(
           static_cast<std::uint32_t>(clients), p_.get_double("secagg_corrupt_rate"), dropout_rate);
       options.degree = g.complete ? 0 : g.degree;
       if (options.threshold == 0) options.threshold = g.threshold;
@@ -265,11 +266,10 @@ class DpHype final : public dptune::Tuner {
 
   // Rank 0's side of the vote when the clients are on the other ranks (peer_vote.hpp): public
   // parameters out, the server's side of secure aggregation, the sum back.
-  dphype::SecureVoteResult vote_over_ranks(dptune::TunerContext& context,
-                                           dptune::PeerChannel& peers,
-                                           const dphype::SecureVoteOptions& options,
-                                           const dphype::ClientNoise& noise, std::size_t p) const {
-    dphype::peer::Plan plan;
+  SecureVoteResult vote_over_ranks(dptune::TunerContext& context, dptune::PeerChannel& peers,
+                                   const SecureVoteOptions& options, const ClientNoise& noise,
+                                   std::size_t p) const {
+    peer::Plan plan;
     plan.run = context.rng().next_u64();
     plan.clients = static_cast<std::uint32_t>(n());
     plan.length = static_cast<std::uint32_t>(p);
@@ -279,8 +279,8 @@ class DpHype final : public dptune::Tuner {
       std::memcpy(plan.session.data() + 8 * i, &w, 8);
     }
     plan.graph_seed = context.rng().next_u64();
-    const auto config = dphype::secagg::make_config(plan.clients, plan.length, options.threshold,
-                                                    options.degree, plan.graph_seed, plan.session);
+    const auto config = secagg::make_config(plan.clients, plan.length, options.threshold,
+                                            options.degree, plan.graph_seed, plan.session);
     plan.threshold = config.threshold;
     plan.degree = options.degree;
     plan.noise = noise;
@@ -292,10 +292,10 @@ class DpHype final : public dptune::Tuner {
     const auto stop_rank = static_cast<int>(p_.get_int("stop_rank"));
     if (stop_rank > 0)
       for (std::uint32_t j = 0; j < plan.clients; ++j)
-        if (dphype::peer::rank_of(j, peers.size()) == stop_rank) plan.stop_before[j] = 2;
+        if (peer::rank_of(j, peers.size()) == stop_rank) plan.stop_before[j] = 2;
     context.progress().message("dp_hype: " + std::to_string(n()) + " clients on " +
                                std::to_string(peers.size() - 1) + " MPI ranks");
-    return dphype::peer::server_vote(peers, plan);
+    return peer::server_vote(peers, plan);
   }
 
   // A client rank's part (peer_vote.hpp): its clients' local evaluation, votes and noise, then
@@ -305,9 +305,9 @@ class DpHype final : public dptune::Tuner {
     if (!peers) throw dptune::Error("dp_hype: serve_peer without peers");
     const auto candidates =
         context.space().grid(static_cast<std::size_t>(p_.get_int("points_per_dimension")));
-    dphype::peer::serve_clients(
+    peer::serve_clients(
         *peers, context.rng(),
-        [&](std::uint32_t client, const dphype::peer::Plan& plan, dphype::ChaChaGenerator& own) {
+        [&](std::uint32_t client, const peer::Plan& plan, ChaChaGenerator& own) {
           dptune::require(plan.length == candidates.size(),
                           "dp_hype: rank 0 has " + std::to_string(plan.length) +
                               " candidates, this rank " + std::to_string(candidates.size()));
@@ -325,12 +325,12 @@ class DpHype final : public dptune::Tuner {
           const auto evaluations = context.evaluator().evaluate(requests);
           std::vector<double> scores(candidates.size());
           for (std::size_t c = 0; c < scores.size(); ++c) scores[c] = evaluations[c].utility_mean;
-          auto ties = dphype::ChaChaGenerator::derive(own, "tie-break");
-          auto noise_rng = dphype::ChaChaGenerator::derive(own, "noise");
-          dphype::peer::PreparedClient prepared;
-          prepared.votes = dphype::top_k_votes(scores, plan.k, ties);
+          auto ties = ChaChaGenerator::derive(own, "tie-break");
+          auto noise_rng = ChaChaGenerator::derive(own, "noise");
+          peer::PreparedClient prepared;
+          prepared.votes = top_k_votes(scores, plan.k, ties);
           prepared.input =
-              dphype::client_input(prepared.votes, *mechanism, plan.noise, plan.clients, noise_rng);
+              client_input(prepared.votes, *mechanism, plan.noise, plan.clients, noise_rng);
           return prepared;
         });
   }
@@ -346,8 +346,8 @@ class DpHype final : public dptune::Tuner {
                                 std::to_string(p) + " candidates of the search space grid");
     const auto [sigma, how] = sigma_for(context, epsilon, kk);
     const double collusion = p_.get_double("secagg_corrupt_rate");
-    const std::size_t colluders = dphype::colluding_clients(clients, collusion);
-    const dphype::ClientNoise noise = dphype::client_noise(sigma, kk, clients, xi, collusion);
+    const std::size_t colluders = colluding_clients(clients, collusion);
+    const ClientNoise noise = client_noise(sigma, kk, clients, xi, collusion);
     auto mechanism = context.mechanism(Params{{"noise_multiplier", noise.noise_multiplier}});
     check_gaussian(*mechanism, noise.noise_multiplier);
 
@@ -357,7 +357,7 @@ class DpHype final : public dptune::Tuner {
     std::vector<std::vector<double>> votes;
     if (!peers || peers->size() < 2) votes = local_votes(context, candidates);
     std::string graph_note;
-    dphype::SecureVoteOptions options = secagg_options(colluders, graph_note);
+    SecureVoteOptions options = secagg_options(colluders, graph_note);
     const auto dropouts = static_cast<std::size_t>(p_.get_int("dropouts"));
     if (dropouts) {
       std::vector<std::size_t> order(clients);
@@ -371,12 +371,12 @@ class DpHype final : public dptune::Tuner {
     const auto aggregated =
         peers && peers->size() >= 2
             ? vote_over_ranks(context, *peers, options, noise, p)
-            : dphype::secure_vote(votes, *mechanism, noise, options, context.rng(), pool(context));
+            : secure_vote(votes, *mechanism, noise, options, context.rng(), pool(context));
     const std::size_t survivors = aggregated.survivors.size();
-    const std::size_t chosen = dphype::argmax(aggregated.noisy_votes);
+    const std::size_t chosen = argmax(aggregated.noisy_votes);
 
     // ---- guarantee: what the accountant proves for the noise the adversary cannot subtract ----
-    const double sigma_h = dphype::honest_sigma(noise.stddev, survivors, colluders);
+    const double sigma_h = honest_sigma(noise.stddev, survivors, colluders);
     if (!(sigma_h > 0))
       throw dptune::PrivacyError(
           "dp_hype: only " + std::to_string(survivors) + " clients survived and up to " +
@@ -384,7 +384,7 @@ class DpHype final : public dptune::Tuner {
           " of them may collude with the server: no honest noise protects the votes, nothing is "
           "released");
     dptune::PrivacyGuarantee g =
-        context.accountant().epsilon(dphype::event_for_sigma(sigma_h, kk), context.delta());
+        context.accountant().epsilon(event_for_sigma(sigma_h, kk), context.delta());
     g.derivation = "DP-Hype (Liebenow et al. 2025): the server sees the sum of " +
                    std::to_string(survivors) +
                    " noisy vote vectors = Gaussian mechanism, L2 sensitivity sqrt(2k) = " +
@@ -415,7 +415,7 @@ class DpHype final : public dptune::Tuner {
         "threat model: honest-but-curious server colluding with up to floor(gamma n) = " +
         std::to_string(colluders) + " clients (gamma = secagg_corrupt_rate = " + fmt(collusion) +
         "; they know their own noise and can subtract it) and up to floor(xi n) = " +
-        std::to_string(dphype::tolerated_dropouts(clients, xi)) + " dropouts (xi = " + fmt(xi) +
+        std::to_string(tolerated_dropouts(clients, xi)) + " dropouts (xi = " + fmt(xi) +
         "); only honest survivors' noise is counted: at least h = n - floor(gamma n) - "
         "floor(xi n) = " +
         std::to_string(noise.honest_shares) + " shares");
@@ -426,7 +426,7 @@ class DpHype final : public dptune::Tuner {
     if (sigma_h + 1e-12 < sigma)
       notes.push_back("WARNING: " + std::to_string(clients - survivors) +
                       " clients dropped, more than floor(xi n) = " +
-                      std::to_string(dphype::tolerated_dropouts(clients, xi)) +
+                      std::to_string(tolerated_dropouts(clients, xi)) +
                       ": the honest noise stddev is only " + fmt(sigma_h) +
                       " and the guarantee above is correspondingly weaker than the target");
     // The Gaussian mechanism's output and its post-processing are the DP outputs: declared with
@@ -446,7 +446,7 @@ class DpHype final : public dptune::Tuner {
         "masking, Shamir threshold over GF(2^61-1)): " +
         std::to_string(survivors) + " of " + std::to_string(clients) + " clients in the sum, " +
         graph_note + ", " + std::to_string(aggregated.bytes) +
-        " bytes exchanged; fixed point with " + std::to_string(dphype::secagg::kFractionBits) +
+        " bytes exchanged; fixed point with " + std::to_string(secagg::kFractionBits) +
         " fractional bits mod 2^64 (votes and noise encoded separately: the rounding, "
         "|decoded - real sum| <= " +
         fmt(aggregated.rounding_bound, 3) + " per entry, depends on the noise alone)");
@@ -495,7 +495,7 @@ class DpHype final : public dptune::Tuner {
         std::to_string(p - 1) + ", sigma = " + fmt(sigma_h) + ":";
     for (double gamma : gaps)
       bound += " gamma = " + fmt(gamma) + " -> " +
-               fmt(dphype::success_lower_bound(p - 1, sigma_h, gamma), 4) + ";";
+               fmt(success_lower_bound(p - 1, sigma_h, gamma), 4) + ";";
     return bound;
   }
 
@@ -645,7 +645,7 @@ class DpHype final : public dptune::Tuner {
         const double sigma = sigma_for(context, eps, kk).first;
         sigmas[{kk, eps}] = sigma;
         guarantees[{kk, eps}] =
-            context.accountant().epsilon(dphype::event_for_sigma(sigma, kk), context.delta());
+            context.accountant().epsilon(event_for_sigma(sigma, kk), context.delta());
       }
     dptune::TuningResult result;
     result.notes.push_back(
@@ -671,7 +671,7 @@ class DpHype final : public dptune::Tuner {
     for (std::size_t p : sizes)
       for (std::size_t good : goods)
         for (double sl : losses) {
-          dphype::SimulationSetting s;
+          SimulationSetting s;
           s.clients = n();
           s.candidates = p;
           s.good = good;
@@ -688,7 +688,7 @@ class DpHype final : public dptune::Tuner {
             for (double eps : epsilons) row.push_back(sigmas[{kk, eps}]);
             s.sigmas_per_k.push_back(std::move(row));
           }
-          const auto cells = dphype::simulate(s, context.rng().next_u64(), pool(context));
+          const auto cells = dp_hype::simulate(s, context.rng().next_u64(), pool(context));
           for (std::size_t ki = 0; ki < s.ks.size(); ++ki) {
             const std::size_t kk = s.ks[ki];
             for (std::size_t e = 0; e < epsilons.size(); ++e) {
@@ -733,7 +733,8 @@ class DpHype final : public dptune::Tuner {
 };
 
 }  // namespace
+}  // namespace dptune::dp_hype
 
 DPTUNE_PLUGIN(
-    tuner, dp_hype, DpHype, "1.0.0",
+    tuner, dp_hype, dptune::dp_hype::DpHype, "1.0.0",
     "DP-Hype: federated private top-k voting with secure aggregation (Liebenow et al. 2025)")

@@ -10,7 +10,7 @@
 #include "dptune/errors.hpp"
 #include "dptune/rng.hpp"
 
-namespace dphype {
+namespace dptune::dp_hype {
 
 namespace {
 double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
@@ -327,4 +327,4 @@ std::vector<SimulationCell> simulate(const SimulationSetting& s, std::uint64_t s
   return out;
 }
 
-}  // namespace dphype
+}  // namespace dptune::dp_hype

@@ -18,7 +18,7 @@
 
 #include "dp_hype/chacha_rng.hpp"
 
-namespace dphype::secagg {
+namespace dptune::dp_hype::secagg {
 
 static_assert(std::endian::native == std::endian::little,
               "the wire format and the mask expansion assume a little-endian host");
@@ -852,4 +852,4 @@ void two_threads(std::size_t n, const std::function<void(std::size_t)>& body) {
   if (error) std::rethrow_exception(error);
 }
 
-}  // namespace dphype::secagg
+}  // namespace dptune::dp_hype::secagg

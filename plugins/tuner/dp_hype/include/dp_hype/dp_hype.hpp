@@ -16,7 +16,7 @@
 #include "dptune/dp_event.hpp"
 #include "dptune/plugin.hpp"
 
-namespace dphype {
+namespace dptune::dp_hype {
 
 // ---- privacy ------------------------------------------------------------------------------------
 /// Lemma III.1: the L2 sensitivity of the aggregated vote vector under replacement of one client is
@@ -160,4 +160,4 @@ struct SimulationCell {
 std::vector<SimulationCell> simulate(const SimulationSetting& setting, std::uint64_t seed,
                                      const secagg::ParallelFor& parallel_for);
 
-}  // namespace dphype
+}  // namespace dptune::dp_hype

@@ -53,7 +53,7 @@
 #include "dp_hype/shamir.hpp"
 #include "dptune/errors.hpp"
 
-namespace dphype::secagg {
+namespace dptune::dp_hype::secagg {
 
 using PartyId = std::uint32_t;
 inline constexpr PartyId kServer = std::numeric_limits<PartyId>::max();
@@ -236,4 +236,4 @@ Outcome run(std::shared_ptr<const Config> config, std::vector<Client>& clients,
             const std::vector<int>& drop_before, Transport& transport,
             const ParallelFor& parallel_for);
 
-}  // namespace dphype::secagg
+}  // namespace dptune::dp_hype::secagg
