@@ -71,7 +71,8 @@ TEST_CASE("analytic Gaussian calibration (labelled tighter option) meets delta e
   dp_hype_test::PaperAccountant accountant;
   for (double eps : {0.25, 1.0, 3.0}) {
     const double sigma = analytic_gaussian_sigma(eps, 1e-5, 5);
-    CHECK(analytic_gaussian_delta(eps, sigma, std::sqrt(10.0)) ==
+    // δ(ε) from the rdp accountant's analytic Gaussian (noise multiplier σ/Δ, Δ = √(2k) = √10).
+    CHECK(dptune::rdp::analytic_gaussian_delta(sigma / std::sqrt(10.0), eps) ==
           doctest::Approx(1e-5).epsilon(1e-6));
     CHECK(sigma < calibrate_sigma(accountant, eps, 1e-5, 5).noise);
   }

@@ -14,6 +14,13 @@ namespace dptune::dp_hype {
 
 namespace {
 double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
+
+// δ(ε) of the Gaussian mechanism with L2 sensitivity Δ and noise σ (Balle & Wang 2018, Theorem 8),
+// for the calibration below only.
+double analytic_gaussian_delta(double epsilon, double sigma, double sensitivity) {
+  const double a = sensitivity / (2 * sigma), b = epsilon * sigma / sensitivity;
+  return normal_cdf(a - b) - std::exp(epsilon) * normal_cdf(-a - b);
+}
 }  // namespace
 
 double vote_sensitivity(std::size_t k) { return std::sqrt(2.0 * static_cast<double>(k)); }
@@ -34,11 +41,6 @@ dptune::NoiseCalibration calibrate_sigma(const dptune::Accountant& accountant, d
   options.relative_tolerance = 1e-9;
   return dptune::calibrate_noise(
       accountant, [k](double sigma) { return event_for_sigma(sigma, k); }, epsilon, delta, options);
-}
-
-double analytic_gaussian_delta(double epsilon, double sigma, double sensitivity) {
-  const double a = sensitivity / (2 * sigma), b = epsilon * sigma / sensitivity;
-  return normal_cdf(a - b) - std::exp(epsilon) * normal_cdf(-a - b);
 }
 
 double analytic_gaussian_sigma(double epsilon, double delta, std::size_t k) {

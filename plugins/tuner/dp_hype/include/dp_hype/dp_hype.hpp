@@ -36,9 +36,10 @@ dptune::NoiseCalibration calibrate_sigma(const dptune::Accountant& accountant, d
 
 /// Tighter alternative, labelled as such: the analytic Gaussian mechanism (Balle & Wang, ICML 2018,
 /// Theorem 8): the smallest σ with Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ) ≤ δ, Δ = √(2k).
+/// δ(ε) itself, for a noise multiplier, is the rdp accountant's (rdp_core.hpp,
+/// analytic_gaussian_delta); a plugin cannot link another plugin's core, so this calibration
+/// evaluates Theorem 8 privately, and the tests check its σ against the accountant's δ(ε).
 double analytic_gaussian_sigma(double epsilon, double delta, std::size_t k);
-/// The exact δ(ε) of the Gaussian mechanism with sensitivity Δ and noise σ (Balle & Wang Thm 8).
-double analytic_gaussian_delta(double epsilon, double sigma, double sensitivity);
 
 /// Threat model of the noise (Liebenow et al. 2025 §II and Appendix A-A; Bonawitz et al. 2017): the
 /// server is honest-but-curious and may collude with up to c = ⌊γn⌋ clients (γ:
