@@ -124,6 +124,6 @@ namespace dp_hype_test {
 
 /// The project's `rdp` accountant (plugins/accountant/rdp, its static core) behind the plugin
 /// interface, with its defaults (improved conversion = Liebenow et al. 2025 Theorem I.1).
-using RealRdpAccountant = dptune::rdp::AccountantFace;
+using RealRdpAccountant = dptune::rdp::AccountantAdapter;
 
 }  // namespace dp_hype_test

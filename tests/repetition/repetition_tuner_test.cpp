@@ -99,7 +99,7 @@ class FakeContext final : public dptune::testing::StubTunerContext {
     return s;
   }
   FakeEvaluator evaluator_;
-  dptune::rdp::AccountantFace accountant_;
+  dptune::rdp::AccountantAdapter accountant_;
   RecordingProgress progress_;
   std::size_t scored_rows = 200;
   bool known_sensitivity = true;
