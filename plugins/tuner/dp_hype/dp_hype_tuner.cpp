@@ -28,6 +28,7 @@
 #include "dp_hype/chacha_rng.hpp"
 #include "dp_hype/dp_hype.hpp"
 #include "dp_hype/peer_vote.hpp"
+#include "dp_hype/simulation.hpp"
 #include "dptune/dptune.hpp"
 
 namespace dptune::dp_hype {
