@@ -59,7 +59,7 @@ std::string loadavg() {
 
 Figures once(std::uint32_t n, std::uint32_t p, std::uint32_t degree, std::uint32_t threshold,
              double drop_fraction, std::uint64_t seed) {
-  using namespace dphype::secagg;
+  using namespace dptune::dp_hype::secagg;
   dptune::Xoshiro256 rng(seed);
   // Inputs and client seeds are drawn before the clock starts (they are the clients' own data).
   std::vector<std::array<std::uint8_t, 32>> seeds(n);
@@ -145,7 +145,7 @@ int main(int argc, char** argv) {
   std::printf("%6s  %-34s %5s %4s  %9s %9s %8s %9s %6s  %s\n", "n", "graph", "t", "drop", "wall s",
               "cpu/2 s", "X25519", "MB sent", "load", "exact");
   for (std::uint32_t n : sizes) {
-    const auto g = dphype::secagg::secagg_plus_parameters(n, 0.05, 0.05);
+    const auto g = dptune::dp_hype::secagg::secagg_plus_parameters(n, 0.05, 0.05);
     struct Variant {
       std::uint32_t degree, threshold;
       std::string name;

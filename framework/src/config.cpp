@@ -406,6 +406,15 @@ class Loader {
   SourceLocation preprocessing_loc_, second_statistics_loc_;
   std::string statistics_path_;
 
+  /// A component that declares a string parameter `pipeline_dir` is told the pipeline's folder
+  /// (the command trainer resolves its program against it, dpareto its initial_trials), unless the
+  /// pipeline sets it.
+  void tell_pipeline_dir(const ParamSchema& schema, Params& params) const {
+    if (const ParamSpec* dir = schema.find("pipeline_dir");
+        dir && dir->type == ParamType::String && !params.contains("pipeline_dir"))
+      params.set("pipeline_dir", base_.string());
+  }
+
   ComponentConfig component(const Entry& section, ComponentKind kind,
                             const std::vector<std::string>& extra_keys,
                             const std::vector<std::string>& extra_required) {
@@ -424,6 +433,7 @@ class Loader {
                "; available: " + join_list(names));
     }
     c.params = read_params(section, *schema, c.use, c.param_where);
+    tell_pipeline_dir(*schema, c.params);
     for (const auto& spec : schema->specs()) {
       if (c.params.contains(spec.name)) continue;
       if (!spec.default_value)
@@ -456,11 +466,7 @@ class Loader {
                "; available trainers and mechanisms: " + join_list(names));
     }
     c.params = read_params(section, *algorithm_schema_, c.use, c.param_where);
-    // An algorithm that declares a string parameter `pipeline_dir` is told the pipeline's folder
-    // (the command trainer resolves its program against it), unless the pipeline sets it.
-    if (const ParamSpec* dir = algorithm_schema_->find("pipeline_dir");
-        dir && dir->type == ParamType::String && !c.params.contains("pipeline_dir"))
-      c.params.set("pipeline_dir", base_.string());
+    tell_pipeline_dir(*algorithm_schema_, c.params);
     if (const Entry* p = section.value.find("params"); p && p->value.type == Node::Type::Map)
       algorithm_params_ = &p->value;
   }

@@ -30,8 +30,6 @@ rdp::Accountant with_orders(std::vector<double> orders,
 
 double rel(double a, double b) { return std::abs(a - b) / std::max(std::abs(b), 1e-300); }
 
-using Adapter = rdp::AccountantFace;
-
 DpEvent dp_sgd_poisson(double q, double sigma, std::int64_t steps) {
   return DpEvent::self_composed(DpEvent::poisson_sampled(q, DpEvent::gaussian(sigma)), steps);
 }
@@ -407,7 +405,7 @@ TEST_CASE(
   // (Thm III.1), Theorem I.1 conversion.  Independent reference (fine order grid): 107.46, 46.06,
   // 24.25, 12.79, 4.72.  The paper prints 103, 46, 24, 12.5, 4.7: 103 and 12.5 are below the bound
   // (they give ε ≈ 0.1047 and 1.025 under Thm III.1 + I.1), so dptune stays with the sound values.
-  const Adapter acc;
+  const rdp::AccountantAdapter acc;
   const double k = 5;
   const std::vector<std::pair<double, double>> table{
       {0.1, 107.46}, {0.25, 46.06}, {0.5, 24.25}, {1.0, 12.79}, {3.0, 4.72}};
@@ -424,7 +422,7 @@ TEST_CASE(
 }
 
 TEST_CASE("calibration: the smallest noise, monotone, errors") {
-  const Adapter acc;
+  const rdp::AccountantAdapter acc;
   const auto family = [](double s) { return dp_sgd_poisson(0.01, s, 1000); };
   const auto c = dptune::calibrate_noise(acc, family, 1.0, 1e-5);
   CHECK(c.guarantee.epsilon <= 1.0);
@@ -442,7 +440,7 @@ TEST_CASE("calibration: the smallest noise, monotone, errors") {
 }
 
 TEST_CASE("calibration: integer parameters are exact, either direction, by Brent's method") {
-  const Adapter acc;
+  const rdp::AccountantAdapter acc;
   const double target = 2.0, delta = 1e-5;
   // Steps of DP-SGD (ε grows with them): the largest T that meets the target, checked against
   // its neighbour T + 1 directly.

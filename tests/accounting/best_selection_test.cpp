@@ -23,10 +23,10 @@ namespace {
 constexpr double kPoisson = std::numeric_limits<double>::infinity();  // the shape of Poisson runs
 
 struct Trio {
-  std::shared_ptr<dptune::rdp::AccountantFace> rdp =
-      std::make_shared<dptune::rdp::AccountantFace>();
-  std::shared_ptr<dptune::pld::AccountantFace> pld =
-      std::make_shared<dptune::pld::AccountantFace>();
+  std::shared_ptr<dptune::rdp::AccountantAdapter> rdp =
+      std::make_shared<dptune::rdp::AccountantAdapter>();
+  std::shared_ptr<dptune::pld::AccountantAdapter> pld =
+      std::make_shared<dptune::pld::AccountantAdapter>();
   dptune::host::BestAccountant best{{{"rdp", rdp}, {"pld", pld}}};
 };
 

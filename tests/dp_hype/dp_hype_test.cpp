@@ -10,10 +10,11 @@
 
 #include "dp_hype/chacha_rng.hpp"
 #include "dp_hype/dp_hype.hpp"
+#include "dp_hype/simulation.hpp"
 #include "dptune/rng.hpp"
 #include "support.hpp"
 
-using namespace dphype;
+using namespace dptune::dp_hype;
 
 namespace {
 // ε → (σ of the paper's rounded table, σ of Theorem III.1 + Theorem I.1 minimised over the orders,
@@ -27,7 +28,7 @@ const std::map<double, std::pair<double, double>> kSigmaTable{{0.1, {103, 107.45
 
 TEST_CASE(
     "calibration reproduces the sigma table of Liebenow et al. 2025 §V-C (k = 5, delta = 1e-5)") {
-  dphype_test::PaperAccountant accountant;
+  dp_hype_test::PaperAccountant accountant;
   for (const auto& [eps, expected] : kSigmaTable) {
     const auto cal = calibrate_sigma(accountant, eps, 1e-5, 5);
     CAPTURE(eps);
@@ -40,7 +41,7 @@ TEST_CASE(
 }
 
 TEST_CASE("the sigma table with the project's rdp accountant (default orders, Theorem I.1)") {
-  dphype_test::RealRdpAccountant accountant;
+  dp_hype_test::RealRdpAccountant accountant;
   // Same values as the dense-grid reference within the default order grid's coarseness (≤ 0.5%),
   // and the paper's table within 4.5% (the paper reports 103 where Theorem I.1 gives ≈ 107.5).
   for (const auto& [eps, expected] : kSigmaTable) {
@@ -68,10 +69,11 @@ TEST_CASE("the event is Gaussian(sigma / sqrt(2k)): RDP alpha k / sigma^2 (Theor
 }
 
 TEST_CASE("analytic Gaussian calibration (labelled tighter option) meets delta exactly") {
-  dphype_test::PaperAccountant accountant;
+  dp_hype_test::PaperAccountant accountant;
   for (double eps : {0.25, 1.0, 3.0}) {
     const double sigma = analytic_gaussian_sigma(eps, 1e-5, 5);
-    CHECK(analytic_gaussian_delta(eps, sigma, std::sqrt(10.0)) ==
+    // δ(ε) from the rdp accountant's analytic Gaussian (noise multiplier σ/Δ, Δ = √(2k) = √10).
+    CHECK(dptune::rdp::analytic_gaussian_delta(sigma / std::sqrt(10.0), eps) ==
           doctest::Approx(1e-5).epsilon(1e-6));
     CHECK(sigma < calibrate_sigma(accountant, eps, 1e-5, 5).noise);
   }
@@ -160,12 +162,12 @@ TEST_CASE("per-client noise: total variance sigma^2 with xi = 0, >= sigma^2 with
     CHECK(noise.noise_multiplier * noise.sensitivity == doctest::Approx(noise.stddev));
     // ξn = 0 or 6 is a whole number of clients: h = n − ⌊ξn⌋ = (1 − ξ)n, the paper's formula.
     CHECK(noise.stddev == doctest::Approx(sigma / std::sqrt((1 - xi) * n)));
-    dphype_test::FakeGaussianMechanism mechanism(noise.noise_multiplier);
+    dp_hype_test::FakeGaussianMechanism mechanism(noise.noise_multiplier);
     SecureVoteOptions options;
     options.drop_before.assign(n, 4);
     for (std::size_t i = 0; i < dropouts; ++i) options.drop_before[3 * i] = 2;
     dptune::Xoshiro256 rng(seed);
-    const auto r = secure_vote(votes, mechanism, noise, options, rng, dphype_test::two_threads);
+    const auto r = secure_vote(votes, mechanism, noise, options, rng, dp_hype_test::two_threads);
     CHECK(r.survivors.size() == n - dropouts);
     double m = 0, v = 0;
     for (double x : r.noisy_votes) m += x;
@@ -220,12 +222,12 @@ TEST_CASE("collusion: the issue's dp_hype_digits_iid number, closed form against
   // n = 50, k = 5, ε = 1, δ = 1e-5, secagg_corrupt_rate 0.05: ⌊0.05 · 50⌋ = 2 colluders.  The
   // calibration of main gave each client σ/√50, so the noise the adversary cannot subtract had
   // variance 48 σ²/50: the honest-noise ε the issue measured (≈ 1.023), not the printed 1.000.
-  dphype_test::RealRdpAccountant rdp;
-  dphype_test::PaperAccountant paper;
+  dp_hype_test::RealRdpAccountant rdp;
+  dp_hype_test::PaperAccountant paper;
   const double sigma = calibrate_sigma(rdp, 1.0, 1e-5, 5).noise;
   CHECK(sigma == doctest::Approx(12.7926).epsilon(1e-4));
   const double uncalibrated = honest_sigma(sigma / std::sqrt(50.0), 50, 2);
-  const double honest_eps = dphype_test::closed_form_epsilon(5, uncalibrated * uncalibrated, 1e-5);
+  const double honest_eps = dp_hype_test::closed_form_epsilon(5, uncalibrated * uncalibrated, 1e-5);
   CHECK(honest_eps == doctest::Approx(1.023).epsilon(2e-3));
   // The accountants agree with the closed form (the rdp plugin's order grid only rounds up).
   CHECK(paper.epsilon(event_for_sigma(uncalibrated, 5), 1e-5).epsilon ==
@@ -238,7 +240,7 @@ TEST_CASE("collusion: the issue's dp_hype_digits_iid number, closed form against
   const double honest = honest_sigma(fixed.stddev, 50, 2);
   CHECK(honest == doctest::Approx(sigma));
   CHECK(rdp.epsilon(event_for_sigma(honest, 5), 1e-5).epsilon <= 1.0 + 1e-9);
-  CHECK(dphype_test::closed_form_epsilon(5, honest * honest, 1e-5) ==
+  CHECK(dp_hype_test::closed_form_epsilon(5, honest * honest, 1e-5) ==
         doctest::Approx(1.0).epsilon(2e-3));
 }
 
@@ -249,7 +251,7 @@ TEST_CASE("collusion: for fixed per-client noise the honest epsilon grows with g
   for (double gamma : {0.0, 0.05, 0.1, 0.2, 0.3, 0.5}) {
     CAPTURE(gamma);
     const double sh = honest_sigma(share, 60, colluding_clients(60, gamma));
-    const double eps = dphype_test::closed_form_epsilon(5, sh * sh, 1e-5);
+    const double eps = dp_hype_test::closed_form_epsilon(5, sh * sh, 1e-5);
     CHECK(eps > previous_eps);
     previous_eps = eps;
     const double calibrated = client_noise(12.7926, 5, 60, 0.0, gamma).stddev;
@@ -270,11 +272,11 @@ TEST_CASE(
   }
   // The offset mechanism adds uniform offsets in [-10, 10) from the client's own generator; replay
   // the same generators to know the real sum.
-  dphype_test::OffsetMechanism mechanism;
+  dp_hype_test::OffsetMechanism mechanism;
   const ClientNoise noise = client_noise(1.0, 3, n, 0, 0);
   dptune::Xoshiro256 a(123), b(123);
   SecureVoteOptions options;
-  const auto r = secure_vote(votes, mechanism, noise, options, a, dphype_test::two_threads);
+  const auto r = secure_vote(votes, mechanism, noise, options, a, dp_hype_test::two_threads);
   // Replay: same derivation order as secure_vote (session 2 words, graph seed, then per client
   // keys and noise generators).
   b.next_u64(), b.next_u64(), b.next_u64();
@@ -303,11 +305,11 @@ TEST_CASE("secure vote: the aggregate minus the vote sum is the same noise whate
   }
   // A large per-client noise (σ_i ≈ 3e3) so that the noise uses many of the 64 bits.
   const ClientNoise noise = client_noise(8000.0, 9, n, 0, 0);
-  dphype_test::FakeGaussianMechanism mechanism(noise.noise_multiplier);
+  dp_hype_test::FakeGaussianMechanism mechanism(noise.noise_multiplier);
   SecureVoteOptions options;
   dptune::Xoshiro256 a(99), b(99);
-  const auto r1 = secure_vote(ones, mechanism, noise, options, a, dphype_test::two_threads);
-  const auto r2 = secure_vote(mixed, mechanism, noise, options, b, dphype_test::two_threads);
+  const auto r1 = secure_vote(ones, mechanism, noise, options, a, dp_hype_test::two_threads);
+  const auto r2 = secure_vote(mixed, mechanism, noise, options, b, dp_hype_test::two_threads);
   for (std::size_t j = 0; j < p; ++j) {
     double sum_mixed = 0;
     for (const auto& v : mixed) sum_mixed += v[j];
@@ -318,7 +320,7 @@ TEST_CASE("secure vote: the aggregate minus the vote sum is the same noise whate
   }
   std::vector<std::vector<double>> fractional(n, std::vector<double>(p, 0.5));
   dptune::Xoshiro256 c(99);
-  CHECK_THROWS_AS(secure_vote(fractional, mechanism, noise, options, c, dphype_test::two_threads),
+  CHECK_THROWS_AS(secure_vote(fractional, mechanism, noise, options, c, dp_hype_test::two_threads),
                   dptune::InvalidArgument);
 }
 
@@ -330,7 +332,7 @@ TEST_CASE("Theorem IV.1: closed form, and bound <= simulated accuracy (Figure 2 
   CHECK(success_lower_bound(0, 12.5, 1) == 1.0);
   CHECK(vote_gap(std::vector<double>{5, 4, 1, 2}, std::vector<std::size_t>{0, 1}) == 2.0);
 
-  dphype_test::PaperAccountant accountant;
+  dp_hype_test::PaperAccountant accountant;
   SimulationSetting s;
   s.clients = 100;
   s.candidates = 50;
@@ -342,7 +344,7 @@ TEST_CASE("Theorem IV.1: closed form, and bound <= simulated accuracy (Figure 2 
   for (double eps : {0.25, 1.0})
     s.sigmas.push_back(calibrate_sigma(accountant, eps, 1e-5, 5).noise);
   s.sigmas.push_back(2.0);  // small noise, where the bound is informative
-  const auto cells = simulate(s, 42, dphype_test::two_threads);
+  const auto cells = simulate(s, 42, dp_hype_test::two_threads);
   REQUIRE(cells.size() == 9);
   for (const auto& c : cells) {
     CAPTURE(c.k);
@@ -374,7 +376,7 @@ TEST_CASE("Figure 2 shape: accuracy rises with k then falls, and a larger epsilo
   // 250, |H| = 100, |H_good| = 5.  150 repetitions (standard error <= 0.041 per cell); the expected
   // values at 5000 repetitions (examples/pipelines/dp_hype_figure2a.yaml) are, for eps = 0.25: k =
   // 1 0.64, k = 5 0.84, k = 100 0.05; for eps = 1: 1.0, 1.0, 0.05.
-  dphype_test::PaperAccountant accountant;
+  dp_hype_test::PaperAccountant accountant;
   SimulationSetting s;
   s.clients = 250;
   s.candidates = 100;
@@ -387,7 +389,7 @@ TEST_CASE("Figure 2 shape: accuracy rises with k then falls, and a larger epsilo
     for (double eps : {0.25, 1.0}) row.push_back(calibrate_sigma(accountant, eps, 1e-5, k).noise);
     s.sigmas_per_k.push_back(row);
   }
-  const auto cells = simulate(s, 7, dphype_test::two_threads);
+  const auto cells = simulate(s, 7, dp_hype_test::two_threads);
   REQUIRE(cells.size() == 6);  // k outer, epsilon inner
   auto acc = [&](std::size_t ki, std::size_t e) { return cells[ki * 2 + e].accuracy; };
   for (std::size_t ki = 0; ki < 3; ++ki) {
@@ -409,13 +411,13 @@ TEST_CASE("Figure 2 shape: accuracy rises with k then falls, and a larger epsilo
   t.repetitions = 50;
   t.sigmas = {3.0, 30.0};
   t.sigmas_per_k.clear();
-  const auto shared = simulate(t, 9, dphype_test::two_threads);
+  const auto shared = simulate(t, 9, dp_hype_test::two_threads);
   t.sigmas_per_k.assign(3, {3.0, 30.0});
   t.sigmas = {1.0};
-  const auto per_k = simulate(t, 9, dphype_test::two_threads);
+  const auto per_k = simulate(t, 9, dp_hype_test::two_threads);
   for (std::size_t i = 0; i < shared.size(); ++i) CHECK(per_k[i].accuracy == shared[i].accuracy);
   t.sigmas_per_k = {{1.0}, {1.0, 2.0}, {1.0}};
-  CHECK_THROWS_AS(simulate(t, 9, dphype_test::two_threads), dptune::Error);
+  CHECK_THROWS_AS(simulate(t, 9, dp_hype_test::two_threads), dptune::Error);
 }
 
 TEST_CASE("secure noise shares: exact fixed-point sum on the grid, floating-point shares are not") {
@@ -427,11 +429,11 @@ TEST_CASE("secure noise shares: exact fixed-point sum on the grid, floating-poin
   std::vector<std::vector<double>> votes(n, std::vector<double>(p, 0.0));
   for (std::size_t i = 0; i < n; ++i) votes[i][i % p] = 1.0;
   const ClientNoise noise = client_noise(sigma, k, n, 0.0, 0.0);
-  dphype_test::SecureGaussianMechanism secure(noise.noise_multiplier);
+  dp_hype_test::SecureGaussianMechanism secure(noise.noise_multiplier);
   SecureVoteOptions options;
   options.drop_before.assign(n, 4);
   dptune::Xoshiro256 rng(15);
-  const auto r = secure_vote(votes, secure, noise, options, rng, dphype_test::two_threads);
+  const auto r = secure_vote(votes, secure, noise, options, rng, dp_hype_test::two_threads);
   CHECK(r.exact_noise);
   CHECK(r.rounding_bound == 0.0);
   const double step = dptune::gaussian_grid(noise.sensitivity, noise.noise_multiplier, p);
@@ -444,9 +446,9 @@ TEST_CASE("secure noise shares: exact fixed-point sum on the grid, floating-poin
   }
   // Var of a sample variance of p normals: 2σ⁴/(p−1); 4 standard errors ≈ 14.6%.
   CHECK(v / p == doctest::Approx(sigma * sigma).epsilon(4 * std::sqrt(2.0 / (p - 1))));
-  dphype_test::FakeGaussianMechanism fast(noise.noise_multiplier);
+  dp_hype_test::FakeGaussianMechanism fast(noise.noise_multiplier);
   dptune::Xoshiro256 rng2(16);
-  const auto f = secure_vote(votes, fast, noise, options, rng2, dphype_test::two_threads);
+  const auto f = secure_vote(votes, fast, noise, options, rng2, dp_hype_test::two_threads);
   CHECK_FALSE(f.exact_noise);
   CHECK(f.rounding_bound > 0.0);
 }

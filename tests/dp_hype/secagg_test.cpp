@@ -12,7 +12,7 @@
 #include "dptune/rng.hpp"
 #include "support.hpp"
 
-using namespace dphype::secagg;
+using namespace dptune::dp_hype::secagg;
 
 namespace {
 
@@ -30,7 +30,7 @@ Run setup(std::uint32_t n, std::uint32_t p, std::uint32_t t, std::uint32_t degre
   Run r;
   r.config = std::make_shared<const Config>(make_config(n, p, t, degree, rng.next_u64(), session));
   for (std::uint32_t u = 0; u < n; ++u) {
-    dphype::ChaChaGenerator keys(std::array<std::uint8_t, 32>{}, false, "test");
+    dptune::dp_hype::ChaChaGenerator keys(std::array<std::uint8_t, 32>{}, false, "test");
     std::array<std::uint8_t, 32> s{};
     for (int i = 0; i < 4; ++i) {
       const std::uint64_t w = rng.next_u64();
@@ -59,7 +59,7 @@ TEST_CASE("secagg: the server's sum equals the plain sum mod 2^64 (no dropouts)"
   for (std::uint32_t n : {2u, 3u, 17u}) {
     Run r = setup(n, 33, 0, 0, 100 + n);
     InMemoryTransport transport;
-    const Outcome out = run(r.config, r.clients, {}, transport, dphype_test::two_threads);
+    const Outcome out = run(r.config, r.clients, {}, transport, dp_hype_test::two_threads);
     REQUIRE(out.survivors.size() == n);
     CHECK(out.sum == plain_sum(r, out.survivors));
   }
@@ -75,7 +75,7 @@ TEST_CASE("secagg: dropouts after key exchange are unmasked from the survivors' 
   drop[9] = 3;   // sent its masked input, then dropped: still in the sum, self-mask recovered
   drop[11] = 0;  // never showed up
   InMemoryTransport transport;
-  const Outcome out = run(r.config, r.clients, drop, transport, dphype_test::two_threads);
+  const Outcome out = run(r.config, r.clients, drop, transport, dp_hype_test::two_threads);
   const std::vector<PartyId> expected{0, 2, 3, 5, 6, 8, 9, 10};
   CHECK(out.survivors == expected);
   CHECK(out.sum == plain_sum(r, expected));
@@ -94,7 +94,7 @@ TEST_CASE("secagg: SecAgg+ circulant graph, with and without dropouts") {
   drop[3] = 2;
   drop[17] = 2;
   InMemoryTransport transport;
-  const Outcome out = run(r.config, r.clients, drop, transport, dphype_test::two_threads);
+  const Outcome out = run(r.config, r.clients, drop, transport, dp_hype_test::two_threads);
   CHECK(out.survivors.size() == n - 2);
   CHECK(out.sum == plain_sum(r, out.survivors));
 }
@@ -112,7 +112,7 @@ TEST_CASE("secagg: with a sparse graph, clients refuse to unmask a disconnected 
   drop[0] = 2;
   drop[w] = 2;
   InMemoryTransport transport;
-  CHECK_THROWS_WITH_AS(run(r.config, r.clients, drop, transport, dphype_test::two_threads),
+  CHECK_THROWS_WITH_AS(run(r.config, r.clients, drop, transport, dp_hype_test::two_threads),
                        doctest::Contains("disconnected"), SecAggAbort);
 }
 
@@ -122,7 +122,7 @@ TEST_CASE("secagg: the server only ever holds masked vectors, and they look unif
   std::vector<int> drop(n, 4);
   drop[5] = 2;
   InMemoryTransport transport(/*record=*/true);
-  const Outcome out = run(r.config, r.clients, drop, transport, dphype_test::two_threads);
+  const Outcome out = run(r.config, r.clients, drop, transport, dp_hype_test::two_threads);
   CHECK(out.sum == plain_sum(r, out.survivors));
 
   std::vector<std::size_t> histogram(256, 0);
@@ -182,7 +182,7 @@ TEST_CASE("secagg: fewer than t survivors abort cleanly with a clear error") {
     std::vector<int> drop(n, 4);
     for (int u : {0, 2, 4, 6, 8}) drop[u] = 2;  // 5 survivors < t = 6
     InMemoryTransport transport;
-    CHECK_THROWS_WITH_AS(run(r.config, r.clients, drop, transport, dphype_test::two_threads),
+    CHECK_THROWS_WITH_AS(run(r.config, r.clients, drop, transport, dp_hype_test::two_threads),
                          doctest::Contains("only 5 of 10 clients sent masked input (round 2), "
                                            "threshold t = 6"),
                          SecAggAbort);
@@ -192,7 +192,7 @@ TEST_CASE("secagg: fewer than t survivors abort cleanly with a clear error") {
     std::vector<int> drop(n, 4);
     for (int u : {1, 3, 5, 7, 9}) drop[u] = 0;  // only 5 advertise keys
     InMemoryTransport transport;
-    CHECK_THROWS_WITH_AS(run(r.config, r.clients, drop, transport, dphype_test::two_threads),
+    CHECK_THROWS_WITH_AS(run(r.config, r.clients, drop, transport, dp_hype_test::two_threads),
                          doctest::Contains("round 0"), SecAggAbort);
   }
   {
@@ -201,7 +201,7 @@ TEST_CASE("secagg: fewer than t survivors abort cleanly with a clear error") {
     std::vector<int> drop(n, 4);
     for (int u : {0, 1, 2, 3, 4}) drop[u] = 3;
     InMemoryTransport transport;
-    CHECK_THROWS_WITH_AS(run(r.config, r.clients, drop, transport, dphype_test::two_threads),
+    CHECK_THROWS_WITH_AS(run(r.config, r.clients, drop, transport, dp_hype_test::two_threads),
                          doctest::Contains("round 3"), SecAggAbort);
   }
 }
@@ -323,7 +323,7 @@ TEST_CASE("SecAgg+ parameters: the complete graph when no sparse graph works, ba
       alive.push_back(u);
   }
   InMemoryTransport transport;
-  const Outcome out = run(r.config, r.clients, drop, transport, dphype_test::two_threads);
+  const Outcome out = run(r.config, r.clients, drop, transport, dp_hype_test::two_threads);
   CHECK(out.survivors == alive);
   CHECK(out.sum == plain_sum(r, alive));
 }

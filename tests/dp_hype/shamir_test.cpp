@@ -9,7 +9,7 @@
 #include "dptune/errors.hpp"
 #include "dptune/rng.hpp"
 
-using namespace dphype::shamir;
+using namespace dptune::dp_hype::shamir;
 
 namespace {
 Secret secret_from(dptune::RandomBitGenerator& rng) {

@@ -14,9 +14,9 @@
 #include "dp_hype/secagg.hpp"
 #include "dptune/dptune.hpp"
 
-namespace dphype_test {
+namespace dp_hype_test {
 
-using dphype::secagg::two_threads;
+using dptune::dp_hype::secagg::two_threads;
 
 class FakeGaussianMechanism final : public dptune::Mechanism {
  public:
@@ -116,14 +116,14 @@ inline double closed_form_epsilon(std::size_t k, double variance, double delta) 
   return eps(0.5 * (lo + hi));
 }
 
-}  // namespace dphype_test
+}  // namespace dp_hype_test
 
 #include "rdp_core.hpp"
 
-namespace dphype_test {
+namespace dp_hype_test {
 
 /// The project's `rdp` accountant (plugins/accountant/rdp, its static core) behind the plugin
 /// interface, with its defaults (improved conversion = Liebenow et al. 2025 Theorem I.1).
-using RealRdpAccountant = dptune::rdp::AccountantFace;
+using RealRdpAccountant = dptune::rdp::AccountantAdapter;
 
-}  // namespace dphype_test
+}  // namespace dp_hype_test

@@ -75,18 +75,18 @@ class FakeContext final : public dptune::testing::StubTunerContext {
   std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
     requested_noise_multiplier = overrides.get_double("noise_multiplier");
     if (!gaussian_) return std::make_shared<LaplaceLike>();
-    return std::make_shared<dphype_test::FakeGaussianMechanism>(requested_noise_multiplier);
+    return std::make_shared<dp_hype_test::FakeGaussianMechanism>(requested_noise_multiplier);
   }
   void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) override {
-    dphype_test::two_threads(n, body);
+    dp_hype_test::two_threads(n, body);
   }
   FakeEvaluator evaluator_;
   double requested_noise_multiplier = 0;
   bool use_rdp_plugin = false;  // the project's rdp accountant instead of the paper's formula
 
  private:
-  dphype_test::PaperAccountant accountant_;
-  dphype_test::RealRdpAccountant rdp_;
+  dp_hype_test::PaperAccountant accountant_;
+  dp_hype_test::RealRdpAccountant rdp_;
   bool gaussian_;
 };
 
@@ -122,8 +122,8 @@ TEST_CASE("dp_hype tuner: federated run releases the argmax, the guarantee and t
   CHECK(context.evaluator_.whole_requests == 10);
   // σ for (1, 1e-5, k = 2) and per-client noise multiplier σ / (√(2k) √h): the default
   // secagg_corrupt_rate 0.05 lets ⌊1.5⌋ = 1 client collude, so h = 29 honest shares.
-  dphype_test::PaperAccountant accountant;
-  const double sigma = dphype::calibrate_sigma(accountant, 1.0, 1e-5, 2).noise;
+  dp_hype_test::PaperAccountant accountant;
+  const double sigma = dptune::dp_hype::calibrate_sigma(accountant, 1.0, 1e-5, 2).noise;
   CHECK(context.requested_noise_multiplier ==
         doctest::Approx(sigma / (std::sqrt(4.0) * std::sqrt(29.0))));
   REQUIRE(r.selected.has_value());
@@ -338,7 +338,7 @@ TEST_CASE("dp_hype tuner: the printed epsilon is the closed form of the honest s
     const double variance = static_cast<double>(s.honest_survivors) * share * share;
     REQUIRE(r.guarantee.has_value());
     CHECK(r.guarantee->epsilon ==
-          doctest::Approx(dphype_test::closed_form_epsilon(k, variance, 1e-5)).epsilon(1e-4));
+          doctest::Approx(dp_hype_test::closed_form_epsilon(k, variance, 1e-5)).epsilon(1e-4));
     if (s.dropouts == 0) {
       // No dropouts: the honest noise meets the target exactly, and more colluders cost more
       // noise per client (monotone in γ).
@@ -350,8 +350,8 @@ TEST_CASE("dp_hype tuner: the printed epsilon is the closed form of the honest s
     }
     if (s.gamma == 0.0) {
       // γ = 0, ξ = 0: per-client σ / (√(2k) √n) and ε = 1, as before the collusion fix.
-      dphype_test::PaperAccountant accountant;
-      const double sigma = dphype::calibrate_sigma(accountant, 1.0, 1e-5, k).noise;
+      dp_hype_test::PaperAccountant accountant;
+      const double sigma = dptune::dp_hype::calibrate_sigma(accountant, 1.0, 1e-5, k).noise;
       CHECK(context.requested_noise_multiplier ==
             doctest::Approx(sigma / (std::sqrt(2.0 * k) * std::sqrt(20.0))));
     }
@@ -424,7 +424,7 @@ TEST_CASE("dp_hype tuner: with the project's rdp accountant the honest-noise eps
   auto tuner = plugin.tuner({{"clients", std::int64_t{50}}, {"k", std::int64_t{5}}});
   const auto r = tuner->tune(context);
   const double share = context.requested_noise_multiplier * std::sqrt(10.0);
-  const double closed = dphype_test::closed_form_epsilon(5, 48 * share * share, 1e-5);
+  const double closed = dp_hype_test::closed_form_epsilon(5, 48 * share * share, 1e-5);
   REQUIRE(r.guarantee.has_value());
   CHECK(r.guarantee->accountant == "rdp");
   CHECK(r.guarantee->epsilon <= 1.0 + 1e-9);

@@ -97,6 +97,14 @@ params() { local f="$1" n="$2"; local cols; cols=$(head -1 "$f" | tr ',' '\n' | 
 diff <(params "$work/first/trials.csv" "$rows") <(params "$work/second/trials.csv" "$rows") > "$work/params.diff" ||
   { cat "$work/params.diff" >&2; fail "initial_trials not honoured: the first $rows candidates differ"; }
 grep -q "initial candidates from" "$work/second/summary.json" || fail "summary does not name initial_trials"
+# A relative initial_trials names a file beside the pipeline (not in the working directory).
+mkdir -p "$work/elsewhere" "$work/cwd"
+cp "$pipeline" "$work/elsewhere/pipeline.yaml" && cp "$work/first/trials.csv" "$work/elsewhere/earlier.csv"
+(cd "$work/cwd" && "$dptune" run ../elsewhere/pipeline.yaml --seed 4 --no-progress -o "$work/relative" \
+  --set "tuner.params={iterations: 1, candidates: 200, restarts: 2, initial_trials: earlier.csv}") \
+  > "$work/relative.log" 2>&1 || { cat "$work/relative.log" >&2; fail "run with a relative initial_trials failed"; }
+diff <(params "$work/first/trials.csv" "$rows") <(params "$work/relative/trials.csv" "$rows") > "$work/params.diff" ||
+  { cat "$work/params.diff" >&2; fail "relative initial_trials not read beside the pipeline"; }
 # 3. privacy_model: the default prices epsilon with the accountant (and says so); the published
 #    two-GP variant (privacy_model gp, transformed units) still runs and says so; a study is the
 #    same with 1 or 2 threads (the pricing is serial, the fits use one stream per GP).

@@ -56,8 +56,8 @@ class Hub {
   std::vector<std::string> seen_by_0_;
 };
 
-dphype::peer::Plan plan_for(std::uint32_t clients, std::uint32_t length) {
-  dphype::peer::Plan plan;
+dptune::dp_hype::peer::Plan plan_for(std::uint32_t clients, std::uint32_t length) {
+  dptune::dp_hype::peer::Plan plan;
   plan.run = 0x1234;
   plan.clients = clients;
   plan.length = length;
@@ -71,25 +71,26 @@ dphype::peer::Plan plan_for(std::uint32_t clients, std::uint32_t length) {
 
 // Client j votes for candidate j mod length and adds "noise" j / 4 - 1/4 to every entry (exact in
 // fixed point): inputs the test knows.
-dphype::peer::PreparedClient input_of(std::uint32_t j, const dphype::peer::Plan& plan) {
-  dphype::peer::PreparedClient c;
+dptune::dp_hype::peer::PreparedClient input_of(std::uint32_t j,
+                                               const dptune::dp_hype::peer::Plan& plan) {
+  dptune::dp_hype::peer::PreparedClient c;
   c.votes.assign(plan.length, 0.0);
   c.votes[j % plan.length] = 1.0;
   c.input.exact_noise = true;
   for (std::uint32_t i = 0; i < plan.length; ++i)
     c.input.encoded.push_back(
-        dphype::secagg::encode(c.votes[i], std::size_t{2} * plan.clients) +
-        dphype::secagg::encode(j / 4.0 - 0.25, std::size_t{2} * plan.clients));
+        dptune::dp_hype::secagg::encode(c.votes[i], std::size_t{2} * plan.clients) +
+        dptune::dp_hype::secagg::encode(j / 4.0 - 0.25, std::size_t{2} * plan.clients));
   return c;
 }
 
 struct Run {
-  dphype::SecureVoteResult result;
+  dptune::dp_hype::SecureVoteResult result;
   std::vector<std::string> seen_by_0;
   std::vector<std::vector<std::uint64_t>> inputs;
 };
 
-Run vote(int ranks, const dphype::peer::Plan& plan) {
+Run vote(int ranks, const dptune::dp_hype::peer::Plan& plan) {
   Hub hub(ranks);
   Run run;
   run.inputs.resize(plan.clients);
@@ -99,8 +100,10 @@ Run vote(int ranks, const dphype::peer::Plan& plan) {
     workers.emplace_back([&, r] {
       Hub::End end(hub, r);
       dptune::Xoshiro256 rng(5, static_cast<std::uint64_t>(r));
-      dphype::peer::serve_clients(
-          end, rng, [&](std::uint32_t j, const dphype::peer::Plan& p, dphype::ChaChaGenerator&) {
+      dptune::dp_hype::peer::serve_clients(
+          end, rng,
+          [&](std::uint32_t j, const dptune::dp_hype::peer::Plan& p,
+              dptune::dp_hype::ChaChaGenerator&) {
             auto c = input_of(j, p);
             std::lock_guard lock(inputs_mutex);
             run.inputs[j] = c.input.encoded;
@@ -110,7 +113,7 @@ Run vote(int ranks, const dphype::peer::Plan& plan) {
   Hub::End server(hub, 0);
   std::exception_ptr error;
   try {
-    run.result = dphype::peer::server_vote(server, plan);
+    run.result = dptune::dp_hype::peer::server_vote(server, plan);
   } catch (...) {
     error = std::current_exception();
   }
@@ -126,7 +129,7 @@ void check_sum(const Run& run, const std::vector<std::uint32_t>& survivors) {
   for (std::size_t i = 0; i < run.result.noisy_votes.size(); ++i) {
     std::uint64_t sum = 0;
     for (auto j : survivors) sum += run.inputs[j][i];
-    CHECK(run.result.noisy_votes[i] == dphype::secagg::decode(sum));
+    CHECK(run.result.noisy_votes[i] == dptune::dp_hype::secagg::decode(sum));
   }
   // Rank 0 never receives a client's input (any offset of any payload).
   for (const auto& input : run.inputs) {
@@ -144,9 +147,9 @@ TEST_CASE("dp_hype over peers: the server's sum is the clients' inputs, none see
   // Decoded: votes 2, 2, 1 plus five noise shares summing to 10/4 - 5/4.
   CHECK(run.result.noisy_votes == std::vector<double>{3.25, 3.25, 2.25});
   CHECK(run.result.exact_noise);
-  CHECK(dphype::peer::rank_of(0, 3) == 1);
-  CHECK(dphype::peer::rank_of(1, 3) == 2);
-  CHECK(dphype::peer::rank_of(4, 3) == 1);
+  CHECK(dptune::dp_hype::peer::rank_of(0, 3) == 1);
+  CHECK(dptune::dp_hype::peer::rank_of(1, 3) == 2);
+  CHECK(dptune::dp_hype::peer::rank_of(4, 3) == 1);
 }
 
 TEST_CASE("dp_hype over peers: a client that stops after sharing keys is recovered by Shamir") {
@@ -162,5 +165,5 @@ TEST_CASE("dp_hype over peers: too few survivors abort and release the client ra
   plan.stop_before[0] = plan.stop_before[2] = 1;  // rank 1 (clients 0 and 2) never shares keys
   CHECK_THROWS_WITH_AS(vote(3, plan),
                        doctest::Contains("only 2 of 4 clients shared their keys (round 1)"),
-                       dphype::secagg::SecAggAbort);
+                       dptune::dp_hype::secagg::SecAggAbort);
 }

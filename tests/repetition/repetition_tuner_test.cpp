@@ -101,7 +101,7 @@ class FakeContext final : public dptune::testing::StubTunerContext {
     return s;
   }
   FakeEvaluator evaluator_;
-  dptune::rdp::AccountantFace accountant_;
+  dptune::rdp::AccountantAdapter accountant_;
   RecordingProgress progress_;
   const dptune::Accountant* accountant_override = nullptr;
   std::size_t scored_rows = 200;

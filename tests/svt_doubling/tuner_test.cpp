@@ -124,7 +124,7 @@ class FakeContext final : public dptune::testing::StubTunerContext {
   std::optional<dptune::DataSizes> sizes;
   std::optional<dptune::UtilitySensitivity> utility;
   mutable std::size_t asked_rows = 0;
-  dptune::rdp::AccountantFace rdp;
+  dptune::rdp::AccountantAdapter rdp;
   FakeEvaluator evaluator_;
 
  private:

@@ -12,9 +12,9 @@ dptune::pld::Options options_from(const dptune::Params& params) {
   return options;
 }
 
-class PldAccountant final : public dptune::pld::AccountantFace {
+class PldAccountant final : public dptune::pld::AccountantAdapter {
  public:
-  explicit PldAccountant(const dptune::Params& params) : AccountantFace(options_from(params)) {}
+  explicit PldAccountant(const dptune::Params& params) : AccountantAdapter(options_from(params)) {}
 
   static dptune::ParamSchema schema() {
     return dptune::ParamSchema{}

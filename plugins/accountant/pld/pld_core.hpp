@@ -184,11 +184,11 @@ class Accountant {
   Options options_;
 };
 
-/// The core behind the SDK's Accountant interface (the plugin's face, and what tests and benchmarks
-/// hand to calibrate_parameter).
-class AccountantFace : public dptune::Accountant {
+/// The core adapted to the SDK's Accountant interface (what the plugin exports, and what tests and
+/// benchmarks hand to calibrate_parameter).
+class AccountantAdapter : public dptune::Accountant {
  public:
-  explicit AccountantFace(Options options = {}) : core_(std::move(options)) {}
+  explicit AccountantAdapter(Options options = {}) : core_(std::move(options)) {}
   std::string unsupported_reason(const DpEvent& event) const override {
     return core_.unsupported_reason(event);
   }

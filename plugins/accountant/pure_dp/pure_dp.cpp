@@ -8,9 +8,9 @@
 
 namespace {
 
-class PureDpAccountant final : public dptune::rdp::AccountantFace {
+class PureDpAccountant final : public dptune::rdp::AccountantAdapter {
  public:
-  explicit PureDpAccountant(const dptune::Params&) : AccountantFace(options()) {}
+  explicit PureDpAccountant(const dptune::Params&) : AccountantAdapter(options()) {}
   static dptune::ParamSchema schema() { return {}; }
 
  private:

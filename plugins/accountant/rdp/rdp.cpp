@@ -17,9 +17,9 @@ dptune::rdp::Options options_from(const dptune::Params& params) {
   return options;
 }
 
-class RdpAccountant final : public dptune::rdp::AccountantFace {
+class RdpAccountant final : public dptune::rdp::AccountantAdapter {
  public:
-  explicit RdpAccountant(const dptune::Params& params) : AccountantFace(options_from(params)) {}
+  explicit RdpAccountant(const dptune::Params& params) : AccountantAdapter(options_from(params)) {}
 
   static dptune::ParamSchema schema() {
     return dptune::ParamSchema{}

@@ -107,11 +107,12 @@ class Accountant {
   Options options_;
 };
 
-/// The core behind the SDK's Accountant interface: the face of the rdp and pure_dp plugins, and
-/// what tests and benchmarks hand to calibrate_noise.
-class AccountantFace : public dptune::Accountant {
+/// The core adapted to the SDK's Accountant interface (rdp::Accountant is the mathematics and no
+/// dptune::Accountant): what the rdp and pure_dp plugins export, and what tests and benchmarks
+/// hand to calibrate_noise.
+class AccountantAdapter : public dptune::Accountant {
  public:
-  explicit AccountantFace(Options options = {}) : core_(std::move(options)) {}
+  explicit AccountantAdapter(Options options = {}) : core_(std::move(options)) {}
   std::string unsupported_reason(const DpEvent& event) const override {
     return core_.unsupported_reason(event);
   }

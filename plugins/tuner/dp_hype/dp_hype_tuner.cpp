@@ -28,8 +28,10 @@
 #include "dp_hype/chacha_rng.hpp"
 #include "dp_hype/dp_hype.hpp"
 #include "dp_hype/peer_vote.hpp"
+#include "dp_hype/simulation.hpp"
 #include "dptune/dptune.hpp"
 
+namespace dptune::dp_hype {
 namespace {
 
 using dptune::Params;
@@ -55,8 +57,8 @@ class DpHype final : public dptune::Tuner {
     if (p.get_int("dropouts") >= p.get_int("clients"))
       throw dptune::InvalidArgument("dp_hype: dropouts must be < clients");
     // At least one honest noise share must survive the worst case (throws InvalidArgument).
-    dphype::guaranteed_honest_noise_shares(static_cast<std::size_t>(p.get_int("clients")),
-                                           p.get_double("xi"), p.get_double("secagg_corrupt_rate"));
+    guaranteed_honest_noise_shares(static_cast<std::size_t>(p.get_int("clients")),
+                                   p.get_double("xi"), p.get_double("secagg_corrupt_rate"));
   }
 
   static dptune::ParamSchema schema() {
@@ -169,7 +171,7 @@ class DpHype final : public dptune::Tuner {
   std::size_t k() const { return static_cast<std::size_t>(p_.get_int("k")); }
   std::size_t n() const { return static_cast<std::size_t>(p_.get_int("clients")); }
 
-  dphype::secagg::ParallelFor pool(dptune::TunerContext& context) const {
+  secagg::ParallelFor pool(dptune::TunerContext& context) const {
     return [&context](std::size_t count, const std::function<void(std::size_t)>& body) {
       context.parallel_for(count, body);
     };
@@ -179,12 +181,12 @@ class DpHype final : public dptune::Tuner {
   std::pair<double, std::string> sigma_for(dptune::TunerContext& context, double epsilon,
                                            std::size_t kk) const {
     if (p_.get_string("calibration") == "analytic_gaussian") {
-      const double sigma = dphype::analytic_gaussian_sigma(epsilon, context.delta(), kk);
+      const double sigma = analytic_gaussian_sigma(epsilon, context.delta(), kk);
       return {sigma,
               "analytic Gaussian calibration (Balle & Wang 2018, Thm 8; TIGHTER than the "
               "paper's RDP calibration)"};
     }
-    const auto cal = dphype::calibrate_sigma(context.accountant(), epsilon, context.delta(), kk);
+    const auto cal = calibrate_sigma(context.accountant(), epsilon, context.delta(), kk);
     return {cal.noise, "calibrated with the accountant (" + cal.guarantee.accountant +
                            ") on Gaussian(sigma / sqrt(2k)), " + std::to_string(cal.evaluations) +
                            " accountant calls"};
@@ -214,8 +216,8 @@ class DpHype final : public dptune::Tuner {
         std::vector<double> scores(p);
         for (std::size_t c = 0; c < p; ++c)
           scores[c] = evaluations[(j - first) * p + c].utility_mean;
-        auto ties = dphype::ChaChaGenerator::derive(context.rng(), "client tie-break");
-        votes[j] = dphype::top_k_votes(scores, kk, ties);
+        auto ties = ChaChaGenerator::derive(context.rng(), "client tie-break");
+        votes[j] = top_k_votes(scores, kk, ties);
       }
       context.progress().advance(last * p, std::nullopt);
     }
@@ -225,10 +227,10 @@ class DpHype final : public dptune::Tuner {
 
   // The secure aggregation graph and threshold (SecAgg+ analysis or the complete graph), with the
   // note that describes them.
-  dphype::SecureVoteOptions secagg_options(std::size_t colluders, std::string& graph_note) const {
+  SecureVoteOptions secagg_options(std::size_t colluders, std::string& graph_note) const {
     const std::size_t clients = n();
     const double xi = p_.get_double("xi");
-    dphype::SecureVoteOptions options;
+    SecureVoteOptions options;
     options.threshold = static_cast<std::uint32_t>(p_.get_int("threshold"));
     options.degree = static_cast<std::uint32_t>(p_.get_int("neighbours"));
     if (p_.get_string("secagg") == "complete") {
@@ -248,7 +250,7 @@ class DpHype final : public dptune::Tuner {
       const double dropout_rate =
           std::max({p_.get_double("secagg_dropout_rate"), xi,
                     static_cast<double>(p_.get_int("dropouts")) / static_cast<double>(clients)});
-      const auto g = dphype::secagg::secagg_plus_parameters(
+      const auto g = secagg::secagg_plus_parameters(
           static_cast<std::uint32_t>(clients), p_.get_double("secagg_corrupt_rate"), dropout_rate);
       options.degree = g.complete ? 0 : g.degree;
       if (options.threshold == 0) options.threshold = g.threshold;
@@ -265,11 +267,10 @@ class DpHype final : public dptune::Tuner {
 
   // Rank 0's side of the vote when the clients are on the other ranks (peer_vote.hpp): public
   // parameters out, the server's side of secure aggregation, the sum back.
-  dphype::SecureVoteResult vote_over_ranks(dptune::TunerContext& context,
-                                           dptune::PeerChannel& peers,
-                                           const dphype::SecureVoteOptions& options,
-                                           const dphype::ClientNoise& noise, std::size_t p) const {
-    dphype::peer::Plan plan;
+  SecureVoteResult vote_over_ranks(dptune::TunerContext& context, dptune::PeerChannel& peers,
+                                   const SecureVoteOptions& options, const ClientNoise& noise,
+                                   std::size_t p) const {
+    peer::Plan plan;
     plan.run = context.rng().next_u64();
     plan.clients = static_cast<std::uint32_t>(n());
     plan.length = static_cast<std::uint32_t>(p);
@@ -279,8 +280,8 @@ class DpHype final : public dptune::Tuner {
       std::memcpy(plan.session.data() + 8 * i, &w, 8);
     }
     plan.graph_seed = context.rng().next_u64();
-    const auto config = dphype::secagg::make_config(plan.clients, plan.length, options.threshold,
-                                                    options.degree, plan.graph_seed, plan.session);
+    const auto config = secagg::make_config(plan.clients, plan.length, options.threshold,
+                                            options.degree, plan.graph_seed, plan.session);
     plan.threshold = config.threshold;
     plan.degree = options.degree;
     plan.noise = noise;
@@ -292,10 +293,10 @@ class DpHype final : public dptune::Tuner {
     const auto stop_rank = static_cast<int>(p_.get_int("stop_rank"));
     if (stop_rank > 0)
       for (std::uint32_t j = 0; j < plan.clients; ++j)
-        if (dphype::peer::rank_of(j, peers.size()) == stop_rank) plan.stop_before[j] = 2;
+        if (peer::rank_of(j, peers.size()) == stop_rank) plan.stop_before[j] = 2;
     context.progress().message("dp_hype: " + std::to_string(n()) + " clients on " +
                                std::to_string(peers.size() - 1) + " MPI ranks");
-    return dphype::peer::server_vote(peers, plan);
+    return peer::server_vote(peers, plan);
   }
 
   // A client rank's part (peer_vote.hpp): its clients' local evaluation, votes and noise, then
@@ -305,9 +306,9 @@ class DpHype final : public dptune::Tuner {
     if (!peers) throw dptune::Error("dp_hype: serve_peer without peers");
     const auto candidates =
         context.space().grid(static_cast<std::size_t>(p_.get_int("points_per_dimension")));
-    dphype::peer::serve_clients(
+    peer::serve_clients(
         *peers, context.rng(),
-        [&](std::uint32_t client, const dphype::peer::Plan& plan, dphype::ChaChaGenerator& own) {
+        [&](std::uint32_t client, const peer::Plan& plan, ChaChaGenerator& own) {
           dptune::require(plan.length == candidates.size(),
                           "dp_hype: rank 0 has " + std::to_string(plan.length) +
                               " candidates, this rank " + std::to_string(candidates.size()));
@@ -325,58 +326,79 @@ class DpHype final : public dptune::Tuner {
           const auto evaluations = context.evaluator().evaluate(requests);
           std::vector<double> scores(candidates.size());
           for (std::size_t c = 0; c < scores.size(); ++c) scores[c] = evaluations[c].utility_mean;
-          auto ties = dphype::ChaChaGenerator::derive(own, "tie-break");
-          auto noise_rng = dphype::ChaChaGenerator::derive(own, "noise");
-          dphype::peer::PreparedClient prepared;
-          prepared.votes = dphype::top_k_votes(scores, plan.k, ties);
+          auto ties = ChaChaGenerator::derive(own, "tie-break");
+          auto noise_rng = ChaChaGenerator::derive(own, "noise");
+          peer::PreparedClient prepared;
+          prepared.votes = top_k_votes(scores, plan.k, ties);
           prepared.input =
-              dphype::client_input(prepared.votes, *mechanism, plan.noise, plan.clients, noise_rng);
+              client_input(prepared.votes, *mechanism, plan.noise, plan.clients, noise_rng);
           return prepared;
         });
   }
 
-  dptune::TuningResult federated(dptune::TunerContext& context) {
-    const std::size_t clients = n(), kk = k();
-    const double epsilon = p_.get_double("epsilon"), xi = p_.get_double("xi");
-    const auto candidates =
+  // What a federated run fixes before any client data is touched: the candidates, σ and how it
+  // was obtained, the colluders the threat model counts, each client's noise and the mechanism.
+  struct Setup {
+    std::vector<Params> candidates;
+    double sigma = 0;
+    std::string how;  // how σ was obtained
+    std::size_t colluders = 0;
+    ClientNoise noise;
+    std::shared_ptr<const dptune::Mechanism> mechanism;
+  };
+
+  Setup setup(dptune::TunerContext& context) const {
+    Setup s;
+    s.candidates =
         context.space().grid(static_cast<std::size_t>(p_.get_int("points_per_dimension")));
-    const std::size_t p = candidates.size();
+    const std::size_t clients = n(), kk = k(), p = s.candidates.size();
     if (kk > p)
       throw dptune::ConfigError("dp_hype: k = " + std::to_string(kk) + " exceeds the " +
                                 std::to_string(p) + " candidates of the search space grid");
-    const auto [sigma, how] = sigma_for(context, epsilon, kk);
+    std::tie(s.sigma, s.how) = sigma_for(context, p_.get_double("epsilon"), kk);
     const double collusion = p_.get_double("secagg_corrupt_rate");
-    const std::size_t colluders = dphype::colluding_clients(clients, collusion);
-    const dphype::ClientNoise noise = dphype::client_noise(sigma, kk, clients, xi, collusion);
-    auto mechanism = context.mechanism(Params{{"noise_multiplier", noise.noise_multiplier}});
-    check_gaussian(*mechanism, noise.noise_multiplier);
+    s.colluders = colluding_clients(clients, collusion);
+    s.noise = client_noise(s.sigma, kk, clients, p_.get_double("xi"), collusion);
+    s.mechanism = context.mechanism(Params{{"noise_multiplier", s.noise.noise_multiplier}});
+    check_gaussian(*s.mechanism, s.noise.noise_multiplier);
+    return s;
+  }
 
-    // Over the ranks of a distributed run the clients live on the other ranks (peer_vote.hpp);
-    // in one process they are objects here.  The protocol code is the same.
-    dptune::PeerChannel* peers = context.peers();
-    std::vector<std::vector<double>> votes;
-    if (!peers || peers->size() < 2) votes = local_votes(context, candidates);
-    std::string graph_note;
-    dphype::SecureVoteOptions options = secagg_options(colluders, graph_note);
+  // The simulated dropouts: `dropouts` clients, chosen at random, miss the masked-input round.
+  void choose_dropouts(dptune::TunerContext& context, SecureVoteOptions& options) const {
     const auto dropouts = static_cast<std::size_t>(p_.get_int("dropouts"));
-    if (dropouts) {
-      std::vector<std::size_t> order(clients);
-      for (std::size_t i = 0; i < clients; ++i) order[i] = i;
-      dptune::shuffle(context.rng(), order);
-      options.drop_before.assign(clients, 4);
-      for (std::size_t i = 0; i < dropouts; ++i) options.drop_before[order[i]] = 2;
-    }
-    context.progress().message("dp_hype: secure aggregation of " + std::to_string(clients) +
-                               " noisy vote vectors");
-    const auto aggregated =
-        peers && peers->size() >= 2
-            ? vote_over_ranks(context, *peers, options, noise, p)
-            : dphype::secure_vote(votes, *mechanism, noise, options, context.rng(), pool(context));
-    const std::size_t survivors = aggregated.survivors.size();
-    const std::size_t chosen = dphype::argmax(aggregated.noisy_votes);
+    if (!dropouts) return;
+    const std::size_t clients = n();
+    std::vector<std::size_t> order(clients);
+    for (std::size_t i = 0; i < clients; ++i) order[i] = i;
+    dptune::shuffle(context.rng(), order);
+    options.drop_before.assign(clients, 4);
+    for (std::size_t i = 0; i < dropouts; ++i) options.drop_before[order[i]] = 2;
+  }
 
-    // ---- guarantee: what the accountant proves for the noise the adversary cannot subtract ----
-    const double sigma_h = dphype::honest_sigma(noise.stddev, survivors, colluders);
+  // Algorithm 1 lines 2-11: local votes and their secure aggregation.  Over the ranks of a
+  // distributed run the clients live on the other ranks (peer_vote.hpp); in one process they are
+  // objects here.  The protocol code is the same.
+  SecureVoteResult aggregate(dptune::TunerContext& context, const Setup& s,
+                             std::string& graph_note) const {
+    dptune::PeerChannel* peers = context.peers();
+    const bool over_ranks = peers && peers->size() >= 2;
+    std::vector<std::vector<double>> votes;
+    if (!over_ranks) votes = local_votes(context, s.candidates);
+    SecureVoteOptions options = secagg_options(s.colluders, graph_note);
+    choose_dropouts(context, options);
+    context.progress().message("dp_hype: secure aggregation of " + std::to_string(n()) +
+                               " noisy vote vectors");
+    if (over_ranks) return vote_over_ranks(context, *peers, options, s.noise, s.candidates.size());
+    return secure_vote(votes, *s.mechanism, s.noise, options, context.rng(), pool(context));
+  }
+
+  // What the accountant proves for the noise the adversary cannot subtract: the honest survivors'
+  // shares (Liebenow et al. 2025, Lemma III.1 and Theorem III.1).
+  dptune::PrivacyGuarantee guarantee(dptune::TunerContext& context, const Setup& s,
+                                     std::size_t survivors, double sigma_h) const {
+    const std::size_t kk = k(), colluders = s.colluders;
+    const ClientNoise& noise = s.noise;
     if (!(sigma_h > 0))
       throw dptune::PrivacyError(
           "dp_hype: only " + std::to_string(survivors) + " clients survived and up to " +
@@ -384,7 +406,7 @@ class DpHype final : public dptune::Tuner {
           " of them may collude with the server: no honest noise protects the votes, nothing is "
           "released");
     dptune::PrivacyGuarantee g =
-        context.accountant().epsilon(dphype::event_for_sigma(sigma_h, kk), context.delta());
+        context.accountant().epsilon(event_for_sigma(sigma_h, kk), context.delta());
     g.derivation = "DP-Hype (Liebenow et al. 2025): the server sees the sum of " +
                    std::to_string(survivors) +
                    " noisy vote vectors = Gaussian mechanism, L2 sensitivity sqrt(2k) = " +
@@ -394,28 +416,67 @@ class DpHype final : public dptune::Tuner {
                    " clients that may collude with the server is counted: noise stddev " +
                    fmt(sigma_h) + " (noise multiplier " + fmt(sigma_h / noise.sensitivity) +
                    "), RDP alpha k / sigma^2 (Thm III.1); " + g.derivation;
+    return g;
+  }
+
+  dptune::TuningResult federated(dptune::TunerContext& context) {
+    const Setup s = setup(context);
+    std::string graph_note;
+    const SecureVoteResult aggregated = aggregate(context, s, graph_note);
+    const std::size_t survivors = aggregated.survivors.size();
+    const std::size_t chosen = argmax(aggregated.noisy_votes);
+    const double sigma_h = honest_sigma(s.noise.stddev, survivors, s.colluders);
+    const dptune::PrivacyGuarantee g = guarantee(context, s, survivors, sigma_h);
 
     dptune::TuningResult result;
     dptune::Trial selected;
     selected.id = chosen;
-    selected.params = candidates[chosen];
+    selected.params = s.candidates[chosen];
     selected.privacy = g;
     // The DP release is the candidate alone: no utility of it was computed privately.
     selected.utility_mean = selected.utility_min = selected.utility_max =
         std::numeric_limits<double>::quiet_NaN();
     selected.repetitions = 0;
     result.guarantee = g;
+    result.notes = setup_notes(context, s, survivors, sigma_h);
+    auto released = release_notes(s, aggregated, chosen, sigma_h, graph_note);
+    result.notes.insert(result.notes.end(), released.begin(), released.end());
+    if (p_.get_bool("baselines")) {
+      result.trials = baseline_trials(context, s.candidates);
+      result.trials_sensitive = true;
+      result.notes.push_back(
+          "baselines: true: every candidate was also trained and scored on the whole training "
+          "data WITHOUT differential privacy (Liebenow et al. 2025's Opt is their best, RandGuess "
+          "their mean "
+          "utility); these are non-private baselines (not covered by the guarantee), written "
+          "only as trials marked sensitive (trials.SENSITIVE.csv with output.sensitive_trials: "
+          "true)");
+      result.notes.push_back(std::string(dptune::kDpOutputNote) +
+                             "the selected candidate's row in trials.SENSITIVE.csv has id " +
+                             std::to_string(chosen));
+    }
+    result.selected = selected;
+    return result;
+  }
 
-    auto& notes = result.notes;
-    notes.push_back("DP-Hype: " + std::to_string(clients) + " clients, " + std::to_string(p) +
-                    " candidates, k = " + std::to_string(kk) + ", target epsilon " + fmt(epsilon) +
-                    " at delta " + fmt(context.delta()) + "; sigma = " + fmt(sigma) + " (" + how +
-                    ")");
+  // The configuration's notes: parameters, threat model, per-client noise, and a warning when
+  // more clients dropped than the calibration tolerated.
+  std::vector<std::string> setup_notes(dptune::TunerContext& context, const Setup& s,
+                                       std::size_t survivors, double sigma_h) const {
+    const std::size_t clients = n();
+    const double xi = p_.get_double("xi"), collusion = p_.get_double("secagg_corrupt_rate");
+    const ClientNoise& noise = s.noise;
+    std::vector<std::string> notes;
+    notes.push_back("DP-Hype: " + std::to_string(clients) + " clients, " +
+                    std::to_string(s.candidates.size()) +
+                    " candidates, k = " + std::to_string(k()) + ", target epsilon " +
+                    fmt(p_.get_double("epsilon")) + " at delta " + fmt(context.delta()) +
+                    "; sigma = " + fmt(s.sigma) + " (" + s.how + ")");
     notes.push_back(
         "threat model: honest-but-curious server colluding with up to floor(gamma n) = " +
-        std::to_string(colluders) + " clients (gamma = secagg_corrupt_rate = " + fmt(collusion) +
+        std::to_string(s.colluders) + " clients (gamma = secagg_corrupt_rate = " + fmt(collusion) +
         "; they know their own noise and can subtract it) and up to floor(xi n) = " +
-        std::to_string(dphype::tolerated_dropouts(clients, xi)) + " dropouts (xi = " + fmt(xi) +
+        std::to_string(tolerated_dropouts(clients, xi)) + " dropouts (xi = " + fmt(xi) +
         "); only honest survivors' noise is counted: at least h = n - floor(gamma n) - "
         "floor(xi n) = " +
         std::to_string(noise.honest_shares) + " shares");
@@ -423,12 +484,22 @@ class DpHype final : public dptune::Tuner {
                     ", through mechanism with sensitivity " + fmt(noise.sensitivity) +
                     " and noise_multiplier " + fmt(noise.noise_multiplier) +
                     " (any h honest shares sum to variance sigma^2)");
-    if (sigma_h + 1e-12 < sigma)
+    if (sigma_h + 1e-12 < s.sigma)
       notes.push_back("WARNING: " + std::to_string(clients - survivors) +
                       " clients dropped, more than floor(xi n) = " +
-                      std::to_string(dphype::tolerated_dropouts(clients, xi)) +
+                      std::to_string(tolerated_dropouts(clients, xi)) +
                       ": the honest noise stddev is only " + fmt(sigma_h) +
                       " and the guarantee above is correspondingly weaker than the target");
+    return notes;
+  }
+
+  // The released notes: the noisy votes and the selection (DP outputs), the Theorem IV.1 bound,
+  // the secure aggregation and the noise's exactness.
+  std::vector<std::string> release_notes(const Setup& s, const SecureVoteResult& aggregated,
+                                         std::size_t chosen, double sigma_h,
+                                         const std::string& graph_note) const {
+    const std::size_t p = s.candidates.size(), survivors = aggregated.survivors.size();
+    std::vector<std::string> notes;
     // The Gaussian mechanism's output and its post-processing are the DP outputs: declared with
     // kDpOutputNote so the host reports them with the release (and the neighbouring test allows
     // them to differ).
@@ -438,15 +509,15 @@ class DpHype final : public dptune::Tuner {
     for (std::size_t j = 0; j < p; ++j) v += (j ? ", " : "") + fmt(aggregated.noisy_votes[j], 5);
     notes.push_back(v + "]");
     notes.push_back(std::string(dptune::kDpOutputNote) + "selected candidate " +
-                    std::to_string(chosen) + " " + candidates[chosen].to_string() + " with " +
+                    std::to_string(chosen) + " " + s.candidates[chosen].to_string() + " with " +
                     fmt(aggregated.noisy_votes[chosen], 5) + " noisy votes");
     notes.push_back(theorem_iv1_note(p, sigma_h));
     notes.push_back(
         "secure aggregation (Bonawitz et al. 2017, pairwise X25519/ChaCha20 masks, double "
         "masking, Shamir threshold over GF(2^61-1)): " +
-        std::to_string(survivors) + " of " + std::to_string(clients) + " clients in the sum, " +
+        std::to_string(survivors) + " of " + std::to_string(n()) + " clients in the sum, " +
         graph_note + ", " + std::to_string(aggregated.bytes) +
-        " bytes exchanged; fixed point with " + std::to_string(dphype::secagg::kFractionBits) +
+        " bytes exchanged; fixed point with " + std::to_string(secagg::kFractionBits) +
         " fractional bits mod 2^64 (votes and noise encoded separately: the rounding, "
         "|decoded - real sum| <= " +
         fmt(aggregated.rounding_bound, 3) + " per entry, depends on the noise alone)");
@@ -462,23 +533,7 @@ class DpHype final : public dptune::Tuner {
               "(floating-point noise, e.g. mechanism noise: fast); their low-order bits can "
               "reveal information (Mironov 2012) and the sum is not an exact Gaussian");
     notes.push_back("per-client rankings and votes are not released");
-
-    if (p_.get_bool("baselines")) {
-      result.trials = baseline_trials(context, candidates);
-      result.trials_sensitive = true;
-      notes.push_back(
-          "baselines: true: every candidate was also trained and scored on the whole training "
-          "data WITHOUT differential privacy (Liebenow et al. 2025's Opt is their best, RandGuess "
-          "their mean "
-          "utility); these are non-private baselines (not covered by the guarantee), written "
-          "only as trials marked sensitive (trials.SENSITIVE.csv with output.sensitive_trials: "
-          "true)");
-      notes.push_back(std::string(dptune::kDpOutputNote) +
-                      "the selected candidate's row in trials.SENSITIVE.csv has id " +
-                      std::to_string(chosen));
-    }
-    result.selected = selected;
-    return result;
+    return notes;
   }
 
   // Theorem IV.1 at the configured gaps (never the realised, data-dependent gap).
@@ -495,7 +550,7 @@ class DpHype final : public dptune::Tuner {
         std::to_string(p - 1) + ", sigma = " + fmt(sigma_h) + ":";
     for (double gamma : gaps)
       bound += " gamma = " + fmt(gamma) + " -> " +
-               fmt(dphype::success_lower_bound(p - 1, sigma_h, gamma), 4) + ";";
+               fmt(success_lower_bound(p - 1, sigma_h, gamma), 4) + ";";
     return bound;
   }
 
@@ -645,7 +700,7 @@ class DpHype final : public dptune::Tuner {
         const double sigma = sigma_for(context, eps, kk).first;
         sigmas[{kk, eps}] = sigma;
         guarantees[{kk, eps}] =
-            context.accountant().epsilon(dphype::event_for_sigma(sigma, kk), context.delta());
+            context.accountant().epsilon(event_for_sigma(sigma, kk), context.delta());
       }
     dptune::TuningResult result;
     result.notes.push_back(
@@ -671,7 +726,7 @@ class DpHype final : public dptune::Tuner {
     for (std::size_t p : sizes)
       for (std::size_t good : goods)
         for (double sl : losses) {
-          dphype::SimulationSetting s;
+          SimulationSetting s;
           s.clients = n();
           s.candidates = p;
           s.good = good;
@@ -688,7 +743,7 @@ class DpHype final : public dptune::Tuner {
             for (double eps : epsilons) row.push_back(sigmas[{kk, eps}]);
             s.sigmas_per_k.push_back(std::move(row));
           }
-          const auto cells = dphype::simulate(s, context.rng().next_u64(), pool(context));
+          const auto cells = dp_hype::simulate(s, context.rng().next_u64(), pool(context));
           for (std::size_t ki = 0; ki < s.ks.size(); ++ki) {
             const std::size_t kk = s.ks[ki];
             for (std::size_t e = 0; e < epsilons.size(); ++e) {
@@ -733,7 +788,8 @@ class DpHype final : public dptune::Tuner {
 };
 
 }  // namespace
+}  // namespace dptune::dp_hype
 
 DPTUNE_PLUGIN(
-    tuner, dp_hype, DpHype, "1.0.0",
+    tuner, dp_hype, dptune::dp_hype::DpHype, "1.0.0",
     "DP-Hype: federated private top-k voting with secure aggregation (Liebenow et al. 2025)")

@@ -9,6 +9,7 @@
 // through the host's evaluator, the hypervolume trace.  The GPs, HVPoI and the loop live in core/.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <optional>
@@ -195,6 +196,13 @@ std::vector<dptune::Params> read_previous_candidates(const std::string& path,
   return out;
 }
 
+// A relative `initial_trials` names a file beside the pipeline, as every path in a pipeline does.
+std::string in_pipeline_dir(const std::string& pipeline_dir, const std::string& path) {
+  if (path.empty() || pipeline_dir.empty() || std::filesystem::path(path).is_absolute())
+    return path;
+  return (std::filesystem::path(pipeline_dir) / path).string();
+}
+
 class DPareto final : public dptune::Tuner {
  public:
   explicit DPareto(const dptune::Params& p)
@@ -212,7 +220,8 @@ class DPareto final : public dptune::Tuner {
         candidates_(static_cast<std::size_t>(p.get_int("candidates"))),
         local_starts_(static_cast<std::size_t>(p.get_int("local_starts"))),
         normalise_(p.get_bool("normalise_privacy")),
-        initial_trials_(p.get_string("initial_trials")),
+        initial_trials_(
+            in_pipeline_dir(p.get_string("pipeline_dir"), p.get_string("initial_trials"))),
         privacy_model_(p.get_string("privacy_model")),
         improvement_units_(p.get_string("improvement_units")),
         privacy_screen_(static_cast<std::size_t>(p.get_int("privacy_screen"))),
@@ -274,7 +283,11 @@ class DPareto final : public dptune::Tuner {
         .default_to(true)
         .add_string("initial_trials",
                     "trials.csv of an earlier study whose candidates replace the random initial "
-                    "design (empty: none)")
+                    "design (empty: none; relative to the pipeline's folder)")
+        .default_to(std::string())
+        .add_string("pipeline_dir",
+                    "filled in by dptune with the pipeline file's folder, against which a "
+                    "relative initial_trials is resolved (do not set it)")
         .default_to(std::string())
         .add_string("privacy_model",
                     "gp: model log epsilon by a GP (Avent et al. 2020); accountant: price every "

@@ -6,7 +6,7 @@
 
 #include "dptune/errors.hpp"
 
-namespace dphype {
+namespace dptune::dp_hype {
 
 namespace {
 void ensure_sodium() {
@@ -78,4 +78,4 @@ std::array<std::uint8_t, 32> ChaChaGenerator::bytes32() {
 
 std::string ChaChaGenerator::description() const { return "ChaCha20 keystream (" + origin_ + ")"; }
 
-}  // namespace dphype
+}  // namespace dptune::dp_hype

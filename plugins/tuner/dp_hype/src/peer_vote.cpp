@@ -14,7 +14,7 @@
 
 #include "dptune/errors.hpp"
 
-namespace dphype::peer {
+namespace dptune::dp_hype::peer {
 
 namespace {
 
@@ -370,4 +370,4 @@ bool serve_clients(dptune::PeerChannel& channel, dptune::RandomBitGenerator& rng
   return true;
 }
 
-}  // namespace dphype::peer
+}  // namespace dptune::dp_hype::peer

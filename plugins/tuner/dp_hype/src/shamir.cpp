@@ -7,7 +7,7 @@
 #include "dptune/errors.hpp"
 #include "dptune/rng.hpp"
 
-namespace dphype::shamir {
+namespace dptune::dp_hype::shamir {
 
 namespace {
 __extension__ typedef unsigned __int128 u128;
@@ -126,4 +126,4 @@ Secret reconstruct(std::span<const Share> shares, std::size_t threshold) {
   return from_chunks(c);
 }
 
-}  // namespace dphype::shamir
+}  // namespace dptune::dp_hype::shamir

@@ -10,7 +10,7 @@
 
 #include "dptune/rng.hpp"
 
-namespace dphype {
+namespace dptune::dp_hype {
 
 class ChaChaGenerator final : public dptune::RandomBitGenerator {
  public:
@@ -41,4 +41,4 @@ class ChaChaGenerator final : public dptune::RandomBitGenerator {
   std::string origin_;
 };
 
-}  // namespace dphype
+}  // namespace dptune::dp_hype

@@ -16,7 +16,7 @@
 #include "dptune/dp_event.hpp"
 #include "dptune/plugin.hpp"
 
-namespace dphype {
+namespace dptune::dp_hype {
 
 // ---- privacy ------------------------------------------------------------------------------------
 /// Lemma III.1: the L2 sensitivity of the aggregated vote vector under replacement of one client is
@@ -36,9 +36,10 @@ dptune::NoiseCalibration calibrate_sigma(const dptune::Accountant& accountant, d
 
 /// Tighter alternative, labelled as such: the analytic Gaussian mechanism (Balle & Wang, ICML 2018,
 /// Theorem 8): the smallest σ with Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ) ≤ δ, Δ = √(2k).
+/// δ(ε) itself, for a noise multiplier, is the rdp accountant's (rdp_core.hpp,
+/// analytic_gaussian_delta); a plugin cannot link another plugin's core, so this calibration
+/// evaluates Theorem 8 privately, and the tests check its σ against the accountant's δ(ε).
 double analytic_gaussian_sigma(double epsilon, double delta, std::size_t k);
-/// The exact δ(ε) of the Gaussian mechanism with sensitivity Δ and noise σ (Balle & Wang Thm 8).
-double analytic_gaussian_delta(double epsilon, double sigma, double sensitivity);
 
 /// Threat model of the noise (Liebenow et al. 2025 §II and Appendix A-A; Bonawitz et al. 2017): the
 /// server is honest-but-curious and may collude with up to c = ⌊γn⌋ clients (γ:
@@ -130,34 +131,4 @@ SecureVoteResult secure_vote(const std::vector<std::vector<double>>& votes,
                              const secagg::ParallelFor& parallel_for,
                              secagg::Transport* transport = nullptr);
 
-// ---- simulation (Liebenow et al. 2025 §IV-B, Figure 2) ------------------------------------------
-struct SimulationSetting {
-  std::size_t clients = 250;
-  std::size_t candidates = 100;  // |H|
-  std::size_t good = 5;          // |H_good|: candidates 0..good-1
-  double sigma_loss = 0.2;
-  std::size_t repetitions = 5000;
-  std::vector<std::size_t> ks{5};
-  std::vector<double> sigmas{
-      1.0};  // aggregated noise standard deviations (from ε: calibrate_sigma)
-  /// Optional: one σ list per entry of `ks` (σ depends on k through the sensitivity √(2k)), all of
-  /// the same length; replaces `sigmas` when non-empty, so every k shares the same losses.
-  std::vector<std::vector<double>> sigmas_per_k;
-};
-struct SimulationCell {
-  std::size_t k = 0;
-  double sigma = 0;
-  double accuracy = 0;    // fraction of repetitions that picked a good candidate
-  double mean_bound = 0;  // mean over repetitions of the Theorem IV.1 bound at the realised γ
-  double mean_gap = 0;    // mean realised γ (Equation 3)
-};
-/// Each client draws |H_good| losses from N(0, σ_loss²) and the rest from N(1, σ_loss²) and votes
-/// for its k smallest; the aggregate gets N(0, σ²) per entry (the sum of the clients' N(0, σ²/n)
-/// shares, equal in distribution); success when the argmax is good.  All (k, σ) cells share each
-/// repetition's losses (common random numbers).  Repetitions run in blocks on `parallel_for`, each
-/// block with its own stream derived from `seed`, so results do not depend on the thread count.
-/// Cells in the order ks × sigmas (sigma fastest).
-std::vector<SimulationCell> simulate(const SimulationSetting& setting, std::uint64_t seed,
-                                     const secagg::ParallelFor& parallel_for);
-
-}  // namespace dphype
+}  // namespace dptune::dp_hype

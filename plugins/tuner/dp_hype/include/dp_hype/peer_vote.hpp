@@ -31,7 +31,7 @@
 #include "dp_hype/dp_hype.hpp"
 #include "dptune/plugin.hpp"
 
-namespace dphype::peer {
+namespace dptune::dp_hype::peer {
 
 /// The rank that holds client `client` among `ranks` ranks: round-robin over 1..ranks-1.
 int rank_of(std::uint32_t client, int ranks);
@@ -75,4 +75,4 @@ SecureVoteResult server_vote(dptune::PeerChannel& channel, const Plan& plan);
 bool serve_clients(dptune::PeerChannel& channel, dptune::RandomBitGenerator& rng,
                    const MakeInput& make_input);
 
-}  // namespace dphype::peer
+}  // namespace dptune::dp_hype::peer

@@ -36,6 +36,10 @@
 // which cuts key agreement from n - 1 to d X25519 operations per client.  With a sparse graph each
 // client refuses to unmask if the survivors' graph is disconnected (the server could then learn
 // partial sums).
+//
+// Sources (src/secagg/): protocol.hpp (message tags, wire format, masks: what both parties share),
+// wire.cpp (transport, fixed point), masks.cpp, graph.cpp (graphs, SecAgg+ parameters, Config),
+// client.cpp, server.cpp, run.cpp (the rounds in one process).
 #pragma once
 
 #include <array>
@@ -53,7 +57,7 @@
 #include "dp_hype/shamir.hpp"
 #include "dptune/errors.hpp"
 
-namespace dphype::secagg {
+namespace dptune::dp_hype::secagg {
 
 using PartyId = std::uint32_t;
 inline constexpr PartyId kServer = std::numeric_limits<PartyId>::max();
@@ -232,8 +236,8 @@ using ParallelFor = std::function<void(std::size_t, const std::function<void(std
 /// A ParallelFor on the calling thread plus one more (tests and benchmarks; the tuner uses the
 /// host's executor).  The first exception is rethrown after both threads finish.
 void two_threads(std::size_t n, const std::function<void(std::size_t)>& body);
-Outcome run(std::shared_ptr<const Config> config, std::vector<Client>& clients,
+Outcome run(const std::shared_ptr<const Config>& config, std::vector<Client>& clients,
             const std::vector<int>& drop_before, Transport& transport,
             const ParallelFor& parallel_for);
 
-}  // namespace dphype::secagg
+}  // namespace dptune::dp_hype::secagg

@@ -14,7 +14,7 @@ namespace dptune {
 class RandomBitGenerator;
 }
 
-namespace dphype::shamir {
+namespace dptune::dp_hype::shamir {
 
 inline constexpr std::uint64_t kPrime = (std::uint64_t{1} << 61) - 1;
 
@@ -55,4 +55,4 @@ Secret reconstruct(std::span<const Share> shares, std::size_t threshold);
 /// Lagrange coefficients λ_i with f(0) = Σ λ_i f(x_i) for the given distinct points.
 std::vector<std::uint64_t> lagrange_at_zero(std::span<const std::uint64_t> xs);
 
-}  // namespace dphype::shamir
+}  // namespace dptune::dp_hype::shamir
