@@ -362,7 +362,7 @@ class NoLaplaceAccountant final : public dptune::Accountant {
   }
 
  private:
-  dptune::rdp::AccountantFace rdp_{dptune::rdp::Options{}};
+  dptune::rdp::AccountantAdapter rdp_{dptune::rdp::Options{}};
 };
 
 TEST_CASE("repetition: an accountant that cannot price the noisy score is a ConfigError") {
