@@ -177,16 +177,18 @@ class DpHype final : public dptune::Tuner {
 
   // σ for (ε, δ, k) and how it was obtained.
   std::pair<double, std::string> sigma_for(dptune::TunerContext& context, double epsilon,
-                                           std::size_t kk) const {
+                                           std::size_t kk, bool discrete = false) const {
     if (p_.get_string("calibration") == "analytic_gaussian") {
       const double sigma = dphype::analytic_gaussian_sigma(epsilon, context.delta(), kk);
       return {sigma,
               "analytic Gaussian calibration (Balle & Wang 2018, Thm 8; TIGHTER than the "
               "paper's RDP calibration)"};
     }
-    const auto cal = dphype::calibrate_sigma(context.accountant(), epsilon, context.delta(), kk);
-    return {cal.noise, "calibrated with the accountant (" + cal.guarantee.accountant +
-                           ") on Gaussian(sigma / sqrt(2k)), " + std::to_string(cal.evaluations) +
+    const auto cal =
+        dphype::calibrate_sigma(context.accountant(), epsilon, context.delta(), kk, discrete);
+    return {cal.noise, "calibrated with the accountant (" + cal.guarantee.accountant + ") on " +
+                           (discrete ? "discrete_gaussian" : "Gaussian") +
+                           "(sigma / sqrt(2k)), " + std::to_string(cal.evaluations) +
                            " accountant calls"};
   }
 
@@ -344,7 +346,8 @@ class DpHype final : public dptune::Tuner {
     if (kk > p)
       throw dptune::ConfigError("dp_hype: k = " + std::to_string(kk) + " exceeds the " +
                                 std::to_string(p) + " candidates of the search space grid");
-    const auto [sigma, how] = sigma_for(context, epsilon, kk);
+    const bool discrete = discrete_shares(context, kk);
+    const auto [sigma, how] = sigma_for(context, epsilon, kk, discrete);
     const double collusion = p_.get_double("secagg_corrupt_rate");
     const std::size_t colluders = dphype::colluding_clients(clients, collusion);
     const dphype::ClientNoise noise = dphype::client_noise(sigma, kk, clients, xi, collusion);
@@ -384,7 +387,8 @@ class DpHype final : public dptune::Tuner {
           " of them may collude with the server: no honest noise protects the votes, nothing is "
           "released");
     dptune::PrivacyGuarantee g =
-        context.accountant().epsilon(dphype::event_for_sigma(sigma_h, kk), context.delta());
+        context.accountant().epsilon(dphype::event_for_sigma(sigma_h, kk, discrete),
+                                     context.delta());
     g.derivation = "DP-Hype (Liebenow et al. 2025): the server sees the sum of " +
                    std::to_string(survivors) +
                    " noisy vote vectors = Gaussian mechanism, L2 sensitivity sqrt(2k) = " +
@@ -532,12 +536,34 @@ class DpHype final : public dptune::Tuner {
     return trials;
   }
 
+  // Issue 15: the vote's noise event is the clients' mechanism's.  Exact discrete Gaussian shares
+  // (the `gaussian` mechanism's noise: secure) are stated as discrete_gaussian, priced by its RDP
+  // bound, which holds for their sum (docs/noise.md); its PLD is not proven (pld refuses it).
+  static bool discrete_shares(dptune::TunerContext& context, std::size_t kk) {
+    const auto mechanism = context.mechanism(Params{{"noise_multiplier", 1.0}});
+    check_gaussian(*mechanism, 1.0);
+    const bool discrete = mechanism->event().kind() == dptune::DpEvent::Kind::DiscreteGaussian;
+    const std::string why =
+        context.accountant().unsupported_reason(dphype::event_for_sigma(1.0, kk, discrete));
+    if (!why.empty())
+      throw dptune::ConfigError(
+          "dp_hype: the accountant cannot price the clients' noise (" +
+          std::string(discrete ? "exact discrete Gaussian shares, mechanism noise: secure"
+                               : "Gaussian shares") +
+          "): " + why +
+          (discrete ? "; use accountant rdp or best (best prices it with rdp), or the "
+                      "mechanism's noise: fast, floating-point and labelled INSECURE NOISE"
+                    : ""));
+    return discrete;
+  }
+
   static void check_gaussian(const dptune::Mechanism& mechanism, double noise_multiplier) {
     const dptune::DpEvent e = mechanism.event();  // one release, multiplier relative to Δ
-    if (e.kind() != dptune::DpEvent::Kind::Gaussian ||
+    if ((e.kind() != dptune::DpEvent::Kind::Gaussian &&
+         e.kind() != dptune::DpEvent::Kind::DiscreteGaussian) ||
         std::abs(e.noise_multiplier() - noise_multiplier) > 1e-9 * noise_multiplier)
       throw dptune::ConfigError(
-          "dp_hype: the pipeline's mechanism must be a Gaussian mechanism taking "
+          "dp_hype: the pipeline's mechanism must be a Gaussian mechanism (continuous or discrete) taking "
           "`noise_multiplier` "
           "(the clients' noise shares must sum to Gaussian noise, Liebenow et al. 2025 §I-A); its "
           "event for "
