@@ -397,10 +397,10 @@ HostEvaluator::RunOutcome HostEvaluator::run_once(std::uint64_t batch, std::size
     score = utility_->score(data.scored->labels, released);
     if (keep) outcome.output = std::move(released);
   } else {
-    HostTrainingContext context(*rng, mechanisms_,
-                                MechanismNoise::applies_to(*a.trainer) ? noise_.accountant()
-                                                                       : *accountant_,
-                                config_.delta, request.private_run);
+    HostTrainingContext context(
+        *rng, mechanisms_,
+        MechanismNoise::applies_to(*a.trainer) ? noise_.accountant() : *accountant_, config_.delta,
+        request.private_run);
     dptune::TrainedModel trained = a.trainer->train(*data.train, context);
     if (!(trained.event == expected))
       throw dptune::PluginError("trainer '" + config_.algorithm.use + "' reported the event " +

@@ -191,18 +191,17 @@ void check_pure_dp(const PipelineConfig& config, const dptune::Accountant& accou
                                 const std::string& why) {
   std::vector<std::string> leaves;
   impure_leaves(event, leaves);
-  const bool discrete = std::find(leaves.begin(), leaves.end(),
-                                  DpEvent::kind_name(DpEvent::Kind::DiscreteGaussian)) !=
-                        leaves.end();
+  const bool discrete =
+      std::find(leaves.begin(), leaves.end(),
+                DpEvent::kind_name(DpEvent::Kind::DiscreteGaussian)) != leaves.end();
   std::string message = "the " + config.accountant.use + " accountant cannot price one run of " +
                         config.algorithm.use + ": " + why;
   if (discrete && config.mechanism)
     message += ". Its noise, from mechanism '" + config.mechanism->use +
-               "', is exact discrete Gaussian noise on a grid (noise: secure, the default), "
-               "which only Renyi-DP bounds are proven for: use `accountant: {use: rdp}` or "
-               "`{use: best}` (which prices it with rdp), or the mechanism's `noise: fast`, "
-               "priced as the continuous Gaussian but floating-point and labelled INSECURE NOISE "
-               "in every report (Mironov 2012)";
+               "' (noise: secure, the default), is exact discrete Gaussian noise on a grid: use "
+               "`accountant: {use: rdp}` or `{use: best}` (best prices it with rdp), or the "
+               "mechanism's `noise: fast`, priced as the continuous Gaussian but floating-point "
+               "and labelled INSECURE NOISE in every report (Mironov 2012)";
   fail(config.accountant.use_where, "accountant.use", message);
 }
 
@@ -214,8 +213,8 @@ double epsilon_floor(const PipelineConfig& config, const PluginRegistry& registr
                      double delta) {
   params.set("target_epsilon", 0.0);
   params.set("noise_multiplier", dptune::CalibrationOptions{}.upper);
-  const DpEvent event = stack.evaluator.trainer_event(
-      *registry.create_trainer(config.algorithm.use, params), rows);
+  const DpEvent event =
+      stack.evaluator.trainer_event(*registry.create_trainer(config.algorithm.use, params), rows);
   if (const std::string why = stack.accountant->unsupported_reason(event); !why.empty())
     fail_unpriced(config, event, why);
   return stack.accountant->epsilon(event, delta).epsilon;

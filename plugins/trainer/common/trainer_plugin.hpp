@@ -84,8 +84,9 @@ std::shared_ptr<const Mechanism> gaussian_mechanism(TrainingContext& context, do
                                                     const std::string& who);
 
 /// What gaussian_mechanism(context, σ, who) asks of the pipeline's mechanism: {noise_multiplier:
-/// σ} and the event gaussian(σ) (the host also accepts its discrete Gaussian).  A target-ε trainer calibrates σ per run: it passes a
-/// representative σ (kTargetRepresentativeSigma), the kind of noise being what matters.
+/// σ} and the event gaussian(σ) (the host also accepts its discrete Gaussian).  A target-ε trainer
+/// calibrates σ per run: it passes a representative σ (kTargetRepresentativeSigma), the kind of
+/// noise being what matters.
 MechanismRequest gaussian_request(double sigma);
 inline constexpr double kTargetRepresentativeSigma = 1.0;
 

@@ -187,9 +187,8 @@ class DpHype final : public dptune::Tuner {
     const auto cal =
         dphype::calibrate_sigma(context.accountant(), epsilon, context.delta(), kk, discrete);
     return {cal.noise, "calibrated with the accountant (" + cal.guarantee.accountant + ") on " +
-                           (discrete ? "discrete_gaussian" : "Gaussian") +
-                           "(sigma / sqrt(2k)), " + std::to_string(cal.evaluations) +
-                           " accountant calls"};
+                           (discrete ? "discrete_gaussian" : "Gaussian") + "(sigma / sqrt(2k)), " +
+                           std::to_string(cal.evaluations) + " accountant calls"};
   }
 
   // Algorithm 1 lines 2-8 for every client in this process: each evaluates every candidate on its
@@ -386,9 +385,8 @@ class DpHype final : public dptune::Tuner {
           std::to_string(colluders) +
           " of them may collude with the server: no honest noise protects the votes, nothing is "
           "released");
-    dptune::PrivacyGuarantee g =
-        context.accountant().epsilon(dphype::event_for_sigma(sigma_h, kk, discrete),
-                                     context.delta());
+    dptune::PrivacyGuarantee g = context.accountant().epsilon(
+        dphype::event_for_sigma(sigma_h, kk, discrete), context.delta());
     g.derivation = "DP-Hype (Liebenow et al. 2025): the server sees the sum of " +
                    std::to_string(survivors) +
                    " noisy vote vectors = Gaussian mechanism, L2 sensitivity sqrt(2k) = " +
@@ -551,8 +549,8 @@ class DpHype final : public dptune::Tuner {
           std::string(discrete ? "exact discrete Gaussian shares, mechanism noise: secure"
                                : "Gaussian shares") +
           "): " + why +
-          (discrete ? "; use accountant rdp or best (best prices it with rdp), or the "
-                      "mechanism's noise: fast, floating-point and labelled INSECURE NOISE"
+          (discrete ? "; or use accountant best (which prices it with rdp), or the mechanism's "
+                      "noise: fast, floating-point and labelled INSECURE NOISE"
                     : ""));
     return discrete;
   }
@@ -563,7 +561,8 @@ class DpHype final : public dptune::Tuner {
          e.kind() != dptune::DpEvent::Kind::DiscreteGaussian) ||
         std::abs(e.noise_multiplier() - noise_multiplier) > 1e-9 * noise_multiplier)
       throw dptune::ConfigError(
-          "dp_hype: the pipeline's mechanism must be a Gaussian mechanism (continuous or discrete) taking "
+          "dp_hype: the pipeline's mechanism must be a Gaussian mechanism (continuous or discrete) "
+          "taking "
           "`noise_multiplier` "
           "(the clients' noise shares must sum to Gaussian noise, Liebenow et al. 2025 §I-A); its "
           "event for "
