@@ -187,13 +187,17 @@ void check_pure_dp(const PipelineConfig& config, const dptune::Accountant& accou
 /// The pipeline's accountant refuses one run's `event` for reason `why`.  Exact discrete Gaussian
 /// noise (the `gaussian` mechanism's `noise: secure`) has no PLD here: say which accountants
 /// price it, and what `noise: fast` would cost.
-[[noreturn]] void fail_unpriced(const PipelineConfig& config, const DpEvent& event,
-                                const std::string& why) {
+[[noreturn]] void fail_unpriced(const PipelineConfig& config, const dptune::Accountant& accountant,
+                                const DpEvent& event, const std::string& why) {
   std::vector<std::string> leaves;
   impure_leaves(event, leaves);
+  // The hint helps only where the discrete noise is what the accountant refuses (pld), not where
+  // it refuses any Gaussian (pure_dp).
   const bool discrete =
       std::find(leaves.begin(), leaves.end(),
-                DpEvent::kind_name(DpEvent::Kind::DiscreteGaussian)) != leaves.end();
+                DpEvent::kind_name(DpEvent::Kind::DiscreteGaussian)) != leaves.end() &&
+      !accountant.unsupported_reason(DpEvent::discrete_gaussian(1)).empty() &&
+      accountant.unsupported_reason(DpEvent::gaussian(1)).empty();
   std::string message = "the " + config.accountant.use + " accountant cannot price one run of " +
                         config.algorithm.use + ": " + why;
   if (discrete && config.mechanism)
@@ -216,7 +220,7 @@ double epsilon_floor(const PipelineConfig& config, const PluginRegistry& registr
   const DpEvent event =
       stack.evaluator.trainer_event(*registry.create_trainer(config.algorithm.use, params), rows);
   if (const std::string why = stack.accountant->unsupported_reason(event); !why.empty())
-    fail_unpriced(config, event, why);
+    fail_unpriced(config, *stack.accountant, event, why);
   return stack.accountant->epsilon(event, delta).epsilon;
 }
 
@@ -293,7 +297,7 @@ void check_run_privacy(const PipelineConfig& config, const PluginRegistry& regis
   // would fail the run at its first evaluation.
   if (event.kind() != DpEvent::Kind::NonPrivate && event.kind() != DpEvent::Kind::NoOp)
     if (const std::string why = stack.accountant->unsupported_reason(event); !why.empty())
-      fail_unpriced(config, event, why);
+      fail_unpriced(config, *stack.accountant, event, why);
   check_pure_dp(config, *stack.accountant, event, rows);
 }
 
