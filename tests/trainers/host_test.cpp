@@ -275,7 +275,7 @@ ExportedModel round_trip(const dptune_test::TempDir& dir, const Model& model,
   w.key("format").value(kModelFileFormat);
   write_model_fields(w, ExportedModel{*exported, public_standardize(standardizer)});
   w.end_object();
-  const ExportedModel back = read_model_file(dir.write("model.json", text.str()));
+  ExportedModel back = read_model_file(dir.write("model.json", text.str()));
   // Every number comes back bit for bit.
   CHECK(back.model.kind == exported->kind);
   CHECK(back.model.description == exported->description);
