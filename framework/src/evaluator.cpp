@@ -43,7 +43,99 @@ class HostTrainingContext final : public dptune::TrainingContext {
   bool private_run_;
 };
 
+/// `event` with each gaussian(σ) leaf replaced by what the pipeline's mechanism states for
+/// noise_multiplier σ (MechanismNoise).
+dptune::DpEvent state_noise(const MechanismFactory& mechanisms, const dptune::DpEvent& event) {
+  using dptune::DpEvent;
+  using Kind = DpEvent::Kind;
+  const auto each = [&](const std::vector<DpEvent>& events) {
+    std::vector<DpEvent> out;
+    out.reserve(events.size());
+    for (const auto& e : events) out.push_back(state_noise(mechanisms, e));
+    return out;
+  };
+  switch (event.kind()) {
+    case Kind::Gaussian: {
+      const double sigma = event.noise_multiplier();
+      const auto mechanism = mechanisms.make(dptune::Params{{"noise_multiplier", sigma}});
+      DpEvent stated = mechanism->event();
+      if (!MechanismNoise::fits(stated, event))
+        throw dptune::PrivacyError("the pipeline's mechanism states " + stated.to_string() +
+                                   " where the trainer's noise " + event.to_string() +
+                                   " needs that event or the discrete Gaussian of the same "
+                                   "noise_multiplier");
+      return stated;
+    }
+    case Kind::PoissonSampled:
+      return DpEvent::poisson_sampled(event.sampling_probability(),
+                                      state_noise(mechanisms, event.inner()));
+    case Kind::SampledWithoutReplacement:
+      return DpEvent::sampled_without_replacement(event.source_size(), event.sample_size(),
+                                                  state_noise(mechanisms, event.inner()));
+    case Kind::SelfComposed:
+      return DpEvent::self_composed(state_noise(mechanisms, event.inner()), event.count());
+    case Kind::RepeatAndSelect:
+      return DpEvent::repeat_and_select(state_noise(mechanisms, event.inner()), event.mean(),
+                                        event.shape());
+    case Kind::RepeatUntilAccepted:
+      return DpEvent::repeat_until_accepted(state_noise(mechanisms, event.inner()),
+                                            event.stop_probability());
+    case Kind::ReplaceOne:
+      return DpEvent::replace_one(state_noise(mechanisms, event.inner()));
+    case Kind::Composed:
+      return DpEvent::composed(each(event.events()));
+    case Kind::OneOf:
+      return DpEvent::one_of(each(event.events()));
+    default:
+      return event;
+  }
+}
+
+/// The pipeline's accountant pricing every event with its Gaussian noise as the mechanism states
+/// it: what a trainer drawing that noise calibrates against (MechanismNoise::accountant).
+class StatedNoiseAccountant final : public dptune::Accountant {
+ public:
+  StatedNoiseAccountant(const MechanismFactory& mechanisms, const dptune::Accountant& accountant)
+      : mechanisms_(mechanisms), accountant_(accountant) {}
+  std::string unsupported_reason(const dptune::DpEvent& event) const override {
+    return accountant_.unsupported_reason(state_noise(mechanisms_, event));
+  }
+  dptune::PrivacyGuarantee epsilon(const dptune::DpEvent& event, double delta) const override {
+    return accountant_.epsilon(state_noise(mechanisms_, event), delta);
+  }
+  dptune::PrivacyGuarantee delta(const dptune::DpEvent& event, double epsilon) const override {
+    return accountant_.delta(state_noise(mechanisms_, event), epsilon);
+  }
+
+ private:
+  const MechanismFactory& mechanisms_;
+  const dptune::Accountant& accountant_;
+};
+
 }  // namespace
+
+MechanismNoise::MechanismNoise(const MechanismFactory& mechanisms,
+                               const dptune::Accountant& accountant)
+    : mechanisms_(mechanisms),
+      accountant_(std::make_shared<StatedNoiseAccountant>(mechanisms, accountant)) {}
+
+bool MechanismNoise::applies_to(const dptune::Trainer& trainer) {
+  const auto request = trainer.mechanism_request();
+  return request && request->expected.kind() == dptune::DpEvent::Kind::Gaussian;
+}
+
+bool MechanismNoise::fits(const dptune::DpEvent& stated, const dptune::DpEvent& expected) {
+  if (stated == expected) return true;
+  // The discrete Gaussian of the same σ on the grid release (docs/noise.md): the trainer's
+  // analysis (sensitivity, sampling, composition) holds for either noise; the accountant prices
+  // each by its own theorems.
+  return expected.kind() == dptune::DpEvent::Kind::Gaussian &&
+         stated == dptune::DpEvent::discrete_gaussian(expected.noise_multiplier());
+}
+
+dptune::DpEvent MechanismNoise::stated(const dptune::DpEvent& event) const {
+  return state_noise(mechanisms_, event);
+}
 
 std::shared_ptr<const dptune::Mechanism> MechanismFactory::make(
     const dptune::Params& overrides) const {
@@ -75,6 +167,7 @@ HostEvaluator::HostEvaluator(const PipelineConfig& config, const PluginRegistry&
       accountant_(std::move(accountant)),
       utility_(std::move(utility)),
       mechanisms_(mechanisms),
+      noise_(mechanisms, *accountant_),
       algorithm_schema_(registry.schema(config.algorithm.kind, config.algorithm.use)) {
   if (!algorithm_schema_)
     throw dptune::ConfigError("algorithm '" + config.algorithm.use + "' is not a loaded plugin");
@@ -131,10 +224,18 @@ dptune::DpEvent HostEvaluator::event_of(const dptune::Params& candidate,
 dptune::DpEvent HostEvaluator::run_event(const Algorithm& algorithm,
                                          const dptune::DataScope& scope) const {
   if (algorithm.mechanism) return algorithm.mechanism->event();
+  return trainer_event(*algorithm.trainer, scopes().train_rows(scope));
+}
+
+dptune::DpEvent HostEvaluator::trainer_event(const dptune::Trainer& trainer,
+                                             std::size_t train_rows) const {
   // The exact event given the pipeline's accountant and δ (what a target-ε trainer calibrates
   // against in train(), through HostTrainingContext); the proxy falls back to event(n) for
-  // trainers of ABI 2.1.
-  return algorithm.trainer->exact_event(scopes().train_rows(scope), *accountant_, config_.delta);
+  // trainers of ABI 2.1.  A trainer drawing Gaussian noise through the mechanism calibrates on,
+  // and reports, the mechanism's own event for that noise (MechanismNoise).
+  if (!MechanismNoise::applies_to(trainer))
+    return trainer.exact_event(train_rows, *accountant_, config_.delta);
+  return noise_.stated(trainer.exact_event(train_rows, noise_.accountant(), config_.delta));
 }
 
 std::vector<dptune::Evaluation> HostEvaluator::evaluate(
@@ -298,8 +399,10 @@ HostEvaluator::RunOutcome HostEvaluator::run_once(std::uint64_t batch, std::size
     score = utility_->score(data.scored->labels, released);
     if (keep) outcome.output = std::move(released);
   } else {
-    HostTrainingContext context(*rng, mechanisms_, *accountant_, config_.delta,
-                                request.private_run);
+    HostTrainingContext context(
+        *rng, mechanisms_,
+        MechanismNoise::applies_to(*a.trainer) ? noise_.accountant() : *accountant_, config_.delta,
+        request.private_run);
     dptune::TrainedModel trained = a.trainer->train(*data.train, context);
     if (!(trained.event == expected))
       throw dptune::PluginError("trainer '" + config_.algorithm.use + "' reported the event " +

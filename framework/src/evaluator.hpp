@@ -33,6 +33,36 @@ class MechanismFactory {
   const PluginRegistry& registry_;
 };
 
+/// The event of the noise a trainer draws through the pipeline's mechanism (issue 15).  A trainer
+/// whose mechanism_request() expects gaussian(σ) (DP-SGD, DP-Adam, output perturbation) states
+/// each noisy release as the leaf gaussian(σ), because it predicts its event before it sees the
+/// mechanism.  The numbers released carry the mechanism's own event for noise_multiplier σ:
+/// gaussian(σ) under `noise: fast`, discrete_gaussian(σ) under `noise: secure` (exact discrete
+/// Gaussian noise on a grid, priced by its own theorems: docs/accounting.md, "The discrete
+/// Gaussian").  stated() puts that event in place of every gaussian leaf, and accountant() prices
+/// every event as stated, so that the trainer's target-ε calibration holds for the event the run
+/// actually reports.  Where a continuous leaf is stated as discrete, every accountant prices it at
+/// least as high (rdp) or refuses it (pld): never lower.
+class MechanismNoise {
+ public:
+  MechanismNoise(const MechanismFactory& mechanisms, const dptune::Accountant& accountant);
+  /// True when `trainer` draws Gaussian noise through the pipeline's mechanism.
+  static bool applies_to(const dptune::Trainer& trainer);
+  /// True when a mechanism stating `stated` gives the Gaussian noise `expected` (gaussian(σ))
+  /// asks for: gaussian(σ) itself or the discrete Gaussian of the same σ; otherwise stated ==
+  /// expected.
+  static bool fits(const dptune::DpEvent& stated, const dptune::DpEvent& expected);
+  /// `event` with every gaussian(σ) leaf replaced by the mechanism's event for σ; throws
+  /// PrivacyError when the mechanism states something that does not fit.
+  dptune::DpEvent stated(const dptune::DpEvent& event) const;
+  /// The pipeline's accountant on stated(event): what a trainer calibrates with.
+  const dptune::Accountant& accountant() const { return *accountant_; }
+
+ private:
+  const MechanismFactory& mechanisms_;
+  std::shared_ptr<const dptune::Accountant> accountant_;
+};
+
 class HostEvaluator final : public dptune::Evaluator {
  public:
   HostEvaluator(const PipelineConfig& config, const PluginRegistry& registry,
@@ -45,6 +75,10 @@ class HostEvaluator final : public dptune::Evaluator {
   dptune::DpEvent event_of(const dptune::Params& candidate,
                            const dptune::DataScope& scope) const override;
   std::size_t default_repetitions() const override { return config_.repetitions; }
+
+  /// What `trainer` reports on `train_rows` rows: its exact_event() given the pipeline's accountant
+  /// and δ, with its Gaussian noise stated as the pipeline's mechanism states it (MechanismNoise).
+  dptune::DpEvent trainer_event(const dptune::Trainer& trainer, std::size_t train_rows) const;
 
   /// The algorithm's complete params for a candidate (fixed params + candidate, schema-checked).
   dptune::Params complete_params(const dptune::Params& candidate) const;
@@ -103,6 +137,7 @@ class HostEvaluator final : public dptune::Evaluator {
   std::shared_ptr<const dptune::Accountant> accountant_;
   std::shared_ptr<const dptune::Utility> utility_;
   const MechanismFactory& mechanisms_;
+  MechanismNoise noise_;
   const dptune::ParamSchema* algorithm_schema_;
   std::atomic<std::uint64_t> batches_{0};
   mutable std::mutex data_mutex_;

@@ -111,15 +111,23 @@ TEST_CASE("dptune privacy --accountant pld: bad parameters and unsupported event
 }
 
 TEST_CASE("dptune run: the repetition tuner with accountant best takes the PLD selection profile") {
+  // The PLD prices the continuous Gaussian only: floating-point noise (noise: fast).
   const auto out = dptune_test::fresh_dir("pld_repetition_run");
-  const auto r = run_dptune(
+  const std::string run =
       "run examples/pipelines/repetition_dp_sgd_logreg_breast_cancer.yaml --set "
       "accountant.use=best --set algorithm.params.sampling=poisson --set utility.repetitions=1 "
-      "--overwrite -o '" +
-          (out / "study").string() + "'",
-      "pld_repetition");
+      "--overwrite ";
+  const auto r =
+      run_dptune(run + "--set mechanism.params.noise=fast -o '" + (out / "study").string() + "'",
+                 "pld_repetition");
   REQUIRE(r.exit_code == 0);
   const std::string summary = dptune_test::slurp(out / "study" / "summary.json");
   CHECK(summary.find("\"accountant\": \"best\"") != std::string::npos);
   CHECK(summary.find("pld wins: selection privacy profile") != std::string::npos);
+  // The secure default's exact discrete Gaussian noise has no PLD here: best prices it with rdp.
+  const auto secure = run_dptune(run + "-o '" + (out / "secure").string() + "'", "pld_secure");
+  REQUIRE(secure.exit_code == 0);
+  const std::string secure_summary = dptune_test::slurp(out / "secure" / "summary.json");
+  CHECK(secure_summary.find("pld cannot price it") != std::string::npos);
+  CHECK(secure_summary.find("pld wins") == std::string::npos);
 }

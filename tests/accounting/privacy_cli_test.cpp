@@ -353,10 +353,12 @@ TEST_CASE("dptune plan repetition --pipeline: the worst grid candidate's event, 
   REQUIRE(r.exit_code == 0);
   CHECK(json_number(r.out, "candidates") == 8);
   CHECK(json_number(r.out, "delta") == 1e-5);
-  // Every grid point has the same event: 4 epochs of ceil(341/32) = 11 lots of 32 of 341 rows.
-  CHECK(r.out.find("{self_composed: {count: 44, event: {sampled_without_replacement: {source_size: "
-                   "341, sample_size: 32, event: {gaussian: {noise_multiplier: 6.0}}}}}}") !=
-        std::string::npos);
+  // Every grid point has the same event: 4 epochs of ceil(341/32) = 11 lots of 32 of 341 rows,
+  // with the secure gaussian mechanism's exact discrete Gaussian noise.
+  CHECK(
+      r.out.find("{self_composed: {count: 44, event: {sampled_without_replacement: {source_size: "
+                 "341, sample_size: 32, event: {discrete_gaussian: {noise_multiplier: 6.0}}}}}}") !=
+      std::string::npos);
   // The example scores privately with score_epsilon 0.5: Laplace(1/0.5) composed into the base,
   // stated for replace-one like the trainer's sampling without replacement.
   CHECK(r.out.find("{replace_one: {event: {laplace: {noise_multiplier: 2.0}}}}") !=
@@ -364,7 +366,8 @@ TEST_CASE("dptune plan repetition --pipeline: the worst grid candidate's event, 
   const auto direct = run_dptune(
       "privacy --event '{repeat_and_select: {mean: 10, shape: 0, event: {composed: {events: "
       "[{self_composed: {count: 44, event: {sampled_without_replacement: {source_size: 341, "
-      "sample_size: 32, event: {gaussian: {noise_multiplier: 6.0}}}}}}, {replace_one: {event: "
+      "sample_size: 32, event: {discrete_gaussian: {noise_multiplier: 6.0}}}}}}, {replace_one: "
+      "{event: "
       "{laplace: {noise_multiplier: 2.0}}}}]}}}}' --delta 1e-5 --json",
       "plan_pipeline_direct");
   REQUIRE(direct.exit_code == 0);

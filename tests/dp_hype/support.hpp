@@ -42,7 +42,7 @@ class SecureGaussianMechanism final : public dptune::Mechanism {
     return dptune::grid_gaussian(values, s.l2, z_, dptune::gaussian_grid(s.l2, z_, values.size()),
                                  rng);
   }
-  dptune::DpEvent event() const override { return dptune::DpEvent::gaussian(z_); }
+  dptune::DpEvent event() const override { return dptune::DpEvent::discrete_gaussian(z_); }
 
  private:
   double z_;

@@ -75,6 +75,9 @@ class FakeContext final : public dptune::testing::StubTunerContext {
   std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
     requested_noise_multiplier = overrides.get_double("noise_multiplier");
     if (!gaussian_) return std::make_shared<LaplaceLike>();
+    if (secure)
+      return std::make_shared<dp_hype_test::SecureGaussianMechanism>(
+          overrides.get_double("noise_multiplier"));
     return std::make_shared<dp_hype_test::FakeGaussianMechanism>(requested_noise_multiplier);
   }
   void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) override {
@@ -83,6 +86,7 @@ class FakeContext final : public dptune::testing::StubTunerContext {
   FakeEvaluator evaluator_;
   double requested_noise_multiplier = 0;
   bool use_rdp_plugin = false;  // the project's rdp accountant instead of the paper's formula
+  bool secure = false;          // the gaussian mechanism's noise: secure (discrete shares)
 
  private:
   dp_hype_test::PaperAccountant accountant_;
@@ -431,4 +435,24 @@ TEST_CASE("dp_hype tuner: with the project's rdp accountant the honest-noise eps
   CHECK(r.guarantee->epsilon >= closed - 1e-9);
   CHECK(r.guarantee->epsilon == doctest::Approx(closed).epsilon(5e-3));
   CHECK(closed == doctest::Approx(1.0).epsilon(5e-3));
+}
+
+TEST_CASE("dp_hype tuner: exact discrete shares are stated and priced as the discrete Gaussian") {
+  // The same setting with the secure gaussian mechanism: the vote's event is
+  // replace_one(discrete_gaussian(σ_h/√(2k))), priced by rdp at α/(2σ²) at every order, the same
+  // curve as the continuous Gaussian unsampled: so the same closed form (Theorem III.1).
+  Loaded plugin;
+  FakeContext context(61);
+  context.use_rdp_plugin = true;
+  context.secure = true;
+  auto tuner = plugin.tuner({{"clients", std::int64_t{50}}, {"k", std::int64_t{5}}});
+  const auto r = tuner->tune(context);
+  const double share = context.requested_noise_multiplier * std::sqrt(10.0);
+  const double closed = dp_hype_test::closed_form_epsilon(5, 48 * share * share, 1e-5);
+  REQUIRE(r.guarantee.has_value());
+  CHECK(r.guarantee->epsilon <= 1.0 + 1e-9);
+  CHECK(r.guarantee->epsilon == doctest::Approx(closed).epsilon(5e-3));
+  CHECK(r.guarantee->derivation.find("discrete Gaussian") != std::string::npos);
+  CHECK(has_note(r, "on discrete_gaussian(sigma / sqrt(2k))"));
+  CHECK(has_note(r, "every client's share is exact discrete Gaussian noise"));
 }

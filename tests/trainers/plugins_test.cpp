@@ -33,9 +33,13 @@ Moments moments(const std::vector<double>& x, double centre) {
 
 }  // namespace
 
-TEST_CASE("gaussian mechanism: N(0, (σ Δ₂)²) per coordinate, event Gaussian(σ)") {
+TEST_CASE("gaussian mechanism: N(0, (σ Δ₂)²) per coordinate, event (discrete) Gaussian(σ)") {
   auto g = trainer_tests::mechanism("gaussian", {{"noise_multiplier", 2.0}});
-  CHECK(g->event() == DpEvent::gaussian(2.0));
+  // noise: secure (the default) draws exact discrete Gaussian noise and says so; fast does not.
+  CHECK(g->event() == DpEvent::discrete_gaussian(2.0));
+  CHECK(trainer_tests::mechanism("gaussian",
+                                 {{"noise_multiplier", 2.0}, {"noise", std::string("fast")}})
+            ->event() == DpEvent::gaussian(2.0));
   const std::size_t n = 200001;  // odd: the last coordinate takes the single-output path
   const std::vector<double> values(n, 7.0);
   Sensitivity s;

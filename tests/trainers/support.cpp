@@ -1,5 +1,7 @@
 #include "support.hpp"
 
+#include "dptune/host/event_yaml.hpp"
+
 #include <doctest/doctest.h>
 
 namespace trainer_tests {
@@ -56,6 +58,14 @@ dptune::Params complete(dptune::PluginKind kind, const std::string& name,
   return info->schema.complete(params);
 }
 }  // namespace
+
+dptune::DpEvent secure_noise(const dptune::DpEvent& event) {
+  std::string text = event.to_string();
+  const std::string from = "{gaussian:", to = "{discrete_gaussian:";
+  for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return dptune::host::parse_event(text, "secure_noise");
+}
 
 std::shared_ptr<dptune::Trainer> trainer(const std::string& name, const dptune::Params& params) {
   return registry().create_trainer(name, complete(dptune::PluginKind::Trainer, name, params));

@@ -23,6 +23,11 @@ std::shared_ptr<dptune::Mechanism> mechanism(const std::string& name, const dptu
 std::shared_ptr<dptune::Accountant> accountant(const std::string& name);
 std::shared_ptr<dptune::Utility> utility(const std::string& name, const dptune::Params& params);
 
+/// `event` as a run reports it when its Gaussian noise comes from the `gaussian` mechanism under
+/// `noise: secure` (the default): every gaussian leaf is the discrete Gaussian of the same σ.
+/// Built from the event's text, independently of the host's MechanismNoise.
+dptune::DpEvent secure_noise(const dptune::DpEvent& event);
+
 /// A mechanism that records its calls; adds no noise (or delegates to `inner` when given).
 class RecordingMechanism final : public dptune::Mechanism {
  public:

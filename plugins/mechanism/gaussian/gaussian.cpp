@@ -1,13 +1,15 @@
 // The Gaussian mechanism: adds N(0, (σ · Δ₂)²) to every coordinate, Δ₂ the query's L2 sensitivity
-// and σ the noise multiplier; event Gaussian(σ).  Used by DP-SGD, DP-Adam and output perturbation
-// for their noise, so a third-party mechanism with the same event can replace it from YAML.
+// and σ the noise multiplier.  Used by DP-SGD, DP-Adam, output perturbation and DP-Hype for their
+// noise, so a third-party mechanism with the same event can replace it from YAML.
 //
 // `noise: secure` (default) releases on a power-of-two grid with exact discrete Gaussian noise
-// whose σ is scaled to the rounded query's sensitivity Δ₂ + g·√d (dptune/grid_noise.hpp): for
-// integer shifts the discrete Gaussian's Rényi divergences equal the continuous one's (Canonne,
-// Kamath & Steinke 2020, Proposition 5), so Gaussian(σ) holds for the numbers released
-// (docs/noise.md says which accountant paths rest on more).  `noise: fast` keeps a floating-point
-// sampler (the ziggurat below), insecure (Mironov 2012) and labelled so in every report.
+// whose σ is scaled to the rounded query's sensitivity Δ₂/g + √d in grid units
+// (dptune/grid_noise.hpp), and states what it draws: discrete_gaussian(σ), which the accountants
+// price by the discrete Gaussian's own theorems (Canonne, Kamath & Steinke 2020, Proposition 5;
+// docs/accounting.md) and never by results proven only for the continuous Gaussian (its PLD, the
+// fractional-order series of the subsampled Gaussian, Wang, Balle & Kasiviswanathan 2019's
+// Thm 27).  `noise: fast` keeps a floating-point sampler (the ziggurat below), states
+// gaussian(σ), and is insecure (Mironov 2012), labelled so in every report.
 //
 // Speed: DP-SGD calls release once per step on the whole gradient (one normal per parameter), so
 // `noise: fast` draws by the ziggurat method (dptune/fast_normal.hpp; Marsaglia & Tsang 2000): one
@@ -53,7 +55,9 @@ class Gaussian final : public dptune::Mechanism {
     return out;
   }
 
-  dptune::DpEvent event() const override { return dptune::DpEvent::gaussian(sigma_); }
+  dptune::DpEvent event() const override {
+    return secure_ ? dptune::DpEvent::discrete_gaussian(sigma_) : dptune::DpEvent::gaussian(sigma_);
+  }
 
  private:
   double sigma_;

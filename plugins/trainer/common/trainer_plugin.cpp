@@ -71,13 +71,15 @@ std::shared_ptr<const Mechanism> gaussian_mechanism(TrainingContext& context, do
                                                     const std::string& who) {
   auto mechanism = context.mechanism(Params{{"noise_multiplier", sigma}});
   if (!mechanism) throw Error(who + ": the pipeline's mechanism could not be created");
+  // Either noise fits the analysis (sensitivity, sampling, composition); the event reported is
+  // the one the mechanism states, priced by its own theorems (docs/accounting.md).
   const DpEvent claimed = mechanism->event(), expected = DpEvent::gaussian(sigma);
-  if (!(claimed == expected))
+  if (!(claimed == expected) && !(claimed == DpEvent::discrete_gaussian(sigma)))
     throw Error(who + ": the pipeline's mechanism states the event " + claimed.to_string() +
                 ", but " + who + "'s privacy analysis needs the Gaussian mechanism " +
                 expected.to_string() +
-                " (noise stddev σ · L2 sensitivity); use `mechanism: {use: gaussian}` or a "
-                "mechanism whose event is that Gaussian");
+                " or its discrete Gaussian (noise stddev σ · L2 sensitivity); use `mechanism: "
+                "{use: gaussian}` or a mechanism whose event is one of those");
   return mechanism;
 }
 
@@ -218,7 +220,9 @@ TrainedModel DpSgdTrainer::train(const Dataset& data, TrainingContext& context) 
   if (target_.active())
     options.noise_multiplier = calibrated_sigma(data.rows, context.accountant(), context.delta());
   auto mechanism = gaussian_mechanism(context, options.noise_multiplier, name_);
-  // The step event is the mechanism's own claim (checked above to be Gaussian(σ)).
+  // The step event is the mechanism's own claim (checked above to be gaussian(σ) or, under
+  // `noise: secure`, discrete_gaussian(σ)); the host states exact_event()'s gaussian(σ) the same
+  // way.
   const DpEvent reported = dp_sgd_event(schedule, mechanism->event());
   train_dp_sgd(network, data, options, context.rng(), mechanism_noise(mechanism, context.rng()));
   return {std::make_shared<NetworkModel>(std::move(network)), reported};

@@ -71,15 +71,22 @@ class CalibrationCache {
 CalibrationOptions calibration_options();
 
 /// The pipeline's mechanism configured with noise_multiplier σ, checked to be the Gaussian
-/// mechanism the trainer's analysis (and its event()) assumes: its event() must equal Gaussian(σ).
-/// A mechanism claiming anything else is refused with an error naming both events, rather than
-/// reporting an event event() did not predict.
+/// mechanism the trainer's analysis (and its event()) assumes: its event() must equal gaussian(σ)
+/// or, for exact noise on a grid (`noise: secure`), discrete_gaussian(σ).  A mechanism claiming
+/// anything else is refused with an error naming both events.
+///
+/// Noise event (issue 15).  event() and exact_event() state the noise as gaussian(σ), before the
+/// mechanism is known; train() reports the mechanism's own event.  A host of ABI >= 2.6 states
+/// the prediction the same way: it replaces each gaussian(σ) leaf by the mechanism's event for σ,
+/// and hands exact_event() and TrainingContext an accountant that prices events so stated, so a
+/// target-ε calibration holds for the event the run reports (framework MechanismNoise).
 std::shared_ptr<const Mechanism> gaussian_mechanism(TrainingContext& context, double sigma,
                                                     const std::string& who);
 
 /// What gaussian_mechanism(context, σ, who) asks of the pipeline's mechanism: {noise_multiplier:
-/// σ} and the event Gaussian(σ).  A target-ε trainer calibrates σ per run: it passes a
-/// representative σ (kTargetRepresentativeSigma), the kind of noise being what matters.
+/// σ} and the event gaussian(σ) (the host also accepts its discrete Gaussian).  A target-ε trainer
+/// calibrates σ per run: it passes a representative σ (kTargetRepresentativeSigma), the kind of
+/// noise being what matters.
 MechanismRequest gaussian_request(double sigma);
 inline constexpr double kTargetRepresentativeSigma = 1.0;
 
@@ -96,7 +103,8 @@ class DpSgdTrainer : public Trainer {
   DpSgdTrainer(const Params& params, Optimizer optimizer);
   TrainedModel train(const Dataset& train, TrainingContext& context) const override;
   DpEvent event(std::size_t train_rows) const override;
-  /// The event train() reports: dp_sgd_event(schedule, Gaussian(σ)), σ = σ* in target-ε mode.
+  /// The event train() reports: dp_sgd_event(schedule, gaussian(σ)), σ = σ* in target-ε mode,
+  /// with gaussian(σ) standing for the mechanism's event (see gaussian_mechanism).
   DpEvent exact_event(std::size_t train_rows, const Accountant& accountant,
                       double delta) const override;
   /// {noise_multiplier: σ} and Gaussian(σ): what gaussian_mechanism() asks and checks.

@@ -4,10 +4,12 @@
 // loss, then Gaussian noise of stddev σ · Δ₂ on the weights, Δ₂ = 2L / (γ n) = 4 / (γ n) (L = 2)
 // when the batch count divides n (always for batch size 1), 4 / (γ B ⌊n/B⌋) otherwise; with K ≥ 3
 // classes K one-vs-rest models released together with Δ₂ · √K (derivations in
-// plugins/trainer/common/training.hpp).  The event is Gaussian(σ) relative to Δ₂; the accountant
-// prices it at the pipeline's δ (Avent et al. 2020 uses the exact analysis of the Gaussian
-// mechanism of Balle & Wang 2018 at δ = 1e-6).  Hyperparameters γ and σ; batch size 1 and 10 epochs
-// by default (Avent et al. 2020 footnote 6).
+// plugins/trainer/common/training.hpp).  The event is Gaussian(σ) relative to Δ₂, as the
+// pipeline's mechanism states it (discrete_gaussian(σ) under `noise: secure`, the default: the
+// host states the prediction the same way, trainer_plugin.hpp); the accountant prices it at the
+// pipeline's δ (Avent et al. 2020 uses the exact analysis of the Gaussian mechanism of Balle &
+// Wang 2018 at δ = 1e-6).  Hyperparameters γ and σ; batch size 1 and 10 epochs by default (Avent
+// et al. 2020 footnote 6).
 #include <algorithm>
 
 #include "dptune/calibration.hpp"
@@ -61,8 +63,9 @@ class OutputPerturbation final : public dptune::Trainer {
     auto noise = tr::mechanism_noise(mechanism, context.rng());
     noise(weights, tr::output_perturbation_joint_sensitivity(data.rows, options_.regularization,
                                                              options_.batch_size, classes));
-    // Gaussian(σ) relative to the joint sensitivity (the mechanism's own claim, checked above),
-    // which Chaudhuri et al. 2011 / Wu et al. 2017 derive for replace-one neighbours.
+    // Gaussian(σ) or discrete_gaussian(σ) relative to the joint sensitivity (the mechanism's own
+    // claim, checked above), which Chaudhuri et al. 2011 / Wu et al. 2017 derive for replace-one
+    // neighbours.
     return {std::make_shared<tr::OutputPerturbationModel>(std::move(weights), classes),
             dptune::DpEvent::replace_one(mechanism->event())};
   }

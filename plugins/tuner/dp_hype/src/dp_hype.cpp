@@ -25,22 +25,25 @@ double analytic_gaussian_delta(double epsilon, double sigma, double sensitivity)
 
 double vote_sensitivity(std::size_t k) { return std::sqrt(2.0 * static_cast<double>(k)); }
 
-dptune::DpEvent event_for_sigma(double sigma, std::size_t k) {
+dptune::DpEvent event_for_sigma(double sigma, std::size_t k, bool discrete) {
   dptune::require(k >= 1, "dp_hype: k must be >= 1");
   dptune::require(sigma > 0 && std::isfinite(sigma), "dp_hype: sigma must be finite and > 0");
   // Client-level replace-one neighbours: one client's k-hot vote swapped for another moves the sum
   // by at most √(2k) (Liebenow et al. 2025, L2 sensitivity), the multiplier's reference.
-  return dptune::DpEvent::replace_one(dptune::DpEvent::gaussian(sigma / vote_sensitivity(k)));
+  const double multiplier = sigma / vote_sensitivity(k);
+  return dptune::DpEvent::replace_one(discrete ? dptune::DpEvent::discrete_gaussian(multiplier)
+                                               : dptune::DpEvent::gaussian(multiplier));
 }
 
 dptune::NoiseCalibration calibrate_sigma(const dptune::Accountant& accountant, double epsilon,
-                                         double delta, std::size_t k) {
+                                         double delta, std::size_t k, bool discrete) {
   dptune::CalibrationOptions options;
   options.lower = 1e-3;
   options.upper = 1e7;
   options.relative_tolerance = 1e-9;
   return dptune::calibrate_noise(
-      accountant, [k](double sigma) { return event_for_sigma(sigma, k); }, epsilon, delta, options);
+      accountant, [k, discrete](double sigma) { return event_for_sigma(sigma, k, discrete); },
+      epsilon, delta, options);
 }
 
 double analytic_gaussian_sigma(double epsilon, double delta, std::size_t k) {

@@ -25,14 +25,16 @@ double vote_sensitivity(std::size_t k);
 
 /// The event of one DP-Hype run whose aggregated noise has standard deviation `sigma`: the Gaussian
 /// mechanism (Definition I.3) with noise multiplier σ / √(2k), whose RDP is α·(2k)/(2σ²) = αk/σ²
-/// (Theorem III.1).
-dptune::DpEvent event_for_sigma(double sigma, std::size_t k);
+/// (Theorem III.1).  `discrete`: the clients' shares are exact discrete Gaussians (the `gaussian`
+/// mechanism's `noise: secure`), stated as discrete_gaussian, which accountants price only by that
+/// RDP bound (it holds for the sum: Kairouz, Liu & Steinke 2021; docs/noise.md).
+dptune::DpEvent event_for_sigma(double sigma, std::size_t k, bool discrete = false);
 
 /// σ from (ε, δ, k) as Liebenow et al. 2025 does it (Algorithm 1 line 1): the smallest σ whose
 /// event the accountant proves (ε, δ)-DP (with the rdp accountant: Theorem III.1 converted by
 /// Theorem I.1), found by dptune::calibrate_noise over σ.
 dptune::NoiseCalibration calibrate_sigma(const dptune::Accountant& accountant, double epsilon,
-                                         double delta, std::size_t k);
+                                         double delta, std::size_t k, bool discrete = false);
 
 /// Tighter alternative, labelled as such: the analytic Gaussian mechanism (Balle & Wang, ICML 2018,
 /// Theorem 8): the smallest σ with Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ) ≤ δ, Δ = √(2k).
