@@ -46,7 +46,7 @@ TEST_CASE("mpi doorbell: a ring ends the pause at once, none lets it run its len
   CHECK_FALSE(bell.wait(milliseconds(1)));
 }
 
-TEST_CASE("mpi doorbell: an idle turn pauses by the backoff; news or a ring resets it") {
+TEST_CASE("mpi doorbell: an idle turn pauses by the backoff, news or a ring resets it") {
   Doorbell bell;
   Backoff backoff;
   bell.pause_if_idle(true, backoff);  // 50 µs, not rung

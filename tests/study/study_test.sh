@@ -146,11 +146,14 @@ signal_after_start() {
 case_sigint() {
   local dir
   dir=$(setup sigint)
-  "$dptune" run "$dir/dpareto.yaml" --out "$dir/ref" --seed 7 --no-progress >"$dir/ref.log" 2>&1 ||
+  # Runs of 3000 epochs (the whole map: about 3.6 s here), so that a signal 0.5 s after the study
+  # opened lands mid-map on any machine; every run of the map gets the same override.
+  local long=(--set algorithm.params.epochs=3000)
+  "$dptune" run "$dir/dpareto.yaml" "${long[@]}" --out "$dir/ref" --seed 7 --no-progress >"$dir/ref.log" 2>&1 ||
     fail "sigint: reference exited $?"
-  "$dptune" run "$dir/dpareto.yaml" --out "$dir/out" --seed 7 --no-progress >"$dir/out.log" 2>&1 &
+  "$dptune" run "$dir/dpareto.yaml" "${long[@]}" --out "$dir/out" --seed 7 --no-progress >"$dir/out.log" 2>&1 &
   local pid=$!
-  signal_after_start "$pid" "$dir/out" 1 INT
+  signal_after_start "$pid" "$dir/out" 0.5 INT
   wait "$pid"
   local rc=$?
   [ "$rc" = 130 ] || fail "sigint: exit code $rc, expected 130"
@@ -158,7 +161,7 @@ case_sigint() {
     fail "sigint: summary.json does not say 'interrupted at D/T'"
   [ -s "$dir/out/trials.partial.csv" ] || fail "sigint: no partial trials for the map"
   "$dptune" study show "$dir/out" | grep -q "status *interrupted" || fail "sigint: status"
-  "$dptune" run "$dir/dpareto.yaml" --out "$dir/out" --seed 7 --no-progress --resume \
+  "$dptune" run "$dir/dpareto.yaml" "${long[@]}" --out "$dir/out" --seed 7 --no-progress --resume \
     >"$dir/resume.log" 2>&1 || fail "sigint: resume exited $?"
   diff -q <(fingerprint "$dir/ref") <(fingerprint "$dir/out") >/dev/null ||
     fail "sigint: resumed map differs from the uninterrupted one"
@@ -175,15 +178,15 @@ case_sigint() {
   grep -q '"released": null' "$dir/rep/summary.json" || fail "sigterm: private summary releases"
   [ ! -e "$dir/rep/model.json" ] || fail "sigterm: a private tuner released a model"
   # Two Ctrl-C: the second exits at once (130); the store stays consistent and the study resumes.
-  "$dptune" run "$dir/dpareto.yaml" --out "$dir/twice" --seed 7 --no-progress >"$dir/twice.log" 2>&1 &
+  "$dptune" run "$dir/dpareto.yaml" "${long[@]}" --out "$dir/twice" --seed 7 --no-progress >"$dir/twice.log" 2>&1 &
   pid=$!
-  signal_after_start "$pid" "$dir/twice" 1 INT
+  signal_after_start "$pid" "$dir/twice" 0.5 INT
   sleep 0.05
   kill -INT "$pid" 2>/dev/null
   wait "$pid"
   rc=$?
   [ "$rc" = 130 ] || fail "second SIGINT: exit code $rc, expected 130"
-  "$dptune" run "$dir/dpareto.yaml" --out "$dir/twice" --seed 7 --no-progress --resume \
+  "$dptune" run "$dir/dpareto.yaml" "${long[@]}" --out "$dir/twice" --seed 7 --no-progress --resume \
     >"$dir/twice2.log" 2>&1 || fail "second SIGINT: resume exited $?"
   diff -q <(fingerprint "$dir/ref") <(fingerprint "$dir/twice") >/dev/null ||
     fail "second SIGINT: resumed map differs from the uninterrupted one"
