@@ -167,17 +167,20 @@ case "$case_name" in
     ;;
   secure_resume)
     out="$work/secure_resume"
+    # Runs of 3000 epochs, so that the map (about 4 s here) is still running when rank 1 is
+    # killed at 1.5 s on a fast machine too; the resumed run gets the same override.
+    long=(--set algorithm.params.epochs=3000)
     key_of() {
       python3 -c 'import sqlite3, sys; r = sqlite3.connect(sys.argv[1]).execute("SELECT value FROM meta WHERE key = ?", ("mpi_layout_key",)).fetchone(); print(r[0] if r else "")' "$1/study.db"
     }
     mpirun_n 3 bash -c 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 1.5; kill -KILL $$) & fi; exec "$@"' \
       rank "$dptune" run "$pipelines/dpareto.yaml" --executor mpi --out "$out" --no-progress \
-      --overwrite >"$out.log" 2>&1 && fail "secure_resume: exit code 0 after a rank was killed"
+      "${long[@]}" --overwrite >"$out.log" 2>&1 && fail "secure_resume: exit code 0 after a rank was killed"
     key=$(key_of "$out")
     [ ${#key} -eq 64 ] || fail "secure_resume: the study keeps no layout key ('$key')"
     # Resumed over another number of ranks: the same key is sent again.
     mpirun_n 2 "$dptune" run "$pipelines/dpareto.yaml" --executor mpi --out "$out" --no-progress \
-      --resume >"$out.resume.log" 2>&1 || fail "secure_resume: --resume exited $? ($(tail -3 "$out.resume.log"))"
+      "${long[@]}" --resume >"$out.resume.log" 2>&1 || fail "secure_resume: --resume exited $? ($(tail -3 "$out.resume.log"))"
     [ "$(key_of "$out")" = "$key" ] || fail "secure_resume: the layout key changed on --resume"
     [ -s "$out/trials.csv" ] || fail "secure_resume: no trials.csv after --resume"
     # A secure study of another executor cannot share its layout with other ranks: refused.
@@ -219,7 +222,8 @@ case "$case_name" in
     # wait for it forever) or declares rank 2 lost first, the job ends naming rank 2, never hangs.
     out="$work/silent_at_end"
     start=$(date +%s)
-    DPTUNE_MPI_TIMEOUT=20 run_signalled 2 STOP 1.5 "$out" dpareto
+    # Runs of 3000 epochs: the map (about 4 s here) outlasts the stop at 1.5 s on any machine.
+    DPTUNE_MPI_TIMEOUT=20 run_signalled 2 STOP 1.5 "$out" dpareto --set algorithm.params.epochs=3000
     ended_with_error silent_at_end $? "$start" 90
     grep -Eq "MPI rank 2 (sent nothing for 20 s|did not answer rank 0's stop within 20 s)" "$out.log" ||
       fail "silent_at_end: no message names the silent rank 2 ($(grep dptune "$out.log" | head -3))"
