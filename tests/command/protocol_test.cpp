@@ -116,6 +116,14 @@ TEST_CASE("command: templates substitute into events") {
   CHECK(EventTemplate(nested.to_string()).instantiate({}) == nested);
   CHECK(EventTemplate(e.to_string()).instantiate({}) == e);
   CHECK(EventTemplate("{non_private: {}}").instantiate({}) == DpEvent::non_private());
+  // Every kind of the SDK's table, discrete_gaussian (ABI 2.8) included: a program that draws exact
+  // discrete Gaussian noise declares it.
+  const DpEvent discrete =
+      DpEvent::self_composed(DpEvent::poisson_sampled(0.01, DpEvent::discrete_gaussian(1.25)), 40);
+  CHECK(EventTemplate("self_composed: {count: 4 * ${k}, event: {poisson_sampled: {rate: 0.01, "
+                      "event: {discrete_gaussian: {noise_multiplier: ${s}}}}}}")
+            .instantiate({{"k", 10}, {"s", 1.25}}) == discrete);
+  CHECK(EventTemplate(discrete.to_string()).instantiate({}) == discrete);
 }
 
 TEST_CASE("command: template errors name the column and the field") {

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "dptune/errors.hpp"
+#include "dptune/event_kinds.hpp"
 #include "dptune/params.hpp"
 
 namespace dptune::command {
@@ -535,10 +536,15 @@ class Builder {
     const Node& body = n.values.front();
     const std::string here = path.empty() ? kind : path + "." + kind;
     if (body.type != Node::Type::Map) fail(body, here, "expected a map of the event's fields");
-    const auto allowed = fields_of(kind);
-    if (!allowed) fail(n, here, "unknown event kind '" + kind + "'");
+    // The kinds and their fields are the SDK's one definition (dptune/event_kinds.hpp).
+    const EventKindSpec* spec = find_event_kind(std::string_view(kind));
+    if (!spec) fail(n, here, "unknown event kind '" + kind + "'");
+    const auto allowed = [&](const std::string& key) {
+      return std::any_of(spec->fields.begin(), spec->fields.end(),
+                         [&](const EventFieldSpec& f) { return f.name == key; });
+    };
     for (std::size_t i = 0; i < body.keys.size(); ++i)
-      if (std::find(allowed->begin(), allowed->end(), body.keys[i]) == allowed->end())
+      if (!allowed(body.keys[i]))
         fail(body.values[i], here + "." + body.keys[i],
              "unknown field '" + body.keys[i] + "' of " + kind);
     const auto field = [&](const std::string& name) -> const Node& {
@@ -546,54 +552,31 @@ class Builder {
         if (body.keys[i] == name) return body.values[i];
       fail(body, here, "missing field '" + name + "'");
     };
-    const auto num = [&](const std::string& name) {
-      return number(field(name), here + "." + name);
-    };
-    const auto integer = [&](const std::string& name) {
-      return whole(field(name), here + "." + name);
-    };
-    const auto inner = [&] { return event(field("event"), here + ".event"); };
-    if (dry_) {
-      for (std::size_t i = 0; i < body.keys.size(); ++i) {
-        const std::string at = here + "." + body.keys[i];
-        if (body.keys[i] == "event") {
-          event(body.values[i], at);
-        } else if (body.keys[i] == "events") {
-          if (body.values[i].type != Node::Type::List) fail(body.values[i], at, "expected a list");
-          for (std::size_t j = 0; j < body.values[i].items.size(); ++j)
-            event(body.values[i].items[j], at + "[" + std::to_string(j) + "]");
-        } else if (body.values[i].type != Node::Type::Scalar) {
-          fail(body.values[i], at, "expected a number");
+    if (dry_) return check_shapes(*spec, body, here, field);
+    try {
+      std::vector<EventFieldValue> values(spec->fields.size());
+      for (std::size_t i = 0; i < spec->fields.size(); ++i) {
+        const EventFieldSpec& f = spec->fields[i];
+        const std::string name(f.name), at = here + "." + name;
+        const Node& value = field(name);
+        switch (f.type) {
+          case EventFieldType::Number:
+            values[i].number = number(value, at);
+            break;
+          case EventFieldType::Integer:
+            values[i].integer = whole(value, at);
+            break;
+          case EventFieldType::Event:
+            values[i].events.push_back(event(value, at));
+            break;
+          case EventFieldType::Events:
+            if (value.type != Node::Type::List) fail(value, at, "expected a list of events");
+            for (std::size_t j = 0; j < value.items.size(); ++j)
+              values[i].events.push_back(event(value.items[j], at + "[" + std::to_string(j) + "]"));
+            break;
         }
       }
-      for (const auto& name : *allowed) field(name);  // every field is required
-      return DpEvent::no_op();
-    }
-    try {
-      if (kind == "no_op") return DpEvent::no_op();
-      if (kind == "non_private") return DpEvent::non_private();
-      if (kind == "gaussian") return DpEvent::gaussian(num("noise_multiplier"));
-      if (kind == "laplace") return DpEvent::laplace(num("noise_multiplier"));
-      if (kind == "pure_dp") return DpEvent::pure_dp(num("epsilon"));
-      if (kind == "approx_dp") return DpEvent::approx_dp(num("epsilon"), num("delta"));
-      if (kind == "zcdp") return DpEvent::zcdp(num("rho"));
-      if (kind == "poisson_sampled") return DpEvent::poisson_sampled(num("rate"), inner());
-      if (kind == "sampled_without_replacement")
-        return DpEvent::sampled_without_replacement(integer("source_size"), integer("sample_size"),
-                                                    inner());
-      if (kind == "self_composed") return DpEvent::self_composed(inner(), integer("count"));
-      if (kind == "replace_one") return DpEvent::replace_one(inner());
-      if (kind == "repeat_until_accepted")
-        return DpEvent::repeat_until_accepted(inner(), num("stop_probability"));
-      if (kind == "repeat_and_select")
-        return DpEvent::repeat_and_select(inner(), num("mean"), num("shape"));
-      const Node& list = field("events");
-      if (list.type != Node::Type::List) fail(list, here + ".events", "expected a list of events");
-      std::vector<DpEvent> events;
-      for (std::size_t i = 0; i < list.items.size(); ++i)
-        events.push_back(event(list.items[i], here + ".events[" + std::to_string(i) + "]"));
-      return kind == "composed" ? DpEvent::composed(std::move(events))
-                                : DpEvent::one_of(std::move(events));
+      return spec->make(values);
     } catch (const InvalidArgument& e) {
       if (std::string_view(e.what()).rfind("event template", 0) == 0) throw;
       fail(n, here, e.what());
@@ -604,30 +587,29 @@ class Builder {
   const std::map<std::string, double>& values_;
   bool dry_ = false;
 
+  /// The dry check: nested events and lists checked, other fields scalars, every field present.
+  template <typename Field>
+  DpEvent check_shapes(const EventKindSpec& spec, const Node& body, const std::string& here,
+                       const Field& field) const {
+    for (std::size_t i = 0; i < body.keys.size(); ++i) {
+      const std::string at = here + "." + body.keys[i];
+      if (body.keys[i] == "event") {
+        event(body.values[i], at);
+      } else if (body.keys[i] == "events") {
+        if (body.values[i].type != Node::Type::List) fail(body.values[i], at, "expected a list");
+        for (std::size_t j = 0; j < body.values[i].items.size(); ++j)
+          event(body.values[i].items[j], at + "[" + std::to_string(j) + "]");
+      } else if (body.values[i].type != Node::Type::Scalar) {
+        fail(body.values[i], at, "expected a number");
+      }
+    }
+    for (const auto& f : spec.fields) field(std::string(f.name));  // every field is required
+    return DpEvent::no_op();
+  }
+
   [[noreturn]] static void fail(const Node& n, const std::string& path, const std::string& what) {
     throw InvalidArgument("event template, column " + std::to_string(n.column + 1) + ": " + path +
                           ": " + what);
-  }
-  static std::optional<std::vector<std::string>> fields_of(const std::string& kind) {
-    static const std::map<std::string, std::vector<std::string>> table{
-        {"no_op", {}},
-        {"non_private", {}},
-        {"gaussian", {"noise_multiplier"}},
-        {"laplace", {"noise_multiplier"}},
-        {"pure_dp", {"epsilon"}},
-        {"approx_dp", {"epsilon", "delta"}},
-        {"zcdp", {"rho"}},
-        {"poisson_sampled", {"rate", "event"}},
-        {"sampled_without_replacement", {"source_size", "sample_size", "event"}},
-        {"self_composed", {"count", "event"}},
-        {"composed", {"events"}},
-        {"one_of", {"events"}},
-        {"replace_one", {"event"}},
-        {"repeat_until_accepted", {"stop_probability", "event"}},
-        {"repeat_and_select", {"mean", "shape", "event"}}};
-    const auto found = table.find(kind);
-    if (found == table.end()) return std::nullopt;
-    return found->second;
   }
   double number(const Node& n, const std::string& path) const {
     if (n.type != Node::Type::Scalar) fail(n, path, "expected a number");
