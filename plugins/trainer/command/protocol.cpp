@@ -557,7 +557,10 @@ class Builder {
       std::vector<EventFieldValue> values(spec->fields.size());
       for (std::size_t i = 0; i < spec->fields.size(); ++i) {
         const EventFieldSpec& f = spec->fields[i];
-        const std::string name(f.name), at = here + "." + name;
+        const std::string name(f.name);
+        std::string at = here;
+        at += '.';
+        at += name;
         const Node& value = field(name);
         switch (f.type) {
           case EventFieldType::Number:
