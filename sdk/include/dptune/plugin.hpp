@@ -177,6 +177,10 @@ class BOOST_SYMBOL_VISIBLE Trainer : public Plugin {
   /// prices this event and refuses a train() that reports anything else.  Called for every
   /// candidate of a search and before every evaluation, so a trainer that calibrates here should
   /// cache the result (const and thread-safe).  Default: event(train_rows).
+  /// A trainer whose mechanism_request() expects gaussian(σ) predicts with gaussian(σ) leaves; the
+  /// host states each such leaf as the pipeline's mechanism does for that σ (discrete_gaussian(σ)
+  /// under secure noise) before it prices and compares, and hands this call an accountant that
+  /// prices them so (docs/noise.md).
   virtual DpEvent exact_event(std::size_t train_rows, const Accountant& accountant,
                               double delta) const {
     (void)accountant;
