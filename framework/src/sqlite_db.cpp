@@ -2,6 +2,9 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
+#include <thread>
+
 #include "dptune/errors.hpp"
 
 namespace dptune::host {
@@ -16,13 +19,32 @@ SqliteDb::SqliteDb(const std::filesystem::path& file, bool create, bool power_sa
   }
   // Concurrent writers (two runs on one ledger) wait for each other rather than fail at once.
   sqlite3_busy_timeout(db_, 60000);
-  exec("PRAGMA journal_mode=WAL");
+  enter_wal_mode();
   // FULL: a commit is on disk before COMMIT returns, also in WAL mode (the ledger: a charge must
   // not vanish).  NORMAL costs no fsync per commit (the study store: one per evaluation).
   exec(power_safe ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
 }
 
 SqliteDb::~SqliteDb() { sqlite3_close(db_); }
+
+// Switching a database to WAL needs its exclusive lock, and when processes race for it (parallel
+// runs opening a new ledger at the same instant) SQLite may answer SQLITE_BUSY at once, without
+// the busy handler, to avoid a deadlock.  Retried for as long as the busy timeout would wait.
+void SqliteDb::enter_wal_mode() {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (;;) {
+    char* message = nullptr;
+    const int code = sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, &message);
+    const std::string why = message ? message : "unknown error";
+    sqlite3_free(message);
+    if (code == SQLITE_OK) return;
+    const int primary = code & 0xff;
+    if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) ||
+        std::chrono::steady_clock::now() > deadline)
+      throw dptune::Error(file_.string() + ": " + why + " (in: PRAGMA journal_mode=WAL)");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
 
 std::int64_t SqliteDb::last_insert_id() const { return sqlite3_last_insert_rowid(db_); }
 

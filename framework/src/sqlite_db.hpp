@@ -65,6 +65,8 @@ class SqliteDb {
   [[noreturn]] void fail(const std::string& what) const;
 
  private:
+  void enter_wal_mode();
+
   sqlite3* db_ = nullptr;
   std::filesystem::path file_;
 };

@@ -261,12 +261,15 @@ case_ledger_concurrent() {
     pids+=($!)
   done
   local ok=0 refused=0
+  local i=0
   for pid in "${pids[@]}"; do
+    i=$((i + 1))
     wait "$pid"
-    case $? in
+    local code=$?
+    case $code in
       0) ok=$((ok + 1)) ;;
       2) refused=$((refused + 1)) ;;
-      *) fail "concurrent: a run failed" ;;
+      *) fail "concurrent: run $i exited $code: $(tail -3 "$dir/p$i.log")" ;;
     esac
   done
   [ "$ok" = 2 ] && [ "$refused" = 4 ] ||
