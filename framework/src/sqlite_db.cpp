@@ -33,15 +33,15 @@ SqliteDb::~SqliteDb() { sqlite3_close(db_); }
 void SqliteDb::enter_wal_mode() {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   for (;;) {
-    char* message = nullptr;
-    const int code = sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, &message);
-    const std::string why = message ? message : "unknown error";
-    sqlite3_free(message);
-    if (code == SQLITE_OK) return;
-    const int primary = code & 0xff;
-    if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) ||
-        std::chrono::steady_clock::now() > deadline)
-      throw dptune::Error(file_.string() + ": " + why + " (in: PRAGMA journal_mode=WAL)");
+    try {
+      exec("PRAGMA journal_mode=WAL");
+      return;
+    } catch (const dptune::Error&) {
+      const int code = sqlite3_errcode(db_);
+      if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) ||
+          std::chrono::steady_clock::now() > deadline)
+        throw;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
