@@ -122,7 +122,9 @@ TEST_CASE("a resumed private run releases the same noisy test score, not a fresh
   // Secure randomness (no seed): the score's noise words are recorded in the study and replayed,
   // so resuming cannot average fresh draws of the same score.
   const auto dir = fresh_dir("test_score_resume");
-  const std::string tuner = "repetition\n  params: {distribution: poisson, mean: 3}";
+  // Geometric K is at least 1, so a score is always released (Poisson's K = 0, drawn with
+  // probability e^-3 without a seed, releases none and the value is null).
+  const std::string tuner = "repetition\n  params: {distribution: geometric, mean: 3}";
   std::ofstream(dir / "p.yaml") << pipeline(tuner, ", test_score: {epsilon: 0.5}");
   const std::string run = "run '" + (dir / "p.yaml").string() + "'";
   const auto first = run_dptune(run, "ts_resume_1");
