@@ -213,16 +213,10 @@ int cmd_audit(const std::vector<std::string>& args) {
       "alpha", po::value(&alpha), "false-alarm level (default 0.001)")(
       "json", "machine-readable output")("no-record",
                                          "do not write the result to the audit record store");
-  po::options_description hidden;
   std::string name;
-  hidden.add_options()("mechanism", po::value(&name));
-  po::positional_options_description pos;
-  pos.add("mechanism", 1);
-  const auto vm = parse(opts, pos, args, hidden);
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return kOk;
-  }
+  const auto parsed = parse_command(opts, args, {{"mechanism", po::value(&name)}});
+  if (!parsed) return kOk;
+  const po::variables_map& vm = *parsed;
   if (name.empty()) throw UsageError("audit: missing MECHANISM (see --help)");
   if (!(alpha > 0 && alpha < 1)) throw UsageError("--alpha must be in (0, 1)");
   if (samples < 100) throw UsageError("--samples must be at least 100");

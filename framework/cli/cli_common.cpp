@@ -24,14 +24,23 @@ void scan_plugins(dptune::host::PluginRegistry& registry, const std::vector<std:
   for (const auto& p : pipeline_paths) registry.scan(p);
 }
 
-po::variables_map parse(const po::options_description& visible,
-                        const po::positional_options_description& pos,
-                        const std::vector<std::string>& args, po::options_description hidden) {
+std::optional<po::variables_map> parse_command(const po::options_description& visible,
+                                               const std::vector<std::string>& args,
+                                               std::initializer_list<Positional> positionals) {
   po::options_description all;
-  all.add(visible).add(hidden);
+  all.add(visible);
+  po::positional_options_description pos;
+  for (const auto& p : positionals) {
+    all.add_options()(p.name, p.value);
+    pos.add(p.name, p.words);
+  }
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
   po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << visible << "\n";
+    return std::nullopt;
+  }
   return vm;
 }
 

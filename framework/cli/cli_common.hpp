@@ -3,7 +3,9 @@
 
 #include <boost/program_options.hpp>
 #include <filesystem>
+#include <initializer_list>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -31,10 +33,19 @@ struct UsageError : std::runtime_error {
 void scan_plugins(dptune::host::PluginRegistry& registry, const std::vector<std::string>& extra,
                   const std::vector<std::filesystem::path>& pipeline_paths);
 
-boost::program_options::variables_map parse(
+/// A command's positional argument: a hidden option `name` bound to `value` (po::value(&x); the
+/// parser owns it once given) that takes `words` words of the command line (-1: all the rest).
+struct Positional {
+  const char* name;
+  const boost::program_options::value_semantic* value;
+  int words = 1;
+};
+
+/// Parses a command's `args`: the `visible` options (what --help prints) and the positional
+/// arguments, in order.  On --help prints `visible` to standard output and returns nothing.
+std::optional<boost::program_options::variables_map> parse_command(
     const boost::program_options::options_description& visible,
-    const boost::program_options::positional_options_description& pos,
-    const std::vector<std::string>& args, boost::program_options::options_description hidden = {});
+    const std::vector<std::string>& args, std::initializer_list<Positional> positionals);
 
 /// The text of an event file, or of standard input for "-".  Throws UsageError when unreadable.
 std::string read_event_file(const std::string& path);

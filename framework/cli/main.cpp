@@ -55,23 +55,6 @@ const char* kMainHelp =
     "when\n"
     "a violation is certified).\n";
 
-/// Parses a command whose only positional argument is PIPELINE.  Prints the help and returns
-/// nothing when --help was given.
-std::optional<po::variables_map> parse_pipeline_command(const po::options_description& opts,
-                                                        const std::vector<std::string>& args,
-                                                        std::string& pipeline) {
-  po::options_description hidden;
-  hidden.add_options()("pipeline", po::value(&pipeline));
-  po::positional_options_description pos;
-  pos.add("pipeline", 1);
-  auto vm = parse(opts, pos, args, hidden);
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return std::nullopt;
-  }
-  return vm;
-}
-
 int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts(
       "dptune run PIPELINE [options]\n\nRuns a pipeline and writes its results (summary.json, CSV, "
@@ -95,7 +78,7 @@ int cmd_run(const std::vector<std::string>& args) {
       "overwrite",
       "start a new study in an output folder that holds one (a ledger charge is kept)");
   std::string pipeline;
-  const auto vm = parse_pipeline_command(opts, args, pipeline);
+  const auto vm = parse_command(opts, args, {{"pipeline", po::value(&pipeline)}});
   if (!vm) return kOk;
   if (vm->count("seed"))
     sets.push_back("execution.seed=" + std::to_string((*vm)["seed"].as<std::uint64_t>()));
@@ -134,7 +117,7 @@ int cmd_validate(const std::vector<std::string>& args) {
       "plugin-path", po::value(&plugin_paths)->composing(),
       "extra plugin folder or file (repeatable)");
   std::string pipeline;
-  const auto vm = parse_pipeline_command(opts, args, pipeline);
+  const auto vm = parse_command(opts, args, {{"pipeline", po::value(&pipeline)}});
   if (!vm) return kOk;
   dptune::host::PluginRegistry registry;
   auto config = load(pipeline, sets, plugin_paths, registry);
@@ -292,17 +275,14 @@ int cmd_plugins(const std::vector<std::string>& args) {
   opts.add_options()("help,h", "this help")("json", "machine-readable output")(
       "plugin-path", po::value(&plugin_paths)->composing(),
       "extra plugin folder or file (repeatable)");
-  po::options_description hidden;
   std::vector<std::string> words;
-  hidden.add_options()("words", po::value(&words));
-  po::positional_options_description pos;
-  pos.add("words", -1);
-  auto vm = parse(opts, pos, args, hidden);
-  if (vm.count("help") || words.empty()) {
+  const auto vm = parse_command(opts, args, {{"words", po::value(&words), -1}});
+  if (!vm) return kOk;
+  if (words.empty()) {
     std::cout << opts << "\n";
-    return words.empty() && !vm.count("help") ? kUsage : kOk;
+    return kUsage;
   }
-  const bool json = vm.count("json") != 0;
+  const bool json = vm->count("json") != 0;
   dptune::host::PluginRegistry registry;
   scan_plugins(registry, plugin_paths, {});
   if (words[0] == "list") {

@@ -16,6 +16,7 @@
 #include <fstream>
 
 #include "cli_common.hpp"
+#include "dptune/host/dry_run.hpp"
 #include "dptune/host/event_yaml.hpp"
 #include "dptune/host/format.hpp"
 #include "dptune/host/json.hpp"
@@ -44,6 +45,9 @@ std::vector<double> parse_means(const std::string& text) {
   return means;
 }
 
+/// P[best tried] without a finite number of candidates (JSON null, "-" in the table).
+constexpr double kNotDefined = std::numeric_limits<double>::quiet_NaN();
+
 struct Row {
   std::string distribution;
   double mean, epsilon, expected_k, quantile, success;
@@ -58,6 +62,7 @@ void write_plots(const std::string& dir, const std::vector<Row>& rows, double de
   if (ec) throw dptune::Error("cannot create plot folder " + dir + ": " + ec.message());
   const std::string x_label = "epsilon at delta = " + significant(delta, 4);
   for (const bool quantile : {true, false}) {
+    if (!quantile && std::isnan(rows.front().success)) continue;  // no finite m: nothing to draw
     std::vector<dptune::Series> series;
     for (const auto& r : rows) {
       if (series.empty() || series.back().name != r.distribution)
@@ -86,41 +91,40 @@ void write_plots(const std::string& dir, const std::vector<Row>& rows, double de
   }
 }
 
-/// Composes the repetition tuner's scoring event into `base` when scoring is private, and says
-/// which scoring the table assumes.  From a pipeline: its repetition tuner's `scoring` and
-/// `score_epsilon` (the tuner's defaults for another tuner), --score-epsilon overriding the
-/// epsilon; from an EVENT: only with --score-epsilon (the EVENT is otherwise the whole base).
-std::string compose_scoring(DpEvent& base, const po::variables_map& vm,
-                            const dptune::host::ComponentConfig* tuner,
-                            const dptune::host::PluginRegistry& registry) {
-  std::optional<double> epsilon;
-  if (vm.count("score-epsilon")) {
-    epsilon = vm["score-epsilon"].as<double>();
-    if (!(*epsilon > 0 && std::isfinite(*epsilon)))
-      throw UsageError("--score-epsilon must be a positive number");
-  }
-  if (tuner) {
-    const auto* schema = registry.schema(dptune::host::ComponentKind::Tuner, "repetition");
-    if (!schema) throw UsageError("plan repetition: the repetition tuner plugin is not loaded");
-    const dptune::Params params =
-        schema->complete(tuner->use == "repetition" ? tuner->params : dptune::Params{});
-    if (params.get_string("scoring") == "public_validation") {
-      if (epsilon)
-        throw UsageError(
-            "--score-epsilon: the pipeline declares scoring: public_validation (no score noise)");
-      return "public_validation (assumes the validation split is public, declared by the user)";
-    }
-    if (!epsilon) epsilon = params.get_double("score_epsilon");
-  }
+/// --score-epsilon's value, checked.
+std::optional<double> score_epsilon_option(const po::variables_map& vm) {
+  if (!vm.count("score-epsilon")) return std::nullopt;
+  const double epsilon = vm["score-epsilon"].as<double>();
+  if (!(epsilon > 0 && std::isfinite(epsilon)))
+    throw UsageError("--score-epsilon must be a positive number");
+  return epsilon;
+}
+
+/// From an EVENT with --score-epsilon E: composes the private score's event into `base` as the
+/// repetition tuner does (the leaf is stated for the base's relation: the host's utility
+/// sensitivity bounds a replaced, added or removed record alike), and says which scoring the
+/// table assumes.  Without --score-epsilon the EVENT is the whole base.
+std::string compose_scoring(DpEvent& base, const po::variables_map& vm) {
+  const std::optional<double> epsilon = score_epsilon_option(vm);
   if (!epsilon) return "not included (the EVENT is the whole base; --score-epsilon E adds it)";
-  // As the tuner does: the leaf is stated for the base's relation (the host's utility sensitivity
-  // bounds a replaced, added or removed record alike).
   const DpEvent leaf = DpEvent::laplace(1 / *epsilon);
   const bool replace_one = dptune::neighbouring_of(base) == dptune::Neighbouring::ReplaceOne;
   base = DpEvent::composed({base, replace_one ? DpEvent::replace_one(leaf) : leaf});
   return "private: laplace noise multiplier 1/" + significant(*epsilon, 4) +
          " composed into the base" +
          (replace_one ? " (stated for replace-one, the base's relation)" : "");
+}
+
+/// From a pipeline the tuner composes its scoring itself; this only says which scoring it is.
+std::string pipeline_scoring(const dptune::Params& tuner, const DpEvent& base) {
+  if (tuner.get_string("scoring") == "public_validation")
+    return "public_validation (assumes the validation split is public, declared by the user)";
+  const double epsilon = tuner.get_double("score_epsilon");
+  return "private: laplace noise multiplier 1/" + significant(epsilon, 4) +
+         " composed into the base" +
+         (dptune::neighbouring_of(base) == dptune::Neighbouring::ReplaceOne
+              ? " (stated for replace-one, the base's relation)"
+              : "");
 }
 
 /// What `dptune plan repetition` was given: the option values bound to its command line.
@@ -132,79 +136,129 @@ struct PlanArgs {
 
 /// The visible options of `dptune plan`, bound to `a`.
 po::options_description plan_options(PlanArgs& a) {
+  // clang-format off
   po::options_description opts(
       "dptune plan repetition [EVENT] --candidates M --delta D [options]\n"
       "dptune plan repetition --pipeline PIPELINE [--points P] [options]\n\n"
-      "Tabulates the repetition tuner's distributions (logarithmic, eta = 0.5, geometric, eta = "
-      "5,\n"
-      "Poisson, and the naive fixed K) for a base event: final epsilon, E[K], expected quantile of "
-      "the\n"
-      "best run and the probability that the best of M candidates is tried (Papernot "
-      "& Steinke 2022).\nWith --pipeline, the base event is the worst (one_of) of the pipeline's "
-      "grid "
-      "candidates' "
-      "events,\nM is the grid's size and delta and the accountant are the pipeline's.\n\noptions");
-  opts.add_options()("help,h", "this help")("event", po::value(&a.event_text),
-                                            "the base event as inline YAML instead of a file")(
-      "pipeline", po::value(&a.pipeline),
-      "take the base event, M, delta and the accountant from a pipeline's grid (nothing is run)")(
-      "points", po::value<std::int64_t>(),
-      "with --pipeline: grid points per continuous dimension (default: the repetition tuner's "
-      "points_per_dimension, else 5)")("set", po::value(&a.sets)->composing(),
-                                       "with --pipeline: override a pipeline key (key.path=value)")(
-      "plot", po::value(&a.plot_dir),
-      "also write expected_quantile.svg and success_probability.svg against epsilon (Papernot & "
-      "Steinke 2022, "
-      "Figures 5 and 6) into this folder")("candidates", po::value<std::int64_t>(),
-                                           "number m of candidates in the search space")(
-      "delta", po::value<double>(), "delta of the final guarantee, in (0, 1)")(
-      "means", po::value(&a.means_text), "comma-separated E[K] values (default 2,5,10,20,50,100)")(
-      "accountant", po::value(&a.accountant_name), "accountant plugin (default rdp)")(
-      "score-epsilon", po::value<double>(),
-      "compose a private score, Laplace noise of scale sensitivity / E (laplace: "
-      "{noise_multiplier: "
-      "1/E}), into the base event as the repetition tuner's scoring: private does (with "
-      "--pipeline: default the pipeline's repetition score_epsilon)")(
-      "json", "machine-readable output")("plugin-path", po::value(&a.plugin_paths)->composing(),
-                                         "extra plugin folder or file (repeatable)");
+      "Tabulates the repetition tuner's distributions (logarithmic, eta = 0.5, geometric, eta = 5,\n"
+      "Poisson, and the naive fixed K) for a base event: final epsilon, E[K], expected quantile of the\n"
+      "best run and the probability that the best of M candidates is tried (Papernot & Steinke 2022).\n"
+      "With --pipeline, the pipeline's repetition tuner is asked (run dry: nothing trains): the base\n"
+      "event and M are those of the search it would run (M: its grid's size; none with candidates:\n"
+      "space), delta and the accountant are the pipeline's.\n\n"
+      "options");
+  opts.add_options()
+      ("help,h", "this help")
+      ("event", po::value(&a.event_text), "the base event as inline YAML instead of a file")
+      ("pipeline", po::value(&a.pipeline),
+       "take the base event, M, delta and the accountant from the pipeline's repetition tuner "
+       "(its defaults for another tuner), run dry")
+      ("points", po::value<std::int64_t>(),
+       "with --pipeline: the tuner's points_per_dimension (candidates: grid only)")
+      ("set", po::value(&a.sets)->composing(),
+       "with --pipeline: override a pipeline key (key.path=value)")
+      ("plot", po::value(&a.plot_dir),
+       "also write expected_quantile.svg and success_probability.svg against epsilon (Papernot & "
+       "Steinke 2022, Figures 5 and 6) into this folder")
+      ("candidates", po::value<std::int64_t>(), "number m of candidates in the search space")
+      ("delta", po::value<double>(), "delta of the final guarantee, in (0, 1)")
+      ("means", po::value(&a.means_text), "comma-separated E[K] values (default 2,5,10,20,50,100)")
+      ("accountant", po::value(&a.accountant_name), "accountant plugin (default rdp)")
+      ("score-epsilon", po::value<double>(),
+       "compose a private score, Laplace noise of scale sensitivity / E (laplace: "
+       "{noise_multiplier: 1/E}), into the base event as the repetition tuner's scoring: private "
+       "does (with --pipeline: the tuner's score_epsilon)")
+      ("json", "machine-readable output")
+      ("plugin-path", po::value(&a.plugin_paths)->composing(),
+       "extra plugin folder or file (repeatable)");
+  // clang-format on
   return opts;
 }
 
-/// What the table is computed for: the base event, the candidates m, δ, the accountant, the
-/// pipeline's repetition tuner and its private test score (when planned from a pipeline).
+/// What the table is computed for: the base event, the candidates m (none when the tuner draws
+/// from the search space itself: then no finite m), δ, the accountant, the pipeline's repetition
+/// tuner's parameters and its private test score (when planned from a pipeline).
 struct PlanBase {
   DpEvent base;
-  std::int64_t m = 0;
+  std::optional<std::int64_t> m;
   double delta = 0;
   std::shared_ptr<const dptune::Accountant> accountant;
-  std::optional<dptune::host::ComponentConfig> tuner;
+  std::optional<dptune::Params> tuner;
   std::optional<dptune::host::TestScoreNoise> test_noise;
 };
 
-/// --pipeline: the worst (one_of) of the grid candidates' events, m the grid's size, and the
-/// pipeline's δ (unless --delta), accountant and test score.
+/// The parameters of the repetition tuner the plan asks: the pipeline's when it uses repetition
+/// (else the tuner's defaults), with --points and --score-epsilon applied as the tuner's own
+/// points_per_dimension and score_epsilon.
+dptune::Params planned_tuner_params(const dptune::host::PipelineConfig& config,
+                                    const po::variables_map& vm,
+                                    const dptune::host::PluginRegistry& registry) {
+  const auto* schema = registry.schema(dptune::host::ComponentKind::Tuner, "repetition");
+  if (!schema) throw UsageError("plan repetition: the repetition tuner plugin is not loaded");
+  dptune::Params params =
+      schema->complete(config.tuner.use == "repetition" ? config.tuner.params : dptune::Params{});
+  if (params.get_bool("simulate"))
+    throw UsageError(
+        "plan repetition: the pipeline's repetition tuner simulates (simulate: true, a map for "
+        "trusted analysts that claims no guarantee); plan its private search with --set "
+        "tuner.params.simulate=false");
+  if (vm.count("points")) {
+    if (params.get_string("candidates") == "space")
+      throw UsageError(
+          "--points: the pipeline's repetition tuner draws its candidates from the search space "
+          "(candidates: space), not from a grid; --points sets points_per_dimension of "
+          "candidates: grid");
+    if (vm["points"].as<std::int64_t>() < 1) throw UsageError("--points must be >= 1");
+    params.set("points_per_dimension", vm["points"].as<std::int64_t>());
+  }
+  if (const auto epsilon = score_epsilon_option(vm)) {
+    if (params.get_string("scoring") == "public_validation")
+      throw UsageError(
+          "--score-epsilon: the pipeline declares scoring: public_validation (no score noise)");
+    params.set("score_epsilon", *epsilon);
+  }
+  return params;
+}
+
+/// The base event of the tuner's dry run: the event its guarantee was priced from is a repetition
+/// (RepeatAndSelect, the fixed K's SelfComposed or RepeatUntilAccepted) of one base event.
+DpEvent base_of(const dptune::host::TunerDryRun& run) {
+  if (!run.guarantee)
+    throw UsageError("plan repetition: the pipeline's repetition tuner claims no guarantee");
+  for (auto it = run.priced.rbegin(); it != run.priced.rend(); ++it) {
+    if (it->guarantee.epsilon != run.guarantee->epsilon ||
+        it->guarantee.delta != run.guarantee->delta)
+      continue;
+    const auto kind = it->event.kind();
+    if (kind == DpEvent::Kind::RepeatAndSelect || kind == DpEvent::Kind::SelfComposed ||
+        kind == DpEvent::Kind::RepeatUntilAccepted)
+      return it->event.inner();
+    break;
+  }
+  throw dptune::PluginError(
+      "plan repetition: the repetition tuner's guarantee is not the price of a repetition of one "
+      "base event; nothing to plan");
+}
+
+/// --pipeline: the base event, the candidates m, the accountant and the test score of the
+/// pipeline's repetition tuner, learnt by running that tuner dry (as `dptune run` does to charge
+/// a ledger); δ is the pipeline's unless --delta.
 PlanBase base_from_pipeline(PlanArgs& a, const po::variables_map& vm,
                             dptune::host::PluginRegistry& registry) {
   if (a.words.size() == 2 || vm.count("event") || vm.count("candidates") || vm.count("accountant"))
     throw UsageError(
         "--pipeline takes the base event, --candidates and the accountant from the pipeline");
-  const auto config = load(a.pipeline, a.sets, a.plugin_paths, registry);
+  auto config = load(a.pipeline, a.sets, a.plugin_paths, registry);
   PlanBase plan;
-  plan.tuner = config.tuner;
-  std::size_t points = 5;
-  if (vm.count("points")) {
-    if (vm["points"].as<std::int64_t>() < 1) throw UsageError("--points must be >= 1");
-    points = static_cast<std::size_t>(vm["points"].as<std::int64_t>());
-  } else if (config.tuner.use == "repetition" &&
-             config.tuner.params.contains("points_per_dimension")) {
-    points = static_cast<std::size_t>(config.tuner.params.get_int("points_per_dimension"));
-  }
-  const auto grid = config.space.grid(points);
-  std::vector<DpEvent> events;
-  for (auto& e : dptune::host::candidate_events(config, registry, grid))
-    if (std::find(events.begin(), events.end(), e) == events.end()) events.push_back(e);
-  plan.base = events.size() == 1 ? events.front() : DpEvent::one_of(events);
-  plan.m = static_cast<std::int64_t>(grid.size());
+  plan.tuner = planned_tuner_params(config, vm, registry);
+  config.tuner.use = "repetition";
+  config.tuner.params = *plan.tuner;
+  const dptune::host::TunerDryRun run = dptune::host::dry_run_tuner(config, registry);
+  plan.base = base_of(run);
+  // Candidates drawn from the grid: the grid is what the tuner declared (asked the events of)
+  // before its first run.  Drawn from the search space: no finite m.
+  if (plan.tuner->get_string("candidates") == "grid")
+    plan.m = static_cast<std::int64_t>(run.declared.size());
   plan.delta = vm.count("delta") ? vm["delta"].as<double>() : config.delta;
   plan.accountant = registry.create_accountant(config.accountant.use, config.accountant.params);
   a.accountant_name = config.accountant.use;
@@ -221,7 +275,7 @@ PlanBase base_from_event(const PlanArgs& a, const po::variables_map& vm,
   PlanBase plan;
   plan.m = vm["candidates"].as<std::int64_t>();
   plan.delta = vm["delta"].as<double>();
-  if (plan.m < 1) throw UsageError("--candidates must be >= 1");
+  if (*plan.m < 1) throw UsageError("--candidates must be >= 1");
   if ((a.words.size() == 2) == (vm.count("event") > 0))
     throw UsageError(
         "give the base event as an EVENT file ('-' for stdin), with --event, or "
@@ -259,14 +313,15 @@ std::vector<Row> plan_rows(const PlanBase& plan, const std::vector<double>& mean
       const auto dist = dptune::RepetitionDistribution::from_mean(mean, shape);
       const double eps = final_epsilon(DpEvent::repeat_and_select(plan.base, mean, shape));
       rows.push_back({name, mean, eps, dist.mean(), dist.expected_best_quantile(),
-                      dist.success_probability(plan.m)});
+                      plan.m ? dist.success_probability(*plan.m) : kNotDefined});
     }
   for (double mean : means) {
     // A fixed K: every run is released to the selection, so the cost is K-fold composition.
     const auto k = static_cast<std::int64_t>(std::llround(mean));
     const double eps = final_epsilon(DpEvent::self_composed(plan.base, k));
     const double kk = static_cast<double>(k);
-    const double success = 1 - std::pow(1 - 1.0 / static_cast<double>(plan.m), kk);
+    const double success =
+        plan.m ? 1 - std::pow(1 - 1.0 / static_cast<double>(*plan.m), kk) : kNotDefined;
     rows.push_back({"fixed K (naive; not recommended)", kk, eps, kk, kk / (kk + 1), success});
   }
   return rows;
@@ -287,8 +342,13 @@ void print_plan_json(const PlanBase& plan, const PlanHeader& h, const std::vecto
       .value(h.base_epsilon);
   w.key("scoring").value(h.scoring);
   w.key("test_score").value(h.test_score);
-  w.key("candidates").value(plan.m).key("delta").value(plan.delta).key("rows").begin_array();
-  for (const auto& r : rows)
+  w.key("candidates");
+  if (plan.m)
+    w.value(*plan.m);
+  else
+    w.null();
+  w.key("delta").value(plan.delta).key("rows").begin_array();
+  for (const auto& r : rows) {
     w.begin_object()
         .key("distribution")
         .value(r.distribution)
@@ -300,9 +360,13 @@ void print_plan_json(const PlanBase& plan, const PlanHeader& h, const std::vecto
         .value(r.expected_k)
         .key("expected_best_quantile")
         .value(r.quantile)
-        .key("success_probability")
-        .value(r.success)
-        .end_object();
+        .key("success_probability");
+    if (std::isnan(r.success))
+      w.null();
+    else
+      w.value(r.success);
+    w.end_object();
+  }
   w.end_array().end_object();
   std::cout << "\n";
 }
@@ -313,7 +377,11 @@ void print_plan_text(const PlanBase& plan, const PlanHeader& h, const std::vecto
             << "test score: " << h.test_score << "\n"
             << "one run:    epsilon " << significant(h.base_epsilon, 4) << " at delta "
             << plan.delta << " (" << h.accountant_name << ")\n"
-            << "candidates: " << plan.m << "\n\n"
+            << "candidates: "
+            << (plan.m ? std::to_string(*plan.m)
+                       : "drawn from the search space (no finite number: P[best tried] is not "
+                         "defined)")
+            << "\n\n"
             << std::left << std::setw(34) << "distribution" << std::right << std::setw(8) << "E[K]"
             << std::setw(12) << "epsilon" << std::setw(16) << "E[best quant.]" << std::setw(16)
             << "P[best tried]"
@@ -322,7 +390,7 @@ void print_plan_text(const PlanBase& plan, const PlanHeader& h, const std::vecto
     std::cout << std::left << std::setw(34) << r.distribution << std::right << std::setw(8)
               << significant(r.expected_k, 4) << std::setw(12) << significant(r.epsilon, 4)
               << std::setw(16) << significant(r.quantile, 4) << std::setw(16)
-              << significant(r.success, 4) << "\n";
+              << (std::isnan(r.success) ? "-" : significant(r.success, 4)) << "\n";
   std::cout << "\nepsilon is the accountant's bound on releasing the best run (Papernot & Steinke "
                "2022 Thm 2, Thm 6; "
                "fixed K: composition).\n";
@@ -333,15 +401,9 @@ void print_plan_text(const PlanBase& plan, const PlanHeader& h, const std::vecto
 int cmd_plan(const std::vector<std::string>& args) {
   PlanArgs a;
   const po::options_description opts = plan_options(a);
-  po::options_description hidden;
-  hidden.add_options()("words", po::value(&a.words));
-  po::positional_options_description pos;
-  pos.add("words", -1);
-  const auto vm = parse(opts, pos, args, hidden);
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return kOk;
-  }
+  const auto parsed = parse_command(opts, args, {{"words", po::value(&a.words), -1}});
+  if (!parsed) return kOk;
+  const po::variables_map& vm = *parsed;
   if (a.words.empty() || a.words[0] != "repetition")
     throw UsageError("plan: expected 'dptune plan repetition ...' (see --help)");
   if (a.words.size() > 2) throw UsageError("plan repetition takes at most one EVENT file");
@@ -351,10 +413,12 @@ int cmd_plan(const std::vector<std::string>& args) {
       a.pipeline.empty() ? base_from_event(a, vm, registry) : base_from_pipeline(a, vm, registry);
   if (!(plan.delta > 0 && plan.delta < 1)) throw UsageError("--delta must be in (0, 1)");
   // The repetition tuner's base also scores each run: with scoring: private its Laplace event is
-  // composed into the base before the repetition theorem (issue 13, finding 6).
+  // part of the base (Papernot & Steinke 2022, Sec. 3.1).  A pipeline's tuner composed it itself;
+  // an EVENT gets it here with --score-epsilon.
   PlanHeader header;
   header.accountant_name = a.accountant_name;
-  header.scoring = compose_scoring(plan.base, vm, plan.tuner ? &*plan.tuner : nullptr, registry);
+  header.scoring =
+      plan.tuner ? pipeline_scoring(*plan.tuner, plan.base) : compose_scoring(plan.base, vm);
   if (const auto why = plan.accountant->unsupported_reason(plan.base); !why.empty())
     throw UsageError("accountant " + a.accountant_name + " cannot account the base event: " + why);
   header.base_epsilon = plan.accountant->epsilon(plan.base, plan.delta).epsilon;

@@ -69,16 +69,11 @@ int cmd_predict(const std::vector<std::string>& args) {
       "the accuracy is printed; use only on public or held-out test data")(
       "no-header", "DATA's first line is data, not column names")(
       "delimiter", po::value(&delimiter), "field delimiter (default ,)");
-  po::options_description hidden;
   std::string model_file, data_file;
-  hidden.add_options()("model", po::value(&model_file))("data", po::value(&data_file));
-  po::positional_options_description pos;
-  pos.add("model", 1).add("data", 1);
-  const auto vm = parse(opts, pos, args, hidden);
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return kOk;
-  }
+  const auto parsed = parse_command(
+      opts, args, {{"model", po::value(&model_file)}, {"data", po::value(&data_file)}});
+  if (!parsed) return kOk;
+  const po::variables_map& vm = *parsed;
   if (model_file.empty() || data_file.empty())
     throw UsageError("predict needs MODEL and DATA (see dptune predict --help)");
   if (delimiter.size() != 1) throw UsageError("--delimiter must be one character");

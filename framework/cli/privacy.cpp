@@ -409,15 +409,9 @@ void print_privacy(const dptune::Accountant& accountant, const std::string& acco
 int cmd_privacy(const std::vector<std::string>& args) {
   PrivacyArgs a;
   const po::options_description opts = privacy_options(a);
-  po::options_description hidden;
-  hidden.add_options()("event-file", po::value(&a.event_file));
-  po::positional_options_description pos;
-  pos.add("event-file", 1);
-  const auto vm = parse(opts, pos, args, hidden);
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return kOk;
-  }
+  const auto parsed = parse_command(opts, args, {{"event-file", po::value(&a.event_file)}});
+  if (!parsed) return kOk;
+  const po::variables_map& vm = *parsed;
   const Asked q = asked(vm, a.calibrate);
   const EventSource source = event_source(vm, a, q.calibrating);
   const auto accountant = privacy_accountant(vm, a);

@@ -20,16 +20,10 @@ namespace {
 /// Parses "<command> show TARGET [--json] [extra]"; empty when --help was printed.
 std::optional<std::string> parse_show(const std::string& command, po::options_description& opts,
                                       const std::vector<std::string>& args, po::variables_map& vm) {
-  po::options_description hidden;
   std::vector<std::string> words;
-  hidden.add_options()("words", po::value(&words));
-  po::positional_options_description pos;
-  pos.add("words", -1);
-  vm = parse(opts, pos, args, hidden);
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return std::nullopt;
-  }
+  auto parsed = parse_command(opts, args, {{"words", po::value(&words), -1}});
+  if (!parsed) return std::nullopt;
+  vm = std::move(*parsed);
   if (words.size() != 2 || words[0] != "show")
     throw UsageError(command + ": expected `dptune " + command + " show " +
                      (command == "study" ? "DIR" : "FILE") + "` (see --help)");

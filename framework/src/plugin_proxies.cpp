@@ -5,6 +5,7 @@
 #include <typeinfo>
 #include <utility>
 
+#include "dptune/event_kinds.hpp"
 #include "dptune/host/config.hpp"
 #include "dptune/host/data_layout.hpp"
 #include "dptune/host/plugin_registry.hpp"
@@ -138,19 +139,58 @@ class MechanismProxy final : public dptune::Mechanism, ProxyBase<dptune::Mechani
   }
 };
 
+/// The first part of `event` (depth first) of a kind that the SDK appended after `minor`
+/// (event_kinds.hpp), or null when an accountant built for `minor` knows every kind in it.
+const dptune::EventKindSpec* kind_newer_than(const dptune::DpEvent& event, int minor) {
+  const dptune::EventKindSpec* spec = dptune::find_event_kind(event.kind());
+  if (spec == nullptr || spec->abi_minor > minor) return spec;
+  for (const auto& field : spec->fields) {
+    if (field.type == dptune::EventFieldType::Event) {
+      if (const auto* newer = kind_newer_than(event.inner(), minor)) return newer;
+    } else if (field.type == dptune::EventFieldType::Events) {
+      for (const auto& part : event.events())
+        if (const auto* newer = kind_newer_than(part, minor)) return newer;
+    }
+  }
+  return nullptr;
+}
+
+/// An accountant is handed only events of kinds its ABI minor knows.  One built for minor k was
+/// compiled before later kinds existed: it may not refuse them (a `default:` branch, a kind it
+/// takes for another), so the host refuses for it (docs/sdk-contract.md, how events evolve).
 class AccountantProxy final : public dptune::Accountant, ProxyBase<dptune::Accountant> {
  public:
   AccountantProxy(PluginOrigin origin, std::unique_ptr<dptune::Plugin> object)
       : ProxyBase(std::move(origin), std::move(object), "Accountant") {}
 
   std::string unsupported_reason(const dptune::DpEvent& event) const override {
+    if (std::string why = too_new(event); !why.empty()) return why;
     return call("Accountant::unsupported_reason", [&] { return impl_->unsupported_reason(event); });
   }
   dptune::PrivacyGuarantee epsilon(const dptune::DpEvent& event, double delta) const override {
+    refuse_too_new(event);
     return call("Accountant::epsilon", [&] { return impl_->epsilon(event, delta); });
   }
   dptune::PrivacyGuarantee delta(const dptune::DpEvent& event, double epsilon) const override {
+    refuse_too_new(event);
     return call("Accountant::delta", [&] { return impl_->delta(event, epsilon); });
+  }
+
+ private:
+  /// Why the plugin cannot be handed `event` (a kind newer than its minor), or "".
+  std::string too_new(const dptune::DpEvent& event) const {
+    const dptune::EventKindSpec* spec = kind_newer_than(event, origin_.abi_minor);
+    if (spec == nullptr) return {};
+    const std::string needed = std::to_string(kAbiMajor) + "." + std::to_string(spec->abi_minor);
+    return origin_.describe() + " is an accountant built for plugin ABI " +
+           std::to_string(kAbiMajor) + "." + std::to_string(origin_.abi_minor) +
+           ", which cannot know the event kind '" + std::string(spec->name) +
+           "' (appended in ABI " + needed + "); use an accountant built for ABI " + needed +
+           " or later (e.g. rebuild it against this SDK)";
+  }
+  /// A configuration error (exit code 2): the pipeline pairs an event with too old an accountant.
+  void refuse_too_new(const dptune::DpEvent& event) const {
+    if (std::string why = too_new(event); !why.empty()) throw dptune::ConfigError(why);
   }
 };
 

@@ -284,15 +284,4 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
   return summary;
 }
 
-std::vector<dptune::DpEvent> candidate_events(const PipelineConfig& config,
-                                              const PluginRegistry& registry,
-                                              const std::vector<dptune::Params>& candidates) {
-  EvaluationStack stack(config, registry, "inline", 1, 0);
-  std::vector<dptune::DpEvent> events;
-  events.reserve(candidates.size());
-  for (const auto& c : candidates)
-    events.push_back(stack.evaluator.event_of(c, dptune::DataScope::whole()));
-  return events;
-}
-
 }  // namespace dptune::host

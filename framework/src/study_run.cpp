@@ -1,11 +1,13 @@
 #include "study_run.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <ostream>
 #include <sstream>
 
 #include "dptune/errors.hpp"
+#include "dptune/host/dry_run.hpp"
 #include "dptune/host/format.hpp"
 #include "dptune/host/json.hpp"
 #include "dptune/host/ledger.hpp"
@@ -35,14 +37,21 @@ std::unique_ptr<Study> open_study(const PipelineConfig& config, const RunOptions
 namespace {
 
 /// Answers every request without training: constant scores (0.5, data-independent) and the true
-/// event and price of each private run (the events need the public row counts only).
-/// The evaluator of a dry run: every request answers 0.5 at once, charged its real event.
+/// event and price of each private run (the events need the public row counts only).  Keeps, for
+/// the planner, the candidates whose events the tuner asked for before its first evaluation.
 class DryRunEvaluator final : public ForwardingEvaluator {
  public:
   DryRunEvaluator(const HostEvaluator& real, const dptune::Accountant& accountant, double delta)
       : ForwardingEvaluator(real), accountant_(accountant), delta_(delta) {}
+  dptune::DpEvent event_of(const dptune::Params& candidate,
+                           const dptune::DataScope& scope) const override {
+    if (!evaluated_ && std::find(declared_.begin(), declared_.end(), candidate) == declared_.end())
+      declared_.push_back(candidate);
+    return real().event_of(candidate, scope);
+  }
   std::vector<dptune::Evaluation> evaluate(
       const std::vector<dptune::EvaluationRequest>& requests) override {
+    evaluated_ = true;
     std::vector<dptune::Evaluation> out;
     for (const auto& request : requests) {
       dptune::Evaluation e;
@@ -62,40 +71,86 @@ class DryRunEvaluator final : public ForwardingEvaluator {
     }
     return out;
   }
+  std::vector<dptune::Params> declared() const { return declared_; }
 
  private:
   const dptune::Accountant& accountant_;
   double delta_;
+  bool evaluated_ = false;
+  mutable std::vector<dptune::Params> declared_;
+};
+
+/// The accountant as the tuner sees it in a dry run: it keeps every event the tuner has priced,
+/// with its guarantee.
+class RecordingAccountant final : public dptune::Accountant {
+ public:
+  explicit RecordingAccountant(const dptune::Accountant& real) : real_(real) {}
+  std::string unsupported_reason(const dptune::DpEvent& event) const override {
+    return real_.unsupported_reason(event);
+  }
+  dptune::PrivacyGuarantee epsilon(const dptune::DpEvent& event, double delta) const override {
+    dptune::PrivacyGuarantee g = real_.epsilon(event, delta);
+    priced_.push_back({event, g});
+    return g;
+  }
+  dptune::PrivacyGuarantee delta(const dptune::DpEvent& event, double epsilon) const override {
+    dptune::PrivacyGuarantee g = real_.delta(event, epsilon);
+    priced_.push_back({event, g});
+    return g;
+  }
+  std::vector<PricedEvent> priced() const { return priced_; }
+
+ private:
+  const dptune::Accountant& real_;
+  mutable std::vector<PricedEvent> priced_;
 };
 
 class DryRunContext final : public ForwardingTunerContext {
  public:
-  DryRunContext(HostTunerContext& real, DryRunEvaluator& evaluator)
-      : ForwardingTunerContext(real), evaluator_(evaluator), rng_(0x5eedULL, 0) {}
+  DryRunContext(HostTunerContext& real, DryRunEvaluator& evaluator,
+                const RecordingAccountant& accountant)
+      : ForwardingTunerContext(real),
+        evaluator_(evaluator),
+        accountant_(accountant),
+        rng_(0x5eedULL, 0) {}
   dptune::Evaluator& evaluator() override { return evaluator_; }
+  const dptune::Accountant& accountant() const override { return accountant_; }
   dptune::ProgressSink& progress() override { return progress_; }
   // Its own public stream: the dry run's draws shape nothing that is run or released.
   dptune::RandomBitGenerator& rng() override { return rng_; }
 
  private:
   DryRunEvaluator& evaluator_;
+  const RecordingAccountant& accountant_;
   dptune::Xoshiro256 rng_;
   SilentProgress progress_;
 };
 
-}  // namespace
-
-PlannedCharge plan_charge(const PipelineConfig& config, const PluginRegistry& registry,
-                          EvaluationStack& stack) {
+TunerDryRun dry_run(const PipelineConfig& config, const PluginRegistry& registry,
+                    EvaluationStack& stack) {
   auto tuner = create_configured_tuner(config, registry);
   SilentProgress progress;
   dptune::Xoshiro256 unused(0);
   HostTunerContext real(config, stack.evaluator, *stack.accountant, stack.mechanisms, progress,
                         unused, *stack.executor);
   DryRunEvaluator evaluator(stack.evaluator, *stack.accountant, config.delta);
-  DryRunContext context(real, evaluator);
+  RecordingAccountant accountant(*stack.accountant);
+  DryRunContext context(real, evaluator, accountant);
   const dptune::TuningResult result = tuner->tune(context);
-  return {result.trusted_analyst_only, result.guarantee};
+  return {result.trusted_analyst_only, result.guarantee, accountant.priced(), evaluator.declared()};
+}
+
+}  // namespace
+
+PlannedCharge plan_charge(const PipelineConfig& config, const PluginRegistry& registry,
+                          EvaluationStack& stack) {
+  const TunerDryRun run = dry_run(config, registry, stack);
+  return {run.trusted_analyst_only, run.guarantee};
+}
+
+TunerDryRun dry_run_tuner(const PipelineConfig& config, const PluginRegistry& registry) {
+  EvaluationStack stack(config, registry, "inline", 1, 0);
+  return dry_run(config, registry, stack);
 }
 
 std::string charge_ledger(const PipelineConfig& config, const Study& study,

@@ -70,10 +70,4 @@ void check_configured_algorithm(const PipelineConfig& config, const PluginRegist
 std::string check_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
                            std::shared_ptr<const DataSource>* data = nullptr);
 
-/// What one private run of each candidate on the whole training data does, without running
-/// anything (the pipeline's data is read for its sizes only): what planners need.
-std::vector<dptune::DpEvent> candidate_events(const PipelineConfig& config,
-                                              const PluginRegistry& registry,
-                                              const std::vector<dptune::Params>& candidates);
-
 }  // namespace dptune::host
