@@ -41,8 +41,9 @@ namespace {
 /// the planner, the candidates whose events the tuner asked for before its first evaluation.
 class DryRunEvaluator final : public ForwardingEvaluator {
  public:
-  DryRunEvaluator(const HostEvaluator& real, const dptune::Accountant& accountant, double delta)
-      : ForwardingEvaluator(real), accountant_(accountant), delta_(delta) {}
+  DryRunEvaluator(const HostEvaluator& real, const dptune::Accountant& accountant, double delta,
+                  const ComponentConfig& tuner)
+      : ForwardingEvaluator(real), accountant_(accountant), delta_(delta), tuner_(tuner) {}
   dptune::DpEvent event_of(const dptune::Params& candidate,
                            const dptune::DataScope& scope) const override {
     if (!evaluated_ && std::find(declared_.begin(), declared_.end(), candidate) == declared_.end())
@@ -52,6 +53,7 @@ class DryRunEvaluator final : public ForwardingEvaluator {
   std::vector<dptune::Evaluation> evaluate(
       const std::vector<dptune::EvaluationRequest>& requests) override {
     evaluated_ = true;
+    if (++batches_ > kMaxBatches) throw endless();
     std::vector<dptune::Evaluation> out;
     for (const auto& request : requests) {
       dptune::Evaluation e;
@@ -74,8 +76,26 @@ class DryRunEvaluator final : public ForwardingEvaluator {
   std::vector<dptune::Params> declared() const { return declared_; }
 
  private:
+  /// A tuner that keeps asking in the dry run (e.g. repetition's threshold variant with
+  /// stop_probability 0 and a threshold the constant score never reaches) would hang `plan`, a
+  /// ledgered `run` and a private test score's pricing: the dry run gives up, naming the tuner.
+  /// Batches are counted, not requests: a map asks for its whole grid in one.
+  static constexpr std::size_t kMaxBatches = 10000;
+  ConfigDiagnostic endless() const {
+    return {tuner_.where, "tuner",
+            "tuner " + tuner_.use +
+                " did not finish a dry run (constant scores of 0.5, no "
+                "training) within " +
+                std::to_string(kMaxBatches) +
+                " rounds of evaluations, so its guarantee cannot be checked before running; bound "
+                "its run "
+                "time (for repetition's threshold variant: stop_probability > 0)"};
+  }
+
   const dptune::Accountant& accountant_;
   double delta_;
+  const ComponentConfig& tuner_;
+  std::size_t batches_ = 0;
   bool evaluated_ = false;
   mutable std::vector<dptune::Params> declared_;
 };
@@ -133,7 +153,7 @@ TunerDryRun dry_run(const PipelineConfig& config, const PluginRegistry& registry
   dptune::Xoshiro256 unused(0);
   HostTunerContext real(config, stack.evaluator, *stack.accountant, stack.mechanisms, progress,
                         unused, *stack.executor);
-  DryRunEvaluator evaluator(stack.evaluator, *stack.accountant, config.delta);
+  DryRunEvaluator evaluator(stack.evaluator, *stack.accountant, config.delta, config.tuner);
   RecordingAccountant accountant(*stack.accountant);
   DryRunContext context(real, evaluator, accountant);
   const dptune::TuningResult result = tuner->tune(context);

@@ -129,3 +129,26 @@ TEST_CASE("plan asks the tuner: the grid of points_per_dimension, the run's guar
   REQUIRE_MESSAGE(two.exit_code == 0, two.err);
   CHECK(YAML::Load(two.out)["candidates"].as<int>() == 4);
 }
+
+TEST_CASE("plan: a tuner whose dry run never ends is refused, not waited for") {
+  // The threshold variant without a stop coin, on a pure-DP base (an external program's declared
+  // Laplace event, never started in a dry run), never sees the constant dry-run score of 0.5
+  // reach 0.9: the dry run gives up after its bounded rounds and names the tuner's section.
+  const auto dir = fresh_dir("plan_tuner_endless");
+  std::ofstream(dir / "p.yaml")
+      << "data: {use: 'builtin:breast_cancer'}\n"
+         "algorithm:\n  use: command\n  params:\n    run: /bin/false\n"
+         "    event: \"{laplace: {noise_multiplier: ${noise_multiplier}}}\"\n"
+         "    noise_multiplier: 1.0\n"
+         "accountant: {use: pure_dp, delta: 0}\nutility: {use: accuracy, repetitions: 1}\n"
+         "search_space:\n  learning_rate: {categorical: [0.1, 0.5]}\n"
+         "tuner:\n  use: repetition\n"
+         "  params: {distribution: threshold, threshold: 0.9, stop_probability: 0, "
+         "scoring: public_validation}\n";
+  const auto r =
+      run_dptune("plan repetition --pipeline '" + (dir / "p.yaml").string() + "'", "endless");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("p.yaml:12:1: tuner: tuner repetition did not finish a dry run") !=
+        std::string::npos);
+  CHECK(r.err.find("stop_probability > 0") != std::string::npos);
+}
