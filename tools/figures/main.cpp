@@ -68,7 +68,8 @@ Request parse(const std::vector<std::string>& args) {
     if (key.empty() || !r.values.count(key))
       throw UsageError("figure " + args[0] + ": unknown option '" + a +
                        "'; options: " + dptune::figures::option_names(*r.preset));
-    if (i + 1 == args.size()) throw UsageError("option --" + key + " needs a value");
+    if (i + 1 == args.size() || args[i + 1].rfind("--", 0) == 0)
+      throw UsageError("option --" + key + " needs a value");
     r.values[key] = args[++i];
   }
   return r;
