@@ -1,9 +1,16 @@
-# cmake -DFIGURES=<dptune-figures> -DFIGURE=<name> -DOUT=<folder> [-DEXTRA=a;b] -P run_figure.cmake
-# Runs `dptune-figures FIGURE --seed 7 --out OUT`, checks exit code 0 and the figure's files, the
-# curves of its first CSV, and that a second run into the same folder needs --overwrite (exit 2).
+# cmake -DFIGURES=<dptune-figures> -DFIGURE=<name> -DOUT=<folder> [-DEXTRA=a;b] [-DPIPELINE=<yaml>]
+#       -P run_figure.cmake
+# Runs `dptune-figures FIGURE --seed 7 --out OUT` (with PIPELINE: `dptune-figures run PIPELINE ...`),
+# checks exit code 0 and the figure's files, the curves of its first CSV, and that a second run into
+# the same folder needs --overwrite (exit 2).
 cmake_minimum_required(VERSION 3.25)
 file(REMOVE_RECURSE "${OUT}")
-execute_process(COMMAND "${FIGURES}" ${FIGURE} --seed 7 --out "${OUT}" ${EXTRA}
+if(DEFINED PIPELINE)
+  set(what run "${PIPELINE}")
+else()
+  set(what ${FIGURE})
+endif()
+execute_process(COMMAND "${FIGURES}" ${what} --seed 7 --out "${OUT}" ${EXTRA}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "dptune-figures ${FIGURE}: exit code ${rc}\nstdout:\n${out}\nstderr:\n${err}")
@@ -18,12 +25,19 @@ elseif(FIGURE STREQUAL "svt_doubling_simulation")
             svt_fidelity_by_iteration.csv svt_fidelity_by_iteration.svg svt_doubling_bins.csv)
   set(members keps_0.5 keps_10 keps_5)
   set(phrase "exponential-mechanism limit")
+elseif(FIGURE STREQUAL "repetition_fig7")
+  # Papernot & Steinke 2022 Fig. 7, run by the host: one plot, a curve per distribution.
+  set(files fig7.csv fig7.svg summary.json report.html)
+  set(members logarithmic geometric poisson non_private_best)
+  set(phrase "simulation of Papernot & Steinke 2022, Fig. 7")
 else()
   set(files figure2_accuracy_vs_k.csv figure2_accuracy_vs_k.svg figure2_settings.csv)
   set(members eps0.25 eps1)
   set(phrase "Monte Carlo standard error")
 endif()
-list(APPEND files notes.txt figure.txt)
+if(NOT DEFINED PIPELINE)
+  list(APPEND files notes.txt figure.txt)
+endif()
 foreach(f IN LISTS files)
   if(NOT EXISTS "${OUT}/${f}")
     message(FATAL_ERROR "${FIGURE}: ${f} missing in ${OUT}\nstdout:\n${out}")
@@ -37,17 +51,20 @@ foreach(m IN LISTS members)
     message(FATAL_ERROR "${FIGURE}: no rows of ${m} in ${OUT}/${first_csv}")
   endif()
 endforeach()
+string(REGEX REPLACE "\n +" " " out "${out}")  # the host wraps long notes
 string(FIND "${out}" "${phrase}" at)
 if(at EQUAL -1)
   message(FATAL_ERROR "${FIGURE}: '${phrase}' missing from stdout:\n${out}")
 endif()
-file(READ "${OUT}/figure.txt" command)
-string(FIND "${command}" "dptune-figures ${FIGURE} " at)
-if(NOT at EQUAL 0 OR NOT command MATCHES "--seed '7'")
-  message(FATAL_ERROR "${FIGURE}: figure.txt does not hold the command:\n${command}")
+if(NOT DEFINED PIPELINE)
+  file(READ "${OUT}/figure.txt" command)
+  string(FIND "${command}" "dptune-figures ${FIGURE} " at)
+  if(NOT at EQUAL 0 OR NOT command MATCHES "--seed '7'")
+    message(FATAL_ERROR "${FIGURE}: figure.txt does not hold the command:\n${command}")
+  endif()
 endif()
-execute_process(COMMAND "${FIGURES}" ${FIGURE} --seed 7 --out "${OUT}" ${EXTRA}
+execute_process(COMMAND "${FIGURES}" ${what} --seed 7 --out "${OUT}" ${EXTRA}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 2 OR NOT err MATCHES "add --overwrite")
+if(NOT rc EQUAL 2 OR NOT err MATCHES "overwrite")
   message(FATAL_ERROR "a second run into ${OUT}: exit code ${rc} (expected 2)\nstderr:\n${err}")
 endif()

@@ -3,6 +3,11 @@
 //
 //   dptune-figures list
 //   dptune-figures FIGURE [--OPTION VALUE]... [--seed N] [--out DIR] [--overwrite] [--no-plot]
+//   dptune-figures run PIPELINE [--seed N] [--out DIR] [--overwrite]
+//
+// `run` is for the figures that train on a pipeline's data (Papernot & Steinke 2022 Figure 7,
+// examples/figures/repetition_fig7.yaml): the host runs the pipeline as `dptune run` does, with
+// this program's modules (lib/dptune/figures beside it) loaded as well.
 //
 // Writes the figure's curves as the host writes a tuner's series (GROUP.csv, GROUP.svg), its table
 // (CSV), notes.txt and figure.txt (the command that reproduces it).  Exit codes: 0 done, 1 runtime
@@ -23,6 +28,7 @@
 #include "dptune/host/plots.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "dptune/host/random.hpp"
+#include "dptune/host/runner.hpp"
 #include "dptune/params.hpp"
 #include "presets.hpp"
 #include "svt_doubling_figures.hpp"
@@ -42,6 +48,7 @@ constexpr const char* kUsage =
     "usage: dptune-figures list\n"
     "       dptune-figures FIGURE [--OPTION VALUE]... [--seed N] [--out DIR] [--overwrite] "
     "[--no-plot]\n"
+    "       dptune-figures run PIPELINE [--seed N] [--out DIR] [--overwrite]\n"
     "FIGURE: a name from `dptune-figures list`; options override the figure's values.\n";
 
 // The figure's values, then the command line's --OPTION VALUE pairs over them.
@@ -216,6 +223,54 @@ int run(const std::vector<std::string>& args) {
   return 0;
 }
 
+// This program's host modules: <exe>/../lib/dptune/figures (the build tree and an install alike).
+fs::path modules_folder() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw dptune::Error("cannot find this executable's folder: " + ec.message());
+  return exe.parent_path() / ".." / DPTUNE_FIGURES_SUBDIR;
+}
+
+int run_pipeline_figure(const std::vector<std::string>& args) {
+  if (args.size() < 2 || args[1].rfind("--", 0) == 0) throw UsageError("run: missing PIPELINE");
+  std::vector<dptune::host::Override> overrides;
+  std::string out;
+  bool overwrite = false;
+  for (std::size_t i = 2; i < args.size(); ++i) {
+    if (args[i] == "--overwrite") {
+      overwrite = true;
+      continue;
+    }
+    if (args[i] != "--seed" && args[i] != "--out")
+      throw UsageError("run: unknown option '" + args[i] +
+                       "'; options: --seed, --out, --overwrite");
+    if (i + 1 == args.size() || args[i + 1].rfind("--", 0) == 0)
+      throw UsageError("option " + args[i] + " needs a value");
+    if (args[i] == "--seed") {
+      Request seeded;
+      seeded.values["seed"] = args[++i];
+      overrides.push_back({"execution.seed", std::to_string(*seed(seeded))});
+    } else {
+      out = args[++i];
+    }
+  }
+  dptune::host::PluginRegistry registry;
+  for (const auto& folder : dptune::host::PluginRegistry::default_search_path())
+    registry.scan(folder);
+  registry.scan(modules_folder());
+  for (const auto& folder : dptune::host::read_plugin_paths(args[1], overrides))
+    registry.scan(folder);
+  auto config =
+      dptune::host::load_pipeline(args[1], overrides, dptune::host::HostCatalog(registry));
+  if (!out.empty()) config.output.dir = fs::absolute(out);
+  dptune::host::RunOptions options;
+  options.show_progress = false;
+  options.study = true;
+  options.overwrite = overwrite;
+  dptune::host::run_pipeline(config, registry, options, std::cout);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -229,6 +284,7 @@ int main(int argc, char** argv) {
       std::cout << dptune::figures::describe_presets();
       return 0;
     }
+    if (args[0] == "run") return run_pipeline_figure(args);
     return run(args);
   } catch (const UsageError& e) {
     std::cerr << "dptune-figures: " << e.what() << "\n" << kUsage;
