@@ -10,7 +10,7 @@
 
 #include "dp_hype/chacha_rng.hpp"
 #include "dp_hype/dp_hype.hpp"
-#include "dp_hype/simulation.hpp"
+#include "dp_hype_simulation.hpp"
 #include "dptune/rng.hpp"
 #include "support.hpp"
 

@@ -156,8 +156,12 @@ TEST_CASE("every named figure resolves, and its command line names every option"
     const auto values = dptune::figures::resolved_values(p);
     for (const auto& [key, value] : p.values) CHECK(values.at(key) == value);
     const std::string line = dptune::figures::command_line(p, values);
-    for (const auto& [key, value] : values)
-      if (!value.empty()) CHECK(line.find("--" + key + " '" + value + "'") != std::string::npos);
+    for (const auto& [key, value] : values) {
+      if (value.empty()) continue;
+      std::string option = "--";
+      option.append(key).append(" '").append(value).append("'");
+      CHECK(line.find(option) != std::string::npos);
+    }
   }
   CHECK(dptune::figures::find_preset("figure9") == nullptr);
 }

@@ -6,7 +6,7 @@
 #include <tuple>
 
 #include "dp_hype/dp_hype.hpp"
-#include "dp_hype/simulation.hpp"
+#include "dp_hype_simulation.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/host/format.hpp"
 

@@ -30,7 +30,7 @@ struct Figure2Options {
 /// range.
 void check(const Figure2Options& options);
 
-/// The simulation (dp_hype/simulation.hpp) for every setting, one seed per setting from `rng`;
+/// The simulation (dp_hype_simulation.hpp) for every setting, one seed per setting from `rng`;
 /// the table holds one row per (setting, k, ε) with the accountant's ε for the calibrated σ.
 Figure dp_hype_figure2(const Figure2Options& options, const dptune::Accountant& accountant,
                        double delta, dptune::RandomBitGenerator& rng,

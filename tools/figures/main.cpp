@@ -281,7 +281,10 @@ int main(int argc, char** argv) {
       return args.empty() ? 2 : 0;
     }
     if (args[0] == "list") {
-      std::cout << dptune::figures::describe_presets();
+      std::cout << dptune::figures::describe_presets()
+                << "repetition_fig7 (run): Papernot & Steinke 2022 Figure 7 on a pipeline's data "
+                   "(trains privately; trusted analysts only)\n  dptune-figures run "
+                   "examples/figures/repetition_fig7.yaml\n";
       return 0;
     }
     if (args[0] == "run") return run_pipeline_figure(args);

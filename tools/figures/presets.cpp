@@ -23,6 +23,13 @@ const Values kSvtDefaults = {{"g", "0.01"},
                              {"repetitions", "2000"},
                              {"trace-repetitions", "500"}};
 
+// " --key 'value'", as a shell reads it back (no value holds a quote).
+std::string option_text(const std::string& key, const std::string& value) {
+  std::string text = " --";
+  text.append(key).append(" '").append(value).append("'");
+  return text;
+}
+
 const Values& defaults_of(const std::string& simulator) {
   return simulator == "dp_hype" ? kDpHypeDefaults : kSvtDefaults;
 }
@@ -94,10 +101,10 @@ std::string option_names(const Preset& preset) {
 std::string describe_presets() {
   std::string out;
   for (const auto& p : presets()) {
-    out += p.name + " (" + p.simulator + "): " + p.summary + "\n ";
+    out.append(p.name).append(" (").append(p.simulator).append("): ").append(p.summary);
+    out += "\n ";
     for (const auto& [key, value] : resolved_values(p))
-      if (key != "out" && key != "seed" && key != "threads")
-        out += " --" + key + " '" + value + "'";
+      if (key != "out" && key != "seed" && key != "threads") out += option_text(key, value);
     out += "\n";
   }
   return out;
@@ -106,7 +113,7 @@ std::string describe_presets() {
 std::string command_line(const Preset& preset, const std::map<std::string, std::string>& values) {
   std::string out = "dptune-figures " + preset.name;
   for (const auto& [key, value] : values)
-    if (!value.empty()) out += " --" + key + " '" + value + "'";
+    if (!value.empty()) out += option_text(key, value);
   return out;
 }
 

@@ -114,7 +114,7 @@ class RepetitionFig7 final : public dptune::Tuner {
     notes.push_back("candidates: uniform over the " + std::to_string(grid.size()) +
                     "-point grid of the search space; the base event is the worst of its " +
                     std::to_string(events.size()) + " distinct event(s)");
-    const DpEvent base = events.size() == 1 ? events.front() : DpEvent::one_of(events);
+    DpEvent base = events.size() == 1 ? events.front() : DpEvent::one_of(events);
     const std::string why = context.accountant().unsupported_reason(base);
     if (!why.empty())
       throw dptune::ConfigError(

@@ -1,12 +1,12 @@
 // Ding, Wu, Xu & Pan, §4.2 (Figures 3 and 4): SVT doubling's iterations against n = (u* - u0) / g
 // and its fidelity u_s* / u*, from utilities drawn uniformly on (0, 1) (no data).  The Monte Carlo
-// itself is svt_doubling/core.hpp's simulate(); this turns its runs into the figures' curves and a
-// table.
+// itself is svt_doubling_simulation.hpp's simulate(); this turns its runs into the figures' curves
+// and a table.
 #pragma once
 
 #include "dptune/rng.hpp"
 #include "figure.hpp"
-#include "svt_doubling/core.hpp"
+#include "svt_doubling_simulation.hpp"
 
 namespace dptune::figures {
 
