@@ -1,6 +1,6 @@
 // The dp_hype tuner plugin, loaded through the host's registry and driven by a fake TunerContext:
 // what it asks the evaluator (non-private client-scoped runs), which noise it asks the mechanism
-// for, what it releases, baselines, dropout accounting, simulation mode.
+// for, what it releases, baselines, dropout accounting (Figure 2's simulation: tests/figures).
 #include <doctest/doctest.h>
 
 #include <atomic>
