@@ -10,7 +10,7 @@
 
 #include "dp_hype/chacha_rng.hpp"
 #include "dp_hype/dp_hype.hpp"
-#include "dp_hype/simulation.hpp"
+#include "dp_hype_simulation.hpp"
 #include "dptune/rng.hpp"
 #include "support.hpp"
 
@@ -374,7 +374,7 @@ TEST_CASE("Theorem IV.1: closed form, and bound <= simulated accuracy (Figure 2 
 TEST_CASE("Figure 2 shape: accuracy rises with k then falls, and a larger epsilon helps") {
   // Liebenow et al. 2025 Figure 2a at sigma_loss = 0.6 (good and bad local losses overlap): n =
   // 250, |H| = 100, |H_good| = 5.  150 repetitions (standard error <= 0.041 per cell); the expected
-  // values at 5000 repetitions (examples/pipelines/dp_hype_figure2a.yaml) are, for eps = 0.25: k =
+  // values at 5000 repetitions (dptune-figures dp_hype_figure2a) are, for eps = 0.25: k =
   // 1 0.64, k = 5 0.84, k = 100 0.05; for eps = 1: 1.0, 1.0, 0.05.
   dp_hype_test::PaperAccountant accountant;
   SimulationSetting s;

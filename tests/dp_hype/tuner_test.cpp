@@ -1,6 +1,6 @@
 // The dp_hype tuner plugin, loaded through the host's registry and driven by a fake TunerContext:
 // what it asks the evaluator (non-private client-scoped runs), which noise it asks the mechanism
-// for, what it releases, baselines, dropout accounting, simulation mode.
+// for, what it releases, baselines, dropout accounting (Figure 2's simulation: tests/figures).
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -241,76 +241,6 @@ TEST_CASE("dp_hype tuner: a non-Gaussian mechanism is refused with a clear error
   FakeContext context(14, /*gaussian=*/false);
   auto tuner = plugin.tuner({{"clients", std::int64_t{5}}, {"k", std::int64_t{1}}});
   CHECK_THROWS_WITH(tuner->tune(context), doctest::Contains("must be a Gaussian mechanism"));
-}
-
-TEST_CASE("dp_hype tuner: simulation mode writes one trial per setting, bound below accuracy") {
-  Loaded plugin;
-  FakeContext context(15);
-  auto tuner = plugin.tuner({{"simulate", true},
-                             {"clients", std::int64_t{60}},
-                             {"repetitions", std::int64_t{100}},
-                             {"epsilons", std::string("0.5, 2")},
-                             {"sim_k", std::string("1,5")},
-                             {"sim_candidates", std::string("20")}});
-  const auto r = tuner->tune(context);
-  REQUIRE(r.trials.size() == 4);
-  for (const auto& t : r.trials) {
-    CHECK(t.utility_min <= t.utility_mean + 0.1);
-    CHECK(t.privacy.epsilon <= 2.0 + 1e-9);
-  }
-  CHECK(has_note(r, "csv: candidates,good,sigma_loss,k,epsilon"));
-  CHECK_FALSE(r.selected.has_value());
-  // Only k is swept: accuracy against k, one series per epsilon, values = the trials' accuracies
-  // (trials run over k outer, epsilon inner).
-  REQUIRE(r.series.size() == 2);
-  CHECK(r.series[0].name == "figure2_accuracy_vs_k.eps0.5");
-  CHECK(r.series[1].name == "figure2_accuracy_vs_k.eps2");
-  for (std::size_t e = 0; e < 2; ++e) {
-    CHECK(r.series[e].x == std::vector<double>{1, 5});
-    CHECK(r.series[e].y ==
-          std::vector<double>{r.trials[e].utility_mean, r.trials[2 + e].utility_mean});
-  }
-  CHECK_THROWS_AS(plugin.tuner({{"epsilons", std::string("1,x")}}), dptune::Error);
-}
-
-TEST_CASE("dp_hype tuner: simulation series follow Figure 2's panels (curves per k and epsilon)") {
-  Loaded plugin;
-  FakeContext context(19);
-  auto tuner = plugin.tuner({{"simulate", true},
-                             {"clients", std::int64_t{40}},
-                             {"repetitions", std::int64_t{60}},
-                             {"epsilons", std::string("1")},
-                             {"sim_k", std::string("1, 3")},
-                             {"sim_sigma_loss", std::string("0.2, 2")},
-                             {"sim_good", std::string("1, 4")},
-                             {"sim_candidates", std::string("20")}});
-  const auto r = tuner->tune(context);
-  REQUIRE(r.trials.size() == 8);
-  // k is a curve parameter when other lists are swept: curves against sigma_loss for each
-  // (good, k) and against |H_good| for each (sigma_loss, k); none against k.
-  std::map<std::string, const dptune::Series*> by_name;
-  for (const auto& s : r.series) by_name[s.name] = &s;
-  CHECK(r.series.size() == 8);
-  for (const auto& [name, s] : by_name) CHECK(name.find("vs_k_") == std::string::npos);
-  REQUIRE(by_name.count("figure2_accuracy_vs_sigma_loss.good4_k3_eps1"));
-  REQUIRE(by_name.count("figure2_accuracy_vs_good.sigma_loss2_k1_eps1"));
-  const auto* a = by_name["figure2_accuracy_vs_sigma_loss.good4_k3_eps1"];
-  CHECK(a->x == std::vector<double>{0.2, 2});
-  const auto* b = by_name["figure2_accuracy_vs_good.sigma_loss2_k1_eps1"];
-  CHECK(b->x == std::vector<double>{1, 4});  // |H_good| itself: the host chooses a log axis
-  // Each point is the accuracy of the matching trial.
-  auto trial_accuracy = [&](std::int64_t good, double sl, std::int64_t k) {
-    for (const auto& t : r.trials)
-      if (t.params.get_int("good") == good && t.params.get_double("sigma_loss") == sl &&
-          t.params.get_int("k") == k)
-        return t.utility_mean;
-    return -1.0;
-  };
-  CHECK(a->y == std::vector<double>{trial_accuracy(4, 0.2, 3), trial_accuracy(4, 2, 3)});
-  CHECK(b->y == std::vector<double>{trial_accuracy(1, 2, 1), trial_accuracy(4, 2, 1)});
-  // Clearly separated losses and 40 unanimous voters: a good candidate always wins at sigma_loss
-  // 0.2.
-  CHECK(trial_accuracy(1, 0.2, 1) == 1.0);
 }
 
 TEST_CASE("dp_hype tuner: the printed epsilon is the closed form of the honest survivors' noise") {

@@ -117,11 +117,15 @@ dptune::SearchSpace grid_space() {
 
 struct Loaded {
   dptune::host::PluginRegistry registry;
-  Loaded() { registry.scan(DPTUNE_REPETITION_PLUGIN); }
+  std::string name;
+  explicit Loaded(std::string tuner = "repetition", const char* library = DPTUNE_REPETITION_PLUGIN)
+      : name(std::move(tuner)) {
+    registry.scan(library);
+  }
   std::shared_ptr<dptune::Tuner> tuner(const Params& given) {
-    const auto* schema = registry.schema(dptune::host::ComponentKind::Tuner, "repetition");
+    const auto* schema = registry.schema(dptune::host::ComponentKind::Tuner, name);
     REQUIRE(schema != nullptr);
-    return registry.create_tuner("repetition", schema->complete(given));
+    return registry.create_tuner(name, schema->complete(given));
   }
 };
 
@@ -587,15 +591,16 @@ TEST_CASE("repetition: bad parameters") {
   CHECK_THROWS(plugin.tuner({{"score_epsilon", 0.0}}));
 }
 
-TEST_CASE("repetition: simulation of Papernot & Steinke 2022 Fig. 7") {
-  Loaded plugin;
+// Papernot & Steinke 2022 Fig. 7 is dptune-figures' module repetition_fig7 (tools/figures), not the
+// repetition tuner's: the same replay, on the same fake context.
+TEST_CASE("repetition: simulation of Papernot & Steinke 2022 Fig. 7 (dptune-figures module)") {
+  Loaded plugin("repetition_fig7", DPTUNE_REPETITION_FIG7_MODULE);
   FakeContext context(2, grid_space());
   const auto r = plugin
-                     .tuner({{"simulate", true},
-                             {"points_per_dimension", std::int64_t{4}},
-                             {"sim_pool_runs", std::int64_t{3}},
-                             {"sim_searches", std::int64_t{200}},
-                             {"sim_means", std::string("2, 5, 20")}})
+                     .tuner({{"points_per_dimension", std::int64_t{4}},
+                             {"pool_runs", std::int64_t{3}},
+                             {"searches", std::int64_t{200}},
+                             {"means", std::string("2, 5, 20")}})
                      ->tune(context);
   CHECK(r.trusted_analyst_only);
   REQUIRE(r.series.size() == 5);

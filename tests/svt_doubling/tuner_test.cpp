@@ -494,31 +494,6 @@ TEST_CASE("svt_doubling tuner: random candidates are drawn from the space before
   CHECK(has_note(ra, "6 random draws from the search space"));
 }
 
-TEST_CASE("svt_doubling tuner: simulation mode writes the Figure 3 and 4 series") {
-  Loaded plugin;
-  FakeContext context(24);
-  const auto r = plugin
-                     .tuner({{"simulate", true},
-                             {"sim_repetitions", std::int64_t{60}},
-                             {"sim_trace_repetitions", std::int64_t{10}}})
-                     ->tune(context);
-  CHECK(context.evaluator_.batches.empty());
-  CHECK_FALSE(r.guarantee.has_value());
-  REQUIRE(r.series.size() == 3 * 3 + 3);
-  CHECK(r.series[0].name == "svt_iterations.keps_0.5");
-  CHECK(r.series[1].name == "svt_fidelity.keps_0.5");
-  CHECK(r.series[2].name == "svt_fidelity_by_iteration.keps_0.5");
-  CHECK(r.series[3].name == "svt_iterations.keps_5");
-  CHECK(r.series[9].name == "svt_iterations.reference_1_log2_n");
-  for (const auto& s : r.series) {
-    CHECK(s.x.size() == s.y.size());
-    CHECK_FALSE(s.x.empty());
-  }
-  CHECK(has_note(r, "table: 10, ["));
-  CHECK_THROWS_WITH(plugin.tuner({{"sim_k_epsilons", std::string("1,x")}}),
-                    doctest::Contains("'x' is not a number"));
-}
-
 TEST_CASE("svt_doubling tuner: partition scores outside [0, 1] are refused (Lemma 2 needs them)") {
   Loaded plugin;
   EvaluatorSetup setup;

@@ -17,18 +17,16 @@
 //    sensitive (trials.SENSITIVE.csv on opt-in), never into `selected` or the notes.
 //  * σ from (ε, δ, k): the pipeline's accountant on Gaussian(σ/√(2k)) (Lemma III.1, Theorem III.1,
 //    Theorem I.1 with the rdp accountant), or, labelled, the analytic Gaussian (Balle & Wang 2018).
-//  * `simulate: true` reproduces §IV-B / Figure 2 without training.
+//  * Liebenow et al. 2025 Figure 2 (the simulation of §IV-B) is `dptune-figures`'s, not this
+//    plugin's (tools/figures).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <map>
 #include <sstream>
-#include <tuple>
 
 #include "dp_hype/chacha_rng.hpp"
 #include "dp_hype/dp_hype.hpp"
 #include "dp_hype/peer_vote.hpp"
-#include "dp_hype/simulation.hpp"
 #include "dptune/dptune.hpp"
 
 namespace dptune::dp_hype {
@@ -48,12 +46,6 @@ constexpr const char* kBaselineLabel = "non-private baseline (not covered by the
 class DpHype final : public dptune::Tuner {
  public:
   explicit DpHype(const Params& p) : p_(p) {
-    // Lists are strings (the schema has no list type); check them now, naming the parameter.
-    dptune::parse_number_list(p.get_string("epsilons"), "dp_hype: epsilons");
-    dptune::parse_number_list(p.get_string("sim_k"), "dp_hype: sim_k");
-    dptune::parse_number_list(p.get_string("sim_sigma_loss"), "dp_hype: sim_sigma_loss");
-    dptune::parse_number_list(p.get_string("sim_good"), "dp_hype: sim_good");
-    dptune::parse_number_list(p.get_string("sim_candidates"), "dp_hype: sim_candidates");
     if (p.get_int("dropouts") >= p.get_int("clients"))
       throw dptune::InvalidArgument("dp_hype: dropouts must be < clients");
     // At least one honest noise share must survive the worst case (throws InvalidArgument).
@@ -142,29 +134,14 @@ class DpHype final : public dptune::Tuner {
                   "2025's Opt and "
                   "RandGuess): written only as trials marked sensitive (output.sensitive_trials), "
                   "labelled non-private baseline, not covered by the guarantee")
-        .default_to(false)
-        .add_bool("simulate", "Liebenow et al. 2025 Figure 2: simulated losses, no training")
-        .default_to(false)
-        .add_string("epsilons", "simulation: comma-separated epsilons")
-        .default_to(std::string("0.25,1"))
-        .add_string("sim_k", "simulation: comma-separated k values")
-        .default_to(std::string("1,5,10"))
-        .add_string("sim_sigma_loss", "simulation: comma-separated sigma_loss values")
-        .default_to(std::string("0.2"))
-        .add_string("sim_good", "simulation: comma-separated |H_good| values")
-        .default_to(std::string("5"))
-        .add_string("sim_candidates", "simulation: comma-separated |H| values")
-        .default_to(std::string("100"))
-        .add_int("repetitions", "simulation: repetitions per setting")
-        .min(1)
-        .default_to(int64_t{5000});
+        .default_to(false);
   }
 
   dptune::TuningResult tune(dptune::TunerContext& context) override {
     if (!(context.delta() > 0 && context.delta() < 1))
       throw dptune::ConfigError("dp_hype: the accountant's delta must be in (0, 1), got " +
                                 fmt(context.delta()));
-    return p_.get_bool("simulate") ? simulate(context) : federated(context);
+    return federated(context);
   }
 
  private:
@@ -623,190 +600,6 @@ class DpHype final : public dptune::Tuner {
           "event for "
           "noise_multiplier " +
           fmt(noise_multiplier) + " is " + e.to_string());
-  }
-
-  // Liebenow et al. 2025 Figure 2 as line series: for every parameter the pipeline sweeps (more
-  // than one value), one curve over it for each combination of the other parameters' values and
-  // each ε. Panels (a)-(c) sweep σ_loss, |H_good| and |H| with one curve per (k, ε); sweeping only
-  // k gives accuracy against k, one curve per ε.  Values are raw: the host draws |H_good| and |H|
-  // (geometric grids, as in the paper) on log axes.
-  static std::vector<dptune::Series> figure2_series(
-      const std::map<std::tuple<std::size_t, std::size_t, double, std::size_t, std::size_t>,
-                     double>& accuracy,
-      const std::vector<std::size_t>& sizes, const std::vector<std::size_t>& goods,
-      const std::vector<double>& losses, const std::vector<std::size_t>& ks,
-      const std::vector<double>& epsilons) {
-    enum Axis { kSize, kGood, kLoss, kK };
-    const std::size_t counts[4] = {sizes.size(), goods.size(), losses.size(), ks.size()};
-    const char* names[4] = {"H", "good", "sigma_loss", "k"};
-    const char* labels[4] = {"|H| (number of candidates)", "|H_good| (good candidates)",
-                             "sigma_loss (spread of local losses)", "k (votes per client)"};
-    auto value = [&](int axis, std::size_t i) -> double {
-      switch (axis) {
-        case kSize:
-          return static_cast<double>(sizes[i]);
-        case kGood:
-          return static_cast<double>(goods[i]);
-        case kLoss:
-          return losses[i];
-        default:
-          return static_cast<double>(ks[i]);
-      }
-    };
-    // k is a curve parameter whenever another parameter is swept (as in the paper's panels).
-    bool other_swept = counts[kSize] > 1 || counts[kGood] > 1 || counts[kLoss] > 1;
-    std::vector<dptune::Series> out;
-    for (int axis = 0; axis < 4; ++axis) {
-      if (counts[axis] < 2 || (axis == kK && other_swept)) continue;
-      // Iterate over every combination of the other three parameters and ε.
-      std::size_t idx[4] = {0, 0, 0, 0};
-      for (;;) {
-        for (std::size_t e = 0; e < epsilons.size(); ++e) {
-          dptune::Series series;
-          // GROUP.MEMBER: the host also draws every curve of one panel on one plot, GROUP.svg.
-          std::string member;
-          for (int o = 0; o < 4; ++o)
-            if (o != axis && (o == kK || counts[o] > 1))
-              member += names[o] + fmt(value(o, idx[o])) + "_";
-          member += "eps" + fmt(epsilons[e]);
-          series.name = std::string("figure2_accuracy_vs_") + names[axis] + "." + member;
-          series.x_label = labels[axis];
-          series.y_label = "accuracy (Pr[a good candidate wins])";
-          for (std::size_t i = 0; i < counts[axis]; ++i) {
-            std::size_t at[4] = {idx[0], idx[1], idx[2], idx[3]};
-            at[axis] = i;
-            const auto it = accuracy.find(
-                {sizes[at[kSize]], goods[at[kGood]], losses[at[kLoss]], ks[at[kK]], e});
-            if (it == accuracy.end()) continue;  // k > |H| or |H_good| > |H|: no such setting
-            const double x = value(axis, i);
-            series.x.push_back(x);  // the host puts a geometric grid on a log axis
-            series.y.push_back(it->second);
-          }
-          if (series.x.size() >= 2) out.push_back(std::move(series));
-        }
-        int o = 0;
-        for (; o < 4; ++o) {
-          if (o == axis) continue;
-          if (++idx[o] < counts[o]) break;
-          idx[o] = 0;
-        }
-        if (o == 4) break;
-      }
-    }
-    return out;
-  }
-
-  dptune::TuningResult simulate(dptune::TunerContext& context) {
-    const auto epsilons = dptune::parse_number_list(p_.get_string("epsilons"), "dp_hype: epsilons");
-    auto as_sizes = [](const std::vector<double>& v, const char* what) {
-      std::vector<std::size_t> out;
-      for (double x : v) {
-        if (!(x >= 1) || x != std::floor(x))
-          throw dptune::InvalidArgument(std::string("dp_hype: ") + what +
-                                        ": expected positive integers, got " + fmt(x));
-        out.push_back(static_cast<std::size_t>(x));
-      }
-      return out;
-    };
-    const auto ks = as_sizes(dptune::parse_number_list(p_.get_string("sim_k"), "sim_k"), "sim_k");
-    const auto goods =
-        as_sizes(dptune::parse_number_list(p_.get_string("sim_good"), "sim_good"), "sim_good");
-    const auto sizes =
-        as_sizes(dptune::parse_number_list(p_.get_string("sim_candidates"), "sim_candidates"),
-                 "sim_candidates");
-    const auto losses =
-        dptune::parse_number_list(p_.get_string("sim_sigma_loss"), "sim_sigma_loss");
-
-    // σ per (k, ε): the same calibration as a real run.
-    std::map<std::pair<std::size_t, double>, double> sigmas;
-    std::map<std::pair<std::size_t, double>, dptune::PrivacyGuarantee> guarantees;
-    for (std::size_t kk : ks)
-      for (double eps : epsilons) {
-        const double sigma = sigma_for(context, eps, kk).first;
-        sigmas[{kk, eps}] = sigma;
-        guarantees[{kk, eps}] =
-            context.accountant().epsilon(event_for_sigma(sigma, kk), context.delta());
-      }
-    dptune::TuningResult result;
-    result.notes.push_back(
-        "simulation of Liebenow et al. 2025 Figure 2 (no training, no private data): " +
-        std::to_string(n()) + " clients, " + std::to_string(p_.get_int("repetitions")) +
-        " repetitions per setting; trials hold one row per setting with "
-        "utility_mean = accuracy (fraction of runs that picked a good candidate)");
-    result.notes.push_back(
-        "simulation: the aggregate gets N(0, sigma^2), the honest noise a deployment guarantees; "
-        "a federated run adds N(0, sigma^2 / h) per client (h = n - floor(gamma n) - floor(xi n) "
-        "honest survivors), so its sum carries a little more noise than simulated");
-    result.notes.push_back(
-        "csv: candidates,good,sigma_loss,k,epsilon,sigma,accuracy,theorem_iv1_mean_bound,mean_gap");
-    std::size_t settings = 0;
-    for (std::size_t p : sizes)
-      for (std::size_t good : goods)
-        for ([[maybe_unused]] double sl : losses) settings += good <= p ? 1 : 0;
-    context.progress().start("dp_hype: simulation", settings);
-    std::size_t done = 0, id = 0;
-    // accuracy[(|H|, |H_good|, σ_loss, k, ε index)], for the Figure 2 series below.
-    std::map<std::tuple<std::size_t, std::size_t, double, std::size_t, std::size_t>, double>
-        accuracy;
-    for (std::size_t p : sizes)
-      for (std::size_t good : goods)
-        for (double sl : losses) {
-          SimulationSetting s;
-          s.clients = n();
-          s.candidates = p;
-          s.good = good;
-          s.sigma_loss = sl;
-          s.repetitions = static_cast<std::size_t>(p_.get_int("repetitions"));
-          s.ks.clear();
-          for (std::size_t kk : ks)
-            if (kk <= p) s.ks.push_back(kk);
-          if (good > p || s.ks.empty()) continue;
-          // All k share each repetition's losses (common random numbers); σ per (k, ε).
-          for (std::size_t kk : s.ks) {
-            std::vector<double> row;
-            row.reserve(epsilons.size());
-            for (double eps : epsilons) row.push_back(sigmas[{kk, eps}]);
-            s.sigmas_per_k.push_back(std::move(row));
-          }
-          const auto cells = dp_hype::simulate(s, context.rng().next_u64(), pool(context));
-          for (std::size_t ki = 0; ki < s.ks.size(); ++ki) {
-            const std::size_t kk = s.ks[ki];
-            for (std::size_t e = 0; e < epsilons.size(); ++e) {
-              const auto& c = cells[ki * epsilons.size() + e];
-              accuracy[{p, good, sl, kk, e}] = c.accuracy;
-              result.notes.push_back(
-                  "csv: " + std::to_string(p) + "," + std::to_string(good) + "," + fmt(sl) + "," +
-                  std::to_string(kk) + "," + fmt(epsilons[e]) + "," + fmt(c.sigma) + "," +
-                  fmt(c.accuracy, 4) + "," + fmt(c.mean_bound, 4) + "," + fmt(c.mean_gap, 5));
-              dptune::Trial t;
-              t.id = id++;
-              t.params = Params{{"candidates", static_cast<std::int64_t>(p)},
-                                {"good", static_cast<std::int64_t>(good)},
-                                {"sigma_loss", sl},
-                                {"k", static_cast<std::int64_t>(kk)},
-                                {"sigma", c.sigma}};
-              t.privacy = guarantees[{kk, epsilons[e]}];
-              t.utility_mean = c.accuracy;
-              t.utility_min = c.mean_bound;  // Theorem IV.1 bound (mean over runs) ≤ accuracy
-              t.utility_max = c.accuracy;
-              t.repetitions = s.repetitions;
-              result.trials.push_back(std::move(t));
-            }
-          }
-          context.progress().advance(++done, std::nullopt);
-        }
-    result.series = figure2_series(accuracy, sizes, goods, losses, ks, epsilons);
-    const double reps = static_cast<double>(p_.get_int("repetitions"));
-    result.notes.push_back(
-        "series (Liebenow et al. 2025 Figure 2): one accuracy curve per swept parameter (k, "
-        "sigma_loss, "
-        "|H_good| and |H| on log axes) for each value of the others and each "
-        "epsilon; Monte Carlo standard error <= 0.5 / sqrt(" +
-        fmt(reps) + ") = " + fmt(0.5 / std::sqrt(reps), 3) + " per point");
-    result.notes.push_back(
-        "trials: utility_min holds the mean Theorem IV.1 lower bound at the "
-        "realised vote gap; it never exceeds the simulated accuracy");
-    return result;
   }
 
   Params p_;

@@ -24,7 +24,6 @@
 // the privacy cost must be finite.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -38,8 +37,6 @@ using dptune::DpEvent;
 using dptune::InvalidArgument;
 using dptune::Params;
 using dptune::RepetitionDistribution;
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 std::string fmt(double x) {
   std::ostringstream s;
@@ -82,10 +79,6 @@ class Repetition final : public dptune::Tuner {
         stop_probability_(p.get_double("stop_probability")),
         candidates_(p.get_string("candidates")),
         points_(static_cast<std::size_t>(p.get_int("points_per_dimension"))),
-        simulate_(p.get_bool("simulate")),
-        sim_pool_runs_(static_cast<std::size_t>(p.get_int("sim_pool_runs"))),
-        sim_searches_(static_cast<std::size_t>(p.get_int("sim_searches"))),
-        sim_means_(dptune::parse_number_list(p.get_string("sim_means"), "repetition: sim_means")),
         private_scoring_(p.get_string("scoring") == "private"),
         score_epsilon_(p.get_double("score_epsilon")),
         secure_noise_(!p.contains("noise") || p.get_string("noise") == "secure") {
@@ -106,8 +99,6 @@ class Repetition final : public dptune::Tuner {
           "repetition: the truncated negative binomial needs mean > 1 (K >= 1 "
           "always), got " +
           fmt(mean_));
-    for (double m : sim_means_)
-      if (!(m > 1)) throw InvalidArgument("repetition: sim_means must all be > 1, got " + fmt(m));
     // Finding 8 of issue 13: every check that can abort must run before the first run, or the
     // abort itself tells which runs came before.  Drawn from the space, a candidate is checked
     // against the base event when drawn, so the threshold variant draws all of its attempts up
@@ -160,20 +151,6 @@ class Repetition final : public dptune::Tuner {
         .add_int("points_per_dimension", "grid points per continuous dimension (candidates: grid)")
         .min(1)
         .default_to(std::int64_t{5})
-        .add_bool(
-            "simulate",
-            "Papernot & Steinke 2022 Fig. 7 analogue instead of a private search: run every grid "
-            "candidate sim_pool_runs times, then replay whole searches from that pool "
-            "(trusted analysts only)")
-        .default_to(false)
-        .add_int("sim_pool_runs", "simulate: private runs per candidate")
-        .min(1)
-        .default_to(std::int64_t{16})
-        .add_int("sim_searches", "simulate: searches replayed per distribution and mean")
-        .min(1)
-        .default_to(std::int64_t{500})
-        .add_string("sim_means", "simulate: the E[K] values, comma-separated, each > 1")
-        .default_to(std::string("1.5, 2, 3, 5, 10, 20, 50, 100"))
         .add_string("scoring",
                     "private: add Laplace noise (scale: the utility's sensitivity / score_epsilon) "
                     "to every run's held-out score and compose its cost into the base event; "
@@ -196,7 +173,6 @@ class Repetition final : public dptune::Tuner {
 
   dptune::TuningResult tune(dptune::TunerContext& context) override {
     CandidateSet set = candidate_set(context);
-    if (simulate_) return simulate(context, set);
     // Everything that can refuse (the scored utility's sensitivity, the accountant) is settled
     // here, before the first run.
     const Scoring score = scoring(context, set.base);
@@ -230,9 +206,6 @@ class Repetition final : public dptune::Tuner {
   double threshold_, stop_probability_;
   std::string candidates_;
   std::size_t points_;
-  bool simulate_;
-  std::size_t sim_pool_runs_, sim_searches_;
-  std::vector<double> sim_means_;
   bool private_scoring_;
   double score_epsilon_;
   bool secure_noise_;
@@ -319,7 +292,7 @@ class Repetition final : public dptune::Tuner {
     const auto& evaluator = context.evaluator();
     const auto whole = dptune::DataScope::whole();
     CandidateSet set;
-    set.from_grid = candidates_ == "grid" || simulate_;
+    set.from_grid = candidates_ == "grid";
     if (set.from_grid) {
       set.grid = space.grid(points_);
       for (const auto& c : set.grid) add_distinct(set.events, evaluator.event_of(c, whole));
@@ -666,94 +639,6 @@ class Repetition final : public dptune::Tuner {
         break;
       }
     }
-    return result;
-  }
-
-  // ---- Papernot & Steinke 2022, Figure 7 analogue -----------------------------------------------
-  dptune::TuningResult simulate(dptune::TunerContext& context, const CandidateSet& set) {
-    dptune::TuningResult result;
-    result.notes = set.notes;
-    result.trusted_analyst_only = true;
-    result.trials_sensitive = true;
-    std::vector<dptune::EvaluationRequest> requests;
-    for (const auto& c : set.grid) {
-      auto r = run_of(c);
-      r.repetitions = sim_pool_runs_;
-      r.keep_output = false;
-      requests.push_back(r);
-    }
-    context.progress().start("repetition simulation pool", requests.size());
-    const auto pool = context.evaluator().evaluate(requests);
-    context.progress().advance(pool.size(), std::nullopt);
-    double best_mean = 0;
-    for (std::size_t i = 0; i < pool.size(); ++i) {
-      result.trials.push_back(dptune::to_trial(pool[i], i));
-      best_mean = std::max(best_mean, pool[i].utility_mean);
-    }
-    struct Family {
-      const char* name;
-      double shape;
-    };
-    const Family families[] = {{"logarithmic", 0.0},
-                               {"negative_binomial_eta_0.5", 0.5},
-                               {"geometric", 1.0},
-                               {"poisson", kInf}};
-    double x_min = kInf, x_max = 0;
-    std::ostringstream table;
-    table << "csv: distribution,mean,epsilon,mean_best_utility,runs_per_search";
-    for (const auto& family : families) {
-      dptune::Series s{std::string("fig7.") + family.name,
-                       "epsilon at delta = " + fmt(context.delta()),
-                       "mean best utility over " + std::to_string(sim_searches_) + " searches",
-                       {},
-                       {}};
-      for (double mean : sim_means_) {
-        const auto dist = RepetitionDistribution::from_mean(mean, family.shape);
-        const double eps =
-            context.accountant()
-                .epsilon(DpEvent::repeat_and_select(set.base, mean, family.shape), context.delta())
-                .epsilon;
-        double sum = 0, runs = 0;
-        for (std::size_t t = 0; t < sim_searches_; ++t) {
-          const std::int64_t k = dist.sample(context.rng());
-          runs += static_cast<double>(k);
-          double best = 0;  // K = 0: nothing trained; counted as utility 0
-          for (std::int64_t j = 0; j < k; ++j) {
-            const auto& e = pool[dptune::uniform_index(context.rng(), pool.size())];
-            best = std::max(best,
-                            e.utilities[dptune::uniform_index(context.rng(), e.utilities.size())]);
-          }
-          sum += best;
-        }
-        const double n = static_cast<double>(sim_searches_);
-        s.x.push_back(eps);
-        s.y.push_back(sum / n);
-        x_min = std::min(x_min, eps);
-        x_max = std::max(x_max, eps);
-        table << "\ncsv: " << family.name << "," << fmt(mean) << "," << fmt(eps) << ","
-              << fmt(sum / n) << "," << fmt(runs / n);
-      }
-      result.series.push_back(std::move(s));
-    }
-    result.series.push_back({"fig7.non_private_best",
-                             "epsilon",
-                             "best candidate's mean utility",
-                             {x_min, x_max},  // across the plotted budgets (a log axis)
-                             {best_mean, best_mean}});
-    result.notes.push_back(
-        "simulation of Papernot & Steinke 2022, Fig. 7: every grid candidate was trained "
-        "privately " +
-        std::to_string(sim_pool_runs_) +
-        " times; each search draws K, then K (candidate, run) "
-        "pairs from that pool and keeps the best score; " +
-        std::to_string(sim_searches_) +
-        " searches per point; K = 0 counts as utility 0.  The epsilons are the accountant's "
-        "RepeatAndSelect guarantees; the pool itself is per-run output for trusted analysts");
-    result.notes.push_back(
-        "the replayed searches select on exact scores, so their epsilons assume the validation "
-        "split is public (as scoring: public_validation); a search with scoring: private costs "
-        "more (dptune plan repetition --score-epsilon)");
-    result.notes.push_back(table.str());
     return result;
   }
 };

@@ -13,7 +13,8 @@
 //    pure-ϵ events whatever the data; the final private training of s* on the whole training split
 //    is composed in by the pipeline's accountant.  The paper's ε + O(log n)ϵ is reported, labelled
 //    nominal.
-//  * `simulate: true` reproduces §4.2 (Figures 3 and 4) without data.
+//  * Ding et al. §4.2 (Figures 3 and 4, simulated utilities) is `dptune-figures`'s, not this
+//    plugin's (tools/figures).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -46,7 +47,6 @@ constexpr double kNominalMultiplier = 3;
 class SvtDoubling final : public dptune::Tuner {
  public:
   explicit SvtDoubling(const Params& p) : p_(p) {
-    dptune::parse_number_list(p.get_string("sim_k_epsilons"), "svt_doubling: sim_k_epsilons");
     if (!p.get_bool("protect_validation") && p.get_int("validation_rows") != 0)
       throw dptune::InvalidArgument(
           "svt_doubling: validation_rows is only used with protect_validation: true (and is no "
@@ -133,26 +133,10 @@ class SvtDoubling final : public dptune::Tuner {
         .add_bool("per_trial_output",
                   "release every candidate's partition-mean utility as trials (sensitive: written "
                   "only with output.sensitive_trials)")
-        .default_to(false)
-        .add_bool("simulate", "Ding et al. Figures 3 and 4: simulated utilities, no data")
-        .default_to(false)
-        .add_string("sim_k_epsilons", "simulation: comma-separated k * epsilon values")
-        .default_to(std::string("0.5, 5, 10"))
-        .add_int("sim_candidates", "simulation: |S|, utilities uniform on (0, 1)")
-        .min(1)
-        .default_to(int64_t{100})
-        .add_int("sim_repetitions", "simulation: runs per k * epsilon (iterations against n)")
-        .min(1)
-        .default_to(int64_t{2000})
-        .add_int("sim_trace_repetitions",
-                 "simulation: runs per k * epsilon at u0 = 0 (fidelity against iterations)")
-        .min(1)
-        .default_to(int64_t{500});
+        .default_to(false);
   }
 
-  dptune::TuningResult tune(dptune::TunerContext& context) override {
-    return p_.get_bool("simulate") ? simulate(context) : select(context);
-  }
+  dptune::TuningResult tune(dptune::TunerContext& context) override { return select(context); }
 
  private:
   std::size_t k() const { return static_cast<std::size_t>(p_.get_int("k")); }
@@ -630,116 +614,6 @@ class SvtDoubling final : public dptune::Tuner {
     Noise noise_;
     LoopResult loop_;
   };
-
-  dptune::TuningResult simulate(dptune::TunerContext& context) {
-    SimulationOptions o;
-    o.candidates = static_cast<std::size_t>(p_.get_int("sim_candidates"));
-    o.g = g();
-    o.k_epsilons =
-        dptune::parse_number_list(p_.get_string("sim_k_epsilons"), "svt_doubling: sim_k_epsilons");
-    o.repetitions = static_cast<std::size_t>(p_.get_int("sim_repetitions"));
-    o.trace_repetitions = static_cast<std::size_t>(p_.get_int("sim_trace_repetitions"));
-    context.progress().start("svt_doubling: simulation", o.k_epsilons.size());
-    const SimulationResult sim = svt_doubling::simulate(o, context.rng());
-    context.progress().advance(o.k_epsilons.size(), std::nullopt);
-
-    dptune::TuningResult result;
-    auto& notes = result.notes;
-    notes.push_back(
-        "simulation of Ding et al. §4.2 (no data): |S| = " + std::to_string(o.candidates) +
-        " utilities uniform on (0, 1) per run, g = " + fmt(o.g) +
-        ", Laplace scales 2/(k epsilon) and 4/(k epsilon); n = (u* - u0) / g varied through u0 "
-        "= u* - n g with n log-uniform on [1, u*/g], " +
-        std::to_string(o.repetitions) +
-        " runs per k epsilon, no iteration cap (the loop runs to its natural end)");
-    notes.push_back("generator: " + context.rng().description());
-    notes.push_back(
-        "table: k_epsilon, n bin [2^j, 2^(j+1)), runs, mean n, mean T, sd T, "
-        "mean T / ln n, mean T / log2 n, mean fidelity u_s*/u*, runs with no s*, "
-        "runs over the default cap");
-    for (std::size_t e = 0; e < o.k_epsilons.size(); ++e) {
-      const double ke = o.k_epsilons[e];
-      struct Bin {
-        double n = 0, t = 0, t2 = 0, ln = 0, l2 = 0, fid = 0;
-        std::size_t runs = 0, none = 0, over = 0;
-      };
-      std::map<int, Bin> bins;
-      for (const auto& r : sim.runs) {
-        if (r.k_epsilon != ke) continue;
-        const int j = r.n >= 1 ? static_cast<int>(std::floor(std::log2(r.n))) : 0;
-        Bin& b = bins[j];
-        const double t = static_cast<double>(r.iterations);
-        b.n += r.n;
-        b.t += t;
-        b.t2 += t * t;
-        if (r.n > 1) {
-          b.ln += t / std::log(r.n);
-          b.l2 += t / std::log2(r.n);
-        }
-        b.fid += r.fidelity;
-        b.runs++;
-        b.none += r.selected ? 0 : 1;
-        b.over += r.iterations > r.default_cap ? 1 : 0;
-      }
-      const std::string tag = fmt(ke);
-      dptune::Series iters{
-          "svt_iterations.keps_" + tag, "n = (u* - u0) / g", "mean iterations T", {}, {}};
-      dptune::Series fid{
-          "svt_fidelity.keps_" + tag, "n = (u* - u0) / g", "mean final fidelity u_s* / u*", {}, {}};
-      for (const auto& [j, b] : bins) {
-        const double runs = static_cast<double>(b.runs);
-        const double mean_t = b.t / runs;
-        const double sd = std::sqrt(std::max(0.0, b.t2 / runs - mean_t * mean_t));
-        iters.x.push_back(b.n / runs);
-        iters.y.push_back(mean_t);
-        fid.x.push_back(b.n / runs);
-        fid.y.push_back(b.fid / runs);
-        notes.push_back(
-            "table: " + fmt(ke) + ", [" + std::to_string(1 << j) + ", " + std::to_string(2 << j) +
-            "), " + std::to_string(b.runs) + ", " + fmt(b.n / runs, 4) + ", " + fmt(mean_t, 4) +
-            ", " + fmt(sd, 3) + ", " + fmt(b.ln / runs, 3) + ", " + fmt(b.l2 / runs, 3) + ", " +
-            fmt(b.fid / runs, 4) + ", " + std::to_string(b.none) + ", " + std::to_string(b.over));
-      }
-      dptune::Series trace{"svt_fidelity_by_iteration.keps_" + tag,
-                           "iteration t",
-                           "mean fidelity alpha_t (u0 = 0)",
-                           {},
-                           {}};
-      const auto& curve = sim.fidelity_by_iteration[e];
-      for (std::size_t t = 0; t < curve.size(); ++t) {
-        trace.x.push_back(static_cast<double>(t + 1));
-        trace.y.push_back(curve[t]);
-      }
-      if (!curve.empty())
-        notes.push_back("fidelity: k epsilon = " + fmt(ke) +
-                        ": final alpha_T (u0 = 0) = " + fmt(curve.back(), 4) +
-                        "; exponential-mechanism limit (1/(1 - e^(-1/b)) - b) / E[u*] with b = "
-                        "4/(k epsilon) = " +
-                        fmt(exponential_mechanism_fidelity(ke, o.candidates), 4));
-      result.series.push_back(std::move(iters));
-      result.series.push_back(std::move(fid));
-      result.series.push_back(std::move(trace));
-    }
-    // Figure 4's reference curves T = c log n, c = 1, 3, 5 (log base 2, see kNominalMultiplier).
-    for (double c : {1.0, 3.0, 5.0}) {
-      dptune::Series ref{"svt_iterations.reference_" + fmt(c) + "_log2_n",
-                         "n = (u* - u0) / g",
-                         fmt(c) + " log2 n",
-                         {},
-                         {}};
-      // n = 2 · 1.25^i up to 1/g (a geometric grid, counted by an integer).
-      for (int i = 0; 2 * std::pow(1.25, i) <= 1 / o.g; ++i) {
-        const double n = 2 * std::pow(1.25, i);
-        ref.x.push_back(n);
-        ref.y.push_back(c * std::log2(n));
-      }
-      result.series.push_back(std::move(ref));
-    }
-    notes.push_back(
-        "series: svt_iterations.keps_* (Figure 4), svt_fidelity.keps_* and "
-        "svt_fidelity_by_iteration.keps_* (Figure 3), svt_iterations.reference_*_log2_n");
-    return result;
-  }
 
   Params p_;
 };

@@ -1,4 +1,4 @@
-#include "dp_hype/simulation.hpp"
+#include "dp_hype_simulation.hpp"
 
 #include <algorithm>
 #include <numeric>

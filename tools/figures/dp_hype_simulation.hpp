@@ -1,5 +1,7 @@
 // DP-Hype (Liebenow et al. 2025) §IV-B: the Monte Carlo simulation behind Figure 2 (simulated local
-// losses, no training, no private data).  A seam of its own: it is not part of a federated run.
+// losses, no training, no private data).  Not part of a federated run, so it lives with
+// dptune-figures, out of the tuner plugin; it uses the plugin's core library (the parallel-for
+// type).
 #pragma once
 
 #include <cstddef>
