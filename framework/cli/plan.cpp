@@ -197,11 +197,6 @@ dptune::Params planned_tuner_params(const dptune::host::PipelineConfig& config,
   if (!schema) throw UsageError("plan repetition: the repetition tuner plugin is not loaded");
   dptune::Params params =
       schema->complete(config.tuner.use == "repetition" ? config.tuner.params : dptune::Params{});
-  if (params.get_bool("simulate"))
-    throw UsageError(
-        "plan repetition: the pipeline's repetition tuner simulates (simulate: true, a map for "
-        "trusted analysts that claims no guarantee); plan its private search with --set "
-        "tuner.params.simulate=false");
   if (vm.count("points")) {
     if (params.get_string("candidates") == "space")
       throw UsageError(
