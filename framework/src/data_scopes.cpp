@@ -117,12 +117,18 @@ namespace {
 
 using Storage = std::vector<float>;
 
-/// Stored row (index into the storage) of every row of `rows`, in the view's order.
+/// True when `d` holds feature values as float rows (a workload has no columns).
+bool has_float_rows(const dptune::Dataset& d) {
+  return !d.float_rows.empty() && d.float_rows.cols() > 0;
+}
+
+/// Stored row (index into the storage) of every row of `rows` (cols > 0), in the view's order.
 Indices stored_index(const dptune::FloatRows& rows) {
+  const std::size_t cols = std::max<std::size_t>(1, rows.cols());
   Indices out(rows.rows());
   const float* base = rows.storage()->data();
   for (std::size_t i = 0; i < out.size(); ++i)
-    out[i] = static_cast<std::size_t>(rows.row(i) - base) / rows.cols();
+    out[i] = static_cast<std::size_t>(rows.row(i) - base) / cols;
   return out;
 }
 
@@ -149,14 +155,14 @@ std::vector<ScopedData> keep_only(const std::vector<ScopedData>& data) {
   }
   std::map<const Storage*, Compacted> storages;
   for (const dptune::Dataset* set : sets)
-    if (!set->float_rows.empty()) {
+    if (has_float_rows(*set)) {
       const Indices rows = stored_index(set->float_rows);
       storages[set->float_rows.storage()].used.insert(rows.begin(), rows.end());
     }
   for (dptune::Dataset* set : sets) {
-    if (set->float_rows.empty()) continue;
+    if (!has_float_rows(*set)) continue;
     Compacted& c = storages[set->float_rows.storage()];
-    const std::size_t cols = set->float_rows.cols();
+    const std::size_t cols = std::max<std::size_t>(1, set->float_rows.cols());
     if (!c.values) {
       c.values = std::make_shared<Storage>();
       c.values->reserve(c.used.size() * cols);
@@ -178,7 +184,7 @@ std::vector<ScopedData> keep_only(const std::vector<ScopedData>& data) {
 std::size_t stored_rows(const std::vector<const dptune::Dataset*>& sets) {
   std::map<const Storage*, std::size_t> rows;
   for (const dptune::Dataset* set : sets)
-    if (set && !set->float_rows.empty() && set->float_rows.cols() > 0)
+    if (set && has_float_rows(*set))
       rows[set->float_rows.storage()] = set->float_rows.storage()->size() / set->float_rows.cols();
   std::size_t total = 0;
   for (const auto& [storage, n] : rows) total += n;

@@ -277,6 +277,7 @@ void HostEvaluator::confine(const std::vector<dptune::DataScope>& scopes) {
     if (s.kind == dptune::DataScope::Kind::Whole) return;
   const DataSplits& all = fixed_data();
   std::vector<ScopedData> selected;
+  selected.reserve(scopes.size());
   for (const auto& s : scopes) selected.push_back(select(all, s));
   selected = keep_only(selected);
   std::lock_guard lock(data_mutex_);

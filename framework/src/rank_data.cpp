@@ -11,9 +11,10 @@
 namespace dptune::host {
 
 namespace {
-bool env_set(const char* name) {
+/// The value of environment variable `name`, or empty.
+std::string env(const char* name) {
   const char* value = std::getenv(name);
-  return value && *value;
+  return value ? value : "";
 }
 }  // namespace
 
@@ -27,10 +28,11 @@ void keep_rank_data(const PipelineConfig& config, const dptune::Tuner& tuner,
   const auto scopes = tuner.rank_scopes(rank, ranks);
   // Rank 0 scores the released model on the test split after the tuning: it keeps the data then.
   const bool scores_test = rank == 0 && config.output.test_score.has_value();
-  if (scopes && !scores_test && !env_set("DPTUNE_MPI_KEEP_ROWS")) stack.evaluator.confine(*scopes);
-  if (!env_set("DPTUNE_MPI_HELD_ROWS")) return;
-  const std::string path =
-      std::string(std::getenv("DPTUNE_MPI_HELD_ROWS")) + "/rank_" + std::to_string(rank) + ".txt";
+  if (scopes && !scores_test && env("DPTUNE_MPI_KEEP_ROWS").empty())
+    stack.evaluator.confine(*scopes);
+  const std::string folder = env("DPTUNE_MPI_HELD_ROWS");
+  if (folder.empty()) return;
+  const std::string path = folder + "/rank_" + std::to_string(rank) + ".txt";
   std::ofstream file(path, std::ios::trunc);
   file << "rank " << rank << " of " << ranks << "\n"
        << stack.evaluator.held_rows(scopes.value_or(std::vector<dptune::DataScope>{}));
