@@ -1,5 +1,8 @@
 #include "dptune/host/data_scopes.hpp"
 
+#include <algorithm>
+#include <set>
+
 #include "dptune/errors.hpp"
 
 namespace dptune::host {
@@ -108,6 +111,84 @@ ScopedData DataScopes::select(const DataSplits& all, const dptune::DataScope& sc
              : std::string("the ") + to_string(score_split) +
                    " split is empty (raise its fraction in the data section)"));
   return out;
+}
+
+namespace {
+
+using Storage = std::vector<float>;
+
+/// True when `d` holds feature values as float rows (a workload has no columns).
+bool has_float_rows(const dptune::Dataset& d) {
+  return !d.float_rows.empty() && d.float_rows.cols() > 0;
+}
+
+/// Stored row (index into the storage) of every row of `rows` (cols > 0), in the view's order.
+Indices stored_index(const dptune::FloatRows& rows) {
+  const std::size_t cols = std::max<std::size_t>(1, rows.cols());
+  Indices out(rows.rows());
+  const float* base = rows.storage()->data();
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<std::size_t>(rows.row(i) - base) / cols;
+  return out;
+}
+
+/// One storage's rows that the kept sets use, copied into a new storage.
+struct Compacted {
+  std::set<std::size_t> used;
+  std::shared_ptr<Storage> values;
+  std::vector<std::size_t> position;  // stored row -> its row in `values` (used rows only)
+};
+
+}  // namespace
+
+std::vector<ScopedData> keep_only(const std::vector<ScopedData>& data) {
+  // Each set becomes an owned copy first (labels and any double features are the set's own).
+  std::vector<ScopedData> out = data;
+  std::vector<dptune::Dataset*> sets;
+  for (auto& d : out) {
+    auto train = std::make_shared<dptune::Dataset>(*d.train);
+    auto scored = d.scored == d.train ? train : std::make_shared<dptune::Dataset>(*d.scored);
+    sets.push_back(train.get());
+    if (scored != train) sets.push_back(scored.get());
+    d.train = std::move(train);
+    d.scored = std::move(scored);
+  }
+  std::map<const Storage*, Compacted> storages;
+  for (const dptune::Dataset* set : sets)
+    if (has_float_rows(*set)) {
+      const Indices rows = stored_index(set->float_rows);
+      storages[set->float_rows.storage()].used.insert(rows.begin(), rows.end());
+    }
+  for (dptune::Dataset* set : sets) {
+    if (!has_float_rows(*set)) continue;
+    Compacted& c = storages[set->float_rows.storage()];
+    const std::size_t cols = std::max<std::size_t>(1, set->float_rows.cols());
+    if (!c.values) {
+      c.values = std::make_shared<Storage>();
+      c.values->reserve(c.used.size() * cols);
+      c.position.assign(set->float_rows.storage()->size() / cols, 0);
+      const float* base = set->float_rows.storage()->data();
+      std::size_t next = 0;
+      for (std::size_t r : c.used) {
+        c.values->insert(c.values->end(), base + r * cols, base + (r + 1) * cols);
+        c.position[r] = next++;
+      }
+    }
+    auto index = std::make_shared<Indices>(stored_index(set->float_rows));
+    for (auto& r : *index) r = c.position[r];
+    set->float_rows = dptune::FloatRows(c.values, cols, std::move(index));
+  }
+  return out;
+}
+
+std::size_t stored_rows(const std::vector<const dptune::Dataset*>& sets) {
+  std::map<const Storage*, std::size_t> rows;
+  for (const dptune::Dataset* set : sets)
+    if (set && has_float_rows(*set))
+      rows[set->float_rows.storage()] = set->float_rows.storage()->size() / set->float_rows.cols();
+  std::size_t total = 0;
+  for (const auto& [storage, n] : rows) total += n;
+  return total;
 }
 
 }  // namespace dptune::host

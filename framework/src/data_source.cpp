@@ -149,6 +149,13 @@ class LabelledSource final : public DataSource {
     return s;
   }
 
+  void forget() const override {
+    std::lock_guard lock(make_mutex_);
+    memo_.reset();
+    memo_key_.reset();
+    rows_.reset();
+  }
+
   std::string describe() const override {
     std::ostringstream text;
     text << description_;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <sstream>
 
 #include "dptune/errors.hpp"
 #include "mpi_wire.hpp"
@@ -216,6 +217,107 @@ const DataScopes& HostEvaluator::scopes() const {
   return *scopes_;
 }
 
+const ScopedData* HostEvaluator::confined_data(const dptune::DataScope& scope) const {
+  std::lock_guard lock(data_mutex_);
+  if (!confined_) return nullptr;
+  std::string kept;
+  for (const auto& [s, data] : *confined_) {
+    if (same_scope(s, scope)) return &data;
+    kept += (kept.empty() ? "" : ", ") + s.to_string();
+  }
+  throw dptune::Error("data scope " + scope.to_string() + ": this process holds only the rows of " +
+                      (kept.empty() ? std::string("no scope") : kept) +
+                      " (what the tuner evaluates here: Tuner::rank_scopes)");
+}
+
+ScopedData HostEvaluator::select(const DataSplits& all, const dptune::DataScope& scope) const {
+  if (const ScopedData* kept = confined_data(scope)) return *kept;
+  return scopes().select(all, scope, config_.score_split, data_.varies_per_run());
+}
+
+std::size_t HostEvaluator::train_rows(const dptune::DataScope& scope) const {
+  if (const ScopedData* kept = confined_data(scope)) return kept->train->rows;
+  return scopes().train_rows(scope);
+}
+
+namespace {
+/// The splits' shapes without their rows: what a confined evaluator still answers (data_sizes).
+dptune::Dataset shape_of(const dptune::Dataset& d) {
+  dptune::Dataset out;
+  out.name = d.name;
+  out.rows = d.rows;
+  out.cols = d.cols;
+  out.num_classes = d.num_classes;
+  out.feature_names = d.feature_names;
+  return out;
+}
+
+/// FNV-1a (64 bits) of a set's shape, feature values (as stored) and labels, in row order.
+std::uint64_t checksum(const dptune::Dataset& d) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  const auto mix = [&h](const void* p, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      h ^= static_cast<const unsigned char*>(p)[i];
+      h *= 0x100000001b3ULL;
+    }
+  };
+  mix(&d.rows, sizeof d.rows);
+  mix(&d.cols, sizeof d.cols);
+  const dptune::FloatRows rows = dptune::as_float_rows(d);
+  for (std::size_t i = 0; i < rows.rows() && d.cols > 0; ++i)
+    mix(rows.row(i), d.cols * sizeof(float));
+  mix(d.labels.data(), d.labels.size() * sizeof(double));
+  return h;
+}
+}  // namespace
+
+void HostEvaluator::confine(const std::vector<dptune::DataScope>& scopes) {
+  if (data_.varies_per_run()) return;
+  for (const auto& s : scopes)
+    if (s.kind == dptune::DataScope::Kind::Whole) return;
+  const DataSplits& all = fixed_data();
+  std::vector<ScopedData> selected;
+  selected.reserve(scopes.size());
+  for (const auto& s : scopes) selected.push_back(select(all, s));
+  selected = keep_only(selected);
+  std::lock_guard lock(data_mutex_);
+  confined_.emplace();
+  for (std::size_t i = 0; i < scopes.size(); ++i)
+    confined_->emplace_back(scopes[i], std::move(selected[i]));
+  // Only the shapes stay; the layouts go too (they hold every training row's label).
+  auto shapes = std::make_unique<DataSplits>();
+  shapes->train = shape_of(fixed_data_->train);
+  shapes->validation = shape_of(fixed_data_->validation);
+  shapes->test = shape_of(fixed_data_->test);
+  shapes->sensitivity = fixed_data_->sensitivity;
+  shapes->preprocessing = fixed_data_->preprocessing;
+  fixed_data_ = std::move(shapes);
+  scopes_.reset();
+  data_.forget();
+}
+
+std::string HostEvaluator::held_rows(const std::vector<dptune::DataScope>& scopes) const {
+  std::ostringstream out;
+  std::vector<const dptune::Dataset*> sets;
+  for (const auto& s : scopes) {
+    const ScopedData d = select(fixed_data(), s);
+    out << "scope " << s.to_string() << " train " << d.train->rows << " scored " << d.scored->rows
+        << " checksum " << std::hex << (checksum(*d.train) ^ (checksum(*d.scored) * 31)) << std::dec
+        << "\n";
+  }
+  {
+    std::lock_guard lock(data_mutex_);
+    if (confined_) {
+      for (const auto& [s, d] : *confined_)
+        sets.insert(sets.end(), {d.train.get(), d.scored.get()});
+    } else if (fixed_data_) {
+      sets = {&fixed_data_->train, &fixed_data_->validation, &fixed_data_->test};
+    }
+  }
+  out << "stored_rows " << stored_rows(sets) << "\n";
+  return out.str();
+}
+
 dptune::DpEvent HostEvaluator::event_of(const dptune::Params& candidate,
                                         const dptune::DataScope& scope) const {
   return run_event(instantiate(candidate), scope);
@@ -224,7 +326,7 @@ dptune::DpEvent HostEvaluator::event_of(const dptune::Params& candidate,
 dptune::DpEvent HostEvaluator::run_event(const Algorithm& algorithm,
                                          const dptune::DataScope& scope) const {
   if (algorithm.mechanism) return algorithm.mechanism->event();
-  return trainer_event(*algorithm.trainer, scopes().train_rows(scope));
+  return trainer_event(*algorithm.trainer, train_rows(scope));
 }
 
 dptune::DpEvent HostEvaluator::trainer_event(const dptune::Trainer& trainer,
@@ -381,8 +483,7 @@ HostEvaluator::RunOutcome HostEvaluator::run_once(std::uint64_t batch, std::size
   } else {
     all = &fixed_data();
   }
-  const ScopedData data =
-      scopes().select(*all, request.scope, config_.score_split, data_.varies_per_run());
+  const ScopedData data = select(*all, request.scope);
   RunOutcome outcome;
   double score;
   if (a.mechanism) {

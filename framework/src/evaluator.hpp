@@ -101,6 +101,18 @@ class HostEvaluator final : public dptune::Evaluator {
   /// From now on every evaluation is first looked up in `journal` and stored there as soon as
   /// its runs are done (the study store, issue 16); null: none.
   void set_journal(EvaluationJournal* journal) { journal_ = journal; }
+  /// Keeps the rows of `scopes` only (a rank of a distributed run that evaluates nothing else:
+  /// Tuner::rank_scopes, ABI 2.10).  Their train and scored sets are copied out of the fixed
+  /// data (keep_only); the fixed rows, the layouts (which hold every training label) and what the
+  /// data source kept are dropped, the splits' sizes and preprocessing stay (data_sizes, the
+  /// report).  From then on a run or an event on another scope throws.  Nothing to do for a
+  /// workload drawn per run (it holds nothing between runs) or a list holding the whole scope.
+  void confine(const std::vector<dptune::DataScope>& scopes);
+  /// What this evaluator holds, one line each (the test hook $DPTUNE_MPI_HELD_ROWS): each of
+  /// `scopes` with its train and scored rows and a checksum of their values and labels
+  /// ("scope client 0/6 train 179 scored 36 checksum 5f..."), then "stored_rows N", the rows of
+  /// every storage it keeps.
+  std::string held_rows(const std::vector<dptune::DataScope>& scopes) const;
   /// The standardisation of the fixed data (fitted on the training split), when there is one.
   /// What ran on every row (a generated workload has no rows to preprocess: none).
   Preprocessing preprocessing() const {
@@ -128,6 +140,11 @@ class HostEvaluator final : public dptune::Evaluator {
   /// The fixed data and the layouts of its scopes, made on first use (layout streams).
   const DataSplits& fixed_data() const;
   const DataScopes& scopes() const;
+  /// The data of a run on `scope`: from the layouts, or what confine() kept.
+  ScopedData select(const DataSplits& all, const dptune::DataScope& scope) const;
+  std::size_t train_rows(const dptune::DataScope& scope) const;
+  /// What confine() kept for `scope`; null when not confined; throws for a scope it dropped.
+  const ScopedData* confined_data(const dptune::DataScope& scope) const;
 
   const PipelineConfig& config_;
   const PluginRegistry& registry_;
@@ -143,6 +160,8 @@ class HostEvaluator final : public dptune::Evaluator {
   mutable std::mutex data_mutex_;
   mutable std::unique_ptr<DataSplits> fixed_data_;
   mutable std::unique_ptr<DataScopes> scopes_;
+  /// Set once by confine(), before any run: the only scopes this evaluator runs, with their data.
+  std::optional<std::vector<std::pair<dptune::DataScope, ScopedData>>> confined_;
   mutable std::mutex kept_mutex_;
   std::vector<KeptModel> kept_;
   /// The request a worker rank ran last (run_task): its instance and event, reused by its next
@@ -285,5 +304,14 @@ struct EvaluationStack {
   MechanismFactory mechanisms;
   HostEvaluator evaluator;
 };
+
+/// Rank `rank` of a distributed run of `ranks` processes keeps only the rows of the scopes `tuner`
+/// evaluates there (Tuner::rank_scopes, ABI 2.10: HostEvaluator::confine), and rank 0 tells its
+/// executor what every worker holds, so that no run goes to a rank without its rows.  Rank 0 keeps
+/// the whole data when the pipeline asks for a test score (scored there after the tuning).  With
+/// $DPTUNE_MPI_HELD_ROWS set to a folder, writes what the rank holds to rank_<rank>.txt there;
+/// with $DPTUNE_MPI_KEEP_ROWS=1 the rank keeps every row (both test hooks: docs/mpi.md).
+void keep_rank_data(const PipelineConfig& config, const dptune::Tuner& tuner,
+                    EvaluationStack& stack, int rank, int ranks);
 
 }  // namespace dptune::host

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "dptune/errors.hpp"
+#include "dptune/host/data_scopes.hpp"
 #include "mpi_link.hpp"
 #include "mpi_wire.hpp"
 
@@ -68,12 +69,23 @@ class MpiExecutor final : public Executor, public RemoteTasks, public dptune::Pe
            const std::function<void(std::size_t)>& local,
            const std::function<void(std::size_t, const RemoteResult&)>& done,
            const std::function<void()>& checkpoint) override;
+  void confine_rank(int rank, std::optional<std::vector<dptune::DataScope>> scopes) override {
+    std::lock_guard lock(mutex_);
+    workers_.at(static_cast<std::size_t>(rank)).scopes = std::move(scopes);
+  }
 
  private:
   struct Worker {
     bool hello = false, lost = false;
     std::optional<std::size_t> busy;  // the slot it runs
     Clock::time_point last_heard;
+    /// The only scopes whose rows it holds (Tuner::rank_scopes); nullopt: the whole data.
+    std::optional<std::vector<dptune::DataScope>> scopes;
+    bool holds(const dptune::DataScope& scope) const {
+      if (!scopes) return true;
+      return std::any_of(scopes->begin(), scopes->end(),
+                         [&](const dptune::DataScope& s) { return same_scope(s, scope); });
+    }
   };
 
   void serve();
@@ -242,8 +254,13 @@ void MpiExecutor::hand_out() {
   for (int r = 1; r < link_.size() && !queue_.empty(); ++r) {
     Worker& w = workers_[r];
     if (!w.hello || w.lost || w.busy) continue;
-    const std::size_t slot = queue_.front();
-    queue_.pop_front();
+    // The first queued run whose rows this rank holds; the others wait for another rank (or 0).
+    const auto next = std::find_if(queue_.begin(), queue_.end(), [&](std::size_t slot) {
+      return w.holds((*tasks_)[slot].request.scope);
+    });
+    if (next == queue_.end()) continue;
+    const std::size_t slot = *next;
+    queue_.erase(next);
     link_.send(r, kTask, encode_task(generation_ << 32 | slot, (*tasks_)[slot]));
     w.busy = slot;
     ++in_flight_;

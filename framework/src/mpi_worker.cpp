@@ -190,6 +190,8 @@ class Worker {
   std::optional<Job> building_, running_, peer_job_;
   std::shared_ptr<WorkerPeers> peers_;
   std::shared_ptr<dptune::Tuner> tuner_;
+  std::shared_ptr<std::shared_ptr<dptune::Tuner>> made_tuner_ =
+      std::make_shared<std::shared_ptr<dptune::Tuner>>();
   bool stopping_ = false, failed_ = false;
   Clock::time_point last_heard_ = Clock::now();
 };
@@ -197,10 +199,16 @@ class Worker {
 void Worker::start_building(const std::optional<LayoutKey>& key) {
   if (building_ || stack_) throw dptune::Error("rank 0 sent init twice");
   building_.emplace(
-      [this, key, built = built_]() -> std::string {
+      [this, key, built = built_, tuner = made_tuner_, rank = link_.rank(),
+       ranks = link_.size()]() -> std::string {
         try {
-          *built = std::make_shared<EvaluationStack>(config_, registry_, "inline", 1,
-                                                     config_.execution.seed, nullptr, key);
+          // The tuner (made once, from the pipeline every rank loaded: rank 0 made its own the
+          // same way) says which scopes it evaluates here; the rank keeps only their rows.
+          *tuner = create_configured_tuner(config_, registry_);
+          auto stack = std::make_shared<EvaluationStack>(config_, registry_, "inline", 1,
+                                                         config_.execution.seed, nullptr, key);
+          keep_rank_data(config_, **tuner, *stack, rank, ranks);
+          *built = std::move(stack);
           return {};
         } catch (const std::exception& e) {
           return failure_text(e).empty() ? std::string("unknown error") : failure_text(e);
@@ -232,8 +240,6 @@ void Worker::start_task(const std::string& payload) {
 }
 
 void Worker::start_peer() {
-  // The tuner is made once, from the pipeline every rank loaded (rank 0 made its own the same way).
-  if (!tuner_) tuner_ = create_configured_tuner(config_, registry_);
   peer_job_.emplace(
       [tuner = tuner_,
        context = std::make_shared<PeerTunerContext>(config_, stack_, peers_)]() -> std::string {
@@ -281,6 +287,7 @@ void Worker::finish_jobs() {
     building_.reset();
     if (error.empty()) {
       stack_ = *built_;
+      tuner_ = *made_tuner_;
       link_.send(0, kHello, fingerprint_);
     } else {
       failed_ = true;

@@ -25,6 +25,8 @@ constexpr int kMinorMechanismRequest = 6;
 constexpr int kMinorFloatRows = 7;
 /// Tuner::serve_peer (a tuner's part on the other ranks of a distributed run).
 constexpr int kMinorServePeer = 9;
+/// Tuner::rank_scopes (the data each rank of a distributed run evaluates).
+constexpr int kMinorRankScopes = 10;
 
 namespace {
 /// Calls body(data as the plugin expects it): a plugin of minor < 7 gets a double copy of float
@@ -272,6 +274,11 @@ class TunerProxy final : public dptune::Tuner, ProxyBase<dptune::Tuner> {
       throw dptune::PluginError(origin_.describe() +
                                 " predates ABI 2.9: it has no part to run on other ranks");
     call("Tuner::serve_peer", [&] { impl_->serve_peer(context); });
+  }
+  std::optional<std::vector<dptune::DataScope>> rank_scopes(int rank, int ranks) const override {
+    // An older tuner cannot say: its ranks hold the whole data, as before ABI 2.10.
+    if (origin_.abi_minor < kMinorRankScopes) return std::nullopt;
+    return call("Tuner::rank_scopes", [&] { return impl_->rank_scopes(rank, ranks); });
   }
 };
 

@@ -212,6 +212,9 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
       throw;
     }
   }
+  // Over MPI ranks, each rank keeps only the rows the tuner evaluates there (rank 0 too).
+  if (dptune::PeerChannel* peers = stack.executor->peers())
+    keep_rank_data(config, *tuner, stack, 0, peers->size());
   TerminalProgress terminal(options.show_progress);
   CountingProgress progress(terminal);
   auto tuner_rng = stack.random.make(0);

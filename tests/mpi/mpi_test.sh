@@ -20,6 +20,11 @@
 #             client's input or vote in the clear (a capture of every peer message it got), the
 #             released noisy votes are the sum of the clients' inputs, a seeded run repeats
 #             exactly, and the guarantee equals the single-process run's;
+#   dp_hype_shards each worker rank holds only its own clients' shards (train and validation rows,
+#             the iid sizes) and rank 0 none; with every rank keeping every row
+#             (DPTUNE_MPI_KEEP_ROWS=1, the code path before ranks were confined) each client's rows
+#             are the same (checksums) and the release and guarantee are identical; with
+#             baselines: true, rank 0 holds the whole data and runs them, with the same trials;
 #   dp_hype_dropout rank 2 stops after sharing its 3 clients' keys: the server's round timeout
 #             makes them dropouts, Shamir recovery (threshold 2: each survivor's self-mask has
 #             shares at the 2 other survivors) removes their masks, the sum is the other clients'
@@ -309,6 +314,44 @@ PY
     guarantee() { python3 -c 'import json,sys; g=json.load(open(sys.argv[1]))["guarantee"]; print(g["epsilon"], g["delta"], g["derivation"])' "$1/summary.json"; }
     [ "$(guarantee "$out")" = "$(guarantee "$work/ref")" ] ||
       fail "dp_hype: guarantee $(guarantee "$out") differs from the single-process $(guarantee "$work/ref")"
+    ;;
+  dp_hype_shards)
+    release() { grep -o '"DP output: [^"]*"\|"epsilon": [^,]*' "$1/summary.json"; }
+    for mode in kept all; do
+      mkdir -p "$work/held_$mode" && rm -f "$work/held_$mode"/*
+      keep=""
+      [ "$mode" = all ] && keep=1
+      DPTUNE_MPI_HELD_ROWS="$work/held_$mode" DPTUNE_MPI_KEEP_ROWS="$keep" \
+        mpirun_n 3 "$dptune" run "$pipelines/dp_hype.yaml" --seed 7 --executor mpi \
+        --out "$work/shards_$mode" --no-progress --overwrite >"$work/shards_$mode.log" 2>&1 ||
+        fail "dp_hype_shards ($mode) exited $? ($(tail -3 "$work/shards_$mode.log"))"
+    done
+    python3 "$(dirname "$0")/held_rows_check.py" "$work/held_kept" "$work/held_all" \
+      "$work/shards_kept/summary.json" 3 6 || fail "dp_hype_shards: the rows the ranks held"
+    [ -n "$(release "$work/shards_kept")" ] &&
+      [ "$(release "$work/shards_kept")" = "$(release "$work/shards_all")" ] ||
+      fail "dp_hype_shards: the release differs when every rank keeps every row"
+    # Non-private baselines on the whole data: rank 0 keeps it and runs them (no worker holds it).
+    for mode in kept all; do
+      mkdir -p "$work/base_$mode" && rm -f "$work/base_$mode"/*
+      keep=""
+      [ "$mode" = all ] && keep=1
+      DPTUNE_MPI_HELD_ROWS="$work/base_$mode" DPTUNE_MPI_KEEP_ROWS="$keep" \
+        mpirun_n 3 "$dptune" run "$pipelines/dp_hype.yaml" --seed 7 --executor mpi \
+        --out "$work/baselines_$mode" --set tuner.params.baselines=true \
+        --set output.sensitive_trials=true --no-progress --overwrite \
+        >"$work/baselines_$mode.log" 2>&1 ||
+        fail "dp_hype_shards: baselines ($mode) exited $? ($(tail -3 "$work/baselines_$mode.log"))"
+      fingerprint "$work/baselines_$mode" >"$work/baselines_$mode.txt"
+    done
+    grep -q "^scope whole train 1079 scored 359 " "$work/base_kept/rank_0.txt" &&
+      grep -qx "stored_rows 1797" "$work/base_kept/rank_0.txt" ||
+      fail "dp_hype_shards: with baselines rank 0 does not hold the whole data ($(cat "$work/base_kept/rank_0.txt"))"
+    grep -qx "stored_rows 0" "$work/held_kept/rank_0.txt" ||
+      fail "dp_hype_shards: without baselines rank 0 holds rows"
+    [ "$(grep -c '^[0-9]' "$work/baselines_kept.txt")" -eq 4 ] &&
+      diff -q "$work/baselines_kept.txt" "$work/baselines_all.txt" >/dev/null ||
+      fail "dp_hype_shards: the baselines' trials differ ($(diff "$work/baselines_kept.txt" "$work/baselines_all.txt" | head -4))"
     ;;
   dp_hype_dropout)
     out="$work/dropout"

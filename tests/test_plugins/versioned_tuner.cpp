@@ -5,7 +5,9 @@
 //   2.1  the grid's first two candidates evaluated for a map;
 //   2.2  also TunerContext::data_sizes (declared from 2.2 on);
 //   2.3  also a note declared as a DP output (kDpOutputNote);
-//   2.4  also calibrate_parameter through the pipeline's accountant.
+//   2.4  also calibrate_parameter through the pipeline's accountant;
+//   2.9  also TunerContext::peers (none in one process);
+//   2.10 also Tuner::rank_scopes (asked by abi_minor_test, not in one process).
 #include <cmath>
 #include <string>
 
@@ -53,6 +55,17 @@ class VersionedTuner final : public dptune::Tuner {
 #endif
     return result;
   }
+#if DPTUNE_PLUGIN_ABI_MINOR >= 10
+  // Rank r > 0 of a distributed run evaluates client r - 1's shard only, rank 0 nothing
+  // (abi_minor_test asks through the host's proxy).
+  std::optional<std::vector<dptune::DataScope>> rank_scopes(int rank, int ranks) const override {
+    std::vector<dptune::DataScope> scopes;
+    if (rank > 0)
+      scopes.push_back(dptune::DataScope::client(static_cast<std::size_t>(rank - 1),
+                                                 static_cast<std::size_t>(ranks - 1)));
+    return scopes;
+  }
+#endif
 };
 
 }  // namespace

@@ -73,7 +73,7 @@ TEST_CASE("abi minor: both builds of the versioned trainer load and declare thei
   CHECK(v22->abi_minor == 2);
   CHECK(v21->description == "test: a trainer built for ABI 2.1");
   CHECK(v22->description == "test: a trainer built for ABI 2.2");
-  CHECK(dptune::kAbiMinor == 9);
+  CHECK(dptune::kAbiMinor == 10);
 }
 
 TEST_CASE("abi minor: a 2.1 trainer gets event(n), its model exports nothing") {
@@ -210,5 +210,22 @@ TEST_CASE("abi minor: a tuner built for every supported minor loads and runs on 
     CHECK((r.out.find("data_sizes: scored ") != std::string::npos) == (minor >= 2));
     CHECK((r.out.find("calibrated count 20") != std::string::npos) == (minor >= 4));
     CHECK((r.out.find("peers: none") != std::string::npos) == (minor >= 9));
+  }
+}
+
+TEST_CASE("abi minor: a tuner's rank_scopes is asked only of builds for 2.10 or later") {
+  // The proxy must not call past the end of an older Tuner vtable: such a tuner's ranks hold the
+  // whole data (nullopt), as before ABI 2.10.
+  dptune::host::PluginRegistry registry;
+  registry.scan(fs::path(DPTUNE_TEST_PLUGIN_DIR) / "versioned_tuner");
+  for (int minor = 1; minor <= dptune::kAbiMinor; ++minor) {
+    INFO("ABI 2." << minor);
+    const auto tuner = registry.create_tuner("versioned_tuner_v2_" + std::to_string(minor), {});
+    const auto scopes = tuner->rank_scopes(2, 3);
+    REQUIRE(scopes.has_value() == (minor >= 10));
+    if (!scopes) continue;
+    REQUIRE(scopes->size() == 1);
+    CHECK(scopes->front().to_string() == "client 1/2");
+    CHECK(tuner->rank_scopes(0, 3)->empty());
   }
 }

@@ -181,3 +181,41 @@ TEST_CASE("scopes: a Fashion-MNIST-shaped study shares one float storage, never 
     CHECK(part.train->labels[i] == all.train.labels[rows[i]]);
   }
 }
+
+TEST_CASE("scopes: keep_only holds just the kept scopes' rows, each set's rows and order intact") {
+  const auto all = iris();
+  dptune::host::ShardSettings sharding;
+  sharding.client_validation_fraction = 0.25;
+  DataScopes scopes(all.train, sharding, seeded(5));
+  std::vector<dptune::host::ScopedData> chosen;
+  for (const auto& scope : {DataScope::client(1, 5), DataScope::client(3, 5)})
+    chosen.push_back(scopes.select(all, scope, ScoreSplit::Validation, false));
+  const auto kept = dptune::host::keep_only(chosen);
+  REQUIRE(kept.size() == 2);
+  std::vector<const dptune::Dataset*> sets;
+  std::set<double> chosen_ids;
+  for (std::size_t i = 0; i < 2; ++i)
+    for (const auto& [was, now] :
+         {std::pair{chosen[i].train, kept[i].train}, std::pair{chosen[i].scored, kept[i].scored}}) {
+      // Row for row the same values (here the row ids in feature 0) and labels, in the same order.
+      REQUIRE(now->rows == was->rows);
+      CHECK(now->labels == was->labels);
+      for (std::size_t r = 0; r < now->rows; ++r)
+        CHECK(std::equal(now->float_rows.row(r), now->float_rows.row(r) + now->cols,
+                         was->float_rows.row(r)));
+      CHECK(now->float_rows.storage() != all.train.float_rows.storage());
+      sets.push_back(now.get());
+      const auto these = ids(*was);
+      chosen_ids.insert(these.begin(), these.end());
+    }
+  // One new storage of exactly the two clients' rows (18 each: 90 training rows over 5 clients).
+  CHECK(kept[0].train->float_rows.storage() == kept[1].scored->float_rows.storage());
+  CHECK(chosen_ids.size() == 36);
+  CHECK(dptune::host::stored_rows(sets) == 36);
+  CHECK(dptune::host::stored_rows({&all.train, &all.validation, &all.test}) == 150);
+  // A partition is scored on the shared validation split: its 30 rows are kept with the part's 18.
+  const auto part = dptune::host::keep_only(
+      {scopes.select(all, DataScope::partition(2, 5), ScoreSplit::Validation, false)});
+  CHECK(ids(*part[0].scored) == ids(all.validation));
+  CHECK(dptune::host::stored_rows({part[0].train.get(), part[0].scored.get()}) == 48);
+}

@@ -17,7 +17,7 @@
 #include <version>
 
 #define DPTUNE_ABI_MAJOR 2
-#define DPTUNE_ABI_MINOR 9
+#define DPTUNE_ABI_MINOR 10
 
 // The ABI minor a plugin is built for: this SDK's minor unless the plugin's build defines it lower
 // (e.g. -DDPTUNE_PLUGIN_ABI_MINOR=1), to make a plugin that also loads into older hosts of the same
@@ -71,6 +71,11 @@
 //        ABI >= 2.9 (the tuner proxy); a tuner of minor <= 8 never sees peers().
 //        Later, header only (no symbol, so no new minor): event_kinds.hpp, the table of DpEvent
 //        kinds with internal linkage; a plugin that uses it loads into every 2.9 host.
+//   2.10 Tuner::rank_scopes (an appended virtual with a default): the data scopes a tuner
+//        evaluates on each rank of a distributed run, so that a rank keeps only those scopes'
+//        rows (DP-Hype's clients: each rank holds its own clients' shards).  The host calls it
+//        only on tuners of ABI >= 2.10 (the tuner proxy); an older tuner's ranks hold the whole
+//        data, as before.
 // The host itself is always built with the SDK's minor.
 #ifndef DPTUNE_PLUGIN_ABI_MINOR
 #define DPTUNE_PLUGIN_ABI_MINOR DPTUNE_ABI_MINOR

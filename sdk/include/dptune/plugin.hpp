@@ -383,6 +383,21 @@ class BOOST_SYMBOL_VISIBLE Tuner : public Plugin {
   /// that never sends to other ranks is never asked).
   virtual void serve_peer(TunerContext& context);
 #endif
+#if DPTUNE_PLUGIN_ABI_MINOR >= 10
+  /// ABI 2.10 (appended: older tuners lack this slot, and the host calls it only on plugins of
+  /// ABI >= 2.10).  The data scopes this tuner evaluates on rank `rank` of a distributed run of
+  /// `ranks` >= 2 processes: on rank 0 those of tune(), on another rank those of serve_peer().
+  /// Asked before the rank builds its data; the host then keeps only these scopes' rows on that
+  /// rank (the others are dropped once the data are read and split, before any run), refuses an
+  /// evaluation of any other scope there, and sends that rank no run of another scope.  An empty
+  /// list: the rank evaluates nothing and holds no rows.  Default: nullopt, the rank may evaluate
+  /// any scope and holds the whole data.
+  virtual std::optional<std::vector<DataScope>> rank_scopes(int rank, int ranks) const {
+    (void)rank;
+    (void)ranks;
+    return std::nullopt;
+  }
+#endif
 };
 
 // ---- export -------------------------------------------------------------------------------------

@@ -37,6 +37,22 @@ struct ScopedData {
   dptune::Sensitivity sensitivity;
 };
 
+/// True when `a` and `b` name the same rows (kind, index and count).
+inline bool same_scope(const dptune::DataScope& a, const dptune::DataScope& b) {
+  return a.kind == b.kind && a.index == b.index && a.count == b.count;
+}
+
+/// The data of some scopes alone (a rank of a distributed run that evaluates only these:
+/// Tuner::rank_scopes, ABI 2.10): every train and scored set of `data` as an owned Dataset whose
+/// float rows are re-indexed into new storage holding just the rows some set uses (in their
+/// stored order), so that nothing refers to the storage they came from and it can be freed.  Each
+/// set keeps its rows, their order and its labels exactly: a run on it computes what it computed
+/// on the whole data's view.
+std::vector<ScopedData> keep_only(const std::vector<ScopedData>& data);
+
+/// How many float rows the storages behind `sets` hold together (each storage counted once).
+std::size_t stored_rows(const std::vector<const dptune::Dataset*>& sets);
+
 class DataScopes {
  public:
   using MakeRng = std::function<std::unique_ptr<dptune::RandomBitGenerator>(std::uint64_t stream)>;

@@ -63,6 +63,9 @@ class DataSource {
   }
   virtual std::string describe() const = 0;
   virtual ShardSettings sharding() const { return {}; }
+  /// Drops what make_fixed keeps for its next call, so that a process that keeps only some rows
+  /// (HostEvaluator::confine) frees the others; a later make_fixed reads the data again.
+  virtual void forget() const {}
 };
 
 struct DataSourceInfo {

@@ -47,6 +47,9 @@ class RemoteTasks {
                    const std::function<void(std::size_t)>& local,
                    const std::function<void(std::size_t, const RemoteResult&)>& done,
                    const std::function<void()>& checkpoint) = 0;
+  /// From now on rank `rank` is given only tasks on one of `scopes`, the rows it holds
+  /// (Tuner::rank_scopes, ABI 2.10); nullopt: any task.  The others run elsewhere or here.
+  virtual void confine_rank(int rank, std::optional<std::vector<dptune::DataScope>> scopes) = 0;
 };
 
 class Executor {
