@@ -11,6 +11,7 @@
 // host runs it, including model creation).  Times are this thread's CPU time (the machine is
 // shared); wall-clock throughput is printed beside.  Run:
 //   taskset -c 1 build/bin/bench_trainers [seconds per case] [secure]
+// (DPTUNE_BENCH_ONLY="784-256-10 float", or a part of that, runs only the matching cases)
 // and the data set-up (loading and splitting Fashion-MNIST's IDX files, drawing 70 000 x 784
 // Gaussian blobs), wall and CPU seconds:
 //   taskset -c 1 build/bin/bench_trainers setup
@@ -174,6 +175,12 @@ void setup() {
              host::Preprocessing{host::Preprocessing::Kind::NormalizeRows});
 }
 
+/// DPTUNE_BENCH_ONLY="784-256-10 float" (or a part of it) selects the cases to run.
+bool selected(const char* only, const std::string& shape, bool single) {
+  if (!only) return true;
+  return (shape + (single ? " float" : " double")).find(only) != std::string::npos;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -182,6 +189,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   const double budget = argc > 1 ? std::atof(argv[1]) : 2.0;
+  const char* only = std::getenv("DPTUNE_BENCH_ONLY");
   host::PluginRegistry registry;
   registry.scan(DPTUNE_BUILT_PLUGIN_DIR);
   // FLOP per example: forward 2·Σ in·out, δ back-propagation 2·Σ_{l≥1} in·out, weight gradients
@@ -194,6 +202,12 @@ int main(int argc, char** argv) {
   // Double rows (the anchor: the trainers' double path) against the same data as float rows.
   for (const Dataset* data : {&digits, &fashion, &lr})
     for (const bool single : {false, true}) {
+      if (!selected(only,
+                    data == &lr       ? "logistic"
+                    : data == &digits ? "64-128-10"
+                                      : "784-256-10",
+                    single))
+        continue;
       const Dataset d = single ? as_float_rows_only(*data) : *data;
       if (data == &lr)
         run("logistic regression 30-1, n=569", d, "logistic", 0, 64, lr_flop, budget, registry,
@@ -207,7 +221,8 @@ int main(int argc, char** argv) {
     }
   if (argc > 2 && std::string(argv[2]) == "secure")
     for (const bool single : {false, true})
-      run("MLP 64-128-10, n=1797, lots 64", single ? as_float_rows_only(digits) : digits, "mlp",
-          128, 64, mlp_flop, budget, registry, "secure");
+      if (selected(only, "64-128-10", single))
+        run("MLP 64-128-10, n=1797, lots 64", single ? as_float_rows_only(digits) : digits, "mlp",
+            128, 64, mlp_flop, budget, registry, "secure");
   return 0;
 }
