@@ -16,7 +16,7 @@ namespace {
 
 std::unique_ptr<dptune::host::DataSource> source(
     const std::string& name, const dptune::Params& given = {},
-    std::optional<dptune::host::Preprocessing> pre = std::nullopt) {
+    const std::optional<dptune::host::Preprocessing>& pre = std::nullopt) {
   const auto* info = dptune::host::find_data_source(name);
   REQUIRE(info != nullptr);
   return dptune::host::make_data_source(name, info->schema.complete(given), pre);
