@@ -11,6 +11,7 @@
 // host runs it, including model creation).  Times are this thread's CPU time (the machine is
 // shared); wall-clock throughput is printed beside.  Run:
 //   taskset -c 1 build/bin/bench_trainers [seconds per case] [secure]
+// (DPTUNE_BENCH_ONLY="784-256-10 float", or a part of that, runs only the matching cases)
 // and the data set-up (loading and splitting Fashion-MNIST's IDX files, drawing 70 000 x 784
 // Gaussian blobs), wall and CPU seconds:
 //   taskset -c 1 build/bin/bench_trainers setup
@@ -18,8 +19,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <numeric>
 
 #include "dptune/dptune.hpp"
+#include "dptune/host/data_layout.hpp"
 #include "dptune/host/data_source.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "trainer_plugin.hpp"
@@ -83,6 +86,31 @@ Dataset as_float_rows_only(const Dataset& data) {
   return out;
 }
 
+/// Training accuracy (on the first 2 000 rows) after ONE epoch from the same seeds, so that the
+/// double and float paths are compared on the same training (the timed runs' epochs differ).
+double one_epoch_accuracy(const Dataset& data, const std::string& model, std::size_t hidden,
+                          std::size_t lot) {
+  DpSgdOptions o;
+  o.lot_size = lot;
+  o.learning_rate = 0.05;
+  o.epochs = 1;
+  Xoshiro256 rng(7);
+  Network network(make_architecture(model, hidden, 0, data));
+  network.initialise(rng);
+  // Noise of the same σ = 1 as the timed runs, from the seeded stream (as noise: fast draws it).
+  train_dp_sgd(network, data, o, rng, [&rng](std::vector<double>& sum, double l2) {
+    for (double& v : sum) v += gaussian(rng, l2);
+  });
+  const std::size_t rows = std::min<std::size_t>(data.rows, 2000);
+  std::vector<std::size_t> first(rows);
+  std::iota(first.begin(), first.end(), std::size_t{0});
+  const Dataset head = host::subset(data, first);
+  const Predictions p = network.predict(head);
+  std::size_t right = 0;
+  for (std::size_t i = 0; i < rows; ++i) right += p.values[i] == head.labels[i] ? 1 : 0;
+  return static_cast<double>(right) / static_cast<double>(rows);
+}
+
 void run(const char* label, const Dataset& data, const std::string& model, std::size_t hidden,
          std::size_t lot, double flop_per_example, double budget,
          const host::PluginRegistry& registry, const std::string& noise_mode) {
@@ -131,11 +159,12 @@ void run(const char* label, const Dataset& data, const std::string& model, std::
 
   std::printf(
       "%-34s %-6s noise %-6s %6lld steps  CPU %6.3f s: %7.4f M examples/s, %6.2f GFLOP/s (wall "
-      "%7.4f M/s) | plugin train(): %7.4f M examples/s | no noise: %6.2f GFLOP/s\n",
+      "%7.4f M/s) | plugin train(): %7.4f M examples/s | no noise: %6.2f GFLOP/s | accuracy "
+      "%.4f\n",
       label, data.float_rows.empty() ? "double" : "float", noise_mode.c_str(),
       static_cast<long long>(dp_schedule(data.rows, o).steps), loop, examples / loop / 1e6,
       examples * flop_per_example / loop / 1e9, examples / wall / 1e6, examples / plugin / 1e6,
-      examples * flop_per_example / quiet / 1e9);
+      examples * flop_per_example / quiet / 1e9, one_epoch_accuracy(data, model, hidden, lot));
 }
 
 /// Times one data source's make() (load or draw, split, preprocess), as `dptune run` does it
@@ -174,6 +203,12 @@ void setup() {
              host::Preprocessing{host::Preprocessing::Kind::NormalizeRows});
 }
 
+/// DPTUNE_BENCH_ONLY="784-256-10 float" (or a part of it) selects the cases to run.
+bool selected(const char* only, const std::string& shape, bool single) {
+  if (!only) return true;
+  return (shape + (single ? " float" : " double")).find(only) != std::string::npos;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -182,6 +217,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   const double budget = argc > 1 ? std::atof(argv[1]) : 2.0;
+  const char* only = std::getenv("DPTUNE_BENCH_ONLY");
   host::PluginRegistry registry;
   registry.scan(DPTUNE_BUILT_PLUGIN_DIR);
   // FLOP per example: forward 2·Σ in·out, δ back-propagation 2·Σ_{l≥1} in·out, weight gradients
@@ -194,6 +230,12 @@ int main(int argc, char** argv) {
   // Double rows (the anchor: the trainers' double path) against the same data as float rows.
   for (const Dataset* data : {&digits, &fashion, &lr})
     for (const bool single : {false, true}) {
+      if (!selected(only,
+                    data == &lr       ? "logistic"
+                    : data == &digits ? "64-128-10"
+                                      : "784-256-10",
+                    single))
+        continue;
       const Dataset d = single ? as_float_rows_only(*data) : *data;
       if (data == &lr)
         run("logistic regression 30-1, n=569", d, "logistic", 0, 64, lr_flop, budget, registry,
@@ -207,7 +249,8 @@ int main(int argc, char** argv) {
     }
   if (argc > 2 && std::string(argv[2]) == "secure")
     for (const bool single : {false, true})
-      run("MLP 64-128-10, n=1797, lots 64", single ? as_float_rows_only(digits) : digits, "mlp",
-          128, 64, mlp_flop, budget, registry, "secure");
+      if (selected(only, "64-128-10", single))
+        run("MLP 64-128-10, n=1797, lots 64", single ? as_float_rows_only(digits) : digits, "mlp",
+            128, 64, mlp_flop, budget, registry, "secure");
   return 0;
 }

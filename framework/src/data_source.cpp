@@ -1,6 +1,7 @@
 #include "dptune/host/data_source.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 #include "dptune/errors.hpp"
 #include "dptune/host/config.hpp"
 #include "dptune/host/data_readers.hpp"
+#include "dptune/host/random.hpp"
 #include "yaml_load.hpp"
 
 namespace dptune::host {
@@ -95,6 +97,22 @@ struct Loader {
   /// Generated data: the rows depend on the stream (a file gives the same rows whatever it is).
   bool draws = false;
 };
+
+/// Under secure randomness, generated data are drawn from a ChaCha20 stream keyed by four secret
+/// words of the layout stream, not from the layout stream itself: a study records only the words
+/// of the streams below 2^32 (docs/studies.md), so the key (256 bits) is what it stores, and a
+/// resume regenerates the same rows from it, instead of storing one word per generated value
+/// (about 43 M words for 70 000 x 784 blobs).  The rows stay as unpredictable as before (the
+/// keystream is cryptographically secure); the split then draws from the layout stream as before.
+/// Seeded runs keep drawing the rows from their seeded stream, so their data do not change.
+KeyedRandom generation_stream(dptune::RandomBitGenerator& rng) {
+  std::array<unsigned char, 32> key{};
+  for (std::size_t i = 0; i < key.size(); i += 8) {
+    const std::uint64_t word = rng.next_u64();
+    for (std::size_t b = 0; b < 8; ++b) key[i + b] = static_cast<unsigned char>(word >> (8 * b));
+  }
+  return KeyedRandom(key, 0);
+}
 
 /// The float rows of the whole dataset, read-only from here on.  The splits (and later the
 /// partitions and client shards) are views of this one storage: nothing is copied per split,
@@ -590,7 +608,9 @@ std::unique_ptr<DataSource> make_data_source(const std::string& name, const dptu
     o.separation = params.get_double("separation");
     o.spread = params.get_double("spread");
     load.read = [o](dptune::RandomBitGenerator& rng, std::vector<float>& values) {
-      return gaussian_blobs(o, rng, &values);
+      if (!rng.cryptographically_secure()) return gaussian_blobs(o, rng, &values);
+      KeyedRandom stream = generation_stream(rng);
+      return gaussian_blobs(o, stream, &values);
     };
     load.draws = true;
     description = "blobs: " + std::to_string(o.samples) + " points in " +

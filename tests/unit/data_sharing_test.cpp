@@ -4,17 +4,19 @@
 // fresh source makes from the same stream.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <string>
 
 #include "dptune/host/data_readers.hpp"
 #include "dptune/host/data_source.hpp"
+#include "dptune/host/random.hpp"
 #include "temp_dir.hpp"
 
 namespace {
 
 std::unique_ptr<dptune::host::DataSource> source(
     const std::string& name, const dptune::Params& given = {},
-    std::optional<dptune::host::Preprocessing> pre = std::nullopt) {
+    const std::optional<dptune::host::Preprocessing>& pre = std::nullopt) {
   const auto* info = dptune::host::find_data_source(name);
   REQUIRE(info != nullptr);
   return dptune::host::make_data_source(name, info->schema.complete(given), pre);
@@ -101,4 +103,54 @@ TEST_CASE("data sharing: fitted_standardize fits on each split, so a file is rea
         fixed(*source("builtin:wine", {}, fitted), 8, std::nullopt).preprocessing.mean);
   // Under a seed the whole result is reused.
   CHECK(storage(fixed(*shared, 8, 8)) == storage(fixed(*shared, 8, 8)));
+}
+
+namespace {
+
+/// A secure stream as a study sees it: every word is kept (`words`), and a replay hands the kept
+/// words back before drawing fresh ones (framework/src/study.cpp's RecordingRandom).
+class Recorded final : public dptune::RandomBitGenerator {
+ public:
+  std::vector<std::uint64_t> words;
+
+  explicit Recorded(std::uint64_t stream, std::vector<std::uint64_t> replay = {})
+      : words(std::move(replay)), fresh_(key(), stream) {}
+  std::uint64_t next_u64() override {
+    if (next_ < words.size()) return words[next_++];
+    ++next_;
+    return words.emplace_back(fresh_.next_u64());
+  }
+  bool cryptographically_secure() const override { return true; }
+  std::string description() const override { return "recorded"; }
+
+ private:
+  static std::array<unsigned char, 32> key() { return {7, 1, 2, 3}; }
+  dptune::host::KeyedRandom fresh_;
+  std::size_t next_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE(
+    "data sharing: unseeded generated rows cost a study four words, and a replay regenerates "
+    "them") {
+  const dptune::Params small{{"samples", std::int64_t{400}}, {"features", std::int64_t{5}}};
+  const dptune::Params wide{{"samples", std::int64_t{400}}, {"features", std::int64_t{60}}};
+  Recorded first(3);
+  const auto made = source("blobs", small)->make_fixed(first, std::nullopt);
+  // The rows (2000 values) are not drawn from the recorded stream: only the generation key (4
+  // words) and the split's draws are, so 12 times the values cost the same words.
+  Recorded other(3);
+  const auto made_wide = source("blobs", wide)->make_fixed(other, std::nullopt);
+  CHECK(first.words.size() == other.words.size());
+  CHECK(first.words.size() < 2000);  // each value cost at least one word before
+  CHECK(made_wide.train.cols == 60);
+  // A resumed study replays the kept words: the same rows and the same split.
+  Recorded replay(99, first.words);
+  check_same_splits(source("blobs", small)->make_fixed(replay, std::nullopt), made);
+  CHECK(replay.words.size() == first.words.size());
+  // Another stream's key: other rows.
+  Recorded fresh(4);
+  CHECK(doubles(source("blobs", small)->make_fixed(fresh, std::nullopt).train) !=
+        doubles(made.train));
 }

@@ -115,6 +115,8 @@ class BatchGradient {
   template <class T>
   double layer_passes(const double* labels, const std::size_t* index, bool with_loss);
   template <class T>
+  void ghost_norms();
+  template <class T>
   void accumulate_layers(const double* weights, double* grad);
   std::unique_ptr<Impl> impl_;
 };
