@@ -16,6 +16,7 @@
 #include <fstream>
 
 #include "cli_common.hpp"
+#include "dptune/helpers/repetition.hpp"
 #include "dptune/host/event_yaml.hpp"
 #include "dptune/host/format.hpp"
 #include "dptune/host/json.hpp"
@@ -24,7 +25,6 @@
 #include "dptune/host/test_score_noise.hpp"
 #include "dptune/params.hpp"
 #include "dptune/plugin.hpp"
-#include "dptune/repetition.hpp"
 
 namespace po = boost::program_options;
 
