@@ -14,7 +14,6 @@ namespace dptune::rdp {
 
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
-std::string num(double x) { return to_string(Value{x}); }
 bool is_integer(double x) { return std::floor(x) == x; }
 }  // namespace
 
