@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "dptune/discrete.hpp"
-#include "dptune/grid_noise.hpp"
+#include "dptune/helpers/discrete.hpp"
+#include "dptune/helpers/grid_noise.hpp"
 #include "dptune/host/random.hpp"
 #include "dptune/rng.hpp"
 

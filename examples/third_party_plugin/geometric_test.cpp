@@ -1,11 +1,15 @@
 // The geometric mechanism's own test, written with dptune's test kit (<dptune/testing.hpp>): its
-// noise has the probabilities the comment of geometric_mechanism.cpp states, and it refuses a
-// non-integer value.  A plain program (exit code 0 = pass), run by `ctest` in the build folder.
+// noise has the probabilities the comment of geometric_mechanism.cpp states, the same frequencies
+// as dptune's exact discrete Laplace sampler (a helper: <dptune/helpers/discrete.hpp>, linked
+// through dptune::helpers), and it refuses a non-integer value.  A plain program (exit code 0 =
+// pass), run by `ctest` in the build folder.
 //
 // The plugin is one file whose class is internal to it, so the test compiles that file in.
 #include "geometric_mechanism.cpp"  // NOLINT(bugprone-suspicious-include)
 
+#include <cstdint>
 #include <cstdio>
+#include <dptune/helpers/discrete.hpp>
 #include <dptune/testing.hpp>
 
 namespace {
@@ -37,6 +41,11 @@ int main() {
   dptune::Xoshiro256 rng(42);
   const std::vector<double> released =
       dptune::testing::draw_releases(mechanism, 7, sensitivity, n, rng);
+  // The same law is dptune's exact discrete Laplace of scale t = Δ/ε = 2 (Canonne, Kamath &
+  // Steinke 2020, Algorithm 2): a second sample of n, whose frequencies must agree with the
+  // mechanism's within 5 standard errors of a difference of two independent proportions.
+  std::vector<std::int64_t> reference(n);
+  dptune::discrete_laplace(rng, 2, 1, reference);
   for (int k = -3; k <= 3; ++k) {
     const double p = (1 - alpha) / (1 + alpha) * std::pow(alpha, std::abs(k));
     const auto hits = std::count(released.begin(), released.end(), 7.0 + k);
@@ -45,6 +54,11 @@ int main() {
     check(std::abs(frequency - p) <= tolerance, "P(Z = " + std::to_string(k) +
                                                     "): " + std::to_string(frequency) + " vs " +
                                                     std::to_string(p));
+    const auto reference_hits = std::count(reference.begin(), reference.end(), k);
+    const double reference_frequency = static_cast<double>(reference_hits) / static_cast<double>(n);
+    check(std::abs(frequency - reference_frequency) <= std::sqrt(2.0) * tolerance,
+          "P(Z = " + std::to_string(k) + "): " + std::to_string(frequency) +
+              " vs the exact sampler's " + std::to_string(reference_frequency));
   }
 
   bool refused = false;

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "dptune/calibration.hpp"
 #include "dptune/dp_event.hpp"
+#include "dptune/helpers/calibration.hpp"
 
 namespace dptune::host {
 class JsonWriter;

@@ -16,6 +16,7 @@
 #include <fstream>
 
 #include "cli_common.hpp"
+#include "dptune/helpers/repetition.hpp"
 #include "dptune/host/dry_run.hpp"
 #include "dptune/host/event_yaml.hpp"
 #include "dptune/host/format.hpp"
@@ -25,7 +26,6 @@
 #include "dptune/host/test_score_noise.hpp"
 #include "dptune/params.hpp"
 #include "dptune/plugin.hpp"
-#include "dptune/repetition.hpp"
 
 namespace po = boost::program_options;
 

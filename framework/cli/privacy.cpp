@@ -9,8 +9,8 @@
 
 #include "calibrate.hpp"
 #include "cli_common.hpp"
-#include "dptune/calibration.hpp"
 #include "dptune/errors.hpp"
+#include "dptune/helpers/calibration.hpp"
 #include "dptune/host/event_yaml.hpp"
 #include "dptune/host/format.hpp"
 #include "dptune/host/json.hpp"

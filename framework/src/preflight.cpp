@@ -5,8 +5,8 @@
 #include <optional>
 #include <sstream>
 
-#include "dptune/calibration.hpp"
 #include "dptune/errors.hpp"
+#include "dptune/helpers/calibration.hpp"
 #include "dptune/host/utility_sensitivity.hpp"
 #include "dptune/rng.hpp"
 #include "evaluator.hpp"

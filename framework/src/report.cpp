@@ -12,10 +12,10 @@
 
 #include "dptune/abi.hpp"
 #include "dptune/errors.hpp"
+#include "dptune/helpers/pareto.hpp"
 #include "dptune/host/format.hpp"
 #include "dptune/host/json.hpp"
 #include "dptune/host/model_file.hpp"
-#include "dptune/pareto.hpp"
 #include "report_html.hpp"
 
 namespace dptune::host {

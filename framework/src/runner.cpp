@@ -13,6 +13,7 @@
 
 #include "dptune/abi.hpp"
 #include "dptune/errors.hpp"
+#include "dptune/helpers/pareto.hpp"
 #include "dptune/host/audit.hpp"
 #include "dptune/host/data_source.hpp"
 #include "dptune/host/executor.hpp"
@@ -20,7 +21,6 @@
 #include "dptune/host/ledger.hpp"
 #include "dptune/host/model_file.hpp"
 #include "dptune/host/random.hpp"
-#include "dptune/pareto.hpp"
 #include "evaluator.hpp"
 #include "mpi_wire.hpp"
 #include "progress.hpp"

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "dptune/errors.hpp"
-#include "dptune/grid_noise.hpp"
+#include "dptune/helpers/grid_noise.hpp"
 #include "dptune/host/data_readers.hpp"
 #include "dptune/host/format.hpp"
 #include "dptune/host/ledger.hpp"

@@ -1,4 +1,4 @@
-// The fast paths of sdk/src/discrete.cpp are the same functions of the bit stream as their
+// The fast paths of sdk/src/helpers/discrete.cpp are the same functions of the bit stream as their
 // bit-by-bit definitions: same result and same bits consumed, from any position in the buffer.
 #include <doctest/doctest.h>
 
@@ -6,7 +6,7 @@
 
 // The sampler source itself, to reach its anonymous namespace.
 // NOLINTNEXTLINE(bugprone-suspicious-include)
-#include "../../sdk/src/discrete.cpp"
+#include "../../sdk/src/helpers/discrete.cpp"
 
 namespace dptune {
 namespace {

@@ -13,6 +13,7 @@
 
 #include "dp_hype/secagg.hpp"
 #include "dptune/dptune.hpp"
+#include "dptune/helpers/grid_noise.hpp"
 
 namespace dp_hype_test {
 

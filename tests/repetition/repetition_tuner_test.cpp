@@ -15,6 +15,7 @@
 #include <regex>
 
 #include "dptune/dptune.hpp"
+#include "dptune/helpers/repetition.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "dptune/testing.hpp"
 #include "rdp_core.hpp"

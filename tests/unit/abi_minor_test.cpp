@@ -229,3 +229,28 @@ TEST_CASE("abi minor: a tuner's rank_scopes is asked only of builds for 2.10 or 
     CHECK(tuner->rank_scopes(0, 3)->empty());
   }
 }
+
+TEST_CASE("sdk split: a plugin linked to libdptune_sdk alone still resolves the moved helpers") {
+  // tests/test_plugins/pre_split_helpers.cpp: old header paths, linked as plugins were before the
+  // helpers moved to libdptune_helpers.  Its dynamic section must name libdptune_sdk and not the
+  // helper library, so every helper symbol it calls can only come from libdptune_sdk.
+  const std::string dir = std::string(DPTUNE_TEST_PLUGIN_DIR) + "/pre_split_helpers";
+  const auto needed_file = dptune_test::fresh_dir("pre_split_needed") / "needed";
+  const std::string readelf =
+      "readelf -d '" + dir + "/test_plugin_pre_split_helpers.so' > '" + needed_file.string() + "'";
+  REQUIRE(std::system(readelf.c_str()) == 0);
+  const std::string needed = dptune_test::slurp(needed_file);
+  CHECK(needed.find("[libdptune_sdk.so.1]") != std::string::npos);
+  CHECK(needed.find("libdptune_helpers") == std::string::npos);
+
+  const auto r = dptune_test::run_dptune(
+      "run tests/test_plugins/versioned_tuner.yaml --seed 1 --no-progress --plugin-path '" + dir +
+          "' --set tuner.use=pre_split_helpers --out '" +
+          dptune_test::fresh_dir("out_pre_split_helpers").string() + "'",
+      "pre_split_helpers");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  for (const char* note : {"hypervolume 6.000000", "front size 3", "geometric pmf(1) 0.100000",
+                           "calibrated count 20", "uniform_below(1) 0", "grid release 3.500000"})
+    CHECK_MESSAGE(r.out.find(note) != std::string::npos, note);
+}

@@ -5,6 +5,7 @@
 #include <numbers>
 
 #include "dptune/dptune.hpp"
+#include "dptune/helpers/grid_noise.hpp"
 #include "dptune/host/plugin_registry.hpp"
 
 using namespace dptune;

@@ -10,8 +10,8 @@
 #include <unordered_map>
 
 #include "dptune/errors.hpp"
+#include "dptune/helpers/repetition.hpp"
 #include "dptune/params.hpp"
-#include "dptune/repetition.hpp"
 #include "selection_profile.hpp"
 
 namespace dptune::pld {

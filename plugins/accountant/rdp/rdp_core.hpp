@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dptune/dp_event.hpp"
+#include "dptune/helpers/calibration.hpp"
 #include "dptune/plugin.hpp"
 #include "dptune/privacy.hpp"
 
@@ -58,12 +59,13 @@ double log_sub(double a, double b);
 double log_erfc(double x);
 
 // ---- the analytic Gaussian mechanism (Balle & Wang 2018, Theorem 8) -----------------------------
-/// δ(ε) of one Gaussian release with noise multiplier s: Φ(1/(2s) − εs) − e^ε Φ(−1/(2s) − εs).
-double analytic_gaussian_delta(double s, double epsilon);
-/// Smallest ε with δ(ε) ≤ delta (bisection).
-double analytic_gaussian_epsilon(double s, double delta);
-/// Smallest noise multiplier s with δ_s(ε) ≤ delta (bisection in log s).
-double analytic_gaussian_calibrate(double epsilon, double delta);
+// One home, the helper library (dptune/helpers/calibration.hpp): δ(ε) and ε(δ) of one Gaussian
+// release with noise multiplier s, and the smallest s for a target (ε, δ).
+using dptune::analytic_gaussian_delta;
+using dptune::analytic_gaussian_epsilon;
+inline double analytic_gaussian_calibrate(double epsilon, double delta) {
+  return dptune::analytic_gaussian_noise_multiplier(epsilon, delta);
+}
 
 // ---- the accountant -----------------------------------------------------------------------------
 struct Options {

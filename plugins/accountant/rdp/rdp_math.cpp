@@ -14,7 +14,6 @@ namespace dptune::rdp {
 
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
-std::string num(double x) { return to_string(Value{x}); }
 bool is_integer(double x) { return std::floor(x) == x; }
 }  // namespace
 
@@ -205,51 +204,6 @@ double sampled_discrete_gaussian_rdp(double q, double sigma, double alpha) {
   const double k_lo = lo <= 1 ? 0 : sampled_gaussian_log_a_int(q, sigma, lo);
   const double k_hi = sampled_gaussian_log_a_int(q, sigma, hi);
   return ((hi - alpha) * k_lo + (alpha - lo) * k_hi) / (alpha - 1);
-}
-
-// ---- analytic Gaussian --------------------------------------------------------------------------
-namespace {
-// log Φ(x) = log(½ erfc(−x/√2)).
-double log_phi(double x) { return std::log(0.5) + log_erfc(-x / std::sqrt(2.0)); }
-}  // namespace
-
-double analytic_gaussian_delta(double s, double epsilon) {
-  require(s > 0, "analytic gaussian: noise multiplier must be > 0, got " + num(s));
-  require(epsilon >= 0, "analytic gaussian: epsilon must be >= 0, got " + num(epsilon));
-  // Balle & Wang 2018, Theorem 8 with Δ = 1, σ = s.
-  const double a = 1 / (2 * s) - epsilon * s, b = -1 / (2 * s) - epsilon * s;
-  const double first = std::exp(log_phi(a)), second = std::exp(epsilon + log_phi(b));
-  return std::clamp(first - second, 0.0, 1.0);
-}
-
-double analytic_gaussian_epsilon(double s, double delta) {
-  require(delta > 0 && delta < 1, "analytic gaussian: delta must be in (0, 1), got " + num(delta));
-  if (analytic_gaussian_delta(s, 0) <= delta) return 0;
-  double lo = 0, hi = 1;
-  while (analytic_gaussian_delta(s, hi) > delta) {
-    lo = hi;
-    hi *= 2;
-    if (hi > 1e6) return kInf;
-  }
-  for (int i = 0; i < 200 && hi - lo > 1e-13 * hi; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (analytic_gaussian_delta(s, mid) > delta ? lo : hi) = mid;
-  }
-  return hi;  // the end that meets δ: never rounded down
-}
-
-double analytic_gaussian_calibrate(double epsilon, double delta) {
-  require(epsilon > 0 && std::isfinite(epsilon),
-          "analytic gaussian: epsilon must be a finite number > 0, got " + num(epsilon));
-  require(delta > 0 && delta < 1, "analytic gaussian: delta must be in (0, 1), got " + num(delta));
-  double lo = std::log(1e-4), hi = std::log(1e6);
-  if (analytic_gaussian_delta(std::exp(hi), epsilon) > delta)
-    throw PrivacyError("analytic gaussian: no noise multiplier up to 1e6 reaches the target");
-  for (int i = 0; i < 200 && hi - lo > 1e-12; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (analytic_gaussian_delta(std::exp(mid), epsilon) > delta ? lo : hi) = mid;
-  }
-  return std::exp(hi);
 }
 
 namespace {

@@ -66,7 +66,7 @@
 #include <vector>
 
 #include "dptune/errors.hpp"
-#include "dptune/repetition.hpp"
+#include "dptune/helpers/repetition.hpp"
 
 namespace dptune::selection {
 

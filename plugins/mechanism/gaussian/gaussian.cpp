@@ -4,22 +4,23 @@
 //
 // `noise: secure` (default) releases on a power-of-two grid with exact discrete Gaussian noise
 // whose σ is scaled to the rounded query's sensitivity Δ₂/g + √d in grid units
-// (dptune/grid_noise.hpp), and states what it draws: discrete_gaussian(σ), which the accountants
-// price by the discrete Gaussian's own theorems (Canonne, Kamath & Steinke 2020, Proposition 5;
-// docs/accounting.md) and never by results proven only for the continuous Gaussian (its PLD, the
-// fractional-order series of the subsampled Gaussian, Wang, Balle & Kasiviswanathan 2019's
-// Thm 27).  `noise: fast` keeps a floating-point sampler (the ziggurat below), states
+// (dptune/helpers/grid_noise.hpp), and states what it draws: discrete_gaussian(σ), which the
+// accountants price by the discrete Gaussian's own theorems (Canonne, Kamath & Steinke 2020,
+// Proposition 5; docs/accounting.md) and never by results proven only for the continuous Gaussian
+// (its PLD, the fractional-order series of the subsampled Gaussian, Wang, Balle & Kasiviswanathan
+// 2019's Thm 27).  `noise: fast` keeps a floating-point sampler (the ziggurat below), states
 // gaussian(σ), and is insecure (Mironov 2012), labelled so in every report.
 //
 // Speed: DP-SGD calls release once per step on the whole gradient (one normal per parameter), so
-// `noise: fast` draws by the ziggurat method (dptune/fast_normal.hpp; Marsaglia & Tsang 2000): one
-// 64-bit word, a multiplication and a comparison for about 99% of the normals, against two
-// uniforms, a logarithm and a square root per pair for the polar method it replaced.
+// `noise: fast` draws by the ziggurat method (dptune/helpers/fast_normal.hpp; Marsaglia & Tsang
+// 2000): one 64-bit word, a multiplication and a comparison for about 99% of the normals, against
+// two uniforms, a logarithm and a square root per pair for the polar method it replaced.
 #include <cmath>
 #include <string>
 
 #include "dptune/dptune.hpp"
-#include "dptune/fast_normal.hpp"
+#include "dptune/helpers/fast_normal.hpp"
+#include "dptune/helpers/grid_noise.hpp"
 
 namespace {
 

@@ -2,14 +2,15 @@
 // and b the noise multiplier (scale / L1 sensitivity); event Laplace(b), i.e. (1/b)-DP.
 //
 // `noise: secure` (default) releases on a power-of-two grid with exact discrete Laplace noise
-// scaled to the rounded query's sensitivity Δ₁ + g·d (dptune/grid_noise.hpp; Canonne, Kamath &
-// Steinke 2020), so that Laplace(b) holds for the numbers actually released.  `noise: fast` keeps
-// the floating-point inversion sampler, whose outputs reveal the noiseless value's low-order bits
-// (Mironov 2012): every report of such a run says so.
+// scaled to the rounded query's sensitivity Δ₁ + g·d (dptune/helpers/grid_noise.hpp; Canonne,
+// Kamath & Steinke 2020), so that Laplace(b) holds for the numbers actually released.  `noise:
+// fast` keeps the floating-point inversion sampler, whose outputs reveal the noiseless value's
+// low-order bits (Mironov 2012): every report of such a run says so.
 #include <cmath>
 #include <string>
 
 #include "dptune/dptune.hpp"
+#include "dptune/helpers/grid_noise.hpp"
 
 namespace {
 

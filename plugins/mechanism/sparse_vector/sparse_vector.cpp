@@ -8,11 +8,11 @@
 // With a per-query sensitivity Δ ≠ 1 both noises scale by Δ and ε is unchanged.
 //
 // `noise: secure` (default, issue 15): the threshold and every answer are rounded to one
-// power-of-two grid g and get exact discrete Laplace noise (dptune/grid_noise.hpp) of scales b1
-// (Δ/g + 1) and b2 (Δ/g + 1) grid units; the comparisons are between exact multiples of g.  The
-// rounded answers move by at most the integer Δ'' = floor(Δ/g) + 1 <= Δ/g + 1, and Lyu, Su & Li's
-// proof (shift ρ by Δ'', each positive query's noise by 2Δ'') uses only implications between the
-// comparisons, valid for integers with ties as for reals, and the pmf ratio exp(Δ''/t) of the
+// power-of-two grid g and get exact discrete Laplace noise (dptune/helpers/grid_noise.hpp) of
+// scales b1 (Δ/g + 1) and b2 (Δ/g + 1) grid units; the comparisons are between exact multiples of
+// g.  The rounded answers move by at most the integer Δ'' = floor(Δ/g) + 1 <= Δ/g + 1, and Lyu, Su
+// & Li's proof (shift ρ by Δ'', each positive query's noise by 2Δ'') uses only implications between
+// the comparisons, valid for integers with ties as for reals, and the pmf ratio exp(Δ''/t) of the
 // discrete Laplace for an integer shift: ε is unchanged.  `noise: fast` keeps floating-point
 // Laplace (insecure, Mironov 2012; labelled in every report).
 #include <algorithm>
@@ -20,6 +20,7 @@
 #include <string>
 
 #include "dptune/dptune.hpp"
+#include "dptune/helpers/grid_noise.hpp"
 
 namespace {
 

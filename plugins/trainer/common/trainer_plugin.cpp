@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "dptune/calibration.hpp"
 #include "dptune/errors.hpp"
+#include "dptune/helpers/calibration.hpp"
 
 namespace dptune::trainers {
 

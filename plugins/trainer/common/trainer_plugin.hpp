@@ -8,7 +8,7 @@
 #include <string>
 #include <tuple>
 
-#include "dptune/calibration.hpp"
+#include "dptune/helpers/calibration.hpp"
 #include "dptune/plugin.hpp"
 #include "training.hpp"
 

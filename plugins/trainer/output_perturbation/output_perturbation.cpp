@@ -12,7 +12,7 @@
 // et al. 2020 footnote 6).
 #include <algorithm>
 
-#include "dptune/calibration.hpp"
+#include "dptune/helpers/calibration.hpp"
 #include "trainer_plugin.hpp"
 
 namespace {

@@ -18,6 +18,8 @@
 #include <unordered_map>
 
 #include "dptune/dptune.hpp"
+#include "dptune/helpers/pareto.hpp"
+#include "dptune/helpers/tuning.hpp"
 #include "halton.hpp"
 #include "mobo.hpp"
 

@@ -3,6 +3,7 @@
 // is reported.  With `private: false` it runs the algorithm non-privately (no noise, no ε): the
 // non-private baseline of Ding et al.; Liebenow et al. 2025.
 #include "dptune/dptune.hpp"
+#include "dptune/helpers/tuning.hpp"
 
 namespace {
 

@@ -30,6 +30,10 @@
 #include <vector>
 
 #include "dptune/dptune.hpp"
+#include "dptune/helpers/events.hpp"
+#include "dptune/helpers/grid_noise.hpp"
+#include "dptune/helpers/repetition.hpp"
+#include "dptune/helpers/tuning.hpp"
 
 namespace {
 
@@ -58,14 +62,6 @@ struct CandidateSet {
     return std::find(events.begin(), events.end(), e) != events.end();
   }
 };
-
-void add_distinct(std::vector<DpEvent>& events, DpEvent e) {
-  if (std::find(events.begin(), events.end(), e) == events.end()) events.push_back(std::move(e));
-}
-
-DpEvent worst_of(const std::vector<DpEvent>& events) {
-  return events.size() == 1 ? events.front() : DpEvent::one_of(events);
-}
 
 class Repetition final : public dptune::Tuner {
  public:
@@ -163,10 +159,11 @@ class Repetition final : public dptune::Tuner {
                    "its cost is composed into every run")
         .min_exclusive(0)
         .default_to(0.1)
-        .add_string("noise",
-                    "scoring noise: secure (exact discrete Laplace on a power-of-two grid, "
-                    "dptune/grid_noise.hpp) or fast (floating-point inversion: insecure, Mironov "
-                    "2012; labelled in every report)")
+        .add_string(
+            "noise",
+            "scoring noise: secure (exact discrete Laplace on a power-of-two grid, "
+            "dptune/helpers/grid_noise.hpp) or fast (floating-point inversion: insecure, Mironov "
+            "2012; labelled in every report)")
         .one_of({"secure", "fast"})
         .default_to(std::string("secure"));
   }
@@ -295,7 +292,10 @@ class Repetition final : public dptune::Tuner {
     set.from_grid = candidates_ == "grid";
     if (set.from_grid) {
       set.grid = space.grid(points_);
-      for (const auto& c : set.grid) add_distinct(set.events, evaluator.event_of(c, whole));
+      std::vector<DpEvent> grid_events;
+      grid_events.reserve(set.grid.size());
+      for (const auto& c : set.grid) grid_events.push_back(evaluator.event_of(c, whole));
+      set.events = dptune::distinct_events(grid_events);
       set.fallback = set.grid.front();
       set.notes.push_back("candidates: uniform over the " + std::to_string(set.grid.size()) +
                           "-point grid of the search space; the base event is the worst of its " +
@@ -304,7 +304,7 @@ class Repetition final : public dptune::Tuner {
       set.fallback = space.from_unit(std::vector<double>(space.size(), 0.5));
       space_events(context, set);
     }
-    set.base = worst_of(set.events);
+    set.base = dptune::one_of_distinct(set.events);
     const std::string why = context.accountant().unsupported_reason(set.base);
     if (!why.empty())
       throw dptune::ConfigError(
@@ -366,16 +366,19 @@ class Repetition final : public dptune::Tuner {
     }
     // The product of the privacy-relevant finite dimensions, the others at the centre.
     std::vector<std::size_t> index(relevant.size(), 0);
+    std::vector<DpEvent> product_events;
+    product_events.reserve(combinations);
     for (std::size_t t = 0; t < combinations; ++t) {
       Params c = centre;
       for (std::size_t k = 0; k < relevant.size(); ++k)
         c.set(relevant[k].first, relevant[k].second[index[k]]);
-      add_distinct(set.events, evaluator.event_of(c, whole));
+      product_events.push_back(evaluator.event_of(c, whole));
       for (std::size_t k = relevant.size(); k-- > 0;) {
         if (++index[k] < relevant[k].second.size()) break;
         index[k] = 0;
       }
     }
+    set.events = dptune::distinct_events(product_events);
     std::string names;
     for (const auto& r : relevant) names += (names.empty() ? "" : ", ") + r.first;
     set.notes.push_back(

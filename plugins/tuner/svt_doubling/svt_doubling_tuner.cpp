@@ -23,6 +23,7 @@
 #include <sstream>
 
 #include "dptune/dptune.hpp"
+#include "dptune/helpers/events.hpp"
 #include "svt_doubling/core.hpp"
 
 namespace dptune::svt_doubling {
@@ -181,8 +182,6 @@ class SvtDoubling final : public dptune::Tuner {
   }
 
   // Events keyed by their text, so that equal events are priced once.
-  using EventSet = std::map<std::string, DpEvent>;
-
   /// One private selection (Ding et al., Algorithm 1): what is fixed before any data is read (the
   /// candidates, T_max, every event), the scoring, the loop, the final training and the report.
   class Selection {
@@ -268,34 +267,31 @@ class SvtDoubling final : public dptune::Tuner {
       const DpEvent svt_event = DpEvent::replace_one(
           DpEvent::self_composed(DpEvent::pure_dp(epsilon_), static_cast<std::int64_t>(t_max_)));
       final_of_.resize(m_);
-      for (std::size_t c = 0; c < m_; ++c) {
+      for (std::size_t c = 0; c < m_; ++c)
         final_of_[c] = context_.evaluator().event_of(cands_[c], dptune::DataScope::whole());
-        finals_.emplace(final_of_[c].to_string(), final_of_[c]);
-      }
+      finals_ = dptune::distinct_events(final_of_);
       if (t_.adaptive()) check_adaptive_finals();
-      if (private_parts_)  // per part: its events composed over the candidates
+      if (private_parts_) {  // per part: its events composed over the candidates
+        std::vector<DpEvent> per_part;
+        per_part.reserve(kk_);
         for (std::size_t i = 0; i < kk_; ++i) {
           std::vector<DpEvent> per_candidate;
           per_candidate.reserve(cands_.size());
           for (const auto& c : cands_)
             per_candidate.push_back(
                 context_.evaluator().event_of(c, dptune::DataScope::partition(i, kk_)));
-          const DpEvent e = DpEvent::composed(std::move(per_candidate));
-          parts_.emplace(e.to_string(), e);
+          per_part.push_back(DpEvent::composed(std::move(per_candidate)));
         }
+        parts_ = dptune::distinct_events(per_part);
+      }
       // The whole run as one event, priced once (the maximum of separately converted ε is not a
       // bound where the candidates' RDP curves cross): the SVT loop, then (parallel
       // composition: each record lies in one part) the worst part's trainings, then the training
       // of whichever candidate is selected: adaptive composition with the pointwise worst RDP
       // curve, i.e. one_of over the possible parts and finals.
       std::vector<DpEvent> events{svt_event};
-      const auto one_of_set = [](const EventSet& set) {
-        std::vector<DpEvent> list;
-        for (const auto& entry : set) list.push_back(entry.second);
-        return list.size() == 1 ? list.front() : DpEvent::one_of(std::move(list));
-      };
-      if (private_parts_) events.push_back(one_of_set(parts_));
-      events.push_back(one_of_set(finals_));
+      if (private_parts_) events.push_back(dptune::one_of_distinct(parts_));
+      events.push_back(dptune::one_of_distinct(finals_));
       total_ = DpEvent::composed(std::move(events));
       const std::string why = context_.accountant().unsupported_reason(total_);
       if (!why.empty())
@@ -310,10 +306,10 @@ class SvtDoubling final : public dptune::Tuner {
     /// for every proposed candidate (a mismatch is refused, never priced after the fact).
     void check_adaptive_finals() {
       const auto points = static_cast<std::size_t>(t_.p_.get_int("points_per_dimension"));
-      for (const auto& c : context_.space().grid(points)) {
-        const DpEvent e = context_.evaluator().event_of(c, dptune::DataScope::whole());
-        finals_.emplace(e.to_string(), e);
-      }
+      std::vector<DpEvent> probed = finals_;
+      for (const auto& c : context_.space().grid(points))
+        probed.push_back(context_.evaluator().event_of(c, dptune::DataScope::whole()));
+      finals_ = dptune::distinct_events(probed);
       if (finals_.size() != 1)
         throw dptune::ConfigError(
             "svt_doubling: candidates: adaptive needs the final training's privacy cost to be "
@@ -412,11 +408,11 @@ class SvtDoubling final : public dptune::Tuner {
         b.ids.push_back(static_cast<std::size_t>(it - cands_.begin()));
         if (it == cands_.end()) {
           const DpEvent e = context_.evaluator().event_of(p, dptune::DataScope::whole());
-          if (!(e == finals_.begin()->second))
+          if (!(e == finals_.front()))
             throw dptune::ConfigError(
                 "svt_doubling: candidates: adaptive proposed " + p.to_string() +
                 " whose final training event " + e.to_string() + " differs from " +
-                finals_.begin()->second.to_string() +
+                finals_.front().to_string() +
                 ": fix the privacy-relevant hyperparameters in algorithm.params");
           cands_.push_back(p);
           final_of_.push_back(e);
@@ -605,7 +601,8 @@ class SvtDoubling final : public dptune::Tuner {
     std::size_t worst_ = 0, t_max_ = 0;
     std::string t_max_how_;
     Scales scales_;
-    EventSet finals_, parts_;  // the final training's events over every possible s*; per part
+    // The distinct final-training events over every possible s*, and the distinct per-part events.
+    std::vector<DpEvent> finals_, parts_;
     std::vector<DpEvent> final_of_;
     DpEvent total_;
     std::vector<double> u_, u_min_, u_max_, seconds_;

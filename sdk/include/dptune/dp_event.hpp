@@ -21,6 +21,25 @@
 //    is a removal and an addition): the sensitivity at most doubles (σ → σ/2, b → b/2), ε → 2ε,
 //    (ε, δ) → (2ε, (1 + e^ε)δ), ρ → 4ρ.  An add/remove *amplification* (poisson_sampled) has no
 //    such conversion here, and replace-one never converts to add/remove: those mixes are refused.
+//
+// How events may change (docs/sdk-contract.md, "How events evolve", has the whole contract).
+//  * A kind is a promise about what a computation did, read by accountants built before and after
+//    it.  So kinds are only appended: a new enumerator at the end of Kind, its constructor declared
+//    from the minor that adds it (#if DPTUNE_PLUGIN_ABI_MINOR >= m), its entry at the end of the
+//    table in event_kinds.hpp (which printing, the YAML reader and docs/events.md come from), and
+//    its line in abi.hpp's history.  Enumerators never move, are never removed or reused.
+//  * A kind never changes: not its fields, their units, their valid values, nor the neighbouring
+//    relation its numbers are stated for.  A new parameter or a new reading of an existing one is a
+//    new kind (or a wrapper around existing ones, as replace_one was in 2.3), so an event written
+//    by an older plugin means today what it meant when it was written.
+//  * An accountant that meets a kind it does not know, anywhere in the tree, refuses the whole
+//    event: unsupported_reason names the kind, and epsilon/delta throw PrivacyError.  It never
+//    prices the rest and drops the part it does not understand, never reads an unknown kind as
+//    no_op or as a kind it resembles, and never guesses from the generic fields.  A composite kind
+//    is supported only when every event inside it is.
+//  * non_private is a known kind that no accountant may price: it marks a run with no guarantee.
+//  * Events state what was done, never what it cost: ε appears only in kinds that are a guarantee
+//    by definition (pure_dp, approx_dp, zcdp), for computations with their own proof of it.
 #pragma once
 
 #include <boost/config.hpp>

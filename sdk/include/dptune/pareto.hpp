@@ -1,23 +1,6 @@
-// dptune SDK: Pareto fronts and hypervolume (all objectives minimised).
+// Moved to dptune/helpers/pareto.hpp (the helper library libdptune_helpers, CMake target
+// dptune::helpers), which is not part of the plugin contract (docs/sdk-contract.md, "Contract and
+// helpers").  This header stays so that source written before the split still compiles; new code
+// includes the new path and links dptune::helpers.
 #pragma once
-
-#include <cstddef>
-#include <vector>
-
-namespace dptune {
-
-using Point = std::vector<double>;
-
-/// True when a is at least as good as b in every objective and strictly better in one.
-bool dominates(const Point& a, const Point& b);
-
-/// Indices of the non-dominated points.  Among duplicates, the first index is kept.  Ascending
-/// order.
-std::vector<std::size_t> pareto_front(const std::vector<Point>& points);
-
-/// Exact hypervolume dominated by `points` and bounded above by `reference` (2-D: sweep; any
-/// dimension: inclusion–exclusion-free slicing).  Points not strictly below the reference in every
-/// objective contribute nothing.
-double hypervolume(const std::vector<Point>& points, const Point& reference);
-
-}  // namespace dptune
+#include "dptune/helpers/pareto.hpp"

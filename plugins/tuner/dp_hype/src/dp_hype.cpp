@@ -12,17 +12,6 @@
 
 namespace dptune::dp_hype {
 
-namespace {
-double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
-
-// δ(ε) of the Gaussian mechanism with L2 sensitivity Δ and noise σ (Balle & Wang 2018, Theorem 8),
-// for the calibration below only.
-double analytic_gaussian_delta(double epsilon, double sigma, double sensitivity) {
-  const double a = sensitivity / (2 * sigma), b = epsilon * sigma / sensitivity;
-  return normal_cdf(a - b) - std::exp(epsilon) * normal_cdf(-a - b);
-}
-}  // namespace
-
 double vote_sensitivity(std::size_t k) { return std::sqrt(2.0 * static_cast<double>(k)); }
 
 dptune::DpEvent event_for_sigma(double sigma, std::size_t k, bool discrete) {
@@ -47,21 +36,8 @@ dptune::NoiseCalibration calibrate_sigma(const dptune::Accountant& accountant, d
 }
 
 double analytic_gaussian_sigma(double epsilon, double delta, std::size_t k) {
-  dptune::require(epsilon > 0 && std::isfinite(epsilon), "analytic Gaussian: epsilon must be > 0");
-  dptune::require(delta > 0 && delta < 1, "analytic Gaussian: delta must be in (0, 1)");
-  const double d = vote_sensitivity(k);
-  double lo = std::log(1e-6 * d), hi = std::log(1e7 * d);
-  if (analytic_gaussian_delta(epsilon, std::exp(hi), d) > delta)
-    throw dptune::PrivacyError("analytic Gaussian: no sigma below 1e7 reaches the target");
-  // δ(σ) decreases in σ (Balle & Wang 2018, Lemma 7): bisection, keeping the end that meets δ.
-  while (hi - lo > 1e-12) {
-    const double mid = 0.5 * (lo + hi);
-    if (analytic_gaussian_delta(epsilon, std::exp(mid), d) <= delta)
-      hi = mid;
-    else
-      lo = mid;
-  }
-  return std::exp(hi);
+  // The analytic Gaussian's multiplier is relative to the sensitivity, here √(2k).
+  return vote_sensitivity(k) * dptune::analytic_gaussian_noise_multiplier(epsilon, delta);
 }
 
 namespace {

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "dptune/pareto.hpp"
+#include "dptune/helpers/pareto.hpp"
 
 namespace dptune::dpareto {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "dptune/errors.hpp"
-#include "dptune/grid_noise.hpp"
+#include "dptune/helpers/grid_noise.hpp"
 #include "dptune/plugin.hpp"
 #include "dptune/rng.hpp"
 #include "dptune/search_space.hpp"

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "dp_hype/secagg.hpp"
-#include "dptune/calibration.hpp"
 #include "dptune/dp_event.hpp"
+#include "dptune/helpers/calibration.hpp"
 #include "dptune/plugin.hpp"
 
 namespace dptune::dp_hype {
@@ -38,9 +38,8 @@ dptune::NoiseCalibration calibrate_sigma(const dptune::Accountant& accountant, d
 
 /// Tighter alternative, labelled as such: the analytic Gaussian mechanism (Balle & Wang, ICML 2018,
 /// Theorem 8): the smallest σ with Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ) ≤ δ, Δ = √(2k).
-/// δ(ε) itself, for a noise multiplier, is the rdp accountant's (rdp_core.hpp,
-/// analytic_gaussian_delta); a plugin cannot link another plugin's core, so this calibration
-/// evaluates Theorem 8 privately, and the tests check its σ against the accountant's δ(ε).
+/// dptune::analytic_gaussian_noise_multiplier (the helper library, which the rdp accountant's
+/// analytic Gaussian uses too) times Δ.
 double analytic_gaussian_sigma(double epsilon, double delta, std::size_t k);
 
 /// Threat model of the noise (Liebenow et al. 2025 §II and Appendix A-A; Bonawitz et al. 2017): the

@@ -1,4 +1,4 @@
-#include "dptune/pareto.hpp"
+#include "dptune/helpers/pareto.hpp"
 
 #include <algorithm>
 #include <numeric>

@@ -1,4 +1,4 @@
-#include "dptune/calibration.hpp"
+#include "dptune/helpers/calibration.hpp"
 
 #include <algorithm>
 #include <cmath>

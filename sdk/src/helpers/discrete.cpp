@@ -1,6 +1,6 @@
 // Exact integer samplers: Canonne, Kamath & Steinke (2020), "The Discrete Gaussian for Differential
 // Privacy", Algorithms 1-3, in integer arithmetic only (see discrete.hpp for the contract).
-#include "dptune/discrete.hpp"
+#include "dptune/helpers/discrete.hpp"
 
 #include <bit>
 #include <limits>

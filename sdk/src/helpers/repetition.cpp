@@ -1,4 +1,4 @@
-#include "dptune/repetition.hpp"
+#include "dptune/helpers/repetition.hpp"
 
 #include <algorithm>
 #include <cmath>

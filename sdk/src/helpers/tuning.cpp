@@ -1,4 +1,4 @@
-#include "dptune/tuning.hpp"
+#include "dptune/helpers/tuning.hpp"
 
 #include <algorithm>
 

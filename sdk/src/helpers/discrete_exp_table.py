@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Writes the table of sdk/src/discrete_exp_table.inc (without its comment header):
+# Writes the table of sdk/src/helpers/discrete_exp_table.inc (without its comment header):
 # floor(2^128 * exp(-j/256)) for j = 1..255, exactly: exp by its Taylor series in exact rationals
 # (terms up to k = 60 for x <= 1: remainder below 1/60! < 2^-270), floor checked at both ends.
 from fractions import Fraction

@@ -1,13 +1,13 @@
 // Grid releases with exact discrete noise (see grid_noise.hpp for the accounting of the rounding).
-#include "dptune/grid_noise.hpp"
+#include "dptune/helpers/grid_noise.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 
-#include "dptune/discrete.hpp"
 #include "dptune/errors.hpp"
+#include "dptune/helpers/discrete.hpp"
 
 namespace dptune {
 

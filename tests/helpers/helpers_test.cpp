@@ -1,0 +1,86 @@
+// The helper library's own functions: the analytic Gaussian (Balle & Wang 2018, Theorem 8) against
+// values computed independently with mpmath at 60 digits, and candidates' events -> one_of.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "dptune/errors.hpp"
+#include "dptune/helpers/calibration.hpp"
+#include "dptune/helpers/events.hpp"
+
+namespace {
+
+using dptune::DpEvent;
+
+double rel(double got, double want) { return std::abs(got - want) / std::abs(want); }
+
+// mpmath (mp.dps = 60): delta(s, e) = ncdf(1/(2s) - e s) - exp(e) ncdf(-1/(2s) - e s); the inverse
+// functions by findroot on log delta.
+struct DeltaCase {
+  double s, epsilon, delta;
+};
+constexpr DeltaCase kDelta[] = {
+    {2, 0.5, 0.052440323287669661712},
+    {1, 1, 0.1269367375066439458},
+    {0.5, 2, 0.33189799877682939357},
+    {10, 0.1, 0.0087517681458095930779},
+    // Both terms near 1e-292, past the erfc range: the asymptotic series, and a difference that
+    // cancels 97% of the first term.
+    {1, 37, 1.4764695344425281147e-293},
+};
+
+}  // namespace
+
+TEST_CASE("helpers: analytic Gaussian delta matches independent high-precision values") {
+  for (const auto& c : kDelta) {
+    INFO("s = " << c.s << ", epsilon = " << c.epsilon);
+    CHECK(rel(dptune::analytic_gaussian_delta(c.s, c.epsilon), c.delta) < 1e-9);
+  }
+  // ε = 0: δ = Φ(1/(2s)) − Φ(−1/(2s)) = erf(1/(2√2 s)).
+  CHECK(rel(dptune::analytic_gaussian_delta(0.7, 0), std::erf(1 / (2 * std::sqrt(2.0) * 0.7))) <
+        1e-12);
+  CHECK_THROWS_AS(dptune::analytic_gaussian_delta(0, 1), dptune::InvalidArgument);
+  CHECK_THROWS_AS(dptune::analytic_gaussian_delta(1, -0.1), dptune::InvalidArgument);
+}
+
+TEST_CASE("helpers: analytic Gaussian noise multiplier and epsilon meet the target") {
+  struct Target {
+    double epsilon, delta, multiplier;
+  };
+  for (const auto& t :
+       {Target{1, 1e-5, 3.7306316348159418322}, Target{0.5, 1e-6, 8.0576184807250442552},
+        Target{3, 1e-5, 1.3905934566745367473}, Target{8, 1e-10, 0.83398922953798899003}}) {
+    INFO("epsilon = " << t.epsilon << ", delta = " << t.delta);
+    const double s = dptune::analytic_gaussian_noise_multiplier(t.epsilon, t.delta);
+    CHECK(rel(s, t.multiplier) < 1e-9);
+    CHECK(dptune::analytic_gaussian_delta(s, t.epsilon) <= t.delta);  // the end that meets δ
+  }
+  struct Budget {
+    double s, delta, epsilon;
+  };
+  for (const auto& b :
+       {Budget{3, 1e-5, 1.2710877669435984662}, Budget{1, 1e-3, 3.1386705485829392086},
+        Budget{0.8, 1e-6, 6.3120601858013253521}}) {
+    INFO("s = " << b.s << ", delta = " << b.delta);
+    const double e = dptune::analytic_gaussian_epsilon(b.s, b.delta);
+    CHECK(rel(e, b.epsilon) < 1e-9);
+    CHECK(dptune::analytic_gaussian_delta(b.s, e) <= b.delta);
+  }
+  CHECK(dptune::analytic_gaussian_epsilon(100, 0.5) == 0);  // δ(0) = erf(1/(200√2)) < 0.5
+  CHECK_THROWS_AS(dptune::analytic_gaussian_noise_multiplier(0, 1e-5), dptune::InvalidArgument);
+  CHECK_THROWS_AS(dptune::analytic_gaussian_noise_multiplier(1, 1), dptune::InvalidArgument);
+  CHECK_THROWS_AS(dptune::analytic_gaussian_noise_multiplier(1e-12, 1e-300), dptune::PrivacyError);
+}
+
+TEST_CASE("helpers: candidates' events become one_of their distinct events") {
+  const DpEvent a = DpEvent::gaussian(1.0), b = DpEvent::gaussian(2.0), c = DpEvent::laplace(1.0);
+  const std::vector<DpEvent> events{b, a, b, c, a};
+  CHECK(dptune::distinct_events(events) == std::vector<DpEvent>{b, a, c});  // first appearance
+  CHECK(dptune::one_of_distinct(events) == DpEvent::one_of({b, a, c}));
+  // All equal: the event itself, not a one_of of one.
+  const std::vector<DpEvent> same{a, a, a};
+  CHECK(dptune::one_of_distinct(same) == a);
+  CHECK(dptune::distinct_events(std::vector<DpEvent>{}).empty());
+  CHECK_THROWS_AS(dptune::one_of_distinct(std::vector<DpEvent>{}), dptune::InvalidArgument);
+}
