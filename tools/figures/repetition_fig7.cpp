@@ -17,6 +17,9 @@
 #include <vector>
 
 #include "dptune/dptune.hpp"
+#include "dptune/helpers/events.hpp"
+#include "dptune/helpers/repetition.hpp"
+#include "dptune/helpers/tuning.hpp"
 
 namespace {
 
@@ -107,14 +110,13 @@ class RepetitionFig7 final : public dptune::Tuner {
                             std::vector<std::string>& notes) {
     std::vector<DpEvent> events;
     for (const auto& c : grid) {
-      DpEvent e = context.evaluator().event_of(c, dptune::DataScope::whole());
-      if (std::find(events.begin(), events.end(), e) == events.end())
-        events.push_back(std::move(e));
+      events.push_back(context.evaluator().event_of(c, dptune::DataScope::whole()));
     }
+    const std::size_t distinct = dptune::distinct_events(events).size();
     notes.push_back("candidates: uniform over the " + std::to_string(grid.size()) +
                     "-point grid of the search space; the base event is the worst of its " +
-                    std::to_string(events.size()) + " distinct event(s)");
-    DpEvent base = events.size() == 1 ? events.front() : DpEvent::one_of(events);
+                    std::to_string(distinct) + " distinct event(s)");
+    DpEvent base = dptune::one_of_distinct(events);
     const std::string why = context.accountant().unsupported_reason(base);
     if (!why.empty())
       throw dptune::ConfigError(

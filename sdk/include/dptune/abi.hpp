@@ -76,6 +76,11 @@
 //        rows (DP-Hype's clients: each rank holds its own clients' shards).  The host calls it
 //        only on tuners of ABI >= 2.10 (the tuner proxy); an older tuner's ranks hold the whole
 //        data, as before.
+//        Later, without a new minor: the helpers (Pareto, repetition maths, calibration, the
+//        samplers, evaluate_for_map) moved to libdptune_helpers (dptune::helpers, headers in
+//        include/dptune/helpers/); libdptune_sdk still exports every helper symbol of 2.1-2.10 and
+//        the old header paths forward, so plugins built before the split load unchanged.  New
+//        helpers (the analytic Gaussian, one_of_distinct) are in libdptune_helpers only.
 // The host itself is always built with the SDK's minor.
 #ifndef DPTUNE_PLUGIN_ABI_MINOR
 #define DPTUNE_PLUGIN_ABI_MINOR DPTUNE_ABI_MINOR
