@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "dptune/grid_noise.hpp"
+#include "dptune/testing.hpp"
 #include "support.hpp"
 #include "svt_doubling/core.hpp"
 
@@ -31,15 +32,14 @@ std::size_t first_at_least(const std::vector<double>& u, double level) {
   return u.size();
 }
 
-/// A minimal TunerContext: only rng() and mechanism() are used by make_noise.
-class NoiseContext final : public dptune::TunerContext {
+/// A tuner context of which make_noise uses rng() and mechanism() only.
+class NoiseContext final : public dptune::testing::StubTunerContext {
  public:
   enum class Mode { Laplace, Gaussian, None };
-  NoiseContext(Mode mode, std::uint64_t seed) : mode_(mode), rng_(seed) {}
-  const dptune::SearchSpace& space() const override { throw std::logic_error("unused"); }
+  NoiseContext(Mode mode, std::uint64_t seed)
+      : StubTunerContext(dptune::SearchSpace(), seed), mode_(mode) {}
   dptune::Evaluator& evaluator() override { throw std::logic_error("unused"); }
   const dptune::Accountant& accountant() const override { throw std::logic_error("unused"); }
-  double delta() const override { return 0; }
   std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
     const double b = overrides.get_double("noise_multiplier");
     requested.push_back(b);
@@ -47,16 +47,10 @@ class NoiseContext final : public dptune::TunerContext {
     if (mode_ == Mode::Gaussian) return std::make_shared<svt_test::TestGaussian>(b);
     throw dptune::ConfigError("pipeline.yaml: mechanism: the pipeline names no mechanism");
   }
-  dptune::ProgressSink& progress() override { throw std::logic_error("unused"); }
-  dptune::RandomBitGenerator& rng() override { return rng_; }
-  void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) override {
-    for (std::size_t i = 0; i < n; ++i) body(i);
-  }
   std::vector<double> requested;
 
  private:
   Mode mode_;
-  dptune::Xoshiro256 rng_;
 };
 
 }  // namespace
