@@ -312,7 +312,8 @@ void check_k_independent(Loaded& plugin, const Params& params) {
   }
   REQUIRE(by_runs.size() >= 2);
   const Published& first = by_runs.begin()->second;
-  for (const auto& [runs, p] : by_runs) {
+  for (const auto& [count, p] : by_runs) {
+    const std::size_t runs = count;  // CAPTURE cannot name a structured binding
     CAPTURE(runs);
     CHECK(p.notes == first.notes);
     CHECK(p.progress == first.progress);

@@ -65,8 +65,9 @@ TEST_CASE("noise-free loop: exhaustively over the ladder, u reaches u* in Lemma 
       if (u_star >= 1) continue;
       const std::vector<double> u{0.3 * u_star, u_star, 0.5 * u_star, u_star - 0.4 * g};
       const auto r = noise_free(u, u0, g);
-      CAPTURE(u0);
-      CAPTURE(g);
+      const double start = u0, step = g;  // CAPTURE cannot name a structured binding
+      CAPTURE(start);
+      CAPTURE(step);
       CAPTURE(n);
       CHECK(r.stop == dptune::svt_doubling::Stop::StepZero);
       CHECK(r.units == n);  // the highest ladder level at or below u*
@@ -602,7 +603,7 @@ TEST_CASE(
   REQUIRE(first.size() == 6);
   for (const auto& p : first) CHECK(space.contains(p));
   CHECK(search.radius() == doctest::Approx(0.1));  // unchanged before any outcome
-  const dptune::Params incumbent = first[2];
+  const dptune::Params& incumbent = first[2];
   const auto next = search.propose(&incumbent, true, false, rng);
   CHECK(search.radius() == doctest::Approx(0.2));
   REQUIRE(next.size() == 6);

@@ -386,6 +386,7 @@ TEST_CASE("svt_doubling tuner: candidates of different cost -> the worst case is
           .epsilon;
   // One event, priced once: the SVT loop composed with the worst final at every order.
   std::vector<DpEvent> finals;
+  finals.reserve(10);
   for (int c = 0; c < 10; ++c) finals.push_back(DpEvent::gaussian(1 + 0.5 * c));
   const double one_of_finals =
       context.rdp

@@ -70,7 +70,9 @@
 //        rank other than 0, e.g. DP-Hype's clients).  The host calls serve_peer only on tuners of
 //        ABI >= 2.9 (the tuner proxy); a tuner of minor <= 8 never sees peers().
 //        Later, header only (no symbol, so no new minor): event_kinds.hpp, the table of DpEvent
-//        kinds with internal linkage; a plugin that uses it loads into every 2.9 host.
+//        kinds with internal linkage; a plugin that uses it loads into every 2.9 host.  And
+//        trials_csv.hpp, the reader of a study's trials.csv (inline functions; nothing the host
+//        does depends on them).
 // The host itself is always built with the SDK's minor.
 #ifndef DPTUNE_PLUGIN_ABI_MINOR
 #define DPTUNE_PLUGIN_ABI_MINOR DPTUNE_ABI_MINOR

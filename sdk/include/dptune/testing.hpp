@@ -69,6 +69,7 @@ class ScriptedEvaluator : public Evaluator {
 
   std::vector<Evaluation> evaluate(const std::vector<EvaluationRequest>& requests) override {
     std::vector<Evaluation> out;
+    out.reserve(requests.size());
     for (const auto& request : requests) out.push_back(run(request));
     const std::lock_guard lock(mutex_);
     batches.push_back(requests);
