@@ -692,8 +692,8 @@ class Loader {
              "no such file: " + given + " (relative to the pipeline's folder)");
       if (config_.data.use != "csv" && config_.data.use != "libsvm")
         fail(pub->value.loc, path + ".public",
-             "a public test file is read like the data section's file, which needs data 'csv' or "
-             "'libsvm' (data is '" +
+             "a public test file is read like the data section's file, which needs data "
+             "'csv' or 'libsvm' (data is '" +
                  config_.data.use + "')");
     } else {
       check_private_test_score(eps->value, path);

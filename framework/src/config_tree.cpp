@@ -283,8 +283,7 @@ void check_duplicates(const Node& n, const std::string& path) {
   }
 }
 
-// ---- reading the file
-// -----------------------------------------------------------------------------
+// ---- reading the file ---------------------------------------------------------------------------
 
 std::string read_text(const fs::path& file, const std::string& shown) {
   auto cannot = [&](int error) {

@@ -304,8 +304,7 @@ const std::vector<Builtin>& builtins() {
       {"wine", "wine.csv", "Wine, UCI: 178 x 13, 3 classes", false},
       {"two_gaussians", "two_gaussians.csv",
        "Papernot & Steinke 2022's 2-D example (Figure 1): 40 points, 20 per class, unit-variance "
-       "Gaussians at "
-       "(7.857, -3.360) and (6.425, -9.166)",
+       "Gaussians at (7.857, -3.360) and (6.425, -9.166)",
        false},
   };
   return all;
@@ -493,8 +492,8 @@ void check_data_params(const std::string& name, const dptune::Params& p) {
   const double v = p.get_double("validation_fraction"), t = p.get_double("test_fraction");
   if (!(v + t < 1))
     throw DataParamError("test_fraction",
-                         "validation_fraction + test_fraction must be below 1 (training rows "
-                         "are what is left), got " +
+                         "validation_fraction + test_fraction must be below 1 "
+                         "(training rows are what is left), got " +
                              dptune::to_string(dptune::Value{v}) + " + " +
                              dptune::to_string(dptune::Value{t}));
   if (p.get_bool("standardize"))

@@ -1,12 +1,11 @@
 #include "dptune/host/runner.hpp"
 
 #include <cmath>
-#include <iomanip>
 #include <optional>
-#include <sstream>
 
 #include "dptune/errors.hpp"
 #include "dptune/helpers/calibration.hpp"
+#include "dptune/host/format.hpp"
 #include "dptune/host/utility_sensitivity.hpp"
 #include "dptune/rng.hpp"
 #include "evaluator.hpp"
@@ -17,12 +16,6 @@ namespace dptune::host {
 namespace {
 
 using dptune::DpEvent;
-
-std::string fmt(double x) {
-  std::ostringstream s;
-  s << std::setprecision(6) << x;
-  return s.str();
-}
 
 [[noreturn]] void fail(const SourceLocation& where, const std::string& key_path,
                        const std::string& message) {
@@ -243,10 +236,11 @@ void explain_unreachable_target(const PipelineConfig& config, const PluginRegist
   const std::string current =
       sampling && params.contains("sampling") ? params.get_string("sampling") : std::string();
   const auto floor = epsilon_floor(config, registry, params, rows, stack, delta);
-  std::string message = "no noise reaches ε = " + fmt(target) + " at δ = " + fmt(delta) +
+  std::string message = "no noise reaches ε = " + significant(target) +
+                        " at δ = " + significant(delta) +
                         (current.empty() ? std::string() : " with sampling " + current);
-  message += ": ε stays at " + fmt(floor) + " or above even with noise_multiplier " +
-             fmt(dptune::CalibrationOptions{}.upper) + " (" + config.accountant.use +
+  message += ": ε stays at " + significant(floor) + " or above even with noise_multiplier " +
+             significant(dptune::CalibrationOptions{}.upper) + " (" + config.accountant.use +
              " accountant, " + std::to_string(rows) + " training rows)";
   std::vector<std::string> reaching;
   if (sampling)
@@ -264,7 +258,7 @@ void explain_unreachable_target(const PipelineConfig& config, const PluginRegist
   if (!reaching.empty())
     message += "; sampling: " + reaching.front() + " reaches it";
   else
-    message += "; raise target_epsilon above " + fmt(floor) +
+    message += "; raise target_epsilon above " + significant(floor) +
                (sampling ? " (no sampling reaches it)" : std::string());
   fail(where_of(config.algorithm, "target_epsilon"), "algorithm.params.target_epsilon", message);
 }

@@ -52,8 +52,8 @@ std::string Preprocessing::describe() const {
       text << "normalize_rows: every row scaled to L2 norm 1 (record-local, free)";
       break;
     case Kind::Standardize:
-      text << "standardize with public statistics: x_j <- (x_j - mean_j) / scale_j; assumed "
-              "public: "
+      text << "standardize with public statistics: x_j <- (x_j - mean_j) / scale_j; "
+              "assumed public: "
            << assumed_public();
       break;
     case Kind::Bounds:

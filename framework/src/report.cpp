@@ -24,10 +24,8 @@ namespace {
 
 constexpr const char* kTrustedAnalystWarning =
     "This is a privacy-utility map for trusted analysts: the per-trial results below were computed "
-    "on "
-    "the private data and are NOT differentially private outputs. Each epsilon is the cost of ONE "
-    "run "
-    "with that candidate; releasing the choice of a candidate is not covered by it.";
+    "on the private data and are NOT differentially private outputs. Each epsilon is the cost of "
+    "ONE run with that candidate; releasing the choice of a candidate is not covered by it.";
 
 constexpr const char* kNonPrivateWarning =
     "NON-PRIVATE BASELINE: every run below trained WITHOUT differential privacy (the tuner's "

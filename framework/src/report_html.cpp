@@ -128,8 +128,8 @@ void results(std::ostream& s, const HtmlReport& p) {
     s << "<h2>Pareto front</h2>\n<p>Trials no other trial beats in both &epsilon; (at &delta; = "
       << num(p.in.config.delta) << ") and error = 1 &minus; " << esc(p.in.config.utility.use)
       << " (mean over R = " << p.in.config.repetitions
-      << " runs). Hypervolume of the front with respect to the anti-ideal point (&epsilon;, error) "
-         "= ("
+      << " runs). Hypervolume of the front with respect to the anti-ideal point "
+         "(&epsilon;, error) = ("
       << num(kReferenceEpsilon) << ", " << num(kReferenceError) << "): " << num(p.hypervolume)
       << " (the area it dominates; larger is better).</p>\n";
     trial_table(s, r.trials, p.front, true);

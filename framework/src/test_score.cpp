@@ -136,8 +136,8 @@ std::string TestScore::method(const std::string& utility) const {
   return "test score: the released model's " + utility + " on " + source + " plus " +
          noise->describe() + "; its epsilon " + significant(noise->epsilon, 5) +
          " is composed into the guarantee (sequentially: the test split is disjoint from the "
-         "training and validation splits, but composition needs no argument about where a "
-         "record sits)" +
+         "training and validation splits, but composition needs no argument about "
+         "where a record sits)" +
          (split_selected_on ? "; the tuner selected on this split too (utility.split: test), so "
                               "the score is not independent of the selection"
                             : "");

@@ -85,8 +85,8 @@ TEST_CASE("dptune privacy reads a discrete_gaussian event and names its theorem"
   // --calibrate finds the smallest multiplier; the discrete one needs at least the continuous one.
   auto sigma_for = [&](const std::string& leaf) {
     const auto f = dir.write(leaf + ".yaml",
-                             "self_composed: {count: 1000, event: {poisson_sampled: {rate: 0.01, "
-                             "event: {" +
+                             "self_composed: {count: 1000, event: "
+                             "{poisson_sampled: {rate: 0.01, event: {" +
                                  leaf + ": {noise_multiplier: 1}}}}}\n");
     const auto c = run_dptune("privacy " + f.string() +
                                   " --delta 1e-5 --target-epsilon 1 --calibrate noise_multiplier "

@@ -62,8 +62,8 @@ TEST_CASE("event YAML: errors name file, line, column and key") {
         "ev.yaml:1:25: poisson_sampled.rate: sampling rate must be in (0, 1], got 0");
   CHECK(message("gaussian: {noise_multiplier: -2}").find("ev.yaml:1:11: gaussian: ") == 0);
   CHECK(message("gaussian: {sigma: 2}")
-            .find("unknown field 'sigma' of gaussian; gaussian takes "
-                  "noise_multiplier") != std::string::npos);
+            .find("unknown field 'sigma' of gaussian; gaussian takes noise_multiplier") !=
+        std::string::npos);
   CHECK(message("self_composed: {count: 2.5, event: {no_op: {}}}") ==
         "ev.yaml:1:24: self_composed.count: expected an integer, got '2.5'");
   CHECK(message("self_composed: {event: {no_op: {}}}") ==
@@ -233,8 +233,8 @@ TEST_CASE("dptune privacy: calibrating steps, batch size and an event field inve
   CHECK(m < 1000);
   CHECK(json_number(sample.out, "epsilon") <= 0.5);
   const auto next = run_dptune(
-      "privacy --delta 1e-6 --json --event '{sampled_without_replacement: {source_size: 1000, "
-      "sample_size: " +
+      "privacy --delta 1e-6 --json --event "
+      "'{sampled_without_replacement: {source_size: 1000, sample_size: " +
           std::to_string(m + 1) + ", event: {gaussian: {noise_multiplier: 3}}}}'",
       "privacy_price_m1");
   REQUIRE(next.exit_code == 0);
@@ -330,8 +330,7 @@ TEST_CASE("dptune plan repetition: the table agrees with the accountant and the 
   const auto scored_direct = run_dptune(
       "privacy --event '{repeat_and_select: {mean: 10, shape: 0, event: {composed: {events: [" +
           base.substr(1, base.size() - 2) +
-          ", {laplace: {noise_multiplier: 4}}]}}}}' "
-          "--delta 1e-5 --json",
+          ", {laplace: {noise_multiplier: 4}}]}}}}' --delta 1e-5 --json",
       "plan_scored_direct");
   REQUIRE(scored_direct.exit_code == 0);
   const auto scored_eps = scored.out.find("\"epsilon\"", scored.out.find("\"rows\""));
@@ -366,9 +365,8 @@ TEST_CASE("dptune plan repetition --pipeline: the worst grid candidate's event, 
   const auto direct = run_dptune(
       "privacy --event '{repeat_and_select: {mean: 10, shape: 0, event: {composed: {events: "
       "[{self_composed: {count: 44, event: {sampled_without_replacement: {source_size: 341, "
-      "sample_size: 32, event: {discrete_gaussian: {noise_multiplier: 6.0}}}}}}, {replace_one: "
-      "{event: "
-      "{laplace: {noise_multiplier: 2.0}}}}]}}}}' --delta 1e-5 --json",
+      "sample_size: 32, event: {discrete_gaussian: {noise_multiplier: 6.0}}}}}}, "
+      "{replace_one: {event: {laplace: {noise_multiplier: 2.0}}}}]}}}}' --delta 1e-5 --json",
       "plan_pipeline_direct");
   REQUIRE(direct.exit_code == 0);
   const auto first_eps = r.out.find("\"epsilon\"", r.out.find("\"rows\""));

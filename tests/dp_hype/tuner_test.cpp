@@ -18,41 +18,31 @@ namespace {
 // Ten candidates c = 0..9; 3 and 7 are good everywhere, the rest poor, with client-specific jitter.
 double quality(std::int64_t c) { return c == 3 ? 0.9 : c == 7 ? 0.85 : 0.1 + 0.01 * c; }
 
-class FakeEvaluator final : public dptune::Evaluator {
- public:
-  std::vector<dptune::Evaluation> evaluate(
-      const std::vector<dptune::EvaluationRequest>& requests) override {
-    std::vector<dptune::Evaluation> out;
-    for (const auto& r : requests) {
-      if (r.private_run) private_requests++;
-      if (r.scope.kind == dptune::DataScope::Kind::Client) client_requests++;
-      if (r.scope.kind == dptune::DataScope::Kind::Whole) whole_requests++;
-      dptune::Evaluation e;
-      e.request = r;
-      e.request.repetitions = 1;
-      const std::int64_t c = r.candidate.get_int("c");
-      double u = quality(c);
-      if (r.scope.kind == dptune::DataScope::Kind::Client)
-        u += 0.02 * std::sin(static_cast<double>(r.scope.index * 7 + static_cast<std::size_t>(c)));
-      // A neighbouring federation: client 0's data replaced (its ranking reversed).
-      if (r.scope.kind == dptune::DataScope::Kind::Client && r.scope.index == 0 && replace_client0)
-        u = 1 - u;
-      // Other whole-data utilities: the non-private baselines must not reach a public field.
-      if (r.scope.kind == dptune::DataScope::Kind::Whole) u += whole_shift;
-      e.utilities = {u};
-      e.utility_mean = e.utility_min = e.utility_max = u;
-      e.event = dptune::DpEvent::non_private();
-      out.push_back(e);
-    }
-    return out;
-  }
-  dptune::DpEvent event_of(const dptune::Params&, const dptune::DataScope&) const override {
-    return dptune::DpEvent::non_private();
-  }
-  std::size_t default_repetitions() const override { return 1; }
-  std::atomic<int> private_requests{0}, client_requests{0}, whole_requests{0};
+/// What the evaluator is asked for, counted after a run (EvaluationRequest predicates).
+bool is_private(const dptune::EvaluationRequest& r) { return r.private_run; }
+bool on_a_client(const dptune::EvaluationRequest& r) {
+  return r.scope.kind == dptune::DataScope::Kind::Client;
+}
+bool on_the_whole(const dptune::EvaluationRequest& r) {
+  return r.scope.kind == dptune::DataScope::Kind::Whole;
+}
+
+/// The federation's data.  `replace_client0`: a neighbouring federation, client 0's data replaced
+/// (its ranking reversed).  `whole_shift`: other whole-data utilities (the non-private baselines
+/// must not reach a public field).
+struct Federation {
   bool replace_client0 = false;
   double whole_shift = 0;
+
+  double utility(const dptune::EvaluationRequest& r) const {
+    const std::int64_t c = r.candidate.get_int("c");
+    double u = quality(c);
+    if (on_a_client(r))
+      u += 0.02 * std::sin(static_cast<double>(r.scope.index * 7 + static_cast<std::size_t>(c)));
+    if (on_a_client(r) && r.scope.index == 0 && replace_client0) u = 1 - u;
+    if (on_the_whole(r)) u += whole_shift;
+    return u;
+  }
 };
 
 class LaplaceLike final : public dptune::Mechanism {
@@ -83,7 +73,9 @@ class FakeContext final : public dptune::testing::StubTunerContext {
   void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) override {
     dp_hype_test::two_threads(n, body);
   }
-  FakeEvaluator evaluator_;
+  Federation federation;
+  dptune::testing::ScriptedEvaluator evaluator_{
+      [this](const dptune::EvaluationRequest& r, std::size_t) { return federation.utility(r); }};
   double requested_noise_multiplier = 0;
   bool use_rdp_plugin = false;  // the project's rdp accountant instead of the paper's formula
   bool secure = false;          // the gaussian mechanism's noise: secure (discrete shares)
@@ -121,9 +113,9 @@ TEST_CASE("dp_hype tuner: federated run releases the argmax, the guarantee and t
                              {"baselines", true}});
   const dptune::TuningResult r = tuner->tune(context);
   // Only non-private, client-scoped local evaluations, then the whole-data baselines (opt-in).
-  CHECK(context.evaluator_.private_requests == 0);
-  CHECK(context.evaluator_.client_requests == 30 * 10);
-  CHECK(context.evaluator_.whole_requests == 10);
+  CHECK(context.evaluator_.requests(is_private) == 0);
+  CHECK(context.evaluator_.requests(on_a_client) == 30 * 10);
+  CHECK(context.evaluator_.requests(on_the_whole) == 10);
   // σ for (1, 1e-5, k = 2) and per-client noise multiplier σ / (√(2k) √h): the default
   // secagg_corrupt_rate 0.05 lets ⌊1.5⌋ = 1 client collude, so h = 29 honest shares.
   dp_hype_test::PaperAccountant accountant;
@@ -172,7 +164,7 @@ TEST_CASE("dp_hype tuner: without baselines nothing per candidate or per client 
   const auto r = tuner->tune(context);
   CHECK(r.trials.empty());
   CHECK_FALSE(r.trials_sensitive);
-  CHECK(context.evaluator_.whole_requests == 0);
+  CHECK(context.evaluator_.requests(on_the_whole) == 0);
   CHECK(r.series.empty());
 }
 
@@ -330,8 +322,8 @@ TEST_CASE("dp_hype tuner: a neighbouring federation changes only the DP outputs"
       {"clients", std::int64_t{16}}, {"k", std::int64_t{3}}, {"xi", 0.125},
       {"dropouts", std::int64_t{1}}, {"epsilon", 4.0},       {"baselines", true}};
   FakeContext d(51), neighbour(51);
-  neighbour.evaluator_.replace_client0 = true;
-  neighbour.evaluator_.whole_shift = 0.05;
+  neighbour.federation.replace_client0 = true;
+  neighbour.federation.whole_shift = 0.05;
   const auto r = plugin.tuner(params)->tune(d);
   const auto r2 = plugin.tuner(params)->tune(neighbour);
   const auto a = public_non_dp_fields(r), b = public_non_dp_fields(r2);

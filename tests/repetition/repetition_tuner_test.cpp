@@ -31,37 +31,18 @@ DpEvent event_for(double sigma) {
 }
 double score_for(double lr) { return 1 - std::abs(std::log10(lr) + 1) / 4; }  // best at lr = 0.1
 
-class FakeEvaluator final : public dptune::Evaluator {
- public:
-  std::vector<dptune::Evaluation> evaluate(
-      const std::vector<dptune::EvaluationRequest>& requests) override {
-    std::vector<dptune::Evaluation> out;
-    for (const auto& r : requests) {
-      CHECK(r.private_run);
-      CHECK(r.scope.kind == dptune::DataScope::Kind::Whole);
-      runs += r.repetitions;
-      dptune::Evaluation e;
-      e.request = r;
-      const double u = score(r.candidate);
-      for (std::size_t i = 0; i < r.repetitions; ++i)
-        e.utilities.push_back(u - 0.01 * double(i % 3));
-      e.utility_mean = e.utility_min = e.utility_max = e.utilities.front();
-      e.event = event_of(r.candidate, r.scope);
-      e.seconds = 1.5 * static_cast<double>(runs);  // a run time that differs from run to run
-      out.push_back(e);
-    }
-    return out;
-  }
-  DpEvent event_of(const Params& c, const dptune::DataScope&) const override { return event(c); }
-  std::size_t default_repetitions() const override { return 3; }
-  std::size_t runs = 0;
-  std::function<DpEvent(const Params&)> event = [](const Params& c) {
-    return event_for(c.get_double("sigma"));
-  };
-  std::function<double(const Params&)> score = [](const Params& c) {
-    return score_for(c.get_double("lr"));
-  };
-};
+/// An event that depends on the candidate only (every run here is on the whole data).
+dptune::testing::ScriptedEvaluator::EventFn by_candidate(std::function<DpEvent(const Params&)> f) {
+  return [f = std::move(f)](const Params& c, const dptune::DataScope&) { return f(c); };
+}
+
+/// What the repetition tuner asks: private whole-data runs, scored by lr (the runs of one request
+/// differ: the second scores 0.01 lower, the third 0.02).
+double run_score(const dptune::EvaluationRequest& r, std::size_t run) {
+  CHECK(r.private_run);
+  CHECK(r.scope.kind == dptune::DataScope::Kind::Whole);
+  return score_for(r.candidate.get_double("lr")) - 0.01 * double(run % 3);
+}
 
 /// Every call the tuner makes to the progress display, as text.
 class RecordingProgress final : public dptune::ProgressSink {
@@ -80,7 +61,11 @@ class RecordingProgress final : public dptune::ProgressSink {
 class FakeContext final : public dptune::testing::StubTunerContext {
  public:
   FakeContext(std::uint64_t seed, dptune::SearchSpace space, dptune::rdp::Options options = {})
-      : StubTunerContext(std::move(space), seed), accountant_(std::move(options)) {}
+      : StubTunerContext(std::move(space), seed), accountant_(std::move(options)) {
+    evaluator_.event =
+        by_candidate([](const Params& c) { return event_for(c.get_double("sigma")); });
+    evaluator_.seconds_per_run = 1.5;  // a run time that differs from run to run
+  }
   dptune::Evaluator& evaluator() override { return evaluator_; }
   const dptune::Accountant& accountant() const override {
     return accountant_override ? *accountant_override : accountant_;
@@ -101,7 +86,7 @@ class FakeContext final : public dptune::testing::StubTunerContext {
     s.derivation = known_sensitivity ? "accuracy: 1/n" : "the host does not know 'mystery'";
     return s;
   }
-  FakeEvaluator evaluator_;
+  dptune::testing::ScriptedEvaluator evaluator_{run_score, 3};
   dptune::rdp::AccountantAdapter accountant_;
   RecordingProgress progress_;
   const dptune::Accountant* accountant_override = nullptr;
@@ -171,7 +156,7 @@ TEST_CASE("repetition: logarithmic K, the guarantee is RepeatAndSelect of the ba
   CHECK(r.guarantee->derivation.find("scoring: private") != std::string::npos);
   // K runs of one training each (the per-run results: sensitive); the best run is released with
   // the whole guarantee.
-  CHECK(context.evaluator_.runs == r.trials.size());
+  CHECK(context.evaluator_.runs() == r.trials.size());
   CHECK(r.trials.size() > 0);
   CHECK(r.trials_sensitive);
   REQUIRE(r.selected.has_value());
@@ -192,7 +177,7 @@ TEST_CASE("repetition: the scoring event is stated for the trainers' neighbourin
         DpEvent::sampled_without_replacement(1000, 100, DpEvent::gaussian(c.get_double("sigma"))),
         20);
   };
-  context.evaluator_.event = wor;
+  context.evaluator_.event = by_candidate(wor);
   const auto r = plugin.tuner({{"mean", 5.0}})->tune(context);
   Params one, two;
   one.set("sigma", 1.0);
@@ -291,7 +276,7 @@ TEST_CASE("repetition: private scoring with an unknown utility sensitivity is a 
     CHECK(m.find("unknown for utility 'mystery'") != std::string::npos);
     CHECK(m.find("scoring: public_validation") != std::string::npos);
   }
-  CHECK(context.evaluator_.runs == 0);
+  CHECK(context.evaluator_.runs() == 0);
   // The declaration needs no sensitivity.
   FakeContext declared(1, grid_space());
   declared.known_sensitivity = false;
@@ -321,7 +306,7 @@ Published publish(Loaded& plugin, const Params& params, std::uint64_t seed,
           context.progress_.calls,
           r.guarantee->derivation,
           r.guarantee->epsilon,
-          context.evaluator_.runs,
+          context.evaluator_.runs(),
           r.selected};
 }
 void check_k_independent(Loaded& plugin, const Params& params) {
@@ -332,7 +317,8 @@ void check_k_independent(Loaded& plugin, const Params& params) {
   }
   REQUIRE(by_runs.size() >= 2);
   const Published& first = by_runs.begin()->second;
-  for (const auto& [runs, p] : by_runs) {
+  for (const auto& [count, p] : by_runs) {
+    const std::size_t runs = count;  // CAPTURE cannot name a structured binding
     CAPTURE(runs);
     CHECK(p.notes == first.notes);
     CHECK(p.progress == first.progress);
@@ -384,7 +370,7 @@ TEST_CASE("repetition: an accountant that cannot price the noisy score is a Conf
           std::string::npos);
     CHECK(m.find("no Laplace here") != std::string::npos);
   }
-  CHECK(context.evaluator_.runs == 0);
+  CHECK(context.evaluator_.runs() == 0);
   // Declared-public scores add no Laplace part: the same accountant prices the run.
   FakeContext declared(1, grid_space());
   declared.accountant_override = &refusing;
@@ -445,8 +431,8 @@ TEST_CASE("repetition: geometric, negative binomial by gamma, Poisson, fixed") {
               context.accountant_
                   .epsilon(DpEvent::repeat_and_select(kPrivateBase, 3.0, INFINITY), 1e-5)
                   .epsilon);
-      total_runs += static_cast<double>(context.evaluator_.runs);
-      if (context.evaluator_.runs == 0) {
+      total_runs += static_cast<double>(context.evaluator_.runs());
+      if (context.evaluator_.runs() == 0) {
         CHECK(!r.selected.has_value());
         CHECK(any_note_contains(r, "data-independent default candidate"));
       }
@@ -459,7 +445,7 @@ TEST_CASE("repetition: geometric, negative binomial by gamma, Poisson, fixed") {
     const auto r =
         plugin.tuner({{"distribution", std::string("fixed")}, {"runs", std::int64_t{6}}})
             ->tune(context);
-    CHECK(context.evaluator_.runs == 6);
+    CHECK(context.evaluator_.runs() == 6);
     CHECK(r.guarantee->epsilon ==
           context.accountant_.epsilon(DpEvent::self_composed(kPrivateBase, 6), 1e-5).epsilon);
     CHECK(any_note_contains(r, "NOT RECOMMENDED"));
@@ -506,7 +492,7 @@ TEST_CASE("repetition: threshold variant (Corollary 16)") {
     CHECK(!r.selected.has_value());
     CHECK(any_note_contains(r, std::string(dptune::kDpOutputNote) +
                                    "the output is the data-independent default candidate"));
-    CHECK(context.evaluator_.runs < 60);  // geometric with mean 4: P[> 60] = 0.8^60 ~ 1.5e-6
+    CHECK(context.evaluator_.runs() < 60);  // geometric with mean 4: P[> 60] = 0.8^60 ~ 1.5e-6
   }
 }
 
@@ -527,7 +513,7 @@ TEST_CASE("repetition: threshold over the space checks every attempt before the 
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
     CAPTURE(seed);
     FakeContext context(seed, s);
-    context.evaluator_.event = event;
+    context.evaluator_.event = by_candidate(event);
     auto tuner = plugin.tuner(with_public_scoring({{"distribution", std::string("threshold")},
                                                    {"candidates", std::string("space")},
                                                    {"threshold", 1.0},
@@ -536,7 +522,7 @@ TEST_CASE("repetition: threshold over the space checks every attempt before the 
       tuner->tune(context);
     } catch (const std::exception& e) {
       CHECK(std::string(e.what()).find("Nothing was run") != std::string::npos);
-      CHECK(context.evaluator_.runs == 0);
+      CHECK(context.evaluator_.runs() == 0);
       ++refused;
     }
   }
@@ -566,7 +552,7 @@ TEST_CASE("repetition: candidates drawn from the search space") {
       CHECK(m.find("'sigma' changes the privacy cost") != std::string::npos);
       CHECK(m.find("make it finite") != std::string::npos);
     }
-    CHECK(context.evaluator_.runs == 0);
+    CHECK(context.evaluator_.runs() == 0);
   }
   SUBCASE("a finite privacy-relevant dimension is enumerated; continuous lr is drawn freely") {
     FakeContext context(9, grid_space());
@@ -623,5 +609,5 @@ TEST_CASE("repetition: simulation of Papernot & Steinke 2022 Fig. 7 (dptune-figu
                         .epsilon);
   }
   // The pool: 4 x 2 grid candidates, 3 runs each.
-  CHECK(context.evaluator_.runs == 8 * 3);
+  CHECK(context.evaluator_.runs() == 8 * 3);
 }

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "dptune/grid_noise.hpp"
+#include "dptune/testing.hpp"
 #include "support.hpp"
 #include "svt_doubling/core.hpp"
 
@@ -31,15 +32,14 @@ std::size_t first_at_least(const std::vector<double>& u, double level) {
   return u.size();
 }
 
-/// A minimal TunerContext: only rng() and mechanism() are used by make_noise.
-class NoiseContext final : public dptune::TunerContext {
+/// A tuner context of which make_noise uses rng() and mechanism() only.
+class NoiseContext final : public dptune::testing::StubTunerContext {
  public:
   enum class Mode { Laplace, Gaussian, None };
-  NoiseContext(Mode mode, std::uint64_t seed) : mode_(mode), rng_(seed) {}
-  const dptune::SearchSpace& space() const override { throw std::logic_error("unused"); }
+  NoiseContext(Mode mode, std::uint64_t seed)
+      : StubTunerContext(dptune::SearchSpace(), seed), mode_(mode) {}
   dptune::Evaluator& evaluator() override { throw std::logic_error("unused"); }
   const dptune::Accountant& accountant() const override { throw std::logic_error("unused"); }
-  double delta() const override { return 0; }
   std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
     const double b = overrides.get_double("noise_multiplier");
     requested.push_back(b);
@@ -47,16 +47,10 @@ class NoiseContext final : public dptune::TunerContext {
     if (mode_ == Mode::Gaussian) return std::make_shared<svt_test::TestGaussian>(b);
     throw dptune::ConfigError("pipeline.yaml: mechanism: the pipeline names no mechanism");
   }
-  dptune::ProgressSink& progress() override { throw std::logic_error("unused"); }
-  dptune::RandomBitGenerator& rng() override { return rng_; }
-  void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) override {
-    for (std::size_t i = 0; i < n; ++i) body(i);
-  }
   std::vector<double> requested;
 
  private:
   Mode mode_;
-  dptune::Xoshiro256 rng_;
 };
 
 }  // namespace
@@ -71,8 +65,9 @@ TEST_CASE("noise-free loop: exhaustively over the ladder, u reaches u* in Lemma 
       if (u_star >= 1) continue;
       const std::vector<double> u{0.3 * u_star, u_star, 0.5 * u_star, u_star - 0.4 * g};
       const auto r = noise_free(u, u0, g);
-      CAPTURE(u0);
-      CAPTURE(g);
+      const double start = u0, step = g;  // CAPTURE cannot name a structured binding
+      CAPTURE(start);
+      CAPTURE(step);
       CAPTURE(n);
       CHECK(r.stop == dptune::svt_doubling::Stop::StepZero);
       CHECK(r.units == n);  // the highest ladder level at or below u*
@@ -515,7 +510,7 @@ TEST_CASE(
   REQUIRE(first.size() == 6);
   for (const auto& p : first) CHECK(space.contains(p));
   CHECK(search.radius() == doctest::Approx(0.1));  // unchanged before any outcome
-  const dptune::Params incumbent = first[2];
+  const dptune::Params& incumbent = first[2];
   const auto next = search.propose(&incumbent, true, false, rng);
   CHECK(search.radius() == doctest::Approx(0.2));
   REQUIRE(next.size() == 6);

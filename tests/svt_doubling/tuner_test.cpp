@@ -31,65 +31,31 @@ struct EvaluatorSetup {
   bool poisson_final = false;  // the whole-data training samples Poisson lots (add/remove)
 };
 
-class FakeEvaluator final : public dptune::Evaluator {
- public:
-  FakeEvaluator(const dptune::Accountant& accountant, EvaluatorSetup setup)
-      : accountant_(accountant), setup_(setup) {}
+/// A part's deviation from the candidate's quality (parts 0-9: -0.008 … 0.008, mean 0).
+double jitter(std::size_t part) { return 0.004 * (static_cast<double>(part % 5) - 2); }
 
-  static double jitter(std::size_t part) { return 0.004 * (static_cast<double>(part % 5) - 2); }
+/// The utility of a request: the candidate's quality (times `scale`), with a part's jitter on a
+/// partition and 0.01 more on the whole data, clamped to [0, 1] unless the setup is broken.
+double utility_of(const EvaluatorSetup& setup, const dptune::EvaluationRequest& r) {
+  double u = quality(r.candidate.get_int("c")) * setup.scale;
+  if (r.scope.kind == dptune::DataScope::Kind::Partition)
+    u += jitter(r.scope.index);
+  else
+    u += 0.01;
+  return setup.clamp ? std::clamp(u, 0.0, 1.0) : u;
+}
 
-  DpEvent event_of(const dptune::Params& candidate, const dptune::DataScope& scope) const override {
-    const auto c = candidate.get_int("c");
-    if (scope.kind == dptune::DataScope::Kind::Whole && setup_.poisson_final)
-      return DpEvent::self_composed(DpEvent::poisson_sampled(0.1, DpEvent::gaussian(1.0)), 100);
-    if (scope.kind == dptune::DataScope::Kind::Whole)
-      return DpEvent::gaussian(setup_.varied_final ? 1.0 + 0.5 * static_cast<double>(c) : 1.0);
-    // Parts of unequal size have different events; parts 0-4 are the costlier ones.
-    return DpEvent::gaussian(scope.index < 5 ? 2.0 : 3.0);
-  }
-
-  std::vector<dptune::Evaluation> evaluate(
-      const std::vector<dptune::EvaluationRequest>& requests) override {
-    {
-      std::lock_guard lock(mutex_);
-      batches.push_back(requests);
-    }
-    std::vector<dptune::Evaluation> out;
-    for (const auto& r : requests) {
-      dptune::Evaluation e;
-      e.request = r;
-      e.request.repetitions = r.repetitions ? r.repetitions : 1;
-      const auto c = r.candidate.get_int("c");
-      double u = quality(c) * setup_.scale;
-      if (r.scope.kind == dptune::DataScope::Kind::Partition)
-        u += jitter(r.scope.index);
-      else
-        u += 0.01;
-      if (setup_.clamp) u = std::clamp(u, 0.0, 1.0);
-      e.utilities = {u};
-      e.utility_mean = e.utility_min = e.utility_max = u;
-      if (r.private_run) {
-        e.event = event_of(r.candidate, r.scope);
-        e.privacy = accountant_.epsilon(e.event, 1e-5);
-      } else {
-        e.event = DpEvent::non_private();
-        e.privacy.epsilon = INFINITY;
-        e.privacy.delta = 1;
-      }
-      e.seconds = 0.001;
-      out.push_back(std::move(e));
-    }
-    return out;
-  }
-  std::size_t default_repetitions() const override { return 3; }
-
-  std::vector<std::vector<dptune::EvaluationRequest>> batches;
-
- private:
-  const dptune::Accountant& accountant_;
-  EvaluatorSetup setup_;
-  std::mutex mutex_;
-};
+/// What one private run does: parts of unequal size have different events (parts 0-4 are the
+/// costlier ones); the whole-data event may depend on the candidate or sample Poisson lots.
+DpEvent event_of(const EvaluatorSetup& setup, const dptune::Params& candidate,
+                 const dptune::DataScope& scope) {
+  const auto c = candidate.get_int("c");
+  if (scope.kind == dptune::DataScope::Kind::Whole && setup.poisson_final)
+    return DpEvent::self_composed(DpEvent::poisson_sampled(0.1, DpEvent::gaussian(1.0)), 100);
+  if (scope.kind == dptune::DataScope::Kind::Whole)
+    return DpEvent::gaussian(setup.varied_final ? 1.0 + 0.5 * static_cast<double>(c) : 1.0);
+  return DpEvent::gaussian(scope.index < 5 ? 2.0 : 3.0);
+}
 
 enum class MechanismMode { Laplace, Gaussian, None };
 
@@ -100,8 +66,16 @@ class FakeContext final : public dptune::testing::StubTunerContext {
                        dptune::rdp::Options accounting = {})
       : StubTunerContext(dptune::testing::integer_choices("c", 10), seed),
         rdp(std::move(accounting)),
-        evaluator_(rdp, setup),
-        mode_(mode) {}
+        evaluator_([setup](const dptune::EvaluationRequest& r,
+                           std::size_t) { return utility_of(setup, r); },
+                   3),
+        mode_(mode) {
+    evaluator_.event = [setup](const dptune::Params& c, const dptune::DataScope& scope) {
+      return event_of(setup, c, scope);
+    };
+    evaluator_.accountant = &rdp;
+    evaluator_.seconds_per_run = 0.001;
+  }
   dptune::Evaluator& evaluator() override { return evaluator_; }
   const dptune::Accountant& accountant() const override { return rdp; }
   std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
@@ -125,7 +99,7 @@ class FakeContext final : public dptune::testing::StubTunerContext {
   std::optional<dptune::UtilitySensitivity> utility;
   mutable std::size_t asked_rows = 0;
   dptune::rdp::AccountantAdapter rdp;
-  FakeEvaluator evaluator_;
+  dptune::testing::ScriptedEvaluator evaluator_;
 
  private:
   MechanismMode mode_;
@@ -268,7 +242,7 @@ TEST_CASE("svt_doubling tuner: per_trial_output releases the partition means, ma
   REQUIRE(r.trials.size() == 10);
   CHECK(r.trials_sensitive);
   double mean_jitter = 0;
-  for (std::size_t i = 0; i < 10; ++i) mean_jitter += FakeEvaluator::jitter(i) / 10;
+  for (std::size_t i = 0; i < 10; ++i) mean_jitter += jitter(i) / 10;
   for (std::size_t c = 0; c < 10; ++c) {
     CHECK(r.trials[c].params.get_int("c") == static_cast<std::int64_t>(c));
     CHECK(r.trials[c].utility_mean ==
@@ -412,6 +386,7 @@ TEST_CASE("svt_doubling tuner: candidates of different cost -> the worst case is
           .epsilon;
   // One event, priced once: the SVT loop composed with the worst final at every order.
   std::vector<DpEvent> finals;
+  finals.reserve(10);
   for (int c = 0; c < 10; ++c) finals.push_back(DpEvent::gaussian(1 + 0.5 * c));
   const double one_of_finals =
       context.rdp

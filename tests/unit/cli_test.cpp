@@ -234,8 +234,8 @@ TEST_CASE("cli: progress line on a terminal") {
   // --no-progress silences it even on a terminal.
   const std::string quiet = "cd '" DPTUNE_SOURCE_DIR "' && script -qec \"'" DPTUNE_BINARY_DIR
                             "/bin/dptune' run examples/pipelines/quickstart.yaml --no-progress "
-                            "--overwrite --seed 3 --set "
-                            "tuner.params.points_per_dimension=5 --out '" +
+                            "--overwrite --seed 3 "
+                            "--set tuner.params.points_per_dimension=5 --out '" +
                             (dir / "results").string() + "'\" /dev/null >'" +
                             (dir / "quiet").string() + "'";
   REQUIRE(std::system(quiet.c_str()) == 0);
@@ -248,8 +248,8 @@ TEST_CASE("cli: plugin_paths set on the command line are scanned before validati
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("tuner.use: unknown tuner 'test_tuner'") != std::string::npos);
   r = run_dptune(
-      "validate examples/pipelines/quickstart.yaml --set tuner.use=test_tuner --set "
-      "tuner.params={} "
+      "validate examples/pipelines/quickstart.yaml --set tuner.use=test_tuner "
+      "--set tuner.params={} "
       "--set 'plugin_paths=[\"" DPTUNE_TEST_PLUGIN_DIR "/good\"]'",
       "set_path");
   INFO(r.err);

@@ -534,9 +534,8 @@ TEST_CASE("config: duplicate and missing keys") {
 
 TEST_CASE("config: unknown components and parameter values") {
   CHECK(error_of(replace(kMinimal, "{use: grid}", "{use: gird}")) ==
-        "f.yaml:8:14: tuner.use: unknown tuner 'gird' (did you mean 'grid'?); available: dpareto, "
-        "grid, "
-        "random");
+        "f.yaml:8:14: tuner.use: unknown tuner 'gird' (did you mean 'grid'?); "
+        "available: dpareto, grid, random");
   CHECK(error_of(replace(kMinimal, "{use: grid}", "{use: bayes}")) ==
         "f.yaml:8:14: tuner.use: unknown tuner 'bayes'; available: dpareto, grid, random");
   CHECK(error_of(replace(kMinimal, "{use: binary_queries}", "{use: binary_query}")) ==
@@ -600,8 +599,8 @@ TEST_CASE("config: search space errors") {
   const std::string b = "b: {float: [0.1, 10]}";
   const std::string C = "C: {int: [1, 30]}";
   CHECK(error_of(replace(kMinimal, b, "c: {float: [0.1, 10]}")) ==
-        "f.yaml:6:3: search_space.c: 'c' is not a parameter of sparse_vector (did you mean "
-        "'C'?)");
+        "f.yaml:6:3: search_space.c: 'c' is not a parameter of sparse_vector "
+        "(did you mean 'C'?)");
   CHECK(error_of(replace(kMinimal, b, "noise: {float: [0.1, 10]}")) ==
         "f.yaml:6:3: search_space.noise: 'noise' is not a parameter of sparse_vector; parameters: "
         "b, C, threshold");
@@ -633,11 +632,11 @@ TEST_CASE("config: search space errors") {
   CHECK(error_of(replace(kMinimal, C, "C: {int: [1, 30], step: 2, log: true}")) ==
         "f.yaml:7:21: search_space.C.step: 'step' cannot be combined with 'log: true'");
   CHECK(error_of(replace(kMinimal, b, "b: {float: [0.1, 10, 100]}")) ==
-        "f.yaml:6:14: search_space.b.float: expected a list [low, high] of 2 numbers, got a list "
-        "of 3 elements");
+        "f.yaml:6:14: search_space.b.float: expected a list [low, high] of 2 numbers, "
+        "got a list of 3 elements");
   CHECK(error_of(replace(kMinimal, b, "b: {float: 10}")) ==
-        "f.yaml:6:14: search_space.b.float: expected a list [low, high] of 2 numbers, got int "
-        "'10'");
+        "f.yaml:6:14: search_space.b.float: expected a list [low, high] of 2 numbers, "
+        "got int '10'");
   CHECK(error_of(replace(kMinimal, b, "b: {float: [0.1, x]}")) ==
         "f.yaml:6:20: search_space.b.float: expected float, got string 'x'");
   CHECK(error_of(replace(kMinimal, C, "C: {int: [1, 30.5]}")) ==

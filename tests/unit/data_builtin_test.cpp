@@ -279,8 +279,8 @@ TEST_CASE("data section: inconsistent params are config errors at the offending 
         "classification: true");
   CHECK(load_error(dir, pipeline("  use: builtin:iris\n  params: {test_fraction: 0}\n",
                                  ", split: test")) ==
-        "6:26: utility.split: the utility scores on the test split, but "
-        "data.params.test_fraction is 0");
+        "6:26: utility.split: the utility scores on the test split, "
+        "but data.params.test_fraction is 0");
   CHECK(load_error(dir, pipeline("  use: builtin:iris\n", ", split: train")) ==
         "5:26: utility.split: expected string one of {validation, test}, got 'train'");
 }
@@ -300,8 +300,7 @@ TEST_CASE(
   CHECK_THROWS_WITH_AS(dptune::host::bundled_data_file("no_such.csv"),
                        ("bundled data file 'no_such.csv' not found; looked in " +
                         dir.path().string() + ", " + installed.string() + ", " + DPTUNE_SOURCE_DIR +
-                        "/data; set DPTUNE_DATA_DIR to the folder holding "
-                        "dptune's data/")
+                        "/data; set DPTUNE_DATA_DIR to the folder holding dptune's data/")
                            .c_str(),
                        dptune::ConfigError);
   ::unsetenv("DPTUNE_DATA_DIR");

@@ -146,8 +146,8 @@ TEST_CASE("ledger: concurrent opens of a new ledger all succeed, an old ledger g
   {
     host::SqliteDb db(old_file, true);
     db.exec(
-        "CREATE TABLE budgets (dataset TEXT PRIMARY KEY, epsilon REAL NOT NULL, delta REAL NOT "
-        "NULL);"
+        "CREATE TABLE budgets (dataset TEXT PRIMARY KEY, epsilon REAL NOT NULL,"
+        " delta REAL NOT NULL);"
         "CREATE TABLE entries (id INTEGER PRIMARY KEY AUTOINCREMENT, dataset TEXT NOT NULL,"
         " study_id TEXT NOT NULL, study_dir TEXT NOT NULL, time TEXT NOT NULL, kind TEXT NOT NULL,"
         " event TEXT NOT NULL, epsilon REAL NOT NULL, delta REAL NOT NULL, total_epsilon REAL NOT"

@@ -69,8 +69,7 @@ TEST_CASE("yaml loading: a stray comma is a located error, not an endless loop")
 
 TEST_CASE("yaml loading: an alias inside the node it names is refused") {
   CHECK(event_error("&a [*a]") ==
-        "1:5: YAML syntax error: alias '*a' refers to a node that "
-        "contains it (a cycle)");
+        "1:5: YAML syntax error: alias '*a' refers to a node that contains it (a cycle)");
   CHECK(event_error("composed: &c\n  events: [*c]") ==
         "2:12: YAML syntax error: alias '*c' refers to a node that contains it (a cycle)");
 }
@@ -111,6 +110,6 @@ TEST_CASE("yaml loading: a --set value gets the same checks") {
         "YAML syntax error in the value: unexpected ',' outside a flow collection (quote a value "
         "that holds a comma)");
   CHECK(error_for("&a [*a]") ==
-        "YAML syntax error in the value: alias '*a' refers to a node that "
-        "contains it (a cycle)");
+        "YAML syntax error in the value: "
+        "alias '*a' refers to a node that contains it (a cycle)");
 }

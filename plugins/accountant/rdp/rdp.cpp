@@ -22,21 +22,23 @@ class RdpAccountant final : public dptune::rdp::AccountantAdapter {
   explicit RdpAccountant(const dptune::Params& params) : AccountantAdapter(options_from(params)) {}
 
   static dptune::ParamSchema schema() {
+    // One parameter per group of lines, with its bounds, choices and default.
+    // clang-format off
     return dptune::ParamSchema{}
         .add_string("orders",
-                    "Renyi orders: \"default\" (1.01..1.09, 1.1..10.9 by 0.1, 11..64, 80, 96, 128, "
-                    "192, 256, 384, 512, 1024; doubled beyond 1024 while the largest wins) or a "
-                    "comma-separated list of orders > 1")
-        .default_to(std::string("default"))
+                    "Renyi orders: \"default\" (1.01..1.09, 1.1..10.9 by 0.1, 11..64, 80, 96, "
+                    "128, 192, 256, 384, 512, 1024; doubled beyond 1024 while the largest wins) "
+                    "or a comma-separated list of orders > 1")
+            .default_to(std::string("default"))
         .add_string("conversion",
                     "RDP to (eps, delta): improved (Liebenow et al. 2025, Thm I.1) or classic "
                     "(Mironov 2017)")
-        .default_to(std::string("improved"))
-        .one_of({"improved", "classic"})
+            .default_to(std::string("improved")).one_of({"improved", "classic"})
         .add_bool("analytic_gaussian",
                   "account events made only of Gaussians exactly, by the analytic Gaussian "
                   "mechanism (Balle & Wang 2018), when that is tighter")
-        .default_to(false);
+            .default_to(false);
+    // clang-format on
   }
 };
 

@@ -653,8 +653,7 @@ class Costing {
       throw PrivacyError(
           "repeat_until_accepted with stop_probability 0 is bounded only for a pure-DP base "
           "(Papernot & Steinke 2022, Corollary 16 (i)); give a stop_probability > 0, which bounds "
-          "the "
-          "acceptance probability below");
+          "the acceptance probability below");
     Cost c = zero(n);
     c.notes = base.notes;
     c.pure_epsilon = 2 * eps_inf;
@@ -689,9 +688,8 @@ class Costing {
     if (capture_for_ == &e) *captured_base_ = base;
     if (base.has_approx)
       throw PrivacyError(
-          "repeat_and_select of a base with approx_dp parts is not supported (Papernot & Steinke "
-          "2022, Lemma 20 "
-          "is not implemented); give the base as an RDP event");
+          "repeat_and_select of a base with approx_dp parts is not supported (Papernot & "
+          "Steinke 2022, Lemma 20 is not implemented); give the base as an RDP event");
     const double mean = e.mean(), shape = e.shape();
     Cost c = zero(n);
     c.notes = base.notes;
@@ -910,8 +908,8 @@ PrivacyGuarantee profile_only(const Options& options, const DpEvent& event, doub
   g.delta = want_epsilon ? delta : bound.value;
   g.derivation =
       bound.derivation +
-      "; the base has approx_dp parts, so there is no RDP route (Papernot & Steinke 2022, Lemma 20 "
-      "is not implemented); " +
+      "; the base has approx_dp parts, so there is no RDP route (Papernot & Steinke 2022, "
+      "Lemma 20 is not implemented); " +
       restated.note;
   return g;
 }

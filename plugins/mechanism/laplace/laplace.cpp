@@ -21,15 +21,16 @@ class Laplace final : public dptune::Mechanism {
         secure_(!p.contains("noise") || p.get_string("noise") == "secure") {}
 
   static dptune::ParamSchema schema() {
+    // One parameter per group of lines, with its bounds, choices and default.
+    // clang-format off
     return dptune::ParamSchema{}
         .add_float("noise_multiplier", "b: noise scale / L1 sensitivity (ε = 1/b)")
-        .min(0)
-        .default_to(1.0)
+            .min(0).default_to(1.0)
         .add_string("noise",
                     "secure: exact discrete Laplace on a power-of-two grid; fast: floating-point "
                     "inversion (insecure, Mironov 2012; labelled in every report)")
-        .one_of({"secure", "fast"})
-        .default_to(std::string("secure"));
+            .one_of({"secure", "fast"}).default_to(std::string("secure"));
+    // clang-format on
   }
 
   std::vector<double> release(std::span<const double> values, const dptune::Sensitivity& s,

@@ -33,18 +33,17 @@ class SparseVector final : public dptune::Mechanism {
         secure_(!p.contains("noise") || p.get_string("noise") == "secure") {}
 
   static dptune::ParamSchema schema() {
+    // One parameter per group of lines, with its bounds, choices and default.
+    // clang-format off
     return dptune::ParamSchema{}
-        .add_float("b", "total noise level b")
-        .min_exclusive(0)
-        .add_int("C", "bound C on the number of released positives")
-        .min(1)
-        .add_float("threshold", "threshold T the noisy answers are compared with")
-        .default_to(0.5)
+        .add_float("b", "total noise level b").min_exclusive(0)
+        .add_int("C", "bound C on the number of released positives").min(1)
+        .add_float("threshold", "threshold T the noisy answers are compared with").default_to(0.5)
         .add_string("noise",
                     "secure: exact discrete Laplace on a power-of-two grid; fast: floating-point "
                     "Laplace (insecure, Mironov 2012; labelled in every report)")
-        .one_of({"secure", "fast"})
-        .default_to(std::string("secure"));
+            .one_of({"secure", "fast"}).default_to(std::string("secure"));
+    // clang-format on
   }
 
   /// Closed form of Avent et al. 2020, Appendix B.

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <optional>
 #include <sstream>
@@ -20,6 +19,7 @@
 #include "dptune/dptune.hpp"
 #include "dptune/helpers/pareto.hpp"
 #include "dptune/helpers/tuning.hpp"
+#include "dptune/helpers/trials_csv.hpp"
 #include "halton.hpp"
 #include "mobo.hpp"
 
@@ -104,98 +104,15 @@ std::vector<dptune::Point> runtime_points(const std::vector<dptune::Trial>& tria
   return points;
 }
 
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> cells;
-  std::string cell;
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cell += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        cell += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      cells.push_back(cell);
-      cell.clear();
-    } else if (c != '\r') {
-      cell += c;
-    }
-  }
-  cells.push_back(cell);
-  return cells;
-}
-
 // The candidates of an earlier study: the param.<name> columns of its trials.csv (re-evaluated
-// here, so only the hyperparameters are read).
+// here, so only the hyperparameters are read), through the SDK's one reader of that file.
 std::vector<dptune::Params> read_previous_candidates(const std::string& path,
                                                      const dptune::SearchSpace& space) {
-  std::ifstream in(path);
-  if (!in) throw dptune::ConfigError("dpareto: initial_trials: cannot open '" + path + "'");
-  std::string line;
-  if (!std::getline(in, line))
-    throw dptune::ConfigError("dpareto: initial_trials: '" + path + "' is empty");
-  const auto header = split_csv_line(line);
-  std::vector<std::size_t> column(space.size(), header.size());
-  for (std::size_t k = 0; k < space.size(); ++k) {
-    const std::string want = "param." + space.dimensions()[k].name;
-    for (std::size_t c = 0; c < header.size(); ++c)
-      if (header[c] == want) column[k] = c;
-    if (column[k] == header.size()) {
-      std::string message = "dpareto: initial_trials: '" + path;
-      message += "' has no column '";
-      message += want;
-      message += '\'';
-      throw dptune::ConfigError(message);
-    }
+  try {
+    return dptune::read_trial_candidates(path, space);
+  } catch (const dptune::ConfigError& e) {
+    throw dptune::ConfigError(std::string("dpareto: initial_trials: ") + e.what());
   }
-  std::vector<dptune::Params> out;
-  std::size_t line_no = 1;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.empty()) continue;
-    const auto cells = split_csv_line(line);
-    dptune::Params p;
-    for (std::size_t k = 0; k < space.size(); ++k) {
-      const auto& dim = space.dimensions()[k];
-      const std::string& text = column[k] < cells.size() ? cells[column[k]] : std::string();
-      try {
-        std::size_t used = 0;
-        if (dim.kind == dptune::Dimension::Kind::Int) {
-          const long long v = std::stoll(text, &used);
-          if (used != text.size()) throw std::invalid_argument(text);
-          p.set(dim.name, static_cast<std::int64_t>(v));
-        } else {
-          const double v = std::stod(text, &used);
-          if (used != text.size()) throw std::invalid_argument(text);
-          p.set(dim.name, v);
-        }
-      } catch (const std::exception&) {
-        std::string message = "dpareto: initial_trials: " + path;
-        message += ':';
-        message += std::to_string(line_no);
-        message += ": param.";
-        message += dim.name;
-        message += ": expected a number, got '";
-        message += text;
-        message += '\'';
-        throw dptune::ConfigError(message);
-      }
-    }
-    if (!space.contains(p))
-      throw dptune::ConfigError("dpareto: initial_trials: " + path + ":" + std::to_string(line_no) +
-                                ": " + p.to_string() + " lies outside the search space");
-    out.push_back(std::move(p));
-  }
-  if (out.empty())
-    throw dptune::ConfigError("dpareto: initial_trials: '" + path + "' holds no trials");
-  return out;
 }
 
 // A relative `initial_trials` names a file beside the pipeline, as every path in a pipeline does.

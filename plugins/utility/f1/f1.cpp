@@ -1,8 +1,8 @@
 // F1 score utility oracle.
-//  * average: binary (default) — Avent et al. 2020, §2.2: "the F1-score between the vector of true
-//  answers
-//    and the vector w returned by the algorithm": F1 = 2 tp / (2 tp + fp + fn), positives being
-//    values >= the threshold.  With no positive in either vector the release is perfect: F1 = 1.
+//  * average: binary (default) — Avent et al. 2020, §2.2: "the F1-score between the vector of
+//    true answers and the vector w returned by the algorithm": F1 = 2 tp / (2 tp + fp + fn),
+//    positives being values >= the threshold.  With no positive in either vector the release is
+//    perfect: F1 = 1.
 //  * average: macro — multi-class: the unweighted mean over classes of the one-vs-rest F1 of class
 //    indices, over the classes that occur in the truth or in the predictions (a class absent from
 //    both has no defined F1 and is left out, as scikit-learn's labels=present convention).
@@ -25,12 +25,14 @@ class F1 final : public dptune::Utility {
       : threshold_(p.get_double("threshold")), macro_(p.get_string("average") == "macro") {}
 
   static dptune::ParamSchema schema() {
+    // One parameter per group of lines, with its bounds, choices and default.
+    // clang-format off
     return dptune::ParamSchema{}
         .add_float("threshold", "binary: a released value >= threshold counts as positive")
-        .default_to(0.5)
+            .default_to(0.5)
         .add_string("average", "binary (positives vs the rest) or macro (mean over classes)")
-        .one_of({"binary", "macro"})
-        .default_to(std::string("binary"));
+            .one_of({"binary", "macro"}).default_to(std::string("binary"));
+    // clang-format on
   }
 
   double score(std::span<const double> truth, const dptune::Predictions& predicted) const override {

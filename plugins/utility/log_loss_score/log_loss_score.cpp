@@ -14,19 +14,20 @@ class LogLossScore final : public dptune::Utility {
  public:
   explicit LogLossScore(const dptune::Params& p) : floor_(p.get_double("floor")) {}
   static dptune::ParamSchema schema() {
+    // One parameter per group of lines, with its bounds, choices and default.
+    // clang-format off
     return dptune::ParamSchema{}
         .add_float("floor", "smallest probability used in the log")
-        .min_exclusive(0)
-        .max_exclusive(1)
-        .default_to(1e-15);
+            .min_exclusive(0).max_exclusive(1).default_to(1e-15);
+    // clang-format on
   }
 
   double score(std::span<const double> truth, const dptune::Predictions& predicted) const override {
     const std::size_t n = truth.size(), k = predicted.num_classes;
     dptune::require(n > 0, "log_loss_score: no examples to score");
     dptune::require(k >= 2 && predicted.probabilities.size() == n * k,
-                    "log_loss_score: the algorithm gave no class probabilities (need rows x "
-                    "classes = " +
+                    "log_loss_score: the algorithm gave no class probabilities "
+                    "(need rows x classes = " +
                         std::to_string(n) + " x " + std::to_string(k) + ", got " +
                         std::to_string(predicted.probabilities.size()) + " values)");
     double total = 0;

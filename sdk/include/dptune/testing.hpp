@@ -3,6 +3,9 @@
 // never loaded by the host).
 //
 //  * NullProgress       a ProgressSink that goes nowhere.
+//  * ScriptedEvaluator  an Evaluator whose runs' utilities and events are functions the test
+//                       gives, answered as the host answers (R repetitions, statistics, the
+//                       accountant's price, non-private runs), with every request recorded.
 //  * StubTunerContext   a TunerContext with a real search space, δ, a seeded xoshiro256** stream,
 //                       quiet progress and a serial parallel_for; a test derives from it and gives
 //                       the evaluator and accountant (and a mechanism, sizes, or a utility
@@ -13,10 +16,14 @@
 //                       (examples/third_party_plugin/geometric_test.cpp).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
+#include <mutex>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +42,91 @@ class NullProgress final : public ProgressSink {
   void start(std::string_view, std::size_t) override {}
   void advance(std::size_t, std::optional<double>) override {}
   void message(std::string_view) override {}
+};
+
+/// An Evaluator for a tuner's tests: `utility(request, run)` scores run `run` (0-based) of a
+/// request and `event(candidate, scope)` is what one private run does (default: nothing private).
+/// It answers as the host's evaluator does: a request's repetitions 0 means the pipeline's R
+/// (`default_repetitions`); mean, min and max summarise the runs; a private run carries its event
+/// priced by `accountant` at `delta` when one is given, a non-private run DpEvent::non_private()
+/// with ε = ∞ and δ = 1.  `seconds` of a request is `seconds_per_run` times the runs made so far,
+/// this request's included: run times that differ from call to call, so a test sees one leak into
+/// a released output.  Thread-safe, as the contract asks.
+class ScriptedEvaluator : public Evaluator {
+ public:
+  using UtilityFn = std::function<double(const EvaluationRequest& request, std::size_t run)>;
+  using EventFn = std::function<DpEvent(const Params& candidate, const DataScope& scope)>;
+
+  explicit ScriptedEvaluator(UtilityFn utility, std::size_t default_repetitions = 1)
+      : utility_(std::move(utility)), default_repetitions_(default_repetitions) {}
+
+  EventFn event = [](const Params&, const DataScope&) { return DpEvent::non_private(); };
+  const Accountant* accountant = nullptr;
+  double delta = 1e-5;
+  double seconds_per_run = 0;
+  /// Every call's requests, in call order (read it once the tuner has returned).
+  std::vector<std::vector<EvaluationRequest>> batches;
+
+  std::vector<Evaluation> evaluate(const std::vector<EvaluationRequest>& requests) override {
+    std::vector<Evaluation> out;
+    out.reserve(requests.size());
+    for (const auto& request : requests) out.push_back(run(request));
+    const std::lock_guard lock(mutex_);
+    batches.push_back(requests);
+    for (auto& e : out) {
+      runs_ += e.request.repetitions;
+      e.seconds = seconds_per_run * static_cast<double>(runs_);
+    }
+    return out;
+  }
+  DpEvent event_of(const Params& candidate, const DataScope& scope) const override {
+    return event(candidate, scope);
+  }
+  std::size_t default_repetitions() const override { return default_repetitions_; }
+
+  /// Runs made so far (each request's repetitions, R for 0).
+  std::size_t runs() const {
+    const std::lock_guard lock(mutex_);
+    return runs_;
+  }
+  /// Requests made so far for which `which` holds.
+  std::size_t requests(const std::function<bool(const EvaluationRequest&)>& which) const {
+    const std::lock_guard lock(mutex_);
+    std::size_t n = 0;
+    for (const auto& batch : batches)
+      n += static_cast<std::size_t>(std::count_if(batch.begin(), batch.end(), which));
+    return n;
+  }
+
+ private:
+  Evaluation run(const EvaluationRequest& request) const {
+    Evaluation e;
+    e.request = request;
+    e.request.repetitions = request.repetitions ? request.repetitions : default_repetitions_;
+    for (std::size_t i = 0; i < e.request.repetitions; ++i)
+      e.utilities.push_back(utility_(e.request, i));
+    if (e.utilities.empty()) throw InvalidArgument("ScriptedEvaluator: a request of no runs");
+    e.utility_min = *std::min_element(e.utilities.begin(), e.utilities.end());
+    e.utility_max = *std::max_element(e.utilities.begin(), e.utilities.end());
+    e.utility_mean = std::clamp(std::accumulate(e.utilities.begin(), e.utilities.end(), 0.0) /
+                                    static_cast<double>(e.utilities.size()),
+                                e.utility_min, e.utility_max);
+    if (!request.private_run) {
+      e.event = DpEvent::non_private();
+      e.privacy.epsilon = std::numeric_limits<double>::infinity();
+      e.privacy.delta = 1;
+      e.privacy.derivation = "non-private run: no guarantee";
+    } else {
+      e.event = event(request.candidate, request.scope);
+      if (accountant) e.privacy = accountant->epsilon(e.event, delta);
+    }
+    return e;
+  }
+
+  UtilityFn utility_;
+  std::size_t default_repetitions_;
+  mutable std::mutex mutex_;
+  std::size_t runs_ = 0;
 };
 
 /// The parts of a tuner's context that tests rarely vary.  `mechanism` refuses (as a host whose

@@ -18,8 +18,8 @@ namespace dptune::host {
 ///  * log_loss_score: min(1, ln(1/floor)/n) — exp(-L) with L the mean of n per-record losses in
 ///    [0, ln(1/floor)], and exp(-L) is 1-Lipschitz for L >= 0;
 ///  * f1 (binary or macro): 1 — not a mean of per-record scores; one record can move binary F1
-///    from 1 to 0 (a lone true positive replaced by a missed one), and 1 bounds any score in [0,
-///    1];
+///    from 1 to 0 (a lone true positive replaced by a missed one), and 1 bounds any score in
+///    [0, 1];
 ///  * anything else, or n = 0: no bound (per_record empty), with the reason.
 dptune::UtilitySensitivity utility_sensitivity(const ComponentConfig& utility,
                                                std::size_t scored_rows);
