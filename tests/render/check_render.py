@@ -116,7 +116,10 @@ def main():
         "quickstart": [f"{src}/examples/pipelines/quickstart.yaml", "--set",
                        "tuner.params.points_per_dimension=8", "--set", "utility.repetitions=10"],
         "dpareto": [f"{src}/tests/dpareto/tiny_svt.yaml"],
-        "repetition_fig7": [f"{src}/examples/pipelines/repetition_fig7.yaml"],
+        # The figure's module lives beside the plugins (dptune-figures), not among them.
+        "repetition_fig7": [f"{src}/examples/figures/repetition_fig7.yaml", "--plugin-path",
+                            str(pathlib.Path(a.dptune).resolve().parent.parent / "lib" / "dptune"
+                                / "figures")],
     }
     for name, args in runs.items():
         r = subprocess.run([a.dptune, "run", *args, "--seed", "1", "--no-progress", "--out",

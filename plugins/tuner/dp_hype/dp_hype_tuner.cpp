@@ -316,11 +316,10 @@ class DpHype final : public dptune::Tuner {
   // Over MPI ranks a client rank evaluates its own clients' shards only (train and validation
   // parts), and rank 0 nothing but the non-private baselines on the whole data: so each rank holds
   // only its own clients' rows, and the server none (Liebenow et al. 2025 §I-A: a client's data
-  // never leaves it).  The simulation touches no data anywhere.
+  // never leaves it).
   std::optional<std::vector<dptune::DataScope>> rank_scopes(int rank, int ranks) const override {
     if (ranks < 2) return std::nullopt;  // one process: its clients are objects here
     std::vector<dptune::DataScope> scopes;
-    if (p_.get_bool("simulate")) return scopes;
     if (rank == 0) {
       if (p_.get_bool("baselines")) scopes.push_back(dptune::DataScope::whole());
       return scopes;
