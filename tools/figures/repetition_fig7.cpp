@@ -109,9 +109,9 @@ class RepetitionFig7 final : public dptune::Tuner {
   static DpEvent base_event(dptune::TunerContext& context, const std::vector<Params>& grid,
                             std::vector<std::string>& notes) {
     std::vector<DpEvent> events;
-    for (const auto& c : grid) {
+    events.reserve(grid.size());
+    for (const auto& c : grid)
       events.push_back(context.evaluator().event_of(c, dptune::DataScope::whole()));
-    }
     const std::size_t distinct = dptune::distinct_events(events).size();
     notes.push_back("candidates: uniform over the " + std::to_string(grid.size()) +
                     "-point grid of the search space; the base event is the worst of its " +
