@@ -387,8 +387,7 @@ void print_plan_text(const PlanBase& plan, const PlanHeader& h, const std::vecto
               << std::setw(16) << significant(r.quantile, 4) << std::setw(16)
               << (std::isnan(r.success) ? "-" : significant(r.success, 4)) << "\n";
   std::cout << "\nepsilon is the accountant's bound on releasing the best run (Papernot & Steinke "
-               "2022 Thm 2, Thm 6; "
-               "fixed K: composition).\n";
+               "2022 Thm 2, Thm 6; fixed K: composition).\n";
 }
 
 }  // namespace

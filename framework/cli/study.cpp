@@ -76,8 +76,7 @@ int cmd_study(const std::vector<std::string>& args) {
 int cmd_ledger(const std::vector<std::string>& args) {
   po::options_description opts(
       "dptune ledger show FILE [--dataset NAME] [--json]\n\nEvery row of a privacy ledger "
-      "(charges, "
-      "maps recorded as not DP) and each dataset's composed epsilon\n\noptions");
+      "(charges, maps recorded as not DP) and each dataset's composed epsilon\n\noptions");
   std::string dataset;
   opts.add_options()("help,h", "this help")("dataset", po::value(&dataset), "only this dataset")(
       "json", "machine-readable output");

@@ -130,10 +130,10 @@ class DpHype final : public dptune::Tuner {
         .min(0)
         .default_to(0.0)
         .add_bool("baselines",
-                  "also evaluate every candidate on the whole data NON-PRIVATELY (Liebenow et al. "
-                  "2025's Opt and "
-                  "RandGuess): written only as trials marked sensitive (output.sensitive_trials), "
-                  "labelled non-private baseline, not covered by the guarantee")
+                  "also evaluate every candidate on the whole data NON-PRIVATELY "
+                  "(Liebenow et al. 2025's Opt and RandGuess): written only as trials marked "
+                  "sensitive (output.sensitive_trials), labelled non-private baseline, not "
+                  "covered by the guarantee")
         .default_to(false);
   }
 
@@ -441,11 +441,10 @@ class DpHype final : public dptune::Tuner {
       result.trials_sensitive = true;
       result.notes.push_back(
           "baselines: true: every candidate was also trained and scored on the whole training "
-          "data WITHOUT differential privacy (Liebenow et al. 2025's Opt is their best, RandGuess "
-          "their mean "
-          "utility); these are non-private baselines (not covered by the guarantee), written "
-          "only as trials marked sensitive (trials.SENSITIVE.csv with output.sensitive_trials: "
-          "true)");
+          "data WITHOUT differential privacy (Liebenow et al. 2025's Opt is their best, "
+          "RandGuess their mean utility); these are non-private baselines (not covered by the "
+          "guarantee), written only as trials marked sensitive (trials.SENSITIVE.csv with "
+          "output.sensitive_trials: true)");
       result.notes.push_back(std::string(dptune::kDpOutputNote) +
                              "the selected candidate's row in trials.SENSITIVE.csv has id " +
                              std::to_string(chosen));
@@ -610,11 +609,9 @@ class DpHype final : public dptune::Tuner {
         std::abs(e.noise_multiplier() - noise_multiplier) > 1e-9 * noise_multiplier)
       throw dptune::ConfigError(
           "dp_hype: the pipeline's mechanism must be a Gaussian mechanism (continuous or discrete) "
-          "taking "
-          "`noise_multiplier` "
+          "taking `noise_multiplier` "
           "(the clients' noise shares must sum to Gaussian noise, Liebenow et al. 2025 §I-A); its "
-          "event for "
-          "noise_multiplier " +
+          "event for noise_multiplier " +
           fmt(noise_multiplier) + " is " + e.to_string());
   }
 

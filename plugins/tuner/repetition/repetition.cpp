@@ -241,8 +241,7 @@ class Repetition final : public dptune::Tuner {
     if (!sens.per_record)
       throw dptune::ConfigError(
           "repetition: scoring: private (the default) needs the utility's sensitivity to one "
-          "scored record, "
-          "unknown for utility '" +
+          "scored record, unknown for utility '" +
           sens.utility + "' (" + sens.derivation +
           "); use a utility with a known sensitivity (accuracy, log_loss_score, f1), or declare "
           "the scored split public with scoring: public_validation");
@@ -353,8 +352,7 @@ class Repetition final : public dptune::Tuner {
               "), so the worst case over the candidates the tuner may draw cannot be computed "
               "exactly; make it finite (int, categorical, or float with step) or use candidates: "
               "grid (Papernot & Steinke 2022, Sec. 3: the base algorithm's privacy must hold for "
-              "every "
-              "candidate)");
+              "every candidate)");
         relevant.emplace_back(d.name, values);
         if (combinations > kMaxCombinations / values.size())
           throw InvalidArgument(
@@ -496,8 +494,7 @@ class Repetition final : public dptune::Tuner {
     return std::string(dptune::kDpOutputNote) +
            "the output is the data-independent default candidate " + set.fallback.to_string() +
            " (no run is released; Papernot & Steinke 2022, Theorem 6 and Appendix C: the default "
-           "does not "
-           "depend on the data)";
+           "does not depend on the data)";
   }
 
   // ---- repeat and select (Theorems 2 and 6; fixed K: composition) ---------------------------
@@ -512,19 +509,18 @@ class Repetition final : public dptune::Tuner {
       total = DpEvent::self_composed(set.base, k);
       result.notes.push_back(
           "K = " + std::to_string(k) + " fixed: the guarantee is the " + std::to_string(k) +
-          "-fold composition of the base, which grows linearly with K; NOT RECOMMENDED (Papernot & "
-          "Steinke 2022, "
-          "Sec. 3.2 and Appendix D.1): a random K gives a bound almost independent of E[K]");
+          "-fold composition of the base, which grows linearly with K; NOT RECOMMENDED "
+          "(Papernot & Steinke 2022, Sec. 3.2 and Appendix D.1): a random K gives a bound "
+          "almost independent of E[K]");
     } else {
       const auto dist = distribution();
       k = dist.sample(context.rng());  // drawn once, before any run; never published
       total = DpEvent::repeat_and_select(set.base, dist.mean(), dist.shape());
       result.notes.push_back(
           "K, the number of runs, is drawn once before any run from " + dist.describe() +
-          "; the guarantee covers the best run with K hidden (Papernot & Steinke 2022, Theorems 2 "
-          "and 6), so "
-          "K, the runs and their times are not released (per-run results go to the sensitive "
-          "trials file only on opt-in)");
+          "; the guarantee covers the best run with K hidden (Papernot & Steinke 2022, "
+          "Theorems 2 and 6), so K, the runs and their times are not released (per-run results "
+          "go to the sensitive trials file only on opt-in)");
     }
     result.guarantee = context.accountant().epsilon(total, context.delta());
     result.notes.push_back("guarantee: the accountant's cost of " + total.to_string());
@@ -597,8 +593,7 @@ class Repetition final : public dptune::Tuner {
     result.guarantee = context.accountant().epsilon(total, context.delta());
     result.notes.push_back(
         "threshold variant (Papernot & Steinke 2022, Appendix C; Liu & Talwar 2019): runs until a "
-        "released "
-        "score reaches " +
+        "released score reaches " +
         fmt(threshold_) + "; before each run, stop with the default output with probability " +
         fmt(stop_probability_) + "; guarantee: the accountant's cost of " + total.to_string() +
         " (Corollary 16), which covers the accepted run with the number of attempts hidden, so "

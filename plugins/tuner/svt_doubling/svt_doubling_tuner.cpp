@@ -557,8 +557,7 @@ class SvtDoubling final : public dptune::Tuner {
                     "); the final model's held-out utility is withheld"
               : "threat model: the held-out (validation) split is treated as PUBLIC, as in Ding "
                 "et al.; only the training split is protected (set protect_validation to protect "
-                "it "
-                "too)");
+                "it too)");
       notes.push_back("guarantee (accountant " + guarantee.accountant + "): (epsilon, delta) = (" +
                       fmt(guarantee.epsilon) + ", " + fmt(guarantee.delta) + ") composes T_max = " +
                       std::to_string(t_max_) + " iterations, whatever number the loop used");
@@ -567,9 +566,9 @@ class SvtDoubling final : public dptune::Tuner {
         const double ke = static_cast<double>(kk_) * epsilon_;
         std::string nominal =
             std::string(dptune::kDpOutputNote) +
-            "NOMINAL, NOT A GUARANTEE: Ding et al. Theorem 3 states (epsilon + O(log n) "
-            "epsilon_svt, "
-            "delta + O(n^(-g k epsilon_svt / 4) log n)) with n = (u* - u0) / g and no constant; ";
+            "NOMINAL, NOT A GUARANTEE: Ding et al. Theorem 3 states "
+            "(epsilon + O(log n) epsilon_svt, delta + O(n^(-g k epsilon_svt / 4) log n)) "
+            "with n = (u* - u0) / g and no constant; ";
         if (n > 1) {
           const double eps_nominal =
               fin.privacy.epsilon + kNominalMultiplier * std::log2(n) * epsilon_;
