@@ -100,6 +100,14 @@ std::optional<double> score_epsilon_option(const po::variables_map& vm) {
   return epsilon;
 }
 
+/// How the table's private score enters the base: Laplace noise of multiplier 1/epsilon, stated
+/// for replace-one when the base is.
+std::string private_scoring_note(double epsilon, bool replace_one) {
+  return "private: laplace noise multiplier 1/" + significant(epsilon, 4) +
+         " composed into the base" +
+         (replace_one ? " (stated for replace-one, the base's relation)" : "");
+}
+
 /// From an EVENT with --score-epsilon E: composes the private score's event into `base` as the
 /// repetition tuner does (the leaf is stated for the base's relation: the host's utility
 /// sensitivity bounds a replaced, added or removed record alike), and says which scoring the
@@ -110,21 +118,15 @@ std::string compose_scoring(DpEvent& base, const po::variables_map& vm) {
   const DpEvent leaf = DpEvent::laplace(1 / *epsilon);
   const bool replace_one = dptune::neighbouring_of(base) == dptune::Neighbouring::ReplaceOne;
   base = DpEvent::composed({base, replace_one ? DpEvent::replace_one(leaf) : leaf});
-  return "private: laplace noise multiplier 1/" + significant(*epsilon, 4) +
-         " composed into the base" +
-         (replace_one ? " (stated for replace-one, the base's relation)" : "");
+  return private_scoring_note(*epsilon, replace_one);
 }
 
 /// From a pipeline the tuner composes its scoring itself; this only says which scoring it is.
 std::string pipeline_scoring(const dptune::Params& tuner, const DpEvent& base) {
   if (tuner.get_string("scoring") == "public_validation")
     return "public_validation (assumes the validation split is public, declared by the user)";
-  const double epsilon = tuner.get_double("score_epsilon");
-  return "private: laplace noise multiplier 1/" + significant(epsilon, 4) +
-         " composed into the base" +
-         (dptune::neighbouring_of(base) == dptune::Neighbouring::ReplaceOne
-              ? " (stated for replace-one, the base's relation)"
-              : "");
+  return private_scoring_note(tuner.get_double("score_epsilon"),
+                              dptune::neighbouring_of(base) == dptune::Neighbouring::ReplaceOne);
 }
 
 /// What `dptune plan repetition` was given: the option values bound to its command line.

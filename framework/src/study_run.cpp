@@ -84,12 +84,10 @@ class DryRunEvaluator final : public ForwardingEvaluator {
   ConfigDiagnostic endless() const {
     return {tuner_.where, "tuner",
             "tuner " + tuner_.use +
-                " did not finish a dry run (constant scores of 0.5, no "
-                "training) within " +
+                " did not finish a dry run (constant scores of 0.5, no training) within " +
                 std::to_string(kMaxBatches) +
-                " rounds of evaluations, so its guarantee cannot be checked before running; bound "
-                "its run "
-                "time (for repetition's threshold variant: stop_probability > 0)"};
+                " rounds of evaluations, so its guarantee cannot be checked before running; "
+                "bound its run time (for repetition's threshold variant: stop_probability > 0)"};
   }
 
   const dptune::Accountant& accountant_;
