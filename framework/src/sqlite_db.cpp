@@ -9,6 +9,12 @@
 
 namespace dptune::host {
 
+namespace {
+/// How long a statement waits for another process's lock (the busy handler), and the WAL switch
+/// retries.
+constexpr std::chrono::milliseconds kBusyWait{60000};
+}  // namespace
+
 SqliteDb::SqliteDb(const std::filesystem::path& file, bool create, bool power_safe) : file_(file) {
   const int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX;
   if (sqlite3_open_v2(file.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
@@ -18,7 +24,7 @@ SqliteDb::SqliteDb(const std::filesystem::path& file, bool create, bool power_sa
     throw dptune::Error(file.string() + ": cannot open the database: " + why);
   }
   // Concurrent writers (two runs on one ledger) wait for each other rather than fail at once.
-  sqlite3_busy_timeout(db_, 60000);
+  sqlite3_busy_timeout(db_, static_cast<int>(kBusyWait.count()));
   enter_wal_mode();
   // FULL: a commit is on disk before COMMIT returns, also in WAL mode (the ledger: a charge must
   // not vanish).  NORMAL costs no fsync per commit (the study store: one per evaluation).
@@ -31,7 +37,7 @@ SqliteDb::~SqliteDb() { sqlite3_close(db_); }
 // runs opening a new ledger at the same instant) SQLite may answer SQLITE_BUSY at once, without
 // the busy handler, to avoid a deadlock.  Retried for as long as the busy timeout would wait.
 void SqliteDb::enter_wal_mode() {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  const auto deadline = std::chrono::steady_clock::now() + kBusyWait;
   for (;;) {
     try {
       exec("PRAGMA journal_mode=WAL");
