@@ -564,7 +564,8 @@ Preprocessing default_preprocessing(const std::string& name) {
 }
 
 std::unique_ptr<DataSource> make_data_source(const std::string& name, const dptune::Params& params,
-                                             const std::optional<Preprocessing>& preprocessing) {
+                                             const std::optional<Preprocessing>& preprocessing,
+                                             std::size_t threads) {
   if (name == "binary_queries") return std::make_unique<BinaryQueries>(params);
   if (!find_data_source(name)) throw dptune::ConfigError("unknown data source '" + name + "'");
   try {
@@ -606,6 +607,7 @@ std::unique_ptr<DataSource> make_data_source(const std::string& name, const dptu
     o.classes = static_cast<std::size_t>(params.get_int("classes"));
     o.separation = params.get_double("separation");
     o.spread = params.get_double("spread");
+    o.threads = threads;
     load.read = [o](dptune::RandomBitGenerator& rng, std::vector<float>& values) {
       if (!rng.cryptographically_secure()) return gaussian_blobs(o, rng, &values);
       KeyedRandom stream = generation_stream(rng);

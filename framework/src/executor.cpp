@@ -152,12 +152,14 @@ int serve_mpi_worker(const PipelineConfig&, const PluginRegistry&, const std::st
 void finish_mpi(int) noexcept {}
 #endif
 
+std::size_t executor_threads(const std::string& kind, std::size_t threads) {
+  if (kind != "threads") return 1;
+  return threads == 0 ? std::max(1U, std::thread::hardware_concurrency()) : threads;
+}
+
 std::unique_ptr<Executor> make_executor(const std::string& kind, std::size_t threads) {
   if (kind == "inline") return std::make_unique<InlineExecutor>();
-  if (kind == "threads") {
-    if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
-    return std::make_unique<ThreadPoolExecutor>(threads);
-  }
+  if (kind == "threads") return std::make_unique<ThreadPoolExecutor>(executor_threads(kind, threads));
   if (kind == "mpi") {
 #ifdef DPTUNE_HAVE_MPI
     return make_mpi_executor();

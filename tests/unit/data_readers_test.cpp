@@ -375,3 +375,76 @@ TEST_CASE("gaussian_blobs: shape, balanced classes, centres at the given distanc
   for (std::size_t i = 0; i < 30; ++i) first_class += d.labels[i] == d.labels[0];
   CHECK(first_class < 30);
 }
+
+namespace {
+/// Xoshiro256 that keeps every word it hands out.
+class RecordingRandom final : public dptune::RandomBitGenerator {
+ public:
+  explicit RecordingRandom(std::uint64_t seed) : inner_(seed) {}
+  std::uint64_t next_u64() override { return words.emplace_back(inner_.next_u64()); }
+  bool cryptographically_secure() const override { return false; }
+  std::string description() const override { return "recording"; }
+  std::vector<std::uint64_t> words;
+
+ private:
+  dptune::Xoshiro256 inner_;
+};
+}  // namespace
+
+TEST_CASE("gaussian_blobs: the rows are the same bits for every thread count") {
+  dptune::host::BlobOptions o;
+  o.samples = 1300;  // crosses the 512-row blocks of words
+  o.features = 7;    // odd: the last pair's second output is dropped, its words still drawn
+  o.classes = 3;
+  o.separation = 6.0;
+  dptune::Xoshiro256 serial_rng(21);
+  const auto serial = dptune::host::gaussian_blobs(o, serial_rng);
+  const std::uint64_t serial_next = serial_rng.next_u64();
+  for (const std::size_t threads : {2U, 3U, 7U}) {
+    CAPTURE(threads);
+    o.threads = threads;
+    dptune::Xoshiro256 rng(21);
+    std::vector<float> values;
+    const auto doubles = dptune::host::gaussian_blobs(o, rng);
+    dptune::Xoshiro256 again(21);
+    const auto floats = dptune::host::gaussian_blobs(o, again, &values);
+    CHECK(doubles.features == serial.features);
+    CHECK(doubles.labels == serial.labels);
+    REQUIRE(values.size() == serial.features.size());
+    std::size_t float_mismatches = 0;
+    for (std::size_t k = 0; k < values.size(); ++k)
+      float_mismatches += values[k] != static_cast<float>(serial.features[k]);
+    CHECK(float_mismatches == 0);
+    CHECK(rng.next_u64() == serial_next);  // the stream is left where the serial draw left it
+  }
+}
+
+TEST_CASE("gaussian_blobs: each value is Box-Muller of the stream's next two words, row by row") {
+  // Centred blobs (separation 0: every centre is the origin), so each value is r·cos(θ) or
+  // r·sin(θ) of the words the stream gave, computed here from the recorded words: the rows take
+  // the stream's last samples × 2⌈features/2⌉ words, in row order, whatever the thread count.
+  dptune::host::BlobOptions o;
+  o.samples = 700;
+  o.features = 5;
+  o.classes = 2;
+  o.separation = 0.0;
+  o.spread = 1.5;
+  o.threads = 2;
+  RecordingRandom rng(8);
+  const auto d = dptune::host::gaussian_blobs(o, rng);
+  const std::size_t per_row = 6;
+  REQUIRE(rng.words.size() >= o.samples * per_row);
+  const std::uint64_t* w = rng.words.data() + (rng.words.size() - o.samples * per_row);
+  const auto open01 = [](std::uint64_t x) {
+    return (static_cast<double>(x >> 11) + 0.5) / 9007199254740992.0;  // (k + 1/2) / 2^53
+  };
+  std::size_t mismatches = 0;
+  for (std::size_t i = 0; i < o.samples; ++i)
+    for (std::size_t j = 0; j < o.features; j += 2, w += 2) {
+      const double r = 1.5 * std::sqrt(-2.0 * std::log(open01(w[0])));
+      const double angle = 6.283185307179586 * open01(w[1]);
+      mismatches += d.row(i)[j] != r * std::cos(angle);
+      if (j + 1 < o.features) mismatches += d.row(i)[j + 1] != r * std::sin(angle);
+    }
+  CHECK(mismatches == 0);
+}

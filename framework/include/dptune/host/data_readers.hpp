@@ -81,10 +81,10 @@ struct BlobOptions {
   /// between two centres is about separation·√2 in high dimension.
   double separation = 3.0;
   double spread = 1.0;  // standard deviation of each coordinate around its centre
+  /// Threads that compute the rows' values (the data are the same for every count).
+  std::size_t threads = 1;
 };
 
-/// Gaussian blobs: centres first, then the points of each class (in class order, then the rows
-/// are shuffled so that classes interleave).
 /// Blobs of `options.classes` classes (class sizes as balanced as possible) in a uniformly random
 /// row order; each coordinate is its centre's plus Normal(0, spread²), drawn in pairs by the
 /// Box–Muller transform using both of its outputs (no per-value allocation or copy).  With

@@ -97,10 +97,11 @@ const DataSourceInfo* find_data_source(const std::string& name);
 void check_data_params(const std::string& name, const dptune::Params& params);
 
 /// `params` complete (validated by the config loader); `preprocessing` applies to labelled sources
-/// (absent: default_preprocessing(name)).
+/// (absent: default_preprocessing(name)).  `threads`: how many threads a generated source may use
+/// to compute its values (the run's executor threads; the data do not depend on it).
 std::unique_ptr<DataSource> make_data_source(
     const std::string& name, const dptune::Params& params,
-    const std::optional<Preprocessing>& preprocessing = std::nullopt);
+    const std::optional<Preprocessing>& preprocessing = std::nullopt, std::size_t threads = 1);
 
 /// The preprocessing of a data section that names none: for a bundled dataset, `standardize` with
 /// the public per-feature mean and scale frozen in data/public_stats/NAME.yaml (constants of the
