@@ -177,7 +177,7 @@ std::optional<PrivacyGuarantee> BestAccountant::poisson_selection(const DpEvent&
   if (has_approx_leaf(base)) return std::nullopt;
   std::vector<const Member*> able;
   for (const auto& m : members_)
-    if (m.accountant->unsupported_reason(base).empty()) able.push_back(&m);
+    if (m.accountant->supports(base)) able.push_back(&m);
   const auto [curve, curve_from] = base_curve(able, base);
   if (curve.empty()) return std::nullopt;
   const double mu = event.mean(), trivial = ask == Ask::Epsilon ? kInfinity : 1.0;

@@ -290,9 +290,9 @@ struct EvaluationStack {
         executor(make_executor(executor_kind, threads)),
         data(shared_data
                  ? std::move(shared_data)
-                 : make_data_source(config.data.use, config.data.params, config.preprocessing,
-                                    executor_threads(config.execution.executor,
-                                                     config.execution.threads))),
+                 : make_data_source(
+                       config.data.use, config.data.params, config.preprocessing,
+                       executor_threads(config.execution.executor, config.execution.threads))),
         accountant(registry.create_accountant(config.accountant.use, config.accountant.params)),
         utility(registry.create_utility(config.utility.use, config.utility.params)),
         mechanisms(config, registry),

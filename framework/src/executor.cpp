@@ -159,7 +159,8 @@ std::size_t executor_threads(const std::string& kind, std::size_t threads) {
 
 std::unique_ptr<Executor> make_executor(const std::string& kind, std::size_t threads) {
   if (kind == "inline") return std::make_unique<InlineExecutor>();
-  if (kind == "threads") return std::make_unique<ThreadPoolExecutor>(executor_threads(kind, threads));
+  if (kind == "threads")
+    return std::make_unique<ThreadPoolExecutor>(executor_threads(kind, threads));
   if (kind == "mpi") {
 #ifdef DPTUNE_HAVE_MPI
     return make_mpi_executor();

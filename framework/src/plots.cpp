@@ -9,6 +9,7 @@
 
 #include "dptune/errors.hpp"
 #include "dptune/host/format.hpp"
+#include "output_files.hpp"
 
 namespace dptune::host {
 
@@ -175,20 +176,6 @@ bool has_tradeoff(const std::vector<dptune::Trial>& trials) {
 
 namespace {
 
-std::string csv_cell(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
-void write_text(const std::filesystem::path& path, const std::string& content) {
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw dptune::Error("cannot write " + path.string());
-  f << content;
-  if (!f) throw dptune::Error("error while writing " + path.string());
-}
-
 /// A budget axis: ε compares by ratio (wants_log's `epsilon`).
 bool mentions_epsilon(const std::string& label) {
   return label.find("epsilon") != std::string::npos;
@@ -303,15 +290,15 @@ std::vector<WrittenFigure> write_series(const std::filesystem::path& dir,
         legend.push_back(s.name.size() > stem.size() + 1 ? s.name.substr(stem.size() + 1) : s.name);
       }
     const bool single = members.size() == 1 && members.front()->name == stem;
-    write_text(dir / (stem + ".csv"),
-               single ? series_csv(*members.front()) : series_group_csv(members, legend));
+    write_text_file(dir / (stem + ".csv"),
+                    single ? series_csv(*members.front()) : series_group_csv(members, legend));
     files.push_back(stem + ".csv");
     if (!plot) continue;
     std::string title = run_name;
     title.append(": ").append(stem);
     figures.push_back({stem + ".svg", single ? series_svg(*members.front(), title)
                                              : series_group_svg(members, legend, title)});
-    write_text(dir / figures.back().file, figures.back().svg);
+    write_text_file(dir / figures.back().file, figures.back().svg);
     files.push_back(figures.back().file);
   }
   return figures;

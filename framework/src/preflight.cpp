@@ -189,8 +189,8 @@ void check_pure_dp(const PipelineConfig& config, const dptune::Accountant& accou
   const bool discrete =
       std::find(leaves.begin(), leaves.end(),
                 DpEvent::kind_name(DpEvent::Kind::DiscreteGaussian)) != leaves.end() &&
-      !accountant.unsupported_reason(DpEvent::discrete_gaussian(1)).empty() &&
-      accountant.unsupported_reason(DpEvent::gaussian(1)).empty();
+      !accountant.supports(DpEvent::discrete_gaussian(1)) &&
+      accountant.supports(DpEvent::gaussian(1));
   std::string message = "the " + config.accountant.use + " accountant cannot price one run of " +
                         config.algorithm.use + ": " + why;
   if (discrete && config.mechanism)

@@ -13,9 +13,11 @@
 #include "dptune/abi.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/helpers/pareto.hpp"
+#include "dptune/helpers/trials_csv.hpp"
 #include "dptune/host/format.hpp"
 #include "dptune/host/json.hpp"
 #include "dptune/host/model_file.hpp"
+#include "output_files.hpp"
 #include "report_html.hpp"
 
 namespace dptune::host {
@@ -81,20 +83,6 @@ std::string loose_epsilon_warning(double epsilon) {
          "rate (dptune privacy --calibrate) for a budget of a few units";
 }
 
-std::string csv_cell(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
-void write_file(const std::filesystem::path& path, const std::string& content) {
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw dptune::Error("cannot write " + path.string());
-  f << content;
-  if (!f) throw dptune::Error("error while writing " + path.string());
-}
-
 std::vector<std::string> param_names(const PipelineConfig& config) {
   std::vector<std::string> names;
   for (const auto& d : config.space.dimensions()) names.push_back(d.name);
@@ -110,7 +98,7 @@ std::string trials_csv(const std::vector<dptune::Trial>& trials,
   s << "id";
   // Hyperparameter columns are prefixed so a parameter named like a result column (e.g. a
   // mechanism's `epsilon`) cannot collide with it.
-  for (const auto& n : names) s << ',' << csv_cell("param." + n);
+  for (const auto& n : names) s << ',' << csv_cell(dptune::trials_csv_column(n));
   s << ",epsilon,delta,utility_mean,utility_min,utility_max,repetitions,seconds,on_front"
     << (fitted_preprocessing ? ",epsilon_covers_preprocessing" : "") << '\n';
   for (std::size_t i = 0; i < trials.size(); ++i) {
@@ -371,16 +359,16 @@ std::vector<WrittenFigure> write_trial_files(const ReportInput& in, const Outlin
   const dptune::TuningResult& result = in.result;
   const auto names = param_names(config);
   const std::set<std::size_t> on_front(o.front.begin(), o.front.end());
-  write_file(config.output.dir / "resolved_config.yaml", to_yaml(config));
+  write_text_file(config.output.dir / "resolved_config.yaml", to_yaml(config));
   summary.files.push_back("resolved_config.yaml");
   if (o.write_trials && (!result.trials.empty() || o.sensitive_opt_in)) {
     const std::string trials_name = result.trials_sensitive ? "trials.SENSITIVE.csv" : "trials.csv";
-    write_file(config.output.dir / trials_name,
-               trials_csv(result.trials, names, on_front, in.preprocessing.fitted()));
+    write_text_file(config.output.dir / trials_name,
+                    trials_csv(result.trials, names, on_front, in.preprocessing.fitted()));
     summary.files.push_back(trials_name);
   }
   if (o.sensitive_opt_in) {
-    write_file(config.output.dir / "run.SENSITIVE.json", sensitive_run_json(in));
+    write_text_file(config.output.dir / "run.SENSITIVE.json", sensitive_run_json(in));
     summary.files.push_back("run.SENSITIVE.json");
   }
   std::vector<WrittenFigure> figures;
@@ -390,15 +378,15 @@ std::vector<WrittenFigure> write_trial_files(const ReportInput& in, const Outlin
     for (std::size_t i : o.front) front_trials.push_back(result.trials[i]);
     std::set<std::size_t> all;
     for (std::size_t k = 0; k < front_trials.size(); ++k) all.insert(k);
-    write_file(config.output.dir / "pareto_front.csv",
-               trials_csv(front_trials, names, all, in.preprocessing.fitted()));
+    write_text_file(config.output.dir / "pareto_front.csv",
+                    trials_csv(front_trials, names, all, in.preprocessing.fitted()));
     summary.files.push_back("pareto_front.csv");
     // One figure per question: a trade-off only where runs differ in ε, never for a simulation.
     if (config.output.plot && result.trusted_analyst_only && has_tradeoff(result.trials)) {
       figures.push_back(
           {"pareto.svg", pareto_svg(result.trials, o.front,
                                     config.name + ": privacy-utility trade-off", config.delta)});
-      write_file(config.output.dir / "pareto.svg", figures.back().svg);
+      write_text_file(config.output.dir / "pareto.svg", figures.back().svg);
       summary.files.push_back("pareto.svg");
     }
   }
@@ -456,7 +444,8 @@ void write_released_model(const ReportInput& in, Outline& o, RunSummary& summary
       o.model_note = "the released model (" + in.released_model->describe() +
                      ") cannot be exported by its plugin (ABI 2.1, or no Model::export_model)";
     } else {
-      write_file(in.config.output.dir / "model.json", model_json(in, o.private_tuner, *exported));
+      write_text_file(in.config.output.dir / "model.json",
+                      model_json(in, o.private_tuner, *exported));
       summary.files.push_back("model.json");
       o.model_note = "released model: model.json (" + exported->description + ")";
     }
@@ -485,9 +474,9 @@ void write_html(const ReportInput& in, const Outline& o, const std::vector<Writt
   const char* warning = o.baseline                       ? kNonPrivateWarning
                         : in.result.trusted_analyst_only ? kTrustedAnalystWarning
                                                          : "";
-  write_file(in.config.output.dir / "report.html",
-             report_html({in, o.private_tuner, o.baseline, warning, o.front, o.hypervolume,
-                          o.public_notes, o.dp_notes, o.model_note, figures, page_files}));
+  write_text_file(in.config.output.dir / "report.html",
+                  report_html({in, o.private_tuner, o.baseline, warning, o.front, o.hypervolume,
+                               o.public_notes, o.dp_notes, o.model_note, figures, page_files}));
   summary.files.push_back("report.html");
 }
 
@@ -724,7 +713,7 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
   const std::vector<WrittenFigure> figures = write_trial_files(in, outline, summary);
   write_released_model(in, outline, summary);
   write_html(in, outline, figures, summary);
-  write_file(config.output.dir / "summary.json", summary_json(in, outline, summary));
+  write_text_file(config.output.dir / "summary.json", summary_json(in, outline, summary));
   summary.files.push_back("summary.json");
   print_header(out, in, outline);
   print_trials(out, in, outline);

@@ -46,6 +46,7 @@ TEST_CASE("accountant minor: kinds its minor knows reach the accountant") {
         DpEvent::composed({DpEvent::laplace(1), DpEvent::self_composed(DpEvent::laplace(4), 2),
                            DpEvent::one_of({DpEvent::pure_dp(0.25)})});
     CHECK(accountant->unsupported_reason(event).empty());
+    CHECK(accountant->supports(event));
     CHECK(accountant->epsilon(event, 1e-5).epsilon == doctest::Approx(1.5).epsilon(1e-15));
   }
   // replace_one appeared in ABI 2.3: a 2.7 accountant knows it (group privacy of size 2).
@@ -76,6 +77,7 @@ TEST_CASE("accountant minor: a kind appended after the accountant's minor is ref
     CAPTURE(c.event.to_string());
     const auto accountant = careless(c.minor);
     const std::string why = accountant->unsupported_reason(c.event);
+    CHECK_FALSE(accountant->supports(c.event));
     CHECK(mentions(why, "built for plugin ABI 2." + std::to_string(c.minor)));
     CHECK(mentions(
         why, "cannot know the event kind '" + c.kind + "' (appended in ABI " + c.appended + ")"));

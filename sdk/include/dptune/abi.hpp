@@ -78,9 +78,12 @@
 //        data, as before.
 //        Later, without a new minor: the helpers (Pareto, repetition maths, calibration, the
 //        samplers, evaluate_for_map) moved to libdptune_helpers (dptune::helpers, headers in
-//        include/dptune/helpers/, with the header-only reader of trials.csv, trials_csv.hpp); libdptune_sdk still exports every helper symbol of 2.1-2.10 and
-//        the old header paths forward, so plugins built before the split load unchanged.  New
-//        helpers (the analytic Gaussian, one_of_distinct) are in libdptune_helpers only.
+//        include/dptune/helpers/, with the header-only reader of trials.csv, trials_csv.hpp);
+//        libdptune_sdk still exports every helper symbol of 2.1-2.10 and the old header paths
+//        forward, so plugins built before the split load unchanged.  New helpers (the analytic
+//        Gaussian, one_of_distinct) are in libdptune_helpers only.  Accountant::supports, an
+//        inline non-virtual member (no slot, no symbol), names what an empty
+//        unsupported_reason means.
 // The host itself is always built with the SDK's minor.
 #ifndef DPTUNE_PLUGIN_ABI_MINOR
 #define DPTUNE_PLUGIN_ABI_MINOR DPTUNE_ABI_MINOR

@@ -72,8 +72,11 @@ class BOOST_SYMBOL_VISIBLE Accountant : public Plugin {
  public:
   ~Accountant() override;
   /// Empty when `event` can be accounted; otherwise why not (e.g. "RepeatAndSelect needs an RDP
-  /// accountant").
+  /// accountant").  Callers that only ask whether use supports().
   virtual std::string unsupported_reason(const DpEvent& event) const = 0;
+  /// Whether this accountant can price `event` (no reason to refuse it).  Inline and not virtual:
+  /// no slot, so it works with an accountant of any minor.
+  bool supports(const DpEvent& event) const { return unsupported_reason(event).empty(); }
   /// Smallest ε this accountant can prove for `event` at `delta`.  Throws PrivacyError when it
   /// cannot.
   virtual PrivacyGuarantee epsilon(const DpEvent& event, double delta) const = 0;

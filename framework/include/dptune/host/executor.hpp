@@ -67,8 +67,8 @@ class Executor {
   virtual dptune::PeerChannel* peers() { return nullptr; }
 };
 
-/// The threads an executor of `kind` runs in this process: `threads` for "threads" (0: the number of
-/// cores), 1 for "inline" and for each process of "mpi".  What the data source may use too.
+/// The threads an executor of `kind` runs in this process: `threads` for "threads" (0: the number
+/// of cores), 1 for "inline" and for each process of "mpi".  What the data source may use too.
 std::size_t executor_threads(const std::string& kind, std::size_t threads);
 
 /// kind "inline", "threads" or "mpi"; threads == 0 means the number of cores.  "mpi" on rank 0 of
