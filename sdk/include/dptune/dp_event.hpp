@@ -4,11 +4,11 @@
 //
 // Neighbouring relation (ABI 2.3).  Every event states which neighbouring datasets its numbers are
 // relative to:
-//  * A leaf (gaussian, discrete_gaussian, laplace, pure_dp, approx_dp, zcdp) outside a replace_one
-//  wrapper is stated
-//    for ADD/REMOVE neighbours: a noise multiplier is noise stddev ÷ the most one record can add
-//    to the query (for DP-SGD the clipping norm), and ε, δ, ρ hold when one record is added or
-//    removed.  This is the convention of Opacus, TF Privacy and dp_accounting.
+//  * A leaf (gaussian, discrete_gaussian, laplace, pure_dp, approx_dp, zcdp) outside a
+//    replace_one wrapper is stated for ADD/REMOVE neighbours: a noise multiplier is noise stddev ÷
+//    the most one record can add to the query (for DP-SGD the clipping norm), and ε, δ, ρ hold
+//    when one record is added or removed.  This is the convention of Opacus, TF Privacy and
+//    dp_accounting.
 //  * replace_one(e): e's leaves are stated for REPLACE-ONE neighbours (one record swapped, n
 //    fixed): multipliers relative to the replace-one sensitivity (output perturbation's 2/(nλ),
 //    DP-Hype's √(2k)), ε of a replace-one analysis (subsample-and-aggregate's 1/k).

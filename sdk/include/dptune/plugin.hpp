@@ -1,23 +1,20 @@
 // dptune SDK: the five plugin interfaces, the services the host hands them, and the export macro.
 //
 // Contract (read this before writing a plugin):
-//  * A plugin is a class deriving from one of Mechanism, Accountant, Utility, Trainer, Tuner, with
-//  a
-//    constructor taking `const dptune::Params&` and a static `dptune::ParamSchema schema()`.  The
-//    host validates the user's `params:` against the schema and constructs the plugin with
-//    complete, typed Params (defaults filled in); one instance per configuration, so
+//  * A plugin is a class deriving from one of Mechanism, Accountant, Utility, Trainer, Tuner,
+//    with a constructor taking `const dptune::Params&` and a static `dptune::ParamSchema
+//    schema()`.  The host validates the user's `params:` against the schema and constructs the
+//    plugin with complete, typed Params (defaults filled in); one instance per configuration, so
 //    hyperparameters arrive there too.
 //  * Methods may be called concurrently from several threads on *different* instances; a const
-//  method
-//    may also be called concurrently on the same instance.  Keep const methods free of mutable
-//    state, except a cache of a pure function behind a mutex (Trainer::exact_event's calibration).
+//    method may also be called concurrently on the same instance.  Keep const methods free of
+//    mutable state, except a cache of a pure function behind a mutex (Trainer::exact_event's
+//    calibration).
 //  * Throw dptune::InvalidArgument / dptune::Error with a message naming the bad argument.  The
-//  host
-//    turns any exception into a PluginError naming the plugin, its library and the call.
+//    host turns any exception into a PluginError naming the plugin, its library and the call.
 //  * Randomness comes only from the RandomBitGenerator passed in (see rng.hpp samplers).
 //  * Every object a plugin returns keeps the plugin's library loaded until it is destroyed; the
-//  host
-//    guarantees this, not the plugin.
+//    host guarantees this, not the plugin.
 #pragma once
 
 #include <boost/config.hpp>
