@@ -1,4 +1,4 @@
-#include "mobo.hpp"
+#include "dpareto/mobo.hpp"
 
 #include <LBFGSB.h>
 
@@ -7,9 +7,9 @@
 #include <functional>
 #include <numeric>
 
+#include "dpareto/halton.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/rng.hpp"
-#include "halton.hpp"
 
 namespace dptune::dpareto {
 

@@ -1,6 +1,7 @@
-// DP-Hype (Liebenow, Peinemann, Mohammadi, Liebenow et al. 2025): federated hyperparameter search
-// by private top-k voting.  The pieces a tuner, a test or a benchmark needs, independent of the
-// host.
+// DP-Hype's private vote (Liebenow, Peinemann, Mohammadi, Liebenow et al. 2025): federated
+// hyperparameter search by private top-k voting.  Its privacy (the event, σ's calibration, the
+// threat model's noise shares), the votes, and the secure sum of the noisy votes: the pieces a
+// tuner, a test or a benchmark needs, independent of the host.
 #pragma once
 
 #include <cstddef>

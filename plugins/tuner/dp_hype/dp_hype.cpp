@@ -25,8 +25,8 @@
 #include <sstream>
 
 #include "dp_hype/chacha_rng.hpp"
-#include "dp_hype/dp_hype.hpp"
 #include "dp_hype/peer_vote.hpp"
+#include "dp_hype/private_vote.hpp"
 #include "dptune/dptune.hpp"
 
 namespace dptune::dp_hype {

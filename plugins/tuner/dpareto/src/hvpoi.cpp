@@ -1,4 +1,4 @@
-#include "hvpoi.hpp"
+#include "dpareto/hvpoi.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "gp.hpp"
+#include "dpareto/gp.hpp"
 
 #include <LBFGSB.h>
 

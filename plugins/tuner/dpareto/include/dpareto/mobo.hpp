@@ -8,8 +8,8 @@
 #include <functional>
 #include <vector>
 
-#include "gp.hpp"
-#include "hvpoi.hpp"
+#include "dpareto/gp.hpp"
+#include "dpareto/hvpoi.hpp"
 
 namespace dptune {
 class RandomBitGenerator;

@@ -1,4 +1,4 @@
-#include "dp_hype/dp_hype.hpp"
+#include "dp_hype/private_vote.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "halton.hpp"
+#include "dpareto/halton.hpp"
 
 #include <numeric>
 #include <vector>
