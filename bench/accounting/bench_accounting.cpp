@@ -7,7 +7,7 @@
 #include <functional>
 #include <vector>
 
-#include "rdp_core.hpp"
+#include "rdp/calculator.hpp"
 
 using dptune::DpEvent;
 using Clock = std::chrono::steady_clock;

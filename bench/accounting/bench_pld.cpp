@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "pld_core.hpp"
-#include "rdp_core.hpp"
+#include "pld/calculator.hpp"
+#include "rdp/calculator.hpp"
 
 using dptune::DpEvent;
 namespace pld = dptune::pld;

@@ -13,7 +13,7 @@
 #include "dptune/errors.hpp"
 #include "dptune/plugin.hpp"
 #include "dptune/repetition.hpp"
-#include "rdp_core.hpp"
+#include "rdp/calculator.hpp"
 
 using dptune::DpEvent;
 namespace rdp = dptune::rdp;

@@ -17,7 +17,7 @@
 #include "dptune/dp_event.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/host/event_yaml.hpp"
-#include "rdp_core.hpp"
+#include "rdp/calculator.hpp"
 
 using dptune::DpEvent;
 namespace rdp = dptune::rdp;
@@ -147,7 +147,7 @@ TEST_CASE("discrete Gaussian: Poisson-sampled integer orders equal direct sums, 
       // The accountant's value is the remove direction exactly (integer moments of the discrete
       // Gaussian are the continuous ones) ...
       CHECK(relative(c.rdp[i], d.remove) < 1e-9);
-      // ... the add direction is below it (the pairing argument of rdp_math.cpp) ...
+      // ... the add direction is below it (the pairing argument of the rdp core's src/math.cpp) ...
       CHECK(d.add <= d.remove * (1 + 1e-12));
       // ... and it is the continuous Poisson-sampled Gaussian's integer-order value.
       CHECK(relative(c.rdp[i], rdp::sampled_gaussian_rdp(k.q, k.sigma, orders[i])) < 1e-12);

@@ -16,8 +16,8 @@
 
 #include "dptune/errors.hpp"
 #include "dptune/repetition.hpp"
-#include "pld_core.hpp"
-#include "selection_profile.hpp"
+#include "pld/calculator.hpp"
+#include "selection/profile.hpp"
 
 using dptune::DpEvent;
 namespace pld = dptune::pld;

@@ -9,7 +9,7 @@
 
 #include "dptune/errors.hpp"
 #include "dptune/host/event_yaml.hpp"
-#include "rdp_core.hpp"
+#include "rdp/calculator.hpp"
 
 using dptune::DpEvent;
 namespace rdp = dptune::rdp;

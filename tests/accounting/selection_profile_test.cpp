@@ -13,8 +13,8 @@
 
 #include "dptune/dp_event.hpp"
 #include "dptune/repetition.hpp"
-#include "rdp_core.hpp"
-#include "selection_profile.hpp"
+#include "rdp/calculator.hpp"
+#include "selection/profile.hpp"
 
 namespace sel = dptune::selection;
 constexpr double kPoisson = std::numeric_limits<double>::infinity();

@@ -10,7 +10,7 @@
 #include <limits>
 #include <vector>
 
-#include "rdp_core.hpp"
+#include "rdp/calculator.hpp"
 
 using dptune::DpEvent;
 namespace rdp = dptune::rdp;

@@ -4,7 +4,7 @@
 // disagree; what it adds is the refusal of events without such a bound (Gaussian, zCDP, sampled
 // Gaussian), which need `rdp`.
 #include "dptune/dptune.hpp"
-#include "rdp_core.hpp"
+#include "rdp/calculator.hpp"
 
 namespace {
 

@@ -1,5 +1,5 @@
-// The PLD accountant: DpEvent → PLDs of both directions → (ε, δ).  See pld_core.hpp.
-#include "pld_core.hpp"
+// The PLD accountant: DpEvent → PLDs of both directions → (ε, δ).  See pld/calculator.hpp.
+#include "pld/calculator.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@
 #include "dptune/errors.hpp"
 #include "dptune/helpers/repetition.hpp"
 #include "dptune/params.hpp"
-#include "selection_profile.hpp"
+#include "selection/profile.hpp"
 
 namespace dptune::pld {
 

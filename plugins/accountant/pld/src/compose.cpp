@@ -1,5 +1,5 @@
 // Composition of discrete PLDs (convolution by FFT), tail truncation, the dominating PLD of
-// several, and δ(ε) / ε(δ) of one PLD.  See pld_core.hpp.
+// several, and δ(ε) / ε(δ) of one PLD.  See pld/calculator.hpp.
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "dptune/errors.hpp"
-#include "pld_core.hpp"
+#include "pld/calculator.hpp"
 
 #if defined(__linux__)
 #include <sys/mman.h>

@@ -79,7 +79,7 @@ struct Directions {
   const Pld& add_or_remove() const { return add ? *add : remove; }
 };
 
-// ---- leaves (pld_leaves.cpp) --------------------------------------------------------------------
+// ---- leaves (src/leaves.cpp) --------------------------------------------------------------------
 /// Gaussian mechanism, noise multiplier σ (L2 sensitivity 1): P = N(1, σ²), Q = N(0, σ²).
 Directions gaussian(double sigma, const Options& options, Estimate estimate);
 /// Laplace mechanism, scale b per unit L1 sensitivity: P = Lap(1, b), Q = Lap(0, b).
@@ -93,7 +93,7 @@ Directions approx_dp(double epsilon, double delta, const Options& options, Estim
 Directions poisson_sampled(double q, double noise, bool laplace, const Options& options,
                            Estimate estimate);
 
-// ---- composition (pld_compose.cpp) --------------------------------------------------------------
+// ---- composition (src/compose.cpp) --------------------------------------------------------------
 /// The PLD of two independent mechanisms: the convolution, tails truncated.
 Pld compose(const Pld& a, const Pld& b, const Options& options, Estimate estimate);
 /// k-fold self-composition: one FFT, the k-th power of the spectrum on a window chosen by a
@@ -103,7 +103,7 @@ Pld self_compose(const Pld& pld, std::int64_t k, const Options& options, Estimat
 std::pair<Pld, Pld> self_compose_both(const Pld& a, const Pld& b, std::int64_t k,
                                       const Options& options, Estimate estimate);
 /// A PLD whose δ(ε) is above every one of `plds`' at every ε (the chord construction on their
-/// pointwise maximum, see pld_compose.cpp); pessimistic only.
+/// pointwise maximum, see src/compose.cpp); pessimistic only.
 Pld dominate_all(const std::vector<Pld>& plds, const Options& options);
 /// Moves at most tail_mass_truncation / 2 from the lower end, to the lowest kept point
 /// (pessimistic) or away (optimistic), and drops zeros at the top.
@@ -111,7 +111,7 @@ void truncate_tails(Pld& pld, const Options& options, Estimate estimate);
 /// Linear convolution (FFT above a size threshold); negative rounding noise clamped to 0.
 std::vector<double> convolve(const std::vector<double>& a, const std::vector<double>& b);
 
-// ---- the Fourier transform (pld_fft.cpp) --------------------------------------------------------
+// ---- the Fourier transform (src/fft.cpp) --------------------------------------------------------
 /// In-place DFT of a[0..n), X_j = Σ_m x_m e^{∓2πijm/n} (− forward, + inverse; the inverse
 /// without the 1/n), natural order in and out: fourier_own, or FFTW when built with
 /// DPTUNE_PLD_FFTW.
@@ -157,7 +157,7 @@ void for_each_mirror_pair(std::size_t n, Visit&& visit) {
     for (std::size_t p = b; p < b + b / 2; ++p) visit(p, 3 * b - 1 - p);
 }
 
-// ---- the accountant (pld_core.cpp) --------------------------------------------------------------
+// ---- the calculator (src/calculator.cpp) --------------------------------------------------------
 class Accountant {
  public:
   /// Throws InvalidArgument for an interval or tail mass out of range.

@@ -1,4 +1,4 @@
-// The discrete Fourier transform behind every PLD convolution.  See pld_core.hpp.
+// The discrete Fourier transform behind every PLD convolution.  See pld/calculator.hpp.
 //
 // The own transform is an iterative radix-4 FFT (Cooley & Tukey 1965; radix 4: Gentleman & Sande
 // 1966) with exact twiddles: decimation in frequency forward, which leaves the spectrum at
@@ -21,7 +21,7 @@
 #include <tuple>
 #include <vector>
 
-#include "pld_core.hpp"
+#include "pld/calculator.hpp"
 
 #ifdef DPTUNE_PLD_FFTW
 #include <fftw3.h>

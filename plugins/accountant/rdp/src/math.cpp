@@ -1,4 +1,4 @@
-// Closed forms and series of the RDP accountant (see rdp_core.hpp for the references).
+// Closed forms and series of the RDP accountant (see rdp/calculator.hpp for the references).
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -8,7 +8,7 @@
 
 #include "dptune/errors.hpp"
 #include "dptune/params.hpp"
-#include "rdp_core.hpp"
+#include "rdp/calculator.hpp"
 
 namespace dptune::rdp {
 

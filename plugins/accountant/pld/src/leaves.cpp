@@ -1,5 +1,5 @@
-// PLDs of the leaf mechanisms, discretised on the grid h·Z (see pld_core.hpp for the pessimistic
-// and optimistic rules).
+// PLDs of the leaf mechanisms, discretised on the grid h·Z (see pld/calculator.hpp for the
+// pessimistic and optimistic rules).
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "dptune/errors.hpp"
-#include "pld_core.hpp"
+#include "pld/calculator.hpp"
 
 namespace dptune::pld {
 

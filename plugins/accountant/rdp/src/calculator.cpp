@@ -1,5 +1,5 @@
-// The RDP accountant: DpEvent → Cost → (ε, δ).  See rdp_core.hpp.
-#include "rdp_core.hpp"
+// The RDP accountant: DpEvent → Cost → (ε, δ).  See rdp/calculator.hpp.
+#include "rdp/calculator.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@
 #include "dptune/errors.hpp"
 #include "dptune/helpers/repetition.hpp"
 #include "dptune/params.hpp"
-#include "selection_profile.hpp"
+#include "selection/profile.hpp"
 
 namespace dptune::rdp {
 

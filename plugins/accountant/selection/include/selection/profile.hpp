@@ -3,7 +3,7 @@
 // Talwar 2019), computed from the base's own privacy profile δ_Q(ε) rather than from its RDP curve.
 // The idea is that of Koskela, Redberg & Wang (ICML 2024, "Privacy Profiles for Private Selection",
 // arXiv 2402.06701); their text was not reachable from this project (only its abstract), so the
-// bound implemented here is our own, proved in selection_profile.cpp, and not their theorem.
+// bound implemented here is our own, proved in src/profile.cpp, and not their theorem.
 //
 // A static library on the SDK only, shared by every accountant that can state a base profile: the
 // rdp accountant hands it its RDP-conversion (or analytic Gaussian) profile; a PLD accountant can
@@ -43,7 +43,7 @@ class Runs {
 
   /// E[K] = f'(1) = g(0) = sup_s g(s).
   double mean() const;
-  /// log sup_{s ∈ [0,1]} g(e^{−ε₁}(s − δ₁)₊) / g(s) ≥ 0 (see selection_profile.cpp, step 3).
+  /// log sup_{s ∈ [0,1]} g(e^{−ε₁}(s − δ₁)₊) / g(s) ≥ 0 (see src/profile.cpp, step 3).
   double log_ratio_bound(double eps1, double delta1) const;
   /// The same supremum over s ∈ [a, b] only, for [a, b] inside [0, δ₁] or inside [δ₁, 1].
   double log_ratio_bound(double eps1, double delta1, double a, double b) const;
@@ -76,7 +76,7 @@ struct Bound {
   std::string derivation;
 };
 
-/// δ_M(ε) ≤ min over ε₁ of the partitioned bound (selection_profile.cpp, step 5), which is never
+/// δ_M(ε) ≤ min over ε₁ of the partitioned bound (src/profile.cpp, step 5), which is never
 /// above E[K] · δ_Q(ε − L(ε₁)); capped at 1.
 Bound delta(const Profile& base, const Runs& runs, double epsilon);
 /// ε_M(δ): first ε_Q(δ / E[K]) + L*, with ε_Q(·) the smallest ε found by bisection whose profile

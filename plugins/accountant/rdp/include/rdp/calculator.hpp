@@ -42,7 +42,7 @@ double pure_dp_rdp(double epsilon, double alpha);
 double sampled_gaussian_rdp(double q, double sigma, double alpha);
 /// The Poisson-subsampled discrete Gaussian with multiplier σ (integer shifts of L2 norm at most
 /// s/σ, noise N_Z(0, s²) per coordinate), both neighbouring directions: the §3.3 binomial sum
-/// above at integer α (an upper bound, proof in rdp_math.cpp), the chord of the neighbouring
+/// above at integer α (an upper bound, proof in src/math.cpp), the chord of the neighbouring
 /// integer orders at fractional α.
 double sampled_discrete_gaussian_rdp(double q, double sigma, double alpha);
 /// A Gaussian with noise multiplier σ (relative to the replace-one sensitivity) on a uniformly

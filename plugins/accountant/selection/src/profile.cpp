@@ -1,4 +1,4 @@
-// Privacy profiles of private selection.  See selection_profile.hpp.
+// Privacy profiles of private selection.  See selection/profile.hpp.
 //
 // What we could reach of Koskela, Redberg & Wang (ICML 2024, arXiv 2402.06701): the abstract (their
 // general PGF-based bound on δ(ε) of PrivateTuning / ReportNoisyMax from the base's privacy
@@ -56,7 +56,7 @@
 // Checks: a pure ε-DP base (δ_Q(ε) = 0) with TNB K gives ε_M = ε + (η+1)·log(1/(γ + (1−γ)e^{−ε})),
 // at most (2+η)ε: Papernot & Steinke 2022's Corollary 3, slightly improved.  The tests compare with
 // an exact enumeration for finite-output bases.
-#include "selection_profile.hpp"
+#include "selection/profile.hpp"
 
 #include <algorithm>
 #include <cmath>
