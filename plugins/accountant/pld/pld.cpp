@@ -1,5 +1,6 @@
 // The `pld` accountant plugin: privacy loss distributions with pessimistic discretisation (see
-// pld_core.hpp).  The math lives in dptune_pld_core; this is the plugin face.
+// pld/calculator.hpp).  The math lives in dptune_pld_core (pld::Calculator); this is the plugin
+// face.
 #include "dptune/dptune.hpp"
 #include "pld/calculator.hpp"
 

@@ -247,7 +247,7 @@ class Pricing {
 
 }  // namespace
 
-Accountant::Accountant(Options options) : options_(std::move(options)) {
+Calculator::Calculator(Options options) : options_(std::move(options)) {
   const double h = options_.value_discretization_interval;
   if (!(h > 0 && h <= 1))
     throw InvalidArgument("value_discretization_interval " + num(h) + ": must be in (0, 1]");
@@ -270,7 +270,7 @@ const DpEvent& without_single_run(const DpEvent& raw) {
 }
 }  // namespace
 
-std::string Accountant::unsupported_reason(const DpEvent& event) const {
+std::string Calculator::unsupported_reason(const DpEvent& event) const {
   try {
     const DpEvent raw = restated_for(event, neighbouring_of(event));
     if (is_selection(raw)) return reason_of(raw.inner());
@@ -280,7 +280,7 @@ std::string Accountant::unsupported_reason(const DpEvent& event) const {
   }
 }
 
-Directions Accountant::directions(const DpEvent& event, Estimate estimate) const {
+Directions Calculator::directions(const DpEvent& event, Estimate estimate) const {
   if (const auto why = unsupported_reason(event); !why.empty())
     throw PrivacyError("the pld accountant cannot price " + event.to_string() + ": " + why);
   const DpEvent raw = restated_for(event, neighbouring_of(event));
@@ -291,7 +291,7 @@ Directions Accountant::directions(const DpEvent& event, Estimate estimate) const
   return Pricing(options_, estimate).price(without_single_run(raw));
 }
 
-std::optional<PrivacyGuarantee> Accountant::selection(const DpEvent& event, double delta,
+std::optional<PrivacyGuarantee> Calculator::selection(const DpEvent& event, double delta,
                                                       double epsilon, bool want_epsilon) const {
   const DpEvent raw = restated_for(event, neighbouring_of(event));
   if (!is_selection(raw)) return std::nullopt;
@@ -319,7 +319,7 @@ std::optional<PrivacyGuarantee> Accountant::selection(const DpEvent& event, doub
   return g;
 }
 
-std::string Accountant::describe(const DpEvent& event, Estimate estimate) const {
+std::string Calculator::describe(const DpEvent& event, Estimate estimate) const {
   const bool pessimistic = estimate == Estimate::Pessimistic;
   return "privacy loss distribution (Meiser & Mohammadi 2018; Koskela, Jalko & Honkela 2020) for " +
          std::string(to_string(neighbouring_of(event))) + " neighbours, " +
@@ -331,7 +331,7 @@ std::string Accountant::describe(const DpEvent& event, Estimate estimate) const 
          "; compositions by FFT convolution";
 }
 
-PrivacyGuarantee Accountant::vacuous(const DpEvent& event, double epsilon, double delta,
+PrivacyGuarantee Calculator::vacuous(const DpEvent& event, double epsilon, double delta,
                                      const std::string& why) const {
   PrivacyGuarantee g;
   g.epsilon = epsilon;
@@ -342,7 +342,7 @@ PrivacyGuarantee Accountant::vacuous(const DpEvent& event, double epsilon, doubl
   return g;
 }
 
-PrivacyGuarantee Accountant::epsilon(const DpEvent& event, double delta, Estimate estimate) const {
+PrivacyGuarantee Calculator::epsilon(const DpEvent& event, double delta, Estimate estimate) const {
   if (!(delta >= 0 && delta < 1))
     throw InvalidArgument("delta " + num(delta) + ": must be in [0, 1)");
   Directions d;
@@ -367,7 +367,7 @@ PrivacyGuarantee Accountant::epsilon(const DpEvent& event, double delta, Estimat
   return g;
 }
 
-PrivacyGuarantee Accountant::delta(const DpEvent& event, double epsilon, Estimate estimate) const {
+PrivacyGuarantee Calculator::delta(const DpEvent& event, double epsilon, Estimate estimate) const {
   if (!(epsilon >= 0)) throw InvalidArgument("epsilon " + num(epsilon) + ": must be >= 0");
   Directions d;
   try {

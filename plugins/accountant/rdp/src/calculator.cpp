@@ -20,7 +20,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 using K = DpEvent::Kind;
-using Cost = Accountant::Cost;
+using Cost = Calculator::Cost;
 
 std::string num(double x) { return to_string(Value{x}); }
 
@@ -151,7 +151,7 @@ bool gaussian_only(const DpEvent& e, double& inverse_variance) {
 
 /// The smallest δ at ε that the RDP curve (minimised over the orders) or the pure-DP bound (with
 /// the privacy region of ε-DP below it; Kairouz, Oh & Viswanath 2015) proves for a cost's
-/// non-approx part.  Shared by Accountant::delta and Theorem 6's δ̂.
+/// non-approx part.  Shared by Calculator::delta and Theorem 6's δ̂.
 struct DeltaBound {
   double delta = 1;
   double order = 0;  // the winning order; 0 unless the RDP route won
@@ -767,7 +767,7 @@ class Costing {
 
 }  // namespace
 
-Accountant::Accountant(Options options) : options_(std::move(options)) {
+Calculator::Calculator(Options options) : options_(std::move(options)) {
   require(!options_.orders.empty(), "rdp accountant: at least one order is needed");
   std::sort(options_.orders.begin(), options_.orders.end());
   for (double a : options_.orders)
@@ -778,7 +778,7 @@ namespace {
 bool profile_only_selection(const Options& options, const DpEvent& event);
 }  // namespace
 
-std::string Accountant::unsupported_reason(const DpEvent& event) const {
+std::string Calculator::unsupported_reason(const DpEvent& event) const {
   if (!options_.pure_only && profile_only_selection(options_, event)) return {};
   try {
     const Cost c = cost(event);
@@ -833,11 +833,11 @@ Restated for_its_relation(const DpEvent& event) {
   return r;
 }
 
-Accountant::Cost cost_of(const Options& options, const Restated& event,
-                         Accountant::Cost* base_of_selection = nullptr) {
+Calculator::Cost cost_of(const Options& options, const Restated& event,
+                         Calculator::Cost* base_of_selection = nullptr) {
   Costing costing(options);
   if (base_of_selection != nullptr) costing.capture_base_of(&event.raw, base_of_selection);
-  Accountant::Cost c = costing.cost(event.raw, options.orders);
+  Calculator::Cost c = costing.cost(event.raw, options.orders);
   c.notes.insert(c.notes.begin(), event.note);
   return c;
 }
@@ -946,11 +946,11 @@ GridExtension beyond_the_grid(const Options& options, const DpEvent& raw, double
   return best;
 }
 
-Accountant::Cost Accountant::cost(const DpEvent& event) const {
+Calculator::Cost Calculator::cost(const DpEvent& event) const {
   return cost_of(options_, for_its_relation(event));
 }
 
-PrivacyGuarantee Accountant::epsilon(const DpEvent& event, double delta) const {
+PrivacyGuarantee Calculator::epsilon(const DpEvent& event, double delta) const {
   require(delta >= 0 && delta < 1 && !std::isnan(delta),
           options_.name + ": delta must be in [0, 1), got " + num(delta));
   if (!options_.pure_only && profile_only_selection(options_, event))
@@ -1045,7 +1045,7 @@ PrivacyGuarantee Accountant::epsilon(const DpEvent& event, double delta) const {
   return g;
 }
 
-PrivacyGuarantee Accountant::delta(const DpEvent& event, double epsilon) const {
+PrivacyGuarantee Calculator::delta(const DpEvent& event, double epsilon) const {
   require(epsilon >= 0 && !std::isnan(epsilon),
           options_.name + ": epsilon must be >= 0, got " + num(epsilon));
   if (!options_.pure_only && profile_only_selection(options_, event))

@@ -1,5 +1,6 @@
-// The PLD accountant's mathematics (internal to the pld plugin, its tests and the accounting
-// benchmark; not SDK).
+// The PLD calculator: the mathematics of the pld accountant (internal to the pld plugin, its tests
+// and the accounting benchmark; not SDK).  pld::Calculator computes ε and δ of events;
+// pld::AccountantAdapter is the dptune::Accountant built on it.
 //
 // A privacy loss distribution (Meiser & Mohammadi 2018; Koskela, Jälkö & Honkela 2020) of an
 // ordered pair (P, Q) is the law of L = log(dP/dQ)(o) for o ~ P, with an atom at +∞ for outputs Q
@@ -158,10 +159,12 @@ void for_each_mirror_pair(std::size_t n, Visit&& visit) {
 }
 
 // ---- the calculator (src/calculator.cpp) --------------------------------------------------------
-class Accountant {
+/// Computes ε and δ of events from their PLDs; no dptune::Accountant (AccountantAdapter below is
+/// the one built on it).
+class Calculator {
  public:
   /// Throws InvalidArgument for an interval or tail mass out of range.
-  explicit Accountant(Options options);
+  explicit Calculator(Options options);
   /// Empty when `event` can be priced; otherwise why not.
   std::string unsupported_reason(const DpEvent& event) const;
   /// The PLDs of `event`, restated for its neighbouring relation.  Throws PrivacyError when
@@ -184,8 +187,8 @@ class Accountant {
   Options options_;
 };
 
-/// The core adapted to the SDK's Accountant interface (what the plugin exports, and what tests and
-/// benchmarks hand to calibrate_parameter).
+/// The calculator adapted to the SDK's Accountant interface (what the plugin exports, and what
+/// tests and benchmarks hand to calibrate_parameter).
 class AccountantAdapter : public dptune::Accountant {
  public:
   explicit AccountantAdapter(Options options = {}) : core_(std::move(options)) {}
@@ -198,10 +201,10 @@ class AccountantAdapter : public dptune::Accountant {
   PrivacyGuarantee delta(const DpEvent& event, double epsilon) const override {
     return core_.delta(event, epsilon);
   }
-  const pld::Accountant& core() const { return core_; }
+  const pld::Calculator& core() const { return core_; }
 
  private:
-  pld::Accountant core_;
+  pld::Calculator core_;
 };
 
 }  // namespace dptune::pld

@@ -1,5 +1,6 @@
-// The RDP accountant's mathematics (internal to the rdp and pure_dp plugins and their tests; not
-// SDK).
+// The RDP calculator: the mathematics of the rdp and pure_dp accountants (internal to those
+// plugins, their tests and benchmarks; not SDK).  rdp::Calculator computes ε and δ of events;
+// rdp::AccountantAdapter below is the dptune::Accountant built on it.
 //
 // An event is costed as three parts that compose separately:
 //   * an RDP curve ε(α) over a grid of orders (Mironov 2017) — adds up under composition;
@@ -67,7 +68,7 @@ inline double analytic_gaussian_calibrate(double epsilon, double delta) {
   return dptune::analytic_gaussian_noise_multiplier(epsilon, delta);
 }
 
-// ---- the accountant -----------------------------------------------------------------------------
+// ---- the calculator -----------------------------------------------------------------------------
 struct Options {
   std::vector<double> orders = default_orders();
   Conversion conversion = Conversion::Improved;
@@ -80,13 +81,13 @@ struct Options {
   /// pure_dp mode: refuse every event without a finite pure-DP or approximate-DP bound.
   bool pure_only = false;
   /// When the grid's largest order gives the best ε, also try orders 2, 4, 8… times larger
-  /// (Accountant::epsilon); off when the user lists the orders.
+  /// (Calculator::epsilon); off when the user lists the orders.
   bool extend_beyond_grid = true;
 };
 
-class Accountant {
+class Calculator {
  public:
-  explicit Accountant(Options options);
+  explicit Calculator(Options options);
   /// Empty when `event` can be accounted; otherwise the reason.
   std::string unsupported_reason(const DpEvent& event) const;
   /// Smallest provable ε at δ (δ ∈ [0, 1)); ε = +inf when no finite bound exists.
@@ -109,9 +110,9 @@ class Accountant {
   Options options_;
 };
 
-/// The core adapted to the SDK's Accountant interface (rdp::Accountant is the mathematics and no
-/// dptune::Accountant): what the rdp and pure_dp plugins export, and what tests and benchmarks
-/// hand to calibrate_noise.
+/// The calculator adapted to the SDK's Accountant interface (rdp::Calculator computes ε and δ of
+/// events and is no dptune::Accountant): what the rdp and pure_dp plugins export, and what tests
+/// and benchmarks hand to calibrate_noise.
 class AccountantAdapter : public dptune::Accountant {
  public:
   explicit AccountantAdapter(Options options = {}) : core_(std::move(options)) {}
@@ -124,10 +125,10 @@ class AccountantAdapter : public dptune::Accountant {
   PrivacyGuarantee delta(const DpEvent& event, double epsilon) const override {
     return core_.delta(event, epsilon);
   }
-  const rdp::Accountant& core() const { return core_; }
+  const rdp::Calculator& core() const { return core_; }
 
  private:
-  rdp::Accountant core_;
+  rdp::Calculator core_;
 };
 
 }  // namespace dptune::rdp
