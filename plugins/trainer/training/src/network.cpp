@@ -1,4 +1,4 @@
-#include "network.hpp"
+#include "training/network.hpp"
 
 #include <Eigen/Dense>
 #include <algorithm>

@@ -13,7 +13,7 @@
 #include "dptune/dp_event.hpp"
 #include "dptune/plugin.hpp"
 #include "dptune/rng.hpp"
-#include "network.hpp"
+#include "training/network.hpp"
 
 namespace dptune::trainers {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "command/protocol.hpp"
 #include "dptune/plugin.hpp"
-#include "protocol.hpp"
 
 namespace dptune::command {
 

@@ -1,4 +1,4 @@
-#include "protocol.hpp"
+#include "command/protocol.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "command_trainer.hpp"
+#include "command/command_trainer.hpp"
 
 #include <sodium.h>
 #include <stdlib.h>
@@ -12,8 +12,8 @@
 #include <mutex>
 #include <sstream>
 
+#include "command/process.hpp"
 #include "dptune/rng.hpp"
-#include "process.hpp"
 
 namespace dptune::command {
 

@@ -1,4 +1,4 @@
-#include "trainer_plugin.hpp"
+#include "training/trainer_plugin.hpp"
 
 #include <cmath>
 

@@ -10,7 +10,7 @@
 
 #include "dptune/helpers/calibration.hpp"
 #include "dptune/plugin.hpp"
-#include "training.hpp"
+#include "training/training.hpp"
 
 namespace dptune::trainers {
 

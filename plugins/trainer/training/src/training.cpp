@@ -1,4 +1,4 @@
-#include "training.hpp"
+#include "training/training.hpp"
 
 #include <Eigen/Dense>
 #include <algorithm>
