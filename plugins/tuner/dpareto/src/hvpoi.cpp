@@ -175,7 +175,9 @@ Hvpoi::Hvpoi(const std::vector<Point>& points, Point reference, std::vector<Obje
 double Hvpoi::improvement(const double* mu) const {
   const std::size_t p = reference_.size();
   if (mapped_) {
-    double local[16];
+    // Zeroed although every slot read is written first: the analyser cannot see that the mapped
+    // front has this one's dimension p.
+    double local[16] = {};
     std::vector<double> heap;
     double* m = p <= 16 ? local : (heap.resize(p), heap.data());
     for (std::size_t j = 0; j < p; ++j) m[j] = maps_[j](mu[j]);
