@@ -6,6 +6,10 @@
 # MODULE library) with hidden visibility (nothing of it is exported from the plugin), and, with g++,
 # -fno-gnu-unique (an STB_GNU_UNIQUE symbol would pin the plugin in memory).  It links the SDK.
 #
+# Its public include directory is the plugin folder's include/ (the folder pattern of
+# docs/architecture.md: headers in include/<name>/, included as "<name>/x.hpp"; sources in src/);
+# INCLUDE_DIR overrides it.
+#
 # OPTIMISE: numerical code compiled with -O3 outside Debug builds (where the sanitizer tree wants
 # readable frames).  NATIVE: also -march=native there when DPTUNE_NATIVE is ON (faster, but the
 # plugin then runs only on CPUs with the build machine's instruction set: turn DPTUNE_NATIVE OFF for
@@ -26,7 +30,7 @@ function(dptune_add_plugin_core target)
     message(FATAL_ERROR "dptune_add_plugin_core(${target}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
   if(NOT ARG_INCLUDE_DIR)
-    set(ARG_INCLUDE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+    set(ARG_INCLUDE_DIR ${CMAKE_CURRENT_SOURCE_DIR}/include)
   endif()
   add_library(${target} STATIC ${ARG_SOURCES})
   target_include_directories(${target} PUBLIC ${ARG_INCLUDE_DIR})

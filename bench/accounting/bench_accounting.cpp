@@ -7,7 +7,7 @@
 #include <functional>
 #include <vector>
 
-#include "rdp_core.hpp"
+#include "rdp/calculator.hpp"
 
 using dptune::DpEvent;
 using Clock = std::chrono::steady_clock;
@@ -26,7 +26,7 @@ double median_ms(int repeats, const std::function<double()>& body, double& last)
 }  // namespace
 
 int main() {
-  const dptune::rdp::Accountant accountant({});
+  const dptune::rdp::Calculator accountant({});
   double eps = 0;
   // Start-up: the first call (page faults, lgamma tables) is not what we measure.
   accountant.epsilon(DpEvent::gaussian(1.0), 1e-5);

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "pld_core.hpp"
-#include "rdp_core.hpp"
+#include "pld/calculator.hpp"
+#include "rdp/calculator.hpp"
 
 using dptune::DpEvent;
 namespace pld = dptune::pld;
@@ -71,9 +71,9 @@ int main(int argc, char** argv) {
       {"CIFAR-10 q=256/50000 sigma=1.1 100 epochs", 256.0 / 50000, 1.1, 19532, 1e-5, nan, nan, nan},
       {"q=0.01 sigma=1.0 10000 steps", 0.01, 1.0, 10000, 1e-5, nan, nan, nan},
   };
-  const pld::Accountant fine(pld::Options{2e-5, 1e-15});
-  const pld::Accountant pld_acc(pld::Options{});
-  const dptune::rdp::Accountant rdp_acc({});
+  const pld::Calculator fine(pld::Options{2e-5, 1e-15});
+  const pld::Calculator pld_acc(pld::Options{});
+  const dptune::rdp::Calculator rdp_acc({});
   pld_acc.epsilon(DpEvent::gaussian(1.0), 1e-5);  // start-up (page faults) not measured
   std::printf("%-44s %10s %10s %10s %10s %10s %9s %9s %9s\n", "case (delta 1e-5)", "pld", "pld opt",
               "pld h=2e-5", "dp_acc PLD", "rdp", "dp_acc RDP", "pld cpu", "pld wall");

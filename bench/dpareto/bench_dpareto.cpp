@@ -5,7 +5,8 @@
 //   build/bin/bench_dpareto [iterations=256] [dims=5] [all|full|fast]
 // For experiments, DPARETO_BENCH_PROBE (L-BFGS iterations of a random restart's probe, 0 = run
 // every start to convergence) and DPARETO_BENCH_TOL (relative tolerance) override the GP options;
-// DPARETO_BENCH_FD=1 refines the acquisition on central differences instead of its analytic gradient.
+// DPARETO_BENCH_FD=1 refines the acquisition on central differences instead of its analytic
+// gradient.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -14,9 +15,9 @@
 #include <optional>
 #include <string>
 
+#include "dpareto/halton.hpp"
+#include "dpareto/mobo.hpp"
 #include "dptune/rng.hpp"
-#include "halton.hpp"
-#include "mobo.hpp"
 
 namespace dp = dptune::dpareto;
 

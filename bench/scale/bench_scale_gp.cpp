@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "dpareto/mobo.hpp"
 #include "dptune/rng.hpp"
-#include "mobo.hpp"
 
 namespace dp = dptune::dpareto;
 

@@ -25,8 +25,8 @@
 #include "dptune/host/data_layout.hpp"
 #include "dptune/host/data_source.hpp"
 #include "dptune/host/plugin_registry.hpp"
-#include "trainer_plugin.hpp"
-#include "training.hpp"
+#include "training/trainer_plugin.hpp"
+#include "training/training.hpp"
 
 using namespace dptune;
 using namespace dptune::trainers;

@@ -260,7 +260,7 @@ std::vector<double> exported_scores(const ExportedModel& exported, const dptune:
       a.assign(raw.float_rows.row(i), raw.float_rows.row(i) + raw.cols);
     exported.preprocessing.apply_row(a.data(), a.size());
     if (m.input_map == "unit_ball_intercept") {
-      // x̃ = [x / max(1, ‖x‖), 1] / √2 (plugins/trainer/common/training.hpp).
+      // x̃ = [x / max(1, ‖x‖), 1] / √2 (plugins/trainer/training, training/training.hpp).
       double norm2 = 0;
       for (double x : a) norm2 += x * x;
       const double scale = 1.0 / (std::max(1.0, std::sqrt(norm2)) * std::sqrt(2.0));

@@ -13,19 +13,19 @@
 #include "dptune/errors.hpp"
 #include "dptune/plugin.hpp"
 #include "dptune/repetition.hpp"
-#include "rdp_core.hpp"
+#include "rdp/calculator.hpp"
 
 using dptune::DpEvent;
 namespace rdp = dptune::rdp;
 
 namespace {
 
-rdp::Accountant with_orders(std::vector<double> orders,
+rdp::Calculator with_orders(std::vector<double> orders,
                             rdp::Conversion conversion = rdp::Conversion::Improved) {
   rdp::Options o;
   o.orders = std::move(orders);
   o.conversion = conversion;
-  return rdp::Accountant(o);
+  return rdp::Calculator(o);
 }
 
 double rel(double a, double b) { return std::abs(a - b) / std::max(std::abs(b), 1e-300); }
@@ -198,13 +198,13 @@ TEST_CASE("DP-SGD on MNIST-sized data (Poisson, 60 epochs, batch 256, sigma 1.1)
   CHECK(rel(with_orders(ints, rdp::Conversion::Classic).epsilon(event, 1e-5).epsilon,
             3.009099525732417) < 1e-9);
   // The default grid adds fractional orders: never worse than the integers alone.
-  const auto fine = rdp::Accountant({}).epsilon(event, 1e-5);
+  const auto fine = rdp::Calculator({}).epsilon(event, 1e-5);
   CHECK(fine.epsilon <= 2.596981178594853 + 1e-12);
   CHECK(fine.epsilon > 2.5);
 }
 
 TEST_CASE("pure DP events: exact at delta 0, basic composition, Kairouz delta") {
-  const rdp::Accountant acc({});
+  const rdp::Calculator acc({});
   CHECK(acc.epsilon(DpEvent::pure_dp(0.7), 0).epsilon == doctest::Approx(0.7));
   CHECK(acc.epsilon(DpEvent::laplace(2.0), 0).epsilon == doctest::Approx(0.5));
   CHECK(acc.epsilon(DpEvent::self_composed(DpEvent::pure_dp(0.2), 5), 0).epsilon ==
@@ -220,7 +220,7 @@ TEST_CASE("pure DP events: exact at delta 0, basic composition, Kairouz delta") 
 }
 
 TEST_CASE("approx_dp parts compose by basic composition beside the RDP part") {
-  const rdp::Accountant acc({});
+  const rdp::Calculator acc({});
   const auto g = DpEvent::gaussian(5.0);
   const auto mixed = DpEvent::composed({DpEvent::approx_dp(1.0, 1e-6), g});
   const auto got = acc.epsilon(mixed, 1e-5);
@@ -234,7 +234,7 @@ TEST_CASE("approx_dp parts compose by basic composition beside the RDP part") {
 }
 
 TEST_CASE("composition adds RDP curves") {
-  const rdp::Accountant acc({});
+  const rdp::Calculator acc({});
   const auto a = DpEvent::poisson_sampled(0.02, DpEvent::gaussian(0.9));
   const auto b = DpEvent::laplace(3.0);
   const auto ca = acc.cost(a), cb = acc.cost(b);
@@ -249,7 +249,7 @@ TEST_CASE("composition adds RDP curves") {
 }
 
 TEST_CASE("invariants: eps decreases in sigma, increases in q, steps and mean") {
-  const rdp::Accountant acc({});
+  const rdp::Calculator acc({});
   double previous = std::numeric_limits<double>::infinity();
   for (double s : {0.5, 0.8, 1.0, 1.5, 3.0, 10.0}) {
     const double e = acc.epsilon(dp_sgd_poisson(0.01, s, 1000), 1e-5).epsilon;
@@ -278,7 +278,7 @@ TEST_CASE("invariants: eps decreases in sigma, increases in q, steps and mean") 
 }
 
 TEST_CASE("numerical stability at the extremes") {
-  const rdp::Accountant acc({});
+  const rdp::Calculator acc({});
   for (double q : {1e-6, 1e-3, 0.5, 0.999, 1.0})
     for (double s : {0.3, 1.0, 30.0, 1000.0})
       for (std::int64_t steps : {1LL, 1000LL, 10000000LL}) {
@@ -298,7 +298,7 @@ TEST_CASE("numerical stability at the extremes") {
 }
 
 TEST_CASE("repeat_and_select: Corollary 3 for a pure base") {
-  const rdp::Accountant acc({});
+  const rdp::Calculator acc({});
   const double eps = 0.5;
   const auto base = DpEvent::pure_dp(eps);
   for (double eta : {0.0, 1.0, 0.5, -0.5}) {
@@ -323,7 +323,7 @@ TEST_CASE("repeat_and_select: Theorem 2 matches Corollary 4 for a zCDP base") {
   // ε'(λ) = ρ(λ−1) + log(E[K])/(λ−1) + 2(1+η)sqrt(ρ log(1/γ)) − ηρ.  Our λ̂ ranges over the order
   // grid, so our value is at least Corollary 4's and close to it.
   const double rho = 0.1;
-  const rdp::Accountant acc({});
+  const rdp::Calculator acc({});
   for (double eta : {0.0, 1.0, 0.5}) {
     const double mean = 10;
     const auto dist = dptune::RepetitionDistribution::from_mean(mean, eta);
@@ -342,7 +342,7 @@ TEST_CASE("repeat_and_select: Theorem 2 matches Corollary 4 for a zCDP base") {
 }
 
 TEST_CASE("repeat_and_select: mean -> 1 approaches the base, mean 1 is the base") {
-  const rdp::Accountant acc({});
+  const rdp::Calculator acc({});
   const auto base =
       DpEvent::self_composed(DpEvent::poisson_sampled(0.01, DpEvent::gaussian(1.0)), 500);
   const double e_base = acc.epsilon(base, 1e-5).epsilon;
@@ -361,7 +361,7 @@ TEST_CASE("repeat_and_select: mean -> 1 approaches the base, mean 1 is the base"
 TEST_CASE("repeat_and_select: Theorem 6 (Poisson) at one order, by hand") {
   rdp::Options o;
   o.orders = {1.5, 2, 3, 5, 8, 16, 32};
-  const rdp::Accountant acc(o);
+  const rdp::Calculator acc(o);
   const auto base = DpEvent::gaussian(2.0);
   const double mu = 5;
   const auto c =
@@ -376,7 +376,7 @@ TEST_CASE("repeat_and_select: Theorem 6 (Poisson) at one order, by hand") {
 }
 
 TEST_CASE("unsupported events are refused with a reason") {
-  const rdp::Accountant acc({});
+  const rdp::Calculator acc({});
   CHECK(acc.unsupported_reason(DpEvent::non_private()).find("non_private") != std::string::npos);
   CHECK_THROWS_AS(acc.epsilon(DpEvent::non_private(), 1e-5), dptune::PrivacyError);
   // A repeat-and-select of an approx_dp base has no RDP route (Lemma 20 is not implemented): alone,
@@ -392,7 +392,7 @@ TEST_CASE("unsupported events are refused with a reason") {
   rdp::Options pure;
   pure.pure_only = true;
   pure.name = "pure_dp";
-  const rdp::Accountant pure_acc(pure);
+  const rdp::Calculator pure_acc(pure);
   CHECK(pure_acc.unsupported_reason(DpEvent::gaussian(1)).find("rdp accountant") !=
         std::string::npos);
   CHECK(pure_acc.epsilon(DpEvent::laplace(1), 0).epsilon == doctest::Approx(1.0));
@@ -511,7 +511,7 @@ TEST_CASE("analytic Gaussian mechanism (Balle & Wang 2018)") {
   // Tighter than RDP for a single release, and used by the accountant only when asked.
   rdp::Options o;
   o.analytic_gaussian = true;
-  const rdp::Accountant exact(o), plain({});
+  const rdp::Calculator exact(o), plain({});
   const auto g = DpEvent::self_composed(DpEvent::gaussian(6.0), 4);  // = one Gaussian of σ = 3
   CHECK(exact.epsilon(g, 1e-5).epsilon == doctest::Approx(e).epsilon(1e-9));
   CHECK(exact.epsilon(g, 1e-5).epsilon < plain.epsilon(g, 1e-5).epsilon);

@@ -13,8 +13,8 @@
 #include "../../framework/src/best_accountant.hpp"
 #include "cli_support.hpp"
 #include "dptune/errors.hpp"
-#include "pld_core.hpp"
-#include "rdp_core.hpp"
+#include "pld/calculator.hpp"
+#include "rdp/calculator.hpp"
 
 using dptune::DpEvent;
 

@@ -17,7 +17,7 @@
 #include "dptune/dp_event.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/host/event_yaml.hpp"
-#include "rdp_core.hpp"
+#include "rdp/calculator.hpp"
 
 using dptune::DpEvent;
 namespace rdp = dptune::rdp;
@@ -95,10 +95,10 @@ Directions direct(const Support& p, double q, double alpha) {
   return {static_cast<double>(remove / (a - 1)), static_cast<double>(add / (a - 1))};
 }
 
-rdp::Accountant with_orders(std::vector<double> orders) {
+rdp::Calculator with_orders(std::vector<double> orders) {
   rdp::Options o;
   o.orders = std::move(orders);
-  return rdp::Accountant(o);
+  return rdp::Calculator(o);
 }
 
 }  // namespace
@@ -147,7 +147,7 @@ TEST_CASE("discrete Gaussian: Poisson-sampled integer orders equal direct sums, 
       // The accountant's value is the remove direction exactly (integer moments of the discrete
       // Gaussian are the continuous ones) ...
       CHECK(relative(c.rdp[i], d.remove) < 1e-9);
-      // ... the add direction is below it (the pairing argument of rdp_math.cpp) ...
+      // ... the add direction is below it (the pairing argument of the rdp core's src/math.cpp) ...
       CHECK(d.add <= d.remove * (1 + 1e-12));
       // ... and it is the continuous Poisson-sampled Gaussian's integer-order value.
       CHECK(relative(c.rdp[i], rdp::sampled_gaussian_rdp(k.q, k.sigma, orders[i])) < 1e-12);
@@ -194,7 +194,7 @@ TEST_CASE("discrete Gaussian: DP-SGD priced as discrete is at least, and close t
   auto sgd = [&](const DpEvent& leaf) {
     return DpEvent::self_composed(DpEvent::poisson_sampled(q, leaf), steps);
   };
-  const rdp::Accountant acc{rdp::Options{}};
+  const rdp::Calculator acc{rdp::Options{}};
   const double continuous = acc.epsilon(sgd(DpEvent::gaussian(sigma)), 1e-5).epsilon;
   const double discrete = acc.epsilon(sgd(DpEvent::discrete_gaussian(sigma)), 1e-5).epsilon;
   MESSAGE("DP-SGD eps at delta 1e-5: continuous " << continuous << ", discrete " << discrete);
@@ -259,7 +259,7 @@ TEST_CASE("discrete Gaussian: pure_dp refuses it, with the reason") {
   rdp::Options o;
   o.pure_only = true;
   o.name = "pure_dp";
-  const rdp::Accountant pure(o);
+  const rdp::Calculator pure(o);
   const std::string why = pure.unsupported_reason(DpEvent::discrete_gaussian(1.0));
   CHECK(why.find("pure or approximate DP bound") != std::string::npos);
   CHECK(why.find("discrete_gaussian") != std::string::npos);

@@ -16,8 +16,8 @@
 
 #include "dptune/errors.hpp"
 #include "dptune/repetition.hpp"
-#include "pld_core.hpp"
-#include "selection_profile.hpp"
+#include "pld/calculator.hpp"
+#include "selection/profile.hpp"
 
 using dptune::DpEvent;
 namespace pld = dptune::pld;
@@ -121,7 +121,7 @@ TEST_CASE(
 }
 
 TEST_CASE("pld: the accountant prices Gaussian compositions exactly by Gaussian DP") {
-  const pld::Accountant acc(kDefaults);
+  const pld::Calculator acc(kDefaults);
   const auto composed = DpEvent::composed(
       {DpEvent::self_composed(DpEvent::gaussian(3.0), 4), DpEvent::gaussian(2.0)});
   const double mu = std::sqrt(4 / 9.0 + 1 / 4.0);
@@ -152,7 +152,7 @@ TEST_CASE("pld: the Laplace mechanism matches its closed form, alone and compose
   }
   // Two Laplace releases, against an independent quadrature of E_P[(1 − e^{ε − L₁ − L₂})₊].
   const double b = 1.0;
-  const pld::Accountant acc(kDefaults);
+  const pld::Calculator acc(kDefaults);
   for (const double eps : {0.0, 0.5, 1.0, 1.5}) {
     const double exact = two_laplace_delta(b, eps);
     const double d = acc.delta(DpEvent::self_composed(DpEvent::laplace(b), 2), eps).delta;
@@ -165,7 +165,7 @@ TEST_CASE("pld: the Laplace mechanism matches its closed form, alone and compose
 }
 
 TEST_CASE("pld: pure DP and (epsilon, delta) are randomised response, exactly") {
-  const pld::Accountant acc(kDefaults);
+  const pld::Calculator acc(kDefaults);
   const double e = 1.0;
   for (const double eps : {0.0, 0.25, 0.5, 0.99}) {
     const double exact = (std::exp(e) - std::exp(eps)) / (1 + std::exp(e));
@@ -187,7 +187,7 @@ TEST_CASE("pld: pure DP and (epsilon, delta) are randomised response, exactly") 
 }
 
 TEST_CASE("pld: composition commutes and is monotone") {
-  const pld::Accountant acc(kDefaults);
+  const pld::Calculator acc(kDefaults);
   const auto a = DpEvent::poisson_sampled(0.01, DpEvent::gaussian(1.0));
   const auto b = DpEvent::laplace(4.0);
   const auto c = DpEvent::pure_dp(0.3);
@@ -218,7 +218,7 @@ TEST_CASE("pld: composition commutes and is monotone") {
 }
 
 TEST_CASE("pld: pessimistic is never below optimistic") {
-  const pld::Accountant acc(kDefaults);
+  const pld::Calculator acc(kDefaults);
   const std::vector<DpEvent> events{
       DpEvent::poisson_sampled(0.1, DpEvent::gaussian(1.0)),
       DpEvent::self_composed(DpEvent::poisson_sampled(0.02, DpEvent::laplace(2.0)), 50),
@@ -237,7 +237,7 @@ TEST_CASE("pld: pessimistic is never below optimistic") {
 }
 
 TEST_CASE("pld: the Poisson-sampled Gaussian reproduces dp_accounting's DP-SGD values") {
-  const pld::Accountant acc(kDefaults);
+  const pld::Calculator acc(kDefaults);
   // q = 256/60000, sigma 1.1, 60 epochs (14063 steps), delta 1e-5: dp_accounting's PLD 2.382.
   const auto mnist = DpEvent::self_composed(
       DpEvent::poisson_sampled(256.0 / 60000, DpEvent::gaussian(1.1)), 14063);
@@ -253,7 +253,7 @@ TEST_CASE("pld: the Poisson-sampled Gaussian reproduces dp_accounting's DP-SGD v
 }
 
 TEST_CASE("pld: Poisson sampling's two directions differ and the worse one is taken") {
-  const pld::Accountant acc(kDefaults);
+  const pld::Calculator acc(kDefaults);
   const auto e = DpEvent::poisson_sampled(0.2, DpEvent::gaussian(0.7));
   const auto d = acc.directions(e);
   REQUIRE(d.add.has_value());
@@ -268,7 +268,7 @@ TEST_CASE("pld: Poisson sampling's two directions differ and the worse one is ta
 }
 
 TEST_CASE("pld: one_of dominates each alternative, and a replace_one leaf is its restatement") {
-  const pld::Accountant acc(kDefaults);
+  const pld::Calculator acc(kDefaults);
   const auto a = DpEvent::poisson_sampled(0.05, DpEvent::gaussian(1.0));
   const auto b = DpEvent::laplace(2.0);
   const auto either = DpEvent::self_composed(DpEvent::one_of({a, b}), 20);
@@ -294,7 +294,7 @@ TEST_CASE("pld: one_of dominates each alternative, and a replace_one leaf is its
 }
 
 TEST_CASE("pld: events without a PLD here are refused with a reason") {
-  const pld::Accountant acc(kDefaults);
+  const pld::Calculator acc(kDefaults);
   const std::vector<std::pair<DpEvent, std::string>> refused{
       {DpEvent::sampled_without_replacement(1000, 10, DpEvent::gaussian(1.0)),
        "without replacement"},
@@ -322,13 +322,13 @@ TEST_CASE("pld: events without a PLD here are refused with a reason") {
     CHECK_THROWS_AS(acc.delta(event, 1.0), dptune::PrivacyError);
   }
   CHECK(acc.unsupported_reason(DpEvent::gaussian(1.0)).empty());
-  CHECK_THROWS_AS(pld::Accountant(pld::Options{0, 1e-15}), dptune::InvalidArgument);
-  CHECK_THROWS_AS(pld::Accountant(pld::Options{1e-4, 0.5}), dptune::InvalidArgument);
+  CHECK_THROWS_AS(pld::Calculator(pld::Options{0, 1e-15}), dptune::InvalidArgument);
+  CHECK_THROWS_AS(pld::Calculator(pld::Options{1e-4, 0.5}), dptune::InvalidArgument);
   CHECK_THROWS_AS(acc.epsilon(DpEvent::gaussian(1.0), 1.5), dptune::InvalidArgument);
 }
 
 TEST_CASE("pld: a whole repeat-and-select is priced from the base's PLD privacy profile") {
-  const pld::Accountant acc(kDefaults);
+  const pld::Calculator acc(kDefaults);
   const double sigma = 2.0, mean = 10;
   const auto event = DpEvent::repeat_and_select(DpEvent::gaussian(sigma), mean, 1.0);
   REQUIRE(acc.unsupported_reason(event).empty());
@@ -354,7 +354,7 @@ TEST_CASE("pld: losses beyond the double range of e^L keep their true bounds") {
   // Laplace with b = 0.01 is 100-DP, and Poisson-sampled with rate q it is
   // log(1 − q + q e^{1/b})-DP (the largest loss); e^100 is fine but e^{1/b} for b = 1e-3 is not,
   // and that case must be vacuous (too wide a grid), never a finite ε below 1000.
-  const pld::Accountant acc(kDefaults);
+  const pld::Calculator acc(kDefaults);
   CHECK(acc.epsilon(DpEvent::laplace(0.01), 0).epsilon == doctest::Approx(100).epsilon(1e-9));
   for (const double b : {0.01, 0.1}) {
     const double exact = std::log(0.7 + 0.3 * std::exp(1 / b));
@@ -367,7 +367,7 @@ TEST_CASE("pld: losses beyond the double range of e^L keep their true bounds") {
 }
 
 TEST_CASE("pld: a grid too wide answers vacuously, saying why") {
-  const pld::Accountant acc(kDefaults);
+  const pld::Calculator acc(kDefaults);
   const std::vector<DpEvent> wide{
       DpEvent::self_composed(DpEvent::pure_dp(0.1), 100000000000000),
       DpEvent::self_composed(DpEvent::poisson_sampled(0.5, DpEvent::gaussian(0.01)), 100),
@@ -552,7 +552,7 @@ TEST_CASE("pld: the AVX2 copy of the own FFT gives the baseline copy's results b
     CHECK(std::memcmp(out[1].data(), out[3].data(), n * sizeof(x[0])) == 0);
   }
   // And a whole accountant query.
-  const pld::Accountant acc(kDefaults);
+  const pld::Calculator acc(kDefaults);
   const auto e =
       DpEvent::self_composed(DpEvent::poisson_sampled(0.05, DpEvent::gaussian(1.0)), 300);
   const double with = acc.epsilon(e, 1e-6).epsilon;
@@ -568,7 +568,7 @@ TEST_CASE("pld: the radix-4 spectrum-order path gives the radix-2 path's eps up 
   // bins is clamped to 0, so long compositions move by up to ~2e-8 relative (FFTW differs from
   // either by as much); the bound below is that noise floor, far below the 1e-3 of the comparison
   // with dp_accounting and the discretisation error (~1e-5 relative at h = 1e-4).
-  const pld::Accountant acc(kDefaults);
+  const pld::Calculator acc(kDefaults);
   const auto sampled = [](double q, double sigma, std::int64_t k) {
     return DpEvent::self_composed(DpEvent::poisson_sampled(q, DpEvent::gaussian(sigma)), k);
   };

@@ -9,7 +9,7 @@
 
 #include "dptune/errors.hpp"
 #include "dptune/host/event_yaml.hpp"
-#include "rdp_core.hpp"
+#include "rdp/calculator.hpp"
 
 using dptune::DpEvent;
 namespace rdp = dptune::rdp;
@@ -17,10 +17,10 @@ namespace rdp = dptune::rdp;
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-rdp::Accountant accountant(std::vector<double> orders) {
+rdp::Calculator accountant(std::vector<double> orders) {
   rdp::Options o;
   o.orders = std::move(orders);
-  return rdp::Accountant(o);
+  return rdp::Calculator(o);
 }
 }  // namespace
 
@@ -63,7 +63,7 @@ TEST_CASE("one_of: the pointwise maximum of the children's curves") {
 TEST_CASE("one_of of Gaussians: the analytic Gaussian accountant takes the worst multiplier") {
   rdp::Options o;
   o.analytic_gaussian = true;
-  const rdp::Accountant acc(o);
+  const rdp::Calculator acc(o);
   const double worst = acc.epsilon(DpEvent::gaussian(0.9), 1e-5).epsilon;
   CHECK(
       acc.epsilon(DpEvent::one_of({DpEvent::gaussian(2), DpEvent::gaussian(0.9)}), 1e-5).epsilon ==

@@ -13,8 +13,8 @@
 
 #include "dptune/dp_event.hpp"
 #include "dptune/repetition.hpp"
-#include "rdp_core.hpp"
-#include "selection_profile.hpp"
+#include "rdp/calculator.hpp"
+#include "selection/profile.hpp"
 
 namespace sel = dptune::selection;
 constexpr double kPoisson = std::numeric_limits<double>::infinity();
@@ -264,7 +264,7 @@ TEST_CASE("selection profile: Papernot & Steinke 2022 Theorem 6 with delta^ from
 }
 
 TEST_CASE("rdp accountant: repeat_and_select never above the RDP route, names the winner") {
-  dptune::rdp::Accountant acc(dptune::rdp::Options{});
+  dptune::rdp::Calculator acc(dptune::rdp::Options{});
   struct Case {
     DpEvent event;
     double before;  // epsilon at delta 1e-5 before the selection profile (rdp accountant, main)
@@ -293,7 +293,7 @@ TEST_CASE("rdp accountant: repeat_and_select never above the RDP route, names th
 TEST_CASE("rdp accountant: repeat_and_select of an approx_dp base by the privacy profile alone") {
   // Base (1, 1e-7)-DP: δ_Q(ε') = 1e-7 for ε' ≥ 1 (1 below), geometric K with E[K] = 10 (γ = 0.1).
   // At δ = 1e-5: ε₀ = 1 (1e-7 ≤ δ/E[K]) and L → 2·log(1/(γ + (1−γ)e^{−1}(1 − 1e-7))) as ε₁ ↓ 1.
-  dptune::rdp::Accountant acc(dptune::rdp::Options{});
+  dptune::rdp::Calculator acc(dptune::rdp::Options{});
   const auto rs = DpEvent::repeat_and_select(DpEvent::approx_dp(1, 1e-7), 10, 1);
   const double closed = 1 + 2 * std::log(1 / (0.1 + 0.9 * std::exp(-1.0) * (1 - 1e-7)));
   const auto g = acc.epsilon(rs, 1e-5);

@@ -10,7 +10,7 @@
 #include <limits>
 #include <vector>
 
-#include "rdp_core.hpp"
+#include "rdp/calculator.hpp"
 
 using dptune::DpEvent;
 namespace rdp = dptune::rdp;
@@ -19,10 +19,10 @@ namespace {
 
 double relative(double a, double b) { return std::abs(a - b) / std::max(std::abs(b), 1e-300); }
 
-rdp::Accountant with_orders(std::vector<double> orders) {
+rdp::Calculator with_orders(std::vector<double> orders) {
   rdp::Options o;
   o.orders = std::move(orders);
-  return rdp::Accountant(o);
+  return rdp::Calculator(o);
 }
 
 // replace_one(gaussian(s)): s is the noise multiplier relative to the replace-one sensitivity,
@@ -225,7 +225,7 @@ TEST_CASE("WOR Gaussian: monotone in sigma and in the sampling ratio, and 0 in t
   // σ = 10⁴ is O(γ²α/σ²), and the issue's 93-step case has ε far below Theorem 9's 1.32.
   const auto far = acc.cost(wor(1200, 64, 1e4));
   CHECK(far.rdp[std::find(orders.begin(), orders.end(), 32.0) - orders.begin()] < 1e-8);
-  const rdp::Accountant full{rdp::Options{}};
+  const rdp::Calculator full{rdp::Options{}};
   double last = std::numeric_limits<double>::infinity();
   for (double s : {1e2, 1e3, 1e4, 1e6}) {
     const DpEvent steps = DpEvent::self_composed(wor(1200, 64, s), 93);
@@ -242,7 +242,7 @@ TEST_CASE(
     "RDP beyond the grid: epsilon tends to 0 with the noise, and never rises above the grid") {
   rdp::Options grid_only;
   grid_only.extend_beyond_grid = false;
-  const rdp::Accountant extended{rdp::Options{}}, fixed{grid_only};
+  const rdp::Calculator extended{rdp::Options{}}, fixed{grid_only};
   const double delta = 1e-5;
   for (const bool poisson : {true, false}) {
     double last = std::numeric_limits<double>::infinity();
@@ -288,7 +288,7 @@ TEST_CASE("WOR Gaussian: the issue's DP-SGD cases equal dp_accounting's epsilon"
     std::int64_t steps;
     double delta, dp_accounting, theorem9;  // theorem9: dptune before this bound
   };
-  const rdp::Accountant acc{rdp::Options{}};
+  const rdp::Calculator acc{rdp::Options{}};
   for (const Case k : {Case{1200, 64, 4, 93, 1e-5, 2.57326862055921, 2.8203717734694167},
                        Case{5000, 500, 4, 500, 1e-6, 14.768030162437931, 15.35327935148727},
                        Case{341, 32, 3, 44, 1e-5, 4.842005680726131, 4.901203862883417}}) {

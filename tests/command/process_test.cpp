@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "../unit/temp_dir.hpp"
-#include "process.hpp"
+#include "command/process.hpp"
 
 using namespace dptune::command;
 

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <string>
 
-#include "command_trainer.hpp"
-#include "protocol.hpp"
+#include "command/command_trainer.hpp"
+#include "command/protocol.hpp"
 
 using namespace dptune;
 using namespace dptune::command;

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "../unit/temp_dir.hpp"
-#include "command_trainer.hpp"
+#include "command/command_trainer.hpp"
 #include "dptune/rng.hpp"
 
 using namespace dptune;

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "dp_hype/chacha_rng.hpp"
-#include "dp_hype/dp_hype.hpp"
+#include "dp_hype/private_vote.hpp"
 #include "dp_hype_simulation.hpp"
 #include "dptune/rng.hpp"
 #include "support.hpp"

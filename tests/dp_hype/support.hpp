@@ -119,7 +119,7 @@ inline double closed_form_epsilon(std::size_t k, double variance, double delta) 
 
 }  // namespace dp_hype_test
 
-#include "rdp_core.hpp"
+#include "rdp/calculator.hpp"
 
 namespace dp_hype_test {
 

@@ -8,7 +8,7 @@
 #include <map>
 #include <mutex>
 
-#include "dp_hype/dp_hype.hpp"
+#include "dp_hype/private_vote.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "dptune/testing.hpp"
 #include "support.hpp"

@@ -1,5 +1,6 @@
-// DPareto core (plugins/tuner/dpareto/core): hypervolume references, cell decomposition, ΔPF, PoI
-// against Monte Carlo, GP posterior and marginal likelihood, Matérn 5/2, Halton points, the loop.
+// DPareto's core library (plugins/tuner/dpareto/include/dpareto): hypervolume references, cell
+// decomposition, ΔPF, PoI against Monte Carlo, GP posterior and marginal likelihood, Matérn 5/2,
+// Halton points, the loop.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -7,12 +8,12 @@
 #include <numbers>
 #include <thread>
 
+#include "dpareto/gp.hpp"
+#include "dpareto/halton.hpp"
+#include "dpareto/hvpoi.hpp"
+#include "dpareto/mobo.hpp"
 #include "dptune/pareto.hpp"
 #include "dptune/rng.hpp"
-#include "gp.hpp"
-#include "halton.hpp"
-#include "hvpoi.hpp"
-#include "mobo.hpp"
 
 namespace dp = dptune::dpareto;
 using dptune::Point;
@@ -627,8 +628,8 @@ TEST_CASE("a known objective replaces its GP: exact means, floored variance, no 
       for (Eigen::Index i = 0; i < C.rows(); ++i) {
         const double mu[2] = {C(i, 0), m1(i)}, sd[2] = {std::sqrt(o.var_floor), std::sqrt(v1(i))};
         // 1e-9, not 1e-10: with -march=native (DPTUNE_NATIVE) the batched and the single-point
-      // predictions contract to FMAs differently, and PoI's tail amplifies the last bits.
-      CHECK(a(i) == doctest::Approx(h(mu, sd)).epsilon(1e-9).scale(1e-14));
+        // predictions contract to FMAs differently, and PoI's tail amplifies the last bits.
+        CHECK(a(i) == doctest::Approx(h(mu, sd)).epsilon(1e-9).scale(1e-14));
         positive += a(i) > 0;
       }
       CHECK(positive > 0);

@@ -18,7 +18,7 @@
 #include "dptune/helpers/repetition.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "dptune/testing.hpp"
-#include "rdp_core.hpp"
+#include "rdp/calculator.hpp"
 
 using dptune::DpEvent;
 using dptune::Params;

@@ -13,7 +13,7 @@
 
 #include "dptune/host/plugin_registry.hpp"
 #include "dptune/testing.hpp"
-#include "rdp_core.hpp"
+#include "rdp/calculator.hpp"
 #include "support.hpp"
 #include "svt_doubling/core.hpp"
 

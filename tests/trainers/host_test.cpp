@@ -16,8 +16,8 @@
 #include "dptune/host/model_file.hpp"
 #include "dptune/host/runner.hpp"
 #include "support.hpp"
-#include "trainer_plugin.hpp"
-#include "training.hpp"
+#include "training/trainer_plugin.hpp"
+#include "training/training.hpp"
 
 using namespace dptune;
 using namespace dptune::host;

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "network.hpp"
 #include "support.hpp"
+#include "training/network.hpp"
 
 using namespace dptune;
 using namespace dptune::trainers;

@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "support.hpp"
-#include "trainer_plugin.hpp"
-#include "training.hpp"
+#include "training/trainer_plugin.hpp"
+#include "training/training.hpp"
 
 using namespace dptune;
 using namespace dptune::trainers;

@@ -5,7 +5,7 @@
 #include <string>
 #include <tuple>
 
-#include "dp_hype/dp_hype.hpp"
+#include "dp_hype/private_vote.hpp"
 #include "dp_hype_simulation.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/host/format.hpp"

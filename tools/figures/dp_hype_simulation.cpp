@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "dp_hype/dp_hype.hpp"
+#include "dp_hype/private_vote.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/rng.hpp"
 

@@ -1,7 +1,8 @@
 // The `pld` accountant plugin: privacy loss distributions with pessimistic discretisation (see
-// pld_core.hpp).  The math lives in dptune_pld_core; this is the plugin face.
+// pld/calculator.hpp).  The math lives in dptune_pld_core (pld::Calculator); this is the plugin
+// face.
 #include "dptune/dptune.hpp"
-#include "pld_core.hpp"
+#include "pld/calculator.hpp"
 
 namespace {
 

@@ -1,10 +1,10 @@
 // The `pure_dp` accountant: the rdp accountant restricted to events that have a pure or approximate
 // DP bound (NoOp, PureDp, ApproxDp, Laplace, and their compositions, sampling and
-// repeat-and-select). It delegates every number to the rdp accountant's core, so the two never
-// disagree; what it adds is the refusal of events without such a bound (Gaussian, zCDP, sampled
-// Gaussian), which need `rdp`.
+// repeat-and-select). It delegates every number to the rdp accountant's calculator
+// (rdp::Calculator), so the two never disagree; what it adds is the refusal of events without
+// such a bound (Gaussian, zCDP, sampled Gaussian), which need `rdp`.
 #include "dptune/dptune.hpp"
-#include "rdp_core.hpp"
+#include "rdp/calculator.hpp"
 
 namespace {
 

@@ -1,7 +1,8 @@
 // The `rdp` accountant plugin: Rényi DP over a grid of orders, for every DpEvent kind (see
-// rdp_core.hpp for the theorems).  The math lives in dptune_rdp_core; this is the plugin face.
+// rdp/calculator.hpp for the theorems).  The math lives in dptune_rdp_core (rdp::Calculator); this
+// is the plugin face.
 #include "dptune/dptune.hpp"
-#include "rdp_core.hpp"
+#include "rdp/calculator.hpp"
 
 namespace {
 

@@ -4,7 +4,7 @@
 // the utility is dptune's own oracle on those predictions.  The privacy event is dptune's: a
 // template over the candidate and the public sizes, priced by the pipeline's accountant before
 // the program starts.  Protocol: docs/command-trainer.md.
-#include "command_trainer.hpp"
+#include "command/command_trainer.hpp"
 #include "dptune/plugin.hpp"
 
 namespace {

@@ -1,6 +1,6 @@
 // DP-Adam (Avent et al. 2020, §4.2, Algorithm 4): DP-SGD's noisy clipped lot gradient fed to Adam's
-// de-biased moment estimates.  The loop and its event are in plugins/trainer/common.
-#include "trainer_plugin.hpp"
+// de-biased moment estimates.  The loop and its event are in plugins/trainer/training.
+#include "training/trainer_plugin.hpp"
 
 namespace {
 

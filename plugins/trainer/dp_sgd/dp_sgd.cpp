@@ -1,8 +1,8 @@
 // DP-SGD (Avent et al. 2020, §4.2, Algorithm 3): fixed-size lots of m examples sampled without
 // replacement (or, with sampling: poisson, Abadi et al. 2016's Poisson lots), per-example clipping
 // to L, Gaussian noise through the pipeline's mechanism, T · ceil(n / m) steps.  The loop and its
-// event are in plugins/trainer/common (training.hpp, trainer_plugin.hpp).
-#include "trainer_plugin.hpp"
+// event are in plugins/trainer/training (training/training.hpp, training/trainer_plugin.hpp).
+#include "training/trainer_plugin.hpp"
 
 namespace {
 

@@ -4,16 +4,16 @@
 // loss, then Gaussian noise of stddev σ · Δ₂ on the weights, Δ₂ = 2L / (γ n) = 4 / (γ n) (L = 2)
 // when the batch count divides n (always for batch size 1), 4 / (γ B ⌊n/B⌋) otherwise; with K ≥ 3
 // classes K one-vs-rest models released together with Δ₂ · √K (derivations in
-// plugins/trainer/common/training.hpp).  The event is Gaussian(σ) relative to Δ₂, as the
-// pipeline's mechanism states it (discrete_gaussian(σ) under `noise: secure`, the default: the
-// host states the prediction the same way, trainer_plugin.hpp); the accountant prices it at the
+// training/training.hpp).  The event is Gaussian(σ) relative to Δ₂, as the pipeline's mechanism
+// states it (discrete_gaussian(σ) under `noise: secure`, the default: the host states the
+// prediction the same way, training/trainer_plugin.hpp); the accountant prices it at the
 // pipeline's δ (Avent et al. 2020 uses the exact analysis of the Gaussian mechanism of Balle &
 // Wang 2018 at δ = 1e-6).  Hyperparameters γ and σ; batch size 1 and 10 epochs by default (Avent
 // et al. 2020 footnote 6).
 #include <algorithm>
 
 #include "dptune/helpers/calibration.hpp"
-#include "trainer_plugin.hpp"
+#include "training/trainer_plugin.hpp"
 
 namespace {
 

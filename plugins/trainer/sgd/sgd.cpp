@@ -3,7 +3,7 @@
 // × momentum). Its event is always NonPrivate: accountants refuse it, so it serves as a baseline or
 // inside a tuner that privatises the selection (DP-Hype votes), never as a private algorithm by
 // itself.
-#include "trainer_plugin.hpp"
+#include "training/trainer_plugin.hpp"
 
 namespace {
 

@@ -6,7 +6,8 @@
 // over R runs.  Not a private tuner: its front is for trusted analysts ("Threat Model Discussion").
 //
 // This file is the thin plugin layer: parameters, the unit cube of the search space, the oracles
-// through the host's evaluator, the hypervolume trace.  The GPs, HVPoI and the loop live in core/.
+// through the host's evaluator, the hypervolume trace.  The GPs, HVPoI and the loop live in the
+// core library (include/dpareto, src).
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -16,12 +17,12 @@
 #include <string>
 #include <unordered_map>
 
+#include "dpareto/halton.hpp"
+#include "dpareto/mobo.hpp"
 #include "dptune/dptune.hpp"
 #include "dptune/helpers/pareto.hpp"
-#include "dptune/helpers/tuning.hpp"
 #include "dptune/helpers/trials_csv.hpp"
-#include "halton.hpp"
-#include "mobo.hpp"
+#include "dptune/helpers/tuning.hpp"
 
 namespace {
 

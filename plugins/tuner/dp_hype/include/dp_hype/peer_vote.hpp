@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "dp_hype/chacha_rng.hpp"
-#include "dp_hype/dp_hype.hpp"
+#include "dp_hype/private_vote.hpp"
 #include "dptune/plugin.hpp"
 
 namespace dptune::dp_hype::peer {

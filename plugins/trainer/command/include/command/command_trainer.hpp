@@ -1,0 +1,58 @@
+// The command trainer's logic, apart from its export (command.cpp) so that tests can drive it.
+// SDK only.
+#pragma once
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "command/protocol.hpp"
+#include "dptune/plugin.hpp"
+
+namespace dptune::command {
+
+/// The protocol version dptune speaks (the request's "protocol"); docs/command-trainer.md.
+inline constexpr int kProtocolVersion = 1;
+
+/// A file the program consists of, with its SHA-256, for the report's trust statement.
+struct ProgramFile {
+  std::string path;
+  std::string sha256;
+};
+
+/// Everything fixed for one candidate: what the plugin's constructor validated.
+struct Config {
+  std::vector<std::string> argv;  // resolved: file arguments made absolute
+  std::string executable;         // argv[0] resolved (PATH or the pipeline's folder)
+  std::vector<ProgramFile> files;
+  EventTemplate event;
+  double timeout = 600;
+  std::string pipeline_dir;               // the program's working directory; empty: dptune's
+  std::string keep_dir;                   // empty: run folders are temporary
+  Params hyperparameters;                 // the vocabulary's values, sent to the program
+  std::map<std::string, double> numbers;  // numeric hyperparameters, for the template
+
+  /// "privacy depends on the external program honouring the declared event" with the files.
+  std::string trust_statement() const;
+};
+
+/// The candidate hyperparameters dptune passes through (a schema cannot accept arbitrary names).
+const std::vector<std::string>& vocabulary();
+/// Public sizes a template may use besides the vocabulary's numbers.
+const std::set<std::string>& public_size_names();
+
+ParamSchema command_schema();
+/// Validates `params` (program found, template parsed, variables known).  Throws InvalidArgument.
+std::shared_ptr<const Config> make_config(const Params& params);
+/// The event one private run on `train_rows` rows declares.
+DpEvent declared_event(const Config& config, std::size_t train_rows);
+/// One run of the program on `data`.
+TrainedModel train(const std::shared_ptr<const Config>& config, const Dataset& data,
+                   TrainingContext& context);
+
+/// Turns the program's standard output into its answer: the last non-empty line, a JSON object.
+/// Throws InvalidArgument saying what is wrong.
+Json answer_of(const std::string& out);
+
+}  // namespace dptune::command

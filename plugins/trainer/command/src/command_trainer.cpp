@@ -1,0 +1,506 @@
+#include "command/command_trainer.hpp"
+
+#include <sodium.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "command/process.hpp"
+#include "dptune/rng.hpp"
+
+namespace dptune::command {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// ---- the program's files ------------------------------------------------------------------
+
+std::string sha256_of(const fs::path& file) {
+  // Cached by (path, size, mtime): the host makes one trainer per candidate, and an interpreter
+  // such as python3 is megabytes.
+  static std::mutex mutex;
+  static std::map<std::tuple<std::string, std::uintmax_t, std::int64_t>, std::string> cache;
+  struct stat st {};
+  require(stat(file.c_str(), &st) == 0, "run: cannot read " + file.string());
+  const auto key = std::make_tuple(
+      file.string(), static_cast<std::uintmax_t>(st.st_size),
+      static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec);
+  std::lock_guard lock(mutex);
+  if (auto found = cache.find(key); found != cache.end()) return found->second;
+  require(sodium_init() >= 0, "run: libsodium failed to initialise");
+  std::ifstream in(file, std::ios::binary);
+  require(static_cast<bool>(in), "run: cannot read " + file.string());
+  crypto_hash_sha256_state state;
+  crypto_hash_sha256_init(&state);
+  std::vector<char> buffer(1 << 16);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    crypto_hash_sha256_update(&state, reinterpret_cast<const unsigned char*>(buffer.data()),
+                              static_cast<unsigned long long>(in.gcount()));
+  }
+  unsigned char digest[crypto_hash_sha256_BYTES];
+  crypto_hash_sha256_final(&state, digest);
+  std::string hex;
+  static const char* digits = "0123456789abcdef";
+  for (const unsigned char b : digest) {
+    hex += digits[b >> 4];
+    hex += digits[b & 0xF];
+  }
+  cache.emplace(key, hex);
+  return hex;
+}
+
+bool regular_file(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
+/// argv[0] as execve needs it: with a '/', relative to the pipeline's folder; otherwise searched
+/// on PATH, as a shell would (but there is no shell).
+fs::path resolve_executable(const std::string& name, const fs::path& base) {
+  if (name.find('/') != std::string::npos) {
+    const fs::path p = fs::path(name).is_relative() ? base / name : fs::path(name);
+    require(regular_file(p) && access(p.c_str(), X_OK) == 0,
+            "run: program " + p.lexically_normal().string() + " is not an executable file" +
+                (fs::path(name).is_relative() ? " (relative to the pipeline's folder)" : ""));
+    return fs::absolute(p).lexically_normal();
+  }
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/local/bin:/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const fs::path p = fs::path(dir.empty() ? "." : dir) / name;
+    if (regular_file(p) && access(p.c_str(), X_OK) == 0) return fs::absolute(p);
+  }
+  throw InvalidArgument("run: program '" + name + "' not found on PATH");
+}
+
+// ---- run folders ----------------------------------------------------------------------------
+
+/// A run's folder: removed when the last model of the run goes, unless the user keeps them.
+class RunDir {
+ public:
+  RunDir(const std::string& keep_dir, const std::string& prefix) : keep_(!keep_dir.empty()) {
+    fs::path parent = keep_ ? fs::path(keep_dir) : fs::temp_directory_path();
+    std::error_code ec;
+    fs::create_directories(parent, ec);
+    std::string pattern = (parent / (prefix + "-XXXXXX")).string();
+    require(mkdtemp(pattern.data()) != nullptr,
+            "command: cannot create a run folder in " + parent.string());
+    path_ = pattern;
+  }
+  ~RunDir() {
+    std::error_code ec;
+    if (!keep_) fs::remove_all(path_, ec);
+  }
+  RunDir(const RunDir&) = delete;
+  RunDir& operator=(const RunDir&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+  bool keep_;
+};
+
+void write_text(const fs::path& file, const std::string& text) {
+  std::ofstream out(file, std::ios::binary);
+  out << text;
+  require(static_cast<bool>(out.flush()), "command: cannot write " + file.string());
+}
+
+/// Rows as CSV: a header of feature names, then one row per example; `labels` adds a last column.
+void write_csv(const fs::path& file, const Dataset& data, bool labels) {
+  std::ofstream out(file, std::ios::binary);
+  for (std::size_t j = 0; j < data.cols; ++j)
+    out << (j ? "," : "")
+        << (data.feature_names.size() == data.cols ? data.feature_names[j]
+                                                   : "x" + std::to_string(j));
+  if (labels) out << (data.cols ? "," : "") << "label";
+  out << "\n";
+  char buffer[32];
+  for (std::size_t i = 0; i < data.rows; ++i) {
+    for (std::size_t j = 0; j < data.cols; ++j) {
+      // Float rows (the host's storage, ABI 2.7) print exactly as the doubles they widen to.
+      const double x = data.float_rows.empty() ? data.row(i)[j] : data.float_rows.row(i)[j];
+      std::snprintf(buffer, sizeof buffer, "%.17g", x);
+      out << (j ? "," : "") << buffer;
+    }
+    if (labels) {
+      std::snprintf(buffer, sizeof buffer, "%.17g", data.labels[i]);
+      out << (data.cols ? "," : "") << buffer;
+    }
+    out << "\n";
+  }
+  require(static_cast<bool>(out.flush()), "command: cannot write " + file.string());
+}
+
+std::string params_json(const Params& params) {
+  std::string out = "{";
+  for (const auto& [name, value] : params) {
+    out += (out.size() > 1 ? ", " : "") + json_quote(name) + ": ";
+    if (const auto* d = std::get_if<double>(&value))
+      out += json_number(*d);
+    else if (const auto* i = std::get_if<std::int64_t>(&value))
+      out += std::to_string(*i);
+    else if (const auto* b = std::get_if<bool>(&value))
+      out += *b ? "true" : "false";
+    else
+      out += json_quote(std::get<std::string>(value));
+  }
+  return out + "}";
+}
+
+std::string join_argv(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) out += (out.empty() ? "" : " ") + a;
+  return out;
+}
+
+/// Runs one action; returns the program's answer or throws Error with the status and stderr.
+Json run_action(const Config& config, const std::string& action, const fs::path& dir,
+                const std::string& request, std::vector<std::string> environment) {
+  const fs::path request_file = dir / (action + "-request.json");
+  write_text(request_file, request + "\n");
+  ProcessSpec spec;
+  spec.executable = config.executable;
+  spec.argv = config.argv;
+  spec.working_directory = config.pipeline_dir;
+  spec.stdin_file = request_file.string();
+  spec.timeout_seconds = config.timeout;
+  environment.push_back("DPTUNE_PROTOCOL=" + std::to_string(kProtocolVersion));
+  environment.push_back("DPTUNE_ACTION=" + action);
+  environment.push_back("DPTUNE_REQUEST=" + request_file.string());
+  environment.push_back("DPTUNE_OUTPUT_DIR=" + dir.string());
+  spec.extra_environment = std::move(environment);
+  const ProcessResult r = run_process(spec);
+  const auto failure = [&](const std::string& what) {
+    std::string message =
+        "command: program `" + join_argv(config.argv) + "` (" + action + ") " + what;
+    if (!r.err.empty())
+      message += "; its stderr ends:\n" + r.err;
+    else if (r.started)
+      message += "; its stderr was empty";
+    return Error(message);
+  };
+  if (!r.succeeded()) throw failure(r.status());
+  if (r.stdout_truncated) throw failure("wrote more standard output than dptune reads");
+  try {
+    return answer_of(r.out);
+  } catch (const InvalidArgument& e) {
+    throw failure(std::string("gave no valid answer: ") + e.what());
+  }
+}
+
+// ---- the model ------------------------------------------------------------------------------
+
+/// What a run produced: its folder and the model file the program named.  predict() runs the
+/// program again with action "predict" on the rows to score; the utility is dptune's oracle on
+/// the predictions, so every tuner knows its sensitivity (e.g. 1/n for accuracy).
+class CommandModel final : public Model {
+ public:
+  CommandModel(std::shared_ptr<const Config> config, std::shared_ptr<RunDir> dir, std::string model,
+               std::uint64_t seed, std::size_t classes)
+      : config_(std::move(config)),
+        dir_(std::move(dir)),
+        model_(std::move(model)),
+        seed_(seed),
+        classes_(classes) {}
+
+  Predictions predict(const Dataset& data) const override {
+    RunDir scratch((dir_->path()).string(), "predict");
+    const fs::path rows = scratch.path() / "rows.csv";
+    write_csv(rows, data, false);
+    const std::string request = "{\"protocol\": " + std::to_string(kProtocolVersion) +
+                                ", \"action\": \"predict\", \"model\": " + json_quote(model_) +
+                                ", \"params\": " + params_json(config_->hyperparameters) +
+                                ", \"seed\": " + std::to_string(seed_) +
+                                ", \"data\": {\"rows_csv\": " + json_quote(rows.string()) +
+                                ", \"rows\": " + std::to_string(data.rows) +
+                                ", \"features\": " + std::to_string(data.cols) +
+                                ", \"classes\": " + std::to_string(classes_) +
+                                "}, \"output_dir\": " + json_quote(scratch.path().string()) + "}";
+    const Json answer = run_action(*config_, "predict", scratch.path(), request,
+                                   {"DPTUNE_DATA=" + rows.string(), "DPTUNE_MODEL=" + model_});
+    return predictions_of(answer, data.rows);
+  }
+
+  std::string describe() const override {
+    const std::string where =
+        config_->keep_dir.empty()
+            ? "model " + fs::path(model_).filename().string() +
+                  " (in a temporary run folder, deleted when dptune ends: set keep_dir to keep it)"
+            : "model " + model_;
+    return where + " of the external program `" + join_argv(config_->argv) + "`; " +
+           config_->trust_statement();
+  }
+
+ private:
+  std::shared_ptr<const Config> config_;
+  std::shared_ptr<RunDir> dir_;
+  std::string model_;
+  std::uint64_t seed_;
+  std::size_t classes_;
+
+  Predictions predictions_of(const Json& answer, std::size_t rows) const {
+    const auto bad = [&](const std::string& what) {
+      return Error("command: program `" + join_argv(config_->argv) + "` (predict): " + what);
+    };
+    const Json* values = answer.find("predictions");
+    if (!values || values->type != Json::Type::Array)
+      throw bad("its answer has no \"predictions\" array");
+    if (values->items.size() != rows)
+      throw bad("it predicted " + std::to_string(values->items.size()) + " rows, expected " +
+                std::to_string(rows));
+    Predictions p;
+    p.num_classes = classes_;
+    for (const auto& v : values->items) {
+      if (v.type != Json::Type::Number || !std::isfinite(v.number))
+        throw bad("a prediction is not a finite number");
+      if (classes_ > 0 && !(v.number >= 0 && v.number < static_cast<double>(classes_) &&
+                            v.number == std::floor(v.number)))
+        throw bad("prediction " + json_number(v.number) + " is not a class index in [0, " +
+                  std::to_string(classes_) + ")");
+      p.values.push_back(v.number);
+    }
+    if (const Json* probs = answer.find("probabilities");
+        probs && probs->type != Json::Type::Null) {
+      if (probs->type != Json::Type::Array || probs->items.size() != rows)
+        throw bad("\"probabilities\" must be an array of one row per prediction");
+      for (const auto& row : probs->items) {
+        if (row.type != Json::Type::Array || row.items.size() != classes_)
+          throw bad("each row of \"probabilities\" must hold " + std::to_string(classes_) +
+                    " numbers");
+        for (const auto& x : row.items) {
+          if (x.type != Json::Type::Number || !(x.number >= 0 && x.number <= 1))
+            throw bad("a probability is not a number in [0, 1]");
+          p.probabilities.push_back(x.number);
+        }
+      }
+    }
+    return p;
+  }
+};
+
+}  // namespace
+
+// ---- configuration --------------------------------------------------------------------------
+
+const std::vector<std::string>& vocabulary() {
+  static const std::vector<std::string> names{"learning_rate",
+                                              "noise_multiplier",
+                                              "clip_norm",
+                                              "momentum",
+                                              "lr_decay",
+                                              "l2",
+                                              "dropout",
+                                              "x1",
+                                              "x2",
+                                              "x3",
+                                              "epochs",
+                                              "steps",
+                                              "batch_size",
+                                              "hidden",
+                                              "k1",
+                                              "k2",
+                                              "model",
+                                              "variant"};
+  return names;
+}
+
+const std::set<std::string>& public_size_names() {
+  static const std::set<std::string> names{"n"};
+  return names;
+}
+
+ParamSchema command_schema() {
+  ParamSchema s;
+  s.add_string("run",
+               "the program and its arguments, e.g. \"python3 train.py\": words split at blanks, "
+               "'…' or \"…\" group; no shell.  A relative program or file argument is relative to "
+               "the pipeline's folder");
+  s.add_string("event",
+               "the event ONE run does, as `dptune privacy` reads it, over ${candidate} values and "
+               "${n} (training rows), e.g. \"self_composed: {count: ${steps}, event: "
+               "{poisson_sampled: {rate: ${batch_size}/${n}, event: {gaussian: {noise_multiplier: "
+               "${noise_multiplier}}}}}}\"");
+  s.add_float("timeout",
+              "seconds one start of the program may take (then its process group is "
+              "killed and the run fails)")
+      .min_exclusive(0)
+      .default_to(600.0);
+  s.add_string("pipeline_dir",
+               "the pipeline's folder (filled in by dptune): relative paths of `run` resolve "
+               "against it, and the program runs in it")
+      .default_to(std::string());
+  s.add_string("keep_dir",
+               "keep every run's folder (request, data, model) under this folder instead of "
+               "deleting it; SENSITIVE: it holds every run's output")
+      .default_to(std::string());
+  // The hyperparameters passed through to the program: a schema names its parameters, so the
+  // command trainer offers a fixed vocabulary (docs/command-trainer.md).
+  s.add_float("learning_rate", "passed to the program").default_to(0.1);
+  s.add_float("noise_multiplier", "passed to the program").min(0).default_to(1.0);
+  s.add_float("clip_norm", "passed to the program").min_exclusive(0).default_to(1.0);
+  s.add_float("momentum", "passed to the program").default_to(0.0);
+  s.add_float("lr_decay", "passed to the program").default_to(0.0);
+  s.add_float("l2", "passed to the program").default_to(0.0);
+  s.add_float("dropout", "passed to the program").default_to(0.0);
+  for (const char* name : {"x1", "x2", "x3"})
+    s.add_float(name, "a free float passed to the program").default_to(0.0);
+  s.add_int("epochs", "passed to the program").min(0).default_to(std::int64_t{1});
+  s.add_int("steps", "passed to the program").min(0).default_to(std::int64_t{100});
+  s.add_int("batch_size", "passed to the program").min(1).default_to(std::int64_t{64});
+  s.add_int("hidden", "passed to the program").min(0).default_to(std::int64_t{0});
+  for (const char* name : {"k1", "k2"})
+    s.add_int(name, "a free int passed to the program").default_to(std::int64_t{0});
+  s.add_string("model", "passed to the program").default_to(std::string());
+  s.add_string("variant", "a free string passed to the program").default_to(std::string());
+  return s;
+}
+
+std::string Config::trust_statement() const {
+  std::string out = "privacy depends on the external program honouring the declared event " +
+                    event.text() + "; program: " + join_argv(argv) + " (";
+  for (std::size_t i = 0; i < files.size(); ++i)
+    out += (i ? ", " : "") + files[i].path + " sha256 " + files[i].sha256;
+  return out + ")";
+}
+
+std::shared_ptr<const Config> make_config(const Params& p) {
+  auto config = std::make_shared<Config>(Config{{},
+                                                {},
+                                                {},
+                                                EventTemplate(p.get_string("event")),
+                                                p.get_double("timeout"),
+                                                p.get_string("pipeline_dir"),
+                                                p.get_string("keep_dir"),
+                                                {},
+                                                {}});
+  const fs::path base =
+      config->pipeline_dir.empty() ? fs::current_path() : fs::path(config->pipeline_dir);
+  config->argv = split_argv(p.get_string("run"));
+  config->executable = resolve_executable(config->argv[0], base).string();
+  config->files.push_back({config->executable, sha256_of(config->executable)});
+  for (std::size_t i = 1; i < config->argv.size(); ++i) {
+    const fs::path arg(config->argv[i]);
+    if (config->argv[i].empty() || config->argv[i][0] == '-') continue;
+    const fs::path file = arg.is_relative() ? base / arg : arg;
+    if (!regular_file(file)) continue;
+    config->argv[i] = fs::absolute(file).lexically_normal().string();
+    config->files.push_back({config->argv[i], sha256_of(config->argv[i])});
+  }
+  for (const auto& name : vocabulary()) {
+    const Value& v = p.at(name);
+    config->hyperparameters.set(name, v);
+    if (const auto* d = std::get_if<double>(&v)) config->numbers[name] = *d;
+    if (const auto* i = std::get_if<std::int64_t>(&v))
+      config->numbers[name] = static_cast<double>(*i);
+  }
+  std::set<std::string> known = public_size_names();
+  for (const auto& [name, value] : config->numbers) known.insert(name);
+  try {
+    config->event.check_variables(known);
+    // Kinds and fields now; values (a rate above 1, a non-integer count) depend on the run's
+    // scope (${n}) and are checked when a run's event is made, before anything runs.
+    config->event.check_structure();
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(std::string("event: ") + e.what());
+  }
+  return config;
+}
+
+DpEvent declared_event(const Config& config, std::size_t train_rows) {
+  std::map<std::string, double> values = config.numbers;
+  values["n"] = static_cast<double>(train_rows);
+  return config.event.instantiate(values);
+}
+
+Json answer_of(const std::string& out) {
+  std::size_t end = out.size();
+  while (end > 0 && std::isspace(static_cast<unsigned char>(out[end - 1]))) --end;
+  if (end == 0) throw InvalidArgument("its standard output is empty (expected one JSON line)");
+  const std::size_t start = out.rfind('\n', end - 1);
+  const std::string line = out.substr(start == std::string::npos ? 0 : start + 1,
+                                      end - (start == std::string::npos ? 0 : start + 1));
+  Json answer;
+  try {
+    answer = parse_json(line);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument("its last line is not JSON (" + std::string(e.what()) +
+                          "): " + line.substr(0, 200));
+  }
+  if (answer.type != Json::Type::Object)
+    throw InvalidArgument("its last line is not a JSON object: " + line.substr(0, 200));
+  return answer;
+}
+
+TrainedModel train(const std::shared_ptr<const Config>& config, const Dataset& data,
+                   TrainingContext& context) {
+  const bool private_run = context.private_run();
+  const DpEvent declared =
+      private_run ? declared_event(*config, data.rows) : DpEvent::non_private();
+  const std::uint64_t seed = context.rng().next_u64() >> 11;  // < 2^53: exact in any JSON reader
+  auto dir = std::make_shared<RunDir>(config->keep_dir, "dptune-command");
+  const fs::path train_csv = dir->path() / "train.csv";
+  write_csv(train_csv, data, true);
+  const std::string request =
+      "{\"protocol\": " + std::to_string(kProtocolVersion) +
+      ", \"action\": \"train\", \"private\": " + (private_run ? "true" : "false") +
+      ", \"params\": " + params_json(config->hyperparameters) +
+      ", \"seed\": " + std::to_string(seed) +
+      ", \"data\": {\"train_csv\": " + json_quote(train_csv.string()) +
+      ", \"name\": " + json_quote(data.name) + ", \"rows\": " + std::to_string(data.rows) +
+      ", \"features\": " + std::to_string(data.cols) +
+      ", \"classes\": " + std::to_string(data.num_classes) +
+      "}, \"sizes\": {\"n\": " + std::to_string(data.rows) +
+      "}, \"event\": " + (private_run ? json_quote(declared.to_string()) : "null") +
+      ", \"delta\": " + json_number(context.delta()) +
+      ", \"output_dir\": " + json_quote(dir->path().string()) + "}";
+  std::vector<std::string> environment{"DPTUNE_DATA=" + train_csv.string(),
+                                       "DPTUNE_SEED=" + std::to_string(seed),
+                                       std::string("DPTUNE_PRIVATE=") + (private_run ? "1" : "0")};
+  for (const auto& [name, value] : config->hyperparameters) {
+    std::string upper = name;
+    for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    environment.push_back("DPTUNE_PARAM_" + upper + "=" + to_string(value));
+  }
+  const Json answer = run_action(*config, "train", dir->path(), request, environment);
+
+  const auto bad = [&](const std::string& what) {
+    return Error("command: program `" + join_argv(config->argv) + "` (train): " + what +
+                 (private_run ? " (the run is charged: its privacy is spent)" : ""));
+  };
+  if (const Json* e = answer.find("event"); e && e->type != Json::Type::Null && private_run) {
+    if (e->type != Json::Type::String) throw bad("\"event\" must be a string");
+    DpEvent reported;
+    try {
+      reported = EventTemplate(e->text).instantiate({});
+    } catch (const InvalidArgument& error) {
+      throw bad(std::string("its reported event is not an event: ") + error.what());
+    }
+    if (!(reported == declared))
+      throw bad("it reports the event " + reported.to_string() +
+                ", which differs from the declared " + declared.to_string() +
+                "; dptune accounts only for the declared event");
+  }
+  if (const Json* u = answer.find("utility"); u && u->type != Json::Type::Null)
+    if (u->type != Json::Type::Number || !(u->number >= 0 && u->number <= 1))
+      throw bad("\"utility\" must be a number in [0, 1]");
+  std::string model = dir->path().string();
+  if (const Json* m = answer.find("model"); m && m->type != Json::Type::Null) {
+    if (m->type != Json::Type::String) throw bad("\"model\" must be a path");
+    const fs::path path(m->text);
+    model = (path.is_relative() ? dir->path() / path : path).string();
+  }
+  return {std::make_shared<CommandModel>(config, std::move(dir), model, seed, data.num_classes),
+          declared};
+}
+
+}  // namespace dptune::command
