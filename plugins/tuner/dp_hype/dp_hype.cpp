@@ -3,9 +3,9 @@
 // depend on the number of candidates.
 //
 //  * n clients each train every candidate with the pipeline's (non-private) trainer on their own
-//  shard
-//    (DataScope::client(j, n): iid or Dirichlet, each with its own train/validation split) and rank
-//    them by local validation utility; ties are broken by a random order (Algorithm 1, lines 2-8).
+//    shard (DataScope::client(j, n): iid or Dirichlet, each with its own train/validation split)
+//    and rank them by local validation utility; ties are broken by a random order (Algorithm 1,
+//    lines 2-8).
 //  * Each client adds N(0, σ²/h) per entry through the pipeline's mechanism (line 9), h = n − ⌊γn⌋
 //    − ⌊ξn⌋ the honest survivors the threat model guarantees (γ = secagg_corrupt_rate clients may
 //    collude with the server and subtract their own noise; ξn may drop out: Appendix A-A); the

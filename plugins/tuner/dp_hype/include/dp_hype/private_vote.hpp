@@ -47,8 +47,8 @@ double analytic_gaussian_sigma(double epsilon, double delta, std::size_t k);
 /// server is honest-but-curious and may collude with up to c = ⌊γn⌋ clients (γ:
 /// `secagg_corrupt_rate`); up to d = ⌊ξn⌋ clients may drop out.  A colluding client knows its own
 /// noise share and can subtract it from the sum, so only the shares of honest clients that survive
-/// protect a target client; in the worst case every colluder survives and every dropout is honest,
-/// leaving
+/// protect a target client; in the worst case every colluder survives and every dropout is
+/// honest, leaving
 ///   h = n − ⌊γn⌋ − ⌊ξn⌋
 /// honest noise shares.  Counts are floors with the same 1e-9 slack as the SecAgg+ analysis.
 std::size_t colluding_clients(std::size_t clients, double collusion_fraction);

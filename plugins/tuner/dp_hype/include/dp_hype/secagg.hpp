@@ -14,21 +14,19 @@
 // Rounds (messages travel only through a Transport; clients talk to the server only):
 //   0 AdvertiseKeys  client → server: two X25519 public keys, c (encryption) and s (masking).
 //                    server → clients: the public keys of all who answered (U1).
-//   1 ShareKeys      client u draws a self-mask seed b_u and Shamir-shares (threshold t) b_u and
-//   its
-//                    mask secret key s_u among its neighbours; each share is encrypted for its
-//                    recipient with crypto_box (X25519 on the c keys, XSalsa20-Poly1305) and routed
-//                    by the server, which cannot read it.  U2 = those who sent shares.
+//   1 ShareKeys      client u draws a self-mask seed b_u and Shamir-shares (threshold t) b_u
+//                    and its mask secret key s_u among its neighbours; each share is encrypted for
+//                    its recipient with crypto_box (X25519 on the c keys, XSalsa20-Poly1305) and
+//                    routed by the server, which cannot read it.  U2 = those who sent shares.
 //   2 MaskedInput    y_u = x_u + PRG(b_u) + Σ_{v∈U2∩N(u)} ±PRG(s_uv) mod 2^64, where
 //                    s_uv = BLAKE2b(X25519(s_u, S_v) ‖ session ‖ pair), + if u < v, − if u > v, and
 //                    PRG = ChaCha20 keystream.  U3 = those who sent y_u.
 //   3 Unmasking      each survivor, told U3, sends for every neighbour u ∈ U2 the share of b_u if
 //                    u ∈ U3, else the share of s_u — never both for the same u, so the server never
 //                    holds both masks of a client whose y_u it has (a late y_u stays masked).
-//   server           reconstructs b_u (u ∈ U3) and s_u (u ∈ U2 \ U3) from ≥ t shares, recomputes
-//   the
-//                    dropped clients' pairwise masks with the survivors, removes all masks: Σ_{U3}
-//                    x_u.
+//   server           reconstructs b_u (u ∈ U3) and s_u (u ∈ U2 \ U3) from ≥ t shares,
+//                    recomputes the dropped clients' pairwise masks with the survivors, removes
+//                    all masks: Σ_{U3} x_u.
 // Fewer than t clients or shares at any step: SecAggAbort, with a message naming round and counts.
 //
 // Neighbour graphs: `complete` (every pair, Bonawitz) or a circulant graph of even degree d over a
