@@ -9,9 +9,10 @@
 #include <numeric>
 #include <optional>
 #include <sstream>
-#include <thread>
 
 #include <zlib.h>
+
+#include "dptune/host/executor.hpp"
 
 namespace dptune::host {
 
@@ -688,20 +689,16 @@ void draw_rows(const BlobOptions& o, const std::vector<std::vector<double>>& cen
                const std::vector<std::size_t>& classes, dptune::RandomBitGenerator& rng, T* out) {
   constexpr std::size_t kBlockRows = 512;  // 3 MiB of words at 784 features
   const std::size_t words_per_row = 2 * ((o.features + 1) / 2);
-  const std::size_t threads = std::clamp<std::size_t>(o.threads, 1, kBlockRows);
   std::vector<std::uint64_t> words(std::min(kBlockRows, o.samples) * words_per_row);
   for (std::size_t begin = 0; begin < o.samples; begin += kBlockRows) {
     const std::size_t rows = std::min(kBlockRows, o.samples - begin);
     for (std::size_t k = 0; k < rows * words_per_row; ++k) words[k] = rng.next_u64();
-    const auto transform = [&](std::size_t part) {
-      for (std::size_t r = rows * part / threads; r < rows * (part + 1) / threads; ++r) {
+    for_slices(rows, o.threads, [&](std::size_t from, std::size_t to) {
+      for (std::size_t r = from; r < to; ++r) {
         ReplayedWords replay(words.data() + r * words_per_row);
         draw_row(centres[classes[begin + r]], o.spread, replay, out + (begin + r) * o.features);
       }
-    };
-    std::vector<std::jthread> helpers;
-    for (std::size_t part = 1; part < threads; ++part) helpers.emplace_back(transform, part);
-    transform(0);
+    });
   }
 }
 

@@ -134,12 +134,14 @@ struct SharedRows {
 
 class LabelledSource final : public DataSource {
  public:
+  /// `threads`: how many threads may preprocess the rows (the run's executor threads).
   LabelledSource(std::string description, Loader load, const dptune::Params& params,
-                 Preprocessing preprocessing)
+                 Preprocessing preprocessing, std::size_t threads)
       : description_(std::move(description)),
         load_(std::move(load)),
         layout_(params),
-        preprocessing_(std::move(preprocessing)) {}
+        preprocessing_(std::move(preprocessing)),
+        threads_(threads) {}
 
   bool varies_per_run() const override { return false; }
   ShardSettings sharding() const override { return layout_.sharding; }
@@ -217,7 +219,7 @@ class LabelledSource final : public DataSource {
     auto made = std::make_shared<SharedRows>();
     made->all = read(rng, values);
     made->preprocessing = preprocessing_.prepared(made->all);  // checks the public vectors' length
-    made->preprocessing.apply(values, made->all.cols);
+    made->preprocessing.apply(values, made->all.cols, threads_);
     made->all.float_rows = share(values, made->all.cols);
     if (!load_.draws) rows_ = made;
     return made;
@@ -233,7 +235,7 @@ class LabelledSource final : public DataSource {
     split = draw_split(made->all, rng);
     made->all.float_rows = borrow(values, made->all.cols);
     made->preprocessing = preprocessing_.prepared(subset(made->all, split.train));
-    made->preprocessing.apply(values, made->all.cols);
+    made->preprocessing.apply(values, made->all.cols, threads_);
     made->all.float_rows = share(values, made->all.cols);
     return made;
   }
@@ -273,6 +275,7 @@ class LabelledSource final : public DataSource {
   Loader load_;
   LayoutParams layout_;
   Preprocessing preprocessing_;
+  std::size_t threads_;
   mutable std::mutex mutex_;
   mutable std::string shape_;  // what make() found, for the report
   mutable std::mutex make_mutex_;
@@ -632,7 +635,7 @@ std::unique_ptr<DataSource> make_data_source(const std::string& name, const dptu
   }
   return std::make_unique<LabelledSource>(
       std::move(description), std::move(load), params,
-      preprocessing ? *preprocessing : default_preprocessing(name));
+      preprocessing ? *preprocessing : default_preprocessing(name), threads);
 }
 
 }  // namespace dptune::host

@@ -7,6 +7,7 @@
 
 #include "dptune/errors.hpp"
 #include "dptune/host/data_layout.hpp"
+#include "dptune/host/executor.hpp"
 
 namespace dptune::host {
 
@@ -129,11 +130,11 @@ void apply_to_row(const Preprocessing& p, T* row, std::size_t cols) {
   if (!(largest > 0) || !std::isfinite(largest)) return;  // a zero row stays zero
   double norm2 = 0;
   for (std::size_t j = 0; j < cols; ++j) norm2 += (row[j] / largest) * (row[j] / largest);
-  const double norm = largest * std::sqrt(norm2);
+  const double root = std::sqrt(norm2);  // once: a call in the loop would be made per value
+  const double norm = largest * root;
   if (p.kind == Kind::ClipRows && norm <= p.bound) return;
   const double target = p.kind == Kind::NormalizeRows ? 1.0 : p.bound;
-  for (std::size_t j = 0; j < cols; ++j)
-    row[j] = static_cast<T>(row[j] / largest / std::sqrt(norm2) * target);
+  for (std::size_t j = 0; j < cols; ++j) row[j] = static_cast<T>(row[j] / largest / root * target);
 }
 
 }  // namespace
@@ -150,10 +151,11 @@ void Preprocessing::apply(dptune::Dataset& data) const {
     apply_row(data.features.data() + i * data.cols, data.cols);
 }
 
-void Preprocessing::apply(std::vector<float>& values, std::size_t cols) const {
+void Preprocessing::apply(std::vector<float>& values, std::size_t cols, std::size_t threads) const {
   if (cols == 0 || kind == Kind::None) return;
-  for (std::size_t at = 0; at + cols <= values.size(); at += cols)
-    apply_row(values.data() + at, cols);
+  for_slices(values.size() / cols, threads, [&](std::size_t from, std::size_t to) {
+    for (std::size_t i = from; i < to; ++i) apply_row(values.data() + i * cols, cols);
+  });
 }
 
 }  // namespace dptune::host

@@ -4,8 +4,10 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "dptune/host/config.hpp"
 #include "dptune/host/data_readers.hpp"
@@ -176,6 +178,31 @@ TEST_CASE("preprocessing: fitted_standardize (explicit opt-in) fits on the train
     largest_validation_mean = std::max(largest_validation_mean, std::abs(vmean));
   }
   CHECK(largest_validation_mean > 0.05);
+}
+
+TEST_CASE("preprocessing: float rows preprocessed on several threads are the same bits") {
+  // 1001 rows of 7 values (the slices of 2, 3 and 8 threads end at different rows); each row
+  // normalised in double and rounded once: r_j / max / sqrt(sum (r_k / max)^2), row by row.
+  using P = dptune::host::Preprocessing;
+  const std::size_t rows = 1001, cols = 7;
+  std::vector<float> values(rows * cols);
+  for (std::size_t k = 0; k < values.size(); ++k)
+    values[k] = static_cast<float>(std::sin(0.37 * double(k)) * double(1 + k % 5));
+  std::vector<float> expected = values;
+  for (std::size_t i = 0; i < rows; ++i) {
+    float* row = expected.data() + i * cols;
+    double largest = 0, sum = 0;
+    for (std::size_t j = 0; j < cols; ++j) largest = std::max(largest, std::abs(double{row[j]}));
+    for (std::size_t j = 0; j < cols; ++j) sum += (row[j] / largest) * (row[j] / largest);
+    for (std::size_t j = 0; j < cols; ++j)
+      row[j] = static_cast<float>(row[j] / largest / std::sqrt(sum));
+  }
+  for (const std::size_t threads : {1U, 2U, 3U, 8U}) {
+    CAPTURE(threads);
+    std::vector<float> done = values;
+    P{P::Kind::NormalizeRows}.apply(done, cols, threads);
+    CHECK(done == expected);
+  }
 }
 
 TEST_CASE("preprocessing: record-local maps and public bounds, row by row") {

@@ -135,8 +135,9 @@ struct Preprocessing {
   void apply_row(float* row, std::size_t cols) const;
   /// To a dataset's double features (`features`; not float rows, which are shared read-only).
   void apply(dptune::Dataset& data) const;
-  /// To `values.size() / cols` float rows in place: the host's storage before it is shared.
-  void apply(std::vector<float>& values, std::size_t cols) const;
+  /// To `values.size() / cols` float rows in place: the host's storage before it is shared.  The
+  /// rows are split over `threads` (each row's values do not depend on it).
+  void apply(std::vector<float>& values, std::size_t cols, std::size_t threads = 1) const;
 };
 
 }  // namespace dptune::host
