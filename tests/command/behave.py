@@ -5,7 +5,7 @@ ok           answers as protocol 1 asks; train copies what it received (request,
              environment, working directory) to output_dir/received.json and reports the
              declared event; predict answers class 1 iff the first feature is > 0.
 crash        kills itself with SIGSEGV after writing to stderr
-hang         writes its pid to argv[2] (if given) and sleeps
+hang         appends its pid and a newline to argv[2] (if given) and sleeps
 garbage      prints a line that is not JSON
 fail         writes to stderr and exits with code 3
 wrong_event  reports noise_multiplier 0.5 instead of the declared event
@@ -27,8 +27,10 @@ if mode == "crash":
     os.kill(os.getpid(), signal.SIGSEGV)
 if mode == "hang":
     if len(sys.argv) > 2:
-        with open(sys.argv[2], "w") as f:
-            f.write(str(os.getpid()))
+        # One line per program, appended in one write (O_APPEND): programs that run at once
+        # (a grid's candidates on two threads) never truncate or interleave each other's pid.
+        with open(sys.argv[2], "a") as f:
+            f.write(f"{os.getpid()}\n")
     sys.stderr.write("hanging\n")
     sys.stderr.flush()
     time.sleep(120)

@@ -31,13 +31,20 @@ output: {{dir: {tmp}/out}}
 """)
     run = subprocess.Popen([dptune, "run", pipeline], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT)
+    def programs():
+        """The pids of the programs started so far (complete lines: the grid's two candidates
+        may run at once, each appending its own)."""
+        if not os.path.exists(pid_file):
+            return []
+        with open(pid_file) as f:
+            return [int(line) for line in f.read().split("\n")[:-1]]
+
     for _ in range(500):
-        if os.path.exists(pid_file) and os.path.getsize(pid_file) > 0:
+        if programs():
             break
         time.sleep(0.02)
     else:
         sys.exit("the program never started:\n" + run.communicate()[0].decode())
-    program = int(open(pid_file).read())
     # The first Ctrl-C lets in-flight runs finish (this program would hang until its timeout); the
     # second exits at once (docs/studies.md), and the program dies with dptune (PR_SET_PDEATHSIG).
     run.send_signal(signal.SIGINT)
@@ -55,13 +62,16 @@ output: {{dir: {tmp}/out}}
         except FileNotFoundError:
             return False
 
+    started = programs()
     for _ in range(250):
-        if not running(program):
+        if not any(running(p) for p in started):
             break
         time.sleep(0.02)
-    if running(program):
-        os.kill(program, signal.SIGKILL)
-        sys.exit(f"program {program} still runs after dptune got SIGINT")
+    alive = [p for p in started if running(p)]
+    for p in alive:
+        os.kill(p, signal.SIGKILL)
+    if alive:
+        sys.exit(f"programs {alive} of {started} still run after dptune got SIGINT")
     if run.returncode not in (130, -signal.SIGINT):
         sys.exit(f"dptune ended with {run.returncode}, expected 130 (interrupted)")
-    print("ok: the program died with dptune")
+    print(f"ok: the programs {started} died with dptune")
