@@ -276,7 +276,7 @@ TEST_CASE("idx: images of more than one read chunk stream into the floats, plain
   dptune_test::TempDir dir;
   dptune::Dataset d;
   d.rows = 1100;
-  d.cols = 32 * 32;
+  d.cols = std::size_t{32} * 32;
   for (std::size_t i = 0; i < d.rows * d.cols; ++i) d.features.push_back((i * 7919) % 256);
   for (std::size_t i = 0; i < d.rows; ++i) d.labels.push_back(static_cast<double>(i % 10));
   const auto images = dir.path() / "images", labels = dir.path() / "labels";
