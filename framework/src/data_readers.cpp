@@ -12,7 +12,7 @@
 
 #include <zlib.h>
 
-#include "dptune/host/executor.hpp"
+#include "dptune/host/for_slices.hpp"
 
 namespace dptune::host {
 

@@ -152,15 +152,6 @@ int serve_mpi_worker(const PipelineConfig&, const PluginRegistry&, const std::st
 void finish_mpi(int) noexcept {}
 #endif
 
-void for_slices(std::size_t n, std::size_t threads,
-                const std::function<void(std::size_t begin, std::size_t end)>& body) {
-  threads = std::clamp<std::size_t>(threads, 1, std::max<std::size_t>(n, 1));
-  const auto slice = [&](std::size_t part) { body(n * part / threads, n * (part + 1) / threads); };
-  std::vector<std::jthread> helpers;
-  for (std::size_t part = 1; part < threads; ++part) helpers.emplace_back(slice, part);
-  slice(0);
-}
-
 std::size_t executor_threads(const std::string& kind, std::size_t threads) {
   if (kind != "threads") return 1;
   return threads == 0 ? std::max(1U, std::thread::hardware_concurrency()) : threads;

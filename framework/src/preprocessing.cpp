@@ -7,7 +7,7 @@
 
 #include "dptune/errors.hpp"
 #include "dptune/host/data_layout.hpp"
-#include "dptune/host/executor.hpp"
+#include "dptune/host/for_slices.hpp"
 
 namespace dptune::host {
 

@@ -67,12 +67,6 @@ class Executor {
   virtual dptune::PeerChannel* peers() { return nullptr; }
 };
 
-/// Calls body(begin, end) on `threads` contiguous slices of [0, n) (as even as possible), one per
-/// thread, the caller's thread taking the first; returns when all are done.  For loops over
-/// independent items whose results must not depend on the thread count (data set-up).
-void for_slices(std::size_t n, std::size_t threads,
-                const std::function<void(std::size_t begin, std::size_t end)>& body);
-
 /// The threads an executor of `kind` runs in this process: `threads` for "threads" (0: the number
 /// of cores), 1 for "inline" and for each process of "mpi".  What the data source may use too.
 std::size_t executor_threads(const std::string& kind, std::size_t threads);
