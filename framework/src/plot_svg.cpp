@@ -187,8 +187,9 @@ std::string render_svg(const Figure& f) {
   s << std::fixed << std::setprecision(1);
   frame(s, f, L, x, y);
   const double bottom = L.top + L.plot_h, right = L.left + L.plot_w;
-  auto visible = [&](double vx, double vy) {
-    return std::isfinite(vx) && std::isfinite(vy) && (!x.log || vx > 0) && (!y.log || vy > 0);
+  // The axes' scales by value: clang before 16 cannot capture structured bindings.
+  auto visible = [x_log = x.log, y_log = y.log](double vx, double vy) {
+    return std::isfinite(vx) && std::isfinite(vy) && (!x_log || vx > 0) && (!y_log || vy > 0);
   };
   // Muted layers first (context), then the others in order, each its own colour and marker.
   std::size_t style = 0;
