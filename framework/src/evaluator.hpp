@@ -290,6 +290,8 @@ struct EvaluationStack {
         executor(make_executor(executor_kind, threads)),
         data(shared_data
                  ? std::move(shared_data)
+                 // The run's threads, not this stack's executor: the checks' inline stack
+                 // reads the data a seeded run then shares (check_pipeline).
                  : make_data_source(
                        config.data.use, config.data.params, config.preprocessing,
                        executor_threads(config.execution.executor, config.execution.threads))),

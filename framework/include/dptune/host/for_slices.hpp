@@ -1,6 +1,5 @@
 // dptune host: a loop over independent items split over a few threads, for the data set-up
-// (generated rows, record-local preprocessing).  Header-only, so that every program built from
-// the host's sources (the fuzz targets list theirs) has it.
+// (generated rows, record-local preprocessing).
 #pragma once
 
 #include <algorithm>
