@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "dptune/errors.hpp"
+#include "dptune/helpers/events.hpp"
 #include "dptune/helpers/repetition.hpp"
 #include "dptune/params.hpp"
 #include "selection/profile.hpp"
@@ -79,41 +80,6 @@ std::string reason_of(const DpEvent& e) {
              "the rdp accountant, whose integer-order bounds hold for it";
   }
   return "unknown event kind";
-}
-
-/// A structural hash, so that a Composed of many equal steps prices the step once.
-std::size_t event_hash(const DpEvent& e) {
-  std::size_t h = std::hash<int>{}(static_cast<int>(e.kind()));
-  auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
-  auto mixd = [&](double v) { mix(std::hash<double>{}(v)); };
-  switch (e.kind()) {
-    case K::Gaussian:
-    case K::Laplace:
-      mixd(e.noise_multiplier());
-      break;
-    case K::PureDp:
-      mixd(e.epsilon());
-      break;
-    case K::ApproxDp:
-      mixd(e.epsilon());
-      mixd(e.delta());
-      break;
-    case K::PoissonSampled:
-      mixd(e.sampling_probability());
-      mix(event_hash(e.inner()));
-      break;
-    case K::SelfComposed:
-      mix(static_cast<std::size_t>(e.count()));
-      mix(event_hash(e.inner()));
-      break;
-    case K::Composed:
-    case K::OneOf:
-      for (const auto& c : e.events()) mix(event_hash(c));
-      break;
-    default:
-      break;
-  }
-  return h;
 }
 
 /// 1/σ² of an event made only of Gaussians and their compositions (Gaussian DP composes exactly:
@@ -204,7 +170,7 @@ class Pricing {
         inverse_variance += *iv;
         continue;
       }
-      auto& bucket = by_hash[event_hash(c)];
+      auto& bucket = by_hash[structural_hash(c)];
       const auto same = std::find_if(bucket.begin(), bucket.end(),
                                      [&](std::size_t g) { return *groups[g].first == c; });
       if (same != bucket.end()) {

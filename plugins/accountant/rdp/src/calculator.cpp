@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "dptune/errors.hpp"
+#include "dptune/helpers/events.hpp"
 #include "dptune/helpers/repetition.hpp"
 #include "dptune/params.hpp"
 #include "selection/profile.hpp"
@@ -26,62 +27,6 @@ std::string num(double x) { return to_string(Value{x}); }
 
 void add_note(std::vector<std::string>& notes, const std::string& note) {
   if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
-}
-
-// A structural hash, so that a Composed of a million equal steps costs the step once.
-std::size_t event_hash(const DpEvent& e) {
-  std::size_t h = std::hash<int>{}(static_cast<int>(e.kind()));
-  auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
-  auto mixd = [&](double v) { mix(std::hash<double>{}(v)); };
-  switch (e.kind()) {
-    case K::Gaussian:
-    case K::Laplace:
-    case K::DiscreteGaussian:
-      mixd(e.noise_multiplier());
-      break;
-    case K::PureDp:
-      mixd(e.epsilon());
-      break;
-    case K::ApproxDp:
-      mixd(e.epsilon());
-      mixd(e.delta());
-      break;
-    case K::Zcdp:
-      mixd(e.rho());
-      break;
-    case K::PoissonSampled:
-      mixd(e.sampling_probability());
-      mix(event_hash(e.inner()));
-      break;
-    case K::SampledWithoutReplacement:
-      mix(static_cast<std::size_t>(e.source_size()));
-      mix(static_cast<std::size_t>(e.sample_size()));
-      mix(event_hash(e.inner()));
-      break;
-    case K::SelfComposed:
-      mix(static_cast<std::size_t>(e.count()));
-      mix(event_hash(e.inner()));
-      break;
-    case K::Composed:
-      for (const auto& c : e.events()) mix(event_hash(c));
-      break;
-    case K::RepeatAndSelect:
-      mixd(e.mean());
-      mixd(e.shape());
-      mix(event_hash(e.inner()));
-      break;
-    case K::OneOf:
-      mix(0x51);
-      for (const auto& c : e.events()) mix(event_hash(c));
-      break;
-    case K::RepeatUntilAccepted:
-      mixd(e.stop_probability());
-      mix(event_hash(e.inner()));
-      break;
-    default:
-      break;
-  }
-  return h;
 }
 
 /// (α−1)·ε(α) of the RDP → (ε, δ) conversions, for the order at index i.
@@ -349,7 +294,6 @@ class Costing {
         bool any_linear = false, linear_infinite = false;
         std::unordered_map<std::size_t, std::vector<std::pair<const DpEvent*, std::int64_t>>>
             groups;
-        std::vector<std::pair<const DpEvent*, std::int64_t>*> order;  // first-seen order
         for (const auto& child : e.events()) {
           if (child.kind() == K::Gaussian || child.kind() == K::Zcdp) {
             any_linear = true;
@@ -362,7 +306,7 @@ class Costing {
             }
             continue;
           }
-          auto& bucket = groups[event_hash(child)];
+          auto& bucket = groups[structural_hash(child)];
           bool found = false;
           for (auto& [event, count] : bucket)
             if (*event == child) {

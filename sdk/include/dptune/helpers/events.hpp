@@ -6,6 +6,7 @@
 // add nothing to the worst case, so the one_of lists each distinct event once.
 #pragma once
 
+#include <cstddef>
 #include <span>
 #include <vector>
 
@@ -21,5 +22,10 @@ std::vector<DpEvent> distinct_events(std::span<const DpEvent> events);
 /// DpEvent::one_of over their distinct events, or that event itself when they are all equal.
 /// Throws InvalidArgument when `candidate_events` is empty (no candidate, no run to describe).
 DpEvent one_of_distinct(std::span<const DpEvent> candidate_events);
+
+/// A hash of an event's kind, numbers and children: equal events (DpEvent::operator==) hash
+/// equal.  What accountants bucket a long composition's children by, so that a Composed of a
+/// million equal steps is priced once per distinct step.
+std::size_t structural_hash(const DpEvent& event);
 
 }  // namespace dptune
