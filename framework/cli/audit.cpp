@@ -259,6 +259,7 @@ int cmd_audit(const std::vector<std::string>& args) {
     rec.sha256 = dptune::host::sha256_file(info->library);
     rec.dptune_version = DPTUNE_VERSION_STRING;
     rec.params = params.to_string();
+    rec.configuration = dptune::host::audit_configuration(info->schema.complete(params));
     rec.samples = samples;
     rec.seed = options.seed ? std::to_string(*options.seed) : std::string();
     rec.alpha = alpha;

@@ -76,7 +76,10 @@ int cmd_run(const std::vector<std::string>& args) {
       "verbose,v", "print every derivation in full (always in summary.json)")(
       "resume", "continue the study in the output folder (same pipeline and options)")(
       "overwrite",
-      "start a new study in an output folder that holds one (a ledger charge is kept)");
+      "start a new study in an output folder that holds one (a ledger charge is kept)")(
+      "allow-audit-violation",
+      "run although `dptune audit` certified a violation of a mechanism in a configuration this "
+      "run may use (the report says no guarantee holds)");
   std::string pipeline;
   const auto vm = parse_command(opts, args, {{"pipeline", po::value(&pipeline)}});
   if (!vm) return kOk;
@@ -101,6 +104,7 @@ int cmd_run(const std::vector<std::string>& args) {
   options.study = true;
   options.resume = vm->count("resume") != 0;
   options.overwrite = vm->count("overwrite") != 0;
+  options.allow_audit_violation = vm->count("allow-audit-violation") != 0;
   const auto summary = dptune::host::run_pipeline(config, registry, options, std::cout);
   // 128 + signal, as a shell reports a process the signal ended (130 SIGINT, 143 SIGTERM).
   if (summary.interrupted_signal) return 128 + summary.interrupted_signal;
@@ -115,7 +119,9 @@ int cmd_validate(const std::vector<std::string>& args) {
   opts.add_options()("help,h", "this help")("set", po::value(&sets)->composing(),
                                             "override a pipeline key (repeatable)")(
       "plugin-path", po::value(&plugin_paths)->composing(),
-      "extra plugin folder or file (repeatable)");
+      "extra plugin folder or file (repeatable)")(
+      "allow-audit-violation",
+      "accept a mechanism whose audit certified a violation (as `run` would)");
   std::string pipeline;
   const auto vm = parse_command(opts, args, {{"pipeline", po::value(&pipeline)}});
   if (!vm) return kOk;
@@ -123,7 +129,8 @@ int cmd_validate(const std::vector<std::string>& args) {
   auto config = load(pipeline, sets, plugin_paths, registry);
   // The same checks `dptune run` makes before it trains (constructors, mechanism, the privacy of
   // one run, the tuner's dry run).
-  const std::string test_score = dptune::host::check_pipeline(config, registry);
+  const std::string test_score = dptune::host::check_pipeline(
+      config, registry, nullptr, vm->count("allow-audit-violation") != 0);
   std::cout << pipeline << ": valid (" << config.space.size() << "-dimensional search space, tuner "
             << config.tuner.use << ", algorithm " << config.algorithm.use << ")\n";
   if (!test_score.empty()) std::cout << test_score << "\n";

@@ -50,7 +50,50 @@ void write_record(JsonWriter& w, const AuditRecord& r) {
   w.key("epsilon_lower_bound")
       .value(std::isfinite(r.epsilon_lower_bound) ? r.epsilon_lower_bound : 0.0);
   w.key("delta").value(r.delta).key("date").value(r.date);
+  w.key("configuration").begin_object();
+  for (const auto& [name, value] : r.configuration) w.key(name).value(value);
   w.end_object();
+  w.end_object();
+}
+
+std::map<std::string, std::string> configuration_of(const YAML::Node& node) {
+  std::map<std::string, std::string> out;
+  const auto c = node["configuration"];
+  if (!c || !c.IsMap()) return out;
+  for (const auto& entry : c)
+    if (entry.second.IsScalar())
+      out[entry.first.as<std::string>()] = entry.second.as<std::string>();
+  return out;
+}
+
+/// "{b: 2, bug: false}" for a record's configuration.
+std::string configuration_text(const std::map<std::string, std::string>& configuration) {
+  std::string text;
+  for (const auto& [name, value] : configuration)
+    text += (text.empty() ? "" : ", ") + name + ": " + value;
+  return "{" + text + "}";
+}
+
+/// Whether `record` audited a configuration the run may use: every parameter the run fixes has
+/// the audited value (the varied ones may take it).
+bool agrees(const AuditRecord& record, const MechanismUse& use) {
+  if (record.configuration.empty()) return false;
+  for (const auto& [name, value] : use.fixed) {
+    if (use.varied.count(name)) continue;
+    const auto audited = record.configuration.find(name);
+    if (audited == record.configuration.end() || audited->second != dptune::to_string(value))
+      return false;
+  }
+  return true;
+}
+
+/// The parameters of `record` that the run varies ("noise_multiplier 1.5"), for the verdict.
+std::string varied_values(const AuditRecord& record, const MechanismUse& use) {
+  std::string text;
+  for (const auto& name : use.varied)
+    if (const auto v = record.configuration.find(name); v != record.configuration.end())
+      text += (text.empty() ? "" : ", ") + name + " " + v->second;
+  return text;
 }
 
 }  // namespace
@@ -92,6 +135,7 @@ std::vector<AuditRecord> read_audit_records(const fs::path& store) {
     r.epsilon_lower_bound = number_of(n, "epsilon_lower_bound");
     r.delta = number_of(n, "delta");
     r.date = text_of(n, "date");
+    r.configuration = configuration_of(n);
     records.push_back(std::move(r));
   }
   return records;
@@ -100,7 +144,8 @@ std::vector<AuditRecord> read_audit_records(const fs::path& store) {
 void save_audit_record(const AuditRecord& record, const fs::path& store) {
   auto records = read_audit_records(store);
   std::erase_if(records, [&](const AuditRecord& r) {
-    return r.plugin == record.plugin && r.sha256 == record.sha256;
+    return r.plugin == record.plugin && r.sha256 == record.sha256 &&
+           r.configuration == record.configuration;
   });
   records.push_back(record);
   if (store.has_parent_path()) fs::create_directories(store.parent_path());
@@ -167,41 +212,93 @@ bool is_builtin_library(const fs::path& library) {
   return false;
 }
 
-std::optional<AuditRecord> find_audit_record(const std::string& plugin, const fs::path& library) {
-  const std::string hash = sha256_file(library);
-  std::optional<AuditRecord> found;
-  for (auto& r : read_audit_records(audit_store_path()))
-    if (r.plugin == plugin && r.sha256 == hash) found = std::move(r);
-  return found;
-}
-
 std::string trust_statement(const std::string& plugin, const fs::path& library) {
   std::string head = "mechanism plugin " + plugin + " (library " + library.string();
-  std::optional<AuditRecord> record;
+  std::string hash;
+  std::vector<AuditRecord> records;
   try {
-    head += ", sha256 " + sha256_file(library) + ")";
-    record = find_audit_record(plugin, library);
+    hash = sha256_file(library);
+    head += ", sha256 " + hash + ")";
+    records = read_audit_records(audit_store_path());
   } catch (const std::exception& e) {
     return head + "): audit status unknown (" + e.what() + ")";
   }
-  if (!record) return head + ": not audited: run `dptune audit " + plugin + "`";
+  std::erase_if(records,
+                [&](const AuditRecord& r) { return r.plugin != plugin || r.sha256 != hash; });
+  if (records.empty()) return head + ": not audited: run `dptune audit " + plugin + "`";
+  // One verdict per audited configuration: none speaks for another.
   std::ostringstream s;
-  s << head << ": audited by dptune " << record->dptune_version << " on " << record->date << ": "
-    << record->result << " at alpha = " << record->alpha << " (params " << record->params << ", "
-    << record->samples << " samples per input)";
+  s << head << ": ";
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const AuditRecord& r = records[i];
+    s << (i ? "; " : "") << "audited by dptune " << r.dptune_version << " on " << r.date << ": "
+      << r.result << " at alpha = " << r.alpha << " (params "
+      << (r.configuration.empty() ? r.params : configuration_text(r.configuration)) << ", "
+      << r.samples << " samples per input)";
+  }
   return s.str();
 }
 
-std::vector<std::string> mechanism_trust(const PipelineConfig& config,
-                                         const PluginRegistry& registry) {
-  std::vector<std::string> names{config.algorithm.use};
-  if (config.mechanism && config.mechanism->use != config.algorithm.use)
-    names.push_back(config.mechanism->use);
+std::map<std::string, std::string> audit_configuration(const dptune::Params& complete) {
+  std::map<std::string, std::string> out;
+  for (const auto& [name, value] : complete) out[name] = dptune::to_string(value);
+  return out;
+}
+
+AuditVerdict audit_verdict(const MechanismUse& use, const std::vector<AuditRecord>& records) {
+  std::string hash;
+  try {
+    hash = sha256_file(use.library);
+  } catch (const std::exception& e) {
+    return {"mechanism plugin " + use.plugin + " (library " + use.library.string() +
+                "): audit status unknown (" + e.what() + ")",
+            false};
+  }
+  const std::string head = "mechanism plugin " + use.plugin + " (library " + use.library.string() +
+                           ", sha256 " + hash + ")";
+  std::vector<const AuditRecord*> applies;
+  std::size_t of_library = 0;
+  for (const auto& r : records) {
+    if (r.plugin != use.plugin || r.sha256 != hash) continue;
+    ++of_library;
+    if (agrees(r, use)) applies.push_back(&r);
+  }
+  if (applies.empty())
+    return {head + ": not audited with these parameters" +
+                (of_library ? " (" + std::to_string(of_library) +
+                                  " audit(s) of this library used other parameters)"
+                            : std::string()) +
+                ": run `dptune audit " + use.plugin + "` with the pipeline's parameters",
+            false};
+  AuditVerdict verdict;
+  std::ostringstream s;
+  s << head << ": ";
+  for (std::size_t i = 0; i < applies.size(); ++i) {
+    const AuditRecord& r = *applies[i];
+    verdict.violation = verdict.violation || r.result == "violation certified";
+    const std::string at = varied_values(r, use);
+    s << (i ? "; " : "") << "audited by dptune " << r.dptune_version << " on " << r.date << ": "
+      << r.result << " at alpha = " << r.alpha << " (params " << configuration_text(r.configuration)
+      << (at.empty() ? "" : "; covers only " + at + " of the values this run may use") << ", "
+      << r.samples << " samples per input)";
+  }
+  verdict.statement = s.str();
+  return verdict;
+}
+
+std::vector<std::string> mechanism_trust(const std::vector<MechanismUse>& uses) {
   std::vector<std::string> lines;
-  for (const auto& name : names)
-    if (const auto* info = registry.find(dptune::PluginKind::Mechanism, name);
-        info && !is_builtin_library(info->library))
-      lines.push_back(trust_statement(info->name, info->library));
+  if (uses.empty()) return lines;
+  const auto records = read_audit_records(audit_store_path());
+  for (const auto& use : uses) {
+    const AuditVerdict verdict = audit_verdict(use, records);
+    // The run's preflight refuses a certified violation unless --allow-audit-violation was given.
+    lines.push_back(verdict.violation ? "WARNING: run despite a certified violation "
+                                        "(--allow-audit-violation): no guarantee printed for this "
+                                        "run holds. " +
+                                            verdict.statement
+                                      : verdict.statement);
+  }
   return lines;
 }
 

@@ -5,7 +5,9 @@
 
 #include "dptune/errors.hpp"
 #include "dptune/helpers/calibration.hpp"
+#include "dptune/host/audit.hpp"
 #include "dptune/host/format.hpp"
+#include "dptune/host/plugin_registry.hpp"
 #include "dptune/host/utility_sensitivity.hpp"
 #include "dptune/rng.hpp"
 #include "evaluator.hpp"
@@ -392,10 +394,80 @@ void probe_tuner(const PipelineConfig& config, const PluginRegistry& registry,
   }
 }
 
+// ---- audit verdicts of third-party mechanisms --------------------------------------------------
+
+/// The pipeline's algorithm as a mechanism use: the given values and defaults are fixed, the
+/// search space's dimensions vary.
+std::optional<MechanismUse> algorithm_use(const PipelineConfig& config,
+                                          const PluginRegistry& registry) {
+  const auto* info = registry.find(dptune::PluginKind::Mechanism, config.algorithm.use);
+  if (!info || is_builtin_library(info->library)) return std::nullopt;
+  MechanismUse use{info->name, info->library, {}, {}, config.algorithm.use_where, "algorithm.use"};
+  for (const auto& dim : config.space.dimensions())
+    if (info->schema.find(dim.name)) use.varied.insert(dim.name);
+  for (const auto& spec : info->schema.specs()) {
+    if (config.algorithm.params.contains(spec.name))
+      use.fixed.set(spec.name, config.algorithm.params.at(spec.name));
+    else if (!use.varied.count(spec.name) && spec.default_value)
+      use.fixed.set(spec.name, *spec.default_value);
+  }
+  return use;
+}
+
+/// The mechanism a trainer draws its noise from: its own parameters are complete, and the trainer
+/// sets the request's overrides (e.g. noise_multiplier) on every run.
+std::optional<MechanismUse> noise_source_use(const PipelineConfig& config,
+                                             const PluginRegistry& registry) {
+  if (!config.mechanism || config.mechanism->use == config.algorithm.use) return std::nullopt;
+  const auto* info = registry.find(dptune::PluginKind::Mechanism, config.mechanism->use);
+  if (!info || is_builtin_library(info->library)) return std::nullopt;
+  MechanismUse use{
+      info->name,     info->library, config.mechanism->params, {}, config.mechanism->use_where,
+      "mechanism.use"};
+  if (config.algorithm.kind == ComponentKind::Trainer) {
+    const dptune::ParamSchema* schema =
+        registry.schema(ComponentKind::Trainer, config.algorithm.use);
+    const auto trainer = registry.create_trainer(
+        config.algorithm.use,
+        schema->complete(config.algorithm.params.merged(centre_candidate(config))));
+    if (const auto request = trainer->mechanism_request())
+      for (const auto& entry : request->overrides) use.varied.insert(entry.first);
+  }
+  return use;
+}
+
+/// A certified violation in a configuration the run may use refuses the run before anything is
+/// evaluated, unless the user accepts it explicitly (the report then says so).
+void check_audit_verdicts(const PipelineConfig& config, const PluginRegistry& registry,
+                          bool allow_violation) {
+  const auto uses = mechanism_uses(config, registry);
+  if (uses.empty() || allow_violation) return;
+  const auto records = read_audit_records(audit_store_path());
+  for (const auto& use : uses) {
+    const AuditVerdict verdict = audit_verdict(use, records);
+    if (verdict.violation)
+      fail(use.where, use.key_path,
+           "`dptune audit` certified a privacy violation of '" + use.plugin +
+               "' in a configuration this run may use, so its printed guarantee would not hold: " +
+               verdict.statement +
+               ". Fix the plugin and audit it again, or pass --allow-audit-violation to run anyway "
+               "(the report will say so)");
+  }
+}
+
 }  // namespace
 
+std::vector<MechanismUse> mechanism_uses(const PipelineConfig& config,
+                                         const PluginRegistry& registry) {
+  std::vector<MechanismUse> uses;
+  if (auto use = algorithm_use(config, registry)) uses.push_back(std::move(*use));
+  if (auto use = noise_source_use(config, registry)) uses.push_back(std::move(*use));
+  return uses;
+}
+
 std::string check_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
-                           std::shared_ptr<const DataSource>* data) {
+                           std::shared_ptr<const DataSource>* data, bool allow_audit_violation) {
+  check_audit_verdicts(config, registry, allow_audit_violation);
   create_configured_tuner(config, registry);
   check_configured_algorithm(config, registry);
   if (config.algorithm.kind == ComponentKind::Trainer) {

@@ -173,7 +173,7 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
   // Every check `dptune validate` makes, before the output folder is touched; the study reads
   // the data source the checks read (its files are read once).
   std::shared_ptr<const DataSource> data;
-  check_pipeline(config, registry, &data);
+  check_pipeline(config, registry, &data, options.allow_audit_violation);
   auto tuner = create_configured_tuner(config, registry);
   // The study store: refuse a folder holding one unless resuming or overwriting.  Under secure
   // randomness the tuner's and the layout's streams are recorded (replayed on resume); a seeded
@@ -276,7 +276,7 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
   input.test_score = std::move(test_score);
   input.preprocessing = stack.evaluator.preprocessing();
   input.verbose = options.verbose;
-  input.mechanism_trust = mechanism_trust(config, registry);
+  input.mechanism_trust = mechanism_trust(mechanism_uses(config, registry));
   RunSummary summary = write_report(input, out);
   if (study) {
     // The partial trials of an earlier interrupted process are superseded by the full report.

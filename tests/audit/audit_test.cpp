@@ -299,7 +299,8 @@ TEST_CASE("a run report states the audit of a third-party mechanism") {
   CAPTURE(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("audit: mechanism plugin geometric (library ") != std::string::npos);
-  CHECK(r.out.find("not audited: run `dptune audit geometric`") != std::string::npos);
+  CHECK(r.out.find("not audited with these parameters: run `dptune audit geometric`") !=
+        std::string::npos);
   r = run_dptune(env + "audit geometric --param epsilon=2 --seed 2 --samples 2000 --plugin-path '" +
                      (dir / "plug").string() + "'",
                  "report_audit");
@@ -307,9 +308,113 @@ TEST_CASE("a run report states the audit of a third-party mechanism") {
   r = run_dptune(run + " --overwrite", "report_after");
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("audited by dptune " DPTUNE_VERSION_STRING) != std::string::npos);
-  CHECK(r.out.find("no violation found at alpha = 0.001 (params {epsilon: 2.0}") !=
-        std::string::npos);
+  CHECK(r.out.find("no violation found at alpha = 0.001 (params {epsilon: 2.0}; covers only "
+                   "epsilon 2.0 of the values this run may use") != std::string::npos);
   const std::string summary = dptune_test::slurp(dir / "results" / "summary.json");
   CHECK(summary.find("\"mechanism_audits\"") != std::string::npos);
   CHECK(summary.find("no violation found at alpha") != std::string::npos);
+}
+
+namespace {
+
+/// A record of `plugin` in `library` for one configuration, as `dptune audit` writes it.
+dptune::host::AuditRecord crafted_record(const std::string& plugin, const fs::path& library,
+                                         const std::string& epsilon, bool violation) {
+  dptune::host::AuditRecord r;
+  r.plugin = plugin;
+  r.version = "1";
+  r.library = library.string();
+  r.sha256 = dptune::host::sha256_file(library);
+  r.dptune_version = DPTUNE_VERSION_STRING;
+  r.params = "{epsilon: " + epsilon + "}";
+  r.configuration = {{"epsilon", epsilon}};
+  r.samples = 1000;
+  r.alpha = 0.001;
+  r.result = violation ? "violation certified" : "no violation found";
+  r.date = "2026-01-01T00:00:00Z";
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("audit verdicts are kept and read per configuration, never per library") {
+  const std::string store = private_store("per_configuration");
+  const fs::path library = kPlugins + "/geometric/audit_geometric.so";
+  dptune::host::save_audit_record(crafted_record("geometric", library, "1.0", false), store);
+  dptune::host::save_audit_record(crafted_record("geometric", library, "2.0", true), store);
+  // A second audit of the same configuration replaces the first; other configurations stay.
+  dptune::host::save_audit_record(crafted_record("geometric", library, "1.0", false), store);
+  const auto records = dptune::host::read_audit_records(store);
+  REQUIRE(records.size() == 2);
+
+  dptune::host::MechanismUse use{"geometric", library, {}, {}, {}, "algorithm.use"};
+  use.fixed.set("epsilon", dptune::Value{1.0});
+  auto verdict = dptune::host::audit_verdict(use, records);
+  CHECK_FALSE(verdict.violation);
+  CHECK(verdict.statement.find("no violation found at alpha = 0.001 (params {epsilon: 1.0}") !=
+        std::string::npos);
+  CHECK(verdict.statement.find("violation certified") == std::string::npos);
+
+  use.fixed.set("epsilon", dptune::Value{2.0});
+  verdict = dptune::host::audit_verdict(use, records);
+  CHECK(verdict.violation);
+  CHECK(verdict.statement.find("violation certified") != std::string::npos);
+  CHECK(verdict.statement.find("no violation found") == std::string::npos);
+
+  use.fixed.set("epsilon", dptune::Value{3.0});
+  verdict = dptune::host::audit_verdict(use, records);
+  CHECK_FALSE(verdict.violation);
+  CHECK(verdict.statement.find("not audited with these parameters (2 audit(s) of this library "
+                               "used other parameters)") != std::string::npos);
+
+  // A tuned epsilon may take either audited value: both verdicts apply, the violation refuses.
+  dptune::host::MechanismUse tuned{"geometric", library, {}, {"epsilon"}, {}, "algorithm.use"};
+  verdict = dptune::host::audit_verdict(tuned, records);
+  CHECK(verdict.violation);
+  CHECK(verdict.statement.find("covers only epsilon 1.0 of the values this run may use") !=
+        std::string::npos);
+
+  // A record without a configuration (written before verdicts were kept per configuration)
+  // speaks for no run.
+  auto old = crafted_record("geometric", library, "3.0", true);
+  old.configuration.clear();
+  verdict = dptune::host::audit_verdict(use, {old});
+  CHECK_FALSE(verdict.violation);
+  CHECK(verdict.statement.find("not audited with these parameters") != std::string::npos);
+}
+
+TEST_CASE("a certified violation refuses validate and run before anything is written") {
+  const auto dir = dptune_test::fresh_dir("audit_refusal");
+  const std::string store = private_store("refusal");
+  fs::create_directories(dir / "plug");
+  fs::copy_file(kPlugins + "/geometric/audit_geometric.so", dir / "plug" / "audit_geometric.so");
+  std::string yaml = dptune_test::slurp(fs::path(DPTUNE_SOURCE_DIR) / "examples" /
+                                        "third_party_plugin" / "pipeline.yaml");
+  yaml.replace(yaml.find("plugin_paths: [build]"), 21, "plugin_paths: [plug] ");
+  yaml.replace(yaml.find("points_per_dimension: 8"), 23, "points_per_dimension: 2");
+  std::ofstream(dir / "pipeline.yaml") << yaml;
+  // The pipeline tunes epsilon over [0.5, 200]: a violation certified at epsilon 2 is a
+  // configuration this run may use.
+  dptune::host::save_audit_record(
+      crafted_record("geometric", dir / "plug" / "audit_geometric.so", "2.0", true), store);
+  const std::string pipeline = "'" + (dir / "pipeline.yaml").string() + "'";
+  auto r = run_dptune("validate " + pipeline, "refusal_validate");
+  CAPTURE(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("pipeline.yaml:13:8") != std::string::npos);  // algorithm: use: geometric
+  CHECK(r.err.find("algorithm.use") != std::string::npos);
+  CHECK(r.err.find("certified a privacy violation of 'geometric'") != std::string::npos);
+  const std::string run =
+      "run " + pipeline + " --no-progress -o '" + (dir / "results").string() + "'";
+  r = run_dptune(run, "refusal_run");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--allow-audit-violation") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "results"));
+  r = run_dptune(run + " --allow-audit-violation", "refusal_allowed");
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("WARNING: run despite a certified violation (--allow-audit-violation)") !=
+        std::string::npos);
+  const std::string summary = dptune_test::slurp(dir / "results" / "summary.json");
+  CHECK(summary.find("WARNING: run despite a certified violation") != std::string::npos);
 }

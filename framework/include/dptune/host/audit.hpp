@@ -12,7 +12,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -121,6 +123,11 @@ AuditResult run_audit(const dptune::Mechanism& mechanism, const Claim& claim,
 // ---- audit records ---------------------------------------------------------------------------
 struct AuditRecord {
   std::string plugin, version, library, sha256, dptune_version, params;
+  /// The audited configuration: every parameter of the mechanism (defaults filled in) as the text
+  /// a user writes.  A verdict holds for this configuration only: a mechanism may be private for
+  /// one value of a parameter and broken for another.  Empty in records written before dptune kept
+  /// verdicts per configuration; such a record matches no run.
+  std::map<std::string, std::string> configuration;
   std::uint64_t samples = 0;
   std::string seed;  // empty: secure randomness
   double alpha = 0;
@@ -131,23 +138,42 @@ struct AuditRecord {
 /// $DPTUNE_AUDIT_STORE, else $XDG_CACHE_HOME/dptune/audits.json, else ~/.cache/dptune/audits.json.
 std::filesystem::path audit_store_path();
 std::vector<AuditRecord> read_audit_records(const std::filesystem::path& store);
-/// Appends `record` (replacing an older record of the same plugin and library hash).
+/// Appends `record` (replacing an older record of the same plugin, library hash and configuration).
 void save_audit_record(const AuditRecord& record, const std::filesystem::path& store);
 std::string sha256_file(const std::filesystem::path& file);
 std::string utc_now_iso8601();
 /// True for a library in the plugin folder that ships with this dptune (beside the executable or
 /// in the install prefix): built-in plugins are tested with dptune itself.
 bool is_builtin_library(const std::filesystem::path& library);
-/// The newest record of `plugin` whose library hash equals that of `library`.
-std::optional<AuditRecord> find_audit_record(const std::string& plugin,
-                                             const std::filesystem::path& library);
-/// One line for reports: "mechanism plugin X (library L, sha256 H): audited by dptune V on DATE: no
-/// violation found at alpha = A" or "...: not audited: run `dptune audit X`".
+/// One line for `plugins describe`: "mechanism plugin X (library L, sha256 H): audited by dptune V
+/// on DATE: no violation found at alpha = A (params {...})", one verdict per audited configuration,
+/// or "...: not audited: run `dptune audit X`".
 std::string trust_statement(const std::string& plugin, const std::filesystem::path& library);
 
-/// trust_statement for every mechanism plugin of the pipeline (its algorithm, its mechanism) that
-/// is not built in; empty when all are.
-std::vector<std::string> mechanism_trust(const PipelineConfig& config,
-                                         const PluginRegistry& registry);
+/// The complete configuration of a mechanism as audit records hold it (defaults filled in).
+std::map<std::string, std::string> audit_configuration(const dptune::Params& complete);
+
+/// A third-party mechanism as a run uses it: the parameters the pipeline fixes (defaults filled
+/// in) and those set per run (by the search space, or by the trainer that draws its noise from it).
+struct MechanismUse {
+  std::string plugin;
+  std::filesystem::path library;
+  dptune::Params fixed;
+  std::set<std::string> varied;
+  SourceLocation where;  // the `use` of the mechanism in the pipeline
+  std::string key_path;  // "algorithm.use" or "mechanism.use"
+};
+
+/// What the audit records say about one use.  `applies` holds the records whose configuration
+/// agrees with every fixed parameter (a run may use each of them); `violation` is true when one of
+/// those certified a violation.
+struct AuditVerdict {
+  std::string statement;  // one line for the console and the report
+  bool violation = false;
+};
+AuditVerdict audit_verdict(const MechanismUse& use, const std::vector<AuditRecord>& records);
+
+/// audit_verdict of every use, as report lines.
+std::vector<std::string> mechanism_trust(const std::vector<MechanismUse>& uses);
 
 }  // namespace dptune::host

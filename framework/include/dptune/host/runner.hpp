@@ -12,6 +12,8 @@
 
 namespace dptune::host {
 
+struct MechanismUse;  // audit.hpp
+
 class DataSource;  // data_source.hpp
 
 /// The registry and the data-source catalogue, as one Catalog for the config loader.
@@ -33,6 +35,9 @@ struct RunOptions {
   bool study = false;
   bool resume = false;
   bool overwrite = false;
+  /// Run although `dptune audit` certified a violation of a mechanism in a configuration the run
+  /// may use (the report says so); refused by default.
+  bool allow_audit_violation = false;
 };
 
 struct RunSummary {
@@ -67,7 +72,14 @@ void check_configured_algorithm(const PipelineConfig& config, const PluginRegist
 /// (exit code 2) naming file:line:col and key; reads the data for its sizes only.  Returns how
 /// output.test_score is priced (validate prints it), or "" without one.  `data` (when given)
 /// receives the data source the checks read, for the run to read the same rows (once per process).
+/// A third-party mechanism whose audit certified a violation in a configuration the run may use
+/// is refused unless `allow_audit_violation`.
 std::string check_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
-                           std::shared_ptr<const DataSource>* data = nullptr);
+                           std::shared_ptr<const DataSource>* data = nullptr,
+                           bool allow_audit_violation = false);
+
+/// The pipeline's third-party (not built-in) mechanisms as the run uses them, for audit verdicts.
+std::vector<MechanismUse> mechanism_uses(const PipelineConfig& config,
+                                         const PluginRegistry& registry);
 
 }  // namespace dptune::host
