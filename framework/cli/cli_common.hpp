@@ -75,6 +75,8 @@ int cmd_plan(const std::vector<std::string>& args);
 /// `dptune study show DIR` and `dptune ledger show FILE`: a study's and a ledger's state
 /// (study.cpp).
 int cmd_study(const std::vector<std::string>& args);
+/// `dptune study list [DIR]` (cmd_study hands it the words after "list").
+int study_list(const std::vector<std::string>& args);
 int cmd_ledger(const std::vector<std::string>& args);
 
 }  // namespace dptune::cli

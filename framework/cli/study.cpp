@@ -33,8 +33,10 @@ std::optional<std::string> parse_show(const std::string& command, po::options_de
 }  // namespace
 
 int cmd_study(const std::vector<std::string>& args) {
+  if (!args.empty() && args.front() == "list") return study_list({args.begin() + 1, args.end()});
   po::options_description opts(
-      "dptune study show DIR [--json]\n\nThe study kept in DIR/study.db: status, progress, "
+      "dptune study show DIR [--json]  (or: dptune study list [DIR])\n\nThe study kept in "
+      "DIR/study.db: status, progress, "
       "randomness, ledger charge.\nstudy.db is SENSITIVE (per-run scores, a private tuner's "
       "secret draws): never publish it.\n\noptions");
   opts.add_options()("help,h", "this help")("json", "machine-readable output");

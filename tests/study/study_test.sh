@@ -268,6 +268,17 @@ case_ledger_budget() {
     fail "budget: map run exited $?"
   "$dptune" ledger show "$dir/ledger.db" | grep -q "not DP, trusted analysts" ||
     fail "budget: the map is not recorded as not DP"
+  # `study list` finds every study of the folder with its tuner, state and charge.
+  local list
+  list=$("$dptune" study list "$dir")
+  echo "$list" | grep -Eq "^one +repetition +finished +[0-9.e+-]+ +20[0-9-]+T" ||
+    fail "study list: no finished repetition line for one: $list"
+  echo "$list" | grep -Eq "^s2 +repetition +refused by the ledger" ||
+    fail "study list: the refused study is not listed as refused: $list"
+  echo "$list" | grep -Eq "^map +grid +finished +0 \(map\)" ||
+    fail "study list: the map is not listed with no charge: $list"
+  [ "$(echo "$list" | wc -l)" = 5 ] || fail "study list: expected a header and 4 studies: $list"
+  "$dptune" study list "$dir" --json | grep -q '"folder": "s1"' || fail "study list --json"
   echo "ok: over-budget run refused (epsilon per run $eps, budget $budget)"
 }
 
