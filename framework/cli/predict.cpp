@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <map>
 
 #include "cli_common.hpp"
 #include "dptune/host/data_readers.hpp"
@@ -18,6 +19,46 @@ namespace po = boost::program_options;
 namespace dptune::cli {
 
 namespace {
+
+/// "a, b, c" (the first eight names).
+std::string first_names(const std::vector<std::string>& names) {
+  std::string text;
+  for (std::size_t j = 0; j < names.size() && j < 8; ++j) text += (j ? ", " : "") + names[j];
+  return names.size() > 8 ? text + ", ..." : text;
+}
+
+/// DATA's feature columns put in the model's order by name.  A column the model needs and DATA
+/// lacks, or a column of DATA the model does not know (renamed, or the label without --label), is
+/// refused by name: matching by position would silently score the wrong features.
+dptune::Dataset in_model_order(const dptune::Dataset& data, const std::vector<std::string>& names,
+                               const std::string& data_file, const std::string& model_file) {
+  std::map<std::string, std::size_t> column;
+  for (std::size_t c = 0; c < data.feature_names.size(); ++c)
+    if (!column.emplace(data.feature_names[c], c).second)
+      throw UsageError(data_file + ": column '" + data.feature_names[c] + "' appears twice");
+  std::vector<std::size_t> source(names.size());
+  for (std::size_t j = 0; j < names.size(); ++j) {
+    const auto found = column.find(names[j]);
+    if (found == column.end())
+      throw UsageError(data_file + ": no column '" + names[j] + "', which " + model_file +
+                       " takes as feature " + std::to_string(j) +
+                       " (its features: " + first_names(names) + ")");
+    source[j] = found->second;
+    column.erase(found);
+  }
+  if (!column.empty())
+    throw UsageError(data_file + ": column '" + column.begin()->first + "' is not a feature of " +
+                     model_file + " (its features: " + first_names(names) +
+                     "); if it is the label, name it with --label");
+  dptune::Dataset out = data;
+  out.cols = names.size();
+  out.feature_names = names;
+  out.features.assign(data.rows * names.size(), 0.0);
+  for (std::size_t i = 0; i < data.rows; ++i)
+    for (std::size_t j = 0; j < names.size(); ++j)
+      out.features[i * names.size() + j] = data.features[i * data.cols + source[j]];
+  return out;
+}
 
 /// Significant figures that read back as the same double (max_digits10).
 constexpr int kRoundTrip = std::numeric_limits<double>::max_digits10;
@@ -92,7 +133,13 @@ int cmd_predict(const std::vector<std::string>& args) {
   csv.has_label = !label.empty();
   csv.label_column = label;
   csv.classification = false;  // labels are read as the class numbers they must be
-  const dptune::Dataset data = dptune::host::read_csv(data_file, csv);
+  dptune::Dataset data = dptune::host::read_csv(data_file, csv);
+  if (csv.header && !model.feature_names.empty())
+    data = in_model_order(data, model.feature_names, data_file, model_file);
+  else if (!model.feature_names.empty())
+    std::cerr << "note: --no-header: DATA's columns are taken as the model's features in its "
+                 "order ("
+              << first_names(model.feature_names) << "), unchecked\n";
   const std::size_t features = model.model.features;
   if (data.cols != features)
     throw UsageError(data_file + ": " + std::to_string(data.cols) + " feature columns, but " +

@@ -178,6 +178,11 @@ void write_model_fields(JsonWriter& w, const ExportedModel& exported) {
   w.key("kind").value(m.kind);
   w.key("description").value(m.description);
   w.key("features").value(m.features);
+  if (exported.feature_names.size() == m.features) {
+    w.key("feature_names").begin_array();
+    for (const auto& name : exported.feature_names) w.value(name);
+    w.end_array();
+  }
   w.key("num_classes").value(m.num_classes);
   write_preprocessing(w, exported.preprocessing);
   w.key("input_map").value(m.input_map);
@@ -207,7 +212,8 @@ ExportedModel read_model_file(const std::filesystem::path& file) {
     throw dptune::Error(file.string() + ": not a readable model file: " + e.what());
   }
   if (!root.IsMap()) r.fail("(top level)", "not an object");
-  if (r.text(r.field(root, "format", ""), "format") != kModelFileFormat)
+  const std::string format = r.text(r.field(root, "format", ""), "format");
+  if (format != kModelFileFormat && format != kModelFileFormatWithoutNames)
     r.fail("format", std::string("expected '") + kModelFileFormat + "'");
   ExportedModel out;
   dptune::ModelExport& m = out.model;
@@ -215,6 +221,12 @@ ExportedModel read_model_file(const std::filesystem::path& file) {
   m.description = r.text(r.field(root, "description", ""), "description");
   m.features = r.count(r.field(root, "features", ""), "features");
   m.num_classes = r.count(r.field(root, "num_classes", ""), "num_classes");
+  if (const YAML::Node names = root["feature_names"]; names) {
+    if (!names.IsSequence() || names.size() != m.features)
+      r.fail("feature_names", "expected a list of " + std::to_string(m.features) + " names");
+    for (std::size_t j = 0; j < names.size(); ++j)
+      out.feature_names.push_back(r.text(names[j], "feature_names[" + std::to_string(j) + "]"));
+  }
   m.input_map = r.text(r.field(root, "input_map", ""), "input_map");
   m.output = r.text(r.field(root, "output", ""), "output");
   out.preprocessing = read_preprocessing(r, r.field(root, "preprocessing", ""), m.features);

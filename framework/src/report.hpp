@@ -38,6 +38,8 @@ struct ReportInput {
   /// output.test_score's result: a private tuner releases it with the model (json_release), a map
   /// reports it like its selection.
   std::optional<TestScore> test_score{};
+  /// The training data's feature names in column order, written into model.json.
+  std::vector<std::string> feature_names{};
 };
 
 /// Above this ε the console warns that the guarantee says little (exp(10) ≈ 22 000).

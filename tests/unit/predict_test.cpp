@@ -100,3 +100,51 @@ TEST_CASE("dptune predict: the closed form of a logistic model, labels, errors")
   CHECK(broken.exit_code == 2);
   CHECK(broken.err.find("broken.json") != std::string::npos);
 }
+
+TEST_CASE("dptune predict: columns are matched by the model's feature names") {
+  const auto dir = fresh_dir("predict_names");
+  std::string named = kModel;
+  named.replace(named.find("dptune-model-2"), 14, "dptune-model-3");
+  named.replace(named.find("\"features\": 2,"), 14,
+                "\"features\": 2, \"feature_names\": [\"a\", \"b\"],");
+  std::ofstream(dir / "model.json") << named;
+  const std::vector<std::pair<double, double>> xs{{1, 2}, {5, -2}, {-3, 10}};
+  const auto write = [&](const std::string& file, const std::string& header, bool swapped,
+                         bool extra) {
+    std::ofstream data(dir / file);
+    data << header << "\n";
+    for (const auto& [a, b] : xs)
+      data << (swapped ? b : a) << "," << (swapped ? a : b) << (extra ? ",7" : "") << "\n";
+  };
+  write("in_order.csv", "a,b", false, false);
+  write("swapped.csv", "b,a", true, false);
+  write("renamed.csv", "a,c", false, false);
+  write("extra.csv", "a,b,z", false, true);
+  const std::string model = "predict '" + (dir / "model.json").string() + "' '";
+  const auto in_order = run_dptune(model + (dir / "in_order.csv").string() + "'", "names_order");
+  REQUIRE(in_order.exit_code == 0);
+  // The columns in another order give the same predictions: the closed form of each row.
+  const auto swapped = run_dptune(model + (dir / "swapped.csv").string() + "'", "names_swapped");
+  REQUIRE(swapped.exit_code == 0);
+  CHECK(swapped.out == in_order.out);
+  const auto rows = csv_rows(swapped.out);
+  REQUIRE(rows.size() == xs.size() + 1);
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    CHECK(std::stod(rows[i + 1][3]) ==
+          doctest::Approx(p_one(xs[i].first, xs[i].second)).epsilon(1e-15));
+  // A renamed column and a column the model does not know are refused by name (exit 2).
+  const auto renamed = run_dptune(model + (dir / "renamed.csv").string() + "'", "names_renamed");
+  CHECK(renamed.exit_code == 2);
+  CHECK(renamed.err.find("no column 'b', which") != std::string::npos);
+  CHECK(renamed.err.find("takes as feature 1 (its features: a, b)") != std::string::npos);
+  const auto extra = run_dptune(model + (dir / "extra.csv").string() + "'", "names_extra");
+  CHECK(extra.exit_code == 2);
+  CHECK(extra.err.find("column 'z' is not a feature of") != std::string::npos);
+  // Without a header nothing can be matched: positional, and the console says so.
+  std::ofstream(dir / "bare.csv") << "1,2\n5,-2\n";
+  const auto bare =
+      run_dptune(model + (dir / "bare.csv").string() + "' --no-header", "names_no_header");
+  REQUIRE(bare.exit_code == 0);
+  CHECK(bare.err.find("taken as the model's features in its order (a, b), unchecked") !=
+        std::string::npos);
+}

@@ -19,8 +19,10 @@
 
 namespace dptune::host {
 
-/// The format tag written as "format" (bump it when the layout of model.json changes).
-inline constexpr const char* kModelFileFormat = "dptune-model-2";
+/// The format tag written as "format" (bump it when the layout of model.json changes).  Format 3
+/// adds the feature names; format 2 files (no names) are still read.
+inline constexpr const char* kModelFileFormat = "dptune-model-3";
+inline constexpr const char* kModelFileFormatWithoutNames = "dptune-model-2";
 
 struct ExportedModel {
   dptune::ModelExport model;
@@ -28,6 +30,10 @@ struct ExportedModel {
   /// the file says the scaling was fitted on private data and holds no mean or scale, so such a
   /// model cannot score raw rows (exported_scores throws).
   Preprocessing preprocessing{Preprocessing::Kind::None};
+  /// The training data's feature columns, in the model's input order (from the CSV header, or the
+  /// reader's names: x0..., pixel_r_c, libsvm indices).  `dptune predict` matches a data file's
+  /// columns by these names.  Empty in format-2 files, which predict reads positionally.
+  std::vector<std::string> feature_names{};
 };
 
 /// Which kept model the tuner released: the earliest kept evaluation of the selected trial's
