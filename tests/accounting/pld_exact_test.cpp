@@ -24,6 +24,7 @@
 
 #include "built_plugins.hpp"
 #include "pld/calculator.hpp"
+#include "rdp/calculator.hpp"
 
 using dptune::DpEvent;
 namespace pld = dptune::pld;
@@ -299,29 +300,38 @@ TEST_CASE("pld and best against exact composed curves: Poisson and fixed-size lo
 }
 
 TEST_CASE("fixed-size lots: the values docs/accounting.md shows") {
-  // pld (= best: below rdp on every row) and pld's optimistic estimate, the pair R alone composed,
-  // realised by one pair of datasets, at δ = 1e-5 unless stated.
-  const pld::Calculator calculator{pld::Options{}};
+  // pld (= best: below rdp on every row), the pair R alone composed (pessimistic discretisation,
+  // pld's own machinery), the value one pair of datasets realises, and rdp.
+  const pld::Options options;
+  const dptune::rdp::Calculator rdp_calculator{dptune::rdp::Options{}};
+  const pld::Calculator calculator{options};
   struct Row {
     std::int64_t n, m, steps;
-    DpEvent step;
-    double delta, pessimistic, optimistic;
+    double sigma;  // relative to the replace-one sensitivity
+    bool stated_replace_one;
+    double delta, symmetric, alone, rdp;
   };
-  const auto replace_one = [](double s) { return DpEvent::replace_one(DpEvent::gaussian(s)); };
   for (const Row& r : {
-           Row{1200, 64, 93, replace_one(4), 1e-5, 0.5034, 0.4723},
-           Row{5000, 500, 500, replace_one(4), 1e-6, 2.8321, 2.6232},
-           Row{341, 32, 44, replace_one(3), 1e-5, 0.8911, 0.8472},
-           Row{60000, 256, 60 * 235, DpEvent::gaussian(1.1), 1e-5, 18.4830, 14.7384},
-           Row{10000, 1000, 10, DpEvent::gaussian(1), 1e-5, 12.4822, 12.2612},
-           Row{5000, 1000, 20, DpEvent::gaussian(2), 1e-5, 6.9041, 6.6161},
-           Row{10000, 1000, 50, DpEvent::gaussian(4), 1e-5, 1.7615, 1.6525},
+           Row{1200, 64, 93, 4, true, 1e-5, 0.5034, 0.4770, 1.1116},
+           Row{5000, 500, 500, 4, true, 1e-6, 2.8321, 2.6482, 6.1779},
+           Row{341, 32, 44, 3, true, 1e-5, 0.8911, 0.8494, 1.9211},
+           Row{60000, 256, 60 * 235, 0.55, false, 1e-5, 18.4830, 14.7384, 24.1191},
+           Row{10000, 1000, 10, 0.5, false, 1e-5, 12.4822, 12.2612, 17.5077},
+           Row{5000, 1000, 20, 1, false, 1e-5, 6.9041, 6.6161, 11.6011},
+           Row{10000, 1000, 50, 2, false, 1e-5, 1.7615, 1.6525, 3.6803},
        }) {
+    const DpEvent step = r.stated_replace_one ? DpEvent::replace_one(DpEvent::gaussian(r.sigma))
+                                              : DpEvent::gaussian(2 * r.sigma);
     const DpEvent e =
-        DpEvent::self_composed(DpEvent::sampled_without_replacement(r.n, r.m, r.step), r.steps);
+        DpEvent::self_composed(DpEvent::sampled_without_replacement(r.n, r.m, step), r.steps);
     CAPTURE(e.to_string());
-    CHECK(calculator.epsilon(e, r.delta).epsilon == doctest::Approx(r.pessimistic).epsilon(2e-4));
-    CHECK(calculator.epsilon(e, r.delta, pld::Estimate::Optimistic).epsilon ==
-          doctest::Approx(r.optimistic).epsilon(2e-4));
+    CHECK(calculator.epsilon(e, r.delta).epsilon == doctest::Approx(r.symmetric).epsilon(2e-4));
+    CHECK(rdp_calculator.epsilon(e, r.delta).epsilon == doctest::Approx(r.rdp).epsilon(2e-4));
+    const double gamma = static_cast<double>(r.m) / static_cast<double>(r.n);
+    const pld::Pld pair =
+        pld::poisson_sampled(gamma, r.sigma, false, options, pld::Estimate::Pessimistic).remove;
+    const pld::Pld alone = pld::self_compose(pair, r.steps, options, pld::Estimate::Pessimistic);
+    CHECK(alone.epsilon(options.value_discretization_interval, r.delta) ==
+          doctest::Approx(r.alone).epsilon(2e-4));
   }
 }

@@ -33,9 +33,10 @@
 // 4. Composition.  F = max(δ_R, δ_R') is, as a function of x, convex and non-increasing with
 // F(0) = 1: the curve of one symmetric pair (the f-DP form is Dong, Roth & Su 2019, Theorem 4.2:
 // C_γ(f) = min{f_γ, f_γ⁻¹}**), which dominates every ordered pair of neighbouring outputs at
-// every x ≥ 0, so its PLD composes (Zhu, Dong & Wang 2022, Theorem 10).  Composing R and R'
-// separately and taking the worse would not be a bound: as the model changes, the other records'
-// contributions change, and one pair of datasets can realise R at some steps and R' at others.
+// every x ≥ 0, so its PLD composes (dominating pairs compose: Zhu, Dong & Wang 2022).  Composing R
+// and R' separately and taking the worse would not be a bound: as the model changes, the other
+// records' contributions change, and one pair of datasets can realise R at some steps and R' at
+// others.
 // 5. Realised.  For a sum of clipped vectors (Δ = 2C): x_i = C·e, x_i' and every other record
 // −C·e give exactly R at every step, so δ_R composed is a lower bound of the truth.
 #include <vector>
