@@ -296,7 +296,7 @@ TEST_CASE("pld: one_of dominates each alternative, and a replace_one leaf is its
 TEST_CASE("pld: events without a PLD here are refused with a reason") {
   const pld::Calculator acc(kDefaults);
   const std::vector<std::pair<DpEvent, std::string>> refused{
-      {DpEvent::sampled_without_replacement(1000, 10, DpEvent::gaussian(1.0)),
+      {DpEvent::sampled_without_replacement(1000, 10, DpEvent::laplace(1.0)),
        "without replacement"},
       {DpEvent::composed(
            {DpEvent::repeat_and_select(DpEvent::gaussian(1.0), 10, 1.0), DpEvent::gaussian(2.0)}),

@@ -40,4 +40,5 @@ class PldAccountant final : public dptune::pld::AccountantAdapter {
 DPTUNE_PLUGIN(accountant, pld, PldAccountant, "1.0.0",
               "Privacy loss distribution accountant (Meiser & Mohammadi 2018; Doroshenko et al. "
               "2022): Gaussian, Laplace, pure and approximate DP, Poisson-sampled Gaussian and "
-              "Laplace, composition by FFT, one_of; pessimistic (an upper bound)")
+              "Laplace, the Gaussian on fixed-size lots (replace-one), composition by FFT, one_of; "
+              "pessimistic (an upper bound)")

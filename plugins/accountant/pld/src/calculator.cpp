@@ -30,6 +30,8 @@ std::string short_num(double x) {
   return text;
 }
 
+std::optional<double> gaussian_inverse_variance(const DpEvent& e);
+
 /// Why `e` (already restated for its relation) has no PLD here; empty when it has one.
 std::string reason_of(const DpEvent& e) {
   switch (e.kind()) {
@@ -52,8 +54,11 @@ std::string reason_of(const DpEvent& e) {
              std::string(DpEvent::kind_name(inner)) + "); use the rdp accountant";
     }
     case K::SampledWithoutReplacement:
-      return "sampling without replacement (fixed-size batches) has no dominating pair here; use "
-             "the rdp accountant (Wang, Balle & Kasiviswanathan 2019)";
+      if (gaussian_inverse_variance(e.inner())) return {};
+      if (e.inner().kind() == K::DiscreteGaussian) return reason_of(e.inner());
+      return "sampling without replacement (fixed-size lots) is priced here for a Gaussian inner "
+             "event only (got " +
+             e.inner().to_string() + "); use the rdp accountant";
     case K::RepeatAndSelect:
       return "a repeat-and-select (private selection) inside another event is not a composition "
              "of privacy loss distributions (only a whole event that is one repeat-and-select is "
@@ -132,6 +137,15 @@ class Pricing {
         if (e.inner().kind() == K::NoOp || e.sampling_probability() == 0) return identity();
         return poisson_sampled(e.sampling_probability(), e.inner().noise_multiplier(),
                                e.inner().kind() == K::Laplace, options_, estimate_);
+      case K::SampledWithoutReplacement: {
+        // The inner event is stated for replace-one neighbours (restated_for); Gaussians on the
+        // same lot compose into one Gaussian exactly.
+        const double iv = *gaussian_inverse_variance(e.inner());
+        if (iv == 0 || e.sample_size() == 0) return identity();
+        const double gamma =
+            static_cast<double>(e.sample_size()) / static_cast<double>(e.source_size());
+        return pld::sampled_without_replacement(gamma, 1 / std::sqrt(iv), options_, estimate_);
+      }
       case K::SelfComposed:
         return self_composed(price(e.inner()), e.count());
       case K::Composed:

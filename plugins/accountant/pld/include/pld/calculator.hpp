@@ -93,6 +93,15 @@ Directions approx_dp(double epsilon, double delta, const Options& options, Estim
 /// Poisson subsampling for add/remove neighbours (Zhu, Dong & Wang 2022).
 Directions poisson_sampled(double q, double noise, bool laplace, const Options& options,
                            Estimate estimate);
+/// Sampling without replacement (a lot of m of n records, γ = m/n) of the Gaussian mechanism of
+/// noise multiplier σ relative to its REPLACE-ONE sensitivity, for replace-one neighbours.  With
+/// R = (γ·N(1, σ²) + (1 − γ)·N(0, σ²), N(0, σ²)), every ordered pair of neighbouring outputs has
+/// hockey-stick curve at most max(δ_R, δ_{R reversed}) at every ε (proof in
+/// src/without_replacement.cpp and docs/accounting.md), and that maximum is the profile of one
+/// symmetric pair, which composes.  Pessimistic: that pair's PLD (`add` empty).  Optimistic: R and
+/// its reverse as the two directions, each a lower bound of what one pair of datasets realises.
+Directions sampled_without_replacement(double gamma, double sigma, const Options& options,
+                                       Estimate estimate);
 
 // ---- composition (src/compose.cpp) --------------------------------------------------------------
 /// The PLD of two independent mechanisms: the convolution, tails truncated.
