@@ -610,6 +610,42 @@ Json answer_of(const std::string& out) {
   return answer;
 }
 
+namespace {
+
+/// Checks the train answer's optional fields against what dptune declared: the event the program
+/// ran, the noise it drew, its utility's range.  Throws Error naming the program.
+void check_train_answer(const Config& config, const Json& answer, bool private_run,
+                        const DpEvent& declared) {
+  const auto bad = [&](const std::string& what) {
+    return Error("command: program `" + join_argv(config.argv) + "` (train): " + what +
+                 (private_run ? " (the run is charged: its privacy is spent)" : ""));
+  };
+  if (const Json* e = answer.find("event"); e && e->type != Json::Type::Null && private_run) {
+    if (e->type != Json::Type::String) throw bad("\"event\" must be a string");
+    DpEvent reported;
+    try {
+      reported = EventTemplate(e->text).instantiate({});
+    } catch (const InvalidArgument& error) {
+      throw bad(std::string("its reported event is not an event: ") + error.what());
+    }
+    if (!(reported == declared))
+      throw bad("it reports the event " + reported.to_string() +
+                ", which differs from the declared " + declared.to_string() +
+                "; dptune accounts only for the declared event");
+  }
+  if (const Json* noise = answer.find("noise"); noise && noise->type != Json::Type::Null) {
+    if (noise->type != Json::Type::String) throw bad("\"noise\" must be \"fast\" or \"secure\"");
+    if (noise->text != config.noise)
+      throw bad("it reports noise: " + noise->text + ", the pipeline declares noise: " +
+                config.noise + "; the report labels the noise the pipeline declares");
+  }
+  if (const Json* u = answer.find("utility"); u && u->type != Json::Type::Null)
+    if (u->type != Json::Type::Number || !(u->number >= 0 && u->number <= 1))
+      throw bad("\"utility\" must be a number in [0, 1]");
+}
+
+}  // namespace
+
 TrainedModel train(const std::shared_ptr<const Config>& config, const Dataset& data,
                    TrainingContext& context) {
   const bool private_run = context.private_run();
@@ -646,32 +682,11 @@ TrainedModel train(const std::shared_ptr<const Config>& config, const Dataset& d
   }
   const Json answer = run_action(*config, "train", dir->path(), request, seed, environment);
 
+  check_train_answer(*config, answer, private_run, declared);
   const auto bad = [&](const std::string& what) {
     return Error("command: program `" + join_argv(config->argv) + "` (train): " + what +
                  (private_run ? " (the run is charged: its privacy is spent)" : ""));
   };
-  if (const Json* e = answer.find("event"); e && e->type != Json::Type::Null && private_run) {
-    if (e->type != Json::Type::String) throw bad("\"event\" must be a string");
-    DpEvent reported;
-    try {
-      reported = EventTemplate(e->text).instantiate({});
-    } catch (const InvalidArgument& error) {
-      throw bad(std::string("its reported event is not an event: ") + error.what());
-    }
-    if (!(reported == declared))
-      throw bad("it reports the event " + reported.to_string() +
-                ", which differs from the declared " + declared.to_string() +
-                "; dptune accounts only for the declared event");
-  }
-  if (const Json* noise = answer.find("noise"); noise && noise->type != Json::Type::Null) {
-    if (noise->type != Json::Type::String) throw bad("\"noise\" must be \"fast\" or \"secure\"");
-    if (noise->text != config->noise)
-      throw bad("it reports noise: " + noise->text + ", the pipeline declares noise: " +
-                config->noise + "; the report labels the noise the pipeline declares");
-  }
-  if (const Json* u = answer.find("utility"); u && u->type != Json::Type::Null)
-    if (u->type != Json::Type::Number || !(u->number >= 0 && u->number <= 1))
-      throw bad("\"utility\" must be a number in [0, 1]");
   std::string model = dir->path().string();
   if (const Json* m = answer.find("model"); m && m->type != Json::Type::Null) {
     if (m->type != Json::Type::String) throw bad("\"model\" must be a path");
