@@ -208,6 +208,42 @@ std::vector<double> private_sum(const Network& net, const Dataset& data,
   return sum;
 }
 
+/// For a 30 x 10 softmax layer after private_sum: the L2 distance of `sum` to the exact sum of the
+/// clipped gradients, and Σ‖x_i‖.  Exact: each example's clipped δ' (the bias part of its
+/// gradient once accumulate has scaled δ in place) times its float inputs, products exact in
+/// double, summed in long double (error far below the bound tested).  Checks every example
+/// clipped to `clip`, to rounding.
+std::pair<double, double> error_of_sum(const BatchGradient& batch, const Dataset& data,
+                                       std::size_t count, const std::vector<double>& sum,
+                                       double clip) {
+  std::vector<long double> exact(sum.size(), 0.0L);
+  std::vector<double> gi(sum.size());
+  double norms = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    batch.example_gradient(i, gi.data());
+    double n2 = 0;
+    for (std::size_t k = 0; k < 10; ++k) {
+      const double delta = gi[300 + k];
+      for (std::size_t j = 0; j < 30; ++j) {
+        const double term = static_cast<double>(data.float_rows.row(i)[j]) * delta;
+        exact[j * 10 + k] += term;
+        n2 += term * term;
+      }
+      exact[300 + k] += delta;
+      n2 += delta * delta;
+    }
+    CHECK(std::sqrt(n2) <= clip * (1 + std::ldexp(1.0, -23)));  // clipped, to rounding
+    CHECK(std::sqrt(n2) >= clip * 0.999999);                    // every example is clipped
+    norms += std::sqrt(n2);
+  }
+  double error2 = 0;
+  for (std::size_t k = 0; k < sum.size(); ++k) {
+    const double e = static_cast<double>(static_cast<long double>(sum[k]) - exact[k]);
+    error2 += e * e;
+  }
+  return {std::sqrt(error2), norms};
+}
+
 }  // namespace
 
 TEST_CASE("models: the clipped gradient of a row does not depend on its chunk") {
@@ -221,7 +257,8 @@ TEST_CASE("models: the clipped gradient of a row does not depend on its chunk") 
         std::pair{Case{"tiny 5x3", 3, {}, LossKind::CrossEntropy}, std::size_t{5}},
         std::pair{Case{"tiny MLP 5-4-3", 3, {4}, LossKind::CrossEntropy}, std::size_t{5}},
         std::pair{Case{"binary logistic", 2, {}, LossKind::CrossEntropy}, std::size_t{7}}}) {
-    CAPTURE(c.name);
+    const std::string name = c.name;
+    CAPTURE(name);
     const Dataset data = float_dataset(300, d, c.classes, -2.0, 2.0, 17);
     const Network net = random_network(c, d, 3);
     BatchGradient batch(net, padded_rows(256));
@@ -287,38 +324,11 @@ TEST_CASE("models: the private gradient sum stays within the sensitivity the noi
       if (i != removed) neighbour.push_back(i);
     BatchGradient batch(net, capacity);
     const std::vector<double> sum = private_sum(net, data, lot, clip, batch);
-    // The exact sum: the clipped δ' of each example (the bias part of its gradient after
-    // accumulate scaled δ in place) times its float inputs, products exact in double, summed in
-    // long double (error far below the bound tested).
-    std::vector<long double> exact(p, 0.0L);
-    std::vector<double> gi(p);
-    double norms = 0;
-    for (std::size_t i = 0; i < lot.size(); ++i) {
-      batch.example_gradient(i, gi.data());
-      double n2 = 0;
-      for (std::size_t k = 0; k < 10; ++k) {
-        const double delta = gi[300 + k];
-        for (std::size_t j = 0; j < 30; ++j) {
-          const double term = static_cast<double>(data.float_rows.row(i)[j]) * delta;
-          exact[j * 10 + k] += term;
-          n2 += term * term;
-        }
-        exact[300 + k] += delta;
-        n2 += delta * delta;
-      }
-      CHECK(std::sqrt(n2) <= clip * (1 + std::ldexp(1.0, -23)));  // clipped, to rounding
-      CHECK(std::sqrt(n2) >= clip * 0.999999);                    // every example is clipped
-      norms += std::sqrt(n2);
-    }
-    double error2 = 0;
-    for (std::size_t k = 0; k < p; ++k) {
-      const double e = static_cast<double>(static_cast<long double>(sum[k]) - exact[k]);
-      error2 += e * e;
-    }
+    const auto [error, norms] = error_of_sum(batch, data, lot.size(), sum, clip);
     // Higham's bound for c + K = 288 + 1 roundings per term, on Σ‖x_i‖.
     const double u = std::ldexp(1.0, -53), bound = 289 * u / (1 - 289 * u) * norms;
-    CHECK(std::sqrt(error2) <= bound);
-    worst_error = std::max(worst_error, std::sqrt(error2) / grid);
+    CHECK(error <= bound);
+    worst_error = std::max(worst_error, error / grid);
     // What the noise's calibration needs: the neighbouring sums, rounded to the grid, differ by
     // at most the widened sensitivity plus one half step per coordinate on each side.
     BatchGradient other(net, capacity);

@@ -411,11 +411,14 @@ double BatchGradient::forward_backward(const double* labels, const std::size_t* 
         total += output_loss(s.loss, s.classes, &z, 1, labels[index[i]], &s.linear_delta[i]);
       }
     } else {
-      // δ_i = σ(z_i) − y_i, vectorised (Eigen's exp); labels were checked by the data's owner
-      // and are re-checked here cheaply.
-      for (std::size_t i = 0; i < count; ++i)
-        s.norms2[i] = static_cast<double>(label_index(labels[index[i]], 2));
-      delta = (1.0 / (1.0 + (-delta.array()).exp())).matrix() - MapVector(s.norms2.data(), c);
+      // δ_i = σ(z_i) − y_i, one example at a time: Eigen's vectorised exp rounds differently
+      // from its scalar head and tail, which would make an example's δ depend on its position
+      // in the batch (dp_sum_sensitivity needs it to depend on the example alone).  Labels were
+      // checked by the data's owner and are re-checked here cheaply.
+      for (std::size_t i = 0; i < count; ++i) {
+        const double y = static_cast<double>(label_index(labels[index[i]], 2));
+        s.linear_delta[i] = 1.0 / (1.0 + std::exp(-s.linear_delta[i])) - y;
+      }
     }
     MapVector norms(s.norms2.data(), c);
     norms = delta.array().square() * (MapVector(s.input_norm2.data(), c).array() + 1.0);
