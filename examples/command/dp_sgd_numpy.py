@@ -22,6 +22,12 @@ batch size.  Its event, which the pipeline declares and this script reports back
 or, without replacement (Wang, Balle & Kasiviswanathan 2019):
   self_composed: {count: steps, event: {sampled_without_replacement: {source_size: n,
                   sample_size: batch_size, event: {gaussian: {noise_multiplier: ...}}}}}
+
+The noise is numpy's floating-point normal, whose low-order bits can reveal the noiseless sum
+(Mironov 2012): the script answers "noise": "fast", the pipeline declares `noise: fast`, and every
+report labels the run INSECURE NOISE as it labels dptune's own `noise: fast` (a pipeline that
+declares `noise: secure` fails the run).  Prediction is row-local: each row's class depends only
+on that row and the model, which private scoring's sensitivity (1/n) needs.
 """
 import json
 import os
@@ -76,7 +82,7 @@ def train(request):
         w -= lr * g
     model = os.path.join(request["output_dir"], "model.npy")
     np.save(model, w)
-    answer = {"model": model}
+    answer = {"model": model, "noise": "fast"}  # numpy's floating-point normal: insecure
     if private and without_replacement:
         answer["event"] = (
             "{self_composed: {count: %d, event: {sampled_without_replacement: {source_size: %d, "

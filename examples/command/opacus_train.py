@@ -11,12 +11,17 @@ takes epochs * ceil(n / batch_size) steps, so the pipeline declares exactly that
     use: command
     params:
       run: python3 opacus_train.py
+      noise: fast          # PyTorch's normal_: floating-point noise, labelled INSECURE NOISE
       event: "self_composed: {count: ${epochs} * ceil(${n} / ${batch_size}),
               event: {poisson_sampled: {rate: 1 / ceil(${n} / ${batch_size}),
               event: {gaussian: {noise_multiplier: ${noise_multiplier}}}}}}"
 
 and this script reports the event it ran, computed from Opacus's own sample rate; dptune fails the
-run if the two differ.
+run if the two differ.  It also answers "noise": "fast": Opacus draws floating-point Gaussian
+noise, whose low-order bits can reveal the noiseless gradient (Mironov 2012), so dptune labels the
+run INSECURE NOISE as it labels its own `noise: fast`; a pipeline declaring `noise: secure` fails.
+Predictions are row-local (an MLP without batch statistics, in eval mode), as private scoring
+requires.
 """
 import json
 import math
@@ -51,7 +56,7 @@ def train(request):
     loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y),
                                          batch_size=int(p["batch_size"]))
     epochs = int(p["epochs"])
-    answer = {}
+    answer = {"noise": "fast"}  # torch's floating-point normal: see the docstring
     if request["private"]:
         engine = PrivacyEngine(accountant="rdp")
         model, optimizer, loader = engine.make_private(

@@ -3,7 +3,12 @@
 
 ok           answers as protocol 1 asks; train copies what it received (request, DPTUNE_*
              environment, working directory) to output_dir/received.json and reports the
-             declared event; predict answers class 1 iff the first feature is > 0.
+             declared event and noise; predict answers class 1 iff the first feature is > 0.
+             Both first search every file of the run folder (but received.json, its own) for
+             the seed's digits and exit with code 4 if they are there.
+batch_mean   predict answers class 1 iff the first feature is above the mean of the rows it
+             was given: not row-local
+wrong_noise  reports noise "secure" whatever the pipeline declares
 crash        kills itself with SIGSEGV after writing to stderr
 hang         appends its pid and a newline to argv[2] (if given) and sleeps
 garbage      prints a line that is not JSON
@@ -43,6 +48,30 @@ if mode == "fail":
 if mode == "silent":
     sys.exit(0)
 
+
+
+def seed_on_disk(folder):
+    """The files under `folder` (but received.json) whose bytes contain the seed's digits."""
+    digits = str(request["seed"]).encode()
+    found = []
+    for root, _, files in os.walk(folder):
+        for name in files:
+            if name == "received.json":
+                continue
+            with open(os.path.join(root, name), "rb") as f:
+                if digits in f.read():
+                    found.append(os.path.join(root, name))
+    return found
+
+
+run_folder = request["output_dir"]
+if request["action"] == "predict":
+    run_folder = os.path.dirname(run_folder)
+found = seed_on_disk(run_folder)
+if found:
+    sys.stderr.write("the seed is on disk in %s\n" % ", ".join(found))
+    sys.exit(4)
+
 if request["action"] == "train":
     out = request["output_dir"]
     with open(os.path.join(out, "received.json"), "w") as f:
@@ -55,14 +84,15 @@ if request["action"] == "train":
         answer["event"] = request["event"]
         if mode == "wrong_event":
             answer["event"] = "{gaussian: {noise_multiplier: 0.5}}"
+    answer["noise"] = "secure" if mode == "wrong_noise" else request["noise"]
     print("training log line")
     print(json.dumps(answer))
 else:
-    rows = []
     with open(request["data"]["rows_csv"]) as f:
         next(f)
-        for line in f:
-            rows.append(1 if float(line.split(",")[0]) > 0 else 0)
+        first = [float(line.split(",")[0]) for line in f]
+    threshold = sum(first) / len(first) if mode == "batch_mean" else 0
+    rows = [1 if v > threshold else 0 for v in first]
     if mode == "short":
         rows = rows[:-1]
     print(json.dumps({"predictions": rows}))

@@ -122,3 +122,21 @@ TEST_CASE("command process: runs in parallel threads do not block each other") {
   }
   CHECK(seconds < 2.0);  // 4 x 0.6 s in sequence would be 2.4 s
 }
+
+TEST_CASE("command process: stdin from a pipe, never a file, even past a pipe's default size") {
+  // 200 000 bytes: more than a pipe's default 64 KiB, so the pipe must be grown before the
+  // program starts; the program reads it all, then end-of-file.
+  std::string text(200000, 'x');
+  text += "\nend\n";
+  ProcessSpec spec;
+  spec.executable = "/bin/sh";
+  spec.argv = {"sh", "-c", "wc -c; readlink /proc/self/fd/0 >&2"};
+  spec.stdin_text = text;
+  const ProcessResult r = run_process(spec);
+  CHECK(r.succeeded());
+  CHECK(r.out == std::to_string(text.size()) + "\n");
+  CHECK(r.err.rfind("pipe:[", 0) == 0);  // not a path on a file system
+  // A program that never reads its standard input does not hang or kill dptune (no SIGPIPE).
+  spec.argv = {"sh", "-c", "exit 0"};
+  CHECK(run_process(spec).succeeded());
+}

@@ -20,6 +20,7 @@ algorithm:
   use: command
   params:
     run: /usr/bin/python3 {source}/tests/command/behave.py hang {pid_file}
+    noise: fast
     event: "{{gaussian: {{noise_multiplier: 3}}}}"
     timeout: 100
 accountant: {{use: rdp, delta: 1.0e-5}}

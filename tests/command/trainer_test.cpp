@@ -7,6 +7,13 @@
 #include <fstream>
 #include <sstream>
 
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <thread>
+
 #include "../unit/temp_dir.hpp"
 #include "command/command_trainer.hpp"
 #include "dptune/rng.hpp"
@@ -47,6 +54,7 @@ Params params(const std::string& mode, const std::string& keep = "", double time
              {"steps", std::int64_t{40}},
              {"batch_size", std::int64_t{1}},
              {"noise_multiplier", 1.25},
+             {"noise", std::string("fast")},
              {"variant", std::string("a \"quoted\" value")}});
 }
 
@@ -99,6 +107,7 @@ TEST_CASE("command trainer: protocol round trip") {
   CHECK(request.find("private")->boolean);
   CHECK(request.find("event")->text == trained.event.to_string());
   CHECK(request.find("delta")->number == 1e-5);
+  CHECK(request.find("noise")->text == "fast");
   CHECK(request.find("params")->find("steps")->number == 40);
   CHECK(request.find("params")->find("noise_multiplier")->number == 1.25);
   CHECK(request.find("params")->find("learning_rate")->number == 0.1);  // the default
@@ -119,6 +128,7 @@ TEST_CASE("command trainer: protocol round trip") {
   CHECK(env.find("DPTUNE_PROTOCOL")->text == "1");
   CHECK(env.find("DPTUNE_ACTION")->text == "train");
   CHECK(env.find("DPTUNE_PRIVATE")->text == "1");
+  CHECK(env.find("DPTUNE_NOISE")->text == "fast");
   CHECK(env.find("DPTUNE_PARAM_STEPS")->text == "40");
   CHECK(env.find("DPTUNE_PARAM_NOISE_MULTIPLIER")->text == "1.25");
   CHECK(env.find("DPTUNE_SEED")->text == std::to_string(static_cast<std::uint64_t>(seed)));
@@ -223,4 +233,177 @@ TEST_CASE("command trainer: configuration errors") {
   CHECK(error_of([&] { make_config(p); }) ==
         "run: program " DPTUNE_SOURCE_DIR
         "/tests/command/missing.py is not an executable file (relative to the pipeline's folder)");
+}
+
+namespace {
+
+mode_t mode_of(const fs::path& p) {
+  struct stat st {};
+  REQUIRE(stat(p.c_str(), &st) == 0);
+  return st.st_mode & 07777;
+}
+
+/// Starts `python3 -c` in the background holding an flock on `folder` (as a dptune process holds
+/// its run folders); returns its pid once the lock is held.
+pid_t hold_lock(const fs::path& folder, const fs::path& ready) {
+  const std::string script = "import fcntl, os, time; fd = os.open('" + folder.string() +
+                             "', os.O_RDONLY); fcntl.flock(fd, fcntl.LOCK_EX); open('" +
+                             ready.string() + "', 'w').write(str(os.getpid())); time.sleep(60)";
+  REQUIRE(std::system(("/usr/bin/python3 -c \"" + script + "\" &").c_str()) == 0);
+  for (int i = 0; i < 500 && !fs::exists(ready); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the pid written in full
+  pid_t pid = 0;
+  std::ifstream(ready) >> pid;
+  REQUIRE(pid > 0);
+  return pid;
+}
+
+/// Sets TMPDIR for the scope (fs::temp_directory_path reads it).
+class TmpDirVariable {
+ public:
+  explicit TmpDirVariable(const fs::path& dir) {
+    if (const char* old = std::getenv("TMPDIR")) old_ = old;
+    setenv("TMPDIR", dir.c_str(), 1);
+  }
+  ~TmpDirVariable() {
+    if (old_.empty())
+      unsetenv("TMPDIR");
+    else
+      setenv("TMPDIR", old_.c_str(), 1);
+  }
+
+ private:
+  std::string old_;
+};
+
+}  // namespace
+
+TEST_CASE("command trainer: run folders are private and the seed never reaches a file") {
+  dptune_test::TempDir base;
+  // keep_dir's missing folders are created owner-only too.
+  const fs::path keep = base.path() / "kept" / "runs";
+  const auto config = make_config(params("ok", keep.string()));
+  Context context;
+  // behave.py ok exits with code 4 if any file of the run folder holds the seed's digits, in
+  // train and in predict (the request reaches it through a pipe).
+  const TrainedModel trained = train(config, data(), context);
+  CHECK(trained.model->predict(data()).values == std::vector<double>{1, 0, 1, 0});
+  CHECK(mode_of(base.path() / "kept") == 0700);
+  CHECK(mode_of(keep) == 0700);
+  std::vector<fs::path> runs;
+  for (const auto& e : fs::directory_iterator(keep)) runs.push_back(e.path());
+  REQUIRE(runs.size() == 1);
+  CHECK(mode_of(runs[0]) == 0700);
+  CHECK(mode_of(runs[0] / "train.csv") == 0600);
+  CHECK(mode_of(runs[0] / "train-request.json") == 0600);
+  // The request on disk is the request without its seed.
+  const Json on_disk = parse_json(read(runs[0] / "train-request.json"));
+  CHECK(on_disk.find("seed") == nullptr);
+  CHECK(on_disk.find("action")->text == "train");
+  const Json received = parse_json(read(runs[0] / "received.json"));
+  CHECK(received.find("request")->find("seed")->number ==
+        static_cast<double>(Xoshiro256(7).next_u64() >> 11));
+  for (const auto& e : fs::recursive_directory_iterator(runs[0]))
+    if (e.is_directory()) {
+      CHECK(mode_of(e.path()) == 0700);
+    } else if (e.path().filename() != "received.json" && e.path().filename() != "model.txt") {
+      CAPTURE(e.path());
+      CHECK(mode_of(e.path()) == 0600);
+    }
+}
+
+TEST_CASE("command trainer: stale run folders of dead processes are removed, live ones kept") {
+  dptune_test::TempDir tmp;
+  const fs::path dead = tmp.path() / "dptune-command-dead01";
+  const fs::path killed = tmp.path() / "dptune-command-kill01";
+  const fs::path live = tmp.path() / "dptune-command-live01";
+  const fs::path other = tmp.path() / "other-command-x";
+  for (const auto& dir : {dead, killed, live, other}) {
+    fs::create_directories(dir);
+    std::ofstream(dir / "train.csv") << "a,label\n1,0\n";
+  }
+  // `killed` was held by a process that died of SIGKILL; `live` is held by a running one.
+  const pid_t victim = hold_lock(killed, tmp.path() / "killed.pid");
+  const pid_t holder = hold_lock(live, tmp.path() / "live.pid");
+  REQUIRE(kill(victim, SIGKILL) == 0);
+  for (int i = 0; i < 200 && kill(victim, 0) == 0; ++i) {
+    // A zombie (its parent shell gone, init slow to reap) has closed its files already.
+    std::ifstream stat("/proc/" + std::to_string(victim) + "/stat");
+    std::string pid_text, name, state;
+    if (stat >> pid_text >> name >> state && state == "Z") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(remove_stale_run_folders(tmp.path()) == 2);
+  CHECK(!fs::exists(dead));
+  CHECK(!fs::exists(killed));
+  CHECK(fs::exists(live / "train.csv"));
+  CHECK(fs::exists(other / "train.csv"));
+  kill(holder, SIGKILL);
+
+  // A run of the trainer removes the stale folders of its temp folder before it starts, and
+  // holds its own folder locked while it lives.
+  dptune_test::TempDir tmp2;
+  const fs::path stale = tmp2.path() / "dptune-command-stale1";
+  fs::create_directories(stale);
+  std::ofstream(stale / "train.csv") << "a,label\n1,0\n";
+  TmpDirVariable variable(tmp2.path());
+  Context context;
+  const TrainedModel trained = train(make_config(params("ok")), data(), context);
+  CHECK(!fs::exists(stale));
+  std::vector<fs::path> runs;
+  for (const auto& e : fs::directory_iterator(tmp2.path())) runs.push_back(e.path());
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].filename().string().rfind("dptune-command-", 0) == 0);
+  CHECK(remove_stale_run_folders(tmp2.path()) == 0);  // locked by this process: alive
+  CHECK(fs::exists(runs[0] / "train.csv"));
+}
+
+TEST_CASE("command trainer: a prediction that depends on the other rows fails the run") {
+  Context context;
+  const TrainedModel row_local = train(make_config(params("ok")), data(), context);
+  Dataset many = data();
+  many.rows = 12;
+  many.features.clear();
+  many.labels.clear();
+  for (std::size_t i = 0; i < many.rows; ++i) {
+    many.features.push_back(static_cast<double>(i) - 3.5);  // 8 of 12 positive
+    many.features.push_back(1);
+    many.labels.push_back(1);
+  }
+  CHECK(row_local.model->predict(many).values ==
+        std::vector<double>{0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1});
+  // batch_mean: class 1 iff the first feature is above the mean of the rows it was given.
+  const TrainedModel batch = train(make_config(params("batch_mean")), data(), context);
+  const std::string e = error_of([&] { batch.model->predict(many); });
+  // Resent: rows 11, 9, 7, 6, 4, 2, 1 (1-based), first features 6.5 … -3.5, mean 8.5 / 7 ≈ 1.21
+  // against the whole set's 2: row 6 (first feature 1.5) flips from 0 to 1.
+  CHECK(e == "command: program `/usr/bin/python3 " DPTUNE_SOURCE_DIR
+             "/tests/command/behave.py batch_mean` (predict): its prediction of row 6 depends on "
+             "the other rows it was given: 0 among all 12 rows, 1 among 7 of them.  Private "
+             "scoring assumes each prediction depends only on its own row and the model (its "
+             "sensitivity, e.g. 1/n for accuracy); docs/command-trainer.md, \"Row-local "
+             "prediction\"");
+}
+
+TEST_CASE("command trainer: the noise is declared, sent, and checked against the answer") {
+  Params without;
+  for (const auto& [name, value] : params("ok"))
+    if (name != "noise") without.set(name, value);
+  CHECK(error_of([&] { command_schema().complete(without); }).find("noise") != std::string::npos);
+  auto p = params("ok");
+  p.set("noise", std::string("exact"));
+  CHECK(error_of([&] { command_schema().complete(p); }).find("noise") != std::string::npos);
+  Context context;
+  CHECK(error_of([&] {
+          train(make_config(params("wrong_noise")), data(), context);
+        }).find("(train): it reports noise: secure, the pipeline declares noise: fast") !=
+        std::string::npos);
+  p = params("ok");
+  p.set("noise", std::string("secure"));
+  const TrainedModel secure = train(make_config(p), data(), context);
+  CHECK(secure.model->describe().find("exact discrete noise (noise: secure)") != std::string::npos);
+  const TrainedModel fast = train(make_config(params("ok")), data(), context);
+  CHECK(fast.model->describe().find("floating-point noise (noise: fast, INSECURE NOISE)") !=
+        std::string::npos);
 }

@@ -137,7 +137,7 @@ TEST_CASE("plan: a tuner whose dry run never ends is refused, not waited for") {
   const auto dir = fresh_dir("plan_tuner_endless");
   std::ofstream(dir / "p.yaml")
       << "data: {use: 'builtin:breast_cancer'}\n"
-         "algorithm:\n  use: command\n  params:\n    run: /bin/false\n"
+         "algorithm:\n  use: command\n  params:\n    run: /bin/false\n    noise: fast\n"
          "    event: \"{laplace: {noise_multiplier: ${noise_multiplier}}}\"\n"
          "    noise_multiplier: 1.0\n"
          "accountant: {use: pure_dp, delta: 0}\nutility: {use: accuracy, repetitions: 1}\n"
@@ -148,7 +148,7 @@ TEST_CASE("plan: a tuner whose dry run never ends is refused, not waited for") {
   const auto r =
       run_dptune("plan repetition --pipeline '" + (dir / "p.yaml").string() + "'", "endless");
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("p.yaml:12:1: tuner: tuner repetition did not finish a dry run") !=
+  CHECK(r.err.find("p.yaml:13:1: tuner: tuner repetition did not finish a dry run") !=
         std::string::npos);
   CHECK(r.err.find("stop_probability > 0") != std::string::npos);
 }

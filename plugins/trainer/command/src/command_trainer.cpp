@@ -1,14 +1,18 @@
 #include "command/command_trainer.hpp"
 
+#include <fcntl.h>
 #include <sodium.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <sstream>
 
@@ -18,6 +22,9 @@
 namespace dptune::command {
 
 namespace fs = std::filesystem;
+
+/// Temporary run folders are $TMPDIR/dptune-command-XXXXXX.
+constexpr const char* kRunFolderPrefix = "dptune-command";
 
 namespace {
 
@@ -84,21 +91,63 @@ fs::path resolve_executable(const std::string& name, const fs::path& base) {
 
 // ---- run folders ----------------------------------------------------------------------------
 
-/// A run's folder: removed when the last model of the run goes, unless the user keeps them.
+/// Creates `file` empty with mode 0600 (owner only), whatever the umask, so that what dptune
+/// writes into a run folder is private even if the folder is later copied or its mode changed.
+void create_private_file(const fs::path& file) {
+  const int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  require(fd >= 0, "command: cannot create " + file.string() + ": " + std::strerror(errno));
+  fchmod(fd, 0600);  // an existing file keeps its mode through O_CREAT
+  close(fd);
+}
+
+/// mkdir -p with mode 0700 for the folders it creates (keep_dir).
+void create_private_directories(const fs::path& dir) {
+  if (dir.empty() || fs::is_directory(dir)) return;
+  create_private_directories(dir.parent_path());
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    throw Error("command: cannot create " + dir.string() + ": " + std::strerror(errno));
+}
+
+/// The run folders of dptune processes that are gone are removed once per parent folder and
+/// process, before its first run folder there (a kill -9 leaves them holding private rows).
+void remove_stale_once(const fs::path& parent) {
+  static std::mutex mutex;
+  static std::set<std::string> done;
+  std::lock_guard lock(mutex);
+  if (done.insert(parent.string()).second) remove_stale_run_folders(parent);
+}
+
+/// A run's folder: mode 0700 (mkdtemp), removed when the last model of the run goes, unless the
+/// user keeps them.  A temporary one is locked (flock on the folder, held open, close-on-exec)
+/// for as long as this process lives: the kernel drops the lock when the process dies, however
+/// it dies, which is how the next run tells a stale folder from a live one
+/// (remove_stale_run_folders).
 class RunDir {
  public:
-  RunDir(const std::string& keep_dir, const std::string& prefix) : keep_(!keep_dir.empty()) {
-    fs::path parent = keep_ ? fs::path(keep_dir) : fs::temp_directory_path();
-    std::error_code ec;
-    fs::create_directories(parent, ec);
-    std::string pattern = (parent / (prefix + "-XXXXXX")).string();
-    require(mkdtemp(pattern.data()) != nullptr,
-            "command: cannot create a run folder in " + parent.string());
-    path_ = pattern;
+  enum class Kind { Temporary, Kept, Nested };
+
+  RunDir(Kind kind, const fs::path& parent, const std::string& prefix)
+      : keep_(kind != Kind::Temporary) {
+    if (kind == Kind::Kept) create_private_directories(parent);
+    if (kind == Kind::Temporary) remove_stale_once(parent);
+    // A cleaner in another process may take a folder in the moment between mkdtemp and flock
+    // (it finds it unlocked): it deletes it while holding the lock, so after our lock the folder
+    // must still be the one at the path; otherwise make another.
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      std::string pattern = (parent / (prefix + "-XXXXXX")).string();
+      if (mkdtemp(pattern.data()) == nullptr)
+        throw Error("command: cannot create a run folder in " + parent.string() + ": " +
+                    std::strerror(errno));
+      path_ = pattern;
+      if (kind != Kind::Temporary || lock_if_still_there()) return;
+    }
+    throw Error("command: cannot create a run folder in " + parent.string() +
+                " (taken by another process's cleanup eight times)");
   }
   ~RunDir() {
     std::error_code ec;
     if (!keep_) fs::remove_all(path_, ec);
+    if (lock_ >= 0) close(lock_);
   }
   RunDir(const RunDir&) = delete;
   RunDir& operator=(const RunDir&) = delete;
@@ -107,16 +156,37 @@ class RunDir {
  private:
   fs::path path_;
   bool keep_;
+  int lock_ = -1;
+
+  /// Locks the new folder; false if a cleaner removed it before the lock (then it is gone).
+  bool lock_if_still_there() {
+    lock_ = open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (lock_ < 0) return false;
+    while (flock(lock_, LOCK_EX) != 0 && errno == EINTR) {
+    }
+    struct stat held {};
+    struct stat named {};
+    if (fstat(lock_, &held) == 0 && lstat(path_.c_str(), &named) == 0 &&
+        held.st_dev == named.st_dev && held.st_ino == named.st_ino)
+      return true;
+    close(lock_);
+    lock_ = -1;
+    return false;
+  }
 };
 
 void write_text(const fs::path& file, const std::string& text) {
+  create_private_file(file);
   std::ofstream out(file, std::ios::binary);
   out << text;
   require(static_cast<bool>(out.flush()), "command: cannot write " + file.string());
 }
 
 /// Rows as CSV: a header of feature names, then one row per example; `labels` adds a last column.
-void write_csv(const fs::path& file, const Dataset& data, bool labels) {
+/// `order`, when given, lists the rows to write (the row-local spot check's sample).
+void write_csv(const fs::path& file, const Dataset& data, bool labels,
+               const std::vector<std::size_t>* order = nullptr) {
+  create_private_file(file);
   std::ofstream out(file, std::ios::binary);
   for (std::size_t j = 0; j < data.cols; ++j)
     out << (j ? "," : "")
@@ -125,7 +195,9 @@ void write_csv(const fs::path& file, const Dataset& data, bool labels) {
   if (labels) out << (data.cols ? "," : "") << "label";
   out << "\n";
   char buffer[32];
-  for (std::size_t i = 0; i < data.rows; ++i) {
+  const std::size_t count = order ? order->size() : data.rows;
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::size_t i = order ? (*order)[k] : k;
     for (std::size_t j = 0; j < data.cols; ++j) {
       // Float rows (the host's storage, ABI 2.7) print exactly as the doubles they widen to.
       const double x = data.float_rows.empty() ? data.row(i)[j] : data.float_rows.row(i)[j];
@@ -163,16 +235,25 @@ std::string join_argv(const std::vector<std::string>& argv) {
   return out;
 }
 
+/// A request as JSON with `seed` (a "seed" member) or without it (the copy on disk).
+using RequestText = std::function<std::string(const std::string& seed_member)>;
+
+std::string seed_member(std::uint64_t seed) { return "\"seed\": " + std::to_string(seed) + ", "; }
+
 /// Runs one action; returns the program's answer or throws Error with the status and stderr.
+/// The program reads the request, seed included, from a pipe on its standard input; the copy in
+/// the run folder (DPTUNE_REQUEST) has no seed: the noise seed never reaches a disk
+/// (docs/command-trainer.md, "Run folders").
 Json run_action(const Config& config, const std::string& action, const fs::path& dir,
-                const std::string& request, std::vector<std::string> environment) {
+                const RequestText& request, std::uint64_t seed,
+                std::vector<std::string> environment) {
   const fs::path request_file = dir / (action + "-request.json");
-  write_text(request_file, request + "\n");
+  write_text(request_file, request("") + "\n");
   ProcessSpec spec;
   spec.executable = config.executable;
   spec.argv = config.argv;
   spec.working_directory = config.pipeline_dir;
-  spec.stdin_file = request_file.string();
+  spec.stdin_text = request(seed_member(seed)) + "\n";
   spec.timeout_seconds = config.timeout;
   environment.push_back("DPTUNE_PROTOCOL=" + std::to_string(kProtocolVersion));
   environment.push_back("DPTUNE_ACTION=" + action);
@@ -200,6 +281,11 @@ Json run_action(const Config& config, const std::string& action, const fs::path&
 
 // ---- the model ------------------------------------------------------------------------------
 
+/// Rows the row-local spot check sends again, and how far its probabilities may differ (a BLAS
+/// may sum a row's products in another order when the batch is smaller).
+constexpr std::size_t kRowLocalSample = 7;
+constexpr double kProbabilityTolerance = 1e-6;
+
 /// What a run produced: its folder and the model file the program named.  predict() runs the
 /// program again with action "predict" on the rows to score; the utility is dptune's oracle on
 /// the predictions, so every tuner knows its sensitivity (e.g. 1/n for accuracy).
@@ -214,21 +300,15 @@ class CommandModel final : public Model {
         classes_(classes) {}
 
   Predictions predict(const Dataset& data) const override {
-    RunDir scratch((dir_->path()).string(), "predict");
-    const fs::path rows = scratch.path() / "rows.csv";
-    write_csv(rows, data, false);
-    const std::string request = "{\"protocol\": " + std::to_string(kProtocolVersion) +
-                                ", \"action\": \"predict\", \"model\": " + json_quote(model_) +
-                                ", \"params\": " + params_json(config_->hyperparameters) +
-                                ", \"seed\": " + std::to_string(seed_) +
-                                ", \"data\": {\"rows_csv\": " + json_quote(rows.string()) +
-                                ", \"rows\": " + std::to_string(data.rows) +
-                                ", \"features\": " + std::to_string(data.cols) +
-                                ", \"classes\": " + std::to_string(classes_) +
-                                "}, \"output_dir\": " + json_quote(scratch.path().string()) + "}";
-    const Json answer = run_action(*config_, "predict", scratch.path(), request,
-                                   {"DPTUNE_DATA=" + rows.string(), "DPTUNE_MODEL=" + model_});
-    return predictions_of(answer, data.rows);
+    const Predictions all = run_predict(data, nullptr);
+    bool first = false;
+    {
+      std::lock_guard lock(mutex_);
+      first = !checked_ && data.rows >= 2;
+      checked_ = checked_ || first;
+    }
+    if (first) check_row_local(data, all);
+    return all;
   }
 
   std::string describe() const override {
@@ -247,6 +327,60 @@ class CommandModel final : public Model {
   std::string model_;
   std::uint64_t seed_;
   std::size_t classes_;
+  mutable std::mutex mutex_;
+  mutable bool checked_ = false;
+
+  /// The program's predictions for `data`'s rows, or for the rows `order` lists, in that order.
+  Predictions run_predict(const Dataset& data, const std::vector<std::size_t>* order) const {
+    RunDir scratch(RunDir::Kind::Nested, dir_->path(), "predict");
+    const fs::path rows = scratch.path() / "rows.csv";
+    write_csv(rows, data, false, order);
+    const std::size_t count = order ? order->size() : data.rows;
+    const RequestText request = [&](const std::string& seed) {
+      return "{\"protocol\": " + std::to_string(kProtocolVersion) +
+             ", \"action\": \"predict\", \"model\": " + json_quote(model_) +
+             ", \"params\": " + params_json(config_->hyperparameters) + ", " + seed +
+             "\"noise\": " + json_quote(config_->noise) +
+             ", \"data\": {\"rows_csv\": " + json_quote(rows.string()) +
+             ", \"rows\": " + std::to_string(count) +
+             ", \"features\": " + std::to_string(data.cols) +
+             ", \"classes\": " + std::to_string(classes_) +
+             "}, \"output_dir\": " + json_quote(scratch.path().string()) + "}";
+    };
+    const Json answer = run_action(*config_, "predict", scratch.path(), request, seed_,
+                                   {"DPTUNE_DATA=" + rows.string(), "DPTUNE_MODEL=" + model_});
+    return predictions_of(answer, count);
+  }
+
+  /// The row-local spot check (docs/command-trainer.md, "Row-local prediction"): private
+  /// scoring's sensitivity (1/n for accuracy) holds only if a row's prediction depends on that
+  /// row and the model alone.  A second start of the program predicts a few of the rows, spread
+  /// over the set and in reverse order, without the others; a row-local, deterministic program
+  /// answers exactly as before.  Which rows are resent depends only on the public row count.
+  void check_row_local(const Dataset& data, const Predictions& all) const {
+    const std::size_t sample = std::min<std::size_t>(kRowLocalSample, data.rows - 1);
+    std::vector<std::size_t> order;
+    for (std::size_t k = sample; k-- > 0;) order.push_back(k * data.rows / sample);
+    const Predictions some = run_predict(data, &order);
+    const std::size_t classes = all.probabilities.empty() ? 0 : classes_;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const std::size_t i = order[k];
+      bool same = some.values[k] == all.values[i];
+      if (classes > 0 && some.probabilities.size() == order.size() * classes)
+        for (std::size_t c = 0; c < classes; ++c)
+          same = same && std::abs(some.probabilities[k * classes + c] -
+                                  all.probabilities[i * classes + c]) <= kProbabilityTolerance;
+      if (!same)
+        throw Error("command: program `" + join_argv(config_->argv) + "` (predict): its " +
+                    "prediction of row " + std::to_string(i + 1) + " depends on the other rows " +
+                    "it was given: " + json_number(all.values[i]) + " among all " +
+                    std::to_string(data.rows) + " rows, " + json_number(some.values[k]) +
+                    " among " + std::to_string(order.size()) + " of them.  Private scoring " +
+                    "assumes each prediction depends only on its own row and the model (its " +
+                    "sensitivity, e.g. 1/n for accuracy); docs/command-trainer.md, \"Row-local " +
+                    "prediction\"");
+    }
+  }
 
   Predictions predictions_of(const Json& answer, std::size_t rows) const {
     const auto bad = [&](const std::string& what) {
@@ -330,6 +464,11 @@ ParamSchema command_schema() {
                "${n} (training rows), e.g. \"self_composed: {count: ${steps}, event: "
                "{poisson_sampled: {rate: ${batch_size}/${n}, event: {gaussian: {noise_multiplier: "
                "${noise_multiplier}}}}}}\"");
+  s.add_string("noise",
+               "the noise the program draws: fast (floating-point, e.g. numpy's normal: labelled "
+               "INSECURE NOISE in every report, Mironov 2012) or secure (exact discrete noise on "
+               "a power-of-two grid, as dptune's own noise: secure); required")
+      .one_of({"fast", "secure"});
   s.add_float("timeout",
               "seconds one start of the program may take (then its process group is "
               "killed and the run fails)")
@@ -367,7 +506,10 @@ ParamSchema command_schema() {
 
 std::string Config::trust_statement() const {
   std::string out = "privacy depends on the external program honouring the declared event " +
-                    event.text() + "; program: " + join_argv(argv) + " (";
+                    event.text() + " with " +
+                    (noise == "secure" ? "exact discrete noise (noise: secure)"
+                                       : "floating-point noise (noise: fast, INSECURE NOISE)") +
+                    "; program: " + join_argv(argv) + " (";
   for (std::size_t i = 0; i < files.size(); ++i)
     out += (i ? ", " : "") + files[i].path + " sha256 " + files[i].sha256;
   return out + ")";
@@ -382,7 +524,8 @@ std::shared_ptr<const Config> make_config(const Params& p) {
                                                 p.get_string("pipeline_dir"),
                                                 p.get_string("keep_dir"),
                                                 {},
-                                                {}});
+                                                {},
+                                                p.get_string("noise")});
   const fs::path base =
       config->pipeline_dir.empty() ? fs::current_path() : fs::path(config->pipeline_dir);
   config->argv = split_argv(p.get_string("run"));
@@ -422,6 +565,32 @@ DpEvent declared_event(const Config& config, std::size_t train_rows) {
   return config.event.instantiate(values);
 }
 
+std::size_t remove_stale_run_folders(const fs::path& parent) {
+  std::size_t removed = 0;
+  std::error_code ec;
+  const std::string prefix = std::string(kRunFolderPrefix) + "-";
+  for (const auto& entry : fs::directory_iterator(parent, ec)) {
+    const fs::path path = entry.path();
+    if (path.filename().string().rfind(prefix, 0) != 0) continue;
+    struct stat named {};
+    if (lstat(path.c_str(), &named) != 0 || !S_ISDIR(named.st_mode) || named.st_uid != geteuid())
+      continue;
+    const int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct stat held {};
+    // Locked: its process is alive.  Otherwise remove it while holding the lock, if the path
+    // still names the folder opened.
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &held) == 0 && held.st_dev == named.st_dev &&
+        held.st_ino == named.st_ino) {
+      std::error_code removing;
+      fs::remove_all(path, removing);
+      if (!removing) ++removed;
+    }
+    close(fd);
+  }
+  return removed;
+}
+
 Json answer_of(const std::string& out) {
   std::size_t end = out.size();
   while (end > 0 && std::isspace(static_cast<unsigned char>(out[end - 1]))) --end;
@@ -441,40 +610,14 @@ Json answer_of(const std::string& out) {
   return answer;
 }
 
-TrainedModel train(const std::shared_ptr<const Config>& config, const Dataset& data,
-                   TrainingContext& context) {
-  const bool private_run = context.private_run();
-  const DpEvent declared =
-      private_run ? declared_event(*config, data.rows) : DpEvent::non_private();
-  const std::uint64_t seed = context.rng().next_u64() >> 11;  // < 2^53: exact in any JSON reader
-  auto dir = std::make_shared<RunDir>(config->keep_dir, "dptune-command");
-  const fs::path train_csv = dir->path() / "train.csv";
-  write_csv(train_csv, data, true);
-  const std::string request =
-      "{\"protocol\": " + std::to_string(kProtocolVersion) +
-      ", \"action\": \"train\", \"private\": " + (private_run ? "true" : "false") +
-      ", \"params\": " + params_json(config->hyperparameters) +
-      ", \"seed\": " + std::to_string(seed) +
-      ", \"data\": {\"train_csv\": " + json_quote(train_csv.string()) +
-      ", \"name\": " + json_quote(data.name) + ", \"rows\": " + std::to_string(data.rows) +
-      ", \"features\": " + std::to_string(data.cols) +
-      ", \"classes\": " + std::to_string(data.num_classes) +
-      "}, \"sizes\": {\"n\": " + std::to_string(data.rows) +
-      "}, \"event\": " + (private_run ? json_quote(declared.to_string()) : "null") +
-      ", \"delta\": " + json_number(context.delta()) +
-      ", \"output_dir\": " + json_quote(dir->path().string()) + "}";
-  std::vector<std::string> environment{"DPTUNE_DATA=" + train_csv.string(),
-                                       "DPTUNE_SEED=" + std::to_string(seed),
-                                       std::string("DPTUNE_PRIVATE=") + (private_run ? "1" : "0")};
-  for (const auto& [name, value] : config->hyperparameters) {
-    std::string upper = name;
-    for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    environment.push_back("DPTUNE_PARAM_" + upper + "=" + to_string(value));
-  }
-  const Json answer = run_action(*config, "train", dir->path(), request, environment);
+namespace {
 
+/// Checks the train answer's optional fields against what dptune declared: the event the program
+/// ran, the noise it drew, its utility's range.  Throws Error naming the program.
+void check_train_answer(const Config& config, const Json& answer, bool private_run,
+                        const DpEvent& declared) {
   const auto bad = [&](const std::string& what) {
-    return Error("command: program `" + join_argv(config->argv) + "` (train): " + what +
+    return Error("command: program `" + join_argv(config.argv) + "` (train): " + what +
                  (private_run ? " (the run is charged: its privacy is spent)" : ""));
   };
   if (const Json* e = answer.find("event"); e && e->type != Json::Type::Null && private_run) {
@@ -490,9 +633,60 @@ TrainedModel train(const std::shared_ptr<const Config>& config, const Dataset& d
                 ", which differs from the declared " + declared.to_string() +
                 "; dptune accounts only for the declared event");
   }
+  if (const Json* noise = answer.find("noise"); noise && noise->type != Json::Type::Null) {
+    if (noise->type != Json::Type::String) throw bad("\"noise\" must be \"fast\" or \"secure\"");
+    if (noise->text != config.noise)
+      throw bad("it reports noise: " + noise->text + ", the pipeline declares noise: " +
+                config.noise + "; the report labels the noise the pipeline declares");
+  }
   if (const Json* u = answer.find("utility"); u && u->type != Json::Type::Null)
     if (u->type != Json::Type::Number || !(u->number >= 0 && u->number <= 1))
       throw bad("\"utility\" must be a number in [0, 1]");
+}
+
+}  // namespace
+
+TrainedModel train(const std::shared_ptr<const Config>& config, const Dataset& data,
+                   TrainingContext& context) {
+  const bool private_run = context.private_run();
+  const DpEvent declared =
+      private_run ? declared_event(*config, data.rows) : DpEvent::non_private();
+  const std::uint64_t seed = context.rng().next_u64() >> 11;  // < 2^53: exact in any JSON reader
+  auto dir = config->keep_dir.empty()
+                 ? std::make_shared<RunDir>(RunDir::Kind::Temporary, fs::temp_directory_path(),
+                                            kRunFolderPrefix)
+                 : std::make_shared<RunDir>(RunDir::Kind::Kept, config->keep_dir, kRunFolderPrefix);
+  const fs::path train_csv = dir->path() / "train.csv";
+  write_csv(train_csv, data, true);
+  const RequestText request = [&](const std::string& seed_text) {
+    return "{\"protocol\": " + std::to_string(kProtocolVersion) +
+           ", \"action\": \"train\", \"private\": " + (private_run ? "true" : "false") +
+           ", \"params\": " + params_json(config->hyperparameters) + ", " + seed_text +
+           "\"noise\": " + json_quote(config->noise) +
+           ", \"data\": {\"train_csv\": " + json_quote(train_csv.string()) +
+           ", \"name\": " + json_quote(data.name) + ", \"rows\": " + std::to_string(data.rows) +
+           ", \"features\": " + std::to_string(data.cols) +
+           ", \"classes\": " + std::to_string(data.num_classes) +
+           "}, \"sizes\": {\"n\": " + std::to_string(data.rows) +
+           "}, \"event\": " + (private_run ? json_quote(declared.to_string()) : "null") +
+           ", \"delta\": " + json_number(context.delta()) +
+           ", \"output_dir\": " + json_quote(dir->path().string()) + "}";
+  };
+  std::vector<std::string> environment{
+      "DPTUNE_DATA=" + train_csv.string(), "DPTUNE_SEED=" + std::to_string(seed),
+      "DPTUNE_NOISE=" + config->noise, std::string("DPTUNE_PRIVATE=") + (private_run ? "1" : "0")};
+  for (const auto& [name, value] : config->hyperparameters) {
+    std::string upper = name;
+    for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    environment.push_back("DPTUNE_PARAM_" + upper + "=" + to_string(value));
+  }
+  const Json answer = run_action(*config, "train", dir->path(), request, seed, environment);
+
+  check_train_answer(*config, answer, private_run, declared);
+  const auto bad = [&](const std::string& what) {
+    return Error("command: program `" + join_argv(config->argv) + "` (train): " + what +
+                 (private_run ? " (the run is charged: its privacy is spent)" : ""));
+  };
   std::string model = dir->path().string();
   if (const Json* m = answer.find("model"); m && m->type != Json::Type::Null) {
     if (m->type != Json::Type::String) throw bad("\"model\" must be a path");

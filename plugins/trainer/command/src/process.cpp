@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -75,6 +76,38 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
   _exit(127);
 }
 
+/// The read end of a pipe that already holds all of `text`, its write end closed, so the
+/// program reads `text` and then end-of-file.  Filled before the program starts, so no write can
+/// meet a closed reader (no SIGPIPE) and no thread is needed; the pipe is grown to fit (Linux
+/// F_SETPIPE_SZ, up to fs.pipe-max-size, 1 MiB by default).  -1 with `why` on failure.
+int filled_pipe(const std::string& text, std::string& why) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    why = std::string("pipe: ") + std::strerror(errno);
+    return -1;
+  }
+  const int capacity = fcntl(fds[1], F_GETPIPE_SZ);
+  if (capacity >= 0 && text.size() > static_cast<std::size_t>(capacity))
+    fcntl(fds[1], F_SETPIPE_SZ, static_cast<int>(std::min<std::size_t>(text.size(), 1 << 30)));
+  std::size_t done = 0;
+  const int flags = fcntl(fds[1], F_GETFL);
+  fcntl(fds[1], F_SETFL, flags | O_NONBLOCK);  // a request larger than the pipe: fail, not hang
+  while (done < text.size()) {
+    const ssize_t wrote = write(fds[1], text.data() + done, text.size() - done);
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote <= 0) {
+      why = "the request (" + std::to_string(text.size()) +
+            " bytes) does not fit in a pipe: " + std::strerror(errno);
+      close(fds[0]);
+      close(fds[1]);
+      return -1;
+    }
+    done += static_cast<std::size_t>(wrote);
+  }
+  close(fds[1]);
+  return fds[0];
+}
+
 }  // namespace
 
 ProcessResult run_process(const ProcessSpec& spec) {
@@ -87,9 +120,12 @@ ProcessResult run_process(const ProcessSpec& spec) {
   const auto argv = pointers(argv_strings);
   const auto envp = pointers(env_strings);
 
-  const int in = open(spec.stdin_file.c_str(), O_RDONLY | O_CLOEXEC);
+  std::string why;
+  const int in = spec.stdin_file.empty() ? filled_pipe(spec.stdin_text, why)
+                                         : open(spec.stdin_file.c_str(), O_RDONLY | O_CLOEXEC);
   if (in < 0) {
-    result.start_error = spec.stdin_file + ": " + std::strerror(errno);
+    result.start_error =
+        spec.stdin_file.empty() ? why : spec.stdin_file + ": " + std::strerror(errno);
     return result;
   }
   Pipe out, err, report;  // report: execve's errno, or EOF when execve succeeded (close-on-exec)

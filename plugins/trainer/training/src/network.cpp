@@ -297,6 +297,7 @@ struct BatchGradient::Impl {
   bool single = false;
   std::vector<double> norms2;
   const double* params = nullptr;
+  RowMatrix chunk_sum;  // one layer's private weight-gradient sum over the chunk, in double
 
   template <class T>
   LayerBuffers<T>& buffers() {
@@ -410,11 +411,14 @@ double BatchGradient::forward_backward(const double* labels, const std::size_t* 
         total += output_loss(s.loss, s.classes, &z, 1, labels[index[i]], &s.linear_delta[i]);
       }
     } else {
-      // δ_i = σ(z_i) − y_i, vectorised (Eigen's exp); labels were checked by the data's owner
-      // and are re-checked here cheaply.
-      for (std::size_t i = 0; i < count; ++i)
-        s.norms2[i] = static_cast<double>(label_index(labels[index[i]], 2));
-      delta = (1.0 / (1.0 + (-delta.array()).exp())).matrix() - MapVector(s.norms2.data(), c);
+      // δ_i = σ(z_i) − y_i, one example at a time: Eigen's vectorised exp rounds differently
+      // from its scalar head and tail, which would make an example's δ depend on its position
+      // in the batch (dp_sum_sensitivity needs it to depend on the example alone).  Labels were
+      // checked by the data's owner and are re-checked here cheaply.
+      for (std::size_t i = 0; i < count; ++i) {
+        const double y = static_cast<double>(label_index(labels[index[i]], 2));
+        s.linear_delta[i] = 1.0 / (1.0 + std::exp(-s.linear_delta[i])) - y;
+      }
     }
     MapVector norms(s.norms2.data(), c);
     norms = delta.array().square() * (MapVector(s.input_norm2.data(), c).array() + 1.0);
@@ -569,6 +573,19 @@ void BatchGradient::accumulate(const double* weights, double* grad) {
     const std::size_t d = s.sizes[0];
     MapVector g(grad, static_cast<Eigen::Index>(d));
     double gb = 0;
+    if (weights) {
+      // Private: the chunk's sum first, then one addition to the lot's sum, so that every term
+      // meets at most count + 1 roundings here (dp_sum_sensitivity, training.hpp).
+      Eigen::VectorXd chunk = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(d));
+      for (std::size_t i = 0; i < s.count; ++i) {
+        const double di = weights[i] * s.linear_delta[i];
+        chunk += di * ConstMapVector(s.rows[i], static_cast<Eigen::Index>(d));
+        gb += di;
+      }
+      g += chunk;
+      grad[d] += gb;
+      return;
+    }
     for (std::size_t i = 0; i < s.count; ++i) {
       const double di = weights ? weights[i] * s.linear_delta[i] : s.linear_delta[i];
       g += di * ConstMapVector(s.rows[i], static_cast<Eigen::Index>(d));
@@ -606,6 +623,18 @@ void BatchGradient::accumulate_layers(const double* weights, double* grad) {
     auto delta = L.delta[l].topRows(c);
     MapMatrix gw(grad + s.offsets[l], rows, cols);
     MapRowVector gb(grad + s.offsets[l] + s.sizes[l] * s.sizes[l + 1], cols);
+    if (weights) {
+      // Private sums in double, also for float layers: a float product is exact in double, and
+      // the chunk's sum is formed apart and added to the lot's once, so every term meets at most
+      // count + 1 roundings here and the sum's error stays within the bound the noise is scaled
+      // for (dp_sum_sensitivity, training.hpp).  A float GEMM's error reached 28 grid steps of
+      // the secure noise, past the sqrt(d) the rounding analysis allows.
+      s.chunk_sum.noalias() =
+          L.a[l].topRows(c).transpose().template cast<double>() * delta.template cast<double>();
+      gw += s.chunk_sum;
+      gb += delta.template cast<double>().colwise().sum();
+      continue;
+    }
     if constexpr (std::is_same_v<T, float>) {
       // One float product per layer, added to the double sum.
       Eigen::Map<typename LayerBuffers<T>::Matrix> gf(L.grad.data(), rows, cols);

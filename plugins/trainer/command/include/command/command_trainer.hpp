@@ -2,6 +2,7 @@
 // SDK only.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <set>
 #include <string>
@@ -32,6 +33,7 @@ struct Config {
   std::string keep_dir;                   // empty: run folders are temporary
   Params hyperparameters;                 // the vocabulary's values, sent to the program
   std::map<std::string, double> numbers;  // numeric hyperparameters, for the template
+  std::string noise;                      // "fast" or "secure": what the program draws
 
   /// "privacy depends on the external program honouring the declared event" with the files.
   std::string trust_statement() const;
@@ -50,6 +52,13 @@ DpEvent declared_event(const Config& config, std::size_t train_rows);
 /// One run of the program on `data`.
 TrainedModel train(const std::shared_ptr<const Config>& config, const Dataset& data,
                    TrainingContext& context);
+
+/// Removes the run folders `parent`/dptune-command-* that belong to no living process: owned by
+/// this user, real folders (not links), and not locked — every dptune process holds an flock on
+/// each of its temporary run folders until it ends, and the kernel releases it however the
+/// process ends (kill -9 included).  A folder is removed while holding its lock, so a process
+/// creating it at that moment notices and makes another.  Returns how many were removed.
+std::size_t remove_stale_run_folders(const std::filesystem::path& parent);
 
 /// Turns the program's standard output into its answer: the last non-empty line, a JSON object.
 /// Throws InvalidArgument saying what is wrong.

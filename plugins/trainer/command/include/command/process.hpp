@@ -12,7 +12,10 @@ struct ProcessSpec {
   std::vector<std::string> argv;  // argv[0] included
   std::vector<std::string> extra_environment;  // "NAME=value", added to the inherited environment
   std::string working_directory;               // empty: inherit
-  std::string stdin_file;                      // the program's standard input
+  std::string stdin_file;                      // the program's standard input, if not empty
+  /// Otherwise the program reads this text from a pipe filled before it starts: what it reads
+  /// never touches a file system (the noise seed travels this way, docs/command-trainer.md).
+  std::string stdin_text;
   double timeout_seconds = 600;
   std::size_t max_stdout = std::size_t{256} << 20;
   std::size_t stderr_tail = 4000;  // characters of stderr kept (the end)

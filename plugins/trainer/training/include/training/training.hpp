@@ -97,6 +97,52 @@ DpEvent dp_sgd_event(const DpSchedule& schedule, DpEvent step_event);
 /// noise_multiplier / 2.
 double dp_step_sensitivity(const DpSgdOptions& options);
 
+/// The L2 sensitivity the noise of one step is actually scaled to: L widened by a proven bound on
+/// the floating-point error of the clipped gradients and of their sum, so that the sums computed
+/// for neighbouring lots differ by at most this much (the grid release's rounding analysis,
+/// dptune/helpers/grid_noise.hpp, then holds of the numbers computed, not only of exact ones).
+/// `rows`: the training rows n; `params`: the network's parameter count p; `capacity`: the chunk
+/// size of the sums (at most 256).  The bound, with u = 2^-53 and γ_k = k u / (1 − k u)
+/// (Higham 2002, Lemma 3.1):
+///
+///  1. One clipped gradient.  g_i = ⊕_l a_{i,l} ⊗ δ'_{i,l} with δ'_{i,l} = fl(f_i δ_{i,l}) in the
+///     layers' precision (float: f_i rounded down to float first; relative rounding ≤ 2^-24),
+///     f_i = fl(L / fl(√n2_i)) where n2_i, the ghost norm ‖a‖²‖δ‖² summed over layers, is a sum
+///     of at most 2p + 8 rounded positive terms, so n2_i ≥ (1 − γ_{2p+8}) ‖g_i‖² (Higham 2002,
+///     eq. 3.2 for positive summands).  Hence ‖x_i‖ ≤ L (1 + 2^-24)(1 + u)² / √(1 − γ_{2p+8})
+///     ≤ L (1 + η) with η = 2^-24 + 8u + 2γ_{2p+8} (1/√(1 − γ) ≤ 1 + γ for γ ≤ 1/2);
+///     unclipped examples (f_i = 1, n2_i ≤ L²) likewise.
+///  2. Their sum.  Every coordinate is Σ_i x_i summed as the chunk's sum (a GEMM or a column
+///     sum: any summation tree of c ≤ capacity terms, one product rounding each, exact for
+///     float inputs) plus one addition per chunk into the lot's sum, K ≤ ⌈N / capacity⌉ chunks:
+///     each term meets at most c + K roundings, so the computed sum is Σ_i x_i (1 + θ_i) with
+///     |θ_i| ≤ γ_{c+K} (Higham 2002, Lemma 3.1 and eq. 3.4), and in L2 the error is at most
+///     γ_{c+K} ‖Σ_i |x_i|‖ ≤ γ_{c+K} Σ_i ‖x_i‖ ≤ γ_{c+K} N L (1 + η), whatever the order.
+///     N, the lot's size, is at most n (Poisson) or the fixed lot m: public bounds.
+///  3. Neighbours.  Each x_i depends on its own row and the weights only, because every chunk is
+///     padded to a whole number of kRowBlock rows (padded_rows): Eigen's GEMM computes the
+///     rows of a block in SIMD lanes, identically, but remainder rows (and a one-row chunk, a
+///     GEMV, or a small one, a coefficient-wise product) by other kernels whose results differ
+///     in the last bits, so that without padding a row's clipped gradient changed with its
+///     position and its chunk's size, i.e. with the other members of the lot (test "the clipped
+///     gradient of a row does not depend on its chunk").  So the exact sums of neighbouring lots
+///     differ by one x_z (add/remove) or x_z − x_z' (replace-one, where the accountant doubles
+///     the sensitivity), and the computed sums by that plus the two error terms: at most
+///     L(1 + η)(1 + 2 γ_{c+K} N) = dp_sum_sensitivity, per record.
+/// The result is rounded up.  The relative widening is about 2^-24 (test "the private gradient
+/// sum stays within the sensitivity the noise is scaled to").
+double dp_sum_sensitivity(const DpSgdOptions& options, std::size_t rows, std::size_t params,
+                          std::size_t capacity);
+
+/// Rows of a private chunk come in whole blocks of kRowBlock: 48 is a multiple of the row
+/// blocking of Eigen's float and double kernels on SSE, AVX2 and AVX-512 (the products of a
+/// row-major chunk block its rows by 4; the register blocks are 3 packets of 4, 8 or 16
+/// lanes) and of every packet, and it keeps a chunk above the size below which Eigen switches
+/// to a coefficient-wise product.
+inline constexpr std::size_t kRowBlock = 48;
+/// `count` rounded up to a whole number of kRowBlock rows.
+std::size_t padded_rows(std::size_t count);
+
 /// Adds the mechanism's noise to the summed clipped gradient (in place), given the L2 sensitivity.
 /// Empty: no noise (a non-private run of the same algorithm).
 using NoiseFunction = std::function<void(std::vector<double>& sum, double l2_sensitivity)>;
