@@ -668,6 +668,57 @@ constexpr int kWeightBits = 40;
 /// At most this many blocks (N = B + 1 <= 1024 columns: tables of 40 KiB).
 constexpr std::uint64_t kMaxBlocks = 1023;
 
+/// The generator's words fetched in batches and read as one bit stream, most significant bit first
+/// and word after word as BitPool reads them, at a bit position: the next 64 bits are two loads and
+/// a funnel shift, with no refill test per draw.  As a generator it hands on its next 64 bits (so
+/// that a BitPool can run the general path on the same stream), and it can take back the bits such
+/// a pool did not use.
+class WordStream final : public RandomBitGenerator {
+ public:
+  /// `expected_words`: about how many words the caller will read, at most (the first batch; the
+  /// words fetched and not read are lost, so the estimate errs low).
+  WordStream(RandomBitGenerator& rng, std::size_t expected_words) : rng_(rng) {
+    end_ = kHistory + std::clamp<std::size_t>(expected_words, 2, kCapacity - kHistory);
+    for (std::size_t i = kHistory; i < end_; ++i) words_[i] = rng_.next_u64();
+  }
+
+  std::uint64_t peek64() const {
+    const std::size_t i = position_ >> 6;
+    const auto r = static_cast<unsigned>(position_ & 63);
+    return (words_[i] << r) | ((words_[i + 1] >> 1) >> (63 - r));
+  }
+  void skip(int bits) {
+    position_ += static_cast<std::size_t>(bits);
+    if ((position_ >> 6) + 1 >= end_) [[unlikely]]
+      refill();
+  }
+  /// Puts back the last `bits` (at most 128) bits taken.
+  void give_back(int bits) { position_ -= static_cast<std::size_t>(bits); }
+
+  std::uint64_t next_u64() override {
+    const std::uint64_t word = peek64();
+    skip(64);
+    return word;
+  }
+  bool cryptographically_secure() const override { return rng_.cryptographically_secure(); }
+  std::string description() const override { return rng_.description(); }
+
+ private:
+  /// Keeps the current word and the two before it (for give_back) and fetches kBatch more.
+  void refill() {
+    const std::size_t first = (position_ >> 6) - kHistory;  // position_ >= 128 always
+    std::copy(words_ + first, words_ + end_, words_);
+    position_ -= first * 64;
+    end_ -= first;
+    for (std::size_t i = 0; i < kBatch && end_ < kCapacity; ++i) words_[end_++] = rng_.next_u64();
+  }
+
+  static constexpr std::size_t kHistory = 2, kBatch = 16, kCapacity = 1024;
+  RandomBitGenerator& rng_;
+  std::uint64_t words_[kCapacity];  // written before read: from kHistory on, then kept
+  std::size_t position_ = kHistory * 64, end_ = 0;
+};
+
 enum class Law { Gaussian, Laplace };
 
 class BlockTable {
@@ -680,7 +731,7 @@ class BlockTable {
 
   /// Draws into `out`; compiled twice, for x86-64-v3 (lzcnt, shlx: about a quarter faster) and
   /// for the baseline, chosen at load time (the same results: integer operations only).
-  void fill(BitPool& pool, std::span<std::int64_t> out) const;
+  void fill(RandomBitGenerator& rng, std::span<std::int64_t> out) const;
 
  private:
   /// Column c, as the usual path reads it (16 bytes, so that the table stays in the L1 cache):
@@ -695,8 +746,9 @@ class BlockTable {
   enum class Outcome { Accepted, Rejected, Undecided };
   friend struct BlockTableProbe;  // tests/discrete/internal_test.cpp
 
-  [[gnu::always_inline]] Outcome round_in_window(BitPool::State& bits, std::int64_t& value) const;
-  [[gnu::always_inline]] std::int64_t draw(RandomBitGenerator& rng, BitPool::State& bits) const;
+  [[gnu::always_inline]] Outcome round_in_window(std::uint64_t window, int& used,
+                                                 std::int64_t& value) const;
+  std::int64_t draw(WordStream& stream) const;
   bool accept_in_wedge(BitPool& pool, std::uint32_t block, std::uint64_t m, int examined) const;
   [[gnu::noinline]] bool round(BitPool& pool, std::int64_t& value) const;
   static std::int64_t signed_value(std::uint64_t m, bool negative) {
@@ -938,11 +990,10 @@ bool BlockTable::round(BitPool& pool, std::int64_t& value) const {
 /// below F, about 30 bits) is decided there.  It reads the bits exactly as round() does and
 /// consumes nothing unless it decides, so falling back to round() on Undecided changes nothing
 /// in the function from the bit stream to the draws.
-inline BlockTable::Outcome BlockTable::round_in_window(BitPool::State& bits,
+inline BlockTable::Outcome BlockTable::round_in_window(std::uint64_t window, int& used,
                                                        std::int64_t& value) const {
   // Written without data-dependent branches on the usual path (the column and the alias decision
-  // are random: a mispredicted branch costs as much as the rest of the draw).  bits.left >= 64.
-  const auto window = static_cast<std::uint64_t>(bits.buffer >> 64);
+  // are random: a mispredicted branch costs as much as the rest of the draw).
   const auto column_index = static_cast<std::uint32_t>(window >> (64 - column_bits_));
   const Column& column = columns_[column_index];
   const auto after_column = static_cast<std::uint32_t>((window << column_bits_) >> 32);
@@ -953,12 +1004,13 @@ inline BlockTable::Outcome BlockTable::round_in_window(BitPool::State& bits,
   const bool alias_undecided = has_alias && first >= 32;
   const bool to_alias = has_alias && after_column > column.expansion_top;
   const std::uint32_t piece = to_alias ? column.alias : column_index;
-  const int used = column_bits_ + (has_alias ? first + 1 : 0);
-  if (alias_undecided || piece == tail_piece_ || used + block_bits_ > 60) return Outcome::Undecided;
+  const int offset_at = column_bits_ + (has_alias ? first + 1 : 0);
+  if (alias_undecided || piece == tail_piece_ || offset_at + block_bits_ > 60)
+    return Outcome::Undecided;
   const std::uint64_t offset =
-      block_bits_ == 0 ? 0 : (window << used) >> (64 - block_bits_);  // shift < 64: used <= 42
-  const std::uint64_t m = (std::uint64_t{piece} << block_bits_) + offset;
-  const int accept_at = used + block_bits_;
+      block_bits_ == 0 ? 0 : (window << offset_at) >> (64 - block_bits_);  // offset_at <= 42
+  const std::uint64_t m = (std::uint64_t{piece} << block_bits_) + offset;  // < 2^61
+  const int accept_at = offset_at + block_bits_;
   const auto rest = static_cast<std::uint32_t>((window << accept_at) >> 32);
   const std::uint32_t fast = column.fast_top[to_alias ? 1 : 0];
   const int difference = std::countl_zero(rest ^ fast);
@@ -967,51 +1019,51 @@ inline BlockTable::Outcome BlockTable::round_in_window(BitPool::State& bits,
   if (difference >= std::min(32, 63 - accept_at) || rest > fast) return Outcome::Undecided;
   const int sign_at = accept_at + difference + 1;
   const bool negative = ((window << sign_at) >> 63) != 0;
-  bits.buffer <<= sign_at + 1;
-  bits.left -= sign_at + 1;
+  used = sign_at + 1;
   if (negative && m == 0) [[unlikely]]
     return Outcome::Rejected;
-  value = signed_value(m, negative);
+  const auto magnitude = static_cast<std::int64_t>(m);
+  value = negative ? -magnitude : magnitude;
   return Outcome::Accepted;
-}
-
-/// One draw from the bits of `bits`, refilled from `rng`: rounds in the window until one decides,
-/// round() in general.
-inline std::int64_t BlockTable::draw(RandomBitGenerator& rng, BitPool::State& bits) const {
-  for (;;) {
-    if (bits.left < 64) {  // as BitPool::refill
-      bits.buffer |= u128{rng.next_u64()} << (64 - bits.left);
-      bits.left += 64;
-    }
-    std::int64_t value = 0;
-    const Outcome outcome = round_in_window(bits, value);
-    if (outcome == Outcome::Accepted) return value;
-    if (outcome == Outcome::Rejected) continue;
-    BitPool pool(rng, bits);
-    const bool accepted = round(pool, value);
-    bits = pool.state();
-    if (accepted) return value;
-  }
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
-void BlockTable::fill(BitPool& pool, std::span<std::int64_t> out) const {
-  // Two lanes, each with its own bits: a draw's bit position depends on the previous draw of its
-  // lane only, so the processor overlaps the two dependency chains (about 1.6 times faster).  The
-  // generator's words go to whichever lane asks next; each is independent of everything before,
-  // so each lane reads independent uniform bits all the same.  The second lane's unread bits
-  // (under two words) are dropped at the end.
-  RandomBitGenerator& rng = pool.generator();
-  BitPool::State first = pool.state(), second{};
+/// One draw from `stream`: rounds in the window until one decides, round() when it cannot.
+inline std::int64_t
+BlockTable::draw(WordStream& stream) const {
+  for (;;) {
+    int used = 0;
+    std::int64_t value = 0;
+    const Outcome outcome = round_in_window(stream.peek64(), used, value);
+    if (outcome != Outcome::Undecided) {
+      stream.skip(used);
+      if (outcome == Outcome::Accepted) return value;
+      continue;
+    }
+    BitPool pool(stream);  // the general path on the same bits
+    const bool accepted = round(pool, value);
+    stream.give_back(pool.state().left);
+    if (accepted) return value;
+  }
+}
+
+void BlockTable::fill(RandomBitGenerator& rng, std::span<std::int64_t> out) const {
+  // Two streams, alternately: a draw's bit position depends on the previous draw of its own
+  // stream only, so the processor overlaps the two chains of dependent loads and shifts.  Each
+  // stream takes fresh words from the generator, independent of everything before, so each reads
+  // independent uniform bits all the same.
+  // First batches: 28 bits a draw (a draw reads about 30, and a word fetched but not read at the
+  // end is lost; the streams fetch 16 words at a time after the first batch).
+  const std::size_t half = out.size() / 2;
+  WordStream first(rng, (out.size() - half) * 7 / 16), second(rng, half * 7 / 16);
   std::size_t i = 0;
   for (; i + 1 < out.size(); i += 2) {
-    out[i] = draw(rng, first);
-    out[i + 1] = draw(rng, second);
+    out[i] = draw(first);
+    out[i + 1] = draw(second);
   }
-  if (i < out.size()) out[i] = draw(rng, first);
-  pool.set_state(first);
+  if (i < out.size()) out[i] = draw(first);
 }
 
 /// The tables of the last few parameters drawn on this thread (a DP-SGD run draws with one sigma
@@ -1106,9 +1158,7 @@ void discrete_gaussian_tabled(RandomBitGenerator& rng, std::uint64_t sigma2_num,
     std::fill(out.begin(), out.end(), 0);
     return;
   }
-  const auto table = block_table(Law::Gaussian, setup.n, setup.d);
-  BitPool pool(rng);
-  table->fill(pool, out);
+  block_table(Law::Gaussian, setup.n, setup.d)->fill(rng, out);
 }
 
 std::int64_t discrete_laplace_tabled(RandomBitGenerator& rng, std::uint64_t scale_num,
@@ -1121,9 +1171,7 @@ std::int64_t discrete_laplace_tabled(RandomBitGenerator& rng, std::uint64_t scal
 void discrete_laplace_tabled(RandomBitGenerator& rng, std::uint64_t scale_num,
                              std::uint64_t scale_den, std::span<std::int64_t> out) {
   check_laplace_scale(scale_num, scale_den);
-  const auto table = block_table(Law::Laplace, scale_num, scale_den);
-  BitPool pool(rng);
-  table->fill(pool, out);
+  block_table(Law::Laplace, scale_num, scale_den)->fill(rng, out);
 }
 
 }  // namespace dptune
