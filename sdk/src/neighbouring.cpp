@@ -128,6 +128,27 @@ DpEvent restate(const DpEvent& e, Neighbouring target, bool stated_replace_one) 
   }
 }
 
+/// True when no node of `e` holds for replace-one neighbours only (restate() would rebuild it
+/// unchanged for add/remove).
+bool add_remove_as_stated(const DpEvent& e) {
+  switch (e.kind()) {
+    case Kind::ReplaceOne:
+    case Kind::SampledWithoutReplacement:
+      return false;
+    case Kind::PoissonSampled:
+    case Kind::SelfComposed:
+    case Kind::RepeatAndSelect:
+    case Kind::RepeatUntilAccepted:
+      return add_remove_as_stated(e.inner());
+    case Kind::Composed:
+    case Kind::OneOf:
+      return std::all_of(e.events().begin(), e.events().end(),
+                         [](const DpEvent& child) { return add_remove_as_stated(child); });
+    default:
+      return true;
+  }
+}
+
 }  // namespace
 
 const char* to_string(Neighbouring relation) {
@@ -153,6 +174,9 @@ Neighbouring neighbouring_of(const DpEvent& event) {
 }
 
 DpEvent restated_for(const DpEvent& event, Neighbouring relation) {
+  // For add/remove, restate() rebuilds every node unchanged unless a node is replace-one only
+  // (then it throws): a copy says the same without calling a factory per node.
+  if (relation == Neighbouring::AddRemove && add_remove_as_stated(event)) return event;
   return restate(event, relation, false);
 }
 
