@@ -74,7 +74,13 @@ GridNoiseParameter rational_up(const char* who, double value, std::uint64_t max_
   if (!(std::isfinite(raised) && raised > 0 && std::ceil(raised) <= limit))
     throw InvalidArgument(std::string(who) + ": noise parameter " + std::to_string(value) +
                           " in grid units outside the sampler's range");
-  int shift = 0;
+  // The largest shift <= max_shift with ceil(raised 2^shift) <= limit: the valid shifts are a
+  // prefix (ceil(raised 2^s) grows with s), so start next to the answer (raised = f 2^e with
+  // f in [1/2, 1), limit = 2^l: the answer is about l - e) and step to it, rather than from 0.
+  int exponent = 0;
+  (void)std::frexp(raised, &exponent);
+  int shift = std::clamp(std::ilogb(limit) - exponent, 0, max_shift);
+  while (shift > 0 && std::ceil(std::ldexp(raised, shift)) > limit) --shift;
   while (shift < max_shift && std::ceil(std::ldexp(raised, shift + 1)) <= limit) ++shift;
   return {static_cast<std::uint64_t>(std::ceil(std::ldexp(raised, shift))),
           std::uint64_t{1} << shift};
