@@ -678,6 +678,8 @@ class WordStream final : public RandomBitGenerator {
   /// `expected_words`: about how many words the caller will read, at most (the first batch; the
   /// words fetched and not read are lost, so the estimate errs low).
   WordStream(RandomBitGenerator& rng, std::size_t expected_words) : rng_(rng) {
+    static_assert(kHistory == 2);
+    words_[0] = words_[1] = 0;  // the history before the first word: copied, never read
     end_ = kHistory + std::clamp<std::size_t>(expected_words, 2, kCapacity - kHistory);
     for (std::size_t i = kHistory; i < end_; ++i) words_[i] = rng_.next_u64();
   }
