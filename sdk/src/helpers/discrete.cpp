@@ -441,8 +441,21 @@ void check_laplace_scale(std::uint64_t scale_num, std::uint64_t scale_den) {
 // comparisons with 128 bits of exp(-1) above.  Every decision is an integer comparison of random
 // bits; no floating point anywhere, so the output is a fixed function of the bit stream.
 //
-// Bits are consumed only up to the first bit that decides a comparison, so a decision costs two
-// bits on average; a draw reads log2(N W) + about 5 bits (W N is about 4 sigma, resp. 8 scale).
+// (Between F_b and the 128-bit bounds, 64-bit bounds of exp(-(z(m) - z(b W))) from its Taylor
+// series settle most of the rest without the 128-bit arithmetic; accept_in_wedge.)
+//
+// Bits consumed.  A comparison consumes U's bits up to the first that decides it, so a decision
+// costs two bits on average; a draw reads log2(N W) + about 5 bits (W N is about 4 sigma, resp.
+// 8 scales).  When a comparison is inconclusive and a finer one of the same U follows, the finer
+// one consumes at least every bit the first looked at: the path taken depends on those bits, and
+// leaving them in the pool would give the next draw bits that are no longer uniform (the number of
+// bits consumed must be a stopping time of the bit stream).  The few-block tables of the tests
+// showed the bias before this rule.
+//
+// Streams.  The draws of a batch alternate between two streams of bits (WordStream: the
+// generator's words fetched in batches), each fed with fresh words; the general path runs a
+// BitPool on the same stream and gives back what it did not read, so the sampler stays a fixed
+// function of the generator's words.
 
 struct U256 {
   u128 high, low;
