@@ -1082,7 +1082,7 @@ void BlockTable::fill(RandomBitGenerator& rng, std::span<std::int64_t> out) cons
 }
 
 /// The tables of the last few parameters drawn on this thread (a DP-SGD run draws with one sigma
-/// for thousands of releases; building a table takes about a millisecond).
+/// for thousands of releases; building a table takes a few milliseconds).
 std::shared_ptr<const BlockTable> block_table(Law law, std::uint64_t numerator,
                                               std::uint64_t denominator) {
   struct Entry {

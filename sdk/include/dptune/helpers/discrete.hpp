@@ -76,7 +76,7 @@ void discrete_gaussian(RandomBitGenerator& rng, std::uint64_t sigma2_num, std::u
 /// 2-3 times; bench/discrete/README.md) and about 30 random bits per draw at sigma = 2^22 (the
 /// functions above: about 77); the outputs differ from theirs draw by draw, the law does not.
 /// The same parameter ranges and refusals as above.  The first call with new parameters builds a
-/// table (about a millisecond); each thread keeps the last four.
+/// table (a few milliseconds); each thread keeps the last four.
 std::int64_t discrete_gaussian_tabled(RandomBitGenerator& rng, std::uint64_t sigma2_num,
                                       std::uint64_t sigma2_den);
 void discrete_gaussian_tabled(RandomBitGenerator& rng, std::uint64_t sigma2_num,
