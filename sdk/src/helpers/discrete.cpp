@@ -1071,6 +1071,7 @@ void BlockTable::fill(RandomBitGenerator& rng, std::span<std::int64_t> out) cons
   // independent uniform bits all the same.
   // First batches: 28 bits a draw (a draw reads about 30, and a word fetched but not read at the
   // end is lost; the streams fetch 16 words at a time after the first batch).
+  if (out.empty()) return;  // (reads no words)
   const std::size_t half = out.size() / 2;
   WordStream first(rng, (out.size() - half) * 7 / 16), second(rng, half * 7 / 16);
   std::size_t i = 0;
