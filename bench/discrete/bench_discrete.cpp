@@ -1,7 +1,8 @@
 // Draws per second of the exact samplers (discrete.hpp; Canonne, Kamath & Steinke 2020) against the
 // SDK's continuous Gaussian (Box-Muller) and Laplace (inversion) samplers, in the same run, on the
 // deterministic generator (xoshiro256**) and on the production one (libsodium randombytes).
-//   build/bin/bench_discrete [draws per case, default 2000000]
+//   build/bin/bench_discrete [draws per case, default 2000000] [exact]
+// (`exact`: only the reference samplers against the block-table ones, ns and bits per draw)
 // Time is this thread's CPU time (CLOCK_THREAD_CPUTIME_ID): the build machine is shared.  Each case
 // is timed three times and the fastest run is reported.  Discrete samplers are timed in batches
 // (one span call: the bits of a 64-bit word are shared between draws) and one call per draw.
@@ -12,10 +13,12 @@
 #include <ctime>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "dptune/helpers/discrete.hpp"
+#include "dptune/helpers/fast_normal.hpp"
 #include "dptune/helpers/grid_noise.hpp"
 #include "dptune/host/random.hpp"
 #include "dptune/rng.hpp"
@@ -135,10 +138,81 @@ void bench_generator(dptune::RandomBitGenerator& rng, std::size_t n) {
   std::printf(" raw generator: %.1f M words/s (%.2f GB/s)\n", words / 1e6, words * 8 / 1e9);
 }
 
+/// Counts the words read from another generator (for bits per draw).
+class CountingBits final : public dptune::RandomBitGenerator {
+ public:
+  explicit CountingBits(dptune::RandomBitGenerator& inner) : inner_(inner) {}
+  std::uint64_t next_u64() override {
+    ++words_;
+    return inner_.next_u64();
+  }
+  bool cryptographically_secure() const override { return inner_.cryptographically_secure(); }
+  std::string description() const override { return inner_.description(); }
+  double words() const { return static_cast<double>(words_); }
+
+ private:
+  dptune::RandomBitGenerator& inner_;
+  long words_ = 0;
+};
+
+/// The reference samplers (CKS 2020) against the block-table samplers at the DP-SGD grid's sigma
+/// and at a discrete Laplace of the same scale: ns per draw (best of three batches of n) and random
+/// bits per draw, in the same run.
+void bench_exact(dptune::RandomBitGenerator& rng, std::size_t n) {
+  std::printf("exact samplers, %s: ns per draw, random bits per draw (batches of %zu)\n",
+              rng.description().c_str(), n);
+  constexpr std::size_t kParams = 9610;
+  const double grid = dptune::gaussian_grid(1.0, 1.0, kParams);
+  const auto variance = dptune::grid_gaussian_variance(1.0, 1.0, grid, kParams);
+  std::vector<std::int64_t> batch(n);
+  using Sampler =
+      void (*)(dptune::RandomBitGenerator&, std::uint64_t, std::uint64_t, std::span<std::int64_t>);
+  struct Case {
+    const char* name;
+    Sampler sampler;
+    std::uint64_t num, den;
+  };
+  const Case cases[] = {
+      {"discrete_gaussian (reference), grid sigma", dptune::discrete_gaussian, variance.numerator,
+       variance.denominator},
+      {"discrete_gaussian_tabled, grid sigma", dptune::discrete_gaussian_tabled, variance.numerator,
+       variance.denominator},
+      {"discrete_laplace (reference), scale 2^22", dptune::discrete_laplace, 4194304, 1},
+      {"discrete_laplace_tabled, scale 2^22", dptune::discrete_laplace_tabled, 4194304, 1},
+      {"discrete_gaussian (reference), sigma 10", dptune::discrete_gaussian, 100, 1},
+      {"discrete_gaussian_tabled, sigma 10", dptune::discrete_gaussian_tabled, 100, 1}};
+  {  // for scale: the ziggurat normals of `noise: fast`, one 64-bit word each
+    std::vector<double> normals(n);
+    const double rate = draws_per_second(n, [&] {
+      dptune::ZigguratNormal::instance().add_to(rng, 1.0, normals);
+      return normals[n / 2];
+    });
+    std::printf("  %-44s %7.2f ns per draw  %6.2f bits per draw\n",
+                "ziggurat normal (noise: fast), for scale", 1e9 / rate, 64.0);
+  }
+  for (const Case& c : cases) {
+    c.sampler(rng, c.num, c.den, std::span(batch).first(1));  // builds the table, if any
+    CountingBits counting(rng);
+    const double rate = draws_per_second(n, [&] {
+      c.sampler(counting, c.num, c.den, batch);
+      return static_cast<double>(batch[n / 2]);
+    });
+    std::printf("  %-44s %7.2f ns per draw  %6.2f bits per draw\n", c.name, 1e9 / rate,
+                64.0 * counting.words() / (3.0 * static_cast<double>(n)));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::size_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 2000000;
+  if (argc > 2 && std::string(argv[2]) == "exact") {  // the exact samplers only
+    dptune::Xoshiro256 fast(42);
+    bench_exact(fast, n);
+    dptune::host::SecureRandom secure;
+    bench_exact(secure, n);
+    return 0;
+  }
   dptune::Xoshiro256 fast(42);
   bench_generator(fast, n);
   dptune::host::SecureRandom secure;

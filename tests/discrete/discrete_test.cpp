@@ -23,6 +23,8 @@
 #include <map>
 #include <new>
 #include <stdexcept>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "dptune/discrete.hpp"
@@ -502,5 +504,264 @@ TEST_CASE("a batch of draws allocates nothing") {
   discrete_laplace(rng, 10, 1, out);
   uniform_below(rng, 1000, uniform);
   for (int i = 0; i < 1000; ++i) (void)bernoulli_exp(rng, 7, 3);
+  CHECK(g_allocations.load() == before);
+}
+
+// ---- the block-table samplers (discrete_gaussian_tabled, discrete_laplace_tabled) ---------------
+// The same laws by another exact method: chi-square against the exact pmf, against the reference
+// samplers above (two-sample), bits read per draw, and the same refusals.
+
+namespace {
+
+/// Counts the 64-bit words read (xoshiro256** underneath).
+class CountingBits final : public RandomBitGenerator {
+ public:
+  explicit CountingBits(std::uint64_t seed) : inner_(seed) {}
+  std::uint64_t next_u64() override {
+    ++words_;
+    return inner_.next_u64();
+  }
+  bool cryptographically_secure() const override { return false; }
+  std::string description() const override { return "counting"; }
+  double bits() const { return 64.0 * static_cast<double>(words_); }
+
+ private:
+  Xoshiro256 inner_;
+  long words_ = 0;
+};
+
+/// Chi-square of samples against bin probabilities (the bins: (-inf, e_0), [e_0, e_1), ...,
+/// [e_last, inf)), each expected count >= 5; the p-value with bins - 1 degrees of freedom.
+double binned_p(const std::vector<std::int64_t>& samples, const std::vector<std::int64_t>& edges,
+                const std::vector<double>& probabilities) {
+  std::vector<long> counts(edges.size() + 1, 0);
+  for (auto x : samples)
+    ++counts[static_cast<std::size_t>(std::upper_bound(edges.begin(), edges.end(), x) -
+                                      edges.begin())];
+  const double n = static_cast<double>(samples.size());
+  double statistic = 0;
+  for (std::size_t b = 0; b < counts.size(); ++b) {
+    const double expected = n * probabilities[b];
+    REQUIRE(expected >= 5);
+    const double d = static_cast<double>(counts[b]) - expected;
+    statistic += d * d / expected;
+    INFO("bin " << b << ": observed " << counts[b] << ", expected " << expected);
+    CHECK(std::abs(d) <= 5.5 * std::sqrt(expected * (1 - probabilities[b])));
+  }
+  return chi_square_p_value(statistic, static_cast<int>(counts.size()) - 1);
+}
+
+/// Bins of the discrete Gaussian with a large sigma by the normal CDF at half-integers: the sum of
+/// exp(-k^2 / 2 sigma^2) over a < k <= b equals the integral over (a + 1/2, b + 1/2] up to a
+/// relative error of order 1/sigma^2 (midpoint rule), and the normaliser equals sigma sqrt(2 pi)
+/// up to e^(-2 pi^2 sigma^2) (Poisson summation): below 1e-12 at sigma = 2^22.
+std::vector<double> normal_bins(const std::vector<std::int64_t>& edges, long double sigma) {
+  auto cdf = [&](std::int64_t k) {  // P(X < k) = P(X <= k - 1)
+    return 0.5L * std::erfc(-(static_cast<long double>(k) - 0.5L) / (sigma * std::sqrt(2.0L)));
+  };
+  std::vector<double> p;
+  long double previous = 0;
+  for (auto e : edges) {
+    const long double c = cdf(e);
+    p.push_back(static_cast<double>(c - previous));
+    previous = c;
+  }
+  p.push_back(static_cast<double>(1 - previous));
+  return p;
+}
+
+/// Bins of the discrete Laplace P(k) = (1 - a)/(1 + a) a^|k|, a = exp(-1/scale), in closed form:
+/// P(X >= k) = a^k / (1 + a) for k >= 1.
+std::vector<double> laplace_bins(const std::vector<std::int64_t>& edges, long double scale) {
+  const long double a = std::exp(-1 / scale);
+  auto at_least = [&](std::int64_t k) {  // P(X >= k)
+    if (k >= 1) return std::pow(a, static_cast<long double>(k)) / (1 + a);
+    return 1 - std::pow(a, static_cast<long double>(1 - k)) / (1 + a);  // 1 - P(X <= k - 1)
+  };
+  std::vector<double> p;
+  long double previous = 1;  // P(X >= -inf)
+  for (auto e : edges) {
+    const long double c = at_least(e);
+    p.push_back(static_cast<double>(previous - c));
+    previous = c;
+  }
+  p.push_back(static_cast<double>(previous));
+  return p;
+}
+
+std::vector<std::int64_t> even_edges(double half_width, int bins) {
+  std::vector<std::int64_t> edges;
+  for (int i = 1; i < bins; ++i)
+    edges.push_back(
+        static_cast<std::int64_t>(std::llround(-half_width + 2 * half_width * i / bins)));
+  return edges;
+}
+
+}  // namespace
+
+TEST_CASE("tabled discrete Gaussian: chi-square against the exact pmf at sigma 1.5, 10 and 2^22") {
+  Xoshiro256 rng(1500);
+  std::vector<std::int64_t> samples(1000000);
+  discrete_gaussian_tabled(rng, 9, 4, samples);
+  const Pmf small([](int k) { return std::exp(-static_cast<long double>(k) * k * 4 / 18); }, 200);
+  CHECK(chi_square_p(samples, small, 6) > 1e-6);
+  check_symmetric(samples);
+  discrete_gaussian_tabled(rng, 100, 1, samples);
+  const Pmf ten([](int k) { return std::exp(-static_cast<long double>(k) * k / 200); }, 400);
+  CHECK(chi_square_p(samples, ten, 35) > 1e-6);
+  const Moments m = moments_of(ten);
+  check_moments(samples, m.variance, m.fourth);
+  // The DP-SGD grid's sigma^2 = 140744067154917/8 (sigma = 2^22 + 98), in 64 bins over 4 sigma.
+  const long double sigma2 = 140744067154917.0L / 8;
+  discrete_gaussian_tabled(rng, 140744067154917ULL, 8, samples);
+  const auto edges = even_edges(4 * std::sqrt(static_cast<double>(sigma2)), 64);
+  CHECK(binned_p(samples, edges, normal_bins(edges, std::sqrt(sigma2))) > 1e-6);
+  check_moments(samples, static_cast<double>(sigma2), 3 * static_cast<double>(sigma2 * sigma2));
+  check_symmetric(samples);
+  // A narrow one (sigma^2 = 1/10, below one grid step of the blocks).
+  std::vector<std::int64_t> narrow(400000);
+  discrete_gaussian_tabled(rng, 1, 10, narrow);
+  const Pmf narrow_pmf([](int k) { return std::exp(-5.0L * k * k); }, 20);
+  CHECK(chi_square_p(narrow, narrow_pmf, 1) > 1e-6);
+}
+
+TEST_CASE("tabled discrete Laplace: chi-square against the exact pmf at scales 3/2, 10 and 2^22") {
+  Xoshiro256 rng(1501);
+  std::vector<std::int64_t> samples(1000000);
+  discrete_laplace_tabled(rng, 3, 2, samples);
+  const Pmf small([](int k) { return std::exp(-2.0L * std::abs(k) / 3); }, 400);
+  CHECK(chi_square_p(samples, small, 14) > 1e-6);
+  discrete_laplace_tabled(rng, 10, 1, samples);
+  const Pmf ten([](int k) { return std::exp(-std::abs(k) / 10.0L); }, 1000);
+  CHECK(chi_square_p(samples, ten, 80) > 1e-6);
+  const Moments m = moments_of(ten);
+  check_moments(samples, m.variance, m.fourth);
+  const long double scale = 4194304;
+  discrete_laplace_tabled(rng, 4194304, 1, samples);
+  const auto edges = even_edges(9 * 4194304.0, 90);
+  CHECK(binned_p(samples, edges, laplace_bins(edges, scale)) > 1e-6);
+  check_symmetric(samples);
+  discrete_laplace_tabled(rng, 1, 3, samples);  // scale 1/3
+  const Pmf narrow([](int k) { return std::exp(-3.0L * std::abs(k)); }, 40);
+  CHECK(chi_square_p(samples, narrow, 3) > 1e-6);
+}
+
+TEST_CASE("tabled samplers and the reference samplers draw the same law (two-sample chi-square)") {
+  // Homogeneity test of two samples of 400 000 in bins with at least 20 expected per sample.
+  auto same_law = [](const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b,
+                     const std::vector<std::int64_t>& edges) {
+    std::vector<long> ca(edges.size() + 1, 0), cb(edges.size() + 1, 0);
+    for (auto x : a) ++ca[std::upper_bound(edges.begin(), edges.end(), x) - edges.begin()];
+    for (auto x : b) ++cb[std::upper_bound(edges.begin(), edges.end(), x) - edges.begin()];
+    double statistic = 0;
+    for (std::size_t i = 0; i < ca.size(); ++i) {
+      const double total = static_cast<double>(ca[i] + cb[i]);
+      REQUIRE(total >= 40);
+      const double d = static_cast<double>(ca[i] - cb[i]);
+      statistic += d * d / total;  // equal sample sizes
+    }
+    return chi_square_p_value(statistic, static_cast<int>(ca.size()) - 1);
+  };
+  Xoshiro256 rng(1502);
+  std::vector<std::int64_t> tabled(400000), reference(400000);
+  struct GaussianCase {
+    std::uint64_t num, den;
+    double sigma;
+  };
+  for (const GaussianCase& c : {GaussianCase{9, 4, 1.5}, GaussianCase{100, 1, 10},
+                                GaussianCase{720001, 8, 300.0}, GaussianCase{1000000, 1, 1000}}) {
+    discrete_gaussian_tabled(rng, c.num, c.den, tabled);
+    discrete_gaussian(rng, c.num, c.den, reference);
+    std::vector<std::int64_t> edges;
+    if (c.sigma < 20)
+      for (int k = -static_cast<int>(3 * c.sigma); k <= static_cast<int>(3 * c.sigma); ++k)
+        edges.push_back(k);
+    else
+      edges = even_edges(3.5 * c.sigma, 40);
+    INFO("sigma^2 = " << c.num << "/" << c.den);
+    CHECK(same_law(tabled, reference, edges) > 1e-6);
+  }
+  for (const auto& [num, den, scale] :
+       {std::tuple{3ULL, 2ULL, 1.5}, std::tuple{600ULL, 200ULL, 3.0},
+        std::tuple{1000ULL, 1ULL, 1000.0}}) {
+    discrete_laplace_tabled(rng, num, den, tabled);
+    discrete_laplace(rng, num, den, reference);
+    std::vector<std::int64_t> edges;
+    if (scale < 20)
+      for (int k = -static_cast<int>(6 * scale); k <= static_cast<int>(6 * scale); ++k)
+        edges.push_back(k);
+    else
+      edges = even_edges(6 * scale, 40);
+    INFO("scale " << num << "/" << den);
+    CHECK(same_law(tabled, reference, edges) > 1e-6);
+  }
+}
+
+TEST_CASE("tabled samplers read at most 32 random bits per draw at sigma 2^22") {
+  // No exact sampler reads fewer bits on average than the law's entropy (Knuth & Yao 1976):
+  // log2(sigma sqrt(2 pi e)) for the discrete Gaussian at this sigma (its pmf is the normal
+  // density at the integers to within e^(-2 pi^2 sigma^2)), and for the discrete Laplace
+  // P(k) = (1 - a)/(1 + a) a^|k| by its sum.  The reference sampler reads about 77.
+  const double sigma = std::sqrt(140744067154917.0 / 8);
+  const double gaussian_entropy = std::log2(sigma * std::sqrt(2 * M_PI * std::exp(1.0)));
+  const long double a = std::exp(-1.0L / 4194304), c = (1 - a) / (1 + a);
+  // H = -log2 c - E|k| log2 a, E|k| = 2 a / ((1 - a)(1 + a)).
+  const double laplace_entropy =
+      static_cast<double>(-std::log2(c) - 2 * a / ((1 - a) * (1 + a)) * std::log2(a));
+  std::vector<std::int64_t> out(1000000);
+  CountingBits tabled(1), reference(1), laplace(1);
+  discrete_gaussian_tabled(tabled, 140744067154917ULL, 8, std::span(out).first(10));  // the table
+  const double before = tabled.bits();
+  discrete_gaussian_tabled(tabled, 140744067154917ULL, 8, out);
+  const double tabled_bits = (tabled.bits() - before) / 1e6;
+  discrete_gaussian(reference, 140744067154917ULL, 8, std::span(out).first(100000));
+  const double reference_bits = reference.bits() / 1e5;
+  discrete_laplace_tabled(laplace, 4194304, 1, out);
+  const double laplace_bits = laplace.bits() / 1e6;
+  MESSAGE("bits per draw: tabled Gaussian "
+          << tabled_bits << " (entropy " << gaussian_entropy << "), reference " << reference_bits
+          << ", tabled Laplace " << laplace_bits << " (entropy " << laplace_entropy << ")");
+  CHECK(gaussian_entropy == doctest::Approx(24.05).epsilon(0.001));
+  CHECK(tabled_bits <= 32);
+  CHECK(tabled_bits >= gaussian_entropy);
+  CHECK(reference_bits >= 70);
+  CHECK(laplace_bits <= 32);
+  CHECK(laplace_bits >= laplace_entropy);
+}
+
+TEST_CASE("tabled samplers: exact functions of the bit stream, refusals, no allocation") {
+  auto draw_all = [] {
+    Xoshiro256 rng(99);
+    std::vector<std::int64_t> out(3000);
+    discrete_gaussian_tabled(rng, 9, 4, std::span(out).first(1000));
+    discrete_gaussian_tabled(rng, 140744067154917ULL, 8, std::span(out).subspan(1000, 1000));
+    discrete_laplace_tabled(rng, 7, 3, std::span(out).last(1000));
+    return out;
+  };
+  const int original = std::fegetround();
+  std::fesetround(FE_TONEAREST);
+  const auto nearest = draw_all();
+  std::fesetround(FE_UPWARD);
+  const auto upward = draw_all();
+  std::fesetround(FE_DOWNWARD);
+  const auto downward = draw_all();
+  std::fesetround(original);
+  CHECK(nearest == upward);
+  CHECK(nearest == downward);
+  Xoshiro256 rng(1);
+  CHECK_THROWS_AS(discrete_laplace_tabled(rng, 0, 1), InvalidArgument);
+  CHECK_THROWS_AS(discrete_laplace_tabled(rng, 1, 0), InvalidArgument);
+  CHECK_THROWS_AS(discrete_laplace_tabled(rng, kDiscreteLaplaceMaxScaleNum + 1, 1),
+                  InvalidArgument);
+  CHECK_THROWS_AS(discrete_gaussian_tabled(rng, 1, 0), InvalidArgument);
+  CHECK_THROWS_AS(discrete_gaussian_tabled(rng, kDiscreteGaussianMaxTerm + 1, 1), InvalidArgument);
+  CHECK_NOTHROW(discrete_laplace_tabled(rng, kDiscreteLaplaceMaxScaleNum, 1));
+  CHECK_NOTHROW(discrete_gaussian_tabled(rng, kDiscreteGaussianMaxTerm, 1));
+  CHECK_NOTHROW(discrete_gaussian_tabled(rng, 1, kDiscreteGaussianMaxTerm));
+  CHECK(discrete_gaussian_tabled(rng, 0, 1) == 0);
+  std::vector<std::int64_t> out(10000);
+  discrete_gaussian_tabled(rng, 100, 1, out);  // builds the table
+  const long before = g_allocations.load();
+  discrete_gaussian_tabled(rng, 100, 1, out);
   CHECK(g_allocations.load() == before);
 }

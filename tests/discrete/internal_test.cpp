@@ -2,7 +2,10 @@
 // bit-by-bit definitions: same result and same bits consumed, from any position in the buffer.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 // The sampler source itself, to reach its anonymous namespace.
 // NOLINTNEXTLINE(bugprone-suspicious-include)
@@ -122,6 +125,146 @@ TEST_CASE("floor_sqrt is exact") {
     if (a < 4294967295ULL) CHECK(floor_sqrt(a * a + 2 * a) == a);  // (a + 1)^2 - 1
   }
   CHECK(floor_sqrt(~0ULL) == 4294967295ULL);
+}
+
+}  // namespace
+}  // namespace dptune
+
+// ---- the block-table sampler
+// ---------------------------------------------------------------------
+
+namespace dptune {
+namespace {
+
+/// Reaches BlockTable's private rounds.
+struct BlockTableProbe {
+  using Outcome = BlockTable::Outcome;
+  static Outcome window(const BlockTable& t, std::uint64_t bits, int& used, std::int64_t& v) {
+    return t.round_in_window(bits, used, v);
+  }
+  static bool round(const BlockTable& t, BitPool& pool, std::int64_t& v) {
+    return t.round(pool, v);
+  }
+};
+
+struct CountingGenerator final : RandomBitGenerator {
+  Xoshiro256 inner{1};
+  int words = 0;
+  std::uint64_t next_u64() override {
+    ++words;
+    return inner.next_u64();
+  }
+  bool cryptographically_secure() const override { return false; }
+  std::string description() const override { return "counting"; }
+};
+
+/// exp(-num/den) as a long double, for comparison with the integer brackets.
+long double exp_of(u128 num, u128 den) {
+  return std::exp(-static_cast<long double>(num) / static_cast<long double>(den));
+}
+
+TEST_CASE("exp_bracket holds exp(-z) between bounds about 2^-118 apart") {
+  Xoshiro256 parameters(118);
+  for (int trial = 0; trial < 20000; ++trial) {
+    const u128 den = 1 + parameters.next_u64() % (trial % 2 == 0 ? 1000 : (1ULL << 49));
+    const u128 num = u128{parameters.next_u64() % 40} * den + parameters.next_u64() % den;
+    const auto bracket = exp_bracket(num, den);
+    REQUIRE(bracket.has_value());
+    REQUIRE(bracket->low <= bracket->high);
+    REQUIRE(bracket->low >= (kOne >> 1));  // normalised
+    CHECK(bracket->high - bracket->low <= 1024);
+    // value = [low, high] 2^-(127 + shift); long double has 64 bits, so compare at 2^-60.
+    const long double scale = std::ldexp(1.0L, -127 - static_cast<int>(bracket->shift));
+    const long double low = static_cast<long double>(bracket->low) * scale;
+    const long double high = static_cast<long double>(bracket->high) * scale;
+    const long double truth = exp_of(num, den);
+    INFO("z = " << static_cast<double>(num) << " / " << static_cast<double>(den));
+    CHECK(low <= truth * (1 + 0x1.0p-58L));
+    CHECK(high >= truth * (1 - 0x1.0p-58L));
+    CHECK(high - low <= truth * 0x1.0p-58L);
+  }
+  // Exact points: exp(0) = 1 and exp(-1) itself.
+  const auto one = exp_bracket(0, 7);
+  CHECK(one->high == kOne);
+  CHECK(one->shift == 0);
+  CHECK(exp_bracket(u128{1} << 21, 2) == std::nullopt);  // z = 2^20: negligible
+}
+
+/// Draws from `table` against the exact pmf rho(k) = exp(-z(|k|)), normalised over |k| <= reach.
+template <class Exponent>
+double table_chi_square_p(const BlockTable& table, Exponent z, int reach, int edge,
+                          std::uint64_t seed, int draws) {
+  Xoshiro256 rng(seed);
+  std::vector<std::int64_t> samples(static_cast<std::size_t>(draws));
+  table.fill(rng, samples);
+  std::vector<long double> p(2 * reach + 1);
+  long double total = 0;
+  for (int k = -reach; k <= reach; ++k) total += p[k + reach] = std::exp(-z(std::abs(k)));
+  std::vector<long> counts(2 * edge + 1, 0);
+  for (auto x : samples) ++counts[std::clamp<std::int64_t>(x, -edge, edge) + edge];
+  double statistic = 0;
+  for (int b = -edge; b <= edge; ++b) {
+    long double mass = 0;
+    for (int k = -reach; k <= reach; ++k)
+      if (std::clamp(k, -edge, edge) == b) mass += p[k + reach] / total;
+    const double expected = draws * static_cast<double>(mass);
+    REQUIRE(expected >= 5);
+    const double d = static_cast<double>(counts[b + edge]) - expected;
+    statistic += d * d / expected;
+  }
+  // Upper tail of chi-square with 2 edge degrees of freedom by the Wilson-Hilferty cube root.
+  const double dof = 2.0 * edge, h = 2 / (9 * dof);
+  const double zscore = (std::cbrt(statistic / dof) - (1 - h)) / std::sqrt(h);
+  return 0.5 * std::erfc(zscore / std::sqrt(2.0));
+}
+
+TEST_CASE("block table with few blocks: wedges and tail are exact (chi-square)") {
+  // sigma^2 = 100 (z = k^2 / 200) with 3 blocks of 16 over [0, 48) and tail segments beyond:
+  // about a third of the draws go through the 128-bit bounds or the tail.
+  const BlockTable gaussian(Law::Gaussian, 1, 200, 40, 3);
+  const auto gz = [](int k) { return static_cast<long double>(k) * k / 200; };
+  CHECK(table_chi_square_p(gaussian, gz, 120, 30, 7, 400000) > 1e-6);
+  // The tail alone: one block of 1 ([0, 1)), everything else in tail segments.
+  const BlockTable tail_heavy(Law::Gaussian, 1, 200, 0, 1);
+  CHECK(table_chi_square_p(tail_heavy, gz, 120, 30, 8, 400000) > 1e-6);
+  // Laplace scale 5/2 (z = 2k / 5) in 3 blocks of 8, and a scale 1/3 (z = 3k).
+  const BlockTable laplace(Law::Laplace, 2, 5, 20, 3);
+  const auto lz = [](int k) { return 2.0L * k / 5; };
+  CHECK(table_chi_square_p(laplace, lz, 200, 12, 9, 400000) > 1e-6);
+  const BlockTable narrow(Law::Laplace, 3, 1, 2, 3);
+  CHECK(table_chi_square_p(
+            narrow, [](int k) { return 3.0L * k; }, 40, 3, 10, 400000) > 1e-6);
+}
+
+TEST_CASE("the window round is the general round on the same bits") {
+  // Wherever round_in_window decides, round() from the same bits gives the same value and
+  // consumes the same bits; so the fast path changes nothing in the function of the stream.
+  const BlockTable tables[] = {
+      BlockTable(Law::Gaussian, 8, 2 * 140744067154917ULL, 4 * 4194402 + 2),
+      BlockTable(Law::Gaussian, 4, 18, 8), BlockTable(Law::Laplace, 1, 1000, 8002),
+      BlockTable(Law::Gaussian, 1, 200, 40, 3)};
+  Xoshiro256 seeds(77);
+  int decided = 0;
+  for (const BlockTable& table : tables)
+    for (int trial = 0; trial < 50000; ++trial) {
+      Xoshiro256 a(seeds.next_u64());
+      BitPool::State bits{(u128{a.next_u64()} << 64) | a.next_u64(), 64 + trial % 64};
+      bits.buffer &= ~u128{0} << (128 - bits.left);  // the pool keeps zeros below its bits
+      std::int64_t from_window = 0, from_round = 0;
+      int used = 0;
+      const auto outcome = BlockTableProbe::window(
+          table, static_cast<std::uint64_t>(bits.buffer >> 64), used, from_window);
+      if (outcome == BlockTableProbe::Outcome::Undecided) continue;
+      ++decided;
+      CountingGenerator more;  // round() may refill before it looks at the bits it needs
+      BitPool pool(more, bits);
+      const bool accepted = BlockTableProbe::round(table, pool, from_round);
+      REQUIRE(accepted == (outcome == BlockTableProbe::Outcome::Accepted));
+      if (accepted) REQUIRE(from_round == from_window);
+      const int consumed_by_round = bits.left + 64 * more.words - pool.state().left;
+      REQUIRE(consumed_by_round == used);
+    }
+  CHECK(decided > 150000);
 }
 
 }  // namespace

@@ -74,30 +74,47 @@ GridNoiseParameter rational_up(const char* who, double value, std::uint64_t max_
   if (!(std::isfinite(raised) && raised > 0 && std::ceil(raised) <= limit))
     throw InvalidArgument(std::string(who) + ": noise parameter " + std::to_string(value) +
                           " in grid units outside the sampler's range");
-  int shift = 0;
+  // The largest shift <= max_shift with ceil(raised 2^shift) <= limit: the valid shifts are a
+  // prefix (ceil(raised 2^s) grows with s), so start next to the answer (raised = f 2^e with
+  // f in [1/2, 1), limit = 2^l: the answer is about l - e) and step to it, rather than from 0.
+  int exponent = 0;
+  (void)std::frexp(raised, &exponent);
+  int shift = std::clamp(std::ilogb(limit) - exponent, 0, max_shift);
+  while (shift > 0 && std::ceil(std::ldexp(raised, shift)) > limit) --shift;
   while (shift < max_shift && std::ceil(std::ldexp(raised, shift + 1)) <= limit) ++shift;
   return {static_cast<std::uint64_t>(std::ceil(std::ldexp(raised, shift))),
           std::uint64_t{1} << shift};
 }
 
 /// round(v / g) + noise[i], times g.  v / g is exact (a power-of-two scaling of a value below
-/// 2^52 grid steps); llround is round half away from zero, a fixed deterministic rounding, which
-/// is all the sensitivity argument needs.  The product with g is a deterministic function of the
-/// integer sum (post-processing), exact whenever the sum is below 2^53 in magnitude.
+/// 2^52 grid steps); the rounding is half away from zero (as std::llround), a fixed
+/// deterministic rounding, which is all the sensitivity argument needs.  The product with g is a
+/// deterministic function of the integer sum (post-processing), exact whenever the sum is below
+/// 2^53 in magnitude.  Both scalings are products with the powers of two 2^-e and 2^e (|e| <=
+/// 1000, so both are normal doubles): IEEE multiplication rounds the exact product as ldexp does,
+/// so the results are those of ldexp, without a library call per value.
 std::vector<double> add_on_grid(const char* who, std::span<const double> values, int exponent,
                                 std::span<const std::int64_t> noise) {
+  const double to_steps = std::ldexp(1.0, -exponent), to_values = std::ldexp(1.0, exponent);
   std::vector<double> out(values.size());
   for (std::size_t i = 0; i < values.size(); ++i) {
-    const double steps = std::ldexp(values[i], -exponent);
-    if (!(std::abs(steps) <= kMaxGridSteps))
+    const double steps = values[i] * to_steps;
+    if (!(std::abs(steps) <= kMaxGridSteps)) [[unlikely]]
       throw InvalidArgument(std::string(who) + ": value " + std::to_string(values[i]) +
                             " is beyond 2^52 grid steps of " +
                             std::to_string(std::ldexp(1.0, exponent)) +
                             " (rescale the query, or use noise: fast)");
+    // Half away from zero: trunc, then one step out when the dropped part is at least 1/2 (the
+    // difference steps - whole is exact for |steps| <= 2^52).
+    const double whole = std::trunc(steps);
+    const double dropped = steps - whole;
+    auto rounded = static_cast<std::int64_t>(whole);
+    if (dropped >= 0.5) ++rounded;
+    if (dropped <= -0.5) --rounded;
     std::int64_t sum = 0;
-    if (__builtin_add_overflow(static_cast<std::int64_t>(std::llround(steps)), noise[i], &sum))
+    if (__builtin_add_overflow(rounded, noise[i], &sum)) [[unlikely]]
       throw Error(std::string(who) + ": noise draw beyond the int64 range");
-    out[i] = std::ldexp(static_cast<double>(sum), exponent);
+    out[i] = static_cast<double>(sum) * to_values;
   }
   return out;
 }
@@ -158,7 +175,7 @@ std::vector<double> grid_laplace(std::span<const double> values, double l1, doub
   }
   const GridNoiseParameter scale = grid_laplace_scale(l1, multiplier, grid, values.size());
   std::vector<std::int64_t> noise(values.size());
-  discrete_laplace(rng, scale.numerator, scale.denominator, noise);
+  discrete_laplace_tabled(rng, scale.numerator, scale.denominator, noise);
   return add_on_grid("grid_laplace", values, grid_exponent("grid_laplace", grid), noise);
 }
 
@@ -171,7 +188,7 @@ std::vector<double> grid_gaussian(std::span<const double> values, double l2, dou
   }
   const GridNoiseParameter variance = grid_gaussian_variance(l2, multiplier, grid, values.size());
   std::vector<std::int64_t> noise(values.size());
-  discrete_gaussian(rng, variance.numerator, variance.denominator, noise);
+  discrete_gaussian_tabled(rng, variance.numerator, variance.denominator, noise);
   return add_on_grid("grid_gaussian", values, grid_exponent("grid_gaussian", grid), noise);
 }
 

@@ -68,6 +68,24 @@ std::int64_t discrete_gaussian(RandomBitGenerator& rng, std::uint64_t sigma2_num
 void discrete_gaussian(RandomBitGenerator& rng, std::uint64_t sigma2_num, std::uint64_t sigma2_den,
                        std::span<std::int64_t> out);
 
+/// The same two laws drawn by a faster exact method (the block-table sampler of discrete.cpp:
+/// rejection from a piecewise-constant envelope with integer weights, chosen by an alias table;
+/// every decision an integer comparison of random bits, exact up to a thrown Error of probability
+/// below 2^-110 per draw where 128 bits of an exponential would not suffice).  Faster than the
+/// functions above (Gaussian about 6 times at sigma = 2^22 and 8-9 times at sigma = 10, Laplace
+/// 2-3 times; bench/discrete/README.md) and about 30 random bits per draw at sigma = 2^22 (the
+/// functions above: about 77); the outputs differ from theirs draw by draw, the law does not.
+/// The same parameter ranges and refusals as above.  The first call with new parameters builds a
+/// table (a few milliseconds); each thread keeps the last four.
+std::int64_t discrete_gaussian_tabled(RandomBitGenerator& rng, std::uint64_t sigma2_num,
+                                      std::uint64_t sigma2_den);
+void discrete_gaussian_tabled(RandomBitGenerator& rng, std::uint64_t sigma2_num,
+                              std::uint64_t sigma2_den, std::span<std::int64_t> out);
+std::int64_t discrete_laplace_tabled(RandomBitGenerator& rng, std::uint64_t scale_num,
+                                     std::uint64_t scale_den);
+void discrete_laplace_tabled(RandomBitGenerator& rng, std::uint64_t scale_num,
+                             std::uint64_t scale_den, std::span<std::int64_t> out);
+
 /// The documented limits above, for callers that pick parameters (e.g. a grid).
 inline constexpr std::uint64_t kDiscreteLaplaceMaxScaleNum = std::uint64_t{1} << 56;
 inline constexpr std::uint64_t kDiscreteGaussianMaxTerm = std::uint64_t{1} << 48;

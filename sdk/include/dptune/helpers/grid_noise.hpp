@@ -4,9 +4,10 @@
 // reveal the noiseless value (Mironov 2012, "On significance of the least significant bits for
 // differential privacy").  Google's secure-noise approach ("Secure Noise Generation",
 // google/differential-privacy common_docs) instead rounds the value to a grid of step g = 2^e,
-// adds integer noise in grid units, and multiplies back.  Here the integer noise is exact (CKS
-// 2020 samplers of discrete.hpp), so what is released is a deterministic function of
-// round(value / g) + Z with Z exactly discrete Laplace or discrete Gaussian.
+// adds integer noise in grid units, and multiplies back.  Here the integer noise is exact (the
+// block-table samplers of discrete.hpp, the same laws as CKS 2020's), so what is released is a
+// deterministic function of round(value / g) + Z with Z exactly discrete Laplace or discrete
+// Gaussian.
 //
 // Accounting of the rounding.  round() moves each coordinate by at most g/2, so for neighbouring
 // inputs x, y the rounded queries (in grid units) differ by at most ||x - y|| / g + (one unit per
