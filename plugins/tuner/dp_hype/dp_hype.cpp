@@ -432,15 +432,16 @@ class DpHype final : public dptune::Tuner {
             : " (Lemma III.1 for each of the " + std::to_string(s.clients_changed) +
                   " clients whose data one record can change: Dirichlet shards by label move the "
                   "record between two clients, group privacy by the triangle inequality)";
-    g.derivation = "DP-Hype (Liebenow et al. 2025): the server sees the sum of " +
-                   std::to_string(survivors) +
-                   " noisy vote vectors = Gaussian mechanism, L2 sensitivity " +
-                   sensitivity_formula(s.clients_changed) + " = " + fmt(noise.sensitivity) +
-                   relation + "; only the noise of the " + std::to_string(survivors - colluders) +
-                   " survivors outside the " + std::to_string(colluders) +
-                   " clients that may collude with the server is counted: noise stddev " +
-                   fmt(sigma_h) + " (noise multiplier " + fmt(sigma_h / noise.sensitivity) +
-                   "), RDP alpha k / sigma^2 (Thm III.1); " + g.derivation;
+    g.derivation =
+        "DP-Hype (Liebenow et al. 2025): the server sees the sum of " + std::to_string(survivors) +
+        " noisy vote vectors = Gaussian mechanism, L2 sensitivity " +
+        sensitivity_formula(s.clients_changed) + " = " + fmt(noise.sensitivity) + relation +
+        "; only the noise of the " + std::to_string(survivors - colluders) +
+        " survivors outside the " + std::to_string(colluders) +
+        " clients that may collude with the server is counted: noise stddev " + fmt(sigma_h) +
+        " (noise multiplier " + fmt(sigma_h / noise.sensitivity) + "), RDP alpha " +
+        (s.clients_changed == 1 ? std::string("k") : "4k") + " / sigma^2 (Thm III.1" +
+        (s.clients_changed == 1 ? "" : " with the sensitivity doubled") + "); " + g.derivation;
     return g;
   }
 
