@@ -143,3 +143,37 @@ TEST_CASE("rank data: a client's runs draw from the client and candidate, not fr
   const auto call1 = kept_probabilities(whole.evaluator, dptune::DataScope::whole());
   CHECK(kept_probabilities(whole.evaluator, dptune::DataScope::whole()) != call1);
 }
+
+TEST_CASE("rank data: one record changes two Dirichlet clients, one scope of every other layout") {
+  // What the host tells a tuner (TunerContext::scopes_changed_by_one_record, ABI 2.11): DP-Hype
+  // prices its vote for this many clients.
+  using namespace dptune::host;
+  dptune_test::TempDir dir;
+  const PluginRegistry& registry = built_plugins();
+  HostCatalog catalog(registry);
+  for (const std::string distribution : {"iid", "dirichlet"}) {
+    CAPTURE(distribution);
+    const auto file = dir.write("p_" + distribution + ".yaml",
+                                "name: one_record\n"
+                                "data: {use: 'builtin:iris', params: {clients_distribution: " +
+                                    distribution +
+                                    "}}\n"
+                                    "algorithm: {use: sgd, params: {model: logistic, epochs: 1}}\n"
+                                    "mechanism: {use: gaussian}\n"
+                                    "accountant: {use: rdp, delta: 1.0e-5}\n"
+                                    "utility: {use: accuracy, repetitions: 1}\n"
+                                    "search_space: {learning_rate: {categorical: [0.5, 0.05]}}\n"
+                                    "tuner: {use: grid}\n");
+    const PipelineConfig config = load_pipeline(file, {}, catalog);
+    EvaluationStack stack(config, registry, "inline", 1, std::uint64_t{1});
+    SilentProgress progress;
+    dptune::Xoshiro256 rng(1);
+    HostTunerContext context(config, stack.evaluator, *stack.accountant, stack.mechanisms, progress,
+                             rng, *stack.executor);
+    const std::size_t clients = distribution == "dirichlet" ? 2 : 1;
+    CHECK(context.scopes_changed_by_one_record(dptune::DataScope::client(0, 5)) == clients);
+    CHECK(context.scopes_changed_by_one_record(dptune::DataScope::client(0, 1)) == 1);
+    CHECK(context.scopes_changed_by_one_record(dptune::DataScope::partition(0, 5)) == 1);
+    CHECK(context.scopes_changed_by_one_record(dptune::DataScope::whole()) == 1);
+  }
+}
