@@ -1,11 +1,15 @@
 #include "dptune/host/data_layout.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
 #include "dptune/errors.hpp"
+#include "dptune/host/random.hpp"
 
 namespace dptune::host {
 
@@ -98,27 +102,109 @@ std::vector<double> dirichlet(dptune::RandomBitGenerator& rng, std::size_t k, do
   return logs;
 }
 
-std::vector<Indices> dirichlet_draw(const std::vector<Indices>& by_class, std::size_t clients,
-                                    double beta, dptune::RandomBitGenerator& rng) {
-  std::vector<Indices> shards(clients);
-  for (Indices rows : by_class) {
-    if (rows.empty()) continue;
-    dptune::shuffle(rng, rows);
-    const std::vector<double> p = dirichlet(rng, clients, beta);
-    double cumulative = 0;
-    std::size_t begin = 0;
-    for (std::size_t j = 0; j < clients; ++j) {
-      cumulative += p[j];
-      const std::size_t end =
-          j + 1 == clients
-              ? rows.size()
-              : std::min(rows.size(), static_cast<std::size_t>(std::floor(
-                                          cumulative * static_cast<double>(rows.size()))));
-      for (std::size_t i = begin; i < std::max(begin, end); ++i) shards[j].push_back(rows[i]);
-      begin = std::max(begin, end);
-    }
+/// A uniform double in [0, 1) from the top 53 bits of a word.
+double unit_interval(std::uint64_t word) { return static_cast<double>(word >> 11) * 0x1.0p-53; }
+
+/// Index of the first cumulative weight above u · total (never a client of weight 0).
+std::size_t inverse_cdf(const std::vector<double>& cumulative, double u) {
+  const double x = u * cumulative.back();
+  const auto at = std::upper_bound(cumulative.begin(), cumulative.end(), x);
+  return std::min<std::size_t>(static_cast<std::size_t>(at - cumulative.begin()),
+                               cumulative.size() - 1);
+}
+
+/// Where every row goes under Dirichlet(β) shards by label: its client and whether it is in that
+/// client's validation part.
+struct Placement {
+  std::vector<std::size_t> client;
+  std::vector<char> validation;
+};
+
+/// Dirichlet(β) client shards by label, keyed by slot (row index) so that one record's label can
+/// move that record and nothing else.  What is drawn from `rng`, in this order, depends on public
+/// sizes only (num_classes, clients, n):
+///   1. for every declared class c, proportions p_c ~ Dir(β, ..., β) over the clients
+///      (Hsu, Qi & Brown 2019; Liebenow et al. 2025 §V-B);
+///   2. a 256-bit slot key K;
+///   3. a permutation of the n slots, whose first clients · m slots (m = min_shard_size) are the
+///      base: the t-th goes to client t mod clients, at base position ⌊t / clients⌋.
+/// A base slot's client ignores its label, so every client holds at least m rows whatever the
+/// labels (no retry or repair that looks at them).  Every other slot i reads two words of the
+/// ChaCha20 keystream under K with nonce i (KeyedRandom(K, i): a PRF of i), u_i and v_i, and goes
+/// to the client where u_i falls in the cumulative proportions of its own label's p.  Its part is
+/// validation iff v_i < validation_fraction; base position 0 is always validation (when the
+/// fraction is > 0) and base position 1 always training, so every client has both.
+/// Hence (slot i's client, part) is a function of (K, the permutation, i, label_i) alone: replacing
+/// record i changes its own placement and nobody else's, so at most two clients' data change.
+Placement place_by_label(const std::vector<std::size_t>& cls, std::size_t num_classes,
+                         std::size_t clients, std::size_t minimum, double beta,
+                         double validation_fraction, dptune::RandomBitGenerator& rng) {
+  const std::size_t n = cls.size();
+  std::vector<std::vector<double>> cumulative(num_classes);
+  for (auto& c : cumulative) {
+    c = dirichlet(rng, clients, beta);
+    std::partial_sum(c.begin(), c.end(), c.begin());
   }
-  return shards;
+  // A label outside the declared classes (a masked record) is placed by equal proportions: a rule
+  // that does not look at which undeclared value it is.
+  std::vector<double> equal(clients);
+  for (std::size_t j = 0; j < clients; ++j) equal[j] = static_cast<double>(j + 1);
+
+  std::array<unsigned char, 32> key{};
+  for (std::size_t w = 0; w < 4; ++w) {
+    const std::uint64_t word = rng.next_u64();
+    std::memcpy(key.data() + 8 * w, &word, 8);
+  }
+  Indices order(n);
+  std::iota(order.begin(), order.end(), 0);
+  dptune::shuffle(rng, order);
+  std::vector<std::size_t> base_position(n, SIZE_MAX);
+  Placement out{std::vector<std::size_t>(n), std::vector<char>(n, 0)};
+  for (std::size_t t = 0; t < clients * minimum; ++t) {
+    out.client[order[t]] = t % clients;
+    base_position[order[t]] = t / clients;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    KeyedRandom slot(key, i);
+    const double u = unit_interval(slot.next_u64()), v = unit_interval(slot.next_u64());
+    bool validation = v < validation_fraction;
+    if (base_position[i] == SIZE_MAX)
+      out.client[i] = inverse_cdf(cls[i] < num_classes ? cumulative[cls[i]] : equal, u);
+    else if (base_position[i] == 0)
+      validation = validation_fraction > 0;
+    else if (base_position[i] == 1)
+      validation = false;
+    out.validation[i] = validation ? 1 : 0;
+  }
+  return out;
+}
+
+/// Checks the shard parameters that do not depend on the distribution.
+void check_shard_counts(std::size_t n, std::size_t clients, std::size_t min_shard_size) {
+  if (clients == 0) throw dptune::InvalidArgument("shards: need at least one client");
+  if (clients * min_shard_size > n || clients > n)
+    throw dptune::InvalidArgument("shards: " + std::to_string(n) + " rows cannot give " +
+                                  std::to_string(clients) + " clients " +
+                                  std::to_string(std::max<std::size_t>(1, min_shard_size)) +
+                                  " rows each (min_shard_size)");
+}
+
+/// Placement of the Dirichlet layout after checking its parameters.
+Placement dirichlet_placement(const std::vector<double>& labels, std::size_t num_classes,
+                              std::size_t clients, const ShardOptions& options,
+                              double validation_fraction, dptune::RandomBitGenerator& rng) {
+  if (num_classes == 0)
+    throw dptune::InvalidArgument(
+        "shards: Dirichlet sharding is by label and needs a classification dataset");
+  if (!(options.dirichlet_beta > 0) || !std::isfinite(options.dirichlet_beta))
+    throw dptune::InvalidArgument("shards: dirichlet_beta must be > 0 and finite");
+  const std::size_t minimum = std::max<std::size_t>(1, options.min_shard_size);
+  if (validation_fraction > 0 && minimum < 2)
+    throw dptune::InvalidArgument(
+        "shards: Dirichlet clients with a validation part need min_shard_size >= 2 (one "
+        "validation and one training row each, whatever the labels)");
+  return place_by_label(class_of(labels, num_classes, "shards"), num_classes, clients, minimum,
+                        options.dirichlet_beta, validation_fraction, rng);
 }
 
 }  // namespace
@@ -237,47 +323,39 @@ std::vector<Indices> shard_indices(const std::vector<double>& labels, std::size_
                                    std::size_t clients, const ShardOptions& options,
                                    dptune::RandomBitGenerator& rng) {
   const std::size_t n = labels.size();
-  if (clients == 0) throw dptune::InvalidArgument("shards: need at least one client");
-  if (clients * options.min_shard_size > n || clients > n)
-    throw dptune::InvalidArgument("shards: " + std::to_string(n) + " rows cannot give " +
-                                  std::to_string(clients) + " clients " +
-                                  std::to_string(std::max<std::size_t>(1, options.min_shard_size)) +
-                                  " rows each (min_shard_size)");
+  check_shard_counts(n, clients, options.min_shard_size);
   if (options.distribution == ShardOptions::Distribution::Iid)
     return partition_indices(n, clients, rng);
-
-  if (num_classes == 0)
-    throw dptune::InvalidArgument(
-        "shards: Dirichlet sharding is by label and needs a classification dataset");
-  if (!(options.dirichlet_beta > 0) || !std::isfinite(options.dirichlet_beta))
-    throw dptune::InvalidArgument("shards: dirichlet_beta must be > 0 and finite");
-  const auto by_class = rows_by_class(class_of(labels, num_classes, "shards"), num_classes);
-  const std::size_t minimum = std::max<std::size_t>(1, options.min_shard_size);
-  auto small = [&](const std::vector<Indices>& s) {
-    return std::any_of(s.begin(), s.end(), [&](const Indices& x) { return x.size() < minimum; });
-  };
-  constexpr int kAttempts = 100;
-  std::vector<Indices> shards;
-  for (int attempt = 0; attempt < kAttempts; ++attempt) {
-    shards = dirichlet_draw(by_class, clients, options.dirichlet_beta, rng);
-    if (!small(shards)) break;
-  }
-  // Repair: move random rows from the currently largest shard into each shard below the minimum.
-  // The donor always has more than the minimum, since clients · minimum <= n.
-  for (std::size_t j = 0; j < clients; ++j) {
-    while (shards[j].size() < minimum) {
-      std::size_t donor = 0;
-      for (std::size_t s = 1; s < clients; ++s)
-        if (shards[s].size() > shards[donor].size()) donor = s;
-      auto& from = shards[donor];
-      const std::size_t pick = dptune::uniform_index(rng, from.size());
-      shards[j].push_back(from[pick]);
-      from[pick] = from.back();
-      from.pop_back();
-    }
-  }
-  for (auto& s : shards) sort(s);
+  const Placement placed = dirichlet_placement(labels, num_classes, clients, options, 0.0, rng);
+  std::vector<Indices> shards(clients);
+  for (std::size_t i = 0; i < n; ++i) shards[placed.client[i]].push_back(i);
   return shards;
+}
+
+std::vector<ClientSplit> client_layout(const std::vector<double>& labels, std::size_t num_classes,
+                                       std::size_t clients, const ShardOptions& options,
+                                       double validation_fraction,
+                                       dptune::RandomBitGenerator& rng) {
+  dptune::require(validation_fraction >= 0 && validation_fraction < 1,
+                  "client split: validation fraction must be in [0, 1)");
+  const std::size_t n = labels.size();
+  check_shard_counts(n, clients, options.min_shard_size);
+  std::vector<ClientSplit> splits;
+  splits.reserve(clients);
+  if (options.distribution == ShardOptions::Distribution::Iid) {
+    // Shards and splits of public sizes, drawn without looking at any record.
+    for (const auto& shard : partition_indices(n, clients, rng))
+      splits.push_back(split_client(shard, validation_fraction, rng));
+    return splits;
+  }
+  const Placement placed =
+      dirichlet_placement(labels, num_classes, clients, options, validation_fraction, rng);
+  splits.resize(clients);
+  for (std::size_t i = 0; i < n; ++i) {
+    ClientSplit& c = splits[placed.client[i]];
+    (placed.validation[i] ? c.validation : c.train).push_back(i);
+  }
+  return splits;
 }
 
 ClientSplit split_client(const Indices& shard, double validation_fraction,

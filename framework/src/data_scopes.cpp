@@ -39,19 +39,16 @@ const std::vector<ClientSplit>& DataScopes::clients(std::size_t count) const {
   if (it == clients_.end()) {
     // Shards of the training split, iid or Dirichlet(β) by label (Liebenow et al. 2025 §V-B), each
     // split into the client's own train and validation parts: a client tunes on nothing but its own
-    // data.
+    // data.  Slot-keyed: one record's replacement moves that record alone (client_layout).
     auto rng = make_rng_(LayoutStreams::kClientBase + count);
-    std::vector<Indices> shards;
+    std::vector<ClientSplit> splits;
     try {
-      shards = shard_indices(labels_, num_classes_, count, sharding_.options, *rng);
+      splits = client_layout(labels_, num_classes_, count, sharding_.options,
+                             sharding_.client_validation_fraction, *rng);
     } catch (const dptune::InvalidArgument& e) {
       throw dptune::ConfigError("data: cannot shard the training split (" + std::to_string(rows_) +
                                 " rows) for " + std::to_string(count) + " clients: " + e.what());
     }
-    std::vector<ClientSplit> splits;
-    splits.reserve(shards.size());
-    for (const auto& shard : shards)
-      splits.push_back(split_client(shard, sharding_.client_validation_fraction, *rng));
     it = clients_.emplace(count, std::move(splits)).first;
   }
   return it->second;

@@ -511,6 +511,11 @@ void check_data_params(const std::string& name, const dptune::Params& p) {
   if (!classification && p.get_string("clients_distribution") == "dirichlet")
     throw DataParamError("clients_distribution",
                          "dirichlet shards are drawn by label and need classification: true");
+  if (p.get_string("clients_distribution") == "dirichlet" &&
+      p.get_double("client_validation_fraction") > 0 && p.get_int("min_shard_size") < 2)
+    throw DataParamError("min_shard_size",
+                         "dirichlet clients with a validation part need min_shard_size >= 2 (one "
+                         "validation and one training row each, whatever the labels)");
   for (const auto& key : info->path_params) check_file(p, key);
   if (name == "csv" && p.get_string("delimiter").size() != 1)
     throw DataParamError("delimiter",

@@ -17,7 +17,28 @@ namespace {
 
 // Stream ids: 0 is the tuner's own generator, LayoutStreams (data_scopes.hpp) the data layout;
 // evaluations use (batch + 1) << 32 | task, so a seeded run gives the same numbers whatever the
-// thread count.
+// thread count; a non-private run on a client's shard uses client_run_stream below.
+
+/// The stream of repetition `repetition` of a non-private run of `candidate` on client scope
+/// `scope`: 2^63 plus 63 bits of a hash of (client count, client index, candidate, repetition).
+/// A function of the client and the candidate alone, not of the evaluate() call that asked or of
+/// which process runs it: DP-Hype's clients evaluate on whichever MPI rank holds them (one process
+/// batches many clients per call, a rank only its own), and a seeded run must give each client
+/// the same local scores, hence votes, whatever the rank count.  Never used for a private run,
+/// whose noise must be fresh at every evaluation.  Above every (batch + 1) << 32 | task of fewer
+/// than 2^31 calls, and above 2^32, so never a layout stream (nor recorded for resume).
+std::uint64_t client_run_stream(const dptune::DataScope& scope, const dptune::Params& candidate,
+                                std::size_t repetition) {
+  // FNV-1a over the text, then splitmix64's finaliser (Steele, Lea & Flood 2014) to spread it.
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  const std::string key = std::to_string(scope.count) + "/" + std::to_string(scope.index) + "/" +
+                          std::to_string(repetition) + "/" + candidate.to_string();
+  for (unsigned char c : key) h = (h ^ c) * 0x100000001b3ULL;
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+  h ^= h >> 31;
+  return (std::uint64_t{1} << 63) | (h >> 1);
+}
 
 class HostTrainingContext final : public dptune::TrainingContext {
  public:
@@ -377,8 +398,16 @@ std::vector<dptune::Evaluation> HostEvaluator::evaluate(
 
   std::vector<double> seconds(tasks, 0.0);
   std::vector<std::size_t> owner(tasks);
+  std::vector<std::uint64_t> stream(tasks);
   for (std::size_t i = 0; i < prepared.size(); ++i)
-    for (std::size_t r = 0; r < prepared[i].repetitions; ++r) owner[prepared[i].first_task + r] = i;
+    for (std::size_t r = 0; r < prepared[i].repetitions; ++r) {
+      const std::size_t task = prepared[i].first_task + r;
+      owner[task] = i;
+      const bool client_run =
+          !requests[i].private_run && requests[i].scope.kind == dptune::DataScope::Kind::Client;
+      stream[task] = client_run ? client_run_stream(requests[i].scope, requests[i].candidate, r)
+                                : (batch << 32) | task;
+    }
 
   // The study store answers what an earlier process of this study computed; the others run with
   // the task numbers (and so, under a seed, the streams) of an uninterrupted run.
@@ -428,7 +457,7 @@ std::vector<dptune::Evaluation> HostEvaluator::evaluate(
     const std::size_t i = owner[task];
     const auto started = std::chrono::steady_clock::now();
     RunOutcome outcome =
-        run_once(batch, task, requests[i], prepared[i].algorithm, results[i].event, keeps(task));
+        run_once(stream[task], requests[i], prepared[i].algorithm, results[i].event, keeps(task));
     if (keeps(task)) {
       std::lock_guard lock(keep_mutex);
       results[i].output = std::move(outcome.output);
@@ -438,11 +467,13 @@ std::vector<dptune::Evaluation> HostEvaluator::evaluate(
            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   };
   if (RemoteTasks* remote = executor_.remote()) {
-    // Another process runs the same task with the same stream; a kept model stays here.
+    // Another process runs the same task with the same stream (its two halves); a kept model
+    // stays here.
     std::vector<RemoteTask> remote_tasks;
     std::vector<char> local_only;
     for (std::size_t task : pending) {
-      remote_tasks.push_back({batch, task, requests[owner[task]]});
+      remote_tasks.push_back(
+          {stream[task] >> 32, stream[task] & 0xFFFFFFFFULL, requests[owner[task]]});
       local_only.push_back(keeps(task) ? 1 : 0);
     }
     remote->run(
@@ -469,12 +500,21 @@ std::vector<dptune::Evaluation> HostEvaluator::evaluate(
   return results;
 }
 
-HostEvaluator::RunOutcome HostEvaluator::run_once(std::uint64_t batch, std::size_t task,
+std::size_t HostEvaluator::scopes_changed_by_one_record(const dptune::DataScope& layout) const {
+  // client_layout (data_layout.hpp): a Dirichlet shard assignment reads the record's label, so
+  // replacing the record may move it from one client to another (and nothing else); every other
+  // layout places rows by their slot alone.
+  const bool by_label =
+      data_.sharding().options.distribution == ShardOptions::Distribution::Dirichlet;
+  return layout.kind == dptune::DataScope::Kind::Client && layout.count >= 2 && by_label ? 2 : 1;
+}
+
+HostEvaluator::RunOutcome HostEvaluator::run_once(std::uint64_t stream,
                                                   const dptune::EvaluationRequest& request,
                                                   const Algorithm& a,
                                                   const dptune::DpEvent& expected,
                                                   bool keep) const {
-  auto rng = random_.make((batch << 32) | task);
+  auto rng = random_.make(stream);
   DataSplits fresh;
   const DataSplits* all = nullptr;
   if (data_.varies_per_run()) {
@@ -541,7 +581,9 @@ double HostEvaluator::run_task(const RemoteTask& task) const {
     std::lock_guard lock(remote_mutex_);
     remote_last_ = entry;
   }
-  return run_once(task.batch, task.task, task.request, entry->algorithm, entry->event, false).score;
+  return run_once((task.batch << 32) | task.task, task.request, entry->algorithm, entry->event,
+                  false)
+      .score;
 }
 
 std::vector<HostEvaluator::KeptModel> HostEvaluator::kept_models() const {

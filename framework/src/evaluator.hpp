@@ -75,6 +75,9 @@ class HostEvaluator final : public dptune::Evaluator {
   dptune::DpEvent event_of(const dptune::Params& candidate,
                            const dptune::DataScope& scope) const override;
   std::size_t default_repetitions() const override { return config_.repetitions; }
+  /// TunerContext::scopes_changed_by_one_record for this pipeline's layouts: 2 for Dirichlet
+  /// client shards of two or more clients, 1 otherwise (client_layout, data_layout.hpp).
+  std::size_t scopes_changed_by_one_record(const dptune::DataScope& layout) const;
 
   /// What `trainer` reports on `train_rows` rows: its exact_event() given the pipeline's accountant
   /// and δ, with its Gaussian noise stated as the pipeline's mechanism states it (MechanismNoise).
@@ -96,7 +99,8 @@ class HostEvaluator final : public dptune::Evaluator {
   /// Every kept model, in the order of evaluate() calls and, within one, of the requests.
   std::vector<KeptModel> kept_models() const;
   /// Runs task `task.task` of evaluate() call `task.batch` on `task.request` exactly as that call
-  /// would (same stream, same checks) and returns its score: what an MPI worker rank does.
+  /// would (same stream (task.batch << 32) | task.task, same checks) and returns its score: what an
+  /// MPI worker rank does.
   double run_task(const RemoteTask& task) const;
   /// From now on every evaluation is first looked up in `journal` and stored there as soon as
   /// its runs are done (the study store, issue 16); null: none.
@@ -126,15 +130,14 @@ class HostEvaluator final : public dptune::Evaluator {
     std::shared_ptr<const dptune::Trainer> trainer;
   };
   Algorithm instantiate(const dptune::Params& candidate) const;
-  /// One run of task `task` of call `batch`; `expected` is the event it must report.
+  /// One run on random stream `stream` (run_stream); `expected` is the event it must report.
   struct RunOutcome {
     double score = 0;
     std::shared_ptr<const dptune::Model> model;  // when keep (a trainer)
     dptune::Predictions output;                  // when keep (a mechanism)
   };
-  RunOutcome run_once(std::uint64_t batch, std::size_t task,
-                      const dptune::EvaluationRequest& request, const Algorithm& a,
-                      const dptune::DpEvent& expected, bool keep) const;
+  RunOutcome run_once(std::uint64_t stream, const dptune::EvaluationRequest& request,
+                      const Algorithm& a, const dptune::DpEvent& expected, bool keep) const;
   /// What one private run of `algorithm` on `scope` does to the data.
   dptune::DpEvent run_event(const Algorithm& algorithm, const dptune::DataScope& scope) const;
   /// The fixed data and the layouts of its scopes, made on first use (layout streams).
@@ -215,6 +218,9 @@ class HostTunerContext final : public dptune::TunerContext {
     return host::utility_sensitivity(config_.utility, scored_rows);
   }
   dptune::PeerChannel* peers() override { return executor_.peers(); }
+  std::size_t scopes_changed_by_one_record(const dptune::DataScope& layout) const override {
+    return evaluator_.scopes_changed_by_one_record(layout);
+  }
 
  private:
   const PipelineConfig& config_;
@@ -263,6 +269,9 @@ class ForwardingTunerContext : public dptune::TunerContext {
   dptune::DataSizes data_sizes() const override { return real_.data_sizes(); }
   dptune::UtilitySensitivity utility_sensitivity(std::size_t scored_rows) const override {
     return real_.utility_sensitivity(scored_rows);
+  }
+  std::size_t scopes_changed_by_one_record(const dptune::DataScope& layout) const override {
+    return real_.scopes_changed_by_one_record(layout);
   }
 
  private:

@@ -144,6 +144,9 @@ class PeerTunerContext final : public dptune::TunerContext {
     return host_.utility_sensitivity(scored_rows);
   }
   dptune::PeerChannel* peers() override { return peers_.get(); }
+  std::size_t scopes_changed_by_one_record(const dptune::DataScope& layout) const override {
+    return host_.scopes_changed_by_one_record(layout);
+  }
 
  private:
   class Silent final : public dptune::ProgressSink {

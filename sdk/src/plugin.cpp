@@ -25,6 +25,11 @@ void Tuner::serve_peer(TunerContext&) {
 DataSizes TunerContext::data_sizes() const {
   throw Error("TunerContext::data_sizes is not provided by this host (it predates the call)");
 }
+std::size_t TunerContext::scopes_changed_by_one_record(const DataScope&) const {
+  throw Error(
+      "TunerContext::scopes_changed_by_one_record is not provided by this host (it predates the "
+      "call)");
+}
 UtilitySensitivity TunerContext::utility_sensitivity(std::size_t) const {
   throw Error(
       "TunerContext::utility_sensitivity is not provided by this host (it predates the call)");

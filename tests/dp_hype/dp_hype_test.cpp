@@ -244,6 +244,40 @@ TEST_CASE("collusion: the issue's dp_hype_digits_iid number, closed form against
         doctest::Approx(1.0).epsilon(2e-3));
 }
 
+TEST_CASE("dirichlet shards: two clients per record double the sensitivity and sigma") {
+  // One record on Dirichlet shards can change two clients' votes.  Both may move one vote from the
+  // same candidate a to the same candidate b: the sum moves by (-2, +2), L2 = 2 sqrt(2) for k = 1,
+  // which is the bound 2 sqrt(2k): tight.  For k = 3, moving three votes each: 2 sqrt(6).
+  CHECK(vote_sensitivity(1, 2) == doctest::Approx(std::sqrt(8.0)));
+  CHECK(vote_sensitivity(3, 2) == doctest::Approx(2 * std::sqrt(6.0)));
+  const std::vector<double> before_a{1, 0, 0}, after_a{0, 1, 0};
+  double moved = 0;
+  for (std::size_t c = 0; c < 3; ++c) moved += std::pow(2 * (after_a[c] - before_a[c]), 2);
+  CHECK(std::sqrt(moved) == doctest::Approx(vote_sensitivity(1, 2)));
+  // The event's multiplier is relative to the doubled sensitivity, so the same sigma costs what
+  // half of it costs for one client: the closed form with 4k.
+  dp_hype_test::RealRdpAccountant rdp;
+  const double sigma1 = calibrate_sigma(rdp, 1.0, 1e-5, 5).noise;
+  const double sigma2 = calibrate_sigma(rdp, 1.0, 1e-5, 5, false, 2).noise;
+  CHECK(sigma2 == doctest::Approx(2 * sigma1).epsilon(1e-6));
+  CHECK(event_for_sigma(2 * sigma1, 5, false, 2) == event_for_sigma(sigma1, 5));
+  CHECK(dp_hype_test::closed_form_epsilon(20, sigma2 * sigma2, 1e-5) ==
+        doctest::Approx(dp_hype_test::closed_form_epsilon(5, sigma1 * sigma1, 1e-5)));
+  CHECK(analytic_gaussian_sigma(1.0, 1e-5, 5, 2) ==
+        doctest::Approx(2 * analytic_gaussian_sigma(1.0, 1e-5, 5)));
+  const ClientNoise noise = client_noise(sigma2, 5, 100, 0.1, 0.05, 2);
+  CHECK(noise.sensitivity == doctest::Approx(2 * std::sqrt(10.0)));
+  CHECK(noise.stddev == doctest::Approx(sigma2 / std::sqrt(85.0)));
+  CHECK(noise.noise_multiplier * noise.sensitivity == doctest::Approx(noise.stddev));
+  // examples/pipelines/dp_hype_digits_noniid.yaml: n = 100, k = 5, eps = 1, delta = 1e-5,
+  // gamma = 0.05, xi = 0.1 (h = 85), 5 dropouts (90 honest survivors): sigma and the printed
+  // guarantee its comment shows.
+  CHECK(sigma2 == doctest::Approx(25.585).epsilon(1e-4));
+  const double sigma_h = honest_sigma(noise.stddev, 95, 5);
+  CHECK(rdp.epsilon(event_for_sigma(sigma_h, 5, false, 2), 1e-5).epsilon ==
+        doctest::Approx(0.969).epsilon(1e-3));
+}
+
 TEST_CASE("collusion: for fixed per-client noise the honest epsilon grows with gamma") {
   // Monotone in γ: more colluders subtract more noise; and the calibrated share grows with γ.
   const double share = 12.7926 / std::sqrt(60.0);

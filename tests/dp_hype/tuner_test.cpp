@@ -73,7 +73,13 @@ class FakeContext final : public dptune::testing::StubTunerContext {
   void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) override {
     dp_hype_test::two_threads(n, body);
   }
+  std::size_t scopes_changed_by_one_record(const dptune::DataScope& layout) const override {
+    asked_layout = layout;
+    return clients_changed;
+  }
   Federation federation;
+  std::size_t clients_changed = 1;  // 2: the pipeline's clients are Dirichlet shards by label
+  mutable dptune::DataScope asked_layout;
   dptune::testing::ScriptedEvaluator evaluator_{
       [this](const dptune::EvaluationRequest& r, std::size_t) { return federation.utility(r); }};
   double requested_noise_multiplier = 0;
@@ -286,6 +292,44 @@ TEST_CASE("dp_hype tuner: the printed epsilon is the closed form of the honest s
   CHECK_THROWS_AS(
       plugin.tuner({{"clients", std::int64_t{10}}, {"secagg_corrupt_rate", 0.5}, {"xi", 0.5}}),
       dptune::Error);
+}
+
+TEST_CASE(
+    "dp_hype tuner: on Dirichlet shards one record changes two clients: sensitivity 2 sqrt(2k)") {
+  // The host says one record's replacement can change two clients' data (a Dirichlet shard by
+  // label may move the record between clients).  Both votes may move one vote between the same
+  // two candidates, so the sum moves by 2 sqrt(2k) in L2: the printed epsilon must be the closed
+  // form for that sensitivity, ALPHA (2 sqrt(2k))^2 / (2 v) = ALPHA 4k / v, i.e.
+  // closed_form_epsilon with 4k, at the target; and the noise per client is exactly twice the iid
+  // one.
+  Loaded plugin;
+  const std::size_t k = 2;
+  const dptune::Params params{{"clients", std::int64_t{20}},
+                              {"k", static_cast<std::int64_t>(k)},
+                              {"secagg_corrupt_rate", 0.0}};
+  FakeContext iid(41), dirichlet(41);
+  dirichlet.clients_changed = 2;
+  const auto r1 = plugin.tuner(params)->tune(iid);
+  const auto r2 = plugin.tuner(params)->tune(dirichlet);
+  CHECK(dirichlet.asked_layout.kind == dptune::DataScope::Kind::Client);
+  CHECK(dirichlet.asked_layout.count == 20);
+  // The mechanism is asked for its multiplier relative to the doubled sensitivity.
+  const double share1 = iid.requested_noise_multiplier * std::sqrt(2.0 * k);
+  const double share2 = dirichlet.requested_noise_multiplier * 2 * std::sqrt(2.0 * k);
+  CHECK(share2 == doctest::Approx(2 * share1).epsilon(1e-6));
+  REQUIRE(r2.guarantee.has_value());
+  CHECK(r2.guarantee->epsilon == doctest::Approx(1.0).epsilon(1e-6));
+  CHECK(r2.guarantee->epsilon ==
+        doctest::Approx(dp_hype_test::closed_form_epsilon(4 * k, 20 * share2 * share2, 1e-5))
+            .epsilon(1e-4));
+  // Priced as if one client changed, the same noise would claim far less than the truth.
+  CHECK(dp_hype_test::closed_form_epsilon(k, 20 * share2 * share2, 1e-5) < 0.6);
+  CHECK(r2.guarantee->derivation.find("L2 sensitivity 2 sqrt(2k) = 4 (") != std::string::npos);
+  CHECK(r1.guarantee->derivation.find("L2 sensitivity sqrt(2k) = 2 (") != std::string::npos);
+  // A host answer the tuner cannot price is refused, never read as one client.
+  FakeContext odd(41);
+  odd.clients_changed = 3;
+  CHECK_THROWS_WITH(plugin.tuner(params)->tune(odd), doctest::Contains("prices 1 or 2"));
 }
 
 namespace {

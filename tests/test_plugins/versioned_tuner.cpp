@@ -7,7 +7,8 @@
 //   2.3  also a note declared as a DP output (kDpOutputNote);
 //   2.4  also calibrate_parameter through the pipeline's accountant;
 //   2.9  also TunerContext::peers (none in one process);
-//   2.10 also Tuner::rank_scopes (asked by abi_minor_test, not in one process).
+//   2.10 also Tuner::rank_scopes (asked by abi_minor_test, not in one process);
+//   2.11 also TunerContext::scopes_changed_by_one_record (the pipeline's iid clients: 1).
 #include <cmath>
 #include <string>
 
@@ -52,6 +53,11 @@ class VersionedTuner final : public dptune::Tuner {
 #if DPTUNE_PLUGIN_ABI_MINOR >= 9
     // One process: the host offers no peers.
     result.notes.push_back(context.peers() ? "peers: some" : "peers: none");
+#endif
+#if DPTUNE_PLUGIN_ABI_MINOR >= 11
+    result.notes.push_back(
+        "clients changed by one record: " +
+        std::to_string(context.scopes_changed_by_one_record(dptune::DataScope::client(0, 4))));
 #endif
     return result;
   }

@@ -73,7 +73,7 @@ TEST_CASE("abi minor: both builds of the versioned trainer load and declare thei
   CHECK(v22->abi_minor == 2);
   CHECK(v21->description == "test: a trainer built for ABI 2.1");
   CHECK(v22->description == "test: a trainer built for ABI 2.2");
-  CHECK(dptune::kAbiMinor == 10);
+  CHECK(dptune::kAbiMinor == 11);
 }
 
 TEST_CASE("abi minor: a 2.1 trainer gets event(n), its model exports nothing") {
@@ -210,6 +210,7 @@ TEST_CASE("abi minor: a tuner built for every supported minor loads and runs on 
     CHECK((r.out.find("data_sizes: scored ") != std::string::npos) == (minor >= 2));
     CHECK((r.out.find("calibrated count 20") != std::string::npos) == (minor >= 4));
     CHECK((r.out.find("peers: none") != std::string::npos) == (minor >= 9));
+    CHECK((r.out.find("clients changed by one record: 1") != std::string::npos) == (minor >= 11));
   }
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <numeric>
 #include <set>
 
@@ -139,7 +140,7 @@ TEST_CASE(
 
   dptune::host::ShardOptions dir;
   dir.distribution = dptune::host::ShardOptions::Distribution::Dirichlet;
-  dir.dirichlet_beta = 0.01;  // nearly one class per client: many draws miss the minimum
+  dir.dirichlet_beta = 0.01;  // nearly one class per client: most clients get only their base rows
   dir.min_shard_size = 30;
   for (std::uint64_t seed = 0; seed < 5; ++seed) {
     dptune::Xoshiro256 r(seed);
@@ -154,6 +155,157 @@ TEST_CASE(
   CHECK_THROWS_AS(dptune::host::shard_indices(labels, 4, 25, dir, rng), dptune::InvalidArgument);
   dir.min_shard_size = 1;
   CHECK_THROWS_AS(dptune::host::shard_indices(labels, 0, 5, dir, rng), dptune::InvalidArgument);
+  // A validation row and a training row per client need two base rows each.
+  CHECK_THROWS_WITH_AS(dptune::host::client_layout(labels, 4, 5, dir, 0.2, rng),
+                       doctest::Contains("min_shard_size >= 2"), dptune::InvalidArgument);
+  CHECK(dptune::host::client_layout(labels, 4, 5, dir, 0.0, rng).size() == 5);
+}
+
+namespace {
+
+/// Every row's (client, part) in a client layout: client * 2 + (1 if validation).
+std::vector<std::size_t> placement(const std::vector<dptune::host::ClientSplit>& clients,
+                                   std::size_t n) {
+  std::vector<std::size_t> where(n, SIZE_MAX);
+  for (std::size_t j = 0; j < clients.size(); ++j) {
+    for (std::size_t r : clients[j].train) where.at(r) = 2 * j;
+    for (std::size_t r : clients[j].validation) where.at(r) = 2 * j + 1;
+  }
+  return where;
+}
+
+std::vector<dptune::host::ClientSplit> dirichlet_clients(const std::vector<double>& labels,
+                                                         std::size_t classes, std::size_t clients,
+                                                         double beta, std::uint64_t seed,
+                                                         std::size_t min_shard_size = 2,
+                                                         double validation_fraction = 0.2) {
+  dptune::host::ShardOptions o;
+  o.distribution = dptune::host::ShardOptions::Distribution::Dirichlet;
+  o.dirichlet_beta = beta;
+  o.min_shard_size = min_shard_size;
+  dptune::Xoshiro256 rng(seed);
+  return dptune::host::client_layout(labels, classes, clients, o, validation_fraction, rng);
+}
+
+/// Labels in 0..classes-1 from a seeded stream.
+std::vector<double> random_labels(std::size_t n, std::size_t classes, std::uint64_t seed) {
+  dptune::Xoshiro256 rng(seed);
+  std::vector<double> out(n);
+  for (auto& l : out) l = static_cast<double>(dptune::uniform_index(rng, classes));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("shards: a Dirichlet row's client and part are a function of (seed, slot, its label)") {
+  // Two unrelated label vectors of the same length, the same seed: every slot whose label agrees is
+  // placed identically (same client, same part), whatever the other slots hold.  The old layout
+  // (shuffle each class's list, cut at the proportions) failed this at every beta.
+  for (double beta : {0.01, 0.1, 0.5, 5.0, 1000.0})
+    for (std::uint64_t seed = 0; seed < 12; ++seed) {
+      CAPTURE(beta);
+      CAPTURE(seed);
+      const auto a = random_labels(400, 5, 100 + seed), b = random_labels(400, 5, 200 + seed);
+      const auto pa = placement(dirichlet_clients(a, 5, 12, beta, seed), a.size());
+      const auto pb = placement(dirichlet_clients(b, 5, 12, beta, seed), b.size());
+      std::size_t agreeing = 0, mismatched = 0;
+      for (std::size_t i = 0; i < a.size(); ++i)
+        if (a[i] == b[i]) {
+          ++agreeing;
+          if (pa[i] != pb[i]) ++mismatched;
+        }
+      CHECK(agreeing > 40);
+      CHECK(mismatched == 0);
+    }
+}
+
+TEST_CASE(
+    "shards: changing one record's label moves that record alone, at most two clients change") {
+  for (double beta : {0.01, 0.1, 0.5, 5.0, 1000.0})
+    for (std::uint64_t seed = 0; seed < 8; ++seed) {
+      CAPTURE(beta);
+      CAPTURE(seed);
+      const auto labels = random_labels(300, 4, 7 + seed);
+      const auto before = dirichlet_clients(labels, 4, 10, beta, seed);
+      const auto where = placement(before, labels.size());
+      std::size_t moved_records = 0;
+      for (std::size_t slot : {0UL, 17UL, 150UL, 299UL}) {
+        for (double other = 0; other < 4; ++other) {
+          if (other == labels[slot]) continue;
+          auto changed = labels;
+          changed[slot] = other;
+          const auto after = dirichlet_clients(changed, 4, 10, beta, seed);
+          const auto where2 = placement(after, labels.size());
+          for (std::size_t i = 0; i < labels.size(); ++i)
+            if (i != slot) CHECK(where2[i] == where[i]);
+          if (where2[slot] != where[slot]) ++moved_records;
+          std::size_t clients_changed = 0;
+          for (std::size_t j = 0; j < 10; ++j)
+            if (before[j].train != after[j].train || before[j].validation != after[j].validation)
+              ++clients_changed;
+          CHECK(clients_changed <= 2);
+        }
+      }
+      // Skewed proportions differ between classes: a label change does move its record (at
+      // beta = 1000 the classes' proportions are nearly equal, so it may stay).
+      if (beta <= 0.5) CHECK(moved_records > 0);
+    }
+}
+
+TEST_CASE("shards: Dirichlet clients keep the minimum and a validation and a training row each") {
+  // Labels sorted by class (a file sorted by label): the base rows are still a seeded choice of
+  // slots, not the first ones.
+  std::vector<double> sorted(500);
+  for (std::size_t i = 0; i < sorted.size(); ++i) sorted[i] = static_cast<double>(i / 100);
+  for (std::uint64_t seed = 0; seed < 10; ++seed) {
+    const auto clients = dirichlet_clients(sorted, 5, 20, 0.05, seed, 6, 0.25);
+    REQUIRE(clients.size() == 20);
+    std::vector<Indices> parts;
+    std::size_t validation = 0;
+    for (const auto& c : clients) {
+      CHECK(c.train.size() + c.validation.size() >= 6);
+      CHECK(c.validation.size() >= 1);
+      CHECK(c.train.size() >= 1);
+      parts.push_back(c.train);
+      parts.push_back(c.validation);
+      validation += c.validation.size();
+    }
+    check_disjoint_complete(parts, sorted.size());
+    // Each row outside the base is validation with probability 0.25; the 20 base rows at position
+    // 0 always are, the 20 at position 1 never: mean 20 + 0.25 · 460 = 135, sd sqrt(460·0.1875).
+    CHECK(std::abs(static_cast<double>(validation) - 135.0) < 5 * std::sqrt(460 * 0.1875));
+    // The same generator gives the same membership through shard_indices.
+    dptune::host::ShardOptions o;
+    o.distribution = dptune::host::ShardOptions::Distribution::Dirichlet;
+    o.dirichlet_beta = 0.05;
+    o.min_shard_size = 6;
+    dptune::Xoshiro256 rng(seed);
+    const auto shards = dptune::host::shard_indices(sorted, 5, 20, o, rng);
+    for (std::size_t j = 0; j < 20; ++j) {
+      Indices both = clients[j].train;
+      both.insert(both.end(), clients[j].validation.begin(), clients[j].validation.end());
+      std::sort(both.begin(), both.end());
+      CHECK(both == shards[j]);
+    }
+  }
+}
+
+TEST_CASE("shards: iid client layout is the seeded partition, each shard split by split_client") {
+  const auto labels = random_labels(103, 3, 5);
+  dptune::host::ShardOptions iid;
+  dptune::Xoshiro256 rng(21), reference(21);
+  const auto clients = dptune::host::client_layout(labels, 3, 7, iid, 0.2, rng);
+  const auto parts = dptune::host::partition_indices(labels.size(), 7, reference);
+  REQUIRE(clients.size() == 7);
+  for (std::size_t j = 0; j < 7; ++j) {
+    const auto split = dptune::host::split_client(parts[j], 0.2, reference);
+    CHECK(clients[j].train == split.train);
+    CHECK(clients[j].validation == split.validation);
+  }
+  // The labels play no part: any other labels give the same layout.
+  dptune::Xoshiro256 again(21);
+  const auto other = dptune::host::client_layout(random_labels(103, 3, 6), 3, 7, iid, 0.2, again);
+  CHECK(placement(other, 103) == placement(clients, 103));
 }
 
 TEST_CASE("label skew: closed forms, and Dirichlet skew grows as beta falls") {
@@ -165,7 +317,9 @@ TEST_CASE("label skew: closed forms, and Dirichlet skew grows as beta falls") {
   const auto many = labels_with({500, 500, 500, 500, 500});
   dptune::host::ShardOptions o;
   o.distribution = dptune::host::ShardOptions::Distribution::Dirichlet;
-  o.min_shard_size = 5;
+  // One base row per client: the base is label-independent (iid), so a larger one dilutes the
+  // skew of the clients that get little else (at beta = 0.01 most get only their base rows).
+  o.min_shard_size = 1;
   std::vector<double> skew;
   for (double beta : {1000.0, 1.0, 0.1, 0.01}) {
     o.dirichlet_beta = beta;

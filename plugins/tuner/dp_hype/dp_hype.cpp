@@ -1,6 +1,8 @@
 // DP-Hype (Liebenow, Peinemann, Mohammadi, Liebenow et al. 2025): federated hyperparameter search
 // by private top-k voting with secure aggregation.  Client-level (ε, δ)-DP whose cost does not
-// depend on the number of candidates.
+// depend on the number of candidates; the vote's sensitivity counts every client whose data one
+// record can change (TunerContext::scopes_changed_by_one_record: 2 on Dirichlet shards by label),
+// so the printed ε also holds for one record's replacement.
 //
 //  * n clients each train every candidate with the pipeline's (non-private) trainer on their own
 //    shard (DataScope::client(j, n): iid or Dirichlet, each with its own train/validation split)
@@ -59,7 +61,9 @@ class DpHype final : public dptune::Tuner {
         .add_float("epsilon", "target client-level epsilon (at the pipeline's delta)")
         .min_exclusive(0)
         .default_to(1.0)
-        .add_int("k", "votes per client (Algorithm 1); the sensitivity is sqrt(2k)")
+        .add_int("k",
+                 "votes per client (Algorithm 1); the sensitivity is sqrt(2k), 2 sqrt(2k) on "
+                 "Dirichlet shards (one record can change two clients)")
         .min(1)
         .default_to(int64_t{5})
         .add_int("clients", "number of clients n (data shards DataScope::client(j, n))")
@@ -148,6 +152,11 @@ class DpHype final : public dptune::Tuner {
   std::size_t k() const { return static_cast<std::size_t>(p_.get_int("k")); }
   std::size_t n() const { return static_cast<std::size_t>(p_.get_int("clients")); }
 
+  // "sqrt(2k)", or "2 sqrt(2k)" when one record can change two clients' data.
+  static std::string sensitivity_formula(std::size_t clients_changed) {
+    return clients_changed == 1 ? "sqrt(2k)" : std::to_string(clients_changed) + " sqrt(2k)";
+  }
+
   secagg::ParallelFor pool(dptune::TunerContext& context) const {
     return [&context](std::size_t count, const std::function<void(std::size_t)>& body) {
       context.parallel_for(count, body);
@@ -156,17 +165,22 @@ class DpHype final : public dptune::Tuner {
 
   // σ for (ε, δ, k) and how it was obtained.
   std::pair<double, std::string> sigma_for(dptune::TunerContext& context, double epsilon,
-                                           std::size_t kk, bool discrete = false) const {
+                                           std::size_t kk, bool discrete,
+                                           std::size_t clients_changed) const {
     if (p_.get_string("calibration") == "analytic_gaussian") {
-      const double sigma = analytic_gaussian_sigma(epsilon, context.delta(), kk);
+      const double sigma = analytic_gaussian_sigma(epsilon, context.delta(), kk, clients_changed);
       return {sigma,
               "analytic Gaussian calibration (Balle & Wang 2018, Thm 8; TIGHTER than the "
               "paper's RDP calibration)"};
     }
-    const auto cal = calibrate_sigma(context.accountant(), epsilon, context.delta(), kk, discrete);
-    return {cal.noise, "calibrated with the accountant (" + cal.guarantee.accountant + ") on " +
-                           (discrete ? "discrete_gaussian" : "Gaussian") + "(sigma / sqrt(2k)), " +
-                           std::to_string(cal.evaluations) + " accountant calls"};
+    const auto cal = calibrate_sigma(context.accountant(), epsilon, context.delta(), kk, discrete,
+                                     clients_changed);
+    return {cal.noise,
+            "calibrated with the accountant (" + cal.guarantee.accountant + ") on " +
+                (discrete ? "discrete_gaussian" : "Gaussian") + "(sigma / " +
+                (clients_changed == 1 ? sensitivity_formula(clients_changed)
+                                      : "(" + sensitivity_formula(clients_changed) + ")") +
+                "), " + std::to_string(cal.evaluations) + " accountant calls"};
   }
 
   // Algorithm 1 lines 2-8 for every client in this process: each evaluates every candidate on its
@@ -339,6 +353,10 @@ class DpHype final : public dptune::Tuner {
     ClientNoise noise;
     std::shared_ptr<const dptune::Mechanism> mechanism;
     bool discrete = false;  // exact discrete Gaussian shares (the mechanism's noise: secure)
+    // How many clients' data one record's replacement can change: 2 for Dirichlet shards by label
+    // (the record may move between clients), 1 for iid shards.  The vote's L2 sensitivity is this
+    // many times √(2k) (group privacy), so the guarantee holds for one record, not only one client.
+    std::size_t clients_changed = 1;
   };
 
   Setup setup(dptune::TunerContext& context) const {
@@ -350,10 +368,16 @@ class DpHype final : public dptune::Tuner {
       throw dptune::ConfigError("dp_hype: k = " + std::to_string(kk) + " exceeds the " +
                                 std::to_string(p) + " candidates of the search space grid");
     s.discrete = discrete_shares(context, kk);
-    std::tie(s.sigma, s.how) = sigma_for(context, p_.get_double("epsilon"), kk, s.discrete);
+    s.clients_changed = context.scopes_changed_by_one_record(dptune::DataScope::client(0, clients));
+    if (s.clients_changed < 1 || s.clients_changed > 2)
+      throw dptune::Error("dp_hype: the host says one record changes " +
+                          std::to_string(s.clients_changed) +
+                          " clients' data; this tuner prices 1 or 2");
+    std::tie(s.sigma, s.how) =
+        sigma_for(context, p_.get_double("epsilon"), kk, s.discrete, s.clients_changed);
     const double collusion = p_.get_double("secagg_corrupt_rate");
     s.colluders = colluding_clients(clients, collusion);
-    s.noise = client_noise(s.sigma, kk, clients, p_.get_double("xi"), collusion);
+    s.noise = client_noise(s.sigma, kk, clients, p_.get_double("xi"), collusion, s.clients_changed);
     s.mechanism = context.mechanism(Params{{"noise_multiplier", s.noise.noise_multiplier}});
     check_gaussian(*s.mechanism, s.noise.noise_multiplier);
     return s;
@@ -400,17 +424,24 @@ class DpHype final : public dptune::Tuner {
           std::to_string(colluders) +
           " of them may collude with the server: no honest noise protects the votes, nothing is "
           "released");
-    dptune::PrivacyGuarantee g =
-        context.accountant().epsilon(event_for_sigma(sigma_h, kk, s.discrete), context.delta());
-    g.derivation = "DP-Hype (Liebenow et al. 2025): the server sees the sum of " +
-                   std::to_string(survivors) +
-                   " noisy vote vectors = Gaussian mechanism, L2 sensitivity sqrt(2k) = " +
-                   fmt(noise.sensitivity) + " (Lemma III.1); only the noise of the " +
-                   std::to_string(survivors - colluders) + " survivors outside the " +
-                   std::to_string(colluders) +
-                   " clients that may collude with the server is counted: noise stddev " +
-                   fmt(sigma_h) + " (noise multiplier " + fmt(sigma_h / noise.sensitivity) +
-                   "), RDP alpha k / sigma^2 (Thm III.1); " + g.derivation;
+    dptune::PrivacyGuarantee g = context.accountant().epsilon(
+        event_for_sigma(sigma_h, kk, s.discrete, s.clients_changed), context.delta());
+    const std::string relation =
+        s.clients_changed == 1
+            ? std::string(" (Lemma III.1; one record changes one client's data: iid shards)")
+            : " (Lemma III.1 for each of the " + std::to_string(s.clients_changed) +
+                  " clients whose data one record can change: Dirichlet shards by label move the "
+                  "record between two clients, group privacy by the triangle inequality)";
+    g.derivation =
+        "DP-Hype (Liebenow et al. 2025): the server sees the sum of " + std::to_string(survivors) +
+        " noisy vote vectors = Gaussian mechanism, L2 sensitivity " +
+        sensitivity_formula(s.clients_changed) + " = " + fmt(noise.sensitivity) + relation +
+        "; only the noise of the " + std::to_string(survivors - colluders) +
+        " survivors outside the " + std::to_string(colluders) +
+        " clients that may collude with the server is counted: noise stddev " + fmt(sigma_h) +
+        " (noise multiplier " + fmt(sigma_h / noise.sensitivity) + "), RDP alpha " +
+        (s.clients_changed == 1 ? std::string("k") : "4k") + " / sigma^2 (Thm III.1" +
+        (s.clients_changed == 1 ? "" : " with the sensitivity doubled") + "); " + g.derivation;
     return g;
   }
 

@@ -17,7 +17,7 @@
 #include <version>
 
 #define DPTUNE_ABI_MAJOR 2
-#define DPTUNE_ABI_MINOR 10
+#define DPTUNE_ABI_MINOR 11
 
 // The ABI minor a plugin is built for: this SDK's minor unless the plugin's build defines it lower
 // (e.g. -DDPTUNE_PLUGIN_ABI_MINOR=1), to make a plugin that also loads into older hosts of the same
@@ -84,6 +84,10 @@
 //        Gaussian, one_of_distinct) are in libdptune_helpers only.  Accountant::supports, an
 //        inline non-virtual member (no slot, no symbol), names what an empty
 //        unsupported_reason means.
+//   2.11 TunerContext::scopes_changed_by_one_record (an appended virtual whose default throws):
+//        how many scopes of a layout one record's replacement can change — 2 for Dirichlet client
+//        shards by label, 1 otherwise — so that a client-level guarantee (DP-Hype) can be priced
+//        for one record by group privacy.  A plugin of minor <= 10 never calls it.
 // The host itself is always built with the SDK's minor.
 #ifndef DPTUNE_PLUGIN_ABI_MINOR
 #define DPTUNE_PLUGIN_ABI_MINOR DPTUNE_ABI_MINOR

@@ -322,6 +322,17 @@ class BOOST_SYMBOL_VISIBLE TunerContext {
   /// null when the run has only this process.  Default: null.
   virtual PeerChannel* peers();
 #endif
+#if DPTUNE_PLUGIN_ABI_MINOR >= 11
+  // ---- ABI 2.11 (keep at the end) --------------------------------------------------------------
+  /// How many of the `layout.count` scopes of `layout.kind` (index ignored) the replacement of one
+  /// training record can change, in their train or scored rows: 1 for the whole data, the
+  /// partitions and iid client shards (their rows are placed without looking at any record), 2
+  /// for Dirichlet client shards by label (the record may leave one client for another; every
+  /// other record keeps its client and part).  A guarantee about one scope's data, such as
+  /// DP-Hype's client-level one, covers one record only when it holds for this many scopes
+  /// (group privacy).  Default: throws dptune::Error ("not provided by this host").
+  virtual std::size_t scopes_changed_by_one_record(const DataScope& layout) const;
+#endif
 };
 
 /// One evaluated candidate as a tuner reports it.

@@ -49,15 +49,8 @@ struct ShardOptions {
   std::size_t min_shard_size = 2;
 };
 
-/// `clients` disjoint shards covering rows 0..n-1 (each ascending).
-///   Iid: a random partition into equal sizes (as partition_indices).
-///   Dirichlet(β) by label (Hsu, Qi & Brown 2019; the non-iid split of Liebenow et al. 2025 §V-B):
-///   for each class c, proportions p_c ~ Dir(β,...,β) over the clients, and class c's rows
-///   (shuffled) are cut at the cumulative proportions.  When a shard ends up below min_shard_size,
-///   the whole draw is repeated (up to 100 times, the usual practice); if that still fails, the
-///   shortfall is repaired by moving random rows from the largest shards to the small ones (each
-///   move keeps the donor at or above the minimum), which perturbs the label skew as little as
-///   possible.
+/// `clients` disjoint shards covering rows 0..n-1 (each ascending): the clients' membership in
+/// client_layout below (the same draws from `rng`, so the same shards for the same generator).
 /// Throws InvalidArgument when clients · min_shard_size > n or clients == 0.
 std::vector<Indices> shard_indices(const std::vector<double>& labels, std::size_t num_classes,
                                    std::size_t clients, const ShardOptions& options,
@@ -65,12 +58,33 @@ std::vector<Indices> shard_indices(const std::vector<double>& labels, std::size_
 
 /// A client's own train/validation split of its shard (not stratified: a shard may hold one class).
 /// The validation part has round(fraction · size) rows, but at least 1 and at most size - 1 when
-/// fraction > 0 and size >= 2.
+/// fraction > 0 and size >= 2.  A seeded shuffle of the shard: used for iid shards, whose sizes
+/// are public, so the split never looks at a record.
 struct ClientSplit {
   Indices train, validation;
 };
 ClientSplit split_client(const Indices& shard, double validation_fraction,
                          dptune::RandomBitGenerator& rng);
+
+/// `clients` client shards of rows 0..n-1, each split into the client's own train and validation
+/// parts (each ascending), with the guarantee a record-level privacy argument needs: replacing one
+/// record (its features, its label or both) changes the placement of that record and of no other,
+/// so the data of at most two clients change (docs/threat-model.md, "Data layouts").
+///   Iid: a random partition into equal sizes (as partition_indices), each shard split by
+///   split_client: membership and split depend on n alone; one record changes one client.
+///   Dirichlet(β) by label (Hsu, Qi & Brown 2019; the non-iid split of Liebenow et al. 2025 §V-B):
+///   proportions p_c ~ Dir(β,...,β) over the clients for every declared class c; each row's client
+///   is drawn from its own label's p_c with randomness keyed by its slot (row index), and its part
+///   (validation with probability `validation_fraction`) likewise.  A label-independent base of
+///   min_shard_size rows per client (a seeded choice of slots, dealt round-robin) guarantees the
+///   minimum without a retry or repair that would look at the labels; base position 0 is the
+///   client's validation row and 1 a training row.  One record's label moves at most that record,
+///   from one client to another: two clients change.  Needs min_shard_size >= 2 when
+///   validation_fraction > 0.
+/// Throws InvalidArgument when clients · min_shard_size > n or clients == 0.
+std::vector<ClientSplit> client_layout(const std::vector<double>& labels, std::size_t num_classes,
+                                       std::size_t clients, const ShardOptions& options,
+                                       double validation_fraction, dptune::RandomBitGenerator& rng);
 
 /// Mean total-variation distance between each shard's label distribution and the global one: 0 for
 /// perfectly balanced shards, up to 1 - 1/C for single-class shards.  A measure of Dirichlet skew.

@@ -19,7 +19,8 @@ struct PipelineConfig;
 class PluginRegistry;
 
 /// One run of an evaluation that another process of the same pipeline can do: task `task` of
-/// evaluate() call `batch` (which fix its random stream) on `request`.
+/// evaluate() call `batch` on `request`, or, for a non-private run on a client's shard, the two
+/// halves of its client-keyed stream; either way its random stream is (batch << 32) | task.
 struct RemoteTask {
   std::uint64_t batch = 0;
   std::uint64_t task = 0;

@@ -12,32 +12,45 @@
 
 namespace dptune::dp_hype {
 
-double vote_sensitivity(std::size_t k) { return std::sqrt(2.0 * static_cast<double>(k)); }
+double vote_sensitivity(std::size_t k, std::size_t clients_changed) {
+  dptune::require(clients_changed >= 1, "dp_hype: at least one client changes");
+  // Each changed client's k-hot vote moves the sum by at most √(2k) (Lemma III.1); by the triangle
+  // inequality g changed clients move it by at most g·√(2k), reached when they all move one vote
+  // the same way.
+  return static_cast<double>(clients_changed) * std::sqrt(2.0 * static_cast<double>(k));
+}
 
-dptune::DpEvent event_for_sigma(double sigma, std::size_t k, bool discrete) {
+dptune::DpEvent event_for_sigma(double sigma, std::size_t k, bool discrete,
+                                std::size_t clients_changed) {
   dptune::require(k >= 1, "dp_hype: k must be >= 1");
   dptune::require(sigma > 0 && std::isfinite(sigma), "dp_hype: sigma must be finite and > 0");
-  // Client-level replace-one neighbours: one client's k-hot vote swapped for another moves the sum
-  // by at most √(2k) (Liebenow et al. 2025, L2 sensitivity), the multiplier's reference.
-  const double multiplier = sigma / vote_sensitivity(k);
+  // Replace-one neighbours changing `clients_changed` clients' data: the sum moves by at most
+  // g·√(2k) (Liebenow et al. 2025, L2 sensitivity, with group size g), the multiplier's reference.
+  const double multiplier = sigma / vote_sensitivity(k, clients_changed);
   return dptune::DpEvent::replace_one(discrete ? dptune::DpEvent::discrete_gaussian(multiplier)
                                                : dptune::DpEvent::gaussian(multiplier));
 }
 
 dptune::NoiseCalibration calibrate_sigma(const dptune::Accountant& accountant, double epsilon,
-                                         double delta, std::size_t k, bool discrete) {
+                                         double delta, std::size_t k, bool discrete,
+                                         std::size_t clients_changed) {
   dptune::CalibrationOptions options;
   options.lower = 1e-3;
   options.upper = 1e7;
   options.relative_tolerance = 1e-9;
   return dptune::calibrate_noise(
-      accountant, [k, discrete](double sigma) { return event_for_sigma(sigma, k, discrete); },
+      accountant,
+      [k, discrete, clients_changed](double sigma) {
+        return event_for_sigma(sigma, k, discrete, clients_changed);
+      },
       epsilon, delta, options);
 }
 
-double analytic_gaussian_sigma(double epsilon, double delta, std::size_t k) {
-  // The analytic Gaussian's multiplier is relative to the sensitivity, here √(2k).
-  return vote_sensitivity(k) * dptune::analytic_gaussian_noise_multiplier(epsilon, delta);
+double analytic_gaussian_sigma(double epsilon, double delta, std::size_t k,
+                               std::size_t clients_changed) {
+  // The analytic Gaussian's multiplier is relative to the sensitivity, here g·√(2k).
+  return vote_sensitivity(k, clients_changed) *
+         dptune::analytic_gaussian_noise_multiplier(epsilon, delta);
 }
 
 namespace {
@@ -71,11 +84,11 @@ std::size_t guaranteed_honest_noise_shares(std::size_t clients, double xi,
 }
 
 ClientNoise client_noise(double sigma, std::size_t k, std::size_t clients, double xi,
-                         double collusion_fraction) {
+                         double collusion_fraction, std::size_t clients_changed) {
   dptune::require(clients >= 1, "dp_hype: need at least one client");
   ClientNoise c;
   c.honest_shares = guaranteed_honest_noise_shares(clients, xi, collusion_fraction);
-  c.sensitivity = vote_sensitivity(k);
+  c.sensitivity = vote_sensitivity(k, clients_changed);
   c.stddev = sigma / std::sqrt(static_cast<double>(c.honest_shares));
   c.noise_multiplier = c.stddev / c.sensitivity;
   // A share of stddev <= 2^22 votes keeps the secure gaussian mechanism's grid step <= 1 (its

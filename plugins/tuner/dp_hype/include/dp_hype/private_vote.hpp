@@ -21,27 +21,34 @@ namespace dptune::dp_hype {
 
 // ---- privacy ------------------------------------------------------------------------------------
 /// Lemma III.1: the L2 sensitivity of the aggregated vote vector under replacement of one client is
-/// √(2k) (k ones flip to zeros and k zeros to ones).
-double vote_sensitivity(std::size_t k);
+/// √(2k) (k ones flip to zeros and k zeros to ones).  When one record can change the data of
+/// `clients_changed` = g clients (Dirichlet shards by label: a record may leave one client for
+/// another, g = 2), the sum moves by at most g·√(2k) (triangle inequality; tight: both clients
+/// move one vote from the same candidate to the same other one).
+double vote_sensitivity(std::size_t k, std::size_t clients_changed = 1);
 
 /// The event of one DP-Hype run whose aggregated noise has standard deviation `sigma`: the Gaussian
 /// mechanism (Definition I.3) with noise multiplier σ / √(2k), whose RDP is α·(2k)/(2σ²) = αk/σ²
 /// (Theorem III.1).  `discrete`: the clients' shares are exact discrete Gaussians (the `gaussian`
 /// mechanism's `noise: secure`), stated as discrete_gaussian, which accountants price only by that
 /// RDP bound (it holds for the sum: Kairouz, Liu & Steinke 2021; docs/noise.md).
-dptune::DpEvent event_for_sigma(double sigma, std::size_t k, bool discrete = false);
+/// `clients_changed` = g: the multiplier is σ / (g·√(2k)) (vote_sensitivity).
+dptune::DpEvent event_for_sigma(double sigma, std::size_t k, bool discrete = false,
+                                std::size_t clients_changed = 1);
 
 /// σ from (ε, δ, k) as Liebenow et al. 2025 does it (Algorithm 1 line 1): the smallest σ whose
 /// event the accountant proves (ε, δ)-DP (with the rdp accountant: Theorem III.1 converted by
 /// Theorem I.1), found by dptune::calibrate_noise over σ.
 dptune::NoiseCalibration calibrate_sigma(const dptune::Accountant& accountant, double epsilon,
-                                         double delta, std::size_t k, bool discrete = false);
+                                         double delta, std::size_t k, bool discrete = false,
+                                         std::size_t clients_changed = 1);
 
 /// Tighter alternative, labelled as such: the analytic Gaussian mechanism (Balle & Wang, ICML 2018,
-/// Theorem 8): the smallest σ with Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ) ≤ δ, Δ = √(2k).
+/// Theorem 8): the smallest σ with Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ) ≤ δ, Δ = g·√(2k).
 /// dptune::analytic_gaussian_noise_multiplier (the helper library, which the rdp accountant's
 /// analytic Gaussian uses too) times Δ.
-double analytic_gaussian_sigma(double epsilon, double delta, std::size_t k);
+double analytic_gaussian_sigma(double epsilon, double delta, std::size_t k,
+                               std::size_t clients_changed = 1);
 
 /// Threat model of the noise (Liebenow et al. 2025 §II and Appendix A-A; Bonawitz et al. 2017): the
 /// server is honest-but-curious and may collude with up to c = ⌊γn⌋ clients (γ:
@@ -62,16 +69,16 @@ std::size_t guaranteed_honest_noise_shares(std::size_t clients, double xi,
 /// that do not add noise): each client adds N(0, σ²/h) per entry, so any h honest shares sum to
 /// variance σ².  With γ = 0 this is the paper's N(0, σ²/((1−ξ)n)) with (1−ξ)n rounded up to the
 /// integer n − ⌊ξn⌋ (dropouts come in whole clients).  Returned as the arguments of the pipeline's
-/// Gaussian mechanism: sensitivity √(2k) and noise_multiplier σ / (√(2k)·√h), i.e. per-entry
+/// Gaussian mechanism: sensitivity g·√(2k) and noise_multiplier σ / (g·√(2k)·√h), i.e. per-entry
 /// standard deviation noise_multiplier · sensitivity = σ / √h.
 struct ClientNoise {
-  double sensitivity = 0;         // L2, √(2k)
+  double sensitivity = 0;         // L2, g·√(2k) (vote_sensitivity)
   double noise_multiplier = 0;    // per client
   double stddev = 0;              // per client and entry
   std::size_t honest_shares = 0;  // h, the shares the calibration counts on
 };
 ClientNoise client_noise(double sigma, std::size_t k, std::size_t clients, double xi,
-                         double collusion_fraction);
+                         double collusion_fraction, std::size_t clients_changed = 1);
 
 /// Standard deviation of the aggregated noise the adversary cannot subtract when `survivors`
 /// clients' shares of standard deviation `per_client_stddev` reached the sum and up to
