@@ -194,7 +194,8 @@ std::vector<std::string> noise_notes(const PipelineConfig& config) {
       notes.push_back(std::string("INSECURE NOISE: ") + section + " '" + c->use +
                       "' draws floating-point noise (noise: fast), whose low-order bits can "
                       "reveal the noiseless value (Mironov 2012); the epsilon reported assumes "
-                      "ideal real-valued noise.  Use noise: secure (the default) for releases.");
+                      "ideal real-valued noise.  Use noise: secure for releases (the built-in "
+                      "plugins' default; a command program must draw it itself).");
   };
   check(&config.algorithm, "algorithm");
   check(config.mechanism ? &*config.mechanism : nullptr, "mechanism");
