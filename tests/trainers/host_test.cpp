@@ -597,8 +597,8 @@ TEST_CASE("training: a private tuner whose run fails (non-finite gradient) relea
   CHECK(error.find("not finite") == std::string::npos);
   CHECK(printed.str().find("not finite") == std::string::npos);
   const auto out = host.config.output.dir;
-  const auto slurp = [](const std::filesystem::path& file) {
-    std::ifstream in(file);
+  const auto slurp = [](const std::filesystem::path& path) {
+    std::ifstream in(path);
     return std::string(std::istreambuf_iterator<char>(in), {});
   };
   CHECK(slurp(out / "summary.json").find("\"released\": null") != std::string::npos);
