@@ -57,6 +57,7 @@ int cmd_study(const std::vector<std::string>& args) {
       if (!meta(key).empty()) w.key(key).value(meta(key));
     w.key("stored_evaluations").value(status.evaluations);
     w.key("recorded_random_words").value(status.random_words);
+    w.key("stored_failures").value(status.failures);
     w.key("pipeline").value(meta("pipeline"));
     w.end_object();
     std::cout << "\n";
@@ -70,6 +71,10 @@ int cmd_study(const std::vector<std::string>& args) {
             << " (SENSITIVE for a private tuner: the count can reveal its secret K)\n";
   std::cout << "  " << std::setw(20) << "recorded words" << status.random_words
             << " (secret draws replayed on --resume)\n";
+  if (status.failures > 0)
+    std::cout << "  " << std::setw(20) << "stored failures" << status.failures
+              << " (a private tuner's failure is replayed on --resume, never run again; its text "
+                 "is SENSITIVE: failure.SENSITIVE.txt)\n";
   if (meta("ledger").empty())
     std::cout << "  no ledger: the pipeline has no ledger section, so nothing was charged\n";
   return kOk;
@@ -104,7 +109,7 @@ int cmd_ledger(const std::vector<std::string>& args) {
       for (const auto& e : d.entries) {
         w.begin_object().key("id").value(e.id).key("time").value(e.time).key("kind").value(e.kind);
         w.key("study_id").value(e.study_id).key("study_dir").value(e.study_dir);
-        if (e.kind == "charge" || e.kind == "supplement") {
+        if (e.kind == "charge" || e.kind == "supplement" || e.kind == "reservation") {
           w.key("event").value(e.event).key("epsilon").value(e.epsilon);
           w.key("delta").value(e.delta);
         }
@@ -125,7 +130,7 @@ int cmd_ledger(const std::vector<std::string>& args) {
     for (const auto& e : d.entries) {
       std::cout << "  #" << e.id << " " << e.time << " " << e.kind << " study " << e.study_id
                 << " (" << e.study_dir << ")\n";
-      if (e.kind == "charge" || e.kind == "supplement")
+      if (e.kind == "charge" || e.kind == "supplement" || e.kind == "reservation")
         std::cout << "      epsilon " << significant(e.epsilon) << " at delta "
                   << significant(e.delta) << ": " << e.event << "; composed total "
                   << significant(e.total_epsilon) << "\n";

@@ -15,6 +15,17 @@ namespace dptune::host {
 
 namespace {
 
+/// The text of a failure, for the SENSITIVE record.
+std::string failure_text(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "an exception not derived from std::exception";
+  }
+}
+
 // Stream ids: 0 is the tuner's own generator, LayoutStreams (data_scopes.hpp) the data layout;
 // evaluations use (batch + 1) << 32 | task, so a seeded run gives the same numbers whatever the
 // thread count; a non-private run on a client's shard uses client_run_stream below.
@@ -412,6 +423,13 @@ std::vector<dptune::Evaluation> HostEvaluator::evaluate(
   // The study store answers what an earlier process of this study computed; the others run with
   // the task numbers (and so, under a seed, the streams) of an uninterrupted run.
   if (journal_) journal_->before_batch(batch);
+  // A batch in which a private tuner's evaluation failed ends as it ended then: replayed, never
+  // run again (a fresh run would resample the failure away: docs/studies.md).
+  if (journal_)
+    if (auto stored = journal_->recall_failure(batch, requests)) {
+      report_failure(*stored, true);
+      throw PrivateEvaluationFailed();
+    }
   std::vector<char> recalled(requests.size(), 0);
   if (journal_)
     for (std::size_t i = 0; i < requests.size(); ++i)
@@ -450,14 +468,29 @@ std::vector<dptune::Evaluation> HostEvaluator::evaluate(
     const std::size_t i = owner[task];
     return requests[i].keep_output && task + 1 == prepared[i].first_task + prepared[i].repetitions;
   };
+  std::atomic<bool> failed{false};  // a private tuner's run failed: no other run starts
+  const auto fail = [&](std::size_t i, std::exception_ptr error) {
+    failed = true;
+    report_failure({batch, i, request_key(requests[i]), failure_text(error)}, false);
+  };
   const auto run_here = [&](std::size_t slot) {
     // A cancellation point between runs: a run that started finishes and is stored.
     if (journal_) check_interrupt();
+    if (failed) throw PrivateEvaluationFailed();
     const std::size_t task = pending[slot];
     const std::size_t i = owner[task];
     const auto started = std::chrono::steady_clock::now();
-    RunOutcome outcome =
-        run_once(stream[task], requests[i], prepared[i].algorithm, results[i].event, keeps(task));
+    RunOutcome outcome;
+    try {
+      outcome =
+          run_once(stream[task], requests[i], prepared[i].algorithm, results[i].event, keeps(task));
+    } catch (...) {
+      // Whatever it threw (an Interrupted too: the plugin proxy turns any failure into one while
+      // a signal is pending, and no cancellation point lies inside a run), the run failed.
+      if (!private_failures_) throw;
+      fail(i, std::current_exception());
+      throw PrivateEvaluationFailed();  // the executor hands out nothing more
+    }
     if (keeps(task)) {
       std::lock_guard lock(keep_mutex);
       results[i].output = std::move(outcome.output);
@@ -466,25 +499,44 @@ std::vector<dptune::Evaluation> HostEvaluator::evaluate(
     finish(task, outcome.score,
            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   };
-  if (RemoteTasks* remote = executor_.remote()) {
-    // Another process runs the same task with the same stream (its two halves); a kept model
-    // stays here.
-    std::vector<RemoteTask> remote_tasks;
-    std::vector<char> local_only;
-    for (std::size_t task : pending) {
-      remote_tasks.push_back(
-          {stream[task] >> 32, stream[task] & 0xFFFFFFFFULL, requests[owner[task]]});
-      local_only.push_back(keeps(task) ? 1 : 0);
+  try {
+    if (RemoteTasks* remote = executor_.remote()) {
+      // Another process runs the same task with the same stream (its two halves); a kept model
+      // stays here.
+      std::vector<RemoteTask> remote_tasks;
+      std::vector<char> local_only;
+      for (std::size_t task : pending) {
+        remote_tasks.push_back(
+            {stream[task] >> 32, stream[task] & 0xFFFFFFFFULL, requests[owner[task]]});
+        local_only.push_back(keeps(task) ? 1 : 0);
+      }
+      try {
+        remote->run(
+            remote_tasks, local_only, run_here,
+            [&](std::size_t slot, const RemoteResult& r) {
+              finish(pending[slot], r.score, r.seconds);
+            },
+            [&] {
+              if (journal_) check_interrupt();
+            });
+      } catch (const Interrupted&) {
+        throw;
+      } catch (...) {
+        // A run on another rank failed (or a rank was lost with runs in flight): for a private
+        // tuner, the failure of the first evaluation not done.
+        if (!private_failures_ || failed) throw;
+        std::size_t i = 0;
+        while (i + 1 < requests.size() && (recalled[i] || remaining[i] == 0)) ++i;
+        fail(i, std::current_exception());
+      }
+    } else {
+      executor_.parallel_for(pending.size(), run_here);
     }
-    remote->run(
-        remote_tasks, local_only, run_here,
-        [&](std::size_t slot, const RemoteResult& r) { finish(pending[slot], r.score, r.seconds); },
-        [&] {
-          if (journal_) check_interrupt();
-        });
-  } else {
-    executor_.parallel_for(pending.size(), run_here);
+  } catch (const Interrupted&) {
+    if (!failed) throw;  // a stored failure outranks the interruption: it is the batch's outcome
+  } catch (const PrivateEvaluationFailed&) {
   }
+  if (failed) throw PrivateEvaluationFailed();
 
   for (std::size_t i = 0; i < results.size(); ++i) {
     summarise(i);
@@ -507,6 +559,14 @@ std::size_t HostEvaluator::scopes_changed_by_one_record(const dptune::DataScope&
   const bool by_label =
       data_.sharding().options.distribution == ShardOptions::Distribution::Dirichlet;
   return layout.kind == dptune::DataScope::Kind::Client && layout.count >= 2 && by_label ? 2 : 1;
+}
+
+void HostEvaluator::report_failure(const EvaluationFailure& failure, bool replayed) {
+  std::lock_guard lock(failure_mutex_);
+  if (private_failure_ && private_failure_->failure.batch == failure.batch) return;  // its first
+  // Stored (with the pending random words, on disk) before anything reports it.
+  if (journal_ && !replayed) journal_->record_failure(failure);
+  private_failure_ = ReportedFailure{failure, replayed};
 }
 
 HostEvaluator::RunOutcome HostEvaluator::run_once(std::uint64_t stream,

@@ -6,8 +6,10 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "dptune/errors.hpp"
 #include "dptune/host/config.hpp"
 #include "dptune/host/data_scopes.hpp"
 #include "dptune/host/data_source.hpp"
@@ -16,10 +18,19 @@
 #include "dptune/host/random.hpp"
 #include "dptune/host/utility_sensitivity.hpp"
 #include "dptune/plugin.hpp"
+#include "study.hpp"
 
 namespace dptune::host {
 
-class EvaluationJournal;  // study.hpp
+/// What a private tuner's failed evaluation throws into the tuner: a fixed text, because the
+/// run's own error can depend on the private data and its secret draws (HostEvaluator::
+/// private_failure() has the detail).
+class PrivateEvaluationFailed : public dptune::Error {
+ public:
+  PrivateEvaluationFailed()
+      : dptune::Error(
+            "an evaluation of a private tuner failed (its message is SENSITIVE and withheld)") {}
+};
 
 /// Creates the pipeline's mechanism with overridden params (complete, validated).
 class MechanismFactory {
@@ -105,6 +116,22 @@ class HostEvaluator final : public dptune::Evaluator {
   /// From now on every evaluation is first looked up in `journal` and stored there as soon as
   /// its runs are done (the study store, issue 16); null: none.
   void set_journal(EvaluationJournal* journal) { journal_ = journal; }
+  /// Whether the tuner is private (not a map for trusted analysts): then a failed evaluation is an
+  /// output of the data and its runs' randomness.  It is stored in the journal with the pending
+  /// random words before anything reports it, no other run of its batch starts afterwards, the
+  /// tuner gets PrivateEvaluationFailed (no private text), and a resumed study replays the stored
+  /// failure instead of running the evaluation again (docs/studies.md, "Failures are outputs").
+  void set_private_failures(bool on) { private_failures_ = on; }
+  /// The failure of a private tuner's evaluation this evaluator reported, and whether it was
+  /// replayed from the journal (not run in this process).
+  struct ReportedFailure {
+    EvaluationFailure failure;
+    bool replayed = false;
+  };
+  std::optional<ReportedFailure> private_failure() const {
+    std::lock_guard lock(failure_mutex_);
+    return private_failure_;
+  }
   /// Keeps the rows of `scopes` only (a rank of a distributed run that evaluates nothing else:
   /// Tuner::rank_scopes, ABI 2.10).  Their train and scored sets are copied out of the fixed
   /// data (keep_only); the fixed rows, the layouts (which hold every training label) and what the
@@ -176,7 +203,13 @@ class HostEvaluator final : public dptune::Evaluator {
   };
   mutable std::mutex remote_mutex_;
   mutable std::shared_ptr<const RemoteRequest> remote_last_;
+  /// Stores `failure` (first of its batch) and keeps it for private_failure(); thread-safe.
+  void report_failure(const EvaluationFailure& failure, bool replayed);
+
   EvaluationJournal* journal_ = nullptr;
+  bool private_failures_ = false;
+  mutable std::mutex failure_mutex_;
+  std::optional<ReportedFailure> private_failure_;
 };
 
 class HostTunerContext final : public dptune::TunerContext {

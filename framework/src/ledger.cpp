@@ -51,6 +51,53 @@ double epsilon_of_curve(const std::vector<dptune::RdpPoint>& curve, double delta
   return curve_epsilon(curve, delta).value;
 }
 
+/// The rows that count on a dataset (charges, supplements, open reservations), as events with
+/// their RDP curves.
+struct Counted {
+  std::vector<dptune::DpEvent> events;
+  std::vector<std::vector<dptune::RdpPoint>> curves;
+  void add(const dptune::DpEvent& event, const std::vector<dptune::RdpPoint>& curve) {
+    events.push_back(event);
+    curves.push_back(curve);
+  }
+  ComposedCharges compose(double delta, const dptune::Accountant& accountant) const {
+    return compose_charges(events, curves, delta, accountant);
+  }
+};
+
+Counted counted_rows(SqliteDb& db, const std::string& dataset) {
+  Counted counted;
+  SqliteStatement s(db,
+                    "SELECT event, rdp_curve FROM entries WHERE dataset = ? AND kind IN"
+                    " ('charge', 'supplement', 'reservation') ORDER BY id");
+  s.bind(1, dataset);
+  while (s.step())
+    counted.add(parse_event(s.text_at(0), db.file().string()), curve_from_text(s.text_at(1)));
+  return counted;
+}
+
+/// Inserts `e` (its id is ignored) and returns it with the id it got.
+LedgerEntry insert_row(SqliteDb& db, LedgerEntry e) {
+  SqliteStatement put(
+      db,
+      "INSERT INTO entries (dataset, study_id, study_dir, time, kind, event,"
+      " epsilon, delta, total_epsilon, note, rdp_curve) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  put.bind(1, e.dataset)
+      .bind(2, e.study_id)
+      .bind(3, e.study_dir)
+      .bind(4, e.time)
+      .bind(5, e.kind)
+      .bind(6, e.event)
+      .bind(7, e.epsilon)
+      .bind(8, e.delta)
+      .bind(9, e.total_epsilon)
+      .bind(10, e.note)
+      .bind(11, curve_to_text(e.rdp_curve))
+      .run();
+  e.id = db.last_insert_id();
+  return e;
+}
+
 }  // namespace
 
 struct Ledger::Impl {
@@ -88,7 +135,8 @@ LedgerCharge Ledger::charge(const std::string& dataset, const LedgerBudget& budg
                             const std::string& study_id, const std::string& study_dir,
                             const std::string& kind, const std::optional<dptune::DpEvent>& event,
                             const dptune::PrivacyGuarantee& guarantee,
-                            const dptune::Accountant& accountant, const std::string& note) {
+                            const dptune::Accountant& accountant, const std::string& note,
+                            const std::optional<LedgerReservation>& reservation) {
   SqliteDb& db = impl_->db;
   const std::string where = db.file().string() + ": dataset '" + dataset + "'";
   // IMMEDIATE: the write lock is held from the first read of the charges to the commit, so a
@@ -127,69 +175,136 @@ LedgerCharge Ledger::charge(const std::string& dataset, const LedgerBudget& budg
       return result;  // rolled back: nothing was written
     }
   }
-  std::vector<dptune::DpEvent> events;
-  std::vector<std::vector<dptune::RdpPoint>> curves;
-  {
-    SqliteStatement s(db,
-                      "SELECT event, rdp_curve FROM entries WHERE dataset = ? AND kind IN"
-                      " ('charge', 'supplement') ORDER BY id");
-    s.bind(1, dataset);
-    while (s.step()) {
-      events.push_back(parse_event(s.text_at(0), db.file().string()));
-      curves.push_back(curve_from_text(s.text_at(1)));
-    }
-  }
+  Counted counted = counted_rows(db, dataset);
   const double delta = result.budget.delta;
-  ComposedCharges total;
+  ComposedCharges total, with_reservation;
   if (event) {
-    const ComposedCharges before = events.empty()
-                                       ? ComposedCharges{0.0, "nothing charged"}
-                                       : compose_charges(events, curves, delta, accountant);
-    events.push_back(*event);
-    curves.push_back(guarantee.rdp_curve);
-    total = compose_charges(events, curves, delta, accountant);
-    if (!(total.epsilon <= result.budget.epsilon))
+    const ComposedCharges before = counted.events.empty() ? ComposedCharges{0.0, "nothing charged"}
+                                                          : counted.compose(delta, accountant);
+    const std::size_t earlier = counted.events.size();
+    counted.add(*event, guarantee.rdp_curve);
+    total = counted.compose(delta, accountant);
+    with_reservation = total;
+    if (reservation) {
+      counted.add(reservation->event, reservation->guarantee.rdp_curve);
+      with_reservation = counted.compose(delta, accountant);
+    }
+    if (!(with_reservation.epsilon <= result.budget.epsilon))
       throw LedgerRefused(
           where + ": refused: this run's guarantee " + event->to_string() +
+          (reservation ? " with its worst-case supplement " + reservation->event.to_string()
+                       : std::string()) +
           " would bring the composed epsilon at delta " + significant(delta) + " to " +
-          significant(total.epsilon) + " (" + total.how + "), over the budget epsilon " +
-          significant(result.budget.epsilon) + "; remaining: epsilon " +
+          significant(with_reservation.epsilon) + " (" + with_reservation.how +
+          "), over the budget epsilon " + significant(result.budget.epsilon) +
+          "; remaining: epsilon " +
           significant(std::max(0.0, result.budget.epsilon - before.epsilon)) + " at delta " +
           significant(delta) + " (spent " + significant(before.epsilon) + " in " +
-          std::to_string(events.size() - 1) + " charges; nothing of this run was trained)");
-  } else if (!events.empty()) {
-    total = compose_charges(events, curves, delta, accountant);
+          std::to_string(earlier) + " charges; nothing of this run was trained)");
+  } else if (!counted.events.empty()) {
+    total = counted.compose(delta, accountant);
   }
-  SqliteStatement put(
-      db,
-      "INSERT INTO entries (dataset, study_id, study_dir, time, kind, event,"
-      " epsilon, delta, total_epsilon, note, rdp_curve) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  put.bind(1, dataset)
-      .bind(2, study_id)
-      .bind(3, study_dir)
-      .bind(4, now_utc())
-      .bind(5, kind)
-      .bind(6, event ? event->to_string() : std::string())
-      .bind(7, event ? guarantee.epsilon : 0.0)
-      .bind(8, event ? guarantee.delta : 0.0)
-      .bind(9, total.epsilon)
-      .bind(10, note)
-      .bind(11, event ? curve_to_text(guarantee.rdp_curve) : std::string())
-      .run();
-  const std::int64_t id = db.last_insert_id();
+  result.entry = insert_row(
+      db, {0, dataset, study_id, study_dir, now_utc(), kind, event ? event->to_string() : "",
+           event ? guarantee.epsilon : 0.0, event ? guarantee.delta : 0.0, total.epsilon, note,
+           event ? guarantee.rdp_curve : std::vector<dptune::RdpPoint>{}});
+  if (event && reservation)
+    insert_row(db, {0, dataset, study_id, study_dir, now_utc(), "reservation",
+                    reservation->event.to_string(), reservation->guarantee.epsilon,
+                    reservation->guarantee.delta, with_reservation.epsilon,
+                    "worst-case supplement reserved write-ahead, settled after the run",
+                    reservation->guarantee.rdp_curve});
   tx.commit();
-  result.entry = {id,
-                  dataset,
-                  study_id,
-                  study_dir,
-                  now_utc(),
-                  kind,
-                  event ? event->to_string() : "",
-                  event ? guarantee.epsilon : 0.0,
-                  event ? guarantee.delta : 0.0,
-                  total.epsilon,
-                  note,
-                  event ? guarantee.rdp_curve : std::vector<dptune::RdpPoint>{}};
+  return result;
+}
+
+LedgerCharge Ledger::settle(const std::string& dataset, const std::string& study_id,
+                            const std::string& study_dir,
+                            const std::optional<dptune::DpEvent>& needed,
+                            const dptune::PrivacyGuarantee& guarantee,
+                            const dptune::Accountant& accountant, const std::string& note) {
+  SqliteDb& db = impl_->db;
+  SqliteTransaction tx(db);
+  LedgerCharge result;
+  {
+    SqliteStatement b(db, "SELECT epsilon, delta FROM budgets WHERE dataset = ?");
+    b.bind(1, dataset);
+    if (!b.step())
+      throw dptune::Error(db.file().string() + ": dataset '" + dataset +
+                          "' has no budget to settle");
+    result.budget = {b.double_at(0), b.double_at(1)};
+  }
+  {
+    // Settled already (a resumed study reports again): never charged twice.
+    SqliteStatement done(db, std::string("SELECT ") + kColumns +
+                                 " FROM entries WHERE dataset = ? AND study_id = ? AND kind ="
+                                 " 'supplement' ORDER BY id LIMIT 1");
+    done.bind(1, dataset).bind(2, study_id);
+    if (done.step()) {
+      result.already_charged = true;
+      result.entry = entry_of(done);
+      result.over_budget = !(result.entry.total_epsilon <= result.budget.epsilon);
+      return result;
+    }
+  }
+  std::optional<LedgerEntry> reserved;
+  {
+    SqliteStatement r(db, std::string("SELECT ") + kColumns +
+                              " FROM entries WHERE dataset = ? AND study_id = ? AND kind ="
+                              " 'reservation' ORDER BY id DESC LIMIT 1");
+    r.bind(1, dataset).bind(2, study_id);
+    if (r.step()) reserved = entry_of(r);
+  }
+  if (!needed && !reserved) return result;  // nothing reserved, nothing needed
+  if (reserved) {
+    // The reservation stops counting; what the run needed takes its place.
+    SqliteStatement(db, "UPDATE entries SET kind = 'settled' WHERE id = ?")
+        .bind(1, reserved->id)
+        .run();
+  }
+  Counted counted = counted_rows(db, dataset);
+  if (needed) counted.add(*needed, guarantee.rdp_curve);
+  const ComposedCharges total = counted.events.empty()
+                                    ? ComposedCharges{0.0, "nothing charged"}
+                                    : counted.compose(result.budget.delta, accountant);
+  result.over_budget = !(total.epsilon <= result.budget.epsilon);
+  LedgerEntry entry{0,
+                    dataset,
+                    study_id,
+                    study_dir,
+                    now_utc(),
+                    needed ? "supplement" : "settled",
+                    needed ? needed->to_string() : "",
+                    needed ? guarantee.epsilon : 0.0,
+                    needed ? guarantee.delta : 0.0,
+                    total.epsilon,
+                    note,
+                    needed ? guarantee.rdp_curve : std::vector<dptune::RdpPoint>{}};
+  if (reserved) {
+    // Nothing needed beyond the charge: the reserved epsilon is not spent.  A supplement needs at
+    // most what was reserved unless the tuner broke its worst case.
+    result.over_reservation =
+        needed && (guarantee.epsilon > reserved->epsilon || guarantee.delta > reserved->delta);
+    entry.id = reserved->id;
+    entry.time = reserved->time;
+    SqliteStatement(db,
+                    "UPDATE entries SET kind = ?, event = ?, epsilon = ?, delta = ?,"
+                    " total_epsilon = ?, note = ?, rdp_curve = ? WHERE id = ?")
+        .bind(1, entry.kind)
+        .bind(2, entry.event)
+        .bind(3, entry.epsilon)
+        .bind(4, entry.delta)
+        .bind(5, entry.total_epsilon)
+        .bind(6, entry.note)
+        .bind(7, curve_to_text(entry.rdp_curve))
+        .bind(8, entry.id)
+        .run();
+    result.entry = entry;
+  } else {
+    result.over_reservation = true;
+    result.entry = insert_row(db, entry);
+  }
+  tx.commit();
   return result;
 }
 

@@ -212,6 +212,9 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
       throw;
     }
   }
+  // A private tuner's failed evaluation is an output: stored, replayed on resume, never shown.
+  const bool map = plan ? plan->trusted_analyst_only : known_map_tuner(config.tuner.use);
+  stack.evaluator.set_private_failures(!map);
   // Over MPI ranks, each rank keeps only the rows the tuner evaluates there (rank 0 too).
   if (dptune::PeerChannel* peers = stack.executor->peers())
     keep_rank_data(config, *tuner, stack, 0, peers->size());
@@ -226,11 +229,18 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
     result = tuner->tune(context);
   } catch (const Interrupted& e) {
     terminal.finish();
-    const bool map = plan ? plan->trusted_analyst_only : known_map_tuner(config.tuner.use);
+    if (const auto failure = stack.evaluator.private_failure())
+      fail_private_run(config, study.get(), *failure);
     study->set("status", "interrupted");
     return write_interrupted_report(config, *study, map, progress.done(), progress.total(),
                                     e.signal_number(), out);
   } catch (...) {
+    // Whatever the tuner made of it (the plugin proxy wraps what crosses it), a private
+    // evaluation's failure ends the run with none of its text.
+    if (const auto failure = stack.evaluator.private_failure()) {
+      terminal.finish();
+      fail_private_run(config, study.get(), *failure);
+    }
     if (study) study->set("status", "failed");
     throw;
   }
@@ -254,14 +264,10 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
   std::optional<TestScore> test_score;
   if (config.output.test_score) test_score = release_test_score(config, stack, result, model.get());
   if (study && test_score) study->sync();  // the test score's noise words, before its release
-  // The write-ahead charge came from a dry run; a guarantee above it is charged the difference
-  // (never under-report), as a supplement that may exceed the budget (the runs are done).
-  if (plan && result.guarantee &&
-      (!plan->guarantee || result.guarantee->epsilon > plan->guarantee->epsilon ||
-       result.guarantee->delta > plan->guarantee->delta)) {
-    PlannedCharge extra{false, result.guarantee};
-    out << charge_ledger(config, *study, *stack.accountant, extra, "supplement") << "\n";
-  }
+  // The write-ahead charge came from a dry run; a guarantee above it is charged as a supplement,
+  // in full even past the budget (never under-report), and then nothing is released.
+  if (plan && result.guarantee)
+    settle_ledger(config, *study, *stack.accountant, *plan, *result.guarantee, out);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 

@@ -243,7 +243,10 @@ Study::Study(const fs::path& dir, bool resume) : db_(file_in(dir), !resume, fals
       " request TEXT NOT NULL, utilities BLOB NOT NULL, seconds REAL NOT NULL, event TEXT NOT NULL,"
       " epsilon REAL, model BLOB, output BLOB, finished TEXT NOT NULL, PRIMARY KEY (batch, idx));"
       "CREATE TABLE IF NOT EXISTS random_words (stream INTEGER NOT NULL, seq INTEGER NOT NULL,"
-      " word INTEGER NOT NULL, PRIMARY KEY (stream, seq));");
+      " word INTEGER NOT NULL, PRIMARY KEY (stream, seq));"
+      "CREATE TABLE IF NOT EXISTS failures (batch INTEGER NOT NULL, idx INTEGER NOT NULL,"
+      " request TEXT NOT NULL, message TEXT NOT NULL, failed TEXT NOT NULL,"
+      " PRIMARY KEY (batch));");
 }
 
 void Study::set(const std::string& key, const std::string& value) {
@@ -291,10 +294,7 @@ void Study::begin(const std::string& resolved_pipeline, const std::string& tuner
   tx.commit();
 }
 
-void Study::flush() {
-  std::lock_guard lock(mutex_);
-  if (pending_words_.empty()) return;
-  SqliteTransaction tx(db_);
+void Study::write_pending_words() {
   for (const auto& [stream, seq, word] : pending_words_) {
     SqliteStatement(db_, "INSERT INTO random_words (stream, seq, word) VALUES (?, ?, ?)")
         .bind(1, static_cast<std::int64_t>(stream))
@@ -302,6 +302,13 @@ void Study::flush() {
         .bind(3, static_cast<std::int64_t>(word))
         .run();
   }
+}
+
+void Study::flush() {
+  std::lock_guard lock(mutex_);
+  if (pending_words_.empty()) return;
+  SqliteTransaction tx(db_);
+  write_pending_words();
   tx.commit();
   pending_words_.clear();
 }
@@ -368,6 +375,9 @@ void Study::record(std::uint64_t batch, std::size_t index, const dptune::Evaluat
   }
   std::lock_guard lock(mutex_);
   SqliteTransaction tx(db_);
+  // Any word drawn since the batch began (a lazily drawn layout) is committed with the evaluation
+  // that may depend on it: a stored evaluation never outlives its words.
+  write_pending_words();
   SqliteStatement put(
       db_,
       "INSERT OR REPLACE INTO evaluations (batch, idx, request, utilities, seconds,"
@@ -392,6 +402,57 @@ void Study::record(std::uint64_t batch, std::size_t index, const dptune::Evaluat
     put.bind_null(9);
   put.bind(10, now_utc()).run();
   tx.commit();
+  pending_words_.clear();
+}
+
+void Study::record_failure(const Failure& failure) {
+  std::lock_guard lock(mutex_);
+  {
+    SqliteTransaction tx(db_);
+    // The words the failed evaluation may depend on go in with it, in one commit.
+    write_pending_words();
+    SqliteStatement(db_,
+                    "INSERT OR IGNORE INTO failures (batch, idx, request, message, failed)"
+                    " VALUES (?, ?, ?, ?, ?)")
+        .bind(1, static_cast<std::int64_t>(failure.batch))
+        .bind(2, static_cast<std::int64_t>(failure.index))
+        .bind(3, failure.request)
+        .bind(4, failure.message)
+        .bind(5, now_utc())
+        .run();
+    tx.commit();
+    pending_words_.clear();
+  }
+  // On disk before the failure is reported (a power loss must not let a resume redraw it).
+  db_.exec("PRAGMA wal_checkpoint(FULL)");
+}
+
+std::optional<EvaluationJournal::Failure> Study::recall_failure(
+    std::uint64_t batch, const std::vector<dptune::EvaluationRequest>& requests) {
+  std::lock_guard lock(mutex_);
+  SqliteStatement s(db_, "SELECT idx, request, message FROM failures WHERE batch = ?");
+  s.bind(1, static_cast<std::int64_t>(batch));
+  if (!s.step()) return std::nullopt;
+  Failure f{batch, static_cast<std::size_t>(s.int_at(0)), s.text_at(1), s.text_at(2)};
+  const std::string asked =
+      f.index < requests.size() ? request_key(requests[f.index]) : std::string("nothing");
+  if (asked != f.request)
+    throw dptune::Error("study.db: evaluation " + std::to_string(f.index + 1) + " of batch " +
+                        std::to_string(batch) +
+                        " was stored as failed for another request than the resumed tuner asks "
+                        "for: the tuner is not deterministic given its random stream; nothing of "
+                        "the resumed run is released");
+  return f;
+}
+
+std::vector<EvaluationJournal::Failure> Study::failures() const {
+  std::lock_guard lock(mutex_);
+  SqliteStatement s(db_, "SELECT batch, idx, request, message FROM failures ORDER BY batch, idx");
+  std::vector<Failure> out;
+  while (s.step())
+    out.push_back({static_cast<std::uint64_t>(s.int_at(0)), static_cast<std::size_t>(s.int_at(1)),
+                   s.text_at(2), s.text_at(3)});
+  return out;
 }
 
 std::size_t Study::stored_evaluations() const {
@@ -456,6 +517,15 @@ StudyStatus read_study(const fs::path& dir) {
   SqliteStatement w(db, "SELECT COUNT(*) FROM random_words");
   w.step();
   status.random_words = static_cast<std::size_t>(w.int_at(0));
+  // A study written before failures were stored has no such table: none stored.
+  SqliteStatement t(
+      db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'failures'");
+  t.step();
+  if (t.int_at(0) > 0) {
+    SqliteStatement f(db, "SELECT COUNT(*) FROM failures");
+    f.step();
+    status.failures = static_cast<std::size_t>(f.int_at(0));
+  }
   return status;
 }
 

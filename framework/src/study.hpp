@@ -11,8 +11,13 @@
 // flushes at the start of every evaluate() and before the report): nothing that depends on an
 // unrecorded word is ever observed.
 //
-// The store is as sensitive as trials.SENSITIVE.csv: it holds per-run scores and the tuner's
-// secret draws (K).  It never leaves the trusted analyst's machine.
+// A failed evaluation of a private tuner is an output too (a function of the data and the run's
+// randomness): it is stored, with every pending word, before the failure is reported, and a
+// resumed study replays it instead of running that evaluation again (docs/studies.md, "Failures
+// are outputs").
+//
+// The store is as sensitive as trials.SENSITIVE.csv: it holds per-run scores, failure messages and
+// the tuner's secret draws (K).  It never leaves the trusted analyst's machine.
 #pragma once
 
 #include <array>
@@ -55,6 +60,14 @@ int interrupt_signal();
 /// Throws Interrupted when a signal arrived.
 void check_interrupt();
 
+/// A failed evaluation as the store keeps it (EvaluationJournal::record_failure).
+struct EvaluationFailure {
+  std::uint64_t batch = 0;
+  std::size_t index = 0;
+  std::string request;  // request_key() of the failed request
+  std::string message;  // SENSITIVE: the run's own error (a program's stderr, a value)
+};
+
 /// Where evaluations are stored and recalled (HostEvaluator calls it; the study implements it).
 class EvaluationJournal {
  public:
@@ -67,6 +80,15 @@ class EvaluationJournal {
   virtual bool recall(std::uint64_t batch, std::size_t index, dptune::Evaluation& into) = 0;
   /// Stores a finished evaluation (thread-safe; committed before it returns).
   virtual void record(std::uint64_t batch, std::size_t index, const dptune::Evaluation& e) = 0;
+
+  using Failure = EvaluationFailure;
+  /// Stores a failure together with every pending random word, durable before it returns (the
+  /// failure is reported only afterwards).  The first failure stored for a batch is kept.
+  virtual void record_failure(const Failure& failure) = 0;
+  /// The failure stored for batch `batch`, if any.  Throws dptune::Error when the stored request
+  /// is not the one `requests` now asks for at its index (the study diverged from its pipeline).
+  virtual std::optional<Failure> recall_failure(
+      std::uint64_t batch, const std::vector<dptune::EvaluationRequest>& requests) = 0;
 };
 
 /// The text that identifies a request in the store.
@@ -101,6 +123,11 @@ class Study final : public EvaluationJournal, public RandomStreamRecorder {
   void before_batch(std::uint64_t batch) override;
   bool recall(std::uint64_t batch, std::size_t index, dptune::Evaluation& into) override;
   void record(std::uint64_t batch, std::size_t index, const dptune::Evaluation& e) override;
+  void record_failure(const Failure& failure) override;
+  std::optional<Failure> recall_failure(
+      std::uint64_t batch, const std::vector<dptune::EvaluationRequest>& requests) override;
+  /// Every stored failure, in the order the tuner asked for the evaluations.
+  std::vector<Failure> failures() const;
   /// Stored evaluations, recalled ones in this process.
   std::size_t stored_evaluations() const;
   std::size_t recalled() const { return recalled_.load(); }
@@ -122,6 +149,9 @@ class Study final : public EvaluationJournal, public RandomStreamRecorder {
   void append_word(std::uint64_t stream, std::uint64_t seq, std::uint64_t word);
 
  private:
+  /// Inserts the pending words inside the caller's transaction (mutex_ held).
+  void write_pending_words();
+
   mutable std::mutex mutex_;
   mutable SqliteDb db_;
   std::vector<std::array<std::uint64_t, 3>> pending_words_;

@@ -210,8 +210,98 @@ std::string charge_ledger(const PipelineConfig& config, const Study& study,
   return line;
 }
 
+namespace {
+
+/// summary.json of a private run that releases nothing: `status` and why.
+void write_unreleased_summary(const PipelineConfig& config, const std::string& status,
+                              const std::string& note) {
+  fs::create_directories(config.output.dir);
+  fs::remove(config.output.dir / "model.json");  // an earlier study's, overwritten
+  std::ofstream file(config.output.dir / "summary.json");
+  JsonWriter w(file);
+  w.begin_object();
+  w.key("status").value(status);
+  w.key("tuner").value(config.tuner.use);
+  w.key("released").null();
+  w.key("note").value(note);
+  w.end_object();
+  file << "\n";
+}
+
+}  // namespace
+
+void settle_ledger(const PipelineConfig& config, Study& study, const dptune::Accountant& accountant,
+                   const PlannedCharge& plan, const dptune::PrivacyGuarantee& final_guarantee,
+                   std::ostream& out) {
+  const bool above = !plan.guarantee || final_guarantee.epsilon > plan.guarantee->epsilon ||
+                     final_guarantee.delta > plan.guarantee->delta;
+  if (!above) return;  // the charge covers the run: nothing to settle
+  const LedgerConfig& l = *config.ledger;
+  Ledger ledger(l.path);
+  const LedgerCharge settled =
+      ledger.settle(l.dataset, study.id(), config.output.dir.string(),
+                    dptune::DpEvent::approx_dp(final_guarantee.epsilon, final_guarantee.delta),
+                    final_guarantee, accountant,
+                    "supplement: tuner " + config.tuner.use +
+                        "'s final guarantee exceeded its write-ahead charge");
+  const std::string line =
+      "ledger " + l.path.string() + ", dataset '" + l.dataset +
+      "': supplement charged (epsilon, delta) = (" + significant(settled.entry.epsilon) + ", " +
+      significant(settled.entry.delta) +
+      ") after the run: the tuner's final guarantee exceeded its dry run's" +
+      (settled.already_charged ? " (when this study first ended)" : "") + "; composed epsilon " +
+      significant(settled.entry.total_epsilon) + " of the budget (" +
+      significant(settled.budget.epsilon) + ", " + significant(settled.budget.delta) + ")";
+  out << line << "\n";
+  study.set("ledger_supplement", line);
+  if (!settled.over_budget) return;
+  const std::string why =
+      "the run's final guarantee needed a supplement that takes the ledger past its budget (the "
+      "supplement is recorded: budget spent is never under-reported); nothing is released";
+  write_unreleased_summary(config, "withheld", why);
+  study.set("status", "withheld (the supplement exceeded the ledger's budget)");
+  throw dptune::Error("tuner '" + config.tuner.use + "': " + why + " (" + line + ")");
+}
+
 bool known_map_tuner(const std::string& tuner) {
   return tuner == "grid" || tuner == "random" || tuner == "dpareto";
+}
+
+[[noreturn]] void fail_private_run(const PipelineConfig& config, Study* study,
+                                   const HostEvaluator::ReportedFailure& reported) {
+  const fs::path& dir = config.output.dir;
+  const EvaluationFailure& f = reported.failure;
+  const fs::path detail = dir / "failure.SENSITIVE.txt";
+  {
+    fs::create_directories(dir);
+    std::ofstream(detail).close();  // created empty, made owner-only, then written
+    fs::permissions(detail, fs::perms::owner_read | fs::perms::owner_write);
+    std::ofstream file(detail);
+    file << "SENSITIVE: the failure of an evaluation of private tuner '" << config.tuner.use
+         << "'.\nIts text can depend on the private data and on the run's secret randomness (a "
+            "program's stderr, a seed, a value): the privacy guarantee does not cover it. Keep it "
+            "like study.db: never publish it.\n"
+         << "study: " << (study ? study->id() : std::string("(none)")) << "\n"
+         << "batch " << f.batch << ", evaluation " << f.index + 1 << " of that batch\n"
+         << "request: " << f.request << "\n"
+         << (reported.replayed ? "replayed from study.db (not run again)\n" : "") << "message:\n"
+         << f.message << "\n";
+  }
+  write_unreleased_summary(
+      config, "failed",
+      "an evaluation of the private tuner failed: nothing is released, the run's privacy is spent "
+      "(charged in full); the failure is stored and --resume replays it (SENSITIVE detail: "
+      "failure.SENSITIVE.txt)");
+  if (study) study->set("status", "failed (a private evaluation failed; --resume replays it)");
+  throw dptune::Error(
+      std::string(reported.replayed ? "(replayed from the study store, not run again) " : "") +
+      "an evaluation of private tuner '" + config.tuner.use +
+      "' failed: nothing is released, and the run's privacy is spent (a ledger's charge covers "
+      "it). Its message is not shown: it can depend on the private data and on the run's secret "
+      "randomness; it is in " +
+      detail.string() +
+      " (SENSITIVE, like study.db). The failure is stored in the study: --resume replays it and "
+      "never runs that evaluation again; --overwrite starts a new study (a new charge)");
 }
 
 RunSummary write_interrupted_report(const PipelineConfig& config, Study& study, bool map,

@@ -35,8 +35,24 @@ std::string charge_ledger(const PipelineConfig& config, const Study& study,
                           const dptune::Accountant& accountant, const PlannedCharge& plan,
                           const std::string& kind = "charge");
 
+/// After the run: a final guarantee above `plan`'s charge is charged as a supplement (settling a
+/// reservation), in full even past the budget: budget spent is never under-reported.  Prints the
+/// ledger's line.  Past the budget nothing is released: summary.json says so ("status":
+/// "withheld") and dptune::Error is thrown (exit 1).
+void settle_ledger(const PipelineConfig& config, Study& study, const dptune::Accountant& accountant,
+                   const PlannedCharge& plan, const dptune::PrivacyGuarantee& final_guarantee,
+                   std::ostream& out);
+
 /// The tuners known to be maps for trusted analysts (their partial results may be written).
 bool known_map_tuner(const std::string& tuner);
+
+/// Ends a run whose private tuner's evaluation failed (`failure`, stored or replayed): writes
+/// summary.json ("status": "failed", nothing released) and the failure's text to
+/// failure.SENSITIVE.txt (owner-only), sets the study's status, and throws dptune::Error with a
+/// message that holds nothing of the run's text (it may depend on the private data and on secret
+/// draws): the console says that an evaluation failed and where the SENSITIVE detail is.
+[[noreturn]] void fail_private_run(const PipelineConfig& config, Study* study,
+                                   const HostEvaluator::ReportedFailure& failure);
 
 /// summary.json (and, for maps, trials.partial.csv) of an interrupted run.
 RunSummary write_interrupted_report(const PipelineConfig& config, Study& study, bool map,

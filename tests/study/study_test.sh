@@ -4,7 +4,9 @@
 #   an uninterrupted run, and the ledger charged exactly once; a secure (unseeded) private study
 #   resumed twice releases the same selection and model (its secret draws are replayed);
 #   SIGINT leaves a partial report (exit 130); a folder holding a study is refused without
-#   --resume/--overwrite; the ledger refuses a run over budget; parallel runs never overspend.
+#   --resume/--overwrite; the ledger refuses a run over budget; parallel runs never overspend;
+#   a private tuner's failed evaluation is stored, replayed by --resume (never run again, never
+#   resampled) and never shown on the console (issue 27).
 # Usage: study_test.sh DPTUNE PIPELINE_DIR WORK_DIR [CASE...]
 set -uo pipefail
 dptune=$1
@@ -12,7 +14,7 @@ pipelines=$2
 work=$3
 shift 3
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(kill_resume secure_resume secure_generated sigint refuse ledger_budget ledger_concurrent)
+[ ${#cases[@]} -gt 0 ] || cases=(kill_resume secure_resume secure_generated sigint refuse ledger_budget ledger_concurrent private_failure)
 failures=0
 fail() {
   echo "FAIL: $*" >&2
@@ -312,6 +314,88 @@ case_ledger_concurrent() {
     fail "concurrent: $ok runs went through and $refused were refused, expected 2 and 4 (budget 2.5 runs)"
   [ "$(ledger_rows "$dir/shared.db")" = 2 ] || fail "concurrent: ledger rows"
   echo "ok: 6 parallel runs on a budget of 2.5 runs: $ok charged, $refused refused"
+}
+
+# Every recorded random word of a study (stream, seq, word), one a line.
+recorded_words() {
+  python3 -c 'import sqlite3, sys
+for r in sqlite3.connect(sys.argv[1]).execute("SELECT stream, seq, word FROM random_words ORDER BY stream, seq"): print(*r)' \
+    "$1/study.db"
+}
+
+starts_of() {  # train starts a flaky.sh counter file holds
+  if [ -e "$1" ]; then wc -l <"$1" | tr -d ' '; else echo 0; fi
+}
+
+# Runs `dptune run PIPELINE ARGS...` into LOG, expecting a private failure (exit 1) whose console
+# output names the SENSITIVE file and holds nothing of the program's stderr.
+expect_private_failure() {
+  local what=$1 log=$2
+  shift 2
+  "$dptune" run "$@" --no-progress >"$log" 2>&1
+  local rc=$?
+  [ "$rc" = 1 ] || { fail "$what: exit code $rc, expected 1 ($(tail -2 "$log"))"; return 1; }
+  ! grep -q -e "secret seed" -e "diverged" -e "stderr" "$log" ||
+    fail "$what: the console shows the program's failure text: $(grep -m1 -e "secret seed" -e diverged -e stderr "$log")"
+  grep -q "failure.SENSITIVE.txt" "$log" || fail "$what: the console does not name failure.SENSITIVE.txt ($(tail -2 "$log"))"
+}
+
+case_private_failure() {
+  local dir
+  dir=$(setup failure)
+  cp "$pipelines/flaky.sh" "$dir/"
+  local pipe=$dir/failure.yaml out=$dir/out
+  # 1. Secure randomness, a program that always fails (one thread: no other run in flight): exit
+  # 1, nothing released, the detail only in the SENSITIVE file; two resumes replay the failure
+  # without starting the program again.
+  expect_private_failure "always" "$dir/1.log" "$pipe" --out "$out" --threads 1 || return
+  grep -q "secret seed [0-9]" "$out/failure.SENSITIVE.txt" ||
+    fail "always: failure.SENSITIVE.txt lacks the program's stderr"
+  [ "$(stat -c %a "$out/failure.SENSITIVE.txt")" = 600 ] || fail "always: failure.SENSITIVE.txt is not owner-only"
+  grep -q '"released": null' "$out/summary.json" || fail "always: summary.json releases something"
+  [ "$(starts_of "$dir/starts.txt")" = 1 ] || fail "always: $(starts_of "$dir/starts.txt") starts, expected 1"
+  local seed words
+  seed=$(grep -o "secret seed [0-9]*" "$out/failure.SENSITIVE.txt")
+  words=$(recorded_words "$out")
+  [ -n "$words" ] || fail "always: no secret draws recorded (K)"
+  for i in 2 3; do
+    expect_private_failure "always, resume $i" "$dir/$i.log" "$pipe" --out "$out" --threads 1 --resume || continue
+    grep -q "replayed from the study store" "$dir/$i.log" || fail "always, resume $i: not replayed ($(tail -1 "$dir/$i.log"))"
+  done
+  [ "$(starts_of "$dir/starts.txt")" = 1 ] ||
+    fail "always: the resumes started the program again ($(starts_of "$dir/starts.txt") starts)"
+  [ "$(grep -o "secret seed [0-9]*" "$out/failure.SENSITIVE.txt")" = "$seed" ] ||
+    fail "always: the replayed failure is another one"
+  [ "$(recorded_words "$out")" = "$words" ] || fail "always: the resumes changed the recorded draws"
+  [ "$(ledger_rows "$dir/ledger.db")" = 1 ] || fail "always: the ledger holds $(ledger_rows "$dir/ledger.db") rows, not 1"
+  "$dptune" study show "$out" | grep -q "stored failures *1" || fail "always: study show names no stored failure"
+
+  # 2. Mid-study (seeded, one thread): the third start fails after two evaluations were stored.
+  # The resume recalls those two and replays the failure: the program is not started a fourth
+  # time (where it would succeed: the resampling this forbids).
+  local third=(--seed 3 --threads 1 --set "algorithm.params.run=/bin/sh ./flaky.sh third.txt third")
+  expect_private_failure "third" "$dir/third1.log" "$pipe" --out "$dir/third" "${third[@]}" || return
+  [ "$(starts_of "$dir/third.txt")" = 3 ] || fail "third: $(starts_of "$dir/third.txt") starts, expected 3"
+  "$dptune" study show "$dir/third" --json | grep -q '"stored_evaluations": 2' ||
+    fail "third: the two evaluations before the failure are not stored"
+  expect_private_failure "third, resume" "$dir/third2.log" "$pipe" --out "$dir/third" "${third[@]}" --resume
+  [ "$(starts_of "$dir/third.txt")" = 3 ] ||
+    fail "third: the resume ran the failed evaluation again ($(starts_of "$dir/third.txt") starts)"
+  [ ! -e "$dir/third/model.json" ] || fail "third: a model was released"
+
+  # 3. Secure randomness, 3 seeds of 4 fail: whatever the first run gave, resumes give it again.
+  local seeds=(--set "algorithm.params.run=/bin/sh ./flaky.sh seeds.txt seed")
+  "$dptune" run "$pipe" --out "$dir/seeds" "${seeds[@]}" --no-progress >"$dir/seeds1.log" 2>&1
+  local first=$? starts
+  starts=$(starts_of "$dir/seeds.txt")
+  for i in 2 3 4; do
+    "$dptune" run "$pipe" --out "$dir/seeds" "${seeds[@]}" --no-progress --resume >"$dir/seeds$i.log" 2>&1
+    local rc=$?
+    [ "$rc" = "$first" ] || fail "seeds: resume $i exited $rc, the first run $first (resampled)"
+  done
+  [ "$(starts_of "$dir/seeds.txt")" = "$starts" ] ||
+    fail "seeds: the resumes started the program again ($starts, then $(starts_of "$dir/seeds.txt") starts)"
+  echo "ok: private failures stored, replayed on resume (programs started 1, 3 and $starts times), never shown"
 }
 
 mkdir -p "$work"

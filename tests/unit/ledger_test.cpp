@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -168,4 +169,124 @@ TEST_CASE("ledger: concurrent opens of a new ledger all succeed, an old ledger g
           .epsilon;
   CHECK(charged.entry.total_epsilon == doctest::Approx(basic).epsilon(1e-12));
   CHECK(ledger.read("d")[0].entries[0].rdp_curve.empty());
+}
+
+namespace {
+
+/// Prices pure_dp and approx_dp events and their compositions by adding their epsilons (basic
+/// composition, exact in binary for the quarters used below): the ledger's totals are then exact
+/// sums a test can state.
+class SummingAccountant final : public dptune::Accountant {
+ public:
+  std::string unsupported_reason(const DpEvent&) const override { return ""; }
+  dptune::PrivacyGuarantee epsilon(const DpEvent& event, double) const override {
+    dptune::PrivacyGuarantee g;
+    g.epsilon = sum(event);
+    return g;
+  }
+  dptune::PrivacyGuarantee delta(const DpEvent&, double) const override {
+    throw dptune::PrivacyError("not needed");
+  }
+
+ private:
+  static double sum(const DpEvent& event) {
+    if (event.kind() != DpEvent::Kind::Composed) return event.epsilon();
+    double total = 0;
+    for (const auto& e : event.events()) total += sum(e);
+    return total;
+  }
+};
+
+dptune::PrivacyGuarantee pure(double epsilon) {
+  dptune::PrivacyGuarantee g;
+  g.epsilon = epsilon;
+  return g;
+}
+
+host::LedgerReservation reserve(double epsilon) {
+  return {DpEvent::approx_dp(epsilon, 0), pure(epsilon)};
+}
+
+std::vector<std::string> kinds(const host::Ledger& ledger) {
+  std::vector<std::string> out;
+  for (const auto& e : ledger.read("d")[0].entries) out.push_back(e.kind);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("ledger: a worst-case supplement is reserved with its charge and counts until settled") {
+  const SummingAccountant acc;
+  TempDir dir;
+  host::Ledger ledger(dir.path() / "ledger.db");
+  const host::LedgerBudget budget{3.0, kDelta};
+  const auto charge = [&](const std::string& study, double epsilon,
+                          std::optional<host::LedgerReservation> reservation) {
+    return ledger.charge("d", budget, study, "/out", "charge", DpEvent::approx_dp(epsilon, 0),
+                         pure(epsilon), acc, "", reservation);
+  };
+  // Study a: 1 charged and 1.5 reserved (2.5 of 3), in one transaction.
+  const auto a = charge("a", 1.0, reserve(1.5));
+  CHECK(a.entry.total_epsilon == 1.0);
+  CHECK(kinds(ledger) == std::vector<std::string>{"charge", "reservation"});
+  CHECK(ledger.read("d")[0].entries[1].total_epsilon == 2.5);
+  // The open reservation counts: 1 more does not fit (3.5), and a run whose charge fits (0.25)
+  // but whose worst case does not (0.25 + 0.5 = 3.25 in all) is refused, writing nothing.
+  CHECK_THROWS_AS(charge("b", 1.0, std::nullopt), host::LedgerRefused);
+  try {
+    charge("c", 0.25, reserve(0.5));
+    FAIL("a run whose worst case does not fit must be refused");
+  } catch (const host::LedgerRefused& e) {
+    CHECK(std::string(e.what()).find("with its worst-case supplement") != std::string::npos);
+    CHECK(std::string(e.what()).find("to 3.25") != std::string::npos);
+  }
+  CHECK(kinds(ledger).size() == 2);
+  // Study a needed 1.25 of its 1.5: the reservation row becomes that supplement (2.25 in all).
+  const auto settled = ledger.settle("d", "a", "/out", DpEvent::approx_dp(1.25, 0), pure(1.25), acc,
+                                     "final guarantee above the charge");
+  CHECK_FALSE(settled.over_reservation);
+  CHECK_FALSE(settled.over_budget);
+  CHECK(settled.entry.total_epsilon == 2.25);
+  CHECK(kinds(ledger) == std::vector<std::string>{"charge", "supplement"});
+  CHECK(ledger.read("d")[0].entries[1].epsilon == 1.25);
+  // What the settlement freed is available again: 0.75 fits exactly (3), 0.25 more does not.
+  CHECK(charge("b", 0.75, std::nullopt).entry.total_epsilon == 3.0);
+  CHECK_THROWS_AS(charge("e", 0.25, std::nullopt), host::LedgerRefused);
+  // A resumed study is not charged or reserved again.
+  CHECK(charge("a", 1.0, reserve(1.5)).already_charged);
+  CHECK(kinds(ledger).size() == 3);
+}
+
+TEST_CASE("ledger: an unneeded reservation stops counting, a supplement past the budget is kept") {
+  const SummingAccountant acc;
+  TempDir dir;
+  host::Ledger ledger(dir.path() / "ledger.db");
+  const host::LedgerBudget budget{2.0, kDelta};
+  ledger.charge("d", budget, "a", "/out", "charge", DpEvent::approx_dp(1.0, 0), pure(1.0), acc, "",
+                reserve(1.0));
+  // Nothing needed beyond the charge: the reservation is settled and counts nothing.
+  const auto none = ledger.settle("d", "a", "/out", std::nullopt, {}, acc, "");
+  CHECK(none.entry.kind == "settled");
+  CHECK(none.entry.total_epsilon == 1.0);
+  CHECK(kinds(ledger) == std::vector<std::string>{"charge", "settled"});
+  // Settling again (a resumed study's second report) changes nothing.
+  ledger.settle("d", "a", "/out", std::nullopt, {}, acc, "");
+  CHECK(kinds(ledger).size() == 2);
+  // Study b reserved nothing and needs 1.5 beyond its 0.5: recorded in full although it takes
+  // the total to 3 of 2 (budget spent is never under-reported); the caller releases nothing.
+  ledger.charge("d", budget, "b", "/out", "charge", DpEvent::approx_dp(0.5, 0), pure(0.5), acc, "");
+  const auto over =
+      ledger.settle("d", "b", "/out", DpEvent::approx_dp(1.5, 0), pure(1.5), acc, "supplement");
+  CHECK(over.over_budget);
+  CHECK(over.over_reservation);
+  CHECK(over.entry.total_epsilon == 3.0);
+  CHECK(kinds(ledger) == std::vector<std::string>{"charge", "settled", "charge", "supplement"});
+  // A resumed study settles again: its supplement is not charged twice.
+  CHECK(ledger.settle("d", "b", "/out", DpEvent::approx_dp(1.5, 0), pure(1.5), acc, "")
+            .already_charged);
+  CHECK(kinds(ledger).size() == 4);
+  // Every later charge is refused.
+  CHECK_THROWS_AS(ledger.charge("d", budget, "c", "/out", "charge", DpEvent::approx_dp(0.25, 0),
+                                pure(0.25), acc, ""),
+                  host::LedgerRefused);
 }

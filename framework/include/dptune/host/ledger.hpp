@@ -26,9 +26,11 @@ namespace dptune::host {
 struct LedgerEntry {
   std::int64_t id = 0;
   std::string dataset, study_id, study_dir, time;
-  /// "charge" (write-ahead, before training), "supplement" (a run whose final guarantee exceeded
-  /// its write-ahead charge), "map" (not DP, trusted analysts: no charge), "none" (no guarantee
-  /// claimed and nothing released under DP).
+  /// "charge" (write-ahead, before training), "reservation" (a run's worst-case supplement,
+  /// reserved with its charge and counted until settled), "supplement" (a run whose final
+  /// guarantee exceeded its write-ahead charge), "settled" (a reservation the run did not need:
+  /// counts nothing), "map" (not DP, trusted analysts: no charge), "none" (no guarantee claimed
+  /// and nothing released under DP).
   std::string kind;
   std::string event;              // DpEvent text (charges)
   double epsilon = 0, delta = 0;  // the run's own guarantee (charges)
@@ -67,11 +69,22 @@ struct LedgerBudget {
   double epsilon = 0, delta = 0;
 };
 
-/// What charge() did.
+/// A run's worst-case supplement, reserved write-ahead with its charge: the most its final
+/// guarantee may be charged on top of the charge (as a second approx_dp event, like a supplement).
+struct LedgerReservation {
+  dptune::DpEvent event;
+  dptune::PrivacyGuarantee guarantee;
+};
+
+/// What charge() or settle() did.
 struct LedgerCharge {
   bool already_charged = false;  // the study was charged by an earlier process (resume)
   LedgerEntry entry;
   LedgerBudget budget;
+  /// settle(): the supplement needed more than the study had reserved (recorded in full anyway).
+  bool over_reservation = false;
+  /// settle(): the composed total after the supplement exceeds the budget (recorded anyway).
+  bool over_budget = false;
 };
 
 class Ledger {
@@ -84,10 +97,25 @@ class Ledger {
   /// For a charge, composes `event` with every charge and supplement on `dataset` (a Composed
   /// DpEvent priced by `accountant` at the budget's δ) and refuses (LedgerRefused, a ConfigError:
   /// exit 2) when the total would exceed the budget.  The first row of a dataset fixes its budget;
-  /// a different budget later is refused too.
+  /// a different budget later is refused too.  With a `reservation` (a charge only), the charge
+  /// and the reservation are composed and written in the same transaction: refused together, so
+  /// a run whose worst case does not fit never starts, and nothing is written.  Open reservations
+  /// of other studies count like charges.
   LedgerCharge charge(const std::string& dataset, const LedgerBudget& budget,
                       const std::string& study_id, const std::string& study_dir,
                       const std::string& kind, const std::optional<dptune::DpEvent>& event,
+                      const dptune::PrivacyGuarantee& guarantee,
+                      const dptune::Accountant& accountant, const std::string& note,
+                      const std::optional<LedgerReservation>& reservation = std::nullopt);
+
+  /// After the run: settles `study_id`'s reservation to what it needed, in one transaction.
+  /// `needed` (the supplement: the final guarantee as an event, charged beside the charge) turns
+  /// the reservation row into a "supplement" row; nothing needed turns it into a "settled" row
+  /// that counts nothing.  Without a reservation a needed supplement is added as a new row.  A
+  /// supplement is recorded in full even above the reservation or the budget (budget spent is never
+  /// under-reported): over_reservation / over_budget say so, and the caller releases nothing then.
+  LedgerCharge settle(const std::string& dataset, const std::string& study_id,
+                      const std::string& study_dir, const std::optional<dptune::DpEvent>& needed,
                       const dptune::PrivacyGuarantee& guarantee,
                       const dptune::Accountant& accountant, const std::string& note);
 

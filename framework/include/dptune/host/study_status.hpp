@@ -16,6 +16,7 @@ struct StudyStatus {
   std::map<std::string, std::string> meta;
   std::size_t evaluations = 0;
   std::size_t random_words = 0;
+  std::size_t failures = 0;  // failed evaluations stored (a private tuner's: replayed on resume)
 };
 
 /// Reads the study in `dir` without locking the writer.  Throws dptune::ConfigError when `dir`
