@@ -1085,8 +1085,8 @@ PrivacyGuarantee Calculator::epsilon(const DpEvent& event, double delta) const {
       how = std::string(conversion_name(options_.conversion)) + " at order " + num(ext.order) +
             " (beyond the grid's largest order " + num(options_.orders.back()) +
             ": a Poisson-sampled Gaussian by its exact integer-order sum, other sampling "
-            "costed unamplified, by joint quasi-convexity of Renyi divergence, van Erven & "
-            "Harremoes 2014, Thm 13)";
+            "costed unamplified, by joint quasi-convexity of Renyi divergence, "
+            "van Erven & Harremoes 2014, Thm 13)";
     }
   }
   if (c.pure_epsilon <= best) {
