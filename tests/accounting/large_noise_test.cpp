@@ -75,6 +75,15 @@ TEST_CASE("large noise: epsilon falls to 0 as sigma grows, for every accountant 
   }
 }
 
+TEST_CASE("large noise: docs/accounting.md's numbers for 1000 Poisson steps at q = 0.01") {
+  const auto rdp = dptune_test::built_accountant("rdp");
+  const auto run = [](double s) {
+    return DpEvent::self_composed(DpEvent::poisson_sampled(0.01, DpEvent::gaussian(s)), 1000);
+  };
+  CHECK(rdp->epsilon(run(1000), 1e-5).epsilon == doctest::Approx(5.93e-4).epsilon(2e-3));
+  CHECK(rdp->epsilon(run(10000), 1e-5).epsilon == doctest::Approx(1.99e-5).epsilon(3e-3));
+}
+
 TEST_CASE("large noise: one Gaussian release against its exact epsilon") {
   const double delta = 1e-5;
   const auto rdp = dptune_test::built_accountant("rdp");
