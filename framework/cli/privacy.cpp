@@ -23,25 +23,37 @@ namespace dptune::cli {
 
 namespace {
 
+// The DP-SGD shortcut prices the event a `dptune run` of dp_sgd / dp_adam with the same numbers
+// reports (plugins/trainer/training: dp_schedule and dp_sgd_event), so that `privacy`, `plan` and
+// `run` print the same ε: the trainers' default sampling (fixed-size lots), the `gaussian`
+// mechanism's default noise (`noise: secure`, stated as discrete_gaussian), and their schedule
+// (each epoch ⌈n / batch⌉ lots).
 struct DpSgd {
   std::int64_t dataset_size = 0, batch_size = 0;
   double epochs = 0;
-  std::int64_t fixed_steps = 0;  // when > 0, the steps (calibrating them), not from the epochs
+  std::int64_t fixed_steps = 0;  // when > 0, the steps (--steps, or calibrating them)
   double sigma = 0;
-  std::string sampling = "poisson";
+  std::string sampling = "without_replacement";
+  std::string noise = "secure";
+  std::int64_t lots_per_epoch() const { return (dataset_size + batch_size - 1) / batch_size; }
   std::int64_t steps() const {
     if (fixed_steps > 0) return fixed_steps;
-    // TF Privacy's convention: ceil(epochs · n / batch).
+    // The trainers' schedule: epochs · ⌈n / batch⌉ lots; a fractional epoch count (which a run
+    // cannot have) rounds the lots up.
     return static_cast<std::int64_t>(
-        std::ceil(epochs * static_cast<double>(dataset_size) / static_cast<double>(batch_size)));
+        std::ceil(epochs * static_cast<double>(lots_per_epoch()) - 1e-9));
   }
-  DpEvent event(double noise) const {
+  DpEvent leaf(double noise_multiplier) const {
+    return noise == "fast" ? DpEvent::gaussian(noise_multiplier)
+                           : DpEvent::discrete_gaussian(noise_multiplier);
+  }
+  DpEvent event(double noise_multiplier) const {
     const DpEvent step = sampling == "poisson"
                              ? DpEvent::poisson_sampled(static_cast<double>(batch_size) /
                                                             static_cast<double>(dataset_size),
-                                                        DpEvent::gaussian(noise))
+                                                        leaf(noise_multiplier))
                              : DpEvent::sampled_without_replacement(dataset_size, batch_size,
-                                                                    DpEvent::gaussian(noise));
+                                                                    leaf(noise_multiplier));
     return DpEvent::self_composed(step, steps());
   }
 };
@@ -94,7 +106,7 @@ struct Family {
 
 /// The DP-SGD shortcut's options, checked; the calibrated one (if any) must be left out.
 DpSgd dp_sgd_from(const po::variables_map& vm, const std::string& sampling,
-                  const std::string& calibrate) {
+                  const std::string& noise, const std::string& calibrate) {
   static const std::vector<std::pair<std::string, std::string>> option_of{
       {"noise_multiplier", "noise-multiplier"},
       {"steps", "epochs"},
@@ -109,12 +121,18 @@ DpSgd dp_sgd_from(const po::variables_map& vm, const std::string& sampling,
                        ": with the DP-SGD shortcut, calibrate noise_multiplier, steps, epochs or "
                        "batch_size");
   }
+  if (vm.count("epochs") && vm.count("steps"))
+    throw UsageError("give --epochs or --steps, not both");
   for (const char* option : {"dataset-size", "batch-size", "epochs", "noise-multiplier"}) {
-    const bool given = vm.count(option) > 0;
+    // --steps stands for --epochs.
+    const bool given =
+        vm.count(option) > 0 || (option == std::string("epochs") && vm.count("steps"));
     if (option == calibrated_option && given)
-      throw UsageError("--calibrate " + calibrate + " computes it: leave out --" + option);
+      throw UsageError("--calibrate " + calibrate + " computes it: leave out --" + option +
+                       (option == std::string("epochs") ? " and --steps" : ""));
     if (option != calibrated_option && !given)
-      throw UsageError(std::string("the DP-SGD shortcut needs --") + option);
+      throw UsageError(std::string("the DP-SGD shortcut needs --") + option +
+                       (option == std::string("epochs") ? " (or --steps)" : ""));
   }
   DpSgd sgd;
   sgd.dataset_size = vm["dataset-size"].as<std::int64_t>();
@@ -128,13 +146,20 @@ DpSgd dp_sgd_from(const po::variables_map& vm, const std::string& sampling,
     sgd.epochs = vm["epochs"].as<double>();
     if (!(sgd.epochs > 0) || !std::isfinite(sgd.epochs)) throw UsageError("--epochs must be > 0");
   }
+  if (vm.count("steps")) {
+    sgd.fixed_steps = vm["steps"].as<std::int64_t>();
+    if (sgd.fixed_steps < 1) throw UsageError("--steps must be >= 1");
+  }
   if (vm.count("noise-multiplier")) {
     sgd.sigma = vm["noise-multiplier"].as<double>();
     if (!(sgd.sigma >= 0)) throw UsageError("--noise-multiplier must be >= 0");
   }
   if (sampling != "poisson" && sampling != "without_replacement")
-    throw UsageError("--sampling " + sampling + ": expected poisson or without_replacement");
+    throw UsageError("--sampling " + sampling + ": expected without_replacement or poisson");
+  if (noise != "secure" && noise != "fast")
+    throw UsageError("--noise " + noise + ": expected secure or fast");
   sgd.sampling = sampling;
+  sgd.noise = noise;
   return sgd;
 }
 
@@ -162,16 +187,16 @@ Family dp_sgd_family(const DpSgd& sgd, const std::string& calibrate) {
               return std::vector<std::pair<std::string, double>>{{"rate", m / n}};
             }};
   }
-  // steps (or epochs: the steps, reported as epochs = steps · batch / n)
-  const auto batch = static_cast<double>(sgd.batch_size);
+  // steps (or epochs: the steps, reported as epochs = steps / ⌈n / batch⌉, the trainers' schedule)
+  const auto lots = static_cast<double>(sgd.lots_per_epoch());
   return {[sgd](double t) {
             DpSgd at = sgd;
             at.fixed_steps = std::llround(t);
             return at.event(at.sigma);
           },
           integers(1, 1e12), "steps",
-          [n, batch](double t) {
-            return std::vector<std::pair<std::string, double>>{{"epochs", t * batch / n}};
+          [lots](double t) {
+            return std::vector<std::pair<std::string, double>>{{"epochs", t / lots}};
           }};
 }
 
@@ -216,7 +241,7 @@ Family event_family(const std::string& text, const std::string& shown,
 /// What `dptune privacy` was given: the option values bound to its command line.
 struct PrivacyArgs {
   std::string event_text, calibrate, accountant_name = "rdp", conversion, orders,
-                                     sampling = "poisson", event_file;
+                                     sampling = "without_replacement", noise = "secure", event_file;
   std::vector<std::string> plugin_paths;
 };
 
@@ -257,13 +282,18 @@ po::options_description privacy_options(PrivacyArgs& a) {
       "dataset-size", po::value<std::int64_t>(), "DP-SGD shortcut: training set size n")(
       "batch-size", po::value<std::int64_t>(),
       "DP-SGD shortcut: batch size (expected, for Poisson)")(
-      "epochs", po::value<double>(), "DP-SGD shortcut: epochs; steps = ceil(epochs n / batch)")(
+      "epochs", po::value<double>(),
+      "DP-SGD shortcut: epochs; steps = epochs ceil(n / batch), the trainers' schedule")(
+      "steps", po::value<std::int64_t>(), "DP-SGD shortcut: the steps, instead of --epochs")(
       "noise-multiplier", po::value<double>(),
       "DP-SGD shortcut: noise multiplier sigma = noise stddev / clipping norm")(
       "sampling", po::value(&a.sampling),
-      "DP-SGD shortcut: poisson (default; add/remove neighbours) or without_replacement "
-      "(fixed-size batches; replace-one neighbours, so the sum of clipped gradients moves by up "
-      "to 2x the clipping norm)")(
+      "DP-SGD shortcut: without_replacement (default, as the trainers: fixed-size batches; "
+      "replace-one neighbours, so the sum of clipped gradients moves by up to 2x the clipping "
+      "norm) or poisson (add/remove neighbours)")(
+      "noise", po::value(&a.noise),
+      "DP-SGD shortcut: secure (default, as the gaussian mechanism: exact discrete Gaussian "
+      "noise, priced as discrete_gaussian) or fast (continuous Gaussian, priced as gaussian)")(
       "accountant", po::value(&a.accountant_name),
       "accountant plugin: rdp (default), pld (privacy loss "
       "distributions), best (the smaller of rdp and pld), pure_dp, ...")(
@@ -322,7 +352,7 @@ struct EventSource {
 
 EventSource event_source(const po::variables_map& vm, const PrivacyArgs& a, bool calibrating) {
   const bool shortcut = vm.count("dataset-size") || vm.count("batch-size") || vm.count("epochs") ||
-                        vm.count("noise-multiplier");
+                        vm.count("steps") || vm.count("noise-multiplier");
   const int sources =
       (shortcut ? 1 : 0) + (a.event_file.empty() ? 0 : 1) + (vm.count("event") ? 1 : 0);
   if (sources != 1)
@@ -331,9 +361,13 @@ EventSource event_source(const po::variables_map& vm, const PrivacyArgs& a, bool
                            "shortcut (--dataset-size --batch-size --epochs "
                            "--noise-multiplier)"
                          : "give only one of an EVENT file, --event, or the DP-SGD shortcut");
+  if (!shortcut && (vm.count("sampling") || vm.count("noise")))
+    throw UsageError(
+        "--sampling and --noise belong to the DP-SGD shortcut; an event states its "
+        "own sampling and noise");
   EventSource source;
   if (shortcut) {
-    const DpSgd sgd = dp_sgd_from(vm, a.sampling, a.calibrate);
+    const DpSgd sgd = dp_sgd_from(vm, a.sampling, a.noise, a.calibrate);
     if (calibrating)
       source.family = dp_sgd_family(sgd, a.calibrate);
     else

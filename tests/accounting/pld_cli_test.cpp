@@ -75,8 +75,8 @@ TEST_CASE("best: an event only rdp can price goes to rdp, one neither can is ref
 
 TEST_CASE("dptune privacy --accountant pld and best: DP-SGD shortcut, JSON names the grid") {
   const std::string sgd =
-      "privacy --dataset-size 60000 --batch-size 256 --epochs 60 --noise-multiplier 1.1 "
-      "--delta 1e-5 --json --accountant ";
+      "privacy --dataset-size 60000 --batch-size 256 --steps 14063 --noise-multiplier 1.1 "
+      "--sampling poisson --noise fast --delta 1e-5 --json --accountant ";
   const auto pld = run_dptune(sgd + "pld", "pld_dpsgd");
   REQUIRE(pld.exit_code == 0);
   CHECK(json_number(pld.out, "epsilon") == doctest::Approx(2.382).epsilon(1e-3));

@@ -37,23 +37,13 @@ class Search {
     ++evaluations_;
     check_monotone(x, g.epsilon);
     const auto& kept = seen_.emplace(x, std::move(g)).first->second;
-    if (kept.epsilon <= target_ && (!feasible_ || (direction_ < 0) == (x < *feasible_)))
-      feasible_ = x;
-    if (kept.epsilon > target_ && (!infeasible_ || (direction_ < 0) == (x > *infeasible_)))
-      infeasible_ = x;
+    bracket();
     return kept;
   }
 
   void set_direction(int direction) {
     direction_ = direction;
-    feasible_.reset();
-    infeasible_.reset();
-    for (const auto& [x, g] : seen_) {
-      if (g.epsilon <= target_ && (!feasible_ || (direction_ < 0) == (x < *feasible_)))
-        feasible_ = x;
-      if (g.epsilon > target_ && (!infeasible_ || (direction_ < 0) == (x > *infeasible_)))
-        infeasible_ = x;
-    }
+    bracket();
   }
   int direction() const { return direction_; }
   std::optional<double> feasible() const { return feasible_; }
@@ -61,12 +51,16 @@ class Search {
   int evaluations() const { return evaluations_; }
 
  private:
-  // A pair (x < y) whose ε moves against the direction is a violation; a small relative slack
-  // absorbs the accountant's floating-point rounding.
+  // A pair (x < y) whose ε moves against the direction by more than kWobble (relative) is a
+  // violation: the family is not monotone in the parameter.  Smaller moves are the rounding of
+  // accountants computed on grids (pld: losses on a grid of step h, tails truncated); the search
+  // brackets the monotone envelope (bracket()), so they cannot make it return a point whose ε is
+  // above the target.
+  static constexpr double kWobble = 1e-3;
   void check_monotone(double x, double eps) const {
     if (direction_ == 0) return;
     auto check = [&](double lo_x, double lo_eps, double hi_x, double hi_eps) {
-      const double slack = 1e-9 * std::max(1.0, std::max(std::abs(lo_eps), std::abs(hi_eps)));
+      const double slack = kWobble * std::max(1e-6, std::max(std::abs(lo_eps), std::abs(hi_eps)));
       const bool wrong = direction_ < 0 ? hi_eps > lo_eps + slack : lo_eps > hi_eps + slack;
       if (wrong)
         throw Error("epsilon is not monotone in the calibrated parameter (" + num(lo_x) + " -> " +
@@ -77,6 +71,33 @@ class Search {
     if (above != seen_.begin()) {
       const auto below = std::prev(above);
       check(below->first, below->second.epsilon, x, eps);
+    }
+  }
+
+  // The bracket on the monotone envelope of the evaluated points: for ε falling with x (direction
+  // −1), ε̃(x) = max of ε(y) over the evaluated y ≥ x (rising: over y ≤ x).  ε̃ ≥ ε at every point,
+  // so a point feasible for ε̃ is feasible for ε; and ε̃ is monotone, so the feasible points of ε̃
+  // lie on one side of its infeasible ones and the bracket closes even where an accountant computed
+  // on a grid (pld's discretised losses) wobbles by rounding.  The infeasible end is the last
+  // infeasible point in the direction of feasibility, the feasible end the first feasible point
+  // beyond it.
+  void bracket() {
+    feasible_.reset();
+    infeasible_.reset();
+    const bool falling = direction_ <= 0;
+    const auto consider = [&](double x, double eps) {
+      if (eps > target_) {
+        infeasible_ = x;
+        feasible_.reset();
+      } else if (!feasible_) {
+        feasible_ = x;
+      }
+    };
+    if (falling) {
+      for (const auto& [x, g] : seen_) consider(x, g.epsilon);
+    } else {
+      for (auto it = seen_.rbegin(); it != seen_.rend(); ++it)
+        consider(it->first, it->second.epsilon);
     }
   }
 

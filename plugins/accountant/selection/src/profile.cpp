@@ -391,6 +391,21 @@ Bound epsilon(const Profile& base, const Runs& runs, double delta) {
   return bound;
 }
 
+double composition_delta(const RepetitionDistribution& runs, const ComposedProfile& composed,
+                         double epsilon) {
+  require(epsilon >= 0 && !std::isnan(epsilon), "selection: epsilon must be >= 0");
+  constexpr std::int64_t kMostRuns = 4096;
+  constexpr double kTail = 1e-12;
+  double total = 0, remaining = 1 - runs.pmf(0);  // P[K > k] after step k (K = 0: ⊥, no δ)
+  for (std::int64_t k = 1; k <= kMostRuns && remaining > kTail && total < 1; ++k) {
+    const double p = runs.pmf(k);
+    remaining -= p;
+    if (p > 0) total += p * std::min(1.0, std::max(0.0, composed(k, epsilon)));
+  }
+  // The P[K = k] carry rounding of order 1e-16 each: 1e-12 more covers it.
+  return std::min(1.0, total + std::max(0.0, remaining) + 1e-12);
+}
+
 double poisson_selection_rdp(double base_rdp, double lambda, double mean, const Profile& base) {
   require(lambda > 1, "selection: order must be > 1");
   // Papernot & Steinke 2022, Theorem 6: the condition e^{ε̂} ≤ 1 + 1/(λ−1) holds with equality at

@@ -88,6 +88,18 @@ Bound epsilon(const Profile& base, const Runs& runs, double delta);
 /// is always one at which profile(ε) ≤ target was checked.
 double profile_epsilon(const Profile& profile, double target);
 
+/// δ of the k-fold composition of the base at ε, k ≥ 1: an upper bound in both orders.
+using ComposedProfile = std::function<double(std::int64_t k, double epsilon)>;
+
+/// δ_M(ε) ≤ Σ_k P[K = k] · δ_{Q^k}(ε), the sum over k ≥ 1 up to where the remaining mass P[K > k]
+/// is below 1e-12 or k reaches 4096, that remaining mass added as it is (δ ≤ 1).  Given K = k the
+/// release is a post-processing of k independent runs (their k-fold composition Q^k), K = 0
+/// releases ⊥ on both sides, and the hockey-stick divergence is jointly convex, so the mixture
+/// over K is bounded by the mixture of the bounds.  Where ε is below the selection bound's shift L
+/// (small ε), `delta` can only say δ ≤ 1; this one stays below 1.
+double composition_delta(const RepetitionDistribution& runs, const ComposedProfile& composed,
+                         double epsilon);
+
 /// Papernot & Steinke 2022, Theorem 6 (Poisson(μ) runs) with the base's (ε̂, δ̂) taken from any
 /// profile: at order λ > 1 with ε̂ = log(λ/(λ−1)) (the largest ε̂ the theorem allows), the
 /// selection's RDP is ε(λ) + μ δ̂ + log(μ)/(λ − 1), clamped at 0, where ε(λ) is the base's RDP at λ.
