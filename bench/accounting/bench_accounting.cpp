@@ -1,4 +1,4 @@
-// Accounting speed (issue 3): ε of a 60-epoch DP-SGD run (n = 60000, batch 256, σ = 1.1, Poisson,
+// Accounting speed: ε of a 60-epoch DP-SGD run (n = 60000, batch 256, σ = 1.1, Poisson,
 // δ = 1e-5) after start-up, and 10^6 one-step events composed.  Prints the median of repeated runs.
 //   build/bench/accounting/bench_accounting
 #include <algorithm>

@@ -218,7 +218,7 @@ int main(int argc, char** argv) {
   dptune::host::SecureRandom secure;
   bench_generator(secure, n);
   std::printf(
-      "(9.6k draws = one DP-SGD step of the digits MLP, issue 15; that step computes in ~0.2 "
+      "(9.6k draws = one DP-SGD step of the digits MLP; that step computes in ~0.2 "
       "ms)\n");
   return 0;
 }

@@ -1,4 +1,4 @@
-// DPareto optimiser overhead (issue 5): 16 initial + 256 iterations in 5-D on an analytic
+// DPareto optimiser overhead: 16 initial + 256 iterations in 5-D on an analytic
 // two-objective problem (ZDT1, whose oracles cost nothing, so all time is the optimiser's), with
 // five hyperparameter starts per fit every iteration, and in fast mode (warm starts, refit every
 // 5); then one HVPoI evaluation over 5000 candidates at n = 272.

@@ -1,5 +1,5 @@
 // DPareto's cost per Bayesian-optimisation iteration as the number of observed trials n grows
-// (issue 17, part 3).  Avent et al. 2020 (Algorithm 2) fit an exact GP per objective every
+//.  Avent et al. 2020 (Algorithm 2) fit an exact GP per objective every
 // iteration: a Cholesky factorisation is O(n³) and the marginal-likelihood gradient needs K⁻¹
 // (O(n³) again) at every L-BFGS step of every restart, so the fit, not the acquisition, eventually
 // dominates.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How dptune's time and peak memory grow with the work (issue 17, part 3).
+"""How dptune's time and peak memory grow with the work.
 
 Sweeps, each a list of runs of the real programs of a build:
   rows     a DP-SGD study (MLP 784-128-10, one epoch, two learning rates) on n rows of 784 features:

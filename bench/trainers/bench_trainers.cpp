@@ -60,7 +60,7 @@ class Context final : public TrainingContext {
   RandomBitGenerator& rng() override { return rng_; }
   std::shared_ptr<const Mechanism> mechanism(const Params& overrides) override {
     // The gaussian plugin's `noise` parameter: secure (grid + exact discrete Gaussian, the
-    // default) or fast (floating-point polar method), issue 15.
+    // default) or fast (floating-point polar method).
     return registry_.create_mechanism("gaussian", Params{{"noise", noise_}}.merged(overrides));
   }
   const Accountant& accountant() const override { throw Error("no accountant in the benchmark"); }

@@ -1,4 +1,4 @@
-// `dptune study show DIR` and `dptune ledger show FILE` (issue 16).
+// `dptune study show DIR` and `dptune ledger show FILE`.
 #include <boost/program_options.hpp>
 #include <iomanip>
 #include <iostream>

@@ -728,7 +728,7 @@ class Loader {
            "a private test score needs a test split, but data.params.test_fraction is 0");
   }
 
-  /// `ledger: {path, dataset, budget: {epsilon, delta}}` (issue 16): the privacy filter's file
+  /// `ledger: {path, dataset, budget: {epsilon, delta}}`: the privacy filter's file
   /// (relative to the pipeline), the dataset the charges compose on, and the total budget.
   void load_ledger() {
     const Entry* e = root_.find("ledger");

@@ -44,7 +44,7 @@ class MechanismFactory {
   const PluginRegistry& registry_;
 };
 
-/// The event of the noise a trainer draws through the pipeline's mechanism (issue 15).  A trainer
+/// The event of the noise a trainer draws through the pipeline's mechanism.  A trainer
 /// whose mechanism_request() expects gaussian(σ) (DP-SGD, DP-Adam, output perturbation) states
 /// each noisy release as the leaf gaussian(σ), because it predicts its event before it sees the
 /// mechanism.  The numbers released carry the mechanism's own event for noise_multiplier σ:
@@ -114,7 +114,7 @@ class HostEvaluator final : public dptune::Evaluator {
   /// MPI worker rank does.
   double run_task(const RemoteTask& task) const;
   /// From now on every evaluation is first looked up in `journal` and stored there as soon as
-  /// its runs are done (the study store, issue 16); null: none.
+  /// its runs are done (the study store); null: none.
   void set_journal(EvaluationJournal* journal) { journal_ = journal; }
   /// Whether the tuner is private (not a map for trusted analysts): then a failed evaluation is an
   /// output of the data and its runs' randomness.  It is stored in the journal with the pending

@@ -17,7 +17,7 @@
 #include <memory>
 #include <string>
 
-// Boost.DLL 1.74 with BOOST_DLL_USE_STD_FS misses some includes: <vector> first (PLATFORM-NOTES).
+// Boost.DLL 1.74 with BOOST_DLL_USE_STD_FS misses some includes: <vector> first.
 #include <vector>
 
 #include <boost/dll/shared_library.hpp>

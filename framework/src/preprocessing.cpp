@@ -1,6 +1,6 @@
 // The data section's `preprocessing` (docs/data.md): record-local row maps, or affine maps with
 // statistics the user declares public, or (explicit opt-in) standardisation fitted on the private
-// training split, which no printed ε covers (issue 13, finding 1).
+// training split, which no printed ε covers.
 #include <algorithm>
 #include <cmath>
 #include <sstream>

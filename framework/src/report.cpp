@@ -145,7 +145,7 @@ void json_guarantee(JsonWriter& w, const dptune::PrivacyGuarantee& g) {
   w.end_object();
 }
 
-// ---- the preprocessing statement (issue 13, finding 1) ----------------------------------------
+// ---- the preprocessing statement ----------------------------------------
 
 constexpr const char* kFittedNote =
     "does not cover the fitted scaling: preprocessing fitted_standardize fitted mean and scale on "
@@ -177,7 +177,7 @@ bool is_dp_output_note(const std::string& note) {
   return note.rfind(dptune::kDpOutputNote, 0) == 0;
 }
 
-/// Issue 15: every report names the sampler of each component with a `noise` parameter; one that
+/// every report names the sampler of each component with a `noise` parameter; one that
 /// draws floating-point noise (`noise: fast`) is flagged insecure, because such noise reveals
 /// low-order bits of the noiseless value (Mironov 2012).
 std::vector<std::string> noise_notes(const PipelineConfig& config) {

@@ -191,7 +191,7 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
     study->begin(to_yaml(config), config.tuner.use, stack.random.description());
     stack.evaluator.set_journal(study.get());
   }
-  // The ledger is charged write-ahead, before any run trains on the data (issue 16, part 2).
+  // The ledger is charged write-ahead, before any run trains on the data.
   std::optional<PlannedCharge> plan;
   if (config.ledger) {
     if (!study)

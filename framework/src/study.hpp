@@ -1,4 +1,4 @@
-// dptune host (internal): the study store (issue 16) — study.db in a run's output folder.
+// dptune host (internal): the study store — study.db in a run's output folder.
 //
 // A tuner is deterministic given its random stream and the evaluations it is answered, so a study
 // keeps exactly those two: every random word drawn from the streams that are not per-evaluation
@@ -6,7 +6,7 @@
 // evaluation as soon as all its runs are done.  `--resume` re-runs the tuner from the start: the
 // recorded words are replayed (then fresh ones drawn and recorded), and every evaluation already
 // stored is answered from the store, so the run continues where it stopped and a private tuner can
-// never draw a fresh K or re-release (DESIGN.md, privacy semantics: budget spent is never
+// never draw a fresh K or re-release (budget spent is never
 // refunded).  A word is committed before any evaluation it can influence starts (the journal
 // flushes at the start of every evaluate() and before the report): nothing that depends on an
 // unrecorded word is ever observed.

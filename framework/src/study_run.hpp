@@ -1,4 +1,4 @@
-// dptune host (internal): what `dptune run` does around the tuner when it keeps a study (issue 16):
+// dptune host (internal): what `dptune run` does around the tuner when it keeps a study:
 // open or refuse the output folder's study, charge the ledger write-ahead, write the report of an
 // interrupted run.
 #pragma once
@@ -20,7 +20,7 @@ std::unique_ptr<Study> open_study(const PipelineConfig& config, const RunOptions
 
 /// What the run will charge, found before any evaluation by running a fresh copy of the tuner
 /// against an evaluator that trains nothing (constant scores, the true events).  A private tuner's
-/// guarantee may not depend on the data or its secret draws (it is public: DESIGN.md), so the dry
+/// guarantee may not depend on the data or its secret draws (it is public), so the dry
 /// run's guarantee is the real run's; runner checks that afterwards.
 struct PlannedCharge {
   bool trusted_analyst_only = false;

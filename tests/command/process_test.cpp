@@ -1,5 +1,5 @@
 // Process handling of the command trainer: exit codes, signals, timeouts that kill the whole
-// process group, start failures, concurrent runs (issue 18).
+// process group, start failures, concurrent runs.
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-// The command trainer's text formats: JSON answers, argv splitting, event templates (issue 18).
+// The command trainer's text formats: JSON answers, argv splitting, event templates.
 #include <doctest/doctest.h>
 
 #include <cmath>

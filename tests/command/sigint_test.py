@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Ctrl-C during a run (issue 18): `dptune run` with a command program that hangs gets SIGINT;
+"""Ctrl-C during a run: `dptune run` with a command program that hangs gets SIGINT;
 dptune ends, and its program (in its own process group) is killed with it (PR_SET_PDEATHSIG).
 Usage: sigint_test.py DPTUNE SOURCE_DIR"""
 import os

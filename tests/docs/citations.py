@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Every author-year citation in the code and docs resolves to an entry of docs/references.md
-(issue 20: "citations resolve"), and docs/references.bib is the one scripts/references_bib.py makes from it.
+and docs/references.bib is the one scripts/references_bib.py makes from it.
 
 A citation is "Surname YYYY", "Surname & Surname YYYY", "Surname et al. YYYY" or a comma list
 "Surname, Surname & Surname YYYY"; it resolves when one entry of references.md names its year and

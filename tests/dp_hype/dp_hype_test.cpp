@@ -455,7 +455,7 @@ TEST_CASE("Figure 2 shape: accuracy rises with k then falls, and a larger epsilo
 }
 
 TEST_CASE("secure noise shares: exact fixed-point sum on the grid, floating-point shares are not") {
-  // Issue 15: with the secure gaussian mechanism every share is a multiple of a power-of-two grid
+  // with the secure gaussian mechanism every share is a multiple of a power-of-two grid
   // step >= 2^-32, so the secure sum is exact (rounding bound 0) and equals the integer votes plus
   // a whole number of grid steps; the total variance is still σ².
   const double sigma = 12.5;

@@ -34,7 +34,7 @@ class FakeGaussianMechanism final : public dptune::Mechanism {
   double z_;
 };
 
-/// The built-in gaussian mechanism's secure release (grid + exact discrete Gaussian, issue 15).
+/// The built-in gaussian mechanism's secure release (grid + exact discrete Gaussian).
 class SecureGaussianMechanism final : public dptune::Mechanism {
  public:
   explicit SecureGaussianMechanism(double noise_multiplier) : z_(noise_multiplier) {}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Test of scripts/compare_tuners.sh (issue 5: DPareto against random and grid search):
+# Test of scripts/compare_tuners.sh (DPareto against random and grid search):
 #   compare_tuners_test.sh DPTUNE PIPELINE WORK_DIR
 # 1. bad numeric options are refused with exit code 2;
 # 2. a small comparison (2 seeds, 4 + 2 evaluations, grid of 5 x 5 = 25 >= 4 x 6) prints each

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end test of the dpareto tuner through `dptune run` (issue 5):
+# End-to-end test of the dpareto tuner through `dptune run`:
 #   e2e_run.sh DPTUNE PIPELINE WORK_DIR
 # 1. a run writes every output file; trials.csv holds initial + iterations rows; the front is the
 #    set of non-dominated trials (epsilon down, utility up) and each front row is a trial; the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17, part 2: the MPI executor end to end through `mpirun ... dptune run --executor mpi`
+# the MPI executor end to end through `mpirun ... dptune run --executor mpi`
 # (docs/mpi.md):
 #   equal_*   a seeded study gives the single-process run's trials (and released model) for 1, 2
 #             and 3 ranks (grid; dpareto, adaptive; repetition, a private tuner; the command

@@ -1,4 +1,4 @@
-// The neighbouring-release checker (issue 13, "The test that catches the class"): flattens every
+// The neighbouring-release checker ("The test that catches the class"): flattens every
 // public artifact of a `dptune run` (stdout, stderr, summary.json, model.json, every other file of
 // the output folder except the opt-in SENSITIVE ones) into field -> value, and checks that every
 // field differing between runs on neighbouring datasets (or with another seed) is a declared DP

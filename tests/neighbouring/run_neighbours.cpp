@@ -1,4 +1,4 @@
-// The neighbouring-release test of one pipeline (issue 13): runs `dptune run PIPELINE --seed S` on
+// The neighbouring-release test of one pipeline: runs `dptune run PIPELINE --seed S` on
 //   (D, s), (D, s'), (D, s''), (D', s) with one record replaced by an outlier, (D-i, s) and (D-j,
 //   s) with one record removed,
 // each in the same folder path (so paths in the artifacts agree), and fails naming every public

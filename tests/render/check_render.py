@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Renders report.html and every SVG of a few example runs with headless Chromium and fails on an
-empty or broken page (issue 19, item 4).  Per run: every SVG parses as XML with text and marks;
+empty or broken page (item 4).  Per run: every SVG parses as XML with text and marks;
 report.html is self-contained (no script, no external asset), has its sections and inlines every
 SVG; every screenshot is not mostly one colour, and a plot shows coloured marks.  A blank page is
 rendered first as a negative control: the check must reject it.  Exit 77 (skipped) without Chromium.

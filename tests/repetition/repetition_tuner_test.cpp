@@ -1,7 +1,7 @@
 // The repetition tuner: the released guarantee is exactly the accountant's RepeatAndSelect (or
 // Corollary 16, or the k-fold composition) of the worst candidate's event composed with the
 // scoring event; K is drawn once and the number of runs equals it; only the best run is released,
-// and nothing published depends on K (issue 13, finding 2); scores are noised unless the user
+// and nothing published depends on K; scores are noised unless the user
 // declares the scored split public (finding 6); the threshold variant checks every candidate
 // before its first run (finding 8); privacy-relevant continuous dimensions are refused before
 // anything runs.
@@ -291,7 +291,7 @@ TEST_CASE("repetition: private scoring with an unknown utility sensitivity is a 
   CHECK(plugin.tuner(with_public_scoring({{"mean", 5.0}}))->tune(declared).guarantee.has_value());
 }
 
-// Issue 13, finding 2: Theorems 2 and 6 (and Corollary 16) cover the best output with the number
+// Theorems 2 and 6 (and Corollary 16) cover the best output with the number
 // of runs hidden.  Searches with different K must publish the same notes, guarantee and progress
 // calls; only the released candidate and score may differ.
 namespace {
@@ -515,7 +515,7 @@ TEST_CASE("repetition: threshold variant (Corollary 16)") {
   }
 }
 
-// Issue 13, finding 8: a candidate whose event the probe of the space missed aborts the search;
+// a candidate whose event the probe of the space missed aborts the search;
 // the abort must come before the first run, or it would depend on the earlier runs' scores.
 TEST_CASE("repetition: threshold over the space checks every attempt before the first run") {
   Loaded plugin;

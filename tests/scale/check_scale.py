@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tests of bench/scale (issue 17, part 3).
+"""Tests of bench/scale.
 
   check_scale.py plot SOURCE_DIR WORK          plot_scale.py on tests/scale/fixture.csv: valid SVG,
                                                one polyline per series, points inside the frame,

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Issue 16, parts 1 and 2, end to end through `dptune run`:
+# The study store and the privacy ledger, end to end through `dptune run`:
 #   kill -9 at several points of seeded studies of every tuner, then --resume: the same results as
 #   an uninterrupted run, and the ledger charged exactly once; a secure (unseeded) private study
 #   resumed twice releases the same selection and model (its secret draws are replayed);
 #   SIGINT leaves a partial report (exit 130); a folder holding a study is refused without
 #   --resume/--overwrite; the ledger refuses a run over budget; parallel runs never overspend;
 #   a private tuner's failed evaluation is stored, replayed by --resume (never run again, never
-#   resampled) and never shown on the console (issue 27).
+#   resampled) and never shown on the console.
 # Usage: study_test.sh DPTUNE PIPELINE_DIR WORK_DIR [CASE...]
 set -uo pipefail
 dptune=$1

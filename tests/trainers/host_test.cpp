@@ -438,7 +438,7 @@ TEST_CASE("model export: a private tuner's run writes the selected run's model a
         doctest::Approx(json["release"]["selected"]["score"].as<double>()).epsilon(1e-12));
 }
 
-// ---- issue 13: preprocessing statistics and failed runs -----------------------------------------
+// ---- preprocessing statistics and failed runs -----------------------------------------
 
 namespace {
 
@@ -499,7 +499,7 @@ std::string released_preprocessing(const dptune_test::TempDir& dir, const std::s
 }  // namespace
 
 TEST_CASE("preprocessing: neighbouring CSVs release byte-identical preprocessing in model.json") {
-  // issue 13, finding 1: with the old fitted default, one outlier moved standardization.mean.
+  // with the old fitted default, one outlier moved standardization.mean.
   dptune_test::TempDir dir;
   const std::string normal = "0.5,20,0.001,1", outlier = "1000,-50000,7,0";
   const std::string statistics =
@@ -552,7 +552,7 @@ TEST_CASE("preprocessing: the fitted opt-in is marked in summary.json, trials.cs
 }
 
 TEST_CASE("training: non-finite gradients or weights fail the run, nothing is released") {
-  // issue 13, finding 8: `n2 > l2` is false for NaN, so a NaN norm passed unclipped.
+  // `n2 > l2` is false for NaN, so a NaN norm passed unclipped.
   std::vector<double> factors(2);
   const std::vector<double> norms{4.0, std::nan("")};
   CHECK_THROWS_AS(dptune::trainers::clip_factors(norms, 1.0, factors), dptune::Error);

@@ -1,4 +1,4 @@
-// Accuracy on the bundled real data (issue 4's targets), through the plugins as the host runs them:
+// Accuracy on the bundled real data (the trainers' accuracy targets), through the plugins as the host runs them:
 // builtin:breast_cancer and builtin:digits, standardised on the training split, scored on the test
 // split (60/20/20, stratified, fixed split seed).
 #include <doctest/doctest.h>

@@ -177,7 +177,7 @@ std::shared_ptr<Mechanism> noise_mechanism(const std::string& name, double multi
 }  // namespace
 
 TEST_CASE("builtin: laplace and gaussian, noise: secure — stated events, grid outputs, scale") {
-  // Issue 15: the secure default releases on a power-of-two grid with exact discrete noise, and
+  // the secure default releases on a power-of-two grid with exact discrete noise, and
   // the gaussian mechanism states the discrete mechanism's event (priced by its own theorems);
   // laplace's event holds for the discrete Laplace as it is.  The noise scale is multiplier ×
   // sensitivity up to the grid's tiny inflation (sdk/include/dptune/grid_noise.hpp).

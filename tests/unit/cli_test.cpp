@@ -257,7 +257,7 @@ TEST_CASE("cli: plugin_paths set on the command line are scanned before validati
   CHECK(r.out.find("valid") != std::string::npos);
 }
 
-TEST_CASE("cli: noise: fast is labelled insecure in summary.json and on the console (issue 15)") {
+TEST_CASE("cli: noise: fast is labelled insecure in summary.json and on the console") {
   const std::string small =
       "run examples/pipelines/dp_sgd_logreg_breast_cancer_grid.yaml --seed 3 --no-progress --set "
       "tuner.params.points_per_dimension=2 --set utility.repetitions=1 ";

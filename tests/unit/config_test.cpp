@@ -52,7 +52,7 @@ class FakeCatalog : public Catalog {
             .add_float("threshold", "a released value >= threshold counts as positive")
             .default_to(0.5));
     add(ComponentKind::Accountant, "pure_dp", ParamSchema{});
-    // The trainers and noise mechanisms of issue 4, by name only: the corpus lists the available
+    // The trainers and noise mechanisms, by name only: the corpus lists the available
     // algorithms (unknown_algorithm.expected), which must read the same here and through the CLI.
     for (const char* name : {"sgd", "dp_sgd", "output_perturbation", "dp_adam"})
       add(ComponentKind::Trainer, name, ParamSchema{});
@@ -193,7 +193,7 @@ void check_same_config(const PipelineConfig& a, const PipelineConfig& b) {
 const std::string kFull =
     "# a complete pipeline\n"
     "name: quickstart\n"
-    "plugin_paths: [./my_plugins, /opt/dptune/plugins, ../shared/plugins/]\n"
+    "plugin_paths: [./my_plugins, /opt/dptune/plugins, ../vendor/plugins/]\n"
     "data: {use: binary_queries, params: {queries: 200}}\n"
     "algorithm: {use: sparse_vector, params: {threshold: 1}}\n"
     "mechanism: {use: sparse_vector, params: {b: 2, C: 3}}\n"

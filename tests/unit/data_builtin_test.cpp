@@ -128,7 +128,7 @@ TEST_CASE("two_gaussians regenerates: the shipped CSV is the documented draw, bi
 }
 
 TEST_CASE("preprocessing: a builtin's default uses frozen public statistics, not the split's") {
-  // issue 13, finding 1: the default scaling must not depend on the private training split.
+  // the default scaling must not depend on the private training split.
   const auto frozen = dptune::host::default_preprocessing("builtin:wine");
   REQUIRE(frozen.kind == dptune::host::Preprocessing::Kind::Standardize);
   CHECK(frozen.assumed_public().find("data/public_stats/wine.yaml") != std::string::npos);

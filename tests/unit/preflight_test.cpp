@@ -1,4 +1,4 @@
-// The checks `dptune validate` and `dptune run` share before training (issue 16, part 3): what
+// The checks `dptune validate` and `dptune run` share before training: what
 // the trainers ask of the mechanism (ABI 2.6), the CSV header reader, and check_pipeline on
 // pipelines that must pass or fail with a located message.  The bad-pipeline corpus
 // (tests/bad_pipelines) covers the messages end to end through the CLI.

@@ -1,4 +1,4 @@
-// The report of a private tuner (issue 13): its DP outputs in summary.json's `release` object and
+// The report of a private tuner: its DP outputs in summary.json's `release` object and
 // in the console's release block, and nothing that depends on K, the run count or run times
 // elsewhere.
 #include <doctest/doctest.h>

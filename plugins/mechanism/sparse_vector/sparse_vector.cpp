@@ -7,7 +7,7 @@
 //   ε = (1 + (2C)^{1/3}) (1 + (2C)^{2/3}) / b.
 // With a per-query sensitivity Δ ≠ 1 both noises scale by Δ and ε is unchanged.
 //
-// `noise: secure` (default, issue 15): the threshold and every answer are rounded to one
+// `noise: secure` (default): the threshold and every answer are rounded to one
 // power-of-two grid g and get exact discrete Laplace noise (dptune/helpers/grid_noise.hpp) of
 // scales b1 (Δ/g + 1) and b2 (Δ/g + 1) grid units; the comparisons are between exact multiples of
 // g.  The rounded answers move by at most the integer Δ'' = floor(Δ/g) + 1 <= Δ/g + 1, and Lyu, Su

@@ -1,4 +1,4 @@
-// The `command` trainer (issue 18): tunes a user's own training program.  dptune starts the
+// The `command` trainer: tunes a user's own training program.  dptune starts the
 // program (argv, no shell) once per run with a JSON request on stdin — candidate, training rows
 // of the run's data scope, seed, output folder — and once per scoring with the rows to predict;
 // the utility is dptune's own oracle on those predictions.  The privacy event is dptune's: a

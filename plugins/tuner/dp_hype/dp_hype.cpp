@@ -612,7 +612,7 @@ class DpHype final : public dptune::Tuner {
     return trials;
   }
 
-  // Issue 15: the vote's noise event is the clients' mechanism's.  Exact discrete Gaussian shares
+  // the vote's noise event is the clients' mechanism's.  Exact discrete Gaussian shares
   // (the `gaussian` mechanism's noise: secure) are stated as discrete_gaussian, priced by its RDP
   // bound, which holds for their sum (docs/noise.md); its PLD is not proven (pld refuses it).
   static bool discrete_shares(dptune::TunerContext& context, std::size_t kk) {

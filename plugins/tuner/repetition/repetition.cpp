@@ -95,7 +95,7 @@ class Repetition final : public dptune::Tuner {
           "repetition: the truncated negative binomial needs mean > 1 (K >= 1 "
           "always), got " +
           fmt(mean_));
-    // Finding 8 of issue 13: every check that can abort must run before the first run, or the
+    // Finding 8 of every check that can abort must run before the first run, or the
     // abort itself tells which runs came before.  Drawn from the space, a candidate is checked
     // against the base event when drawn, so the threshold variant draws all of its attempts up
     // front; that needs a bounded number of attempts, i.e. stop_probability > 0.
@@ -207,7 +207,7 @@ class Repetition final : public dptune::Tuner {
   double score_epsilon_;
   bool secure_noise_;
 
-  // ---- scoring (issue 13, finding 6) -----------------------------------------------------------
+  // ---- scoring -----------------------------------------------------------
   /// How the runs' scores are released; fixed, with its event, before any run.
   struct Scoring {
     bool noisy = false;

@@ -110,7 +110,7 @@ struct Standardizer {
 /// preprocessing does not depend on the private data: it is record-local (one record changes its
 /// own row only, so the trainers' clipping and sensitivity arguments hold unchanged) or uses
 /// statistics the user declares public.  Fitted standardisation (statistics of the private
-/// training split) is neither: one record moves every row, so no ε covers it (issue 13).
+/// training split) is neither: one record moves every row, so no ε covers it.
 struct Preprocessing {
   enum class Kind {
     None,           // rows as read

@@ -19,7 +19,7 @@ struct PricedEvent {
 };
 
 /// What the tuner's dry run showed.  A private tuner's guarantee may not depend on the data or
-/// its secret draws (it is public: DESIGN.md), so the dry run's is the real run's.
+/// its secret draws (it is public), so the dry run's is the real run's.
 struct TunerDryRun {
   bool trusted_analyst_only = false;
   std::optional<dptune::PrivacyGuarantee> guarantee;

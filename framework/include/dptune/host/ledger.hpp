@@ -1,4 +1,4 @@
-// dptune host: the privacy ledger (issue 16, part 2) — a privacy filter shared by the
+// dptune host: the privacy ledger — a privacy filter shared by the
 // studies on one dataset.
 //
 // Every private run is charged its full guarantee BEFORE it trains (write-ahead) in one IMMEDIATE

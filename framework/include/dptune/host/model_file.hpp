@@ -5,7 +5,7 @@
 // K runs, Papernot & Steinke 2022; svt_doubling's final training).  The model comes from the
 // trainer plugin as a dptune::ModelExport (Model::export_model, ABI 2.2) and is written with the
 // data section's preprocessing and its public statistics, so the file applies to raw rows on its
-// own; never with statistics of the private data (issue 13).
+// own; never with statistics of the private data.
 #pragma once
 
 #include <filesystem>

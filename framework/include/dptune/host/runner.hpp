@@ -30,7 +30,7 @@ class HostCatalog : public Catalog {
 struct RunOptions {
   bool show_progress = true;  // only ever shown on a terminal
   bool verbose = false;       // the console shows every derivation in full
-  /// Keep the study store (study.db in the output folder, issue 16): `dptune run` does.  A folder
+  /// Keep the study store (study.db in the output folder): `dptune run` does.  A folder
   /// holding a study is refused unless `resume` (continue it) or `overwrite` (start again).
   bool study = false;
   bool resume = false;
@@ -67,7 +67,7 @@ std::shared_ptr<dptune::Tuner> create_configured_tuner(const PipelineConfig& con
 /// exit code 2, also from `dptune validate`.  Mechanisms are not created here.
 void check_configured_algorithm(const PipelineConfig& config, const PluginRegistry& registry);
 
-/// Every check that can be made before any run trains (issue 16): what `dptune validate` reports
+/// Every check that can be made before any run trains: what `dptune validate` reports
 /// and `dptune run` does first, before it touches its output folder.  Throws ConfigDiagnostic
 /// (exit code 2) naming file:line:col and key; reads the data for its sizes only.  Returns how
 /// output.test_score is priced (validate prints it), or "" without one.  `data` (when given)

@@ -665,7 +665,7 @@ void clip_factors(std::span<const double> squared_norms, double clipping_norm,
   const double l2 = clipping_norm * clipping_norm;
   for (std::size_t i = 0; i < squared_norms.size(); ++i) {
     const double n2 = squared_norms[i];
-    // `n2 > l2` is false for NaN: a non-finite gradient would pass unclipped (issue 13, finding 8).
+    // `n2 > l2` is false for NaN: a non-finite gradient would pass unclipped.
     if (!std::isfinite(n2)) throw_non_finite("a per-example gradient");
     factors[i] = n2 > l2 ? clipping_norm / std::sqrt(n2) : 1.0;
   }

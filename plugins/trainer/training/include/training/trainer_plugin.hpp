@@ -75,7 +75,7 @@ CalibrationOptions calibration_options();
 /// or, for exact noise on a grid (`noise: secure`), discrete_gaussian(σ).  A mechanism claiming
 /// anything else is refused with an error naming both events.
 ///
-/// Noise event (issue 15).  event() and exact_event() state the noise as gaussian(σ), before the
+/// Noise event.  event() and exact_event() state the noise as gaussian(σ), before the
 /// mechanism is known; train() reports the mechanism's own event.  A host of ABI >= 2.6 states
 /// the prediction the same way: it replaces each gaussian(σ) leaf by the mechanism's event for σ,
 /// and hands exact_event() and TrainingContext an accountant that prices events so stated, so a
