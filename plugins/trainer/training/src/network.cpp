@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "dptune/errors.hpp"
+#include "dptune/masked_label.hpp"
 
 namespace dptune::trainers {
 
@@ -39,6 +40,13 @@ std::size_t label_index(double label, std::size_t classes) {
 // null, ∂loss/∂z written to delta (which may alias z).
 double output_loss(LossKind loss, std::size_t classes, const double* z, std::size_t outputs,
                    double label, double* delta) {
+  if (is_masked_label(label)) {
+    // A masked record (a label outside the declared set) contributes nothing: no loss and a zero
+    // gradient, whatever its features, so its clipped gradient is exactly zero.
+    if (delta)
+      for (std::size_t j = 0; j < outputs; ++j) delta[j] = 0.0;
+    return 0.0;
+  }
   const std::size_t y = label_index(label, std::max<std::size_t>(classes, 2));
   if (outputs == 1) {
     const double s = z[0];
@@ -412,9 +420,16 @@ double BatchGradient::forward_backward(const double* labels, const std::size_t* 
     } else {
       // δ_i = σ(z_i) − y_i, vectorised (Eigen's exp); labels were checked by the data's owner
       // and are re-checked here cheaply.
-      for (std::size_t i = 0; i < count; ++i)
-        s.norms2[i] = static_cast<double>(label_index(labels[index[i]], 2));
+      bool masked = false;
+      for (std::size_t i = 0; i < count; ++i) {
+        const double label = labels[index[i]];
+        masked = masked || is_masked_label(label);
+        s.norms2[i] = is_masked_label(label) ? 0.0 : static_cast<double>(label_index(label, 2));
+      }
       delta = (1.0 / (1.0 + (-delta.array()).exp())).matrix() - MapVector(s.norms2.data(), c);
+      if (masked)  // a masked record's δ is zero (output_loss's rule)
+        for (std::size_t i = 0; i < count; ++i)
+          if (is_masked_label(labels[index[i]])) delta[static_cast<Eigen::Index>(i)] = 0.0;
     }
     MapVector norms(s.norms2.data(), c);
     norms = delta.array().square() * (MapVector(s.input_norm2.data(), c).array() + 1.0);
@@ -461,9 +476,13 @@ double BatchGradient::layer_passes(const double* labels, const std::size_t* inde
     z.colwise() -= z.rowwise().maxCoeff();
     z = z.array().exp().matrix();
     z.array().colwise() /= z.rowwise().sum().array();
-    for (std::size_t i = 0; i < count; ++i)
-      z(static_cast<Eigen::Index>(i),
-        static_cast<Eigen::Index>(label_index(labels[index[i]], k))) -= T(1);
+    for (std::size_t i = 0; i < count; ++i) {
+      const double label = labels[index[i]];
+      if (is_masked_label(label))  // a masked record's δ is zero (output_loss's rule)
+        z.row(static_cast<Eigen::Index>(i)).setZero();
+      else
+        z(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(label_index(label, k))) -= T(1);
+    }
   } else {
     std::vector<double> zi(k);  // the loss in double whatever T is
     for (std::size_t i = 0; i < count; ++i) {
