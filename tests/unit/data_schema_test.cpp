@@ -303,7 +303,7 @@ TEST_CASE("schema: a private tuner needs the label set and libsvm's feature coun
   // A list item that is not a label is refused at the item.
   CHECK(load_error(dir,
                    pipeline("data:\n  use: csv\n  params: {path: d.csv, classes: [[0]]}\n", "grid"))
-            .rfind(p + ":3:36: data.params.classes[0]: expected a label", 0) == 0);
+            .rfind(p + ":3:35: data.params.classes[0]: expected a label", 0) == 0);
 }
 
 TEST_CASE("schema: a declared class list survives the resolved config's round trip") {
