@@ -33,7 +33,7 @@ const std::string kCsv =
 
 }  // namespace
 
-TEST_CASE("schema: csv classes are the declared list, in its order; another label is masked") {
+TEST_CASE("schema: csv classes are the declared list, in its order, and another label is masked") {
   TempDir dir;
   const fs::path file = dir.write("d.csv", kCsv);
   CsvOptions o;
