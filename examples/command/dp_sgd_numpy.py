@@ -60,7 +60,10 @@ def train(request):
     rng = np.random.default_rng(int(request["seed"]))
     w = np.zeros((d + 1, k))  # the last row is the bias
     xb = np.hstack([x, np.ones((n, 1))])
-    onehot = np.eye(k)[y]
+    # Label -1 marks a masked record (a label outside the pipeline's declared classes): it keeps
+    # its place and contributes no gradient (docs/data.md, "A public schema").
+    kept = (y >= 0).astype(float)
+    onehot = np.eye(k)[np.maximum(y, 0)]
     rate = batch / n
     without_replacement = p.get("variant") == "without_replacement"
     for _ in range(steps):
@@ -69,8 +72,8 @@ def train(request):
         else:
             chosen = rng.choice(n, size=min(batch, n), replace=False)
         xs, ts = xb[chosen], onehot[chosen]
-        # Per-example gradients of the cross-entropy: x_i (softmax(x_i w) - t_i)^T.
-        residual = softmax(xs @ w) - ts
+        # Per-example gradients of the cross-entropy: x_i (softmax(x_i w) - t_i)^T (0 if masked).
+        residual = (softmax(xs @ w) - ts) * kept[chosen][:, None]
         if private:
             norms = np.linalg.norm(xs, axis=1) * np.linalg.norm(residual, axis=1)
             scale = np.minimum(1.0, clip / np.maximum(norms, 1e-12))

@@ -68,13 +68,15 @@ def train(request):
             "{self_composed: {count: %d, event: {poisson_sampled: {rate: %r, event: "
             "{gaussian: {noise_multiplier: %r}}}}}}"
             % (epochs * len(loader), rate, float(p["noise_multiplier"])))
-    loss = torch.nn.CrossEntropyLoss()
+    # Label -1 marks a masked record (a label outside the pipeline's declared classes): it keeps
+    # its place in the batch and contributes no loss and no gradient (docs/data.md).
+    loss = torch.nn.CrossEntropyLoss(reduction="none")
     for _ in range(epochs):
         for xb, yb in loader:
             if len(xb) == 0:
                 continue
             optimizer.zero_grad()
-            loss(model(xb), yb).backward()
+            (loss(model(xb), yb.clamp(min=0)) * (yb >= 0)).mean().backward()
             optimizer.step()
     path = os.path.join(request["output_dir"], "model.pt")
     state = {k.replace("_module.", ""): v for k, v in model.state_dict().items()}

@@ -167,6 +167,7 @@ class Loader {
   /// The data section: a component, whose file parameters are resolved against the pipeline's
   /// folder, then checked as a whole by the data layer (fractions, files, ...).
   void load_data(const Entry& section) {
+    class_list_as_text();
     config_.data = component(section, ComponentKind::Data, {"preprocessing"}, {});
     if (const Entry* pre = section.value.find("preprocessing"))
       load_preprocessing(*pre);
@@ -205,6 +206,34 @@ class Loader {
       auto [loc, path] = where(e.key());
       fail(loc, path, e.what());
     }
+  }
+
+  /// `data.params.classes` may be a list (`[0, 1]`, `[benign, malignant]`): the schema's string
+  /// parameter holds it as YAML flow text, which the data layer reads (declared_class_names) and
+  /// the resolved config writes back as it is.
+  void class_list_as_text() {
+    Entry* data = root_.find("data");
+    Entry* params =
+        data && data->value.type == Node::Type::Map ? data->value.find("params") : nullptr;
+    Entry* classes =
+        params && params->value.type == Node::Type::Map ? params->value.find("classes") : nullptr;
+    if (!classes || classes->value.type != Node::Type::Sequence) return;
+    YAML::Emitter text;
+    text << YAML::Flow << YAML::BeginSeq;
+    for (std::size_t i = 0; i < classes->value.items.size(); ++i) {
+      const Node& item = classes->value.items[i];
+      if (item.type != Node::Type::Scalar || item.scalar.empty())
+        fail(item.loc, index_path("data.params.classes", i),
+             "expected a label (a number or a name), got " + describe(item));
+      text << item.scalar;
+    }
+    text << YAML::EndSeq;
+    Node flat;
+    flat.type = Node::Type::Scalar;
+    flat.scalar = text.c_str();
+    flat.quoted = true;
+    flat.loc = classes->value.loc;
+    classes->value = std::move(flat);
   }
 
   /// `data.preprocessing` (docs/data.md): a name, or a map {use: NAME, ...} whose public
@@ -376,6 +405,7 @@ class Loader {
         private_tuners.end())
       return;
     check_split_for_private_tuner();
+    check_schema_for_private_tuner();
     if (!config_.preprocessing.fitted()) return;
     fail(preprocessing_loc_, "data.preprocessing",
          "fitted_standardize fits mean and scale on the private training split, which the "
@@ -401,6 +431,23 @@ class Loader {
              config_.tuner.use +
              "' does not cover; leave stratify false (the split is then a seeded permutation of "
              "the row count)");
+  }
+
+  /// The label set and libsvm's feature count shape the model and are published: a private tuner
+  /// needs them declared (docs/data.md, "A public schema"), never counted from the private rows.
+  void check_schema_for_private_tuner() {
+    if (!find_data_source(config_.data.use)) return;
+    const auto missing = missing_public_schema(config_.data.use, config_.data.params);
+    if (!missing) return;
+    const Entry* data = root_.find("data");
+    const Entry* params = data ? data->value.find("params") : nullptr;
+    const Entry* given = params ? params->value.find(missing->key) : nullptr;
+    const SourceLocation where = given    ? given->value.loc
+                                 : params ? params->value.loc
+                                          : config_.data.where;
+    fail(
+        where, "data.params." + missing->key,
+        "the private tuner '" + config_.tuner.use + "' needs a public schema: " + missing->message);
   }
 
   SourceLocation preprocessing_loc_, second_statistics_loc_;

@@ -10,6 +10,7 @@
 
 #include "dptune/errors.hpp"
 #include "dptune/host/random.hpp"
+#include "dptune/masked_label.hpp"
 
 namespace dptune::host {
 
@@ -21,12 +22,18 @@ std::size_t round_count(double fraction, std::size_t n) {
   return static_cast<std::size_t>(std::llround(fraction * static_cast<double>(n)));
 }
 
-/// Class index of every label; throws unless labels are integers in [0, num_classes).
+/// Class index of every label, and num_classes for a masked record (dptune::kMaskedLabel: a label
+/// outside the declared set), which so forms a group of its own and keeps its slot; throws unless
+/// the other labels are integers in [0, num_classes).
 std::vector<std::size_t> class_of(const std::vector<double>& labels, std::size_t num_classes,
                                   const char* who) {
   std::vector<std::size_t> out(labels.size());
   for (std::size_t i = 0; i < labels.size(); ++i) {
     const double l = labels[i];
+    if (dptune::is_masked_label(l)) {
+      out[i] = num_classes;
+      continue;
+    }
     if (!(l >= 0 && l < static_cast<double>(num_classes) && l == std::floor(l)))
       throw dptune::InvalidArgument(std::string(who) + ": label " + std::to_string(l) + " of row " +
                                     std::to_string(i) + " is not a class index below " +
@@ -36,8 +43,9 @@ std::vector<std::size_t> class_of(const std::vector<double>& labels, std::size_t
   return out;
 }
 
+/// The rows of each class, and last the masked rows (empty when there are none).
 std::vector<Indices> rows_by_class(const std::vector<std::size_t>& cls, std::size_t num_classes) {
-  std::vector<Indices> by(num_classes);
+  std::vector<Indices> by(num_classes + 1);
   for (std::size_t i = 0; i < cls.size(); ++i) by[cls[i]].push_back(i);
   return by;
 }
@@ -273,18 +281,19 @@ SplitIndices split_indices(const std::vector<double>& labels, std::size_t num_cl
     out.train.assign(order.begin() + static_cast<std::ptrdiff_t>(n_test + n_val), order.end());
   } else {
     const auto by_class = rows_by_class(class_of(labels, num_classes, "split"), num_classes);
-    std::vector<double> quota_test(num_classes), quota_val(num_classes);
-    std::vector<std::size_t> capacity(num_classes);
-    for (std::size_t c = 0; c < num_classes; ++c) {
+    const std::size_t groups = by_class.size();  // the classes and the masked rows
+    std::vector<double> quota_test(groups), quota_val(groups);
+    std::vector<std::size_t> capacity(groups);
+    for (std::size_t c = 0; c < groups; ++c) {
       const double size = static_cast<double>(by_class[c].size());
       quota_test[c] = test_fraction * size;
       quota_val[c] = validation_fraction * size;
       capacity[c] = by_class[c].size();
     }
     const auto test_count = apportion(n_test, quota_test, capacity);
-    for (std::size_t c = 0; c < num_classes; ++c) capacity[c] -= test_count[c];
+    for (std::size_t c = 0; c < groups; ++c) capacity[c] -= test_count[c];
     const auto val_count = apportion(n_val, quota_val, capacity);
-    for (std::size_t c = 0; c < num_classes; ++c) {
+    for (std::size_t c = 0; c < groups; ++c) {
       Indices rows = by_class[c];
       dptune::shuffle(rng, rows);
       auto at = rows.begin();
@@ -379,16 +388,17 @@ ClientSplit split_client(const Indices& shard, double validation_fraction,
 double mean_label_skew(const std::vector<double>& labels, std::size_t num_classes,
                        const std::vector<Indices>& shards) {
   const auto cls = class_of(labels, num_classes, "label skew");
-  std::vector<double> global(num_classes, 0.0);
+  const std::size_t groups = num_classes + 1;  // the classes and the masked rows
+  std::vector<double> global(groups, 0.0);
   for (std::size_t c : cls) global[c] += 1.0 / static_cast<double>(cls.size());
   double total = 0;
   std::size_t counted = 0;
   for (const auto& shard : shards) {
     if (shard.empty()) continue;
-    std::vector<double> local(num_classes, 0.0);
+    std::vector<double> local(groups, 0.0);
     for (std::size_t r : shard) local[cls[r]] += 1.0 / static_cast<double>(shard.size());
     double tv = 0;
-    for (std::size_t c = 0; c < num_classes; ++c) tv += std::abs(local[c] - global[c]);
+    for (std::size_t c = 0; c < groups; ++c) tv += std::abs(local[c] - global[c]);
     total += 0.5 * tv;
     ++counted;
   }

@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "dptune/host/for_slices.hpp"
+#include "dptune/masked_label.hpp"
 
 namespace dptune::host {
 
@@ -164,6 +165,42 @@ std::vector<std::string> map_classes(const std::vector<std::string>& texts,
       labels[i] = static_cast<double>(index.at(texts[i]));
   }
   return names;
+}
+
+/// Maps label texts to the declared classes (DeclaredClasses): class k is the label that equals
+/// names[k], compared as numbers when every declared name is a number (so "1", "1.0" and "+1" are
+/// one label) and as text otherwise.  A label outside the set is masked, or with refuse_unknown an
+/// error naming its line.  Nothing here depends on any other row than the one mapped.
+void declared_classes(const std::vector<std::string>& texts, const std::vector<std::size_t>& lines,
+                      const DeclaredClasses& declared, const fs::path& file,
+                      std::vector<double>& labels) {
+  std::vector<double> numbers;
+  for (const auto& name : declared.names)
+    if (const auto v = parse_number(name)) numbers.push_back(*v);
+  const bool numeric = numbers.size() == declared.names.size();
+  labels.resize(texts.size());
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    std::size_t found = declared.names.size();
+    if (numeric) {
+      if (const auto v = parse_number(texts[i]))
+        found = static_cast<std::size_t>(std::find(numbers.begin(), numbers.end(), *v) -
+                                         numbers.begin());
+    } else {
+      found = static_cast<std::size_t>(
+          std::find(declared.names.begin(), declared.names.end(), texts[i]) -
+          declared.names.begin());
+    }
+    if (found < declared.names.size()) {
+      labels[i] = static_cast<double>(found);
+      continue;
+    }
+    if (declared.refuse_unknown)
+      fail_at(file, lines[i],
+              "label " + shown(texts[i]) +
+                  " is not one of the declared classes (data.params.classes) and "
+                  "unknown_labels is refuse");
+    labels[i] = dptune::kMaskedLabel;
+  }
 }
 
 std::string join_names(const std::vector<std::string>& names) {
@@ -328,7 +365,10 @@ dptune::Dataset read_csv(const fs::path& file, const CsvOptions& options) {
   for (std::size_t c = 0; c < columns; ++c)
     if (c != label) d.feature_names.push_back(names[c]);
   if (!options.has_label) return d;
-  if (options.classification) {
+  if (options.classification && options.classes.declared()) {
+    declared_classes(label_texts, label_lines, options.classes, file, d.labels);
+    d.num_classes = options.classes.names.size();
+  } else if (options.classification) {
     map_classes(label_texts, d.labels);
     d.num_classes =
         static_cast<std::size_t>(*std::max_element(d.labels.begin(), d.labels.end()) + 1);
@@ -341,6 +381,14 @@ dptune::Dataset read_csv(const fs::path& file, const CsvOptions& options) {
 // ---- LIBSVM -------------------------------------------------------------------------------------
 
 dptune::Dataset read_libsvm(const fs::path& file, std::size_t num_features) {
+  LibsvmOptions options;
+  options.num_features = num_features;
+  options.refuse_extra_features = true;
+  return read_libsvm(file, options);
+}
+
+dptune::Dataset read_libsvm(const fs::path& file, const LibsvmOptions& options) {
+  const std::size_t num_features = options.num_features;
   std::ifstream in = open_text(file);
   std::string line;
   std::size_t line_no = 0, largest = 0;
@@ -350,6 +398,7 @@ dptune::Dataset read_libsvm(const fs::path& file, std::size_t num_features) {
   };
   std::vector<Entry> entries;
   std::vector<std::string> label_texts;
+  std::vector<std::size_t> label_lines;
   while (std::getline(in, line)) {
     ++line_no;
     std::string_view text = line;
@@ -364,6 +413,7 @@ dptune::Dataset read_libsvm(const fs::path& file, std::size_t num_features) {
       fail_at(file, line_no, "label: expected a number, got " + shown(token));
     const std::size_t row = label_texts.size();
     label_texts.push_back(token);
+    label_lines.push_back(line_no);
     std::size_t previous = 0;
     while (tokens >> token) {
       const auto colon = token.find(':');
@@ -382,16 +432,19 @@ dptune::Dataset read_libsvm(const fs::path& file, std::size_t num_features) {
         fail_at(file, line_no,
                 "feature indices must be strictly ascending: " + std::to_string(index) + " after " +
                     std::to_string(previous));
-      if (num_features != 0 && index > num_features)
+      if (num_features != 0 && index > num_features && options.refuse_extra_features)
         fail_at(file, line_no,
                 "feature index " + std::to_string(index) + " exceeds num_features " +
-                    std::to_string(num_features));
+                    std::to_string(num_features) + " (unknown_features is refuse)");
       const auto value = parse_number(value_text);
       if (!value)
         fail_at(file, line_no,
                 "feature " + std::to_string(index) + ": expected a finite number, got " +
                     shown(value_text));
       previous = index;
+      // Beyond the declared dimension the value is dropped: the row loses it, no other row
+      // changes and the model does not widen.
+      if (num_features != 0 && index > num_features) continue;
       largest = std::max(largest, index);
       entries.push_back({row, index, *value});
     }
@@ -406,6 +459,11 @@ dptune::Dataset read_libsvm(const fs::path& file, std::size_t num_features) {
   d.features.assign(d.rows * d.cols, 0.0);
   for (const auto& e : entries) d.features[e.row * d.cols + (e.index - 1)] = e.value;
   for (std::size_t c = 0; c < d.cols; ++c) d.feature_names.push_back(std::to_string(c + 1));
+  if (options.classes.declared()) {
+    declared_classes(label_texts, label_lines, options.classes, file, d.labels);
+    d.num_classes = options.classes.names.size();
+    return d;
+  }
   map_classes(label_texts, d.labels);
   d.num_classes = static_cast<std::size_t>(*std::max_element(d.labels.begin(), d.labels.end()) + 1);
   return d;
@@ -536,8 +594,8 @@ std::uintmax_t stream_pixels(IdxStream& in, std::size_t expected, std::vector<fl
 
 }  // namespace
 
-dptune::Dataset read_idx(const fs::path& images, const fs::path& labels,
-                         std::vector<float>* values) {
+dptune::Dataset read_idx(const fs::path& images, const fs::path& labels, std::vector<float>* values,
+                         const DeclaredClasses& classes) {
   IdxStream img(images), lab(labels);
   unsigned char img_head[16], lab_head[8];
   const std::size_t img_got = img.read(img_head, sizeof img_head);
@@ -598,7 +656,21 @@ dptune::Dataset read_idx(const fs::path& images, const fs::path& labels,
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < cols; ++c)
       d.feature_names.push_back("pixel_" + std::to_string(r) + "_" + std::to_string(c));
-  d.num_classes = static_cast<std::size_t>(*std::max_element(d.labels.begin(), d.labels.end()) + 1);
+  if (!classes.declared()) {
+    d.num_classes =
+        static_cast<std::size_t>(*std::max_element(d.labels.begin(), d.labels.end()) + 1);
+    return d;
+  }
+  // Declared: label byte b is class b below the declared count, masked (or refused) above it.
+  d.num_classes = classes.names.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (d.labels[i] < static_cast<double>(d.num_classes)) continue;
+    if (classes.refuse_unknown)
+      fail_file(labels, "label " + std::to_string(lab_bytes[i]) + " of image " + std::to_string(i) +
+                            " is not below the declared " + std::to_string(d.num_classes) +
+                            " classes (data.params.classes) and unknown_labels is refuse");
+    d.labels[i] = dptune::kMaskedLabel;
+  }
   return d;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -291,24 +292,42 @@ struct Builtin {
   const char* file;
   const char* description;
   bool libsvm;
+  /// The label set from the dataset's public description (class k is labels[k]): never counted
+  /// from the rows, so a bundled file treated as private data gets a public schema too.
+  std::vector<std::string> labels;
+  std::size_t features;  // libsvm: the dimension of the public description
 };
 
 // The datasets in data/ (credited in data/NOTICE).
 const std::vector<Builtin>& builtins() {
   static const std::vector<Builtin> all{
-      {"breast_cancer", "breast_cancer.csv",
+      {"breast_cancer",
+       "breast_cancer.csv",
        "Breast Cancer Wisconsin (Diagnostic), UCI: 569 x 30, 2 classes (0 malignant, 1 benign)",
-       false},
-      {"digits", "digits.csv",
-       "Optical Recognition of Handwritten Digits 8x8, UCI: 1797 x 64, 10 classes", false},
-      {"heart_scale", "heart_scale",
-       "Statlog (Heart), scaled to [-1, 1] by LIBSVM (heart_scale): 270 x 13, 2 classes", true},
-      {"iris", "iris.csv", "Iris, UCI: 150 x 4, 3 classes", false},
-      {"wine", "wine.csv", "Wine, UCI: 178 x 13, 3 classes", false},
-      {"two_gaussians", "two_gaussians.csv",
+       false,
+       {"0", "1"},
+       30},
+      {"digits",
+       "digits.csv",
+       "Optical Recognition of Handwritten Digits 8x8, UCI: 1797 x 64, 10 classes",
+       false,
+       {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"},
+       64},
+      {"heart_scale",
+       "heart_scale",
+       "Statlog (Heart), scaled to [-1, 1] by LIBSVM (heart_scale): 270 x 13, 2 classes",
+       true,
+       {"-1", "1"},
+       13},
+      {"iris", "iris.csv", "Iris, UCI: 150 x 4, 3 classes", false, {"0", "1", "2"}, 4},
+      {"wine", "wine.csv", "Wine, UCI: 178 x 13, 3 classes", false, {"0", "1", "2"}, 13},
+      {"two_gaussians",
+       "two_gaussians.csv",
        "Papernot & Steinke 2022's 2-D example (Figure 1): 40 points, 20 per class, unit-variance "
        "Gaussians at (7.857, -3.360) and (6.425, -9.166)",
-       false},
+       false,
+       {"0", "1"},
+       2},
   };
   return all;
 }
@@ -351,6 +370,18 @@ dptune::ParamSchema& add_layout_params(dptune::ParamSchema& s) {
   return s;
 }
 
+/// The declared label set and what happens to a label outside it (docs/data.md, "A public
+/// schema").  `classes` is the list's YAML flow text (the config loader writes a list there).
+dptune::ParamSchema& add_class_params(dptune::ParamSchema& s, const char* what) {
+  s.add_string("classes", what).default_to(std::string(""));
+  s.add_string("unknown_labels",
+               "a label outside classes: mask (the record keeps its slot and contributes "
+               "nothing) or refuse (an error, itself not covered by any epsilon)")
+      .one_of({"mask", "refuse"})
+      .default_to(std::string("mask"));
+  return s;
+}
+
 std::vector<DataSourceInfo> build_catalogue() {
   std::vector<DataSourceInfo> all;
   all.push_back({"binary_queries",
@@ -374,6 +405,9 @@ std::vector<DataSourceInfo> build_catalogue() {
     s.add_string("delimiter", "field separator (one character)").default_to(std::string(","));
     s.add_bool("classification", "labels are classes (mapped to 0..C-1); false: numeric targets")
         .default_to(true);
+    add_class_params(s,
+                     "the labels in class order, e.g. [0, 1] or [benign, malignant] (a public "
+                     "schema; private tuners need it); empty: inferred from the rows");
     all.push_back({"csv",
                    "a delimited text file of numbers with a label column",
                    add_layout_params(s),
@@ -382,9 +416,19 @@ std::vector<DataSourceInfo> build_catalogue() {
   {
     dptune::ParamSchema s;
     s.add_string("path", "the LIBSVM file (relative to the pipeline file)");
-    s.add_int("num_features", "number of features; 0: the largest index in the file")
+    s.add_int("num_features",
+              "number of features (a public schema; private tuners need it); 0: the largest "
+              "index in the file")
         .min(0)
         .default_to(std::int64_t{0});
+    s.add_string("unknown_features",
+                 "a value at an index above num_features: drop it (record-local) or refuse (an "
+                 "error, itself not covered by any epsilon)")
+        .one_of({"drop", "refuse"})
+        .default_to(std::string("drop"));
+    add_class_params(s,
+                     "the labels in class order, e.g. [-1, 1] (a public schema; private tuners "
+                     "need it); empty: inferred from the rows");
     all.push_back({"libsvm",
                    "LIBSVM sparse format (label index:value ...), e.g. UCI Adult as a9a",
                    add_layout_params(s),
@@ -394,6 +438,9 @@ std::vector<DataSourceInfo> build_catalogue() {
     dptune::ParamSchema s;
     s.add_string("images", "IDX image file, e.g. train-images-idx3-ubyte (uncompressed)");
     s.add_string("labels", "IDX label file, e.g. train-labels-idx1-ubyte (uncompressed)");
+    add_class_params(s,
+                     "the class count C (labels 0..C-1), e.g. 10, or the classes' names in label "
+                     "order (a public schema; private tuners need it); empty: largest label + 1");
     all.push_back({"idx",
                    "MNIST / Fashion-MNIST IDX image and label files",
                    add_layout_params(s),
@@ -458,6 +505,64 @@ const DataSourceInfo* find_data_source(const std::string& name) {
 
 namespace {
 
+/// The names in a `classes` text: a YAML list (flow text, as the config loader writes it) or, for
+/// idx, a count C standing for 0..C-1.
+std::vector<std::string> parse_class_list(const std::string& source, const std::string& text) {
+  YAML::Node node;
+  try {
+    node = load_yaml_document(text);
+  } catch (const YAML::Exception& e) {
+    throw DataParamError("classes", "not a list of labels: " + std::string(e.what()));
+  }
+  std::vector<std::string> names;
+  if (node.IsScalar() && source == "idx") {
+    std::size_t count = 0;
+    const std::string& t = node.Scalar();
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), count);
+    if (ec != std::errc{} || end != t.data() + t.size() || count == 0 || count > 256)
+      throw DataParamError("classes",
+                           "expected a class count in 1..256 (labels 0..C-1) or a "
+                           "list of class names, got '" +
+                               t + "'");
+    for (std::size_t k = 0; k < count; ++k) names.push_back(std::to_string(k));
+    return names;
+  }
+  if (!node.IsSequence())
+    throw DataParamError("classes", "expected a list of the labels in class order, e.g. " +
+                                        std::string(source == "libsvm" ? "[-1, 1]" : "[0, 1]") +
+                                        ", got '" + text + "'");
+  for (const auto& item : node) {
+    if (!item.IsScalar() || item.Scalar().empty())
+      throw DataParamError("classes", "every class must be a non-empty label, got '" + text + "'");
+    names.push_back(item.Scalar());
+  }
+  if (names.empty()) throw DataParamError("classes", "expected at least one class, got []");
+  if (source == "idx" && names.size() > 256)
+    throw DataParamError("classes", "IDX labels are bytes: at most 256 classes");
+  return names;
+}
+
+/// Two declared labels the reader could not tell apart (equal texts, or equal numbers when every
+/// label is a number), and libsvm labels that are not numbers.
+void check_class_names(const std::string& source, const std::vector<std::string>& names) {
+  std::vector<double> numbers;
+  for (const auto& name : names) {
+    double v = 0;
+    const char* begin = name.data() + (name.front() == '+' ? 1 : 0);
+    const auto [end, ec] = std::from_chars(begin, name.data() + name.size(), v);
+    if (ec == std::errc{} && end == name.data() + name.size() && std::isfinite(v))
+      numbers.push_back(v);
+    else if (source == "libsvm")
+      throw DataParamError("classes", "libsvm labels are numbers, got '" + name + "'");
+  }
+  const bool numeric = numbers.size() == names.size() && source != "idx";
+  for (std::size_t i = 0; i < names.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (numeric ? numbers[i] == numbers[j] : names[i] == names[j])
+        throw DataParamError("classes", "class '" + names[i] + "' is declared twice (classes " +
+                                            std::to_string(j) + " and " + std::to_string(i) + ")");
+}
+
 /// A csv label column named in `params` must be in the file's header (or be a column index):
 /// only the header line is read, which holds no record.
 void check_label_column(const dptune::Params& p) {
@@ -481,6 +586,49 @@ void check_label_column(const dptune::Params& p) {
 }
 
 }  // namespace
+
+std::vector<std::string> declared_class_names(const std::string& name, const dptune::Params& p) {
+  if (const Builtin* b = find_builtin(name)) return b->labels;
+  if (name == "blobs") {
+    std::vector<std::string> names;
+    for (std::int64_t k = 0; k < p.get_int("classes"); ++k) names.push_back(std::to_string(k));
+    return names;
+  }
+  if (name != "csv" && name != "libsvm" && name != "idx") return {};
+  if (name == "csv" && !p.get_bool("classification")) return {};
+  const std::string text = p.contains("classes") ? p.get_string("classes") : std::string();
+  if (text.empty()) return {};
+  std::vector<std::string> names = parse_class_list(name, text);
+  check_class_names(name, names);
+  return names;
+}
+
+std::optional<MissingSchema> missing_public_schema(const std::string& name,
+                                                   const dptune::Params& p) {
+  if (name != "csv" && name != "libsvm" && name != "idx") return std::nullopt;
+  if (name == "csv" && !p.get_bool("classification")) return std::nullopt;
+  if (declared_class_names(name, p).empty()) {
+    const std::string example = name == "idx"      ? "classes: 10"
+                                : name == "libsvm" ? "classes: [-1, 1]"
+                                                   : "classes: [0, 1]";
+    return MissingSchema{
+        "classes",
+        "the label set must be declared, not counted from the private rows (one record with a "
+        "new label would change the model's shape and the published class count): add " +
+            example + " to data.params, " +
+            (name == "idx" ? std::string("the number of classes (labels 0..C-1) or their names")
+                           : std::string("every label value in class order")) +
+            ", from the data's public description; a record with another label is masked"};
+  }
+  if (name == "libsvm" && p.get_int("num_features") == 0)
+    return MissingSchema{
+        "num_features",
+        "the number of features must be declared, not taken from the largest index in the "
+        "private rows (one row with a larger index would widen the model): add num_features: N "
+        "to data.params, from the data's public description; a value at a larger index is "
+        "dropped"};
+  return std::nullopt;
+}
 
 void check_data_params(const std::string& name, const dptune::Params& p) {
   if (name == "binary_queries") {
@@ -521,6 +669,7 @@ void check_data_params(const std::string& name, const dptune::Params& p) {
     throw DataParamError("delimiter",
                          "expected one character, got '" + p.get_string("delimiter") + "'");
   if (name == "csv") check_label_column(p);
+  declared_class_names(name, p);  // a declared list must be well formed
   if (name == "blobs" && p.get_int("classes") > p.get_int("samples"))
     throw DataParamError("classes", "expected at most samples (" +
                                         std::to_string(p.get_int("samples")) + ") blobs, got " +
@@ -571,6 +720,47 @@ Preprocessing default_preprocessing(const std::string& name) {
   return p;
 }
 
+namespace {
+
+DeclaredClasses declared_classes(const std::string& name, const dptune::Params& params) {
+  DeclaredClasses out;
+  out.names = declared_class_names(name, params);
+  out.refuse_unknown =
+      params.contains("unknown_labels") && params.get_string("unknown_labels") == "refuse";
+  return out;
+}
+
+/// What the data line says of the schema: the declared classes (and libsvm dimension), or that
+/// they were inferred from the rows, which no epsilon covers (the maps' exploration; private
+/// tuners refuse it, config.cpp).
+std::string schema_statement(const std::string& name, const dptune::Params& params) {
+  if (name == "csv" && !params.get_bool("classification")) return "";
+  const std::vector<std::string> names = declared_class_names(name, params);
+  std::string text;
+  if (names.empty()) {
+    text = "; classes inferred from the rows (not covered by any epsilon)";
+  } else {
+    constexpr std::size_t kShown = 12;
+    text = "; classes [";
+    for (std::size_t k = 0; k < names.size() && k < kShown; ++k) text += (k ? ", " : "") + names[k];
+    if (names.size() > kShown) text += ", ... (" + std::to_string(names.size()) + ")";
+    text += "] ";
+    text += find_builtin(name) || name == "blobs"
+                ? "(public: the source's description)"
+                : "(declared; a label outside them is " + params.get_string("unknown_labels") +
+                      (params.get_string("unknown_labels") == "mask" ? "ed)" : "d)");
+  }
+  if (name == "libsvm")
+    text += params.get_int("num_features") == 0
+                ? "; feature count inferred from the largest index (not covered by any epsilon)"
+                : "; " + std::to_string(params.get_int("num_features")) +
+                      " features declared (a larger index is " +
+                      (params.get_string("unknown_features") == "drop" ? "dropped)" : "refused)");
+  return text;
+}
+
+}  // namespace
+
 std::unique_ptr<DataSource> make_data_source(const std::string& name, const dptune::Params& params,
                                              const std::optional<Preprocessing>& preprocessing,
                                              std::size_t threads) {
@@ -590,6 +780,7 @@ std::unique_ptr<DataSource> make_data_source(const std::string& name, const dptu
     o.label_column = params.get_string("label_column");
     o.delimiter = params.get_string("delimiter").front();
     o.classification = params.get_bool("classification");
+    o.classes = declared_classes(name, params);
     const fs::path path = params.get_string("path");
     load.read = [path, o](dptune::RandomBitGenerator&, std::vector<float>&) {
       return read_csv(path, o);
@@ -597,15 +788,19 @@ std::unique_ptr<DataSource> make_data_source(const std::string& name, const dptu
     description = "csv " + path.string();
   } else if (name == "libsvm") {
     const fs::path path = params.get_string("path");
-    const auto features = static_cast<std::size_t>(params.get_int("num_features"));
-    load.read = [path, features](dptune::RandomBitGenerator&, std::vector<float>&) {
-      return read_libsvm(path, features);
+    LibsvmOptions o;
+    o.num_features = static_cast<std::size_t>(params.get_int("num_features"));
+    o.refuse_extra_features = params.get_string("unknown_features") == "refuse";
+    o.classes = declared_classes(name, params);
+    load.read = [path, o](dptune::RandomBitGenerator&, std::vector<float>&) {
+      return read_libsvm(path, o);
     };
     description = "libsvm " + path.string();
   } else if (name == "idx") {
     const fs::path images = params.get_string("images"), labels = params.get_string("labels");
-    load.read = [images, labels](dptune::RandomBitGenerator&, std::vector<float>& values) {
-      return read_idx(images, labels, &values);
+    const DeclaredClasses classes = declared_classes(name, params);
+    load.read = [images, labels, classes](dptune::RandomBitGenerator&, std::vector<float>& values) {
+      return read_idx(images, labels, &values, classes);
     };
     description = "idx " + images.string() + " + " + labels.string();
   } else if (name == "blobs") {
@@ -627,10 +822,17 @@ std::unique_ptr<DataSource> make_data_source(const std::string& name, const dptu
                   " classes";
   } else if (const Builtin* b = find_builtin(name)) {
     const fs::path path = bundled_data_file(b->file);
-    const bool libsvm = b->libsvm;
     const std::string short_name = b->name;
-    load.read = [path, libsvm, short_name](dptune::RandomBitGenerator&, std::vector<float>&) {
-      dptune::Dataset d = libsvm ? read_libsvm(path) : read_csv(path, CsvOptions{});
+    // The bundled files' label sets and dimensions are public: declared, never counted.
+    CsvOptions csv;
+    csv.classes.names = b->labels;
+    LibsvmOptions libsvm;
+    libsvm.classes.names = b->labels;
+    libsvm.num_features = b->features;
+    const bool is_libsvm = b->libsvm;
+    load.read = [path, is_libsvm, csv, libsvm, short_name](dptune::RandomBitGenerator&,
+                                                           std::vector<float>&) {
+      dptune::Dataset d = is_libsvm ? read_libsvm(path, libsvm) : read_csv(path, csv);
       d.name = short_name;
       return d;
     };
@@ -638,6 +840,7 @@ std::unique_ptr<DataSource> make_data_source(const std::string& name, const dptu
   } else {
     throw dptune::ConfigError("unknown data source '" + name + "'");
   }
+  description += schema_statement(name, params);
   return std::make_unique<LabelledSource>(
       std::move(description), std::move(load), params,
       preprocessing ? *preprocessing : default_preprocessing(name), threads);

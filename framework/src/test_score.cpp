@@ -6,6 +6,7 @@
 #include "dptune/errors.hpp"
 #include "dptune/helpers/grid_noise.hpp"
 #include "dptune/host/data_readers.hpp"
+#include "dptune/host/data_source.hpp"
 #include "dptune/host/format.hpp"
 #include "dptune/host/ledger.hpp"
 #include "dptune/host/utility_sensitivity.hpp"
@@ -28,10 +29,15 @@ dptune::Dataset read_public_test(const PipelineConfig& config, const Preprocessi
     o.label_column = p.get_string("label_column");
     o.delimiter = p.get_string("delimiter").front();
     o.classification = p.get_bool("classification");
+    o.classes.names = declared_class_names(config.data.use, p);
     data = read_csv(config.output.test_score->public_file, o);
   } else {
-    data = read_libsvm(config.output.test_score->public_file,
-                       static_cast<std::size_t>(p.get_int("num_features")));
+    // The declared schema applies to the public file as to the private one.
+    LibsvmOptions o;
+    o.num_features = static_cast<std::size_t>(p.get_int("num_features"));
+    o.classes.names = declared_class_names(config.data.use, p);
+    o.refuse_extra_features = p.get_string("unknown_features") == "refuse";
+    data = read_libsvm(config.output.test_score->public_file, o);
   }
   prepared.apply(data);
   data.float_rows = dptune::as_float_rows(data);  // plugins of ABI 2.7 read the float rows

@@ -460,7 +460,7 @@ std::string csv_pipeline(const std::string& csv, const std::string& preprocessin
          "data:\n"
          "  use: csv\n"
          "  params: {path: " +
-         csv + ", split_seed: 3}\n" + preprocessing +
+         csv + ", split_seed: 3, classes: [0, 1]}\n" + preprocessing +
          "algorithm:\n"
          "  use: dp_sgd\n"
          "  params: {target_epsilon: 4.0, lot_size: 16, model: logistic, epochs: 2}\n"

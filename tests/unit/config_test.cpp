@@ -730,11 +730,13 @@ TEST_CASE("config: bad pipeline corpus") {
     // tuner_params_*: refused by a tuner's constructor, which the loader's fake catalog cannot
     // run; data_loaded_*: found when `dptune validate` loads the data (public statistics of the
     // wrong length); preflight_*: found by check_pipeline (mechanism, privacy of one run, the
-    // tuner's probe); test_score_*: need the private tuners, which the fake catalog lacks; the
+    // tuner's probe); test_score_* and private_tuner_*: need the private tuners, which the fake
+    // catalog lacks (private_tuner_* are checked in data_schema_test.cpp too); the
     // CLI corpus (tests/config, `dptune validate` and `dptune run` on the built plugins) checks
     // those.
     if (entry.path().extension() == ".yaml" &&
         entry.path().filename().string().rfind("test_score_", 0) != 0 &&
+        entry.path().filename().string().rfind("private_tuner_", 0) != 0 &&
         entry.path().filename().string().rfind("tuner_params_", 0) != 0 &&
         entry.path().filename().string().rfind("data_loaded_", 0) != 0 &&
         entry.path().filename().string().rfind("preflight_", 0) != 0)

@@ -177,7 +177,9 @@ TEST_CASE("libsvm: malformed files give file:line and what is wrong") {
   CHECK(error_of([] { read_libsvm(fixture("empty.libsvm")); }) ==
         fixture("empty.libsvm").string() + ": the file is empty: no examples");
   CHECK(error_of([] { read_libsvm(fixture("good.libsvm"), 2); }) ==
-        at("good.libsvm", 1, "feature index 3 exceeds num_features 2"));
+        at("good.libsvm", 1,
+           "feature index 3 exceeds num_features 2 (unknown_features "
+           "is refuse)"));
 }
 
 TEST_CASE("idx: gzip files (as MNIST is distributed) are read as they are, corrupt ones refused") {

@@ -22,7 +22,7 @@ namespace {
 std::string pipeline(const std::string& tuner, const std::string& output_extra,
                      const std::string& extra = "") {
   return "data:\n  use: csv\n  params: {path: '" DPTUNE_SOURCE_DIR
-         "/data/breast_cancer.csv', label_column: label}\n"
+         "/data/breast_cancer.csv', label_column: label, classes: [0, 1]}\n"
          "algorithm:\n  use: dp_sgd\n"
          "  params: {model: logistic, epochs: 1, lot_size: 32, noise_multiplier: 4.0, "
          "clipping_norm: 1.0}\n"

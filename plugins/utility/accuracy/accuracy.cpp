@@ -1,6 +1,7 @@
 // Accuracy utility oracle (Avent et al. 2020 §4: classification error = 1 − accuracy): the fraction
 // of predicted class indices equal to the true labels.
 #include "dptune/dptune.hpp"
+#include "dptune/masked_label.hpp"
 
 namespace {
 
@@ -14,8 +15,11 @@ class Accuracy final : public dptune::Utility {
                     "accuracy: " + std::to_string(truth.size()) + " true labels but " +
                         std::to_string(predicted.values.size()) + " predictions");
     dptune::require(!truth.empty(), "accuracy: no examples to score");
+    // A masked record (a label outside the declared set, dptune::kMaskedLabel) counts in n and is
+    // never correct, whatever is predicted for it.
     std::size_t correct = 0;
-    for (std::size_t i = 0; i < truth.size(); ++i) correct += truth[i] == predicted.values[i];
+    for (std::size_t i = 0; i < truth.size(); ++i)
+      correct += !dptune::is_masked_label(truth[i]) && truth[i] == predicted.values[i];
     return static_cast<double>(correct) / static_cast<double>(truth.size());
   }
 };

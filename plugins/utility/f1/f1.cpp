@@ -6,11 +6,15 @@
 //  * average: macro — multi-class: the unweighted mean over classes of the one-vs-rest F1 of class
 //    indices, over the classes that occur in the truth or in the predictions (a class absent from
 //    both has no defined F1 and is left out, as scikit-learn's labels=present convention).
+//  * A masked record (dptune::kMaskedLabel: a label outside the declared set) adds no true or
+//    false positive or negative in either mode: it scores as a true negative would.  F1's
+//    per-record sensitivity is the trivial 1 (utility_sensitivity), which covers that too.
 #include <algorithm>
 #include <cmath>
 #include <map>
 
 #include "dptune/dptune.hpp"
+#include "dptune/masked_label.hpp"
 
 namespace {
 
@@ -42,6 +46,7 @@ class F1 final : public dptune::Utility {
     if (macro_) return macro(truth, predicted.values);
     std::size_t tp = 0, fp = 0, fn = 0;
     for (std::size_t i = 0; i < truth.size(); ++i) {
+      if (dptune::is_masked_label(truth[i])) continue;  // a masked record: no tp, fp or fn
       const bool actual = truth[i] >= threshold_, released = predicted.values[i] >= threshold_;
       tp += actual && released;
       fp += !actual && released;
@@ -57,6 +62,7 @@ class F1 final : public dptune::Utility {
     };
     std::map<double, Counts> classes;
     for (std::size_t i = 0; i < truth.size(); ++i) {
+      if (dptune::is_masked_label(truth[i])) continue;  // a masked record counts for no class
       if (truth[i] == predicted[i]) {
         ++classes[truth[i]].tp;
       } else {

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "dptune/dptune.hpp"
+#include "dptune/masked_label.hpp"
 
 namespace {
 
@@ -33,6 +34,12 @@ class LogLossScore final : public dptune::Utility {
     double total = 0;
     for (std::size_t i = 0; i < n; ++i) {
       const double y = truth[i];
+      if (dptune::is_masked_label(y)) {
+        // A masked record counts in n and is never right: the largest loss, ln(1/floor), a
+        // per-record value inside the sensitivity bound [0, ln(1/floor)].
+        total -= std::log(floor_);
+        continue;
+      }
       dptune::require(y >= 0 && y < static_cast<double>(k) && y == std::floor(y),
                       "log_loss_score: label " + std::to_string(y) + " is not a class index");
       const double p = predicted.probabilities[i * k + static_cast<std::size_t>(y)];

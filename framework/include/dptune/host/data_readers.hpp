@@ -20,6 +20,17 @@ class DataFileError : public dptune::ConfigError {
   using dptune::ConfigError::ConfigError;
 };
 
+/// A label set declared public (docs/data.md, "A public schema").  With `names`, class k is the
+/// label names[k] and nothing is counted from the rows: a label outside the set is masked
+/// (dptune::kMaskedLabel) unless `refuse_unknown` (an explicit opt-in: the refusal itself depends
+/// on the data and no guarantee covers it).  Without names the classes are inferred from the rows
+/// (the maps' exploration only).
+struct DeclaredClasses {
+  std::vector<std::string> names;
+  bool refuse_unknown = false;
+  bool declared() const { return !names.empty(); }
+};
+
 struct CsvOptions {
   /// The first line names the columns.
   bool header = true;
@@ -33,6 +44,8 @@ struct CsvOptions {
   /// ascending order (numeric order when every label is a number).  Otherwise labels must be
   /// numbers and are kept as they are (num_classes = 0).
   bool classification = true;
+  /// Classification: the declared label set (empty: inferred from the rows).
+  DeclaredClasses classes;
 };
 
 /// The first record of a delimited text file (its column names when it has a header) and its
@@ -47,20 +60,33 @@ CsvHeader read_csv_header(const std::filesystem::path& file, char delimiter);
 /// with '#' are skipped; fields are trimmed; quoting is not supported.
 dptune::Dataset read_csv(const std::filesystem::path& file, const CsvOptions& options);
 
+struct LibsvmOptions {
+  /// 0: the largest index in the file (inferred from the rows: the maps' exploration only).
+  std::size_t num_features = 0;
+  /// A value at an index above a declared `num_features` is dropped (a function of its own row,
+  /// so covered by the guarantee, and the model never widens); true: an error instead (opt-in).
+  bool refuse_extra_features = false;
+  DeclaredClasses classes;
+};
+
 /// Reads the LIBSVM sparse format: "label index:value index:value ...", 1-based strictly
-/// ascending indices; absent features are 0.  `num_features` = 0 infers it from the largest
-/// index; a larger index than a given `num_features` is an error.  Labels are mapped to classes
-/// 0..C-1 in ascending numeric order (so -1/+1 become 0/1).
+/// ascending indices; absent features are 0.  Without declared classes, labels are mapped to
+/// classes 0..C-1 in ascending numeric order (so -1/+1 become 0/1); with them, a label is the
+/// declared class whose number equals it, or masked.
+dptune::Dataset read_libsvm(const std::filesystem::path& file, const LibsvmOptions& options);
+/// read_libsvm with `num_features` (a larger index is an error) and inferred classes.
 dptune::Dataset read_libsvm(const std::filesystem::path& file, std::size_t num_features = 0);
 
 /// Reads an IDX pair (MNIST / Fashion-MNIST): an unsigned-byte image file (magic 0x00000803, big
 /// endian dimensions n, rows, cols) and an unsigned-byte label file (magic 0x00000801, n).
-/// Pixels become features in [0, 255] in row-major order, as float rows (exact: bytes); num_classes
-/// = largest label + 1.  With `values`, the pixels are written there instead and the dataset has
-/// neither float rows nor features: the caller owns them and may preprocess them in place before
-/// sharing them (the host's data source, which so never holds a second copy).
+/// Pixels become features in [0, 255] in row-major order, as float rows (exact: bytes).  With
+/// declared classes (names of classes 0..C-1), a label byte b is class b when b < C and masked
+/// otherwise; without them num_classes = largest label + 1 (inferred).  With `values`, the pixels
+/// are written there instead and the dataset has neither float rows nor features: the caller owns
+/// them and may preprocess them in place before sharing them (the host's data source, which so
+/// never holds a second copy).
 dptune::Dataset read_idx(const std::filesystem::path& images, const std::filesystem::path& labels,
-                         std::vector<float>* values = nullptr);
+                         std::vector<float>* values = nullptr, const DeclaredClasses& classes = {});
 
 /// Writes an IDX pair (the inverse of read_idx; features and labels must be integers in [0, 255]).
 void write_idx(const dptune::Dataset& data, std::size_t image_rows, std::size_t image_cols,

@@ -96,6 +96,25 @@ const DataSourceInfo* find_data_source(const std::string& name);
 /// params whose paths are already resolved.  Throws DataParamError.
 void check_data_params(const std::string& name, const dptune::Params& params);
 
+/// The declared label set of a data section (docs/data.md, "A public schema"): the labels in class
+/// order from `classes` (csv, libsvm, idx), the public description (builtin:NAME), or 0..C-1 for
+/// blobs; empty when the classes are inferred from the rows.  `params` complete.  Throws
+/// DataParamError("classes") for a malformed list.
+std::vector<std::string> declared_class_names(const std::string& name,
+                                              const dptune::Params& params);
+
+/// What a private tuner's data section must declare and does not: the key under data.params and a
+/// message saying what to add.
+struct MissingSchema {
+  std::string key;
+  std::string message;
+};
+/// Nothing that shapes a private run may be counted from the private rows: the label set
+/// (csv, libsvm, idx) and libsvm's feature count must be declared.  nullopt when they are (or
+/// the source's schema is public by construction: bundled files, blobs, binary_queries).
+std::optional<MissingSchema> missing_public_schema(const std::string& name,
+                                                   const dptune::Params& params);
+
 /// `params` complete (validated by the config loader); `preprocessing` applies to labelled sources
 /// (absent: default_preprocessing(name)).  `threads`: how many threads a generated source may use
 /// to compute its values (the run's executor threads; the data do not depend on it).

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "dptune/errors.hpp"
+#include "dptune/masked_label.hpp"
 
 namespace dptune::trainers {
 
@@ -39,6 +40,13 @@ std::size_t label_index(double label, std::size_t classes) {
 // null, ∂loss/∂z written to delta (which may alias z).
 double output_loss(LossKind loss, std::size_t classes, const double* z, std::size_t outputs,
                    double label, double* delta) {
+  if (is_masked_label(label)) {
+    // A masked record (a label outside the declared set) contributes nothing: no loss and a zero
+    // gradient, whatever its features, so its clipped gradient is exactly zero.
+    if (delta)
+      for (std::size_t j = 0; j < outputs; ++j) delta[j] = 0.0;
+    return 0.0;
+  }
   const std::size_t y = label_index(label, std::max<std::size_t>(classes, 2));
   if (outputs == 1) {
     const double s = z[0];
@@ -413,10 +421,16 @@ double BatchGradient::forward_backward(const double* labels, const std::size_t* 
     } else {
       // δ_i = σ(z_i) − y_i, one example at a time: Eigen's vectorised exp rounds differently
       // from its scalar head and tail, which would make an example's δ depend on its position
-      // in the batch (dp_sum_sensitivity needs it to depend on the example alone).  Labels were
-      // checked by the data's owner and are re-checked here cheaply.
+      // in the batch (dp_sum_sensitivity needs it to depend on the example alone).  A masked
+      // record's δ is zero (output_loss's rule).  Labels were checked by the data's owner and
+      // are re-checked here cheaply.
       for (std::size_t i = 0; i < count; ++i) {
-        const double y = static_cast<double>(label_index(labels[index[i]], 2));
+        const double label = labels[index[i]];
+        if (is_masked_label(label)) {
+          s.linear_delta[i] = 0.0;
+          continue;
+        }
+        const double y = static_cast<double>(label_index(label, 2));
         s.linear_delta[i] = 1.0 / (1.0 + std::exp(-s.linear_delta[i])) - y;
       }
     }
@@ -465,9 +479,13 @@ double BatchGradient::layer_passes(const double* labels, const std::size_t* inde
     z.colwise() -= z.rowwise().maxCoeff();
     z = z.array().exp().matrix();
     z.array().colwise() /= z.rowwise().sum().array();
-    for (std::size_t i = 0; i < count; ++i)
-      z(static_cast<Eigen::Index>(i),
-        static_cast<Eigen::Index>(label_index(labels[index[i]], k))) -= T(1);
+    for (std::size_t i = 0; i < count; ++i) {
+      const double label = labels[index[i]];
+      if (is_masked_label(label))  // a masked record's δ is zero (output_loss's rule)
+        z.row(static_cast<Eigen::Index>(i)).setZero();
+      else
+        z(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(label_index(label, k))) -= T(1);
+    }
   } else {
     std::vector<double> zi(k);  // the loss in double whatever T is
     for (std::size_t i = 0; i < count; ++i) {

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "dptune/errors.hpp"
+#include "dptune/masked_label.hpp"
 
 namespace dptune::trainers {
 
@@ -279,7 +280,8 @@ std::vector<double> train_output_perturbation(const Dataset& data,
   const std::size_t classes = num_classes(data), models = output_perturbation_models(classes);
   for (std::size_t i = 0; i < n; ++i) {
     const double label = data.labels[i];
-    require(label >= 0 && label == std::round(label) && label < static_cast<double>(classes),
+    require(is_masked_label(label) ||
+                (label >= 0 && label == std::round(label) && label < static_cast<double>(classes)),
             "output_perturbation: row " + std::to_string(i) + " has label " +
                 std::to_string(label) + ", expected a class in 0.." + std::to_string(classes - 1));
   }
@@ -304,6 +306,9 @@ std::vector<double> train_output_perturbation(const Dataset& data,
         g.setZero();
         for (std::size_t j = begin; j < end; ++j) {
           const std::size_t i = perm[j];
+          // A masked record keeps its place in the batch (the batch mean still divides by the
+          // batch's size, a function of n) and adds no gradient.
+          if (is_masked_label(data.labels[i])) continue;
           read_row(data, i, raw.data());
           output_perturbation_features(raw.data(), d, xt.data());
           ConstMapVector x(xt.data(), static_cast<Eigen::Index>(dim));
