@@ -9,7 +9,9 @@ In such a block every command (a line starting with `build/bin/dptune`, continue
 lines until a `#` line or the next command) is run from the repository root; `run` commands get the
 marker's extra arguments (e.g. the seed the doc's numbers come from) and write to a scratch folder
 (`--out`, `--no-progress`).
-The `#` lines under a command quote its output: joined, whitespace-normalised and split at "...",
+The `#   ` lines (a hash and at least three spaces) under a command quote its output; `# ` lines
+with one space are the doc's own remarks.  The quoted lines are joined, whitespace-normalised and
+split at "...",
 their pieces must appear in that order in the command's standard output and error.  A number the
 doc quotes may be rounded: it matches a printed number that rounds to it at the quoted precision
 (the doc's "4.1499" matches a printed 4.14987..., not 4.1512).
@@ -44,9 +46,11 @@ def commands(block):
     for k, line in enumerate(block):
         if line.startswith(COMMAND):
             out.append([k, line.rstrip("\\").strip(), []])
-        elif line.lstrip().startswith("#"):
+        elif line.lstrip().startswith("#   "):
             if out:
                 out[-1][2].append(line.lstrip()[1:].strip())
+        elif line.lstrip().startswith("#"):
+            continue  # a remark of the doc's, not output
         elif out and not out[-1][2] and line.strip():
             out[-1][1] += " " + line.rstrip("\\").strip()
     return out
