@@ -270,7 +270,7 @@ TEST_CASE("config: a complete pipeline loads with typed, completed values and ab
   REQUIRE(c.plugin_paths.size() == 3);
   CHECK(c.plugin_paths[0] == base / "my_plugins");
   CHECK(c.plugin_paths[1] == fs::path("/opt/dptune/plugins"));
-  CHECK(c.plugin_paths[2] == base.parent_path() / "shared" / "plugins");
+  CHECK(c.plugin_paths[2] == base.parent_path() / "vendor" / "plugins");
 
   CHECK(c.data.kind == ComponentKind::Data);
   CHECK(c.data.use == "binary_queries");
