@@ -34,6 +34,15 @@ dptune::Params centre_candidate(const PipelineConfig& config) {
   return config.space.from_unit(std::vector<double>(config.space.size(), 0.5));
 }
 
+/// The pipeline's trainer configured with the centre of the search space (for what it declares).
+std::shared_ptr<dptune::Trainer> centre_trainer(const PipelineConfig& config,
+                                                const PluginRegistry& registry) {
+  const dptune::ParamSchema* schema = registry.schema(ComponentKind::Trainer, config.algorithm.use);
+  return registry.create_trainer(
+      config.algorithm.use,
+      schema->complete(config.algorithm.params.merged(centre_candidate(config))));
+}
+
 /// "noise_multiplier 1, noise secure"
 std::string describe_params(const dptune::Params& params) {
   std::string text;
@@ -425,12 +434,7 @@ std::optional<MechanismUse> noise_source_use(const PipelineConfig& config,
       info->name,     info->library, config.mechanism->params, {}, config.mechanism->use_where,
       "mechanism.use"};
   if (config.algorithm.kind == ComponentKind::Trainer) {
-    const dptune::ParamSchema* schema =
-        registry.schema(ComponentKind::Trainer, config.algorithm.use);
-    const auto trainer = registry.create_trainer(
-        config.algorithm.use,
-        schema->complete(config.algorithm.params.merged(centre_candidate(config))));
-    if (const auto request = trainer->mechanism_request())
+    if (const auto request = centre_trainer(config, registry)->mechanism_request())
       for (const auto& entry : request->overrides) use.varied.insert(entry.first);
   }
   return use;
@@ -467,17 +471,12 @@ std::vector<MechanismUse> mechanism_uses(const PipelineConfig& config,
 
 std::string check_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
                            std::shared_ptr<const DataSource>* data, bool allow_audit_violation) {
-  check_audit_verdicts(config, registry, allow_audit_violation);
   create_configured_tuner(config, registry);
   check_configured_algorithm(config, registry);
-  if (config.algorithm.kind == ComponentKind::Trainer) {
-    const dptune::ParamSchema* schema =
-        registry.schema(ComponentKind::Trainer, config.algorithm.use);
-    const auto trainer = registry.create_trainer(
-        config.algorithm.use,
-        schema->complete(config.algorithm.params.merged(centre_candidate(config))));
-    check_mechanism(config, registry, *trainer);
-  }
+  if (config.algorithm.kind == ComponentKind::Trainer)
+    check_mechanism(config, registry, *centre_trainer(config, registry));
+  // After the constructors' checks, which name the pipeline's own mistakes first.
+  check_audit_verdicts(config, registry, allow_audit_violation);
   // The run's seed, so that a seeded run reuses this split (make_fixed); without one, any fixed
   // seed: only the sizes of this split are used (the run draws its own from the files' rows).
   EvaluationStack stack(config, registry, "inline", 1, config.execution.seed.value_or(0));

@@ -29,6 +29,18 @@ std::string private_store(const std::string& tag) {
   return store.string();
 }
 
+/// The third-party example pipeline in `dir`, loading the example plugin from dir/plug (the
+/// example builds it into build/), with a grid of 2 points.
+void write_geometric_example(const fs::path& dir) {
+  fs::create_directories(dir / "plug");
+  fs::copy_file(kPlugins + "/geometric/audit_geometric.so", dir / "plug" / "audit_geometric.so");
+  std::string yaml = dptune_test::slurp(fs::path(DPTUNE_SOURCE_DIR) / "examples" /
+                                        "third_party_plugin" / "pipeline.yaml");
+  yaml.replace(yaml.find("plugin_paths: [build]"), 21, "plugin_paths: [plug] ");
+  yaml.replace(yaml.find("points_per_dimension: 8"), 23, "points_per_dimension: 2");
+  std::ofstream(dir / "pipeline.yaml") << yaml;
+}
+
 }  // namespace
 
 TEST_CASE("regularized incomplete beta matches mpmath (40 digits)") {
@@ -285,14 +297,7 @@ TEST_CASE("a run report states the audit of a third-party mechanism") {
   const auto dir = dptune_test::fresh_dir("audit_report");
   private_store("report");
   const std::string env;
-  fs::create_directories(dir / "plug");
-  fs::copy_file(kPlugins + "/geometric/audit_geometric.so", dir / "plug" / "audit_geometric.so");
-  // The example pipeline, loading the plugin from plug/ (the example builds it into build/).
-  std::string yaml = dptune_test::slurp(fs::path(DPTUNE_SOURCE_DIR) / "examples" /
-                                        "third_party_plugin" / "pipeline.yaml");
-  yaml.replace(yaml.find("plugin_paths: [build]"), 21, "plugin_paths: [plug] ");
-  yaml.replace(yaml.find("points_per_dimension: 8"), 23, "points_per_dimension: 2");
-  std::ofstream(dir / "pipeline.yaml") << yaml;
+  write_geometric_example(dir);
   const std::string run = "run '" + (dir / "pipeline.yaml").string() + "' --no-progress -o '" +
                           (dir / "results").string() + "'";
   auto r = run_dptune(run, "report_before");
@@ -386,13 +391,7 @@ TEST_CASE("audit verdicts are kept and read per configuration, never per library
 TEST_CASE("a certified violation refuses validate and run before anything is written") {
   const auto dir = dptune_test::fresh_dir("audit_refusal");
   const std::string store = private_store("refusal");
-  fs::create_directories(dir / "plug");
-  fs::copy_file(kPlugins + "/geometric/audit_geometric.so", dir / "plug" / "audit_geometric.so");
-  std::string yaml = dptune_test::slurp(fs::path(DPTUNE_SOURCE_DIR) / "examples" /
-                                        "third_party_plugin" / "pipeline.yaml");
-  yaml.replace(yaml.find("plugin_paths: [build]"), 21, "plugin_paths: [plug] ");
-  yaml.replace(yaml.find("points_per_dimension: 8"), 23, "points_per_dimension: 2");
-  std::ofstream(dir / "pipeline.yaml") << yaml;
+  write_geometric_example(dir);
   // The pipeline tunes epsilon over [0.5, 200]: a violation certified at epsilon 2 is a
   // configuration this run may use.
   dptune::host::save_audit_record(
