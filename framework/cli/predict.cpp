@@ -39,10 +39,12 @@ dptune::Dataset in_model_order(const dptune::Dataset& data, const std::vector<st
   std::vector<std::size_t> source(names.size());
   for (std::size_t j = 0; j < names.size(); ++j) {
     const auto found = column.find(names[j]);
-    if (found == column.end())
-      throw UsageError(data_file + ": no column '" + names[j] + "', which " + model_file +
-                       " takes as feature " + std::to_string(j) +
-                       " (its features: " + first_names(names) + ")");
+    if (found == column.end()) {
+      std::string message = data_file + ": no column '" + names[j] + "', which ";
+      message += model_file + " takes as feature " + std::to_string(j);
+      message += " (its features: " + first_names(names) + ")";
+      throw UsageError(message);
+    }
     source[j] = found->second;
     column.erase(found);
   }

@@ -69,8 +69,12 @@ std::map<std::string, std::string> configuration_of(const YAML::Node& node) {
 /// "{b: 2, bug: false}" for a record's configuration.
 std::string configuration_text(const std::map<std::string, std::string>& configuration) {
   std::string text;
-  for (const auto& [name, value] : configuration)
-    text += (text.empty() ? "" : ", ") + name + ": " + value;
+  for (const auto& [name, value] : configuration) {
+    if (!text.empty()) text += ", ";
+    text += name;
+    text += ": ";
+    text += value;
+  }
   return "{" + text + "}";
 }
 
