@@ -209,7 +209,10 @@ host::LedgerReservation reserve(double epsilon) {
 
 std::vector<std::string> kinds(const host::Ledger& ledger) {
   std::vector<std::string> out;
-  for (const auto& e : ledger.read("d")[0].entries) out.push_back(e.kind);
+  // Held in a variable: a range-for over a member of a temporary's element would read freed
+  // memory (the temporary ends before the loop body runs, until C++23).
+  const auto datasets = ledger.read("d");
+  for (const auto& e : datasets[0].entries) out.push_back(e.kind);
   return out;
 }
 
