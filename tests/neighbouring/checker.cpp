@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -231,6 +232,20 @@ std::vector<Violation> undeclared_removal_differences(const Fields& d, const Fie
                    vi, vj});
   }
   return out;
+}
+
+double FixedNormals::uniform() {
+  std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return (static_cast<double>(z >> 11) + 0.5) / 9007199254740992.0;
+}
+
+double FixedNormals::operator()() {
+  // The expression the runners had, so that the compiler draws in the same order and the data
+  // does not change.
+  return std::sqrt(-2 * std::log(uniform())) * std::cos(6.283185307179586 * uniform());
 }
 
 }  // namespace dptune::neighbouring

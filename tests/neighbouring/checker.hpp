@@ -5,6 +5,7 @@
 // output of the private tuner, or, for the removal of a record, a function of the public size n.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -60,5 +61,17 @@ std::vector<Violation> undeclared_differences(const Fields& a, const Fields& b,
 /// function of n = |D| - 1, the public size), or when it is a declared DP output.
 std::vector<Violation> undeclared_removal_differences(const Fields& d, const Fields& minus_i,
                                                       const Fields& minus_j);
+
+/// Standard normals from a fixed splitmix64 stream (Steele, Lea & Flood 2014) by Box-Muller: the
+/// runners' data is the same on every machine.
+class FixedNormals {
+ public:
+  explicit FixedNormals(std::uint64_t seed) : state_(seed) {}
+  double operator()();
+
+ private:
+  double uniform();
+  std::uint64_t state_;
+};
 
 }  // namespace dptune::neighbouring

@@ -48,17 +48,7 @@ struct Row {
 
 /// Three Gaussian classes from a fixed splitmix64 stream: the same data on every machine.
 std::vector<Row> base_data() {
-  std::uint64_t state = 20261128;
-  auto uniform = [&state] {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    return (static_cast<double>(z >> 11) + 0.5) / 9007199254740992.0;
-  };
-  auto normal = [&] {
-    return std::sqrt(-2 * std::log(uniform())) * std::cos(6.283185307179586 * uniform());
-  };
+  dptune::neighbouring::FixedNormals normal(20261128);
   std::vector<Row> rows;
   for (std::size_t i = 0; i < kRows; ++i) {
     const int y = static_cast<int>(i % kClasses);
