@@ -1,11 +1,14 @@
 // The `dptune` command.  Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error.
+#include <algorithm>
 #include <boost/program_options.hpp>
+#include <cctype>
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli_common.hpp"
@@ -55,7 +58,33 @@ const char* kMainHelp =
     "when\n"
     "a violation is certified).\n";
 
-int cmd_run(const std::vector<std::string>& args) {
+/// `word` as one shell word: as is when it holds only characters no shell treats specially, else
+/// in single quotes.
+std::string shell_word(const std::string& word) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](unsigned char c) {
+    return std::isalnum(c) ||
+           std::string_view("_./=:,+-@%").find(static_cast<char>(c)) != std::string_view::npos;
+  });
+  if (plain) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+/// The command that continues this run's study: the same program and every option as given
+/// (so each --set is repeated), without --overwrite, with --resume.
+std::string resume_command(const std::string& program, const std::vector<std::string>& args) {
+  std::string command = shell_word(program) + " run";
+  bool resume = false;
+  for (const auto& a : args) {
+    if (a == "--overwrite") continue;
+    resume = resume || a == "--resume";
+    command += " " + shell_word(a);
+  }
+  return resume ? command : command + " --resume";
+}
+
+int cmd_run(const std::vector<std::string>& args, const std::string& program) {
   po::options_description opts(
       "dptune run PIPELINE [options]\n\nRuns a pipeline and writes its results (summary.json, CSV, "
       "SVG plot, resolved config)\n\noptions");
@@ -105,6 +134,7 @@ int cmd_run(const std::vector<std::string>& args) {
   options.resume = vm->count("resume") != 0;
   options.overwrite = vm->count("overwrite") != 0;
   options.allow_audit_violation = vm->count("allow-audit-violation") != 0;
+  options.resume_command = resume_command(program, args);
   const auto summary = dptune::host::run_pipeline(config, registry, options, std::cout);
   // 128 + signal, as a shell reports a process the signal ended (130 SIGINT, 143 SIGTERM).
   if (summary.interrupted_signal) return 128 + summary.interrupted_signal;
@@ -326,7 +356,7 @@ int dispatch(int argc, char** argv) {
                 << dptune::kCxx11StringAbi << ")\n";
       return kOk;
     }
-    if (command == "run") return cmd_run(rest);
+    if (command == "run") return cmd_run(rest, argv[0]);
     if (command == "validate") return cmd_validate(rest);
     if (command == "plugins") return cmd_plugins(rest);
     if (command == "privacy") return cmd_privacy(rest);

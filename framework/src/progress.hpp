@@ -2,9 +2,11 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "dptune/plugin.hpp"
 
@@ -19,9 +21,13 @@ class TerminalProgress final : public dptune::ProgressSink {
   void advance(std::size_t done, std::optional<double> best) override;
   void message(std::string_view text) override;
   void finish();
+  /// Shows `activity` and the elapsed time only: no counts, no best value, no ETA (a private
+  /// tuner's counts are secret).  Still on the terminal only, never in a file or a pipe.
+  void hide_counts(std::string activity);
 
  private:
   void draw(bool force);
+  void tick(std::stop_token stop);  // redraws once a second, so the clock moves between batches
   bool active_;
   std::mutex mutex_;
   std::string phase_;
@@ -29,6 +35,10 @@ class TerminalProgress final : public dptune::ProgressSink {
   std::optional<double> best_;
   std::chrono::steady_clock::time_point started_, last_draw_;
   bool line_open_ = false;
+  bool hide_counts_ = false;
+  std::string activity_;
+  std::condition_variable_any wake_;
+  std::jthread ticker_;  // last: started after every other member, stopped first
 };
 
 }  // namespace dptune::host

@@ -91,8 +91,9 @@ std::vector<std::string> param_names(const PipelineConfig& config) {
 
 /// With `fitted_preprocessing` (the fitted_standardize opt-in), a last column
 /// epsilon_covers_preprocessing = false on every row.
+/// `on_front` null: no front was computed (an interrupted map), and the column stays empty.
 std::string trials_csv(const std::vector<dptune::Trial>& trials,
-                       const std::vector<std::string>& names, const std::set<std::size_t>& on_front,
+                       const std::vector<std::string>& names, const std::set<std::size_t>* on_front,
                        bool fitted_preprocessing) {
   std::ostringstream s;
   s << "id";
@@ -113,8 +114,11 @@ std::string trials_csv(const std::vector<dptune::Trial>& trials,
       s << ',' << full_precision(t.privacy.epsilon) << ',' << full_precision(t.privacy.delta);
     s << ',' << full_precision(t.utility_mean) << ',' << full_precision(t.utility_min) << ','
       << full_precision(t.utility_max) << ',' << t.repetitions << ',' << significant(t.seconds)
-      << ',' << (on_front.count(i) ? "true" : "false") << (fitted_preprocessing ? ",false" : "")
-      << '\n';
+      << ','
+      << (!on_front            ? ""
+          : on_front->count(i) ? "true"
+                               : "false")
+      << (fitted_preprocessing ? ",false" : "") << '\n';
   }
   return s.str();
 }
@@ -365,7 +369,7 @@ std::vector<WrittenFigure> write_trial_files(const ReportInput& in, const Outlin
   if (o.write_trials && (!result.trials.empty() || o.sensitive_opt_in)) {
     const std::string trials_name = result.trials_sensitive ? "trials.SENSITIVE.csv" : "trials.csv";
     write_text_file(config.output.dir / trials_name,
-                    trials_csv(result.trials, names, on_front, in.preprocessing.fitted()));
+                    trials_csv(result.trials, names, &on_front, in.preprocessing.fitted()));
     summary.files.push_back(trials_name);
   }
   if (o.sensitive_opt_in) {
@@ -380,7 +384,7 @@ std::vector<WrittenFigure> write_trial_files(const ReportInput& in, const Outlin
     std::set<std::size_t> all;
     for (std::size_t k = 0; k < front_trials.size(); ++k) all.insert(k);
     write_text_file(config.output.dir / "pareto_front.csv",
-                    trials_csv(front_trials, names, all, in.preprocessing.fitted()));
+                    trials_csv(front_trials, names, &all, in.preprocessing.fitted()));
     summary.files.push_back("pareto_front.csv");
     // One figure per question: a trade-off only where runs differ in ε, never for a simulation.
     if (config.output.plot && result.trusted_analyst_only && has_tradeoff(result.trials)) {
@@ -721,6 +725,12 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
   print_selection(out, in, outline);
   print_guarantee_and_files(out, in, outline, summary);
   return summary;
+}
+
+std::string partial_trials_csv(const PipelineConfig& config,
+                               const std::vector<dptune::Trial>& trials,
+                               bool fitted_preprocessing) {
+  return trials_csv(trials, param_names(config), nullptr, fitted_preprocessing);
 }
 
 }  // namespace dptune::host

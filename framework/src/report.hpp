@@ -54,4 +54,9 @@ std::vector<std::size_t> trial_front(const std::vector<dptune::Trial>& trials);
 
 RunSummary write_report(const ReportInput& input, std::ostream& out);
 
+/// trials.csv's text for the trials of an interrupted map: the same columns, `on_front` empty
+/// (no front was computed), `seconds` 0 where the store has no time.
+std::string partial_trials_csv(const PipelineConfig& config,
+                               const std::vector<dptune::Trial>& trials, bool fitted_preprocessing);
+
 }  // namespace dptune::host

@@ -93,6 +93,18 @@ class CountingProgress final : public dptune::ProgressSink {
   std::atomic<std::size_t> done_{0}, total_{0};
 };
 
+/// What a resumed run reused.  A private tuner's count would tell how far its secret number of
+/// runs had got, so it is not shown.
+std::string resumed_line(const Study& study, bool map) {
+  if (!map)
+    return "resumed: every stored evaluation and secret draw was replayed, none drawn again (a "
+           "private tuner's counts are not shown)";
+  const std::size_t reused = study.recalled();
+  const std::size_t stored = study.stored_evaluations();
+  return "resumed: " + std::to_string(reused) + " evaluations reused from the study store, " +
+         std::to_string(stored > reused ? stored - reused : 0) + " run now";
+}
+
 /// Installs the SIGINT/SIGTERM handlers for the lifetime of a study run.
 struct InterruptScope {
   explicit InterruptScope(bool active) : active_(active) {
@@ -219,6 +231,8 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
   if (dptune::PeerChannel* peers = stack.executor->peers())
     keep_rank_data(config, *tuner, stack, 0, peers->size());
   TerminalProgress terminal(options.show_progress);
+  // A private tuner's counts are secret (threat model); the terminal still shows it is working.
+  if (!map) terminal.hide_counts("private tuning");
   CountingProgress progress(terminal);
   auto tuner_rng = stack.random.make(0);
   HostTunerContext context(config, stack.evaluator, *stack.accountant, stack.mechanisms, progress,
@@ -232,8 +246,11 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
     if (const auto failure = stack.evaluator.private_failure())
       fail_private_run(config, study.get(), *failure);
     study->set("status", "interrupted");
-    return write_interrupted_report(config, *study, map, progress.done(), progress.total(),
-                                    e.signal_number(), out);
+    const std::string resume = options.resume_command.empty()
+                                   ? "dptune run " + config.file.string() + " --resume"
+                                   : options.resume_command;
+    return write_interrupted_report(config, *study, map,
+                                    Interruption{e.signal_number(), progress.total(), resume}, out);
   } catch (...) {
     // Whatever the tuner made of it (the plugin proxy wraps what crosses it), a private
     // evaluation's failure ends the run with none of its text.
@@ -247,9 +264,12 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
   terminal.finish();
   // A signal after the last run had started stops nothing: the study is complete, and its result
   // is the uninterrupted one (covered by the same guarantee), so it is released as usual.
-  if (interrupt_signal() != 0)
+  // Said for maps only: for a private tuner whether a signal came before or after the last run
+  // started depends on its secret run count.
+  if (interrupt_signal() != 0 && map)
     out << "dptune: the interrupt came after the last run had started: the study completed and "
            "its results are written as usual\n";
+  if (study && options.resume) out << resumed_line(*study, map) << "\n";
   if (study) study->sync();  // every word the result depends on, before anything is released
   // The config loader refuses fitted_standardize for the bundled private tuners; a private tuner
   // of another plugin is caught here: its guarantee cannot cover the fitted scaling, so nothing of

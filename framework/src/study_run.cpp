@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <ostream>
 #include <sstream>
 
@@ -11,6 +12,7 @@
 #include "dptune/host/format.hpp"
 #include "dptune/host/json.hpp"
 #include "dptune/host/ledger.hpp"
+#include "report.hpp"
 
 namespace dptune::host {
 
@@ -304,64 +306,110 @@ bool known_map_tuner(const std::string& tuner) {
       "never runs that evaluation again; --overwrite starts a new study (a new charge)");
 }
 
+namespace {
+
+/// The candidate of a stored request (request_key: "{a: 0.1, b: x} | scope | ..."), its values
+/// as the text trials.csv prints, for the search space's `names`.
+dptune::Params stored_candidate(const std::string& request, const std::vector<std::string>& names) {
+  const std::string text = request.substr(0, request.find(" | "));
+  std::vector<std::pair<std::size_t, std::string>> starts;  // where each "name: " begins
+  for (const auto& name : names)
+    for (const char* before : {"{", ", "}) {
+      const std::string token = before + name + ": ";
+      if (const auto at = text.find(token); at != std::string::npos)
+        starts.emplace_back(at + std::string(before).size(), name);
+    }
+  std::sort(starts.begin(), starts.end());
+  dptune::Params candidate;
+  for (std::size_t k = 0; k < starts.size(); ++k) {
+    const auto& [at, name] = starts[k];
+    const std::size_t from = at + name.size() + 2;
+    const std::size_t to = k + 1 < starts.size() ? starts[k + 1].first - 2 : text.rfind('}');
+    if (to != std::string::npos && to >= from) candidate.set(name, text.substr(from, to - from));
+  }
+  return candidate;
+}
+
+/// The stored evaluations of a map as trials (in the order they were requested).
+std::vector<dptune::Trial> stored_trials(const PipelineConfig& config,
+                                         const std::vector<Study::Stored>& stored) {
+  std::vector<std::string> names;
+  for (const auto& d : config.space.dimensions()) names.push_back(d.name);
+  std::vector<dptune::Trial> trials;
+  for (const auto& e : stored) {
+    dptune::Trial t;
+    t.id = trials.size();
+    t.params = stored_candidate(e.request, names);
+    t.privacy.epsilon = e.epsilon.value_or(std::numeric_limits<double>::infinity());
+    t.privacy.delta = e.epsilon ? config.delta : 1.0;  // non-private: no guarantee (ε ∞, δ 1)
+    t.repetitions = e.utilities.size();
+    if (!e.utilities.empty()) {
+      t.utility_min = *std::min_element(e.utilities.begin(), e.utilities.end());
+      t.utility_max = *std::max_element(e.utilities.begin(), e.utilities.end());
+      double sum = 0;
+      for (double u : e.utilities) sum += u;
+      t.utility_mean = sum / static_cast<double>(e.utilities.size());
+    }
+    trials.push_back(std::move(t));
+  }
+  return trials;
+}
+
+void write_interrupted_summary(const PipelineConfig& config, bool map, const Interruption& stop,
+                               std::size_t done, const std::string& progress) {
+  std::ofstream file(config.output.dir / "summary.json");
+  JsonWriter w(file);
+  w.begin_object();
+  w.key("status").value("interrupted");
+  w.key("signal").value(stop.signal_number);
+  w.key("tuner").value(config.tuner.use);
+  if (map) {
+    w.key("progress").value(progress);
+    w.key("completed_evaluations").value(done);
+    w.key("trusted_analyst_only").value(true);
+    w.key("note").value(
+        "partial results of a privacy-utility map for trusted analysts (not DP outputs): "
+        "trials.partial.csv; continue with: " +
+        stop.resume_command);
+  } else {
+    fs::remove(config.output.dir / "model.json");  // an earlier study's, overwritten
+    w.key("released").null();
+    w.key("note").value(
+        "a private tuner releases nothing partial; the run's privacy is spent (charged in full); "
+        "continue with: " +
+        stop.resume_command + " (it reuses the run's secret draws)");
+  }
+  w.key("resume_command").value(stop.resume_command);
+  w.end_object();
+  file << "\n";
+}
+
+}  // namespace
+
 RunSummary write_interrupted_report(const PipelineConfig& config, Study& study, bool map,
-                                    std::size_t done, std::size_t total, int signal_number,
-                                    std::ostream& out) {
+                                    const Interruption& stop, std::ostream& out) {
   RunSummary summary;
   summary.output_dir = config.output.dir;
-  summary.interrupted_signal = signal_number;
+  summary.interrupted_signal = stop.signal_number;
+  // Counted from the store, the one truth: what a resume will reuse.
   const auto stored = study.evaluations();
+  const std::size_t done = stored.size();
   const std::string progress =
-      "interrupted at " + std::to_string(done) + "/" + std::to_string(total);
-  {
-    std::ofstream file(config.output.dir / "summary.json");
-    JsonWriter w(file);
-    w.begin_object();
-    w.key("status").value("interrupted");
-    w.key("signal").value(signal_number);
-    w.key("tuner").value(config.tuner.use);
-    if (map) {
-      w.key("progress").value(progress);
-      w.key("completed_evaluations").value(stored.size());
-      w.key("trusted_analyst_only").value(true);
-      w.key("note").value(
-          "partial results of a privacy-utility map for trusted analysts (not DP outputs): "
-          "trials.partial.csv; continue with dptune run PIPELINE --resume");
-    } else {
-      fs::remove(config.output.dir / "model.json");  // an earlier study's, overwritten
-      w.key("released").null();
-      w.key("note").value(
-          "a private tuner releases nothing partial; the run's privacy is spent (charged in full); "
-          "continue with dptune run PIPELINE --resume, which reuses its secret draws");
-    }
-    w.end_object();
-    file << "\n";
-  }
+      "interrupted at " + std::to_string(done) + "/" + std::to_string(std::max(done, stop.total));
+  write_interrupted_summary(config, map, stop, done, progress);
   summary.files.push_back("summary.json");
   if (map) {
     std::ofstream csv(config.output.dir / "trials.partial.csv");
-    csv << "batch,index,request,utility_mean,epsilon_one_run\n";
-    for (const auto& e : stored) {
-      double mean = 0;
-      for (double u : e.utilities) mean += u;
-      mean /= static_cast<double>(std::max<std::size_t>(1, e.utilities.size()));
-      std::string request = e.request;
-      for (auto& c : request)
-        if (c == '"') c = '\'';
-      csv << e.batch << "," << e.index + 1 << ",\"" << request << "\"," << significant(mean, 17)
-          << ",";
-      if (e.epsilon) csv << significant(*e.epsilon, 17);
-      csv << "\n";
-    }
+    csv << partial_trials_csv(config, stored_trials(config, stored), config.preprocessing.fitted());
     summary.files.push_back("trials.partial.csv");
-    study.set_progress(done, total);
-    out << "interrupted: " << progress << " evaluations; partial map (trusted analysts) in "
+    study.set_progress(done, std::max(done, stop.total));
+    out << progress << " evaluations; partial map (trusted analysts) in "
         << (config.output.dir / "trials.partial.csv").string() << "\n";
   } else {
     out << "interrupted: nothing released (a private tuner releases nothing partial; its privacy "
            "is spent)\n";
   }
-  out << "resume with: dptune run " << config.file.string() << " --resume\n";
+  out << "resume with: " << stop.resume_command << "\n";
   summary.trials = stored.size();
   return summary;
 }

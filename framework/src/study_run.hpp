@@ -54,9 +54,17 @@ bool known_map_tuner(const std::string& tuner);
 [[noreturn]] void fail_private_run(const PipelineConfig& config, Study* study,
                                    const HostEvaluator::ReportedFailure& failure);
 
-/// summary.json (and, for maps, trials.partial.csv) of an interrupted run.
+/// What the host knows of a run a signal stopped.
+struct Interruption {
+  int signal_number = 0;
+  std::size_t total = 0;       // the evaluations the tuner's last phase announced
+  std::string resume_command;  // the command that continues the study
+};
+
+/// summary.json (and, for maps, trials.partial.csv with the columns of trials.csv) of an
+/// interrupted run.  The evaluations done are counted from the study store, so the console,
+/// summary.json and `dptune study show` say the same number.
 RunSummary write_interrupted_report(const PipelineConfig& config, Study& study, bool map,
-                                    std::size_t done, std::size_t total, int signal_number,
-                                    std::ostream& out);
+                                    const Interruption& stop, std::ostream& out);
 
 }  // namespace dptune::host

@@ -184,12 +184,29 @@ case_sigint() {
   wait "$pid"
   local rc=$?
   [ "$rc" = 130 ] || fail "sigint: exit code $rc, expected 130"
-  grep -q '"interrupted at [0-9]*/[0-9]*"' "$dir/out/summary.json" ||
-    fail "sigint: summary.json does not say 'interrupted at D/T'"
-  [ -s "$dir/out/trials.partial.csv" ] || fail "sigint: no partial trials for the map"
+  # One count of what was done, from the study store, in all three places; the partial trials in
+  # trials.csv's columns.
+  local stored
+  stored=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT COUNT(*) FROM evaluations").fetchone()[0])' \
+    "$dir/out/study.db")
+  grep -q "\"interrupted at $stored/[0-9]*\"" "$dir/out/summary.json" ||
+    fail "sigint: summary.json does not say 'interrupted at $stored/T' ($(grep progress "$dir/out/summary.json"))"
+  grep -q "^interrupted at $stored/" "$dir/out.log" ||
+    fail "sigint: the console does not say $stored done ($(grep interrupted "$dir/out.log"))"
+  "$dptune" study show "$dir/out" | grep -q "progress *$stored/" ||
+    fail "sigint: study show does not say $stored done ($("$dptune" study show "$dir/out" | grep progress))"
+  [ "$(($(wc -l <"$dir/out/trials.partial.csv") - 1))" = "$stored" ] ||
+    fail "sigint: trials.partial.csv does not hold the $stored stored evaluations"
+  [ "$(head -1 "$dir/out/trials.partial.csv")" = "$(head -1 "$dir/ref/trials.csv")" ] ||
+    fail "sigint: trials.partial.csv's columns differ from trials.csv's"
   "$dptune" study show "$dir/out" | grep -q "status *interrupted" || fail "sigint: status"
-  "$dptune" run "$dir/dpareto.yaml" "${long[@]}" --out "$dir/out" --seed 7 --no-progress --resume \
-    >"$dir/resume.log" 2>&1 || fail "sigint: resume exited $?"
+  # The printed hint, followed verbatim (it repeats every option the run was started with).
+  local hint
+  hint=$(sed -n 's/^resume with: //p' "$dir/out.log")
+  [ -n "$hint" ] || fail "sigint: no 'resume with:' hint"
+  (eval "$hint") >"$dir/resume.log" 2>&1 || fail "sigint: the hint '$hint' exited $?"
+  grep -q "^resumed: $stored evaluations reused from the study store" "$dir/resume.log" ||
+    fail "sigint: resume does not say it reused $stored ($(grep resumed "$dir/resume.log"))"
   diff -q <(fingerprint "$dir/ref") <(fingerprint "$dir/out") >/dev/null ||
     fail "sigint: resumed map differs from the uninterrupted one"
   # A private tuner releases nothing partial; SIGTERM gives 143.  Seed 8 draws K = 5; one thread
@@ -204,6 +221,14 @@ case_sigint() {
   [ "$rc" = 143 ] || fail "sigterm: exit code $rc, expected 143"
   grep -q '"released": null' "$dir/rep/summary.json" || fail "sigterm: private summary releases"
   [ ! -e "$dir/rep/model.json" ] || fail "sigterm: a private tuner released a model"
+  # Nothing the private run prints or writes counts its (secret) runs.
+  ! grep -q -e 'interrupted at' -e '"progress"' -e 'completed_evaluations' "$dir/rep.log" \
+    "$dir/rep/summary.json" || fail "sigterm: the private tuner's output shows a count"
+  "$dptune" run "$dir/repetition.yaml" --out "$dir/rep" --seed 8 --no-progress \
+    --set algorithm.params.epochs=5000 --threads 1 --resume >"$dir/rep2.log" 2>&1 ||
+    fail "sigterm: resume exited $?"
+  grep -q "^resumed: every stored evaluation and secret draw was replayed" "$dir/rep2.log" ||
+    fail "sigterm: the private resume line ($(grep resumed "$dir/rep2.log"))"
   # Two Ctrl-C: the second exits at once (130); the store stays consistent and the study resumes.
   "$dptune" run "$dir/dpareto.yaml" "${long[@]}" --out "$dir/twice" --seed 7 --no-progress >"$dir/twice.log" 2>&1 &
   pid=$!

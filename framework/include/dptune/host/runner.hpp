@@ -38,6 +38,9 @@ struct RunOptions {
   /// Run although `dptune audit` certified a violation of a mechanism in a configuration the run
   /// may use (the report says so); refused by default.
   bool allow_audit_violation = false;
+  /// The shell command that continues this study (printed when the run is interrupted); empty:
+  /// a generic "dptune run PIPELINE --resume".
+  std::string resume_command;
 };
 
 struct RunSummary {
