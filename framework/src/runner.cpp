@@ -44,13 +44,26 @@ const dptune::ParamSchema* HostCatalog::schema(ComponentKind kind, const std::st
   return info ? &info->schema : nullptr;
 }
 
+/// A plugin's refusal of its parameters, at the parameter it names when its reason starts with
+/// "NAME: " for a parameter the pipeline gives (else at the section).
+ConfigDiagnostic params_refused(const ComponentConfig& component, const std::string& section,
+                                const std::string& role, const ParamsRejected& e) {
+  const std::string& reason = e.reason();
+  const std::string message = role + " '" + e.plugin() + "' refused its parameters: " + reason;
+  const auto colon = reason.find(": ");
+  if (colon != std::string::npos)
+    if (const auto at = component.param_where.find(reason.substr(0, colon));
+        at != component.param_where.end())
+      return {at->second, section + ".params." + at->first, message};
+  return {component.where, section + ".params", message};
+}
+
 std::shared_ptr<dptune::Tuner> create_configured_tuner(const PipelineConfig& config,
                                                        const PluginRegistry& registry) {
   try {
     return registry.create_tuner(config.tuner.use, config.tuner.params);
   } catch (const ParamsRejected& e) {
-    throw ConfigDiagnostic(config.tuner.where, "tuner.params",
-                           "tuner '" + e.plugin() + "' refused its parameters: " + e.reason());
+    throw params_refused(config.tuner, "tuner", "tuner", e);
   }
 }
 
@@ -64,8 +77,7 @@ void check_configured_algorithm(const PipelineConfig& config, const PluginRegist
     registry.create_trainer(config.algorithm.use,
                             schema->complete(config.algorithm.params.merged(centre)));
   } catch (const ParamsRejected& e) {
-    throw ConfigDiagnostic(config.algorithm.where, "algorithm.params",
-                           "algorithm '" + e.plugin() + "' refused its parameters: " + e.reason());
+    throw params_refused(config.algorithm, "algorithm", "algorithm", e);
   }
 }
 namespace {

@@ -233,6 +233,14 @@ TEST_CASE("command trainer: configuration errors") {
   CHECK(error_of([&] { make_config(p); }) ==
         "run: program " DPTUNE_SOURCE_DIR
         "/tests/command/missing.py is not an executable file (relative to the pipeline's folder)");
+  // An interpreter's script that does not exist: found when the plugin is built (validate), not
+  // at the first training.
+  p.set("run", std::string("/bin/sh no_such_script.sh --out model.txt"));
+  CHECK(error_of([&] { make_config(p); }) ==
+        "run: script 'no_such_script.sh' does not exist (relative to the pipeline's folder)");
+  // Arguments that are not scripts may name files the program creates.
+  p.set("run", std::string("/bin/sh -c true out.txt"));
+  CHECK(error_of([&] { make_config(p); }) == "no error");
 }
 
 namespace {

@@ -3,7 +3,8 @@
 # Runs `dptune validate PIPELINE` in the current folder and asserts exit code 2 and that the first line
 # of stderr equals the first line of EXPECTED exactly.  With OUT, also `dptune run PIPELINE --out OUT`:
 # the same exit code and first line (run makes every check validate makes, before anything else),
-# and OUT never created (nothing is written or trained).
+# and OUT never created (nothing is written or trained).  Neither command may create a file named
+# like the pipeline (NAME.ledger.db, the ledger such a pipeline names): nothing is charged.
 cmake_minimum_required(VERSION 3.25)
 
 foreach(var IN ITEMS DPTUNE PIPELINE EXPECTED)
@@ -60,6 +61,16 @@ foreach(command IN LISTS commands)
   endif()
   if(command STREQUAL "run" AND EXISTS "${OUT}")
     string(APPEND problems "the refused run created its output folder ${OUT}\n")
+  endif()
+  # A pipeline with a ledger names it NAME.ledger.db beside itself: a refused pipeline must not
+  # have created (let alone charged) it, nor any other NAME.* file.
+  get_filename_component(pipeline_dir "${PIPELINE}" DIRECTORY)
+  get_filename_component(pipeline_name "${PIPELINE}" NAME_WE)
+  file(GLOB created "${pipeline_dir}/${pipeline_name}.*")
+  list(FILTER created EXCLUDE REGEX "\\.(yaml|expected)$")
+  if(created)
+    string(APPEND problems "the refused ${command} created ${created} (a ledger charged?)\n")
+    file(REMOVE ${created})
   endif()
   if(NOT "${problems}" STREQUAL "")
     message(FATAL_ERROR "dptune ${command} ${PIPELINE}\n${problems}${result_all}")

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <functional>
 #include <mutex>
+#include <set>
 #include <sstream>
 
 #include "command/process.hpp"
@@ -68,6 +69,14 @@ std::string sha256_of(const fs::path& file) {
 bool regular_file(const fs::path& p) {
   std::error_code ec;
   return fs::is_regular_file(p, ec);
+}
+
+/// Whether a program argument names a script by its extension (python3 train.py, Rscript fit.R):
+/// such an argument is a file the program must open, never an output it creates.
+bool names_a_script(const fs::path& arg) {
+  static const std::set<std::string> extensions{".py", ".R",  ".r",  ".jl",  ".sh", ".bash",
+                                                ".pl", ".rb", ".js", ".mjs", ".lua"};
+  return extensions.count(arg.extension().string()) != 0;
 }
 
 /// argv[0] as execve needs it: with a '/', relative to the pipeline's folder; otherwise searched
@@ -535,6 +544,11 @@ std::shared_ptr<const Config> make_config(const Params& p) {
     const fs::path arg(config->argv[i]);
     if (config->argv[i].empty() || config->argv[i][0] == '-') continue;
     const fs::path file = arg.is_relative() ? base / arg : arg;
+    // A script the interpreter would fail to open is found now, by `dptune validate`, not after
+    // a ledger has been charged for the run.
+    require(regular_file(file) || !names_a_script(arg),
+            "run: script '" + config->argv[i] + "' does not exist" +
+                (arg.is_relative() ? " (relative to the pipeline's folder)" : ""));
     if (!regular_file(file)) continue;
     config->argv[i] = fs::absolute(file).lexically_normal().string();
     config->files.push_back({config->argv[i], sha256_of(config->argv[i])});
