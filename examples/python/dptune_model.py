@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Predict with a dptune model.json using numpy alone.
+
+    python3 dptune_model.py MODEL.json DATA.csv [--label COLUMN]   # writes CSV to standard output
+
+or, from Python:  m = load("model.json"); classes, probabilities = predict(m, rows)
+
+The file format is `dptune-model-3` (docs/walkthrough.md, "Use the model elsewhere"): the rows are
+preprocessed as the model says, optionally mapped into the unit ball with an intercept, passed through
+the layers (z = a W + b, W inputs x outputs row-major), and the last z gives the class.  The output
+matches `dptune predict` (row, predicted_class, p_class_0, ...).
+"""
+import csv
+import json
+import sys
+
+import numpy as np
+
+
+def load(path):
+    with open(path) as f:
+        model = json.load(f)
+    if model.get("format") != "dptune-model-3":
+        raise ValueError(f"{path}: not a dptune-model-3 file")
+    return model
+
+
+def preprocess(p, x):
+    kind = p["kind"]
+    if kind == "fitted_standardize":
+        raise ValueError(p["note"])
+    if kind in ("standardize", "bounds"):
+        if kind == "bounds":
+            x = np.clip(x, p["min"], p["max"])
+        return (x - np.asarray(p["mean"])) / np.asarray(p["scale"])
+    if kind in ("normalize_rows", "clip_rows"):
+        norm = np.linalg.norm(x, axis=1, keepdims=True)
+        target = 1.0 if kind == "normalize_rows" else p["bound"]
+        factor = np.divide(target, norm, out=np.ones_like(norm), where=norm > 0)
+        return x * (np.minimum(factor, 1.0) if kind == "clip_rows" else factor)
+    return x  # "none"
+
+
+def predict(model, rows):
+    """Classes (n,) and class probabilities (n, num_classes) of the raw feature rows (n, features)."""
+    a = preprocess(model["preprocessing"], np.asarray(rows, dtype=float))
+    if model["input_map"] == "unit_ball_intercept":
+        norm = np.maximum(1.0, np.linalg.norm(a, axis=1, keepdims=True))
+        a = np.hstack([a / norm, np.ones((len(a), 1))]) / np.sqrt(2.0)
+    for layer in model["layers"]:
+        w = np.asarray(layer["weights"]).reshape(layer["inputs"], layer["outputs"])
+        a = a @ w + np.asarray(layer["bias"])
+        if layer["activation"] == "relu":
+            a = np.maximum(a, 0.0)
+    if a.shape[1] == 1:  # sigmoid or hinge: class 1 iff z > 0
+        p1 = 1.0 / (1.0 + np.exp(-a[:, 0]))
+        return (a[:, 0] > 0).astype(int), np.column_stack([1.0 - p1, p1])
+    e = np.exp(a - a.max(axis=1, keepdims=True))
+    return a.argmax(axis=1), e / e.sum(axis=1, keepdims=True)
+
+
+def read_rows(path, names, label):
+    """The CSV's columns matched to the model's features by name (any order); `label` left out."""
+    with open(path, newline="") as f:
+        header, *body = list(csv.reader(f))
+    extra = set(header) - set(names) - {label}
+    missing = [n for n in names if n not in header]
+    if missing or extra:
+        raise ValueError(f"{path}: columns missing {missing}, unknown {sorted(extra)}")
+    return np.array([[float(r[header.index(n)]) for n in names] for r in body])
+
+
+def main(argv):
+    if len(argv) not in (3, 5) or (len(argv) == 5 and argv[3] != "--label"):
+        sys.exit(__doc__.split("\n\n")[1])
+    model = load(argv[1])
+    rows = read_rows(argv[2], model["feature_names"], argv[4] if len(argv) == 5 else None)
+    classes, probabilities = predict(model, rows)
+    out = csv.writer(sys.stdout, lineterminator="\n")
+    out.writerow(["row", "predicted_class"] + [f"p_class_{c}" for c in range(model["num_classes"])])
+    for i, (c, p) in enumerate(zip(classes, probabilities)):
+        out.writerow([i, int(c)] + [repr(float(v)) for v in p])
+
+
+if __name__ == "__main__":
+    main(sys.argv)
