@@ -59,22 +59,37 @@ def predict(model, rows):
     return a.argmax(axis=1), e / e.sum(axis=1, keepdims=True)
 
 
-def read_rows(path, names, label):
-    """The CSV's columns matched to the model's features by name (any order); `label` left out."""
+def read_rows(path, model, label=None):
+    """The CSV's columns matched to the model's features by name (any order); `label` left out.
+    A categorical column (model["categorical"]) is one-hot encoded: column=category features."""
     with open(path, newline="") as f:
         header, *body = list(csv.reader(f))
-    extra = set(header) - set(names) - {label}
-    missing = [n for n in names if n not in header]
+    categorical = model.get("categorical", {})
+    encoded = {f"{c}={v}": (c, v) for c, values in categorical.items() for v in values}
+    names = model["feature_names"]
+    columns = {encoded[n][0] if n in encoded else n for n in names}
+    extra = set(header) - columns - {label}
+    missing = sorted(columns - set(header))
     if missing or extra:
         raise ValueError(f"{path}: columns missing {missing}, unknown {sorted(extra)}")
-    return np.array([[float(r[header.index(n)]) for n in names] for r in body])
+    for row in body:
+        for c, values in categorical.items():
+            if row[header.index(c)] not in values:
+                raise ValueError(f"{path}: column {c}: unknown category {row[header.index(c)]!r}")
+
+    def value(row, n):
+        if n in encoded:
+            c, v = encoded[n]
+            return 1.0 if row[header.index(c)] == v else 0.0
+        return float(row[header.index(n)])
+    return np.array([[value(r, n) for n in names] for r in body])
 
 
 def main(argv):
     if len(argv) not in (3, 5) or (len(argv) == 5 and argv[3] != "--label"):
         sys.exit(__doc__.split("\n\n")[1])
     model = load(argv[1])
-    rows = read_rows(argv[2], model["feature_names"], argv[4] if len(argv) == 5 else None)
+    rows = read_rows(argv[2], model, argv[4] if len(argv) == 5 else None)
     classes, probabilities = predict(model, rows)
     out = csv.writer(sys.stdout, lineterminator="\n")
     out.writerow(["row", "predicted_class"] + [f"p_class_{c}" for c in range(model["num_classes"])])

@@ -104,14 +104,17 @@ int cmd_predict(const std::vector<std::string>& args) {
       "applied.  Writes row, predicted_class and the class probabilities as CSV (standard output\n"
       "unless --out).  Predicting is post-processing: it costs no privacy.\n\n"
       "options");
-  std::string out_file, label, delimiter = ",";
+  std::string out_file, label, delimiter = ",", unknown_categories = "refuse";
   opts.add_options()("help,h", "this help")("out,o", po::value(&out_file),
                                             "write the predictions to this file")(
       "label", po::value(&label),
       "DATA has this label column (name or 0-based index): it is left out of the features and "
       "the accuracy is printed; use only on public or held-out test data")(
       "no-header", "DATA's first line is data, not column names")(
-      "delimiter", po::value(&delimiter), "field delimiter (default ,)");
+      "delimiter", po::value(&delimiter), "field delimiter (default ,)")(
+      "unknown-categories", po::value(&unknown_categories),
+      "a value outside a categorical column's categories: refuse (default: an error naming it) "
+      "or zero (all its one-hot features 0, as in training)");
   std::string model_file, data_file;
   const auto parsed = parse_command(
       opts, args, {{"model", po::value(&model_file)}, {"data", po::value(&data_file)}});
@@ -120,6 +123,9 @@ int cmd_predict(const std::vector<std::string>& args) {
   if (model_file.empty() || data_file.empty())
     throw UsageError("predict needs MODEL and DATA (see dptune predict --help)");
   if (delimiter.size() != 1) throw UsageError("--delimiter must be one character");
+  if (unknown_categories != "refuse" && unknown_categories != "zero")
+    throw UsageError("--unknown-categories must be refuse or zero, got '" + unknown_categories +
+                     "'");
 
   dptune::host::ExportedModel model;
   try {
@@ -134,7 +140,9 @@ int cmd_predict(const std::vector<std::string>& args) {
   csv.delimiter = delimiter[0];
   csv.has_label = !label.empty();
   csv.label_column = label;
-  csv.classification = false;  // labels are read as the class numbers they must be
+  csv.classification = false;           // labels are read as the class numbers they must be
+  csv.categorical = model.categorical;  // encoded as at training: sex -> sex=F, sex=M
+  csv.refuse_unknown_categories = unknown_categories == "refuse";
   dptune::Dataset data = dptune::host::read_csv(data_file, csv);
   if (csv.header && !model.feature_names.empty())
     data = in_model_order(data, model.feature_names, data_file, model_file);

@@ -168,6 +168,7 @@ class Loader {
   /// folder, then checked as a whole by the data layer (fractions, files, ...).
   void load_data(const Entry& section) {
     class_list_as_text();
+    categorical_map_as_text();
     config_.data = component(section, ComponentKind::Data, {"preprocessing"}, {});
     if (const Entry* pre = section.value.find("preprocessing"))
       load_preprocessing(*pre);
@@ -234,6 +235,44 @@ class Loader {
     flat.quoted = true;
     flat.loc = classes->value.loc;
     classes->value = std::move(flat);
+  }
+
+  /// `data.params.categorical` is a map of columns to category lists ({sex: [F, M]}): the
+  /// schema's string parameter holds it as YAML flow text, which the data layer reads.
+  void categorical_map_as_text() {
+    Entry* data = root_.find("data");
+    Entry* params =
+        data && data->value.type == Node::Type::Map ? data->value.find("params") : nullptr;
+    Entry* map = params && params->value.type == Node::Type::Map ? params->value.find("categorical")
+                                                                 : nullptr;
+    if (!map || map->value.type == Node::Type::Scalar) return;
+    const std::string path = "data.params.categorical";
+    if (map->value.type != Node::Type::Map)
+      fail(map->value.loc, path,
+           "expected a map of columns to their category lists, e.g. {sex: [F, M]}");
+    YAML::Emitter text;
+    text << YAML::Flow << YAML::BeginMap;
+    for (const Entry& column : map->value.entries) {
+      if (column.value.type != Node::Type::Sequence || column.value.items.empty())
+        fail(column.value.loc, path + "." + column.key,
+             "expected a non-empty list of the column's categories, got " + describe(column.value));
+      text << YAML::Key << column.key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+      for (std::size_t i = 0; i < column.value.items.size(); ++i) {
+        const Node& item = column.value.items[i];
+        if (item.type != Node::Type::Scalar || item.scalar.empty())
+          fail(item.loc, index_path(path + "." + column.key, i),
+               "expected a category (a number or a name), got " + describe(item));
+        text << item.scalar;
+      }
+      text << YAML::EndSeq;
+    }
+    text << YAML::EndMap;
+    Node flat;
+    flat.type = Node::Type::Scalar;
+    flat.scalar = text.c_str();
+    flat.quoted = true;
+    flat.loc = map->value.loc;
+    map->value = std::move(flat);
   }
 
   /// `data.preprocessing` (docs/data.md): a name, or a map {use: NAME, ...} whose public

@@ -258,6 +258,44 @@ CsvHeader read_csv_header(const fs::path& file, char delimiter) {
   return header;
 }
 
+namespace {
+
+/// For each column, the index of its categorical declaration (or none); a declared column the
+/// file lacks, or the label declared categorical, is an error.
+std::vector<const CategoricalColumn*> categorical_columns(const fs::path& file, std::size_t line,
+                                                          const std::vector<std::string>& names,
+                                                          std::size_t label,
+                                                          const CsvOptions& options) {
+  std::vector<const CategoricalColumn*> of(names.size(), nullptr);
+  for (const auto& column : options.categorical) {
+    const auto it = std::find(names.begin(), names.end(), column.name);
+    if (it == names.end())
+      fail_at(file, line,
+              "categorical column '" + column.name + "' not found; columns: " + join_names(names));
+    const auto c = static_cast<std::size_t>(it - names.begin());
+    if (c == label)
+      fail_at(file, line,
+              "column '" + column.name +
+                  "' is the label: declare its values with classes, not categorical");
+    of[c] = &column;
+  }
+  return of;
+}
+
+/// Appends the one-hot encoding of `field` in `column`.
+void append_one_hot(const fs::path& file, std::size_t line, const CategoricalColumn& column,
+                    std::string_view field, bool refuse_unknown, std::vector<double>& features) {
+  const auto& cats = column.categories;
+  const auto it = std::find(cats.begin(), cats.end(), field);
+  if (it == cats.end() && refuse_unknown)
+    fail_at(file, line,
+            "column '" + column.name + "': category " + shown(field) +
+                " is not among the declared ones (" + join_names(cats) + ")");
+  for (auto c = cats.begin(); c != cats.end(); ++c) features.push_back(c == it ? 1.0 : 0.0);
+}
+
+}  // namespace
+
 dptune::Dataset read_csv(const fs::path& file, const CsvOptions& options) {
   std::ifstream in = open_text(file);
   std::size_t line_no = 0, columns = 0, first_line = 0, label = 0, data_rows = 0;
@@ -266,6 +304,7 @@ dptune::Dataset read_csv(const fs::path& file, const CsvOptions& options) {
   std::vector<double> features;
   std::vector<std::string> label_texts;
   std::vector<std::size_t> label_lines;
+  std::vector<const CategoricalColumn*> categorical;
 
   auto resolve_label = [&](std::size_t header_line) {
     const std::string& want = options.label_column;
@@ -320,10 +359,12 @@ dptune::Dataset read_csv(const fs::path& file, const CsvOptions& options) {
           names.emplace_back(fields[c]);
         }
         resolve_label(record_line);
+        categorical = categorical_columns(file, record_line, names, label, options);
         continue;
       }
       for (std::size_t c = 0; c < columns; ++c) names.push_back("x" + std::to_string(c));
       resolve_label(record_line);
+      categorical = categorical_columns(file, record_line, names, label, options);
     }
     if (fields.size() != columns)
       fail_at(file, record_line,
@@ -344,12 +385,21 @@ dptune::Dataset read_csv(const fs::path& file, const CsvOptions& options) {
         label_lines.push_back(record_line);
         continue;
       }
+      if (categorical[c]) {
+        append_one_hot(file, record_line, *categorical[c], f, options.refuse_unknown_categories,
+                       features);
+        continue;
+      }
       const auto v = parse_number(f);
       if (!v)
         fail_at(file, record_line,
                 "column " + std::to_string(c) + " ('" + names[c] +
                     "'): expected a finite number, got " +
-                    (f.empty() ? std::string("an empty field") : shown(f)));
+                    (f.empty() ? std::string("an empty field")
+                               : shown(f) +
+                                     " (a column of categories? declare them, public: "
+                                     "data.params.categorical: {" +
+                                     names[c] + ": [" + std::string(f) + ", ...]})"));
       features.push_back(*v);
     }
   }
@@ -360,10 +410,17 @@ dptune::Dataset read_csv(const fs::path& file, const CsvOptions& options) {
   dptune::Dataset d;
   d.name = file.stem().string();
   d.rows = data_rows;
-  d.cols = options.has_label ? columns - 1 : columns;
   d.features = std::move(features);
-  for (std::size_t c = 0; c < columns; ++c)
-    if (c != label) d.feature_names.push_back(names[c]);
+  for (std::size_t c = 0; c < columns; ++c) {
+    if (c == label) continue;
+    if (!categorical[c]) {
+      d.feature_names.push_back(names[c]);
+      continue;
+    }
+    for (const auto& category : categorical[c]->categories)
+      d.feature_names.push_back(categorical_feature_name(names[c], category));
+  }
+  d.cols = d.feature_names.size();
   if (!options.has_label) return d;
   if (options.classification && options.classes.declared()) {
     declared_classes(label_texts, label_lines, options.classes, file, d.labels);

@@ -408,6 +408,15 @@ std::vector<DataSourceInfo> build_catalogue() {
     add_class_params(s,
                      "the labels in class order, e.g. [0, 1] or [benign, malignant] (a public "
                      "schema; private tuners need it); empty: inferred from the rows");
+    s.add_string("categorical",
+                 "columns of text categories and their PUBLIC category lists, e.g. {sex: [F, M], "
+                 "ward: [1, 2, 3]}: each is one-hot encoded (features sex=F, sex=M)")
+        .default_to(std::string(""));
+    s.add_string("unknown_categories",
+                 "a value outside its column's categories: zero (all its one-hot features 0, "
+                 "record-local) or refuse")
+        .one_of({"zero", "refuse"})
+        .default_to(std::string("zero"));
     all.push_back({"csv",
                    "a delimited text file of numbers with a label column",
                    add_layout_params(s),
@@ -495,6 +504,48 @@ void check_file(const dptune::Params& p, const std::string& key) {
 const std::vector<DataSourceInfo>& data_sources() {
   static const std::vector<DataSourceInfo> catalogue = build_catalogue();
   return catalogue;
+}
+
+/// The columns of a `categorical` text (YAML flow text of a map, as the config loader writes it).
+std::vector<CategoricalColumn> parse_categorical(const std::string& text) {
+  if (text.empty()) return {};
+  YAML::Node node;
+  try {
+    node = load_yaml_document(text);
+  } catch (const YAML::Exception& e) {
+    throw DataParamError("categorical",
+                         "not a map of columns to categories: " + std::string(e.what()));
+  }
+  if (!node.IsMap())
+    throw DataParamError("categorical",
+                         "expected a map of columns to their category lists, e.g. {sex: [F, M]}");
+  std::vector<CategoricalColumn> columns;
+  for (const auto& entry : node) {
+    CategoricalColumn column{entry.first.as<std::string>(), {}};
+    const YAML::Node& list = entry.second;
+    if (!list.IsSequence() || list.size() == 0)
+      throw DataParamError("categorical", "column '" + column.name +
+                                              "': expected a non-empty list of its categories");
+    for (const auto& item : list) {
+      const std::string category = item.IsScalar() ? item.Scalar() : std::string();
+      if (category.empty())
+        throw DataParamError("categorical", "column '" + column.name +
+                                                "': every category must be a non-empty value");
+      if (std::find(column.categories.begin(), column.categories.end(), category) !=
+          column.categories.end())
+        throw DataParamError("categorical", "column '" + column.name + "': category '" + category +
+                                                "' is listed twice");
+      column.categories.push_back(category);
+    }
+    columns.push_back(std::move(column));
+  }
+  return columns;
+}
+
+std::vector<CategoricalColumn> declared_categorical(const std::string& name,
+                                                    const dptune::Params& p) {
+  if (name != "csv" || !p.contains("categorical")) return {};
+  return parse_categorical(p.get_string("categorical"));
 }
 
 const DataSourceInfo* find_data_source(const std::string& name) {
@@ -669,6 +720,7 @@ void check_data_params(const std::string& name, const dptune::Params& p) {
     throw DataParamError("delimiter",
                          "expected one character, got '" + p.get_string("delimiter") + "'");
   if (name == "csv") check_label_column(p);
+  if (name == "csv") parse_categorical(p.get_string("categorical"));  // well formed
   declared_class_names(name, p);  // a declared list must be well formed
   if (name == "blobs" && p.get_int("classes") > p.get_int("samples"))
     throw DataParamError("classes", "expected at most samples (" +
@@ -781,6 +833,8 @@ std::unique_ptr<DataSource> make_data_source(const std::string& name, const dptu
     o.delimiter = params.get_string("delimiter").front();
     o.classification = params.get_bool("classification");
     o.classes = declared_classes(name, params);
+    o.categorical = parse_categorical(params.get_string("categorical"));
+    o.refuse_unknown_categories = params.get_string("unknown_categories") == "refuse";
     const fs::path path = params.get_string("path");
     load.read = [path, o](dptune::RandomBitGenerator&, std::vector<float>&) {
       return read_csv(path, o);

@@ -183,6 +183,15 @@ void write_model_fields(JsonWriter& w, const ExportedModel& exported) {
     for (const auto& name : exported.feature_names) w.value(name);
     w.end_array();
   }
+  if (!exported.categorical.empty()) {
+    w.key("categorical").begin_object();
+    for (const auto& column : exported.categorical) {
+      w.key(column.name).begin_array();
+      for (const auto& category : column.categories) w.value(category);
+      w.end_array();
+    }
+    w.end_object();
+  }
   w.key("num_classes").value(m.num_classes);
   write_preprocessing(w, exported.preprocessing);
   w.key("input_map").value(m.input_map);
@@ -226,6 +235,18 @@ ExportedModel read_model_file(const std::filesystem::path& file) {
       r.fail("feature_names", "expected a list of " + std::to_string(m.features) + " names");
     for (std::size_t j = 0; j < names.size(); ++j)
       out.feature_names.push_back(r.text(names[j], "feature_names[" + std::to_string(j) + "]"));
+  }
+  if (const YAML::Node categorical = root["categorical"]; categorical) {
+    if (!categorical.IsMap()) r.fail("categorical", "expected an object of category lists");
+    for (const auto& entry : categorical) {
+      CategoricalColumn column{entry.first.as<std::string>(), {}};
+      const std::string key = "categorical." + column.name;
+      if (!entry.second.IsSequence() || entry.second.size() == 0)
+        r.fail(key, "expected a non-empty list of categories");
+      for (std::size_t k = 0; k < entry.second.size(); ++k)
+        column.categories.push_back(r.text(entry.second[k], key + "[" + std::to_string(k) + "]"));
+      out.categorical.push_back(std::move(column));
+    }
   }
   m.input_map = r.text(r.field(root, "input_map", ""), "input_map");
   m.output = r.text(r.field(root, "output", ""), "output");

@@ -431,7 +431,8 @@ std::string model_json(const ReportInput& in, bool private_tuner,
     mw.key("guarantee");
     json_guarantee(mw, *result.guarantee);
   }
-  write_model_fields(mw, ExportedModel{exported, in.preprocessing, in.feature_names});
+  write_model_fields(mw,
+                     ExportedModel{exported, in.preprocessing, in.feature_names, in.categorical});
   mw.end_object();
   ms << '\n';
   return ms.str();

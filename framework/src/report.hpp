@@ -10,6 +10,7 @@
 
 #include "dptune/host/config.hpp"
 #include "dptune/host/data_layout.hpp"
+#include "dptune/host/data_readers.hpp"
 #include "dptune/host/plots.hpp"
 #include "dptune/host/runner.hpp"
 #include "dptune/plugin.hpp"
@@ -40,6 +41,7 @@ struct ReportInput {
   std::optional<TestScore> test_score{};
   /// The training data's feature names in column order, written into model.json.
   std::vector<std::string> feature_names{};
+  std::vector<CategoricalColumn> categorical{};  // the data's one-hot encoded columns
 };
 
 /// Above this ε the console warns that the guarantee says little (exp(10) ≈ 22 000).

@@ -314,6 +314,7 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
   input.test_score = std::move(test_score);
   input.preprocessing = stack.evaluator.preprocessing();
   input.feature_names = stack.evaluator.splits().train.feature_names;
+  input.categorical = declared_categorical(config.data.use, config.data.params);
   input.verbose = options.verbose;
   input.mechanism_trust = mechanism_trust(mechanism_uses(config, registry));
   RunSummary summary = write_report(input, out);

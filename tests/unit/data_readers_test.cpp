@@ -95,7 +95,9 @@ TEST_CASE("csv: malformed files give file:line and what is wrong") {
   CHECK(error_of([&] { dptune::host::read_csv(fixture("wrong_field_count.csv"), o); }) ==
         at("wrong_field_count.csv", 4, "expected 3 fields (as on line 1), got 2"));
   CHECK(error_of([&] { dptune::host::read_csv(fixture("non_numeric.csv"), o); }) ==
-        at("non_numeric.csv", 3, "column 1 ('b'): expected a finite number, got 'x7'"));
+        at("non_numeric.csv", 3,
+           "column 1 ('b'): expected a finite number, got 'x7' (a column of categories? declare "
+           "them, public: data.params.categorical: {b: [x7, ...]})"));
   CHECK(error_of([&] { dptune::host::read_csv(fixture("empty_field.csv"), o); }) ==
         at("empty_field.csv", 2, "column 1 ('b'): expected a finite number, got an empty field"));
   CHECK(error_of([&] { dptune::host::read_csv(fixture("empty.csv"), o); }) ==
@@ -123,6 +125,32 @@ TEST_CASE("csv: malformed files give file:line and what is wrong") {
   regression.classification = false;
   CHECK(error_of([&] { dptune::host::read_csv(fixture("no_header.csv"), regression); }) ==
         at("no_header.csv", 1, "column 2 (label 'x2'): expected a number, got 'cat'"));
+}
+
+TEST_CASE("csv: categorical columns are one-hot encoded in place, in the declared order") {
+  dptune_test::TempDir dir;
+  const auto file = dir.path() / "c.csv";
+  std::ofstream(file) << "age,sex,ward,label\n30,M,2,1\n40,F,9,0\n";
+  CsvOptions o;
+  o.label_column = "label";
+  o.categorical = {{"sex", {"F", "M"}}, {"ward", {"1", "2", "3"}}};
+  const dptune::Dataset d = dptune::host::read_csv(file, o);
+  CHECK(d.feature_names ==
+        std::vector<std::string>{"age", "sex=F", "sex=M", "ward=1", "ward=2", "ward=3"});
+  REQUIRE(d.cols == 6);
+  // Row 2's ward 9 is not declared: all its ward features are 0 (the record keeps its slot).
+  CHECK(d.features == std::vector<double>{30, 0, 1, 0, 1, 0, 40, 1, 0, 0, 0, 0});
+  o.refuse_unknown_categories = true;
+  CHECK(error_of([&] { dptune::host::read_csv(file, o); }) ==
+        file.string() + ":3: column 'ward': category '9' is not among the declared ones (1, 2, 3)");
+  o.categorical = {{"sex", {"F", "M"}}, {"label", {"0", "1"}}};
+  CHECK(error_of([&] { dptune::host::read_csv(file, o); }) ==
+        file.string() +
+            ":1: column 'label' is the label: declare its values with classes, not categorical");
+  o.categorical = {{"gender", {"F", "M"}}};
+  CHECK(error_of([&] {
+          dptune::host::read_csv(file, o);
+        }).starts_with(file.string() + ":1: categorical column 'gender' not found; columns: "));
 }
 
 TEST_CASE("csv: RFC 4180 quoting: delimiters, doubled quotes and line breaks inside quotes") {

@@ -31,6 +31,14 @@ struct DeclaredClasses {
   bool declared() const { return !names.empty(); }
 };
 
+/// A column of text categories with a PUBLIC category list, one-hot encoded where it stands:
+/// column `name` becomes the features `name=c` for each category c, in the declared order (record
+/// local, so the encoding costs no privacy).
+struct CategoricalColumn {
+  std::string name;
+  std::vector<std::string> categories;
+};
+
 struct CsvOptions {
   /// The first line names the columns.
   bool header = true;
@@ -46,7 +54,18 @@ struct CsvOptions {
   bool classification = true;
   /// Classification: the declared label set (empty: inferred from the rows).
   DeclaredClasses classes;
+  /// Categorical feature columns, by name (the header's, or x0, x1, ... without one).
+  std::vector<CategoricalColumn> categorical;
+  /// A value outside its column's categories: all zeros (default: record-local, so covered by the
+  /// guarantee) or an error (for predictions, where a silent zero row would hide a typo).
+  bool refuse_unknown_categories = false;
 };
+
+/// The one-hot feature name of `category` in categorical column `column`.
+inline std::string categorical_feature_name(const std::string& column,
+                                            const std::string& category) {
+  return column + "=" + category;
+}
 
 /// The first record of a delimited text file (its column names when it has a header) and its
 /// line; empty names for a file without records.  Reads nothing past that record: no data row.

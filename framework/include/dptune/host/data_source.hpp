@@ -16,6 +16,7 @@
 #include "dptune/data.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/host/data_layout.hpp"
+#include "dptune/host/data_readers.hpp"
 #include "dptune/params.hpp"
 #include "dptune/rng.hpp"
 #include "dptune/schema.hpp"
@@ -95,6 +96,13 @@ const DataSourceInfo* find_data_source(const std::string& name);
 /// Checks what the schema cannot (fractions summing below 1, files that exist, ...) on complete
 /// params whose paths are already resolved.  Throws DataParamError.
 void check_data_params(const std::string& name, const dptune::Params& params);
+
+/// The categorical columns a data source's params declare (csv's `categorical`), in their order;
+/// empty for other sources.  Throws DataParamError for a malformed declaration.
+std::vector<CategoricalColumn> declared_categorical(const std::string& name,
+                                                    const dptune::Params& params);
+/// A `categorical` text (YAML flow text of a map of columns to category lists) as columns.
+std::vector<CategoricalColumn> parse_categorical(const std::string& text);
 
 /// The declared label set of a data section (docs/data.md, "A public schema"): the labels in class
 /// order from `classes` (csv, libsvm, idx), the public description (builtin:NAME), or 0..C-1 for

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dptune/host/data_layout.hpp"
+#include "dptune/host/data_readers.hpp"
 #include "dptune/host/json.hpp"
 #include "dptune/plugin.hpp"
 
@@ -34,6 +35,9 @@ struct ExportedModel {
   /// reader's names: x0..., pixel_r_c, libsvm indices).  `dptune predict` matches a data file's
   /// columns by these names.  Empty in format-2 files, which predict reads positionally.
   std::vector<std::string> feature_names{};
+  /// The raw columns one-hot encoded into several features (`sex` into sex=F, sex=M), with their
+  /// public categories: `dptune predict` encodes a data file's columns the same way.
+  std::vector<CategoricalColumn> categorical{};
 };
 
 /// Which kept model the tuner released: the earliest kept evaluation of the selected trial's
