@@ -352,6 +352,40 @@ class Loader {
     config_.preprocessing = std::move(p);
   }
 
+  /// Statistics given by column name ({age: 50, sex=F: 0.5}): the values in the order of
+  /// `names`, which the first of the two maps sets and the second must match as a set.  The data
+  /// layer puts them in the features' order once the columns are known.
+  std::vector<double> statistics_by_name(const Entry& e, const std::string& key_path,
+                                         std::vector<std::string>& names) {
+    if (e.value.type != Node::Type::Map || e.value.entries.empty())
+      fail(e.value.loc, key_path,
+           "expected a map of column names to numbers (as the other statistic), got " +
+               describe(e.value));
+    const bool first = names.empty();
+    std::vector<double> out(first ? e.value.entries.size() : names.size(),
+                            std::numeric_limits<double>::quiet_NaN());
+    for (const Entry& column : e.value.entries) {
+      const std::string at = key_path + "." + column.key;
+      const double v = float_value(column.value, "float", at);
+      if (!std::isfinite(v)) fail(column.value.loc, at, "expected a finite number");
+      if (first) {
+        if (std::find(names.begin(), names.end(), column.key) != names.end())
+          fail(column.key_loc, at, "column '" + column.key + "' is given twice");
+        out[names.size()] = v;
+        names.push_back(column.key);
+        continue;
+      }
+      const auto it = std::find(names.begin(), names.end(), column.key);
+      if (it == names.end())
+        fail(column.key_loc, at, "column '" + column.key + "' has no value in the other statistic");
+      out[static_cast<std::size_t>(it - names.begin())] = v;
+    }
+    for (std::size_t j = 0; j < out.size(); ++j)
+      if (std::isnan(out[j]))
+        fail(e.value.loc, key_path, "column '" + names[j] + "' has no value here");
+    return out;
+  }
+
   /// Two public vectors (mean/scale or min/max), inline or from `file`: finite numbers, the same
   /// length.  Sets p.source and p.where (the location the data layer names when the length differs
   /// from the number of features).
@@ -398,9 +432,11 @@ class Loader {
            "give " + first + " and " + second +
                " both as one number (the same for every feature) or both as lists");
     p.every_feature = first_scalar;
+    const bool by_name = source->find(first)->value.type == Node::Type::Map;
     auto numbers = [&](const std::string& key) {
       const Entry* e = source->find(key);
       const std::string key_path = prefix + key;
+      if (by_name) return statistics_by_name(*e, key_path, p.names);
       if (p.every_feature) {
         const double v = float_value(e->value, "float", key_path);
         if (!std::isfinite(v)) fail(e->value.loc, key_path, "expected a finite number");

@@ -92,6 +92,13 @@ void emit_preprocessing(YAML::Emitter& out, const Preprocessing& p) {
       out << YAML::Key << key << YAML::Value << full_precision(v.front());
       return;
     }
+    if (!p.names.empty()) {  // by column name, as given
+      out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap;
+      for (std::size_t j = 0; j < v.size(); ++j)
+        out << YAML::Key << p.names[j] << YAML::Value << full_precision(v[j]);
+      out << YAML::EndMap;
+      return;
+    }
     out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
     for (double x : v) out << full_precision(x);
     out << YAML::EndSeq;

@@ -69,6 +69,28 @@ std::string Preprocessing::describe() const {
   return text.str();
 }
 
+Preprocessing Preprocessing::in_feature_order(const std::vector<std::string>& features) const {
+  std::vector<std::size_t> index_of;  // for each feature, its position among `names`
+  for (const auto& feature : features) {
+    const auto it = std::find(names.begin(), names.end(), feature);
+    if (it == names.end())
+      throw dptune::ConfigError(where + ": no value for the feature '" + feature + "'");
+    index_of.push_back(static_cast<std::size_t>(it - names.begin()));
+  }
+  for (const auto& name : names)
+    if (std::find(features.begin(), features.end(), name) == features.end())
+      throw dptune::ConfigError(where + ": '" + name + "' is not a feature of the data");
+  Preprocessing out = *this;
+  out.names.clear();
+  for (auto* v : {&out.mean, &out.scale, &out.lower, &out.upper}) {
+    if (v->empty()) continue;
+    std::vector<double> ordered;
+    for (std::size_t j : index_of) ordered.push_back((*v)[j]);
+    *v = std::move(ordered);
+  }
+  return out;
+}
+
 Preprocessing Preprocessing::prepared(const dptune::Dataset& train) const {
   if (every_feature) {
     Preprocessing each = *this;
@@ -77,6 +99,7 @@ Preprocessing Preprocessing::prepared(const dptune::Dataset& train) const {
       if (v->size() == 1) v->assign(train.cols, v->front());
     return each.prepared(train);
   }
+  if (!names.empty()) return in_feature_order(train.feature_names).prepared(train);
   Preprocessing out = *this;
   const auto check = [&](const std::vector<double>& v, const char* what) {
     if (v.size() != train.cols)

@@ -764,6 +764,49 @@ TEST_CASE("config: bad pipeline corpus") {
   }
 }
 
+TEST_CASE("config: public statistics given by column name, put in the features' order") {
+  TempDir dir;
+  const std::string yaml =
+      replace(kMinimal, "data: {use: binary_queries}",
+              "data: {use: blobs, preprocessing: {use: standardize, mean: {b: 10, a: 1}, "
+              "scale: {a: 2, b: 5}}}");
+  const PipelineConfig c = load_text(dir, yaml);
+  const auto& p = c.preprocessing;
+  CHECK(p.names == std::vector<std::string>{"b", "a"});
+  CHECK(p.mean == std::vector<double>{10, 1});
+  CHECK(p.scale == std::vector<double>{5, 2});
+  // The resolved config keeps the names, so it loads back the same.
+  CHECK(load_text(dir, dptune::host::to_yaml(c)).preprocessing.names == p.names);
+  dptune::Dataset d;
+  d.rows = 1;
+  d.cols = 2;
+  d.feature_names = {"a", "b"};
+  d.features = {3, 20};
+  const auto ready = p.prepared(d);
+  CHECK(ready.mean == std::vector<double>{1, 10});
+  ready.apply(d);
+  CHECK(d.features == std::vector<double>{1.0, 2.0});
+  d.feature_names = {"a", "c"};
+  CHECK_THROWS_WITH(p.prepared(d), doctest::Contains("no value for the feature 'c'"));
+  d.feature_names = {"a", "b", "c"};
+  d.cols = 3;
+  CHECK_THROWS_WITH(p.prepared(d), doctest::Contains("no value for the feature 'c'"));
+  const dptune::host::Preprocessing extra = [&] {
+    dptune::host::Preprocessing q = p;
+    q.names = {"b", "z"};
+    return q;
+  }();
+  d.feature_names = {"b"};
+  d.cols = 1;
+  CHECK_THROWS_WITH(extra.prepared(d), doctest::Contains("'z' is not a feature of the data"));
+  // A name in one statistic only is refused where it stands.
+  CHECK(error_of(replace(kMinimal, "data: {use: binary_queries}",
+                         "data: {use: blobs, preprocessing: {use: standardize, mean: {a: 1, b: 2}, "
+                         "scale: {a: 2, c: 5}}}"))
+            .find("data.preprocessing.scale.c: column 'c' has no value in the other statistic") !=
+        std::string::npos);
+}
+
 TEST_CASE("config: public bounds given as one number for every feature") {
   TempDir dir;
   const std::string yaml = replace(

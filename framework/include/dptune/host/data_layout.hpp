@@ -128,6 +128,9 @@ struct Preprocessing {
   /// The statistics were given as one number for every feature (e.g. pixels in [0, 255]): each
   /// vector holds one value until prepared() repeats it for every column.
   bool every_feature = false;
+  /// Statistics given by column name: the name of each value (any order); prepared() puts them in
+  /// the features' order.  Empty: the vectors are in the features' order already.
+  std::vector<std::string> names{};
   std::string source{};  // where the public statistics came from ("inline", a file)
   /// "file:line:col: data.preprocessing.KEY" of the vectors, for errors found when the data
   /// is loaded (a length that differs from the number of features).
@@ -143,6 +146,9 @@ struct Preprocessing {
   /// The fitted statistics for FittedStandardize (from `train`), a check of the lengths otherwise;
   /// throws ConfigError naming `where` when the public vectors do not match train.cols.
   Preprocessing prepared(const dptune::Dataset& train) const;
+  /// Statistics given by name, put in the order of `features`; throws ConfigError naming `where`
+  /// for a feature without a value or a name that is no feature.
+  Preprocessing in_feature_order(const std::vector<std::string>& features) const;
   /// Applies a prepared preprocessing to one row of `cols` values, in place (computed in double;
   /// a float row is rounded once, at the end).
   void apply_row(double* row, std::size_t cols) const;
