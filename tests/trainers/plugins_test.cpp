@@ -36,7 +36,7 @@ Moments moments(const std::vector<double>& x, double centre) {
 TEST_CASE("gaussian mechanism: N(0, (σ Δ₂)²) per coordinate, event (discrete) Gaussian(σ)") {
   auto g = trainer_tests::mechanism("gaussian", {{"noise_multiplier", 2.0}});
   // noise: secure (the default) draws exact discrete Gaussian noise and says so; fast does not.
-  CHECK(g->event() == DpEvent::discrete_gaussian(2.0));
+  CHECK(g->event() == DpEvent::discrete_gaussian_on_grid(2.0, 4194304));
   CHECK(trainer_tests::mechanism("gaussian",
                                  {{"noise_multiplier", 2.0}, {"noise", std::string("fast")}})
             ->event() == DpEvent::gaussian(2.0));
