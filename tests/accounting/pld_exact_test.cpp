@@ -591,10 +591,12 @@ TEST_CASE(
 
 TEST_CASE("the default path re-measured: secure noise priced by best, the issue's settings") {
   // What `dptune privacy` and a run state by default: the `gaussian` mechanism's secure noise,
-  // discrete_gaussian_on_grid(σ, 2^22), priced by best.  Against the tight values: Poisson, the
-  // exact curves of the released distributions (the exact brackets of the tests above agree);
-  // fixed-size lots, the pair R one dataset pair realises (a lower bound of every sound value,
-  // composed by pld's own machinery in "fixed-size lots: the values docs/accounting.md shows").
+  // discrete_gaussian_on_grid(σ, 2^22), priced by best.  `tight` is a lower bound of the exact
+  // value: up to 50 steps the lower end of the exact brackets of "pld and best against exact
+  // composed curves" (Poisson: both directions; fixed-size lots: the pair R one dataset pair
+  // realises, below every sound value); at MNIST scale R's composition as the issue measured it
+  // (14.718).  The issue's 12.459 for σ = 0.7, q = 0.5 is below the exact bracket
+  // [12.6984, 12.6998] of both directions: one direction only.
   struct Row {
     bool poisson;
     std::int64_t n, m, steps;
@@ -603,12 +605,12 @@ TEST_CASE("the default path re-measured: secure noise priced by best, the issue'
   const auto best = dptune_test::built_accountant("best");
   const double delta = 1e-5;
   for (const Row& r : {
-           Row{true, 10000, 1000, 10, 1, 2.855, 2.8553, 1.02},
-           Row{true, 10000, 5000, 5, 0.7, 12.459, 12.4594, 1.02},
-           Row{false, 10000, 1000, 10, 1, 12.2612, 12.4822, 1.02},
-           Row{false, 5000, 1000, 20, 2, 6.6161, 6.9041, 1.05},
-           Row{false, 10000, 1000, 50, 4, 1.6525, 1.7615, 1.07},
-           Row{false, 60000, 256, 60 * 235, 1.1, 14.7384, 18.4830, 1.26},
+           Row{true, 10000, 1000, 10, 1, 2.8534, 2.8545, 1.02},
+           Row{true, 10000, 5000, 5, 0.7, 12.6984, 12.6991, 1.02},
+           Row{false, 10000, 1000, 10, 1, 12.2600, 12.4822, 1.02},
+           Row{false, 5000, 1000, 20, 2, 6.6138, 6.9041, 1.05},
+           Row{false, 10000, 1000, 50, 4, 1.6499, 1.7615, 1.07},
+           Row{false, 60000, 256, 60 * 235, 1.1, 14.718, 18.4830, 1.26},
        }) {
     const auto step = [&](const DpEvent& leaf) {
       return r.poisson ? DpEvent::poisson_sampled(
@@ -622,15 +624,15 @@ TEST_CASE("the default path re-measured: secure noise priced by best, the issue'
     MESSAGE(secure.to_string() << ": best " << priced.epsilon << ", tight " << r.tight << ", ratio "
                                << priced.epsilon / r.tight);
     CHECK(priced.derivation.find("pld wins") != std::string::npos);
-    // The surrogate's multiplier is a relative 2.6e-13 below σ: the continuous price, digit for
-    // digit.
+    // The surrogate's multiplier is a relative 2.6e-13 below σ: the continuous price to every
+    // printed digit (the PLD grid moves ε by about 1e-8 relative between nearby σ).
     CHECK(priced.epsilon ==
-          doctest::Approx(best->epsilon(continuous, delta).epsilon).epsilon(1e-9));
+          doctest::Approx(best->epsilon(continuous, delta).epsilon).epsilon(1e-7));
     CHECK(priced.epsilon == doctest::Approx(r.best).epsilon(2e-4));
     CHECK(priced.epsilon >= r.tight * (1 - 2e-4));
-    // Poisson: within 2 % of exact.  Fixed-size lots: the symmetric pair that composes soundly is
-    // 1.8 %, 4.4 %, 6.6 % and 25.5 % above R alone (docs/accounting.md): no sound pricing is
-    // known to be within 2 % there, because the truth lies between the two.
+    // Poisson: within 2 % of exact (0.04 % and 0.01 %).  Fixed-size lots: the symmetric pair that
+    // composes soundly is 1.8 %, 4.4 %, 6.8 % and 25.6 % above R alone (docs/accounting.md): the
+    // truth lies between the two, so no pricing is known to be both sound and within 2 % there.
     CHECK(priced.epsilon <= r.ratio * r.tight);
   }
 }

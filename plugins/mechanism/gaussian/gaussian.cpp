@@ -72,12 +72,12 @@ class Gaussian final : public dptune::Mechanism {
   /// Checked on the rational σ² the sampler is given, exactly.
   double multiplier_on_grid(double l2, double grid, std::size_t count) const {
     if (l2 == 0 || sigma_ == 0) return sigma_;
-    constexpr unsigned __int128 kMinVariance = static_cast<unsigned __int128>(1) << 44;  // (2^22)²
+    __extension__ using u128 = unsigned __int128;
+    constexpr u128 kMinVariance = u128{1} << 44;  // (2^22)²
     double multiplier = sigma_;
     for (int attempt = 0; attempt < 8; ++attempt) {
       const auto variance = dptune::grid_gaussian_variance(l2, multiplier, grid, count);
-      if (static_cast<unsigned __int128>(variance.numerator) >= kMinVariance * variance.denominator)
-        return multiplier;
+      if (u128{variance.numerator} >= kMinVariance * variance.denominator) return multiplier;
       const double scale = std::sqrt(static_cast<double>(variance.numerator) /
                                      static_cast<double>(variance.denominator));
       multiplier *= dptune::kGaussianGridMinScale / scale * (1 + 1e-9);
