@@ -456,6 +456,7 @@ TEST_CASE("best never prices the default noise below the exact discrete curves")
   // (Poisson, add/remove) or 2Δ′ (fixed-size lots, replace-one: the realising pair).  pld declines
   // the discrete Gaussian, so best is rdp's integer-order bound: sound, not tight.
   const auto best = dptune_test::built_accountant("best");
+  const auto pld_plugin = dptune_test::built_accountant("pld");
   const double delta = 1e-5, h = 2e-4;
   const int shift = 4;
   for (const auto& [poisson, sigma, q, steps] :
@@ -479,6 +480,19 @@ TEST_CASE("best never prices the default noise below the exact discrete curves")
     MESSAGE(event.to_string() << ": exact discrete >= " << lower << ", best " << priced);
     CHECK(lower > 0.5);  // the exact curve is informative
     CHECK(priced >= lower);
+    // The same noise with its scale stated (s = 4 > s₂ = 3): pld's surrogate has multiplier
+    // σ·√(1 − 9/16), far looser here, and must still be above the exact curve.
+    const DpEvent on_grid = DpEvent::self_composed(
+        poisson ? DpEvent::poisson_sampled(q, DpEvent::discrete_gaussian_on_grid(sigma, s))
+                : DpEvent::sampled_without_replacement(
+                      std::lround(1000 / q), 1000, DpEvent::discrete_gaussian_on_grid(sigma, s)),
+        steps);
+    const double by_pld = pld_plugin->epsilon(on_grid, delta).epsilon;
+    MESSAGE(on_grid.to_string() << ": pld " << by_pld);
+    CHECK(by_pld >= lower);
+    const double best_on_grid = best->epsilon(on_grid, delta).epsilon;
+    CHECK(best_on_grid >= lower);
+    CHECK(best_on_grid <= priced * (1 + 1e-12));  // rdp prices both kinds alike
   }
 }
 
