@@ -431,7 +431,10 @@ TEST_CASE("model export: a private tuner's run writes the selected run's model a
   const double epsilon = json["guarantee"]["epsilon"].as<double>();
   CHECK(model_json["guarantee"]["epsilon"].as<double>() == epsilon);
   MESSAGE("repetition over target-ε DP-SGD runs: final ε = " << epsilon);
-  CHECK(epsilon > 1.0);
+  // Each run is calibrated to ε = 1 by rdp, whose fixed-size-lot bound for the discrete noise is
+  // loose (Thm 9 only); the selection bound takes the base's PLD profile (the secure noise states
+  // its scale: docs/accounting.md, "The discrete Gaussian"), about 0.5 here.
+  CHECK(epsilon > 0.1);
   CHECK(std::isfinite(epsilon));
 
   // The file alone reproduces the selected run's score: the same split (the layout stream of the
