@@ -68,6 +68,9 @@ DpEvent with_field(const DpEvent& e, const std::string& field, double value, int
     case K::DiscreteGaussian:
       return DpEvent::discrete_gaussian(
           pick(field, "noise_multiplier", e.noise_multiplier(), value, hits));
+    case K::DiscreteGaussianOnGrid:
+      return DpEvent::discrete_gaussian_on_grid(
+          pick(field, "noise_multiplier", e.noise_multiplier(), value, hits), e.min_scale());
     case K::Laplace:
       return DpEvent::laplace(pick(field, "noise_multiplier", e.noise_multiplier(), value, hits));
     case K::PureDp:

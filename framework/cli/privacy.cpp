@@ -11,6 +11,7 @@
 #include "cli_common.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/helpers/calibration.hpp"
+#include "dptune/helpers/grid_noise.hpp"
 #include "dptune/host/event_yaml.hpp"
 #include "dptune/host/format.hpp"
 #include "dptune/host/json.hpp"
@@ -26,8 +27,8 @@ namespace {
 // The DP-SGD shortcut prices the event a `dptune run` of dp_sgd / dp_adam with the same numbers
 // reports (plugins/trainer/training: dp_schedule and dp_sgd_event), so that `privacy`, `plan` and
 // `run` print the same ε: the trainers' default sampling (fixed-size lots), the `gaussian`
-// mechanism's default noise (`noise: secure`, stated as discrete_gaussian), and their schedule
-// (each epoch ⌈n / batch⌉ lots).
+// mechanism's default noise (`noise: secure`, stated as discrete_gaussian_on_grid with min_scale
+// 2^22), and their schedule (each epoch ⌈n / batch⌉ lots).
 struct DpSgd {
   std::int64_t dataset_size = 0, batch_size = 0;
   double epochs = 0;
@@ -45,7 +46,8 @@ struct DpSgd {
   }
   DpEvent leaf(double noise_multiplier) const {
     return noise == "fast" ? DpEvent::gaussian(noise_multiplier)
-                           : DpEvent::discrete_gaussian(noise_multiplier);
+                           : DpEvent::discrete_gaussian_on_grid(noise_multiplier,
+                                                                dptune::kGaussianGridMinScale);
   }
   DpEvent event(double noise_multiplier) const {
     const DpEvent step = sampling == "poisson"
@@ -209,8 +211,10 @@ std::int64_t smallest_source(const DpEvent& e) {
     for (const auto& child : e.events()) smallest = std::min(smallest, smallest_source(child));
   } else if (e.kind() != DpEvent::Kind::NoOp && e.kind() != DpEvent::Kind::NonPrivate &&
              e.kind() != DpEvent::Kind::Gaussian && e.kind() != DpEvent::Kind::Laplace &&
-             e.kind() != DpEvent::Kind::DiscreteGaussian && e.kind() != DpEvent::Kind::PureDp &&
-             e.kind() != DpEvent::Kind::ApproxDp && e.kind() != DpEvent::Kind::Zcdp) {
+             e.kind() != DpEvent::Kind::DiscreteGaussian &&
+             e.kind() != DpEvent::Kind::DiscreteGaussianOnGrid &&
+             e.kind() != DpEvent::Kind::PureDp && e.kind() != DpEvent::Kind::ApproxDp &&
+             e.kind() != DpEvent::Kind::Zcdp) {
     smallest = std::min(smallest, smallest_source(e.inner()));
   }
   return smallest;
@@ -255,7 +259,8 @@ po::options_description privacy_options(PrivacyArgs& a) {
       "EVENT is a YAML file ('-' for stdin), e.g.\n"
       "  self_composed: {count: 1000, event: {poisson_sampled: {rate: 0.01,\n"
       "                  event: {gaussian: {noise_multiplier: 1.1}}}}}\n"
-      "Event kinds: gaussian, discrete_gaussian, laplace {noise_multiplier}; pure_dp {epsilon}; "
+      "Event kinds: gaussian, discrete_gaussian, laplace {noise_multiplier};\n"
+      "discrete_gaussian_on_grid {noise_multiplier, min_scale}; pure_dp {epsilon}; "
       "approx_dp {epsilon, "
       "delta};\nzcdp {rho}; poisson_sampled {rate, event}; sampled_without_replacement "
       "{source_size,\nsample_size, event}; self_composed {count, event}; composed {events: [...]}; "
@@ -293,7 +298,8 @@ po::options_description privacy_options(PrivacyArgs& a) {
       "norm) or poisson (add/remove neighbours)")(
       "noise", po::value(&a.noise),
       "DP-SGD shortcut: secure (default, as the gaussian mechanism: exact discrete Gaussian "
-      "noise, priced as discrete_gaussian) or fast (continuous Gaussian, priced as gaussian)")(
+      "noise, priced as discrete_gaussian_on_grid) or fast (floating-point continuous "
+      "Gaussian noise, insecure (Mironov 2012), priced as the continuous gaussian)")(
       "accountant", po::value(&a.accountant_name),
       "accountant plugin: rdp (default), pld (privacy loss "
       "distributions), best (the smaller of rdp and pld), pure_dp, ...")(

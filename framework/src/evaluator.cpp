@@ -162,8 +162,12 @@ bool MechanismNoise::fits(const dptune::DpEvent& stated, const dptune::DpEvent& 
   // The discrete Gaussian of the same σ on the grid release (docs/noise.md): the trainer's
   // analysis (sensitivity, sampling, composition) holds for either noise; the accountant prices
   // each by its own theorems.
-  return expected.kind() == dptune::DpEvent::Kind::Gaussian &&
-         stated == dptune::DpEvent::discrete_gaussian(expected.noise_multiplier());
+  // With its minimum scale stated (discrete_gaussian_on_grid), any min_scale the mechanism vouches
+  // for is a valid statement of the same σ.
+  if (expected.kind() != dptune::DpEvent::Kind::Gaussian) return false;
+  if (stated.kind() == dptune::DpEvent::Kind::DiscreteGaussianOnGrid)
+    return stated.noise_multiplier() == expected.noise_multiplier();
+  return stated == dptune::DpEvent::discrete_gaussian(expected.noise_multiplier());
 }
 
 dptune::DpEvent MechanismNoise::stated(const dptune::DpEvent& event) const {

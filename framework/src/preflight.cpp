@@ -137,6 +137,7 @@ void impure_leaves(const DpEvent& event, std::vector<std::string>& out) {
   switch (event.kind()) {
     case Kind::Gaussian:
     case Kind::DiscreteGaussian:
+    case Kind::DiscreteGaussianOnGrid:
     case Kind::Zcdp:
     case Kind::ApproxDp:
       if (event.kind() == Kind::ApproxDp && event.delta() == 0) return;

@@ -33,6 +33,12 @@ DpEvent DpEvent::discrete_gaussian(double noise_multiplier) {
           "discrete_gaussian: noise_multiplier must be >= 0, got " + num(noise_multiplier));
   return {Kind::DiscreteGaussian, noise_multiplier, 0, 0, 0, {}};
 }
+DpEvent DpEvent::discrete_gaussian_on_grid(double noise_multiplier, double min_scale) {
+  require(noise_multiplier >= 0 && !std::isnan(noise_multiplier),
+          "discrete_gaussian_on_grid: noise_multiplier must be >= 0, got " + num(noise_multiplier));
+  positive_finite(min_scale, "discrete_gaussian_on_grid", "min_scale");
+  return {Kind::DiscreteGaussianOnGrid, noise_multiplier, min_scale, 0, 0, {}};
+}
 DpEvent DpEvent::laplace(double noise_multiplier) {
   require(noise_multiplier >= 0 && !std::isnan(noise_multiplier),
           "laplace: noise_multiplier must be >= 0, got " + num(noise_multiplier));
@@ -100,9 +106,14 @@ namespace {
 }  // namespace
 
 double DpEvent::noise_multiplier() const {
-  if (kind_ != Kind::Gaussian && kind_ != Kind::Laplace && kind_ != Kind::DiscreteGaussian)
+  if (kind_ != Kind::Gaussian && kind_ != Kind::Laplace && kind_ != Kind::DiscreteGaussian &&
+      kind_ != Kind::DiscreteGaussianOnGrid)
     wrong_kind("noise_multiplier", kind_);
   return x_;
+}
+double DpEvent::min_scale() const {
+  if (kind_ != Kind::DiscreteGaussianOnGrid) wrong_kind("min_scale", kind_);
+  return y_;
 }
 double DpEvent::epsilon() const {
   if (kind_ != Kind::PureDp && kind_ != Kind::ApproxDp) wrong_kind("epsilon", kind_);

@@ -69,6 +69,8 @@ DpEvent leaf_for_replace_one(const DpEvent& e) {
       return DpEvent::gaussian(e.noise_multiplier() / 2);
     case Kind::DiscreteGaussian:  // the two integer shifts add up to an integer shift
       return DpEvent::discrete_gaussian(e.noise_multiplier() / 2);
+    case Kind::DiscreteGaussianOnGrid:  // the same noise, twice the shift bound
+      return DpEvent::discrete_gaussian_on_grid(e.noise_multiplier() / 2, e.min_scale());
     case Kind::Laplace:
       return DpEvent::laplace(e.noise_multiplier() / 2);
     case Kind::PureDp:

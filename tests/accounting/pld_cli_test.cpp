@@ -111,8 +111,23 @@ TEST_CASE("dptune privacy --accountant pld: bad parameters and unsupported event
   CHECK(zcdp.err.find("zCDP") != std::string::npos);
 }
 
+TEST_CASE("dptune validate: pld prices DP-SGD with the secure default noise, both samplings") {
+  // The secure noise states its scale (discrete_gaussian_on_grid), which pld prices; it refused
+  // the scale-free discrete_gaussian the mechanism stated before (exit 2 at accountant.use).
+  for (const char* sampling : {"poisson", "without_replacement"}) {
+    CAPTURE(sampling);
+    const auto r = run_dptune(
+        std::string("validate examples/pipelines/repetition_dp_sgd_logreg_breast_cancer.yaml "
+                    "--set accountant.use=pld --set algorithm.params.sampling=") +
+            sampling,
+        std::string("pld_validate_secure_") + sampling);
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+  }
+}
+
 TEST_CASE("dptune run: the repetition tuner with accountant best takes the PLD selection profile") {
-  // The PLD prices the continuous Gaussian only: floating-point noise (noise: fast).
+  // Floating-point noise (noise: fast) first, then the secure default.
   const auto out = dptune_test::fresh_dir("pld_repetition_run");
   const std::string run =
       "run examples/pipelines/repetition_dp_sgd_logreg_breast_cancer.yaml --set "
@@ -125,10 +140,13 @@ TEST_CASE("dptune run: the repetition tuner with accountant best takes the PLD s
   const std::string summary = dptune_test::slurp(out / "study" / "summary.json");
   CHECK(summary.find("\"accountant\": \"best\"") != std::string::npos);
   CHECK(summary.find("pld wins: selection privacy profile") != std::string::npos);
-  // The secure default's exact discrete Gaussian noise has no PLD here: best prices it with rdp.
+  // The secure default's exact discrete Gaussian noise states its scale
+  // (discrete_gaussian_on_grid), so pld prices it through its continuous surrogate, and wins.
   const auto secure = run_dptune(run + "-o '" + (out / "secure").string() + "'", "pld_secure");
   REQUIRE(secure.exit_code == 0);
   const std::string secure_summary = dptune_test::slurp(out / "secure" / "summary.json");
-  CHECK(secure_summary.find("pld cannot price it") != std::string::npos);
-  CHECK(secure_summary.find("pld wins") == std::string::npos);
+  CHECK(secure_summary.find("pld cannot price it") == std::string::npos);
+  CHECK(secure_summary.find("pld wins: selection privacy profile") != std::string::npos);
+  CHECK(secure_summary.find("discrete_gaussian_on_grid priced as the continuous Gaussian") !=
+        std::string::npos);
 }

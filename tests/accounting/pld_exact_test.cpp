@@ -24,6 +24,7 @@
 
 #include "built_plugins.hpp"
 #include "pld/calculator.hpp"
+#include "pld/discrete_on_grid.hpp"
 #include "rdp/calculator.hpp"
 
 using dptune::DpEvent;
@@ -455,6 +456,7 @@ TEST_CASE("best never prices the default noise below the exact discrete curves")
   // (Poisson, add/remove) or 2Δ′ (fixed-size lots, replace-one: the realising pair).  pld declines
   // the discrete Gaussian, so best is rdp's integer-order bound: sound, not tight.
   const auto best = dptune_test::built_accountant("best");
+  const auto pld_plugin = dptune_test::built_accountant("pld");
   const double delta = 1e-5, h = 2e-4;
   const int shift = 4;
   for (const auto& [poisson, sigma, q, steps] :
@@ -478,5 +480,173 @@ TEST_CASE("best never prices the default noise below the exact discrete curves")
     MESSAGE(event.to_string() << ": exact discrete >= " << lower << ", best " << priced);
     CHECK(lower > 0.5);  // the exact curve is informative
     CHECK(priced >= lower);
+    // The same noise with its scale stated (s = 4 > s₂ = 3): pld's surrogate has multiplier
+    // σ·√(1 − 9/16), far looser here, and must still be above the exact curve.
+    const DpEvent on_grid = DpEvent::self_composed(
+        poisson ? DpEvent::poisson_sampled(q, DpEvent::discrete_gaussian_on_grid(sigma, s))
+                : DpEvent::sampled_without_replacement(
+                      std::lround(1000 / q), 1000, DpEvent::discrete_gaussian_on_grid(sigma, s)),
+        steps);
+    const double by_pld = pld_plugin->epsilon(on_grid, delta).epsilon;
+    MESSAGE(on_grid.to_string() << ": pld " << by_pld);
+    CHECK(by_pld >= lower);
+    const double best_on_grid = best->epsilon(on_grid, delta).epsilon;
+    CHECK(best_on_grid >= lower);
+    CHECK(best_on_grid <= priced * (1 + 1e-12));  // rdp prices both kinds alike
+  }
+}
+
+TEST_CASE("the discrete Gaussian of known scale: pld and best within 2% of its exact curves") {
+  // discrete_gaussian_on_grid(σ, s) at s = σ·Δ′ with Δ′ = 40 grid units: a scale small enough for
+  // the exact pmf sums above, where the surrogate's noise (s² − 3²)^½ is a relative 0.28% below s
+  // at σ = 1 (0.57% at σ = 0.7) and the additive δ (about 2.4e-39 (1 + e^ε)) is far below δ.
+  // Poisson: both directions of shift Δ′; fixed-size lots: the realising pair of shift 2Δ′ (the
+  // add/remove σ restated for replace-one).  The issue's table's settings of at most 50 steps.
+  struct Case {
+    bool poisson;
+    double sigma, q;
+    int steps;
+  };
+  const auto pld_plugin = dptune_test::built_accountant("pld");
+  const auto best = dptune_test::built_accountant("best");
+  const double delta = 1e-5;
+  const int shift = 40;
+  for (const Case c : {Case{true, 1, 0.1, 10}, Case{true, 0.7, 0.5, 5}, Case{false, 1, 0.1, 10},
+                       Case{false, 2, 0.2, 20}, Case{false, 4, 0.1, 50}}) {
+    const double s = c.sigma * shift, h = c.steps >= 50 ? 1e-4 : 2e-4;
+    const DpEvent leaf = DpEvent::discrete_gaussian_on_grid(c.sigma, s);
+    Bracket exact{};
+    DpEvent event;
+    if (c.poisson) {
+      const Bracket remove = discrete_subsampled_epsilon(c.q, shift, s, c.steps, delta, true, h);
+      const Bracket add = discrete_subsampled_epsilon(c.q, shift, s, c.steps, delta, false, h);
+      exact = {std::max(remove.lower, add.lower), std::max(remove.upper, add.upper)};
+      event = DpEvent::self_composed(DpEvent::poisson_sampled(c.q, leaf), c.steps);
+    } else {
+      exact = discrete_subsampled_epsilon(c.q, 2 * shift, s, c.steps, delta, true, h);
+      const auto n = static_cast<std::int64_t>(std::lround(1000 / c.q));
+      event = DpEvent::self_composed(DpEvent::sampled_without_replacement(n, 1000, leaf), c.steps);
+    }
+    const auto by_pld = pld_plugin->epsilon(event, delta);
+    const double by_best = best->epsilon(event, delta).epsilon;
+    MESSAGE(event.to_string() << ": exact in [" << exact.lower << ", " << exact.upper << "], pld "
+                              << by_pld.epsilon << ", best " << by_best);
+    CHECK(exact.upper - exact.lower < 0.005 * exact.lower);  // the bracket is informative
+    CHECK(by_pld.derivation.find("discrete_gaussian_on_grid priced as the continuous") !=
+          std::string::npos);
+    CHECK(by_pld.epsilon >= exact.lower);
+    CHECK(by_best >= exact.lower);
+    // As for the continuous Gaussian: fixed-size lots compose the symmetric pair (1.8–6.6% above
+    // the realising pair's composition, see the test above).
+    const double slack = c.poisson ? 1.02 : 1.07;
+    CHECK(by_pld.epsilon <= slack * exact.lower);
+    CHECK(by_best <= slack * exact.lower);
+  }
+}
+
+TEST_CASE(
+    "the discrete Gaussian's surrogate: total variation within θ/(1 − θ), checked at small s₂") {
+  // The lemma behind discrete_gaussian_on_grid (plugins/accountant/pld/src/discrete_on_grid.cpp):
+  // with Y ~ N(0, s₁²) and K ~ N_Z(Y, s₂²), TV(K, N_Z(0, s₁² + s₂²)) ≤ θ/(1 − θ), θ = 2 Σ_{j≥1}
+  // e^{−2π² s₂² j²}.  At s₂ = 3 both sides are far below double precision, so the lemma is checked
+  // where they are not: s₂ ≤ 0.6, P(K = k) by Simpson's rule over y in long double.
+  using Real = long double;
+  const Real pi = std::numbers::pi_v<long double>;
+  for (const auto& [s1, s2] : {std::pair{1.5L, 0.35L}, std::pair{1.5L, 0.45L},
+                               std::pair{0.8L, 0.6L}, std::pair{0.5L, 0.4L}}) {
+    Real theta = 0;
+    for (int j = 1; j < 40; ++j) theta += 2 * std::exp(-2 * pi * pi * s2 * s2 * j * j);
+    const auto lattice_mass = [&](Real y) {  // Θ(y) = Σ_k e^{−(k−y)²/(2 s₂²)}
+      Real total = 0;
+      for (int k = static_cast<int>(std::floor(y)) - 40; k <= static_cast<int>(std::floor(y)) + 41;
+           ++k)
+        total += std::exp(-(k - y) * (k - y) / (2 * s2 * s2));
+      return total;
+    };
+    const int radius = static_cast<int>(std::ceil(14 * (s1 + s2)));
+    const Real y_lo = -14 * s1, y_hi = 14 * s1;
+    const int cells = 40000;  // even
+    const Real step = (y_hi - y_lo) / cells;
+    std::vector<Real> surrogate(static_cast<std::size_t>(2 * radius + 1), 0);
+    for (int i = 0; i <= cells; ++i) {
+      const Real y = y_lo + step * i;
+      const Real weight = (i == 0 || i == cells) ? 1 : (i % 2 ? 4 : 2);
+      const Real density = std::exp(-y * y / (2 * s1 * s1)) / (std::sqrt(2 * pi) * s1);
+      const Real norm = lattice_mass(y);
+      for (int k = -radius; k <= radius; ++k)
+        surrogate[static_cast<std::size_t>(k + radius)] +=
+            weight * step / 3 * density * std::exp(-(k - y) * (k - y) / (2 * s2 * s2)) / norm;
+    }
+    const Real s_sq = s1 * s1 + s2 * s2;
+    Real z = 0;
+    for (int k = -radius; k <= radius; ++k) z += std::exp(-k * k / (2 * s_sq));
+    Real tv = 0;
+    for (int k = -radius; k <= radius; ++k)
+      tv += std::abs(surrogate[static_cast<std::size_t>(k + radius)] -
+                     std::exp(-k * k / (2 * s_sq)) / z) /
+            2;
+    const Real bound = theta / (1 - theta);
+    MESSAGE("s1 " << static_cast<double>(s1) << ", s2 " << static_cast<double>(s2) << ": TV "
+                  << static_cast<double>(tv) << " <= " << static_cast<double>(bound));
+    CHECK(tv <= bound);
+    // Informative: the surrogate differs from the discrete Gaussian here, by 0.2–6% of the bound
+    // (an independent Python sum over the same grid gives the same TVs).
+    CHECK(tv >= 2e-3 * bound);
+  }
+  // The constant the accountant adds: ln(2^127 θ/(1 − θ)) at s₂ = 3 is 128 ln 2 − 18π² (the j ≥ 2
+  // terms and θ in the denominator are below e^{−500}).
+  CHECK(pld::log_draws_total_variation(3) ==
+        doctest::Approx(128 * std::log(2.0) - 18 * std::numbers::pi * std::numbers::pi)
+            .epsilon(1e-12));
+  CHECK(pld::surrogate_multiplier(2, 30) ==
+        doctest::Approx(2 * std::sqrt(1 - 9.0 / 900)).epsilon(1e-14));
+  CHECK(pld::surrogate_multiplier(2, 30) < 2 * std::sqrt(1 - 9.0 / 900));
+}
+
+TEST_CASE("the default path re-measured: secure noise priced by best, the issue's settings") {
+  // What `dptune privacy` and a run state by default: the `gaussian` mechanism's secure noise,
+  // discrete_gaussian_on_grid(σ, 2^22), priced by best.  `tight` is a lower bound of the exact
+  // value: up to 50 steps the lower end of the exact brackets of "pld and best against exact
+  // composed curves" (Poisson: both directions; fixed-size lots: the pair R one dataset pair
+  // realises, below every sound value); at MNIST scale R's composition as the issue measured it
+  // (14.718).  The issue's 12.459 for σ = 0.7, q = 0.5 is below the exact bracket
+  // [12.6984, 12.6998] of both directions: one direction only.
+  struct Row {
+    bool poisson;
+    std::int64_t n, m, steps;
+    double sigma, tight, best, ratio;
+  };
+  const auto best = dptune_test::built_accountant("best");
+  const double delta = 1e-5;
+  for (const Row& r : {
+           Row{true, 10000, 1000, 10, 1, 2.8534, 2.8545, 1.02},
+           Row{true, 10000, 5000, 5, 0.7, 12.6984, 12.6991, 1.02},
+           Row{false, 10000, 1000, 10, 1, 12.2600, 12.4822, 1.02},
+           Row{false, 5000, 1000, 20, 2, 6.6138, 6.9041, 1.05},
+           Row{false, 10000, 1000, 50, 4, 1.6499, 1.7615, 1.07},
+           Row{false, 60000, 256, 60 * 235, 1.1, 14.718, 18.4830, 1.26},
+       }) {
+    const auto step = [&](const DpEvent& leaf) {
+      return r.poisson ? DpEvent::poisson_sampled(
+                             static_cast<double>(r.m) / static_cast<double>(r.n), leaf)
+                       : DpEvent::sampled_without_replacement(r.n, r.m, leaf);
+    };
+    const DpEvent secure = DpEvent::self_composed(
+        step(DpEvent::discrete_gaussian_on_grid(r.sigma, 4194304.0)), r.steps);
+    const DpEvent continuous = DpEvent::self_composed(step(DpEvent::gaussian(r.sigma)), r.steps);
+    const auto priced = best->epsilon(secure, delta);
+    MESSAGE(secure.to_string() << ": best " << priced.epsilon << ", tight " << r.tight << ", ratio "
+                               << priced.epsilon / r.tight);
+    CHECK(priced.derivation.find("pld wins") != std::string::npos);
+    // The surrogate's multiplier is a relative 2.6e-13 below σ: the continuous price to every
+    // printed digit (the PLD grid moves ε by about 1e-8 relative between nearby σ).
+    CHECK(priced.epsilon ==
+          doctest::Approx(best->epsilon(continuous, delta).epsilon).epsilon(1e-7));
+    CHECK(priced.epsilon == doctest::Approx(r.best).epsilon(2e-4));
+    CHECK(priced.epsilon >= r.tight * (1 - 2e-4));
+    // Poisson: within 2 % of exact (0.04 % and 0.01 %).  Fixed-size lots: the symmetric pair that
+    // composes soundly is 1.8 %, 4.4 %, 6.8 % and 25.6 % above R alone (docs/accounting.md): the
+    // truth lies between the two, so no pricing is known to be both sound and within 2 % there.
+    CHECK(priced.epsilon <= r.ratio * r.tight);
   }
 }

@@ -27,6 +27,7 @@ TEST_CASE("event YAML: to_string and parse_event round-trip every kind") {
       DpEvent::no_op(),
       DpEvent::gaussian(1.5),
       DpEvent::discrete_gaussian(0.75),
+      DpEvent::discrete_gaussian_on_grid(0.75, 4194304),
       DpEvent::laplace(0.25),
       DpEvent::pure_dp(1.0),
       DpEvent::approx_dp(0.5, 1e-6),
@@ -56,7 +57,9 @@ TEST_CASE("event YAML: errors name file, line, column and key") {
   };
   CHECK(message("self_composed:\n  count: 3\n  event: {gausian: {noise_multiplier: 1}}\n") ==
         "ev.yaml:3:11: self_composed.event.gausian: unknown event kind 'gausian' (did you mean "
-        "'gaussian'?); expected one of approx_dp, composed, discrete_gaussian, gaussian, laplace, "
+        "'gaussian'?); expected one of approx_dp, composed, discrete_gaussian, "
+        "discrete_gaussian_on_grid, "
+        "gaussian, laplace, "
         "no_op, non_private, one_of, poisson_sampled, pure_dp, repeat_and_select, "
         "repeat_until_accepted, replace_one, sampled_without_replacement, self_composed, zcdp");
   CHECK(message("poisson_sampled: {rate: 0, event: {gaussian: {noise_multiplier: 1}}}") ==
@@ -104,16 +107,17 @@ TEST_CASE("dptune privacy: DP-SGD shortcut prints epsilon, order and derivation"
       "privacy_dpsgd_default");
   REQUIRE(run_default.exit_code == 0);
   CHECK(run_default.out.find("{self_composed: {count: 14100, event: {sampled_without_replacement: "
-                             "{source_size: 60000, sample_size: 256, event: {discrete_gaussian: "
-                             "{noise_multiplier: 1.1}}}}}}") != std::string::npos);
+                             "{source_size: 60000, sample_size: 256, event: "
+                             "{discrete_gaussian_on_grid: {noise_multiplier: 1.1, min_scale: "
+                             "4194304.0}}}}}}") != std::string::npos);
   CHECK(run_default.out.find("\"neighbours\": \"replace-one\"") != std::string::npos);
   // README's number: Wang, Balle & Kasiviswanathan's Thm 9 at order 2.
   CHECK(json_number(run_default.out, "epsilon") == doctest::Approx(24.119129519).epsilon(1e-9));
   CHECK(json_number(run_default.out, "order") == 2);
   const auto same = run_dptune(
       "privacy --event '{self_composed: {count: 14100, event: {sampled_without_replacement: "
-      "{source_size: 60000, sample_size: 256, event: {discrete_gaussian: {noise_multiplier: "
-      "1.1}}}}}}' --delta 1e-5 --json",
+      "{source_size: 60000, sample_size: 256, event: {discrete_gaussian_on_grid: "
+      "{noise_multiplier: 1.1, min_scale: 4194304}}}}}}' --delta 1e-5 --json",
       "privacy_dpsgd_default_event");
   REQUIRE(same.exit_code == 0);
   CHECK(json_number(run_default.out, "epsilon") == json_number(same.out, "epsilon"));
@@ -391,10 +395,9 @@ TEST_CASE("dptune plan repetition --pipeline: the worst grid candidate's event, 
   CHECK(json_number(r.out, "delta") == 1e-5);
   // Every grid point has the same event: 4 epochs of ceil(341/32) = 11 lots of 32 of 341 rows,
   // with the secure gaussian mechanism's exact discrete Gaussian noise.
-  CHECK(
-      r.out.find("{self_composed: {count: 44, event: {sampled_without_replacement: {source_size: "
-                 "341, sample_size: 32, event: {discrete_gaussian: {noise_multiplier: 6.0}}}}}}") !=
-      std::string::npos);
+  CHECK(r.out.find("{self_composed: {count: 44, event: {sampled_without_replacement: {source_size: "
+                   "341, sample_size: 32, event: {discrete_gaussian_on_grid: {noise_multiplier: "
+                   "6.0, min_scale: 4194304.0}}}}}}") != std::string::npos);
   // The example scores privately with score_epsilon 0.5: Laplace(1/0.5) composed into the base,
   // stated for replace-one like the trainer's sampling without replacement.
   CHECK(r.out.find("{replace_one: {event: {laplace: {noise_multiplier: 2.0}}}}") !=
@@ -402,7 +405,8 @@ TEST_CASE("dptune plan repetition --pipeline: the worst grid candidate's event, 
   const auto direct = run_dptune(
       "privacy --event '{repeat_and_select: {mean: 10, shape: 0, event: {composed: {events: "
       "[{self_composed: {count: 44, event: {sampled_without_replacement: {source_size: 341, "
-      "sample_size: 32, event: {discrete_gaussian: {noise_multiplier: 6.0}}}}}}, "
+      "sample_size: 32, event: {discrete_gaussian_on_grid: {noise_multiplier: 6.0, min_scale: "
+      "4194304}}}}}}, "
       "{replace_one: {event: {laplace: {noise_multiplier: 2.0}}}}]}}}}' --delta 1e-5 --json",
       "plan_pipeline_direct");
   REQUIRE(direct.exit_code == 0);
@@ -484,8 +488,9 @@ TEST_CASE("dptune privacy, plan and run print the same epsilon for the same DP-S
   REQUIRE(eps_at != std::string::npos);
   const double eps = std::stod(privacy.out.substr(eps_at + 12));
   CHECK(privacy.out.find("{self_composed: {count: 44, event: {sampled_without_replacement: "
-                         "{source_size: 341, sample_size: 32, event: {discrete_gaussian: "
-                         "{noise_multiplier: 6.0}}}}}}") != std::string::npos);
+                         "{source_size: 341, sample_size: 32, event: "
+                         "{discrete_gaussian_on_grid: {noise_multiplier: 6.0, min_scale: "
+                         "4194304.0}}}}}}") != std::string::npos);
   const auto plan =
       run_dptune("plan repetition --pipeline " + pipeline + single, "same_event_plan");
   REQUIRE(plan.exit_code == 0);

@@ -36,7 +36,7 @@ Moments moments(const std::vector<double>& x, double centre) {
 TEST_CASE("gaussian mechanism: N(0, (σ Δ₂)²) per coordinate, event (discrete) Gaussian(σ)") {
   auto g = trainer_tests::mechanism("gaussian", {{"noise_multiplier", 2.0}});
   // noise: secure (the default) draws exact discrete Gaussian noise and says so; fast does not.
-  CHECK(g->event() == DpEvent::discrete_gaussian(2.0));
+  CHECK(g->event() == DpEvent::discrete_gaussian_on_grid(2.0, 4194304));
   CHECK(trainer_tests::mechanism("gaussian",
                                  {{"noise_multiplier", 2.0}, {"noise", std::string("fast")}})
             ->event() == DpEvent::gaussian(2.0));
@@ -57,6 +57,24 @@ TEST_CASE("gaussian mechanism: N(0, (σ Δ₂)²) per coordinate, event (discret
   // σ = 0: the values unchanged.
   auto exact = trainer_tests::mechanism("gaussian", {{"noise_multiplier", 0.0}});
   CHECK(exact->release(values, s, rng) == values);
+}
+
+TEST_CASE("gaussian mechanism: secure noise is at least the stated 2^22 grid units") {
+  // An L2 sensitivity below 2^-977 clamps the grid step at 2^-1000, where the grid rule alone
+  // would draw about σ(Δ/g + 1) = 1.5 · (10.7 + 1) grid units; the mechanism raises the noise to
+  // its stated min_scale 2^22 (discrete_gaussian_on_grid), on which pld's pricing rests.
+  auto g = trainer_tests::mechanism("gaussian", {{"noise_multiplier", 1.5}});
+  const std::size_t n = 20000;
+  const std::vector<double> values(n, 0.0);
+  Sensitivity s;
+  s.l2 = 1e-300;
+  Xoshiro256 rng(11);
+  std::vector<double> steps = g->release(values, s, rng);
+  for (double& v : steps) v = std::ldexp(v, 1000);  // in grid steps (squares of 2^-978 underflow)
+  const double units = std::sqrt(moments(steps, 0.0).variance);
+  MESSAGE("noise stddev " << units << " grid steps");
+  CHECK(units > 0.95 * 4194304.0);
+  CHECK(units < 1.05 * 4194304.0);
 }
 
 TEST_CASE("laplace mechanism: Laplace(0, b Δ₁) per coordinate, event Laplace(b)") {

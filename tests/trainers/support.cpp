@@ -2,6 +2,8 @@
 
 #include "dptune/host/event_yaml.hpp"
 
+#include <regex>
+
 #include <doctest/doctest.h>
 
 namespace trainer_tests {
@@ -60,10 +62,11 @@ dptune::Params complete(dptune::PluginKind kind, const std::string& name,
 }  // namespace
 
 dptune::DpEvent secure_noise(const dptune::DpEvent& event) {
-  std::string text = event.to_string();
-  const std::string from = "{gaussian:", to = "{discrete_gaussian:";
-  for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
+  // Every {gaussian: {noise_multiplier: σ}} becomes what the secure `gaussian` mechanism states,
+  // {discrete_gaussian_on_grid: {noise_multiplier: σ, min_scale: 2^22}}.
+  const std::string text = std::regex_replace(
+      event.to_string(), std::regex(R"(\{gaussian: \{noise_multiplier: ([^}]*)\}\})"),
+      "{discrete_gaussian_on_grid: {noise_multiplier: $1, min_scale: 4194304}}");
   return dptune::host::parse_event(text, "secure_noise");
 }
 

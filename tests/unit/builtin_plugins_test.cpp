@@ -181,7 +181,8 @@ TEST_CASE("builtin: laplace and gaussian, noise: secure — stated events, grid 
   // the gaussian mechanism states the discrete mechanism's event (priced by its own theorems);
   // laplace's event holds for the discrete Laplace as it is.  The noise scale is multiplier ×
   // sensitivity up to the grid's tiny inflation (sdk/include/dptune/grid_noise.hpp).
-  CHECK(noise_mechanism("gaussian", 1.3, "secure")->event() == DpEvent::discrete_gaussian(1.3));
+  CHECK(noise_mechanism("gaussian", 1.3, "secure")->event() ==
+        DpEvent::discrete_gaussian_on_grid(1.3, 4194304));
   CHECK(noise_mechanism("gaussian", 1.3, "fast")->event() == DpEvent::gaussian(1.3));
   for (const std::string noise : {"secure", "fast"})
     CHECK(noise_mechanism("laplace", 0.7, noise)->event() == DpEvent::laplace(0.7));

@@ -36,7 +36,8 @@ const std::map<std::string, std::string>& examples() {
                                                          {"count", "300"},
                                                          {"mean", "10.5"},
                                                          {"shape", "0.75"},
-                                                         {"stop_probability", "0.2"}};
+                                                         {"stop_probability", "0.2"},
+                                                         {"min_scale", "4194304.0"}};
   return values;
 }
 
@@ -103,12 +104,13 @@ constexpr const char* kEnd = "<!-- END generated -->\n";
 
 TEST_CASE("event kinds: the table lists every DpEvent::Kind once, in order, with its minor") {
   // The minors of abi.hpp's history: one_of and repeat_until_accepted 2.1, replace_one 2.3,
-  // discrete_gaussian 2.8; the rest were in 2.0.
+  // discrete_gaussian 2.8, discrete_gaussian_on_grid 2.12; the rest were in 2.0.
   const std::map<DpEvent::Kind, int> appended{{DpEvent::Kind::OneOf, 1},
                                               {DpEvent::Kind::RepeatUntilAccepted, 1},
                                               {DpEvent::Kind::ReplaceOne, 3},
-                                              {DpEvent::Kind::DiscreteGaussian, 8}};
-  const int last = static_cast<int>(DpEvent::Kind::DiscreteGaussian);
+                                              {DpEvent::Kind::DiscreteGaussian, 8},
+                                              {DpEvent::Kind::DiscreteGaussianOnGrid, 12}};
+  const int last = static_cast<int>(DpEvent::Kind::DiscreteGaussianOnGrid);
   REQUIRE(std::size(kEventKinds) == static_cast<std::size_t>(last + 1));
   for (int k = 0; k <= last; ++k) {
     const auto kind = static_cast<DpEvent::Kind>(k);

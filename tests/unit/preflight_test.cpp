@@ -120,7 +120,8 @@ TEST_CASE("preflight: every mechanism problem names its place, also for --set va
 TEST_CASE("preflight: δ = 0 is refused for Gaussian noise, accepted for pure-DP events") {
   CHECK(preflight_message(pipeline("0", "mechanism: {use: gaussian}\n")) ==
         "p.yaml:4:31: accountant.delta: δ = 0 asks for pure ε-DP, but one run of dp_sgd uses "
-        "discrete_gaussian noise, which has no pure-DP bound (the rdp accountant's ε at δ = 0 is "
+        "discrete_gaussian_on_grid noise, which has no pure-DP bound (the rdp accountant's ε at "
+        "δ = 0 is "
         "infinite): set δ > 0, e.g. 1e-5, well below 1/n for n = 341 training rows");
   // The sparse vector technique is ε-DP (Lyu, Su & Li 2017): δ = 0 has a finite ε.
   CHECK(preflight_message("data: {use: binary_queries, params: {queries: 20, positives: 2}}\n"

@@ -5,8 +5,8 @@
 // when the batch count divides n (always for batch size 1), 4 / (γ B ⌊n/B⌋) otherwise; with K ≥ 3
 // classes K one-vs-rest models released together with Δ₂ · √K (derivations in
 // training/training.hpp).  The event is Gaussian(σ) relative to Δ₂, as the pipeline's mechanism
-// states it (discrete_gaussian(σ) under `noise: secure`, the default: the host states the
-// prediction the same way, training/trainer_plugin.hpp); the accountant prices it at the
+// states it (discrete_gaussian_on_grid(σ, 2^22) under `noise: secure`, the default: the host states
+// the prediction the same way, training/trainer_plugin.hpp); the accountant prices it at the
 // pipeline's δ (Avent et al. 2020 uses the exact analysis of the Gaussian mechanism of Balle &
 // Wang 2018 at δ = 1e-6).  Hyperparameters γ and σ; batch size 1 and 10 epochs by default (Avent
 // et al. 2020 footnote 6).
@@ -63,9 +63,9 @@ class OutputPerturbation final : public dptune::Trainer {
     auto noise = tr::mechanism_noise(mechanism, context.rng());
     noise(weights, tr::output_perturbation_joint_sensitivity(data.rows, options_.regularization,
                                                              options_.batch_size, classes));
-    // Gaussian(σ) or discrete_gaussian(σ) relative to the joint sensitivity (the mechanism's own
-    // claim, checked above), which Chaudhuri et al. 2011 / Wu et al. 2017 derive for replace-one
-    // neighbours.
+    // Gaussian(σ) or discrete_gaussian(_on_grid)(σ) relative to the joint sensitivity (the
+    // mechanism's own claim, checked above), which Chaudhuri et al. 2011 / Wu et al. 2017 derive
+    // for replace-one neighbours.
     return {std::make_shared<tr::OutputPerturbationModel>(std::move(weights), classes),
             dptune::DpEvent::replace_one(mechanism->event())};
   }

@@ -618,7 +618,11 @@ class DpHype final : public dptune::Tuner {
   static bool discrete_shares(dptune::TunerContext& context, std::size_t kk) {
     const auto mechanism = context.mechanism(Params{{"noise_multiplier", 1.0}});
     check_gaussian(*mechanism, 1.0);
-    const bool discrete = mechanism->event().kind() == dptune::DpEvent::Kind::DiscreteGaussian;
+    // With or without its minimum scale stated: a sum of discrete Gaussians is not one, so the
+    // vote keeps the scale-free statement (docs/noise.md).
+    const auto kind = mechanism->event().kind();
+    const bool discrete = kind == dptune::DpEvent::Kind::DiscreteGaussian ||
+                          kind == dptune::DpEvent::Kind::DiscreteGaussianOnGrid;
     const std::string why =
         context.accountant().unsupported_reason(event_for_sigma(1.0, kk, discrete));
     if (!why.empty())
@@ -636,7 +640,8 @@ class DpHype final : public dptune::Tuner {
   static void check_gaussian(const dptune::Mechanism& mechanism, double noise_multiplier) {
     const dptune::DpEvent e = mechanism.event();  // one release, multiplier relative to Δ
     if ((e.kind() != dptune::DpEvent::Kind::Gaussian &&
-         e.kind() != dptune::DpEvent::Kind::DiscreteGaussian) ||
+         e.kind() != dptune::DpEvent::Kind::DiscreteGaussian &&
+         e.kind() != dptune::DpEvent::Kind::DiscreteGaussianOnGrid) ||
         std::abs(e.noise_multiplier() - noise_multiplier) > 1e-9 * noise_multiplier)
       throw dptune::ConfigError(
           "dp_hype: the pipeline's mechanism must be a Gaussian mechanism (continuous or discrete) "

@@ -17,7 +17,7 @@
 #include <version>
 
 #define DPTUNE_ABI_MAJOR 2
-#define DPTUNE_ABI_MINOR 11
+#define DPTUNE_ABI_MINOR 12
 
 // The ABI minor a plugin is built for: this SDK's minor unless the plugin's build defines it lower
 // (e.g. -DDPTUNE_PLUGIN_ABI_MINOR=1), to make a plugin that also loads into older hosts of the same
@@ -88,6 +88,12 @@
 //        how many scopes of a layout one record's replacement can change — 2 for Dirichlet client
 //        shards by label, 1 otherwise — so that a client-level guarantee (DP-Hype) can be priced
 //        for one record by group privacy.  A plugin of minor <= 10 never calls it.
+//   2.12 DpEvent::Kind::DiscreteGaussianOnGrid, DpEvent::discrete_gaussian_on_grid and
+//        DpEvent::min_scale (appended enumerator, static function and accessor): discrete
+//        Gaussian noise whose scale in lattice units is at least min_scale, which lets `pld` and
+//        the fractional Rényi orders price it through the continuous Gaussian plus an explicit
+//        additive δ (docs/accounting.md).  Layouts unchanged; an accountant of minor <= 11
+//        refuses the kind as unknown.
 // The host itself is always built with the SDK's minor.
 #ifndef DPTUNE_PLUGIN_ABI_MINOR
 #define DPTUNE_PLUGIN_ABI_MINOR DPTUNE_ABI_MINOR

@@ -73,6 +73,8 @@ class BOOST_SYMBOL_VISIBLE DpEvent {
     ReplaceOne,  // inner event, whose leaves are stated for replace-one neighbours
     // Added in ABI 2.8:
     DiscreteGaussian,  // noise_multiplier σ/Δ' of exact discrete Gaussian noise on a lattice
+    // Added in ABI 2.12:
+    DiscreteGaussianOnGrid,  // noise_multiplier σ/Δ', min_scale: a lower bound on σ (lattice)
   };
 
   /// A NoOp event.
@@ -113,10 +115,20 @@ class BOOST_SYMBOL_VISIBLE DpEvent {
   /// continuous Gaussian (docs/accounting.md, "The discrete Gaussian").
   static DpEvent discrete_gaussian(double noise_multiplier);
 #endif
+#if DPTUNE_PLUGIN_ABI_MINOR >= 12
+  /// ABI 2.12.  discrete_gaussian(noise_multiplier) whose scale s in lattice units is at least
+  /// `min_scale` (the grid release of grid_noise.hpp keeps s >= 2^22).  Knowing s >= min_scale,
+  /// accountants price it as the continuous Gaussian of a multiplier smaller by the factor
+  /// sqrt(1 - s₂²/min_scale²) plus an explicit additive δ (docs/accounting.md, "The discrete
+  /// Gaussian").  min_scale must be positive and finite.
+  static DpEvent discrete_gaussian_on_grid(double noise_multiplier, double min_scale);
+  /// The lower bound on the lattice scale of a discrete_gaussian_on_grid event.
+  double min_scale() const;
+#endif
 
   Kind kind() const { return kind_; }
   // Accessors throw InvalidArgument when the event is of another kind.
-  double noise_multiplier() const;  // gaussian, laplace, discrete_gaussian
+  double noise_multiplier() const;  // gaussian, laplace, discrete_gaussian(_on_grid)
   double epsilon() const;
   double delta() const;
   double rho() const;

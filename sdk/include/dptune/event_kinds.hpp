@@ -111,6 +111,11 @@ constexpr EventFieldSpec kRepeatUntilAccepted[] = {
 constexpr EventFieldSpec kReplaceOne[] = {
     {"event", EventFieldType::Event, "any event",
      "the event, its noise multipliers and ε stated for replace-one neighbours"}};
+constexpr EventFieldSpec kDiscreteGaussianOnGrid[] = {
+    kNoiseMultiplier[0],
+    {"min_scale", EventFieldType::Number, "(0, inf)",
+     "a lower bound on the noise's standard-deviation parameter in lattice units",
+     [](const DpEvent& e) { return e.min_scale(); }}};
 }  // namespace event_fields
 
 /// Every kind, in the order of DpEvent::Kind (each minor appended its kinds at the end). Formatting
@@ -184,6 +189,12 @@ constexpr EventKindSpec kEventKinds[] = {
      "exact discrete Gaussian noise on a lattice (Canonne, Kamath & Steinke 2020); "
      "noise_multiplier = σ ÷ the L2 bound of the integer shift",
      [](std::span<EventFieldValue> v) { return DpEvent::discrete_gaussian(v[0].number); }},
+#endif
+#if DPTUNE_PLUGIN_ABI_MINOR >= 12
+    {"discrete_gaussian_on_grid", DpEvent::Kind::DiscreteGaussianOnGrid, 12, event_fields::kDiscreteGaussianOnGrid,
+     "discrete_gaussian whose scale in lattice units is at least min_scale (the grid release: "
+     "2^22); priced through the continuous Gaussian plus an explicit additive δ",
+     [](std::span<EventFieldValue> v) { return DpEvent::discrete_gaussian_on_grid(v[0].number, v[1].number); }},
 #endif
 };
 // clang-format on

@@ -34,6 +34,10 @@ std::size_t structural_hash(const DpEvent& e) {
     case K::DiscreteGaussian:
       mixd(e.noise_multiplier());
       break;
+    case K::DiscreteGaussianOnGrid:
+      mixd(e.noise_multiplier());
+      mixd(e.min_scale());
+      break;
     case K::PureDp:
       mixd(e.epsilon());
       break;

@@ -13,6 +13,7 @@
 #include "dptune/helpers/events.hpp"
 #include "dptune/helpers/repetition.hpp"
 #include "dptune/params.hpp"
+#include "pld/discrete_on_grid.hpp"
 #include "selection/profile.hpp"
 
 namespace dptune::pld {
@@ -49,13 +50,15 @@ std::string reason_of(const DpEvent& e) {
     case K::PoissonSampled: {
       const K inner = e.inner().kind();
       if (inner == K::Gaussian || inner == K::Laplace || inner == K::NoOp) return {};
-      if (inner == K::DiscreteGaussian) return reason_of(e.inner());
+      if (inner == K::DiscreteGaussian || inner == K::DiscreteGaussianOnGrid)
+        return reason_of(e.inner());
       return "Poisson sampling is priced here for a Gaussian or Laplace inner event only (got " +
              std::string(DpEvent::kind_name(inner)) + "); use the rdp accountant";
     }
     case K::SampledWithoutReplacement:
       if (gaussian_inverse_variance(e.inner())) return {};
-      if (e.inner().kind() == K::DiscreteGaussian) return reason_of(e.inner());
+      if (e.inner().kind() == K::DiscreteGaussian || e.inner().kind() == K::DiscreteGaussianOnGrid)
+        return reason_of(e.inner());
       return "sampling without replacement (fixed-size lots) is priced here for a Gaussian inner "
              "event only (got " +
              e.inner().to_string() + "); use the rdp accountant";
@@ -83,6 +86,11 @@ std::string reason_of(const DpEvent& e) {
              "units and on the direction of the integer shift, which the event does not fix, and "
              "can exceed the continuous Gaussian's (Canonne, Kamath & Steinke 2020, Thm 7); use "
              "the rdp accountant, whose integer-order bounds hold for it";
+    case K::DiscreteGaussianOnGrid:
+      // Reached only when continuous_surrogate kept the leaf: min_scale <= s₂.
+      return "discrete_gaussian_on_grid with min_scale " + num(e.min_scale()) +
+             " <= 3 lattice units is too coarse for the continuous-Gaussian bound "
+             "(docs/accounting.md); use the rdp accountant";
   }
   return "unknown event kind";
 }
@@ -237,6 +245,46 @@ Calculator::Calculator(Options options) : options_(std::move(options)) {
 }
 
 namespace {
+/// The event restated for its relation, with its discrete_gaussian_on_grid leaves replaced by their
+/// continuous surrogates (src/discrete_on_grid.cpp): what the PLDs are built from.
+ContinuousSurrogate prepared(const DpEvent& event) {
+  return continuous_surrogate(restated_for(event, neighbouring_of(event)));
+}
+
+/// The largest ε' with δ_pld(ε') ≤ δ − (1 + e^ε')η, from `epsilon_at` (ε of the PLD at a δ): with
+/// E ≥ the answer, ε' = epsilon_at(δ − (1 + e^E)η) satisfies it, since the term grows with ε.
+/// The subtraction is rounded down one ulp, so the PLD's δ never exceeds the exact difference.
+template <typename EpsilonAt>
+double epsilon_with_surrogate_delta(double log_eta, double delta, EpsilonAt epsilon_at) {
+  double eps = epsilon_at(delta);
+  if (!(log_eta > -kInf)) return eps;
+  for (int round = 0; round < 8 && std::isfinite(eps); ++round) {
+    const double cap = eps + 1;
+    const double rest = delta - surrogate_delta(log_eta, cap);
+    if (!(rest > 0)) return kInf;
+    eps = epsilon_at(std::nextafter(rest, 0.0));
+    if (eps <= cap) return eps;
+  }
+  return kInf;
+}
+
+/// δ_pld + (1 + e^ε)η, rounded up, at most 1.
+double delta_with_surrogate_delta(double log_eta, double epsilon, double pld_delta) {
+  if (!(log_eta > -kInf)) return pld_delta;
+  return std::min(1.0, std::nextafter(pld_delta + surrogate_delta(log_eta, epsilon), 2.0));
+}
+
+/// What the derivation says about the surrogate, empty without one.
+std::string surrogate_note(double log_eta) {
+  if (!(log_eta > -kInf)) return {};
+  char eta[32];
+  std::snprintf(eta, sizeof eta, "%.3g", std::exp(log_eta));
+  return "; discrete_gaussian_on_grid priced as the continuous Gaussian of multiplier sigma "
+         "sqrt(1 - 9/min_scale^2), a post-processing of it up to total variation "
+         "eta = 2^127 theta/(1 - theta) = " +
+         std::string(eta) + " over all draws, added to delta as (1 + e^eps) eta";
+}
+
 /// A whole event that is one repeat-and-select with more than one run: priced from the base's
 /// privacy profile (plugins/accountant/selection), not by composition.
 bool is_selection(const DpEvent& raw) {
@@ -252,7 +300,7 @@ const DpEvent& without_single_run(const DpEvent& raw) {
 
 std::string Calculator::unsupported_reason(const DpEvent& event) const {
   try {
-    const DpEvent raw = restated_for(event, neighbouring_of(event));
+    const DpEvent raw = prepared(event).event;
     if (is_selection(raw)) return reason_of(raw.inner());
     return reason_of(without_single_run(raw));
   } catch (const PrivacyError& e) {
@@ -263,7 +311,7 @@ std::string Calculator::unsupported_reason(const DpEvent& event) const {
 Directions Calculator::directions(const DpEvent& event, Estimate estimate) const {
   if (const auto why = unsupported_reason(event); !why.empty())
     throw PrivacyError("the pld accountant cannot price " + event.to_string() + ": " + why);
-  const DpEvent raw = restated_for(event, neighbouring_of(event));
+  const DpEvent raw = prepared(event).event;
   if (is_selection(raw))
     throw PrivacyError(
         "a repeat-and-select has no privacy loss distribution (its privacy profile "
@@ -273,7 +321,8 @@ Directions Calculator::directions(const DpEvent& event, Estimate estimate) const
 
 std::optional<PrivacyGuarantee> Calculator::selection(const DpEvent& event, double delta,
                                                       double epsilon, bool want_epsilon) const {
-  const DpEvent raw = restated_for(event, neighbouring_of(event));
+  const ContinuousSurrogate surrogate = prepared(event);
+  const DpEvent& raw = surrogate.event;
   if (!is_selection(raw)) return std::nullopt;
   if (const auto why = reason_of(raw.inner()); !why.empty())
     throw PrivacyError("the pld accountant cannot price " + event.to_string() + ": " + why);
@@ -282,8 +331,12 @@ std::optional<PrivacyGuarantee> Calculator::selection(const DpEvent& event, doub
   const auto base = std::make_shared<const Directions>(
       Pricing(options_, Estimate::Pessimistic).price(raw.inner()));
   const double h = options_.value_discretization_interval;
-  const selection::Profile profile = [base, h](double eps) {
-    return std::max(base->remove.delta(h, eps), base->add_or_remove().delta(h, eps));
+  // A discrete_gaussian_on_grid base: its surrogate's profile plus the additive term bounds its
+  // own profile (src/discrete_on_grid.cpp).
+  const double log_eta = surrogate.log_eta;
+  const selection::Profile profile = [base, h, log_eta](double eps) {
+    return delta_with_surrogate_delta(
+        log_eta, eps, std::max(base->remove.delta(h, eps), base->add_or_remove().delta(h, eps)));
   };
   const auto runs = selection::Runs::from(
       std::isinf(raw.shape()) ? RepetitionDistribution::poisson(raw.mean())
@@ -295,7 +348,7 @@ std::optional<PrivacyGuarantee> Calculator::selection(const DpEvent& event, doub
   g.delta = want_epsilon ? delta : bound.value;
   g.accountant = options_.name;
   g.derivation = bound.derivation + "; the base's privacy profile from its " +
-                 describe(raw.inner(), Estimate::Pessimistic);
+                 describe(raw.inner(), Estimate::Pessimistic) + surrogate_note(log_eta);
   return g;
 }
 
@@ -334,13 +387,17 @@ PrivacyGuarantee Calculator::epsilon(const DpEvent& event, double delta, Estimat
     return vacuous(event, std::numeric_limits<double>::infinity(), delta, e.what());
   }
   const double h = options_.value_discretization_interval;
-  const double remove = d.remove.epsilon(h, delta);
-  const double add = d.add ? d.add->epsilon(h, delta) : remove;
+  const double log_eta = prepared(event).log_eta;
+  const double remove = epsilon_with_surrogate_delta(
+      log_eta, delta, [&](double at) { return d.remove.epsilon(h, at); });
+  const double add = d.add ? epsilon_with_surrogate_delta(
+                                 log_eta, delta, [&](double at) { return d.add->epsilon(h, at); })
+                           : remove;
   PrivacyGuarantee g;
   g.epsilon = std::max(remove, add);
   g.delta = delta;
   g.accountant = options_.name;
-  g.derivation = describe(event, estimate);
+  g.derivation = describe(event, estimate) + surrogate_note(log_eta);
   if (d.add)
     g.derivation += "; the worse of the remove direction (eps " + num(remove) +
                     ") and the add direction (eps " + num(add) + ")";
@@ -358,13 +415,15 @@ PrivacyGuarantee Calculator::delta(const DpEvent& event, double epsilon, Estimat
     return vacuous(event, epsilon, 1, e.what());
   }
   const double h = options_.value_discretization_interval;
-  const double remove = d.remove.delta(h, epsilon);
-  const double add = d.add ? d.add->delta(h, epsilon) : remove;
+  const double log_eta = prepared(event).log_eta;
+  const double remove = delta_with_surrogate_delta(log_eta, epsilon, d.remove.delta(h, epsilon));
+  const double add =
+      d.add ? delta_with_surrogate_delta(log_eta, epsilon, d.add->delta(h, epsilon)) : remove;
   PrivacyGuarantee g;
   g.epsilon = epsilon;
   g.delta = std::max(remove, add);
   g.accountant = options_.name;
-  g.derivation = describe(event, estimate);
+  g.derivation = describe(event, estimate) + surrogate_note(log_eta);
   if (d.add)
     g.derivation += "; the worse of the remove direction (delta " + num(remove) +
                     ") and the add direction (delta " + num(add) + ")";

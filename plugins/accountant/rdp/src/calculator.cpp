@@ -14,6 +14,7 @@
 #include "dptune/helpers/repetition.hpp"
 #include "dptune/params.hpp"
 #include "pld/calculator.hpp"
+#include "pld/discrete_on_grid.hpp"
 #include "selection/profile.hpp"
 
 namespace dptune::rdp {
@@ -52,6 +53,12 @@ const char* conversion_name(Conversion c) {
              ? "classic RDP conversion eps = eps(a) + log(1/delta)/(a-1) (Mironov 2017, Prop. 3)"
              : "improved RDP conversion eps = eps(a) + log((a-1)/a) - (log delta + log a)/(a-1) "
                "(Liebenow et al. 2025, Thm I.1; Canonne, Kamath & Steinke 2020)";
+}
+
+/// Discrete Gaussian noise, with or without a stated minimum scale (the rdp bounds here hold for
+/// every scale, so both kinds are priced alike).
+bool is_discrete_gaussian(const DpEvent& e) {
+  return e.kind() == K::DiscreteGaussian || e.kind() == K::DiscreteGaussianOnGrid;
 }
 
 // Gaussian differential privacy composes exactly: a composition of Gaussians with multipliers σ_i
@@ -240,7 +247,8 @@ class Costing {
         add_note(c.notes, "Gaussian: eps(a) = a/(2 sigma^2) (Mironov 2017, Prop. 7)");
         return c;
       }
-      case K::DiscreteGaussian: {
+      case K::DiscreteGaussian:
+      case K::DiscreteGaussianOnGrid: {
         // Integer shift μ, ‖μ‖ <= s/σ: D_α(N_Z(0,s²)^d ‖ N_Z(μ,s²)^d) <= α‖μ‖²/(2s²) at every
         // order (Canonne, Kamath & Steinke 2020, Proposition 5, per coordinate by independence).
         Cost c = zero(n);
@@ -430,8 +438,7 @@ class Costing {
     // sum has α + 1 terms: kept up to 2^22 (a few million terms in all over the doublings), so
     // that a Poisson-sampled Gaussian's ε keeps falling with the noise instead of stopping near
     // log(1/δ)/(α_max − 1) (q = 0.01, 1000 steps, δ = 1e-5: 0.0035 at σ = 1000 and at 10⁴).
-    const bool gaussian_inner =
-        e.inner().kind() == K::Gaussian || e.inner().kind() == K::DiscreteGaussian;
+    const bool gaussian_inner = e.inner().kind() == K::Gaussian || is_discrete_gaussian(e.inner());
     const bool exact_beyond =
         gaussian_inner && std::all_of(orders.begin(), orders.end(), [](double a) {
           return a == std::floor(a) && a <= kMostExactOrder;
@@ -447,7 +454,8 @@ class Costing {
                "fractional ones (Mironov, Talwar & Zhang 2019, Sec. 3.3-3.4)");
       return c;
     }
-    if (e.inner().kind() == K::DiscreteGaussian) {
+    if (is_discrete_gaussian(e.inner())) {
+      // discrete_gaussian_on_grid too: its min_scale is not needed for this bound.
       Cost c = zero(n);
       for (std::size_t i = 0; i < n; ++i)
         c.rdp[i] = sampled_discrete_gaussian_rdp(q, e.inner().noise_multiplier(), orders[i]);
@@ -762,6 +770,7 @@ bool has_add_remove_leaf(const DpEvent& e) {
       return false;
     case K::Gaussian:
     case K::DiscreteGaussian:
+    case K::DiscreteGaussianOnGrid:
     case K::Laplace:
     case K::PureDp:
     case K::ApproxDp:
@@ -894,12 +903,16 @@ selection::Profile tightest_base_profile(const Options& options, std::shared_ptr
   Options exact = options;
   exact.analytic_gaussian = true;
   std::shared_ptr<const FastPldProfile> remove, add;
+  // A discrete_gaussian_on_grid base is priced by pld through its continuous surrogate, whose
+  // PLDs leave out the additive δ (1 + e^ε)η (pld/discrete_on_grid.hpp); added back below.
+  double log_eta = -kInf;
   if (as_written && !options.pure_only) {
     const pld::Options grid;
     const pld::Calculator pld_calculator{grid};
     if (pld_calculator.unsupported_reason(*as_written).empty()) {
       try {
         const pld::Directions d = pld_calculator.directions(*as_written);
+        log_eta = pld::continuous_surrogate(*as_written).log_eta;
         const double h = grid.value_discretization_interval;
         remove = std::make_shared<const FastPldProfile>(d.remove, h);
         add = std::make_shared<const FastPldProfile>(d.add_or_remove(), h);
@@ -908,9 +921,11 @@ selection::Profile tightest_base_profile(const Options& options, std::shared_ptr
       }
     }
   }
-  return [exact, base, inner, remove, add](double eps) {
+  return [exact, base, inner, remove, add, log_eta](double eps) {
     double delta = profile_delta(exact, *base, *inner, eps).delta;
-    if (remove) delta = std::min(delta, std::max((*remove)(eps), (*add)(eps)));
+    if (remove)
+      delta = std::min(delta,
+                       std::max((*remove)(eps), (*add)(eps)) + pld::surrogate_delta(log_eta, eps));
     return delta;
   };
 }

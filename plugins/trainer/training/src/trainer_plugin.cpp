@@ -74,7 +74,10 @@ std::shared_ptr<const Mechanism> gaussian_mechanism(TrainingContext& context, do
   // Either noise fits the analysis (sensitivity, sampling, composition); the event reported is
   // the one the mechanism states, priced by its own theorems (docs/accounting.md).
   const DpEvent claimed = mechanism->event(), expected = DpEvent::gaussian(sigma);
-  if (!(claimed == expected) && !(claimed == DpEvent::discrete_gaussian(sigma)))
+  const bool discrete_on_grid = claimed.kind() == DpEvent::Kind::DiscreteGaussianOnGrid &&
+                                claimed.noise_multiplier() == sigma;
+  if (!(claimed == expected) && !(claimed == DpEvent::discrete_gaussian(sigma)) &&
+      !discrete_on_grid)
     throw Error(who + ": the pipeline's mechanism states the event " + claimed.to_string() +
                 ", but " + who + "'s privacy analysis needs the Gaussian mechanism " +
                 expected.to_string() +
@@ -221,8 +224,8 @@ TrainedModel DpSgdTrainer::train(const Dataset& data, TrainingContext& context) 
     options.noise_multiplier = calibrated_sigma(data.rows, context.accountant(), context.delta());
   auto mechanism = gaussian_mechanism(context, options.noise_multiplier, name_);
   // The step event is the mechanism's own claim (checked above to be gaussian(σ) or, under
-  // `noise: secure`, discrete_gaussian(σ)); the host states exact_event()'s gaussian(σ) the same
-  // way.
+  // `noise: secure`, discrete_gaussian_on_grid(σ, 2^22)); the host states exact_event()'s
+  // gaussian(σ) the same way.
   const DpEvent reported = dp_sgd_event(schedule, mechanism->event());
   train_dp_sgd(network, data, options, context.rng(), mechanism_noise(mechanism, context.rng()));
   return {std::make_shared<NetworkModel>(std::move(network)), reported};

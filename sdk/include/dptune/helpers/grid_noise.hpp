@@ -82,4 +82,10 @@ GridNoiseParameter grid_gaussian_variance(double l2, double multiplier, double g
 
 #endif  // DPTUNE_PLUGIN_ABI_MINOR >= 5
 
+/// The lower bound on a Gaussian grid release's noise in grid units that the `gaussian` mechanism
+/// states (discrete_gaussian_on_grid's min_scale): the grid rule above keeps σ (Δ/g + sqrt d) above
+/// 2^22 whenever the grid step is not clamped at 2^-1000, and the mechanism raises the noise to
+/// it otherwise.  Header only.
+inline constexpr double kGaussianGridMinScale = 4194304.0;  // 2^22
+
 }  // namespace dptune

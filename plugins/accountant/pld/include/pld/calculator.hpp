@@ -177,7 +177,9 @@ class Calculator {
   /// Empty when `event` can be priced; otherwise why not.
   std::string unsupported_reason(const DpEvent& event) const;
   /// The PLDs of `event`, restated for its neighbouring relation.  Throws PrivacyError when
-  /// unsupported.
+  /// unsupported.  A discrete_gaussian_on_grid leaf is priced by its continuous surrogate
+  /// (pld/discrete_on_grid.hpp), whose additive δ epsilon() and delta() add and these PLDs omit;
+  /// the optimistic estimate is the surrogate's, not a lower bound of the discrete mechanism.
   Directions directions(const DpEvent& event, Estimate estimate = Estimate::Pessimistic) const;
   PrivacyGuarantee epsilon(const DpEvent& event, double delta,
                            Estimate estimate = Estimate::Pessimistic) const;
