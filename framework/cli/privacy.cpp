@@ -240,7 +240,7 @@ Family event_family(const std::string& text, const std::string& shown,
 
 /// What `dptune privacy` was given: the option values bound to its command line.
 struct PrivacyArgs {
-  std::string event_text, calibrate, accountant_name = "rdp", conversion, orders,
+  std::string event_text, calibrate, accountant_name = kDefaultAccountant, conversion, orders,
                                      sampling = "without_replacement", noise = "secure", event_file;
   std::vector<std::string> plugin_paths;
 };
@@ -295,8 +295,10 @@ po::options_description privacy_options(PrivacyArgs& a) {
       "DP-SGD shortcut: secure (default, as the gaussian mechanism: exact discrete Gaussian "
       "noise, priced as discrete_gaussian) or fast (continuous Gaussian, priced as gaussian)")(
       "accountant", po::value(&a.accountant_name),
-      "accountant plugin: rdp (default), pld (privacy loss "
-      "distributions), best (the smaller of rdp and pld), pure_dp, ...")(
+      (std::string("accountant plugin (default ") + kDefaultAccountant +
+       "), e.g. rdp, pld (privacy loss distributions), best (the smaller of rdp and pld), "
+       "pure_dp, ...")
+          .c_str())(
       "value-discretization-interval", po::value<double>(),
       "pld/best: grid step of the privacy losses (default 1e-4; smaller is tighter and slower)")(
       "tail-mass-truncation", po::value<double>(),
