@@ -10,6 +10,7 @@
 #include "calibrate.hpp"
 #include "cli_common.hpp"
 #include "dptune/errors.hpp"
+#include "dptune/event_walk.hpp"
 #include "dptune/helpers/calibration.hpp"
 #include "dptune/host/event_yaml.hpp"
 #include "dptune/host/format.hpp"
@@ -204,15 +205,10 @@ Family dp_sgd_family(const DpSgd& sgd, const std::string& calibrate) {
 /// exceed it).
 std::int64_t smallest_source(const DpEvent& e) {
   std::int64_t smallest = std::numeric_limits<std::int64_t>::max();
-  if (e.kind() == DpEvent::Kind::SampledWithoutReplacement) smallest = e.source_size();
-  if (e.kind() == DpEvent::Kind::Composed || e.kind() == DpEvent::Kind::OneOf) {
-    for (const auto& child : e.events()) smallest = std::min(smallest, smallest_source(child));
-  } else if (e.kind() != DpEvent::Kind::NoOp && e.kind() != DpEvent::Kind::NonPrivate &&
-             e.kind() != DpEvent::Kind::Gaussian && e.kind() != DpEvent::Kind::Laplace &&
-             e.kind() != DpEvent::Kind::DiscreteGaussian && e.kind() != DpEvent::Kind::PureDp &&
-             e.kind() != DpEvent::Kind::ApproxDp && e.kind() != DpEvent::Kind::Zcdp) {
-    smallest = std::min(smallest, smallest_source(e.inner()));
-  }
+  dptune::for_each_event(e, [&smallest](const DpEvent& part) {
+    if (part.kind() == DpEvent::Kind::SampledWithoutReplacement)
+      smallest = std::min(smallest, part.source_size());
+  });
   return smallest;
 }
 

@@ -8,6 +8,7 @@
 // (find_event_kind returns null for it).
 #pragma once
 
+#include <cstddef>
 #include <utility>
 #include <vector>
 
@@ -30,6 +31,14 @@ void for_each_child(const DpEvent& event, Visit&& visit) {
   }
 }
 
+/// Calls visit(e) for every event e of the tree, pre-order: `event` itself, then its children's
+/// trees in field order.
+template <class Visit>
+void for_each_event(const DpEvent& event, Visit&& visit) {
+  visit(event);
+  for_each_child(event, [&](const DpEvent& child) { for_each_event(child, visit); });
+}
+
 /// The first event of the tree (pre-order: `event` itself, then its children's trees in field
 /// order) for which `pred` holds, or null.
 template <class Pred>
@@ -46,6 +55,38 @@ const DpEvent* find_event(const DpEvent& event, Pred&& pred) {
 template <class Pred>
 bool any_event(const DpEvent& event, Pred&& pred) {
   return find_event(event, std::forward<Pred>(pred)) != nullptr;
+}
+
+/// `event` rebuilt through its kind's validating constructor with every child replaced by
+/// map(child) and every number kept; a leaf, or a kind this translation unit's table does not
+/// know, is returned as it is.
+template <class Map>
+DpEvent map_children(const DpEvent& event, Map&& map) {
+  const EventKindSpec* spec = find_event_kind(event.kind());
+  if (spec == nullptr) return event;
+  std::vector<EventFieldValue> values(spec->fields.size());
+  bool has_children = false;
+  for (std::size_t i = 0; i < spec->fields.size(); ++i) {
+    const EventFieldSpec& field = spec->fields[i];
+    switch (field.type) {
+      case EventFieldType::Number:
+        values[i].number = field.number(event);
+        break;
+      case EventFieldType::Integer:
+        values[i].integer = field.integer(event);
+        break;
+      case EventFieldType::Event:
+        values[i].events.push_back(map(event.inner()));
+        has_children = true;
+        break;
+      case EventFieldType::Events:
+        values[i].events.reserve(event.events().size());
+        for (const DpEvent& part : event.events()) values[i].events.push_back(map(part));
+        has_children = true;
+        break;
+    }
+  }
+  return has_children ? spec->make(values) : event;
 }
 
 /// Folds the tree bottom-up: node(e, parts) for every event e, `parts` holding the folds of e's

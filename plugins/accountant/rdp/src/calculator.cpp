@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "dptune/errors.hpp"
+#include "dptune/event_walk.hpp"
 #include "dptune/helpers/events.hpp"
 #include "dptune/helpers/rdp_conversion.hpp"
 #include "dptune/helpers/repetition.hpp"
@@ -752,25 +753,24 @@ std::string Calculator::unsupported_reason(const DpEvent& event) const {
 
 namespace {
 /// True when `e` has a noise or privacy leaf stated for add/remove (outside every replace_one).
-bool has_add_remove_leaf(const DpEvent& e) {
-  switch (e.kind()) {
-    case K::NoOp:
-    case K::NonPrivate:
-    case K::ReplaceOne:
-      return false;
-    case K::Gaussian:
-    case K::DiscreteGaussian:
-    case K::Laplace:
-    case K::PureDp:
-    case K::ApproxDp:
-    case K::Zcdp:
-      return true;
-    case K::Composed:
-    case K::OneOf:
-      return std::any_of(e.events().begin(), e.events().end(), has_add_remove_leaf);
-    default:
-      return has_add_remove_leaf(e.inner());
-  }
+bool has_add_remove_leaf(const DpEvent& event) {
+  return fold_event<bool>(event, [](const DpEvent& e, const std::vector<bool>& parts) {
+    switch (e.kind()) {
+      case K::NoOp:
+      case K::NonPrivate:
+      case K::ReplaceOne:  // everything inside is stated for replace-one
+        return false;
+      case K::Gaussian:
+      case K::DiscreteGaussian:
+      case K::Laplace:
+      case K::PureDp:
+      case K::ApproxDp:
+      case K::Zcdp:
+        return true;
+      default:  // a composite: any of its children
+        return std::find(parts.begin(), parts.end(), true) != parts.end();
+    }
+  });
 }
 
 /// An event restated for the one relation its guarantee holds for (dp_event.hpp): what the
