@@ -185,6 +185,19 @@ void print_text(const dptune::host::PluginInfo& info, const dptune::Params& para
             << "time: " << num(r.seconds) << " s\n";
 }
 
+/// The claim is the mechanism's event priced as tightly as the accountant can: exactly for a
+/// Gaussian (Balle & Wang 2018) when the accountant declares `analytic_gaussian`.
+dptune::Params claim_accountant_params(const dptune::host::PluginRegistry& registry,
+                                       const std::string& accountant) {
+  dptune::Params params;
+  const dptune::ParamSchema* schema =
+      registry.schema(dptune::host::ComponentKind::Accountant, accountant);
+  if (schema == nullptr) return params;
+  for (const auto& spec : schema->specs())
+    if (spec.name == "analytic_gaussian") params.set(spec.name, dptune::Value{true});
+  return params;
+}
+
 }  // namespace
 
 int cmd_audit(const std::vector<std::string>& args) {
@@ -238,10 +251,9 @@ int cmd_audit(const std::vector<std::string>& args) {
   } catch (const dptune::host::ParamsRejected& e) {
     throw UsageError("mechanism " + name + " refused its parameters: " + e.reason());
   }
-  dptune::Params rdp_params;
-  rdp_params.set("analytic_gaussian", dptune::Value{true});
-  const auto rdp = create_accountant(registry, "rdp", rdp_params);
-  const auto claim = dptune::host::claimed_privacy(mechanism->event(), *rdp);
+  const auto accountant = create_accountant(registry, kDefaultAccountant,
+                                            claim_accountant_params(registry, kDefaultAccountant));
+  const auto claim = dptune::host::claimed_privacy(mechanism->event(), *accountant);
   dptune::host::AuditOptions options;
   options.samples = samples;
   options.alpha = alpha;

@@ -50,6 +50,12 @@ std::optional<boost::program_options::variables_map> parse_command(
 /// The text of an event file, or of standard input for "-".  Throws UsageError when unreadable.
 std::string read_event_file(const std::string& path);
 
+/// The accountant `dptune privacy`, `dptune plan` and `dptune audit` price with when the command
+/// line names none (--accountant): a configuration constant of the command-line tools, not a
+/// dependency.  When no accountant of this name is loaded, create_accountant refuses with the
+/// loaded accountants' names (a UsageError), as for any name the user gives.
+inline constexpr const char* kDefaultAccountant = "rdp";
+
 /// The accountant plugin `name` with `given` params completed by its schema; unknown names (with a
 /// did-you-mean) and invalid params are UsageErrors.
 std::shared_ptr<dptune::Accountant> create_accountant(const dptune::host::PluginRegistry& registry,

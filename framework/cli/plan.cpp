@@ -131,7 +131,7 @@ std::string pipeline_scoring(const dptune::Params& tuner, const DpEvent& base) {
 
 /// What `dptune plan repetition` was given: the option values bound to its command line.
 struct PlanArgs {
-  std::string event_text, means_text = "2,5,10,20,50,100", accountant_name = "rdp";
+  std::string event_text, means_text = "2,5,10,20,50,100", accountant_name = kDefaultAccountant;
   std::vector<std::string> plugin_paths, sets, words;
   std::string pipeline, plot_dir;
 };
@@ -165,7 +165,7 @@ po::options_description plan_options(PlanArgs& a) {
       ("candidates", po::value<std::int64_t>(), "number m of candidates in the search space")
       ("delta", po::value<double>(), "delta of the final guarantee, in (0, 1)")
       ("means", po::value(&a.means_text), "comma-separated E[K] values (default 2,5,10,20,50,100)")
-      ("accountant", po::value(&a.accountant_name), "accountant plugin (default rdp)")
+      ("accountant", po::value(&a.accountant_name), (std::string("accountant plugin (default ") + kDefaultAccountant + ")").c_str())
       ("score-epsilon", po::value<double>(),
        "compose a private score, Laplace noise of scale sensitivity / E (laplace: "
        "{noise_multiplier: 1/E}), into the base event as the repetition tuner's scoring: private "

@@ -10,6 +10,7 @@
 #include "calibrate.hpp"
 #include "cli_common.hpp"
 #include "dptune/errors.hpp"
+#include "dptune/event_walk.hpp"
 #include "dptune/helpers/calibration.hpp"
 #include "dptune/helpers/grid_noise.hpp"
 #include "dptune/host/event_yaml.hpp"
@@ -206,17 +207,10 @@ Family dp_sgd_family(const DpSgd& sgd, const std::string& calibrate) {
 /// exceed it).
 std::int64_t smallest_source(const DpEvent& e) {
   std::int64_t smallest = std::numeric_limits<std::int64_t>::max();
-  if (e.kind() == DpEvent::Kind::SampledWithoutReplacement) smallest = e.source_size();
-  if (e.kind() == DpEvent::Kind::Composed || e.kind() == DpEvent::Kind::OneOf) {
-    for (const auto& child : e.events()) smallest = std::min(smallest, smallest_source(child));
-  } else if (e.kind() != DpEvent::Kind::NoOp && e.kind() != DpEvent::Kind::NonPrivate &&
-             e.kind() != DpEvent::Kind::Gaussian && e.kind() != DpEvent::Kind::Laplace &&
-             e.kind() != DpEvent::Kind::DiscreteGaussian &&
-             e.kind() != DpEvent::Kind::DiscreteGaussianOnGrid &&
-             e.kind() != DpEvent::Kind::PureDp && e.kind() != DpEvent::Kind::ApproxDp &&
-             e.kind() != DpEvent::Kind::Zcdp) {
-    smallest = std::min(smallest, smallest_source(e.inner()));
-  }
+  dptune::for_each_event(e, [&smallest](const DpEvent& part) {
+    if (part.kind() == DpEvent::Kind::SampledWithoutReplacement)
+      smallest = std::min(smallest, part.source_size());
+  });
   return smallest;
 }
 
@@ -244,7 +238,7 @@ Family event_family(const std::string& text, const std::string& shown,
 
 /// What `dptune privacy` was given: the option values bound to its command line.
 struct PrivacyArgs {
-  std::string event_text, calibrate, accountant_name = "rdp", conversion, orders,
+  std::string event_text, calibrate, accountant_name = kDefaultAccountant, conversion, orders,
                                      sampling = "without_replacement", noise = "secure", event_file;
   std::vector<std::string> plugin_paths;
 };
@@ -301,8 +295,10 @@ po::options_description privacy_options(PrivacyArgs& a) {
       "noise, priced as discrete_gaussian_on_grid) or fast (floating-point continuous "
       "Gaussian noise, insecure (Mironov 2012), priced as the continuous gaussian)")(
       "accountant", po::value(&a.accountant_name),
-      "accountant plugin: rdp (default), pld (privacy loss "
-      "distributions), best (the smaller of rdp and pld), pure_dp, ...")(
+      (std::string("accountant plugin (default ") + kDefaultAccountant +
+       "), e.g. rdp, pld (privacy loss distributions), best (the smaller of rdp and pld), "
+       "pure_dp, ...")
+          .c_str())(
       "value-discretization-interval", po::value<double>(),
       "pld/best: grid step of the privacy losses (default 1e-4; smaller is tighter and slower)")(
       "tail-mass-truncation", po::value<double>(),

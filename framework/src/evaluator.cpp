@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "dptune/errors.hpp"
+#include "dptune/event_walk.hpp"
 #include "mpi_wire.hpp"
 #include "study.hpp"
 
@@ -80,48 +81,18 @@ class HostTrainingContext final : public dptune::TrainingContext {
 /// noise_multiplier σ (MechanismNoise).
 dptune::DpEvent state_noise(const MechanismFactory& mechanisms, const dptune::DpEvent& event) {
   using dptune::DpEvent;
-  using Kind = DpEvent::Kind;
-  const auto each = [&](const std::vector<DpEvent>& events) {
-    std::vector<DpEvent> out;
-    out.reserve(events.size());
-    for (const auto& e : events) out.push_back(state_noise(mechanisms, e));
-    return out;
-  };
-  switch (event.kind()) {
-    case Kind::Gaussian: {
-      const double sigma = event.noise_multiplier();
-      const auto mechanism = mechanisms.make(dptune::Params{{"noise_multiplier", sigma}});
-      DpEvent stated = mechanism->event();
-      if (!MechanismNoise::fits(stated, event))
-        throw dptune::PrivacyError("the pipeline's mechanism states " + stated.to_string() +
-                                   " where the trainer's noise " + event.to_string() +
-                                   " needs that event or the discrete Gaussian of the same "
-                                   "noise_multiplier");
-      return stated;
-    }
-    case Kind::PoissonSampled:
-      return DpEvent::poisson_sampled(event.sampling_probability(),
-                                      state_noise(mechanisms, event.inner()));
-    case Kind::SampledWithoutReplacement:
-      return DpEvent::sampled_without_replacement(event.source_size(), event.sample_size(),
-                                                  state_noise(mechanisms, event.inner()));
-    case Kind::SelfComposed:
-      return DpEvent::self_composed(state_noise(mechanisms, event.inner()), event.count());
-    case Kind::RepeatAndSelect:
-      return DpEvent::repeat_and_select(state_noise(mechanisms, event.inner()), event.mean(),
-                                        event.shape());
-    case Kind::RepeatUntilAccepted:
-      return DpEvent::repeat_until_accepted(state_noise(mechanisms, event.inner()),
-                                            event.stop_probability());
-    case Kind::ReplaceOne:
-      return DpEvent::replace_one(state_noise(mechanisms, event.inner()));
-    case Kind::Composed:
-      return DpEvent::composed(each(event.events()));
-    case Kind::OneOf:
-      return DpEvent::one_of(each(event.events()));
-    default:
-      return event;
-  }
+  if (event.kind() != DpEvent::Kind::Gaussian)
+    return dptune::map_children(
+        event, [&](const DpEvent& child) { return state_noise(mechanisms, child); });
+  const double sigma = event.noise_multiplier();
+  const auto mechanism = mechanisms.make(dptune::Params{{"noise_multiplier", sigma}});
+  DpEvent stated = mechanism->event();
+  if (!MechanismNoise::fits(stated, event))
+    throw dptune::PrivacyError("the pipeline's mechanism states " + stated.to_string() +
+                               " where the trainer's noise " + event.to_string() +
+                               " needs that event or the discrete Gaussian of the same "
+                               "noise_multiplier");
+  return stated;
 }
 
 /// The pipeline's accountant pricing every event with its Gaussian noise as the mechanism states

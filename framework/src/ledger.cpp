@@ -7,9 +7,9 @@
 #include <map>
 #include <sstream>
 
+#include "dptune/helpers/rdp_conversion.hpp"
 #include "dptune/host/event_yaml.hpp"
 #include "dptune/host/format.hpp"
-#include "rdp_conversion.hpp"
 #include "sqlite_db.hpp"
 
 namespace dptune::host {
@@ -46,9 +46,10 @@ constexpr const char* kColumns =
     "id, dataset, study_id, study_dir, time, kind, event, epsilon, delta, total_epsilon, note,"
     " rdp_curve";
 
-/// ε at `delta` of an RDP curve (rdp_conversion.hpp); +inf when no order gives a finite value.
+/// ε at `delta` of an RDP curve (dptune/helpers/rdp_conversion.hpp); +inf when no order gives a
+/// finite value.
 double epsilon_of_curve(const std::vector<dptune::RdpPoint>& curve, double delta) {
-  return curve_epsilon(curve, delta).value;
+  return dptune::curve_epsilon(curve, delta).value;
 }
 
 /// The rows that count on a dataset (charges, supplements, open reservations), as events with

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "dptune/event_kinds.hpp"
+#include "dptune/event_walk.hpp"
 #include "dptune/host/config.hpp"
 #include "dptune/host/data_layout.hpp"
 #include "dptune/host/plugin_registry.hpp"
@@ -148,17 +149,11 @@ class MechanismProxy final : public dptune::Mechanism, ProxyBase<dptune::Mechani
 /// The first part of `event` (depth first) of a kind that the SDK appended after `minor`
 /// (event_kinds.hpp), or null when an accountant built for `minor` knows every kind in it.
 const dptune::EventKindSpec* kind_newer_than(const dptune::DpEvent& event, int minor) {
-  const dptune::EventKindSpec* spec = dptune::find_event_kind(event.kind());
-  if (spec == nullptr || spec->abi_minor > minor) return spec;
-  for (const auto& field : spec->fields) {
-    if (field.type == dptune::EventFieldType::Event) {
-      if (const auto* newer = kind_newer_than(event.inner(), minor)) return newer;
-    } else if (field.type == dptune::EventFieldType::Events) {
-      for (const auto& part : event.events())
-        if (const auto* newer = kind_newer_than(part, minor)) return newer;
-    }
-  }
-  return nullptr;
+  const dptune::DpEvent* newer = dptune::find_event(event, [minor](const dptune::DpEvent& part) {
+    const dptune::EventKindSpec* spec = dptune::find_event_kind(part.kind());
+    return spec == nullptr || spec->abi_minor > minor;
+  });
+  return newer == nullptr ? nullptr : dptune::find_event_kind(newer->kind());
 }
 
 /// An accountant is handed only events of kinds its ABI minor knows.  One built for minor k was

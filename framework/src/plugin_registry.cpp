@@ -1,7 +1,6 @@
 #include "dptune/host/plugin_registry.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -12,7 +11,6 @@
 #include <system_error>
 #include <utility>
 
-#include "best_accountant.hpp"
 #include "dptune/abi.hpp"
 #include "dptune/errors.hpp"
 #include "elf_exports.hpp"
@@ -425,29 +423,6 @@ void PluginRegistry::scan(const fs::path& folder_or_file) {
       entries_.emplace(std::move(key), std::move(entry));
     }
   }
-  refresh_best();
-}
-
-/// The members of the host's `best` accountant, in the order their answers are listed.
-constexpr std::array<const char*, 2> kBestMembers = {"rdp", "pld"};
-
-void PluginRegistry::refresh_best() {
-  best_.reset();
-  if (entries_.count({dptune::PluginKind::Accountant, BestAccountant::kName}) != 0) return;
-  auto info = std::make_unique<PluginInfo>();
-  info->kind = dptune::PluginKind::Accountant;
-  info->name = BestAccountant::kName;
-  info->version = "1.0.0";
-  info->description =
-      "the host's minimum of the sound answers of the rdp and pld accountants, naming the winner";
-  info->abi_major = DPTUNE_ABI_MAJOR;
-  info->abi_minor = DPTUNE_ABI_MINOR;
-  for (const char* member : kBestMembers) {
-    const PluginInfo* found = find(dptune::PluginKind::Accountant, member);
-    if (found == nullptr) return;
-    for (const auto& spec : found->schema.specs()) info->schema.add(spec);
-  }
-  best_ = std::move(info);
 }
 
 const std::vector<SkippedLibrary>& PluginRegistry::skipped() const { return skipped_; }
@@ -462,7 +437,6 @@ std::vector<PluginInfo> PluginRegistry::plugins() const {
 const PluginInfo* PluginRegistry::find(dptune::PluginKind kind, const std::string& name) const {
   auto it = entries_.find(std::make_pair(kind, name));
   if (it != entries_.end()) return &it->second->info;
-  if (best_ && kind == best_->kind && name == best_->name) return best_.get();
   return nullptr;
 }
 
@@ -470,7 +444,6 @@ const PluginInfo* PluginRegistry::find_any(const std::string& name) const {
   for (const auto& [key, entry] : entries_) {
     if (key.second == name) return &entry->info;
   }
-  if (best_ && name == best_->name) return best_.get();
   return nullptr;
 }
 
@@ -480,10 +453,6 @@ std::vector<std::string> PluginRegistry::names(ComponentKind kind) const {
   if (!plugin) return result;
   for (const auto& [key, entry] : entries_) {
     if (key.first == *plugin) result.push_back(key.second);
-  }
-  if (best_ && best_->kind == *plugin) {
-    result.push_back(best_->name);
-    std::sort(result.begin(), result.end());
   }
   return result;
 }
@@ -530,19 +499,6 @@ std::shared_ptr<dptune::Mechanism> PluginRegistry::create_mechanism(
 
 std::shared_ptr<dptune::Accountant> PluginRegistry::create_accountant(
     const std::string& name, const dptune::Params& params) const {
-  if (best_ && name == best_->name) {
-    std::vector<BestAccountant::Member> members;
-    for (const char* member : kBestMembers) {
-      const Entry& found = entry(dptune::PluginKind::Accountant, member);
-      dptune::Params own;  // the member's share of best's params
-      for (const auto& spec : found.info.schema.specs())
-        if (params.contains(spec.name)) own.set(spec.name, params.at(spec.name));
-      members.push_back(
-          {member, create_with(found.info, found.library, found.create,
-                               found.info.schema.complete(own), make_accountant_proxy)});
-    }
-    return std::make_shared<BestAccountant>(std::move(members));
-  }
   const Entry& found = entry(dptune::PluginKind::Accountant, name);
   return create_with(found.info, found.library, found.create, params, make_accountant_proxy);
 }

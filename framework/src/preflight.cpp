@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "dptune/errors.hpp"
+#include "dptune/event_walk.hpp"
 #include "dptune/helpers/calibration.hpp"
 #include "dptune/host/audit.hpp"
 #include "dptune/host/format.hpp"
@@ -92,8 +93,8 @@ std::vector<std::string> fitting_mechanisms(const PluginRegistry& registry,
   return out;
 }
 
-/// The trainer draws its noise from the pipeline's mechanism (Trainer::mechanism_request): it must
-/// be named, state the event the trainer's analysis assumes, and not be given parameters the
+/// The trainer draws its noise from the pipeline's mechanism (Trainer::mechanism_request): it
+/// must be named, state the event the trainer's analysis assumes, and not be given parameters the
 /// trainer overrides on every run (refused like every other key that would be ignored).
 void check_mechanism(const PipelineConfig& config, const PluginRegistry& registry,
                      const dptune::Trainer& trainer) {
@@ -134,35 +135,18 @@ void check_mechanism(const PipelineConfig& config, const PluginRegistry& registr
 /// The kinds of `event`'s leaves that have no pure-DP bound, in order ("gaussian", "zcdp", ...).
 void impure_leaves(const DpEvent& event, std::vector<std::string>& out) {
   using Kind = DpEvent::Kind;
-  switch (event.kind()) {
-    case Kind::Gaussian:
-    case Kind::DiscreteGaussian:
-    case Kind::DiscreteGaussianOnGrid:
-    case Kind::Zcdp:
-    case Kind::ApproxDp:
-      if (event.kind() == Kind::ApproxDp && event.delta() == 0) return;
-      if (std::find(out.begin(), out.end(), DpEvent::kind_name(event.kind())) == out.end())
-        out.emplace_back(DpEvent::kind_name(event.kind()));
-      return;
-    case Kind::PoissonSampled:
-    case Kind::SampledWithoutReplacement:
-    case Kind::SelfComposed:
-    case Kind::RepeatAndSelect:
-    case Kind::RepeatUntilAccepted:
-    case Kind::ReplaceOne:
-      impure_leaves(event.inner(), out);
-      return;
-    case Kind::Composed:
-    case Kind::OneOf:
-      for (const auto& e : event.events()) impure_leaves(e, out);
-      return;
-    default:
-      return;
-  }
+  dptune::for_each_event(event, [&out](const DpEvent& e) {
+    const bool impure = e.kind() == Kind::Gaussian || e.kind() == Kind::DiscreteGaussian ||
+                        e.kind() == Kind::DiscreteGaussianOnGrid ||
+                        e.kind() == Kind::Zcdp || (e.kind() == Kind::ApproxDp && e.delta() != 0);
+    if (impure && std::find(out.begin(), out.end(), DpEvent::kind_name(e.kind())) == out.end())
+      out.emplace_back(DpEvent::kind_name(e.kind()));
+  });
 }
 
 /// δ = 0 asks for pure ε-DP: refused unless the accountant proves a finite ε at δ = 0 for one run
-/// (Gaussian noise has none: Dwork & Roth 2014, Thm A.1 needs δ > 0), rather than reporting ε = ∞.
+/// (Gaussian noise has none: Dwork & Roth 2014, Thm A.1 needs δ > 0), rather than reporting ε =
+/// ∞.
 void check_pure_dp(const PipelineConfig& config, const dptune::Accountant& accountant,
                    const DpEvent& event, std::size_t train_rows) {
   if (config.delta != 0 || event.kind() == DpEvent::Kind::NonPrivate ||
@@ -214,9 +198,9 @@ void check_pure_dp(const PipelineConfig& config, const dptune::Accountant& accou
   fail(config.accountant.use_where, "accountant.use", message);
 }
 
-/// ε of the algorithm with `params` (target-ε mode off, the calibration's largest noise) on `rows`
-/// rows at `delta`: the floor no noise goes below.  An accountant that cannot price that event at
-/// all is reported as such (what the calibration failed on).
+/// ε of the algorithm with `params` (target-ε mode off, the calibration's largest noise) on
+/// `rows` rows at `delta`: the floor no noise goes below.  An accountant that cannot price that
+/// event at all is reported as such (what the calibration failed on).
 double epsilon_floor(const PipelineConfig& config, const PluginRegistry& registry,
                      dptune::Params params, std::size_t rows, EvaluationStack& stack,
                      double delta) {
@@ -404,7 +388,8 @@ void probe_tuner(const PipelineConfig& config, const PluginRegistry& registry,
   }
 }
 
-// ---- audit verdicts of third-party mechanisms --------------------------------------------------
+// ---- audit verdicts of third-party mechanisms
+// --------------------------------------------------
 
 /// The pipeline's algorithm as a mechanism use: the given values and defaults are fixed, the
 /// search space's dimensions vary.
@@ -455,7 +440,8 @@ void check_audit_verdicts(const PipelineConfig& config, const PluginRegistry& re
            "`dptune audit` certified a privacy violation of '" + use.plugin +
                "' in a configuration this run may use, so its printed guarantee would not hold: " +
                verdict.statement +
-               ". Fix the plugin and audit it again, or pass --allow-audit-violation to run anyway "
+               ". Fix the plugin and audit it again, or pass --allow-audit-violation to run "
+               "anyway "
                "(the report will say so)");
   }
 }

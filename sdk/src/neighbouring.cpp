@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "dptune/dp_event.hpp"
 #include "dptune/errors.hpp"
+#include "dptune/event_walk.hpp"
 
 namespace dptune {
 
@@ -34,29 +36,16 @@ std::string shortened(const DpEvent& e) {
   return text.size() <= 120 ? text : text.substr(0, 117) + "...";
 }
 
-Demand demand_of(const DpEvent& e) {
-  Demand d;
-  switch (e.kind()) {
-    case Kind::PoissonSampled:
-      d = demand_of(e.inner());
-      d.add_remove_part = &e;
-      return d;
-    case Kind::SampledWithoutReplacement:
-    case Kind::ReplaceOne:
-      d = demand_of(e.inner());
-      if (!d.replace_one_part) d.replace_one_part = &e;
-      return d;
-    case Kind::SelfComposed:
-    case Kind::RepeatAndSelect:
-    case Kind::RepeatUntilAccepted:
-      return demand_of(e.inner());
-    case Kind::Composed:
-    case Kind::OneOf:
-      for (const auto& child : e.events()) merge(d, demand_of(child));
-      return d;
-    default:
-      return d;  // a leaf: stated for add/remove, convertible to replace-one
-  }
+Demand demand_of(const DpEvent& event) {
+  return fold_event<Demand>(event, [](const DpEvent& e, std::vector<Demand> parts) {
+    Demand d;
+    for (const Demand& part : parts) merge(d, part);
+    if (e.kind() == Kind::PoissonSampled) d.add_remove_part = &e;
+    if ((e.kind() == Kind::SampledWithoutReplacement || e.kind() == Kind::ReplaceOne) &&
+        !d.replace_one_part)
+      d.replace_one_part = &e;
+    return d;  // a leaf: stated for add/remove, convertible to replace-one
+  });
 }
 
 // A leaf stated for add/remove, restated for replace-one by group privacy of size 2: a
@@ -133,22 +122,9 @@ DpEvent restate(const DpEvent& e, Neighbouring target, bool stated_replace_one) 
 /// True when no node of `e` holds for replace-one neighbours only (restate() would rebuild it
 /// unchanged for add/remove).
 bool add_remove_as_stated(const DpEvent& e) {
-  switch (e.kind()) {
-    case Kind::ReplaceOne:
-    case Kind::SampledWithoutReplacement:
-      return false;
-    case Kind::PoissonSampled:
-    case Kind::SelfComposed:
-    case Kind::RepeatAndSelect:
-    case Kind::RepeatUntilAccepted:
-      return add_remove_as_stated(e.inner());
-    case Kind::Composed:
-    case Kind::OneOf:
-      return std::all_of(e.events().begin(), e.events().end(),
-                         [](const DpEvent& child) { return add_remove_as_stated(child); });
-    default:
-      return true;
-  }
+  return !any_event(e, [](const DpEvent& part) {
+    return part.kind() == Kind::ReplaceOne || part.kind() == Kind::SampledWithoutReplacement;
+  });
 }
 
 }  // namespace

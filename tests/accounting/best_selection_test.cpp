@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "../../framework/src/best_accountant.hpp"
+#include "best/accountant.hpp"
 #include "cli_support.hpp"
 #include "dptune/errors.hpp"
 #include "pld/calculator.hpp"
@@ -27,7 +27,7 @@ struct Trio {
       std::make_shared<dptune::rdp::AccountantAdapter>();
   std::shared_ptr<dptune::pld::AccountantAdapter> pld =
       std::make_shared<dptune::pld::AccountantAdapter>();
-  dptune::host::BestAccountant best{{{"rdp", rdp}, {"pld", pld}}};
+  dptune::best::Accountant best{{{"rdp", rdp}, {"pld", pld}}};
 };
 
 DpEvent dp_sgd(double q, double sigma, std::int64_t steps) {

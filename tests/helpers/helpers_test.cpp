@@ -107,3 +107,12 @@ TEST_CASE("structural_hash: equal events hash equal, and it tells the usual diff
   CHECK(dptune::structural_hash(DpEvent::composed({DpEvent::laplace(1)})) !=
         dptune::structural_hash(DpEvent::one_of({DpEvent::laplace(1)})));
 }
+
+TEST_CASE("structural_hash: every field of the kind table counts, replace_one's event too") {
+  // Hashed from the kind table's fields: a wrapper kind's inner event is part of the hash (the
+  // switch it replaced skipped replace_one, so these two collided).
+  CHECK(dptune::structural_hash(DpEvent::replace_one(DpEvent::gaussian(1))) !=
+        dptune::structural_hash(DpEvent::replace_one(DpEvent::gaussian(2))));
+  CHECK(dptune::structural_hash(DpEvent::repeat_until_accepted(DpEvent::laplace(1), 0.1)) !=
+        dptune::structural_hash(DpEvent::repeat_until_accepted(DpEvent::laplace(1), 0.2)));
+}

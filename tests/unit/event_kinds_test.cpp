@@ -13,6 +13,7 @@
 
 #include "dptune/errors.hpp"
 #include "dptune/event_kinds.hpp"
+#include "dptune/event_walk.hpp"
 #include "dptune/host/config.hpp"
 #include "dptune/host/event_yaml.hpp"
 
@@ -207,4 +208,67 @@ TEST_CASE("event kinds: docs/events.md lists exactly the kind table") {
   }
   INFO("regenerate with DPTUNE_UPDATE_DOCS=1; expected section:\n" << expected);
   CHECK(doc.substr(from, end - from) == expected);
+}
+
+TEST_CASE("event walk: pre-order over every kind's children, as the table lists them") {
+  const DpEvent swr = DpEvent::sampled_without_replacement(100, 10, DpEvent::gaussian(2));
+  const DpEvent tree =
+      DpEvent::composed({DpEvent::self_composed(swr, 3), DpEvent::replace_one(DpEvent::pure_dp(1)),
+                         DpEvent::one_of({DpEvent::laplace(1), DpEvent::approx_dp(1, 1e-6)}),
+                         DpEvent::repeat_until_accepted(DpEvent::zcdp(0.5), 0.1),
+                         DpEvent::repeat_and_select(
+                             DpEvent::poisson_sampled(0.1, DpEvent::discrete_gaussian(3)), 5, 1)});
+  std::vector<std::string> kinds;
+  dptune::for_each_event(
+      tree, [&](const DpEvent& e) { kinds.emplace_back(DpEvent::kind_name(e.kind())); });
+  const std::vector<std::string> expected{"composed",
+                                          "self_composed",
+                                          "sampled_without_replacement",
+                                          "gaussian",
+                                          "replace_one",
+                                          "pure_dp",
+                                          "one_of",
+                                          "laplace",
+                                          "approx_dp",
+                                          "repeat_until_accepted",
+                                          "zcdp",
+                                          "repeat_and_select",
+                                          "poisson_sampled",
+                                          "discrete_gaussian"};
+  CHECK(kinds == expected);
+  // find_event stops at the first match in that order and points into the tree.
+  const DpEvent* found =
+      dptune::find_event(tree, [](const DpEvent& e) { return e.kind() == DpEvent::Kind::Laplace; });
+  REQUIRE(found != nullptr);
+  CHECK(found == &tree.events()[2].events()[0]);
+  CHECK_FALSE(dptune::any_event(
+      tree, [](const DpEvent& e) { return e.kind() == DpEvent::Kind::NonPrivate; }));
+  // fold: the number of leaves, each node summing its children's counts.
+  const int leaves = dptune::fold_event<int>(tree, [](const DpEvent&, std::vector<int> parts) {
+    int n = parts.empty() ? 1 : 0;
+    for (int p : parts) n += p;
+    return n;
+  });
+  CHECK(leaves == 6);  // gaussian, pure_dp, laplace, approx_dp, zcdp, discrete_gaussian
+}
+
+TEST_CASE("event walk: map_children rebuilds every composite kind with its numbers kept") {
+  // Doubles every Gaussian's multiplier, wherever it sits; everything else is rebuilt unchanged.
+  struct Doubler {
+    DpEvent operator()(const DpEvent& e) const {
+      if (e.kind() == DpEvent::Kind::Gaussian) return DpEvent::gaussian(2 * e.noise_multiplier());
+      return dptune::map_children(e, *this);
+    }
+  };
+  const auto build = [](double sigma) {
+    const DpEvent g = DpEvent::gaussian(sigma);
+    return DpEvent::composed(
+        {DpEvent::self_composed(DpEvent::sampled_without_replacement(100, 10, g), 3),
+         DpEvent::replace_one(g), DpEvent::one_of({g, DpEvent::laplace(1)}),
+         DpEvent::repeat_until_accepted(g, 0.1), DpEvent::repeat_and_select(g, 5, 1),
+         DpEvent::poisson_sampled(0.25, g), DpEvent::approx_dp(1, 1e-6)});
+  };
+  CHECK(Doubler{}(build(1.5)) == build(3));
+  // A leaf comes back as it is.
+  CHECK(dptune::map_children(DpEvent::laplace(2), Doubler{}) == DpEvent::laplace(2));
 }

@@ -75,10 +75,7 @@ class PluginRegistry : public Catalog {
   std::vector<std::string> names(ComponentKind kind) const override;
   const dptune::ParamSchema* schema(ComponentKind kind, const std::string& name) const override;
 
-  /// Creates a plugin instance with complete params.  The accountant name "best" (when no plugin
-  /// of that name is loaded but rdp and pld are) is the host's BestAccountant over rdp and pld:
-  /// find(), names() and schema() know it, its schema is the union of theirs, and each member
-  /// gets its own params.  The returned object (and everything it
+  /// Creates a plugin instance with complete params.  The returned object (and everything it
   /// returns) keeps its library loaded; every call into it is wrapped so that an exception becomes
   /// a PluginError "plugin 'NAME' (LIBRARY) failed in Interface::method: what".
   std::shared_ptr<dptune::Mechanism> create_mechanism(const std::string& name,
@@ -97,8 +94,6 @@ class PluginRegistry : public Catalog {
   const Entry& entry(dptune::PluginKind kind, const std::string& name) const;
   std::map<std::pair<dptune::PluginKind, std::string>, std::unique_ptr<Entry>> entries_;
   std::vector<SkippedLibrary> skipped_;
-  void refresh_best();
-  std::unique_ptr<PluginInfo> best_;  // the host's "best" accountant, when rdp and pld are loaded
 };
 
 /// Parses an exported alias name "dptune_v1_0_cxx1017_1_k_mechanism_n_sparse_vector".  Returns

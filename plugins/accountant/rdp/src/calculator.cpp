@@ -10,7 +10,9 @@
 #include <unordered_map>
 
 #include "dptune/errors.hpp"
+#include "dptune/event_walk.hpp"
 #include "dptune/helpers/events.hpp"
+#include "dptune/helpers/rdp_conversion.hpp"
 #include "dptune/helpers/repetition.hpp"
 #include "dptune/params.hpp"
 #include "pld/calculator.hpp"
@@ -33,19 +35,16 @@ void add_note(std::vector<std::string>& notes, const std::string& note) {
   if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
 }
 
-/// (α−1)·ε(α) of the RDP → (ε, δ) conversions, for the order at index i.
+/// The RDP → (ε, δ) conversions at one order, from their one home
+/// (dptune/helpers/rdp_conversion.hpp).
 double conversion_epsilon(Conversion conversion, double alpha, double rdp, double delta) {
-  if (conversion == Conversion::Classic)  // Mironov 2017, Proposition 3
-    return rdp + std::log(1 / delta) / (alpha - 1);
-  // Liebenow et al. 2025, Theorem I.1 (Canonne, Kamath & Steinke 2020; Asoodeh et al. 2021):
-  // ε = ε(α) + log((α−1)/α) − (log δ + log α)/(α−1).
-  return rdp + std::log1p(-1 / alpha) - (std::log(delta) + std::log(alpha)) / (alpha - 1);
+  return conversion == Conversion::Classic ? rdp_to_epsilon_classic(alpha, rdp, delta)
+                                           : rdp_to_epsilon(alpha, rdp, delta);
 }
 
 double conversion_log_delta(Conversion conversion, double alpha, double rdp, double epsilon) {
-  // The two conversions solved for δ.
-  if (conversion == Conversion::Classic) return (alpha - 1) * (rdp - epsilon);
-  return (alpha - 1) * (rdp - epsilon + std::log1p(-1 / alpha)) - std::log(alpha);
+  return conversion == Conversion::Classic ? rdp_to_log_delta_classic(alpha, rdp, epsilon)
+                                           : rdp_to_log_delta(alpha, rdp, epsilon);
 }
 
 const char* conversion_name(Conversion c) {
@@ -662,9 +661,9 @@ class Costing {
       // Papernot & Steinke 2022, Theorem 6 (Poisson(μ)): if e^{ε̂} ≤ 1 + 1/(λ−1), then
       // ε'(λ) = ε(λ) + μ δ̂ + log(μ)/(λ−1); take ε̂ = log(λ/(λ−1)), the largest allowed.  δ̂ is the
       // base's privacy profile at ε̂ by the accountant's tightest route (RDP conversion, pure
-      // region, or the analytic Gaussian where exact).  The host's `best` accountant redoes this
-      // with δ̂ from whichever accountant bounds the base lowest
-      // (framework/src/best_accountant.cpp).
+      // region, or the analytic Gaussian where exact).  The `best` accountant takes the same
+      // theorem (selection::poisson_selection_rdp) with δ̂ from whichever member bounds the base
+      // lowest.
       // The analytic Gaussian is the exact profile of a Gaussian-only base, so it is used here
       // whatever `analytic_gaussian` says (see tightest_base_profile).
       Options exact = options_;
@@ -762,26 +761,25 @@ std::string Calculator::unsupported_reason(const DpEvent& event) const {
 
 namespace {
 /// True when `e` has a noise or privacy leaf stated for add/remove (outside every replace_one).
-bool has_add_remove_leaf(const DpEvent& e) {
-  switch (e.kind()) {
-    case K::NoOp:
-    case K::NonPrivate:
-    case K::ReplaceOne:
-      return false;
-    case K::Gaussian:
-    case K::DiscreteGaussian:
-    case K::DiscreteGaussianOnGrid:
-    case K::Laplace:
-    case K::PureDp:
-    case K::ApproxDp:
-    case K::Zcdp:
-      return true;
-    case K::Composed:
-    case K::OneOf:
-      return std::any_of(e.events().begin(), e.events().end(), has_add_remove_leaf);
-    default:
-      return has_add_remove_leaf(e.inner());
-  }
+bool has_add_remove_leaf(const DpEvent& event) {
+  return fold_event<bool>(event, [](const DpEvent& e, const std::vector<bool>& parts) {
+    switch (e.kind()) {
+      case K::NoOp:
+      case K::NonPrivate:
+      case K::ReplaceOne:  // everything inside is stated for replace-one
+        return false;
+      case K::Gaussian:
+      case K::DiscreteGaussian:
+      case K::DiscreteGaussianOnGrid:
+      case K::Laplace:
+      case K::PureDp:
+      case K::ApproxDp:
+      case K::Zcdp:
+        return true;
+      default:  // a composite: any of its children
+        return std::find(parts.begin(), parts.end(), true) != parts.end();
+    }
+  });
 }
 
 /// An event restated for the one relation its guarantee holds for (dp_event.hpp): what the

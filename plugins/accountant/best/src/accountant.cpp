@@ -1,5 +1,5 @@
-// The `best` accountant: see best_accountant.hpp.
-#include "best_accountant.hpp"
+// The `best` accountant: see best/accountant.hpp.
+#include "best/accountant.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,11 +11,12 @@
 #include <utility>
 
 #include "dptune/errors.hpp"
-#include "dptune/host/format.hpp"
+#include "dptune/event_walk.hpp"
+#include "dptune/helpers/rdp_conversion.hpp"
 #include "dptune/params.hpp"
-#include "rdp_conversion.hpp"
+#include "selection/profile.hpp"
 
-namespace dptune::host {
+namespace dptune::best {
 
 namespace {
 using K = DpEvent::Kind;
@@ -24,25 +25,10 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 /// True when an (ε, δ) leaf is inside: an RDP accountant prices those apart from its curve (basic
 /// composition), so a reported curve would not cover the whole base.
 bool has_approx_leaf(const DpEvent& e) {
-  switch (e.kind()) {
-    case K::ApproxDp:
-      return true;
-    case K::Composed:
-    case K::OneOf:
-      return std::any_of(e.events().begin(), e.events().end(), has_approx_leaf);
-    case K::PoissonSampled:
-    case K::SampledWithoutReplacement:
-    case K::SelfComposed:
-    case K::RepeatAndSelect:
-    case K::RepeatUntilAccepted:
-    case K::ReplaceOne:
-      return has_approx_leaf(e.inner());
-    default:  // the other leaves
-      return false;
-  }
+  return any_event(e, [](const DpEvent& part) { return part.kind() == K::ApproxDp; });
 }
 
-using Member = BestAccountant::Member;
+std::string num(double x) { return to_string(Value{x}); }
 
 /// The base's RDP curve: at each order the smallest value any member reports (every one is a
 /// valid RDP bound, so their minimum is), and who reported curves.
@@ -88,10 +74,21 @@ DeltaHat delta_hat(const std::vector<const Member*>& able, const DpEvent& base, 
     } catch (const dptune::Error&) {
       continue;
     }
-    hat.listing += (hat.listing.empty() ? "" : ", ") + m->name + " " + full_precision(d);
+    hat.listing += (hat.listing.empty() ? "" : ", ") + m->name + " " + num(d);
     if (d < hat.value) hat = {d, m->name, hat.listing};
   }
   return hat;
+}
+
+/// Papernot & Steinke 2022, Theorem 6 at the curve point's order, by the selection library (its one
+/// home), with δ̂ from `hat_at`; `hat` receives the δ̂ used (who gave it, every member's value).
+double theorem6(const RdpPoint& at, double mu, const std::function<DeltaHat(double)>& hat_at,
+                DeltaHat& hat) {
+  const selection::Profile base = [&](double eps_hat) {
+    hat = hat_at(eps_hat);
+    return hat.value;
+  };
+  return selection::poisson_selection_rdp(at.epsilon, at.order, mu, base);
 }
 
 /// The RDP → (ε or δ) conversion at (order, RDP value); non-decreasing in the value.
@@ -103,6 +100,7 @@ struct OrderSearch {
   double best = 0;
   std::size_t best_i = 0, evaluated = 0;
   DeltaHat hat;
+  double best_tau = 0;  // ε'(λ) at the best order
   std::vector<RdpPoint> searched;
 };
 
@@ -124,14 +122,15 @@ OrderSearch search_orders(const std::vector<RdpPoint>& curve, double mu, const C
   for (const auto& [lower, i] : queue) {
     if (!(lower < out.best)) break;
     const double alpha = curve[i].order;
-    DeltaHat hat = hat_at(-std::log1p(-1 / alpha));  // at ε̂ = log(λ/(λ − 1))
+    DeltaHat hat;
+    const double tau = theorem6(curve[i], mu, hat_at, hat);
     ++out.evaluated;
-    const double tau = curve[i].epsilon + mu * hat.value + std::log(mu) / (alpha - 1);
-    out.searched.push_back({alpha, std::max(0.0, tau)});
+    out.searched.push_back({alpha, tau});
     const double value = converted(alpha, tau);
     if (value < out.best) {
       out.best = value;
       out.best_i = i;
+      out.best_tau = tau;
       out.hat = std::move(hat);
     }
   }
@@ -141,11 +140,11 @@ OrderSearch search_orders(const std::vector<RdpPoint>& curve, double mu, const C
 }
 }  // namespace
 
-BestAccountant::BestAccountant(std::vector<Member> members) : members_(std::move(members)) {
+Accountant::Accountant(std::vector<Member> members) : members_(std::move(members)) {
   if (members_.empty()) throw dptune::InvalidArgument("the best accountant needs a member");
 }
 
-std::string BestAccountant::unsupported_reason(const DpEvent& event) const {
+std::string Accountant::unsupported_reason(const DpEvent& event) const {
   std::string reasons;
   for (const auto& m : members_) {
     const std::string why = m.accountant->unsupported_reason(event);
@@ -155,23 +154,20 @@ std::string BestAccountant::unsupported_reason(const DpEvent& event) const {
   return reasons;
 }
 
-PrivacyGuarantee BestAccountant::epsilon(const DpEvent& event, double delta) const {
+PrivacyGuarantee Accountant::epsilon(const DpEvent& event, double delta) const {
   return smallest(event, delta, Ask::Epsilon);
 }
 
-PrivacyGuarantee BestAccountant::delta(const DpEvent& event, double epsilon) const {
+PrivacyGuarantee Accountant::delta(const DpEvent& event, double epsilon) const {
   return smallest(event, epsilon, Ask::Delta);
 }
 
-// Papernot & Steinke 2022, Theorem 6: if the base Q is (λ, ε(λ))-RDP and (ε̂, δ̂)-DP with
-// e^{ε̂} ≤ 1 + 1/(λ − 1), then repeat-and-select with K ~ Poisson(μ) is (λ, ε'(λ))-RDP with
-//     ε'(λ) = ε(λ) + μ δ̂ + log(μ)/(λ − 1).
-// ε̂ = log(λ/(λ − 1)) meets the condition with equality and is the largest allowed (δ̂ only falls as
-// ε̂ grows).  Any upper bounds on ε(λ) and δ̂ give a valid ε'(λ) (larger inputs only raise it), so
-// the curve comes from the members that report one, δ̂ from whichever member bounds the base's
-// profile lowest, and ε'(λ) is converted by Canonne, Kamath & Steinke 2020, Proposition 12.
-std::optional<PrivacyGuarantee> BestAccountant::poisson_selection(const DpEvent& event,
-                                                                  double given, Ask ask) const {
+// Papernot & Steinke 2022, Theorem 6 (selection::poisson_selection_rdp states it): any upper
+// bounds on the base's ε(λ) and δ̂ give a valid ε'(λ) (larger inputs only raise it), so the curve
+// comes from the members that report one, δ̂ from whichever member bounds the base's profile
+// lowest, and ε'(λ) is converted by Canonne, Kamath & Steinke 2020, Proposition 12.
+std::optional<PrivacyGuarantee> Accountant::poisson_selection(const DpEvent& event, double given,
+                                                              Ask ask) const {
   if (event.kind() != K::RepeatAndSelect || !std::isinf(event.shape())) return std::nullopt;
   if (ask == Ask::Epsilon && !(given > 0)) return std::nullopt;  // RDP gives no δ = 0 bound
   const DpEvent& base = event.inner();
@@ -183,25 +179,23 @@ std::optional<PrivacyGuarantee> BestAccountant::poisson_selection(const DpEvent&
   if (curve.empty()) return std::nullopt;
   const double mu = event.mean(), trivial = ask == Ask::Epsilon ? kInfinity : 1.0;
   const Converted converted = [ask, given](double alpha, double tau) {
-    return ask == Ask::Epsilon ? rdp_to_epsilon(alpha, std::max(0.0, tau), given)
-                               : rdp_to_delta(alpha, std::max(0.0, tau), given);
+    return ask == Ask::Epsilon ? dptune::rdp_to_epsilon(alpha, std::max(0.0, tau), given)
+                               : dptune::rdp_to_delta(alpha, std::max(0.0, tau), given);
   };
   OrderSearch found = search_orders(curve, mu, converted, trivial,
                                     [&](double eps_hat) { return delta_hat(able, base, eps_hat); });
   if (found.evaluated == 0 || !(found.best < trivial)) return std::nullopt;
   const RdpPoint& at = curve[found.best_i];
-  const double tau =
-      std::max(0.0, at.epsilon + mu * found.hat.value + std::log(mu) / (at.order - 1));
+  const double tau = found.best_tau;
   PrivacyGuarantee g;
   g.epsilon = ask == Ask::Epsilon ? std::max(0.0, found.best) : given;
   g.delta = ask == Ask::Epsilon ? given : found.best;
   g.order = at.order;
-  g.derivation = "repeat_and_select, Poisson(mean " + full_precision(mu) +
-                 "): Papernot & Steinke 2022, Theorem 6 at order " + full_precision(at.order) +
-                 ": eps'(a) = eps(a) + mu delta^ + log(mu)/(a - 1) = " + full_precision(tau) +
+  g.derivation = "repeat_and_select, Poisson(mean " + num(mu) +
+                 "): Papernot & Steinke 2022, Theorem 6 at order " + num(at.order) +
+                 ": eps'(a) = eps(a) + mu delta^ + log(mu)/(a - 1) = " + num(tau) +
                  ", with the base's RDP curve from " + curve_from +
-                 " (eps(a) = " + full_precision(at.epsilon) +
-                 ") and delta^ = " + full_precision(found.hat.value) +
+                 " (eps(a) = " + num(at.epsilon) + ") and delta^ = " + num(found.hat.value) +
                  " at eps^ = log(a/(a - 1)) from " + found.hat.from + " (" + found.hat.listing +
                  "); improved RDP conversion (Canonne, Kamath & Steinke 2020, Prop. 12); " +
                  std::to_string(found.evaluated) + " of " + std::to_string(curve.size()) +
@@ -211,7 +205,7 @@ std::optional<PrivacyGuarantee> BestAccountant::poisson_selection(const DpEvent&
   return g;
 }
 
-PrivacyGuarantee BestAccountant::smallest(const DpEvent& event, double given, Ask ask) const {
+PrivacyGuarantee Accountant::smallest(const DpEvent& event, double given, Ask ask) const {
   std::vector<std::pair<std::string, PrivacyGuarantee>> answers;
   std::vector<std::string> notes;
   std::exception_ptr first_failure;
@@ -260,7 +254,7 @@ PrivacyGuarantee BestAccountant::smallest(const DpEvent& event, double given, As
   std::string summary = "best of";
   for (std::size_t i = 0; i < answers.size(); ++i)
     summary += (i == 0 ? " " : ", ") + answers[i].first + " (" + what + " " +
-               full_precision(value(answers[i].second)) + ")";
+               num(value(answers[i].second)) + ")";
   for (const auto& n : notes) summary += "; " + n;
   PrivacyGuarantee g = answers[win].second;
   g.derivation = summary + "; " + answers[win].first + " wins: " + g.derivation;
@@ -268,4 +262,4 @@ PrivacyGuarantee BestAccountant::smallest(const DpEvent& event, double given, As
   return g;
 }
 
-}  // namespace dptune::host
+}  // namespace dptune::best

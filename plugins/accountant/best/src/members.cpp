@@ -1,0 +1,90 @@
+// The `best` accountant's members, their parameters and their answer cache: see
+// best/accountant.hpp.
+#include <bit>
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+
+#include "best/accountant.hpp"
+#include "pld/calculator.hpp"
+#include "pld/plugin_params.hpp"
+#include "rdp/calculator.hpp"
+#include "rdp/plugin_params.hpp"
+
+namespace dptune::best {
+
+namespace {
+
+/// Answers kept per (question, given value, event).  The text finds the bucket; equality of the
+/// whole event (every member, not only what the text shows) decides, so two events that print
+/// alike never share an answer.
+class CachedAccountant final : public dptune::Accountant {
+ public:
+  explicit CachedAccountant(std::shared_ptr<const dptune::Accountant> inner)
+      : inner_(std::move(inner)) {}
+  std::string unsupported_reason(const DpEvent& event) const override {
+    return inner_->unsupported_reason(event);
+  }
+  PrivacyGuarantee epsilon(const DpEvent& event, double delta) const override {
+    return get('e', event, delta, [&] { return inner_->epsilon(event, delta); });
+  }
+  PrivacyGuarantee delta(const DpEvent& event, double epsilon) const override {
+    return get('d', event, epsilon, [&] { return inner_->delta(event, epsilon); });
+  }
+
+ private:
+  template <class Compute>
+  PrivacyGuarantee get(char question, const DpEvent& event, double given, Compute&& compute) const {
+    std::string key =
+        question + std::to_string(std::bit_cast<std::uint64_t>(given)) + ":" + event.to_string();
+    {
+      std::lock_guard lock(mutex_);
+      if (const auto found = answers_.find(key); found != answers_.end())
+        for (const auto& [known, answer] : found->second)
+          if (known == event) return answer;
+    }
+    PrivacyGuarantee answer = compute();  // outside the lock: pricing can take seconds
+    std::lock_guard lock(mutex_);
+    if (answers_.size() >= kCapacity) answers_.clear();  // bounded; a study needs few entries
+    answers_[std::move(key)].emplace_back(event, answer);
+    return answer;
+  }
+
+  static constexpr std::size_t kCapacity = 4096;
+  std::shared_ptr<const dptune::Accountant> inner_;
+  mutable std::mutex mutex_;
+  mutable std::unordered_map<std::string, std::vector<std::pair<DpEvent, PrivacyGuarantee>>>
+      answers_;
+};
+
+/// The share of `params` that `schema` declares, completed with its defaults.
+dptune::Params share(const dptune::ParamSchema& schema, const dptune::Params& params) {
+  dptune::Params own;
+  for (const auto& spec : schema.specs())
+    if (params.contains(spec.name)) own.set(spec.name, params.at(spec.name));
+  return schema.complete(own);
+}
+
+}  // namespace
+
+std::shared_ptr<const dptune::Accountant> cached(
+    std::shared_ptr<const dptune::Accountant> accountant) {
+  return std::make_shared<CachedAccountant>(std::move(accountant));
+}
+
+dptune::ParamSchema plugin_schema() {
+  dptune::ParamSchema schema;
+  for (const dptune::ParamSchema& member : {rdp::plugin_schema(), pld::plugin_schema()})
+    for (const auto& spec : member.specs()) schema.add(spec);
+  return schema;
+}
+
+std::vector<Member> default_members(const dptune::Params& params) {
+  const auto rdp_options = rdp::options_from(share(rdp::plugin_schema(), params));
+  const auto pld_options = pld::options_from(share(pld::plugin_schema(), params));
+  return {{"rdp", cached(std::make_shared<rdp::AccountantAdapter>(rdp_options))},
+          {"pld", cached(std::make_shared<pld::AccountantAdapter>(pld_options))}};
+}
+
+}  // namespace dptune::best
