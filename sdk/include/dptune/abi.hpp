@@ -17,7 +17,7 @@
 #include <version>
 
 #define DPTUNE_ABI_MAJOR 2
-#define DPTUNE_ABI_MINOR 11
+#define DPTUNE_ABI_MINOR 12
 
 // The ABI minor a plugin is built for: this SDK's minor unless the plugin's build defines it lower
 // (e.g. -DDPTUNE_PLUGIN_ABI_MINOR=1), to make a plugin that also loads into older hosts of the same
@@ -88,6 +88,12 @@
 //        how many scopes of a layout one record's replacement can change — 2 for Dirichlet client
 //        shards by label, 1 otherwise — so that a client-level guarantee (DP-Hype) can be priced
 //        for one record by group privacy.  A plugin of minor <= 10 never calls it.
+//   2.12 Declared properties (traits.hpp: TunerTraits, TrainerTraits, UtilityTraits,
+//        PluginTraits; value types) and PluginDescriptor::traits, a member APPENDED after every
+//        member of 2.11's descriptor, which DPTUNE_PLUGIN fills from the class's static
+//        traits().  The host reads it only from plugins of minor >= 12; an older plugin, like a
+//        2.12 plugin without traits(), declares nothing and is held to the safe defaults (a
+//        tuner is private: docs/sdk-contract.md, "Declared properties").
 // The host itself is always built with the SDK's minor.
 #ifndef DPTUNE_PLUGIN_ABI_MINOR
 #define DPTUNE_PLUGIN_ABI_MINOR DPTUNE_ABI_MINOR
