@@ -762,6 +762,14 @@ class Loader {
     config_.output.test_score = std::move(t);
   }
 
+  /// A schema's defaults (a parameter without one is left out).
+  static dptune::Params defaults_of(const ParamSchema& schema) {
+    dptune::Params out;
+    for (const auto& spec : schema.specs())
+      if (spec.default_value) out.set(spec.name, *spec.default_value);
+    return out;
+  }
+
   /// A test score scores the model the tuner releases, with its ε composed into the tuner's
   /// per-record guarantee: the tuner must declare that it releases a model (releases_model), be
   /// private (a map has no guarantee to compose into) and protect records (a client-level
@@ -776,7 +784,7 @@ class Loader {
       if (!schema) continue;
       std::optional<dptune::TunerTraits> other;
       try {
-        other = catalog_.traits(ComponentKind::Tuner, name, schema->complete({})).tuner;
+        other = catalog_.traits(ComponentKind::Tuner, name, defaults_of(*schema)).tuner;
       } catch (const dptune::Error&) {
         continue;  // its traits need parameters it has no default for: not offered
       }

@@ -164,7 +164,8 @@ PlannedCharge plan_charge(const PipelineConfig& config, const PluginRegistry& re
                           EvaluationStack& stack) {
   const TunerDryRun run = dry_run(config, registry, stack);
   check_result_as_declared(config, run.trusted_analyst_only);
-  return {run.trusted_analyst_only, run.guarantee};
+  // The ledger records a map (no charge) only for a tuner that declares itself one.
+  return {declared_map(config), run.guarantee};
 }
 
 TunerDryRun dry_run_tuner(const PipelineConfig& config, const PluginRegistry& registry) {
