@@ -123,14 +123,19 @@ std::string compose_scoring(DpEvent& base, const po::variables_map& vm) {
 
 /// From a pipeline the tuner composes its scoring itself; this only says which scoring it is.
 std::string pipeline_scoring(const dptune::Params& tuner, const DpEvent& base) {
-  if (tuner.get_string("scoring") == "public_validation")
+  if (tuner.contains("scoring") && tuner.get_string("scoring") == "public_validation")
     return "public_validation (assumes the validation split is public, declared by the user)";
+  if (!tuner.contains("score_epsilon")) return "as the tuner composes it (it has no score_epsilon)";
   return private_scoring_note(tuner.get_double("score_epsilon"),
                               dptune::neighbouring_of(base) == dptune::Neighbouring::ReplaceOne);
 }
 
 /// What `dptune plan repetition` was given: the option values bound to its command line.
 struct PlanArgs {
+  /// The command's first word: the tuner plugin whose repetition is planned (`dptune plan
+  /// repetition`).  The host knows no tuner by name: whichever tuner the word names is asked, and
+  /// its dry run must price a repetition of one base event (base_of).
+  std::string tuner;
   std::string event_text, means_text = "2,5,10,20,50,100", accountant_name = kDefaultAccountant;
   std::vector<std::string> plugin_paths, sets, words;
   std::string pipeline, plot_dir;
@@ -192,15 +197,18 @@ struct PlanBase {
 /// The parameters of the repetition tuner the plan asks: the pipeline's when it uses repetition
 /// (else the tuner's defaults), with --points and --score-epsilon applied as the tuner's own
 /// points_per_dimension and score_epsilon.
-dptune::Params planned_tuner_params(const dptune::host::PipelineConfig& config,
+dptune::Params planned_tuner_params(const std::string& tuner,
+                                    const dptune::host::PipelineConfig& config,
                                     const po::variables_map& vm,
                                     const dptune::host::PluginRegistry& registry) {
-  const auto* schema = registry.schema(dptune::host::ComponentKind::Tuner, "repetition");
-  if (!schema) throw UsageError("plan repetition: the repetition tuner plugin is not loaded");
+  const auto* schema = registry.schema(dptune::host::ComponentKind::Tuner, tuner);
+  if (!schema) throw UsageError("plan " + tuner + ": no tuner plugin '" + tuner + "' is loaded");
   dptune::Params params =
-      schema->complete(config.tuner.use == "repetition" ? config.tuner.params : dptune::Params{});
+      schema->complete(config.tuner.use == tuner ? config.tuner.params : dptune::Params{});
   if (vm.count("points")) {
-    if (params.get_string("candidates") == "space")
+    if (!schema->find("points_per_dimension"))
+      throw UsageError("--points: tuner '" + tuner + "' has no parameter points_per_dimension");
+    if (params.contains("candidates") && params.get_string("candidates") == "space")
       throw UsageError(
           "--points: the pipeline's repetition tuner draws its candidates from the search space "
           "(candidates: space), not from a grid; --points sets points_per_dimension of "
@@ -209,7 +217,9 @@ dptune::Params planned_tuner_params(const dptune::host::PipelineConfig& config,
     params.set("points_per_dimension", vm["points"].as<std::int64_t>());
   }
   if (const auto epsilon = score_epsilon_option(vm)) {
-    if (params.get_string("scoring") == "public_validation")
+    if (!schema->find("score_epsilon"))
+      throw UsageError("--score-epsilon: tuner '" + tuner + "' has no parameter score_epsilon");
+    if (params.contains("scoring") && params.get_string("scoring") == "public_validation")
       throw UsageError(
           "--score-epsilon: the pipeline declares scoring: public_validation (no score noise)");
     params.set("score_epsilon", *epsilon);
@@ -247,14 +257,18 @@ PlanBase base_from_pipeline(PlanArgs& a, const po::variables_map& vm,
         "--pipeline takes the base event, --candidates and the accountant from the pipeline");
   auto config = load(a.pipeline, a.sets, a.plugin_paths, registry);
   PlanBase plan;
-  plan.tuner = planned_tuner_params(config, vm, registry);
-  config.tuner.use = "repetition";
+  plan.tuner = planned_tuner_params(a.tuner, config, vm, registry);
+  if (config.tuner.use != a.tuner) {
+    config.tuner.use = a.tuner;
+    config.tuner.traits = registry.traits(dptune::host::ComponentKind::Tuner, a.tuner, *plan.tuner);
+    config.tuner_traits = config.tuner.traits.tuner.value_or(dptune::TunerTraits{});
+  }
   config.tuner.params = *plan.tuner;
   const dptune::host::TunerDryRun run = dptune::host::dry_run_tuner(config, registry);
   plan.base = base_of(run);
   // Candidates drawn from the grid: the grid is what the tuner declared (asked the events of)
   // before its first run.  Drawn from the search space: no finite m.
-  if (plan.tuner->get_string("candidates") == "grid")
+  if (!plan.tuner->contains("candidates") || plan.tuner->get_string("candidates") != "space")
     plan.m = static_cast<std::int64_t>(run.declared.size());
   plan.delta = vm.count("delta") ? vm["delta"].as<double>() : config.delta;
   plan.accountant = registry.create_accountant(config.accountant.use, config.accountant.params);
@@ -282,6 +296,8 @@ PlanBase base_from_event(const PlanArgs& a, const po::variables_map& vm,
   const std::string text = from_file ? read_event_file(a.words[1]) : a.event_text;
   plan.base = dptune::host::parse_event(text, shown);
   scan_plugins(registry, a.plugin_paths, {});
+  if (!registry.schema(dptune::host::ComponentKind::Tuner, a.tuner))
+    throw UsageError("plan " + a.tuner + ": no tuner plugin '" + a.tuner + "' is loaded");
   plan.accountant = create_accountant(registry, a.accountant_name);
   return plan;
 }
@@ -400,9 +416,9 @@ int cmd_plan(const std::vector<std::string>& args) {
   const auto parsed = parse_command(opts, args, {{"words", po::value(&a.words), -1}});
   if (!parsed) return kOk;
   const po::variables_map& vm = *parsed;
-  if (a.words.empty() || a.words[0] != "repetition")
-    throw UsageError("plan: expected 'dptune plan repetition ...' (see --help)");
-  if (a.words.size() > 2) throw UsageError("plan repetition takes at most one EVENT file");
+  if (a.words.empty()) throw UsageError("plan: expected 'dptune plan repetition ...' (see --help)");
+  a.tuner = a.words[0];
+  if (a.words.size() > 2) throw UsageError("plan " + a.tuner + " takes at most one EVENT file");
   const auto means = parse_means(a.means_text);
   dptune::host::PluginRegistry registry;
   PlanBase plan =

@@ -109,6 +109,8 @@ class Loader {
     load_search_space(*root_.find("search_space"));
     check_algorithm_complete(*root_.find("algorithm"));
     config_.tuner = component(*root_.find("tuner"), ComponentKind::Tuner, {}, {});
+    // A tuner that declares nothing is private (the defaults of TunerTraits).
+    config_.tuner_traits = config_.tuner.traits.tuner.value_or(dptune::TunerTraits{});
     check_preprocessing_for_tuner();
     load_execution();
     load_output();
@@ -474,11 +476,10 @@ class Loader {
 
   /// A private tuner's whole point is its guarantee, and no guarantee covers a scaling fitted on
   /// the private data: refuse the opt-in there (the maps may use it, with every ε marked).
+  /// Whether the tuner is private is what it declares, never its name: one that declares nothing
+  /// is held to these rules.
   void check_preprocessing_for_tuner() {
-    static const std::vector<std::string> private_tuners{"repetition", "svt_doubling", "dp_hype"};
-    if (std::find(private_tuners.begin(), private_tuners.end(), config_.tuner.use) ==
-        private_tuners.end())
-      return;
+    if (config_.tuner_traits.outputs != dptune::TunerOutputs::Private) return;
     check_split_for_private_tuner();
     check_schema_for_private_tuner();
     if (!config_.preprocessing.fitted()) return;
@@ -564,7 +565,18 @@ class Loader {
                  "): give it in " + section.key + ".params");
       c.params.set(spec.name, *spec.default_value);
     }
+    if (kind != ComponentKind::Data) c.traits = declared_traits(c);
     return c;
+  }
+
+  /// What a plugin declares for its complete params (dptune/traits.hpp).  A traits() that
+  /// throws is the plugin's error, reported at its section (exit 2).
+  dptune::PluginTraits declared_traits(const ComponentConfig& c) const {
+    try {
+      return catalog_.traits(c.kind, c.use, c.params);
+    } catch (const dptune::Error& e) {
+      fail(c.where, to_string(c.kind), e.what());
+    }
   }
 
   void load_algorithm(const Entry& section) {
@@ -825,18 +837,45 @@ class Loader {
     config_.output.test_score = std::move(t);
   }
 
-  /// The bundled tuners that release no model: the maps (trusted analysts, no guarantee) and
-  /// dp_hype (a candidate only, under a client-level relation a per-record score does not fit).
+  /// A schema's defaults (a parameter without one is left out).
+  static dptune::Params defaults_of(const ParamSchema& schema) {
+    dptune::Params out;
+    for (const auto& spec : schema.specs())
+      if (spec.default_value) out.set(spec.name, *spec.default_value);
+    return out;
+  }
+
+  /// A test score scores the model the tuner releases, with its ε composed into the tuner's
+  /// per-record guarantee: the tuner must declare that it releases a model (releases_model), be
+  /// private (a map has no guarantee to compose into) and protect records (a client-level
+  /// guarantee is not one a per-record score composes with).
   void check_tuner_releases_model(const Node& node, const std::string& path) {
-    static const std::vector<std::string> no_model{"grid", "random", "dpareto", "dp_hype"};
-    if (std::find(no_model.begin(), no_model.end(), config_.tuner.use) == no_model.end()) return;
-    const bool map = config_.tuner.use != "dp_hype";
+    const dptune::TunerTraits& t = config_.tuner_traits;
+    const bool map = t.outputs == dptune::TunerOutputs::Map;
+    if (t.releases_model && !map && t.unit == dptune::GuaranteeUnit::Record) return;
+    std::vector<std::string> releasing;
+    for (const auto& name : sorted_names(catalog_, ComponentKind::Tuner)) {
+      const ParamSchema* schema = catalog_.schema(ComponentKind::Tuner, name);
+      if (!schema) continue;
+      std::optional<dptune::TunerTraits> other;
+      try {
+        other = catalog_.traits(ComponentKind::Tuner, name, defaults_of(*schema)).tuner;
+      } catch (const dptune::Error&) {
+        continue;  // its traits need parameters it has no default for: not offered
+      }
+      if (other && other->releases_model && other->outputs == dptune::TunerOutputs::Private &&
+          other->unit == dptune::GuaranteeUnit::Record)
+        releasing.push_back(name);
+    }
+    std::string list;
+    for (const auto& name : releasing) list += (list.empty() ? "" : ", ") + name;
     fail(node.loc, path,
          "tuner '" + config_.tuner.use + "' releases no model to score" +
              (map ? " (a privacy-utility map for trusted analysts, with no guarantee to compose a "
                     "private score into)"
                   : " (the selected candidate only)") +
-             "; use a tuner that releases one (repetition, svt_doubling)");
+             (releasing.empty() ? std::string("; no loaded tuner declares that it releases one")
+                                : "; use a tuner that releases one (" + list + ")"));
   }
 
   /// A private test score needs a test split to score on.

@@ -58,7 +58,7 @@ const char* to_string(ScoreSplit split) {
 
 namespace {
 // Optimal string alignment distance: Levenshtein (insert, delete, substitute) plus the
-// transposition of two adjacent characters, the most common typo ("gird" for "grid").
+// transposition of two adjacent characters, the most common typo (gird for grid).
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   const std::size_t n = a.size(), m = b.size();
   std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1, 0));

@@ -215,7 +215,7 @@ const ParamSchema& host_schema() {
     s.add_int("int_step", "step of an int dimension").min(1);
     s.add_float("float_step", "step of a float dimension").min_exclusive(0);
     s.add_float("test_epsilon", "epsilon of the private test score").min_exclusive(0);
-    s.add_string("test_mechanism", "the noise of the private test score").one_of({"laplace"});
+    s.add_string("test_mechanism", "the noise of the private test score").one_of({kTestScoreNoise});
     return s;
   }();
   return schema;

@@ -171,7 +171,7 @@ std::string to_yaml(const PipelineConfig& config) {
     out << YAML::Key << "test_score" << YAML::Value << YAML::BeginMap;
     if (t->epsilon) {
       out << YAML::Key << "epsilon" << YAML::Value << full_precision(*t->epsilon);
-      out << YAML::Key << "mechanism" << YAML::Value << "laplace";
+      out << YAML::Key << "mechanism" << YAML::Value << kTestScoreNoise;
     } else {
       out << YAML::Key << "public" << YAML::Value;
       emit_string(out, t->public_file.string());

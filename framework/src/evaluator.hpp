@@ -1,6 +1,7 @@
 // dptune host (internal): the evaluation service tuners call, and the contexts handed to plugins.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -212,6 +213,33 @@ class HostEvaluator final : public dptune::Evaluator {
   std::optional<ReportedFailure> private_failure_;
 };
 
+/// The evaluator a tuner is handed: the host's, refusing an evaluation on a kind of data scope
+/// the tuner does not declare (TunerTraits::scopes; the whole data when it declares nothing).
+class DeclaredScopesEvaluator final : public dptune::Evaluator {
+ public:
+  DeclaredScopesEvaluator(HostEvaluator& real, const PipelineConfig& config)
+      : real_(real), config_(config) {}
+  std::vector<dptune::Evaluation> evaluate(
+      const std::vector<dptune::EvaluationRequest>& requests) override {
+    const auto& declared = config_.tuner_traits.scopes;
+    for (const auto& request : requests)
+      if (std::find(declared.begin(), declared.end(), request.scope.kind) == declared.end())
+        throw dptune::Error("tuner '" + config_.tuner.use +
+                            "' asked for an evaluation on data scope " + request.scope.to_string() +
+                            ", a kind of scope it does not declare (TunerTraits::scopes)");
+    return real_.evaluate(requests);
+  }
+  dptune::DpEvent event_of(const dptune::Params& candidate,
+                           const dptune::DataScope& scope) const override {
+    return real_.event_of(candidate, scope);
+  }
+  std::size_t default_repetitions() const override { return real_.default_repetitions(); }
+
+ private:
+  HostEvaluator& real_;
+  const PipelineConfig& config_;
+};
+
 class HostTunerContext final : public dptune::TunerContext {
  public:
   HostTunerContext(const PipelineConfig& config, HostEvaluator& evaluator,
@@ -220,13 +248,14 @@ class HostTunerContext final : public dptune::TunerContext {
                    Executor& executor)
       : config_(config),
         evaluator_(evaluator),
+        declared_scopes_(evaluator, config),
         accountant_(accountant),
         mechanisms_(mechanisms),
         progress_(progress),
         rng_(rng),
         executor_(executor) {}
   const dptune::SearchSpace& space() const override { return config_.space; }
-  dptune::Evaluator& evaluator() override { return evaluator_; }
+  dptune::Evaluator& evaluator() override { return declared_scopes_; }
   const dptune::Accountant& accountant() const override { return accountant_; }
   double delta() const override { return config_.delta; }
   std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
@@ -258,6 +287,7 @@ class HostTunerContext final : public dptune::TunerContext {
  private:
   const PipelineConfig& config_;
   HostEvaluator& evaluator_;
+  DeclaredScopesEvaluator declared_scopes_;
   const dptune::Accountant& accountant_;
   const MechanismFactory& mechanisms_;
   dptune::ProgressSink& progress_;

@@ -28,6 +28,7 @@ struct PluginRegistry::Entry {
   PluginInfo info;
   std::shared_ptr<LoadedLibrary> library;
   std::unique_ptr<dptune::Plugin> (*create)(const dptune::Params&) = nullptr;
+  dptune::PluginTraits (*traits)(const dptune::Params&) = nullptr;  // null: declares nothing
 };
 
 namespace {
@@ -246,7 +247,11 @@ std::vector<Candidate> check_exports(const std::vector<std::string>& symbols,
 struct LoadedPlugin {
   PluginInfo info;
   std::unique_ptr<dptune::Plugin> (*create)(const dptune::Params&) = nullptr;
+  dptune::PluginTraits (*traits)(const dptune::Params&) = nullptr;
 };
+
+/// The first minor whose descriptor carries PluginDescriptor::traits.
+constexpr int kTraitsMinor = 12;
 
 /// Calls the descriptor function of every candidate (the library is loaded) and checks it against
 /// the export name.  Problems are added to `problems`.
@@ -303,6 +308,9 @@ std::vector<LoadedPlugin> read_descriptors(const LoadedLibrary& library,
     plugin_info.info.abi_minor = descriptor.abi_minor;
     plugin_info.info.library = library.path();
     plugin_info.create = descriptor.create;
+    // An older plugin's descriptor ends before `traits` (the bytes there are not its): it
+    // declares nothing.
+    if (descriptor.abi_minor >= kTraitsMinor) plugin_info.traits = descriptor.traits;
     loaded.push_back(std::move(plugin_info));
   }
   return loaded;
@@ -419,6 +427,7 @@ void PluginRegistry::scan(const fs::path& folder_or_file) {
       entry->info = std::move(plugin.info);
       entry->library = library;
       entry->create = plugin.create;
+      entry->traits = plugin.traits;
       auto key = std::make_pair(entry->info.kind, entry->info.name);
       entries_.emplace(std::move(key), std::move(entry));
     }
@@ -463,6 +472,24 @@ const dptune::ParamSchema* PluginRegistry::schema(ComponentKind kind,
   if (!plugin) return nullptr;
   const PluginInfo* info = find(*plugin, name);
   return info == nullptr ? nullptr : &info->schema;
+}
+
+dptune::PluginTraits PluginRegistry::traits(ComponentKind kind, const std::string& name,
+                                            const dptune::Params& params) const {
+  const auto plugin = plugin_kind(kind);
+  if (!plugin) return {};
+  const auto it = entries_.find(std::make_pair(*plugin, name));
+  if (it == entries_.end() || it->second->traits == nullptr) return {};
+  const Entry& found = *it->second;
+  try {
+    return found.traits(params);
+  } catch (const std::exception& e) {
+    throw dptune::PluginError("plugin '" + name + "' (" + found.info.library.string() +
+                              ") failed in traits(): " + e.what());
+  } catch (...) {
+    throw dptune::PluginError("plugin '" + name + "' (" + found.info.library.string() +
+                              ") failed in traits(): unknown exception");
+  }
 }
 
 const PluginRegistry::Entry& PluginRegistry::entry(dptune::PluginKind kind,

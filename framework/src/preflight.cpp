@@ -132,7 +132,7 @@ void check_mechanism(const PipelineConfig& config, const PluginRegistry& registr
 
 // ---- the privacy of one run -------------------------------------------------------------------
 
-/// The kinds of `event`'s leaves that have no pure-DP bound, in order ("gaussian", "zcdp", ...).
+/// The kinds of `event`'s leaves that have no pure-DP bound, in order (e.g. gaussian, zcdp).
 void impure_leaves(const DpEvent& event, std::vector<std::string>& out) {
   using Kind = DpEvent::Kind;
   dptune::for_each_event(event, [&out](const DpEvent& e) {
@@ -202,10 +202,10 @@ void check_pure_dp(const PipelineConfig& config, const dptune::Accountant& accou
 /// `rows` rows at `delta`: the floor no noise goes below.  An accountant that cannot price that
 /// event at all is reported as such (what the calibration failed on).
 double epsilon_floor(const PipelineConfig& config, const PluginRegistry& registry,
-                     dptune::Params params, std::size_t rows, EvaluationStack& stack,
-                     double delta) {
-  params.set("target_epsilon", 0.0);
-  params.set("noise_multiplier", dptune::CalibrationOptions{}.upper);
+                     const dptune::TrainerTraits& declared, dptune::Params params, std::size_t rows,
+                     EvaluationStack& stack, double delta) {
+  params.set(declared.target_epsilon, 0.0);
+  params.set(declared.noise_multiplier, dptune::CalibrationOptions{}.upper);
   const DpEvent event =
       stack.evaluator.trainer_event(*registry.create_trainer(config.algorithm.use, params), rows);
   if (const std::string why = stack.accountant->unsupported_reason(event); !why.empty())
@@ -213,50 +213,74 @@ double epsilon_floor(const PipelineConfig& config, const PluginRegistry& registr
   return stack.accountant->epsilon(event, delta).epsilon;
 }
 
+/// The privacy parameters the trainer declares (TrainerTraits), kept only when its schema has
+/// them with the declared types: the explanation below sets and reads them.
+std::optional<dptune::TrainerTraits> declared_privacy_params(const PipelineConfig& config,
+                                                             const PluginRegistry& registry,
+                                                             const dptune::Params& params) {
+  const dptune::ParamSchema* schema = registry.schema(ComponentKind::Trainer, config.algorithm.use);
+  auto declared = registry.traits(ComponentKind::Trainer, config.algorithm.use, params).trainer;
+  if (!schema || !declared) return std::nullopt;
+  auto has = [&](const std::string& name, dptune::ParamType type) {
+    const dptune::ParamSpec* spec = name.empty() ? nullptr : schema->find(name);
+    return spec && spec->type == type;
+  };
+  if (!has(declared->target_epsilon, dptune::ParamType::Float) ||
+      !has(declared->noise_multiplier, dptune::ParamType::Float))
+    return std::nullopt;
+  if (!has(declared->target_delta, dptune::ParamType::Float)) declared->target_delta.clear();
+  if (!has(declared->sampling, dptune::ParamType::String)) declared->sampling.clear();
+  return declared;
+}
+
 /// A target ε the calibration cannot reach (calibrate_noise found no noise up to its largest):
 /// say how low ε goes with the configured sampling, and which other sampling reaches the target.
-/// Uses the trainer's schema: target_epsilon, target_delta, noise_multiplier and sampling.
+/// Uses the privacy parameters the trainer declares: target ε and δ, noise and sampling.
 void explain_unreachable_target(const PipelineConfig& config, const PluginRegistry& registry,
                                 EvaluationStack& stack, const dptune::Params& params,
                                 std::size_t rows) {
-  const std::string& algo = config.algorithm.use;
-  const dptune::ParamSchema* schema = registry.schema(ComponentKind::Trainer, algo);
-  if (!schema || !schema->find("target_epsilon") || !schema->find("noise_multiplier") ||
-      !(params.get_double("target_epsilon") > 0))
-    return;
-  const double target = params.get_double("target_epsilon");
-  const double delta = schema->find("target_delta") && params.get_double("target_delta") > 0
-                           ? params.get_double("target_delta")
-                           : config.delta;
-  const dptune::ParamSpec* sampling = schema->find("sampling");
-  const std::string current =
-      sampling && params.contains("sampling") ? params.get_string("sampling") : std::string();
-  const auto floor = epsilon_floor(config, registry, params, rows, stack, delta);
+  const auto declared = declared_privacy_params(config, registry, params);
+  if (!declared || !(params.get_double(declared->target_epsilon) > 0)) return;
+  const double target = params.get_double(declared->target_epsilon);
+  const double delta =
+      !declared->target_delta.empty() && params.get_double(declared->target_delta) > 0
+          ? params.get_double(declared->target_delta)
+          : config.delta;
+  const dptune::ParamSpec* sampling =
+      declared->sampling.empty()
+          ? nullptr
+          : registry.schema(ComponentKind::Trainer, config.algorithm.use)->find(declared->sampling);
+  const std::string current = sampling && params.contains(sampling->name)
+                                  ? params.get_string(sampling->name)
+                                  : std::string();
+  const auto floor = epsilon_floor(config, registry, *declared, params, rows, stack, delta);
   std::string message = "no noise reaches ε = " + significant(target) +
                         " at δ = " + significant(delta) +
                         (current.empty() ? std::string() : " with sampling " + current);
-  message += ": ε stays at " + significant(floor) + " or above even with noise_multiplier " +
-             significant(dptune::CalibrationOptions{}.upper) + " (" + config.accountant.use +
-             " accountant, " + std::to_string(rows) + " training rows)";
+  message += ": ε stays at " + significant(floor) + " or above even with " +
+             declared->noise_multiplier + " " + significant(dptune::CalibrationOptions{}.upper) +
+             " (" + config.accountant.use + " accountant, " + std::to_string(rows) +
+             " training rows)";
   std::vector<std::string> reaching;
   if (sampling)
     for (const auto& other : sampling->choices) {
       if (other == current) continue;
       dptune::Params changed = params;
-      changed.set("sampling", other);
+      changed.set(sampling->name, other);
       try {
-        if (epsilon_floor(config, registry, changed, rows, stack, delta) < target)
+        if (epsilon_floor(config, registry, *declared, changed, rows, stack, delta) < target)
           reaching.push_back(other);
       } catch (const dptune::Error&) {
         // that sampling cannot be priced here (e.g. another neighbouring relation): not offered
       }
     }
   if (!reaching.empty())
-    message += "; sampling: " + reaching.front() + " reaches it";
+    message += "; " + sampling->name + ": " + reaching.front() + " reaches it";
   else
-    message += "; raise target_epsilon above " + significant(floor) +
-               (sampling ? " (no sampling reaches it)" : std::string());
-  fail(where_of(config.algorithm, "target_epsilon"), "algorithm.params.target_epsilon", message);
+    message += "; raise " + declared->target_epsilon + " above " + significant(floor) +
+               (sampling ? " (no " + sampling->name + " reaches it)" : std::string());
+  fail(where_of(config.algorithm, declared->target_epsilon),
+       "algorithm.params." + declared->target_epsilon, message);
 }
 
 /// One private run of the search space's centre, priced as the run will price it: δ = 0 without

@@ -237,7 +237,7 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
     }
   }
   // A private tuner's failed evaluation is an output: stored, replayed on resume, never shown.
-  const bool map = plan ? plan->trusted_analyst_only : known_map_tuner(config.tuner.use);
+  const bool map = declared_map(config);
   stack.evaluator.set_private_failures(!map);
   // Over MPI ranks, each rank keeps only the rows the tuner evaluates there (rank 0 too).
   if (dptune::PeerChannel* peers = stack.executor->peers())
@@ -283,16 +283,19 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
            "its results are written as usual\n";
   if (study && options.resume) out << resumed_line(*study, map) << "\n";
   if (study) study->sync();  // every word the result depends on, before anything is released
-  // The config loader refuses fitted_standardize for the bundled private tuners; a private tuner
-  // of another plugin is caught here: its guarantee cannot cover the fitted scaling, so nothing of
-  // the run is released (the privacy it spent is spent).
+  check_result_as_declared(config, result.trusted_analyst_only);
+  // The config loader refuses fitted_standardize for every tuner that does not declare itself a
+  // map; a guarantee returned anyway cannot cover the fitted scaling, so nothing of the run is
+  // released (defence in depth: check_result_as_declared refuses such a map first).
   if (result.guarantee && stack.evaluator.preprocessing().fitted())
     throw dptune::Error("tuner '" + config.tuner.use +
                         "' returned a privacy guarantee, which cannot cover preprocessing "
                         "fitted_standardize (fitted on the private data): nothing is released");
   // Only the selected run's model is released (model.json); the other kept models are dropped.
+  // A tuner releases a model only when it declares that its guarantee covers one.
   const std::shared_ptr<const dptune::Model> model =
-      released_model(result, stack.evaluator.kept_models());
+      config.tuner_traits.releases_model ? released_model(result, stack.evaluator.kept_models())
+                                         : nullptr;
   std::optional<TestScore> test_score;
   if (config.output.test_score) test_score = release_test_score(config, stack, result, model.get());
   if (study && test_score) study->sync();  // the test score's noise words, before its release

@@ -165,7 +165,9 @@ TunerDryRun dry_run(const PipelineConfig& config, const PluginRegistry& registry
 PlannedCharge plan_charge(const PipelineConfig& config, const PluginRegistry& registry,
                           EvaluationStack& stack) {
   const TunerDryRun run = dry_run(config, registry, stack);
-  return {run.trusted_analyst_only, run.guarantee};
+  check_result_as_declared(config, run.trusted_analyst_only);
+  // The ledger records a map (no charge) only for a tuner that declares itself one.
+  return {declared_map(config), run.guarantee};
 }
 
 TunerDryRun dry_run_tuner(const PipelineConfig& config, const PluginRegistry& registry) {
@@ -265,8 +267,19 @@ void settle_ledger(const PipelineConfig& config, Study& study, const dptune::Acc
   throw dptune::Error("tuner '" + config.tuner.use + "': " + why + " (" + line + ")");
 }
 
-bool known_map_tuner(const std::string& tuner) {
-  return tuner == "grid" || tuner == "random" || tuner == "dpareto";
+bool declared_map(const PipelineConfig& config) {
+  return config.tuner_traits.outputs == dptune::TunerOutputs::Map;
+}
+
+void check_result_as_declared(const PipelineConfig& config, bool returned_map) {
+  // A private tuner (or one that declares nothing) that returns a map only labels its outputs
+  // more cautiously, after being held to the stricter rules; the other way round, a declared map
+  // was allowed what no guarantee covers (a stratified split, fitted preprocessing), so a result
+  // presented as private must not be released.
+  if (returned_map || !declared_map(config)) return;
+  throw dptune::Error("tuner '" + config.tuner.use +
+                      "' declares itself a privacy-utility map (TunerTraits::outputs) but returned "
+                      "a result that is not marked trusted_analyst_only: nothing is released");
 }
 
 [[noreturn]] void fail_private_run(const PipelineConfig& config, Study* study,

@@ -43,8 +43,13 @@ void settle_ledger(const PipelineConfig& config, Study& study, const dptune::Acc
                    const PlannedCharge& plan, const dptune::PrivacyGuarantee& final_guarantee,
                    std::ostream& out);
 
-/// The tuners known to be maps for trusted analysts (their partial results may be written).
-bool known_map_tuner(const std::string& tuner);
+/// Whether the pipeline's tuner declares itself a map for trusted analysts (its partial results
+/// may be written, its failures shown); a tuner that declares nothing is private.
+bool declared_map(const PipelineConfig& config);
+
+/// Refuses (dptune::Error, nothing released) a declared map whose result is not marked as a map:
+/// the report would present it as private although the map's looser rules applied.
+void check_result_as_declared(const PipelineConfig& config, bool returned_map);
 
 /// Ends a run whose private tuner's evaluation failed (`failure`, stored or replayed): writes
 /// summary.json ("status": "failed", nothing released) and the failure's text to

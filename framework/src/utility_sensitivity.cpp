@@ -15,37 +15,27 @@ dptune::UtilitySensitivity utility_sensitivity(const ComponentConfig& utility,
     out.derivation = "no scored rows: the utility of an empty split has no sensitivity bound";
     return out;
   }
+  using Form = dptune::UtilityTraits::Sensitivity;
+  const dptune::UtilityTraits declared = utility.traits.utility.value_or(dptune::UtilityTraits{});
   const double n = static_cast<double>(scored_rows);
   const std::string rows = std::to_string(scored_rows);
-  if (utility.use == "accuracy") {
-    // a/n with a correct of n: replacing a record moves a by <= 1; adding or removing one gives
-    // |(n x - a)| / (n (n +- 1)) <= 1/n as well (x the record's 0/1 score).
-    out.per_record = 1 / n;
-    out.derivation = "accuracy is the mean of " + rows +
-                     " per-record scores in {0, 1}: one record moves it by at most 1/" + rows;
-  } else if (utility.use == "log_loss_score") {
-    // exp(-L), L = mean of per-record losses c_i = -ln(max(p_i, floor)) in [0, C], C = ln(1/floor).
-    // Replace: |dL| <= C/n; remove: |L - c| / (n - 1) <= C/n since L includes c; add: <= C/(n+1).
-    // |d exp(-L)| <= |dL| for L >= 0.
-    const double floor =
-        utility.params.contains("floor") ? utility.params.get_double("floor") : 1e-15;
-    const double c = -std::log(floor);
-    out.per_record = std::min(1.0, c / n);
-    out.derivation = "log_loss_score is exp(-L), L the mean of " + rows +
-                     " per-record losses in [0, ln(1/floor)] = [0, " + significant(c) +
-                     "]; one record moves L by at most " + significant(c) + "/" + rows +
-                     " and exp(-L) is 1-Lipschitz, so min(1, " + significant(c) + "/" + rows + ")";
-  } else if (utility.use == "f1") {
-    out.per_record = 1.0;
-    out.derivation =
-        "f1 is not a mean of per-record scores: with a single true positive among negatives, "
-        "replacing that record by a missed positive moves F1 from 1 to 0, so one record can move "
-        "it by 1 (the trivial bound of a score in [0, 1]; macro-F1 is bounded by 1 the same way)";
+  const bool usable = std::isfinite(declared.scale) && declared.scale >= 0;
+  if (declared.sensitivity == Form::MeanOfRecords && usable) {
+    // A function f with |f(a) - f(b)| <= |a - b| of the mean m of n terms in [0, C]: replacing a
+    // record moves m by <= C/n; removing record c gives |m - c| / (n - 1) <= C/n since m includes
+    // c; adding one moves it by <= C/(n + 1).  A score in [0, 1] moves by at most 1 anyway.
+    out.per_record = std::min(1.0, declared.scale / n);
+    out.derivation = declared.derivation + " (" + rows +
+                     " scored records, per-record terms in [0, " + significant(declared.scale) +
+                     "]): one record moves it by at most min(1, " + significant(declared.scale) +
+                     "/" + rows + ")";
+  } else if (declared.sensitivity == Form::Constant && usable) {
+    out.per_record = std::min(1.0, declared.scale);
+    out.derivation = declared.derivation;
   } else {
-    out.derivation =
-        "the host knows the per-record sensitivity of the utilities accuracy, "
-        "log_loss_score and f1 only, not of '" +
-        utility.use + "'";
+    out.derivation = "the utility '" + utility.use +
+                     "' declares no per-record sensitivity (UtilityTraits), so the host knows no "
+                     "bound for it";
   }
   return out;
 }

@@ -79,23 +79,36 @@ std::size_t scored_rows(const dptune::host::PipelineConfig& config) {
 
 }  // namespace
 
-TEST_CASE("host: utility sensitivity table (accuracy 1/n, log_loss_score, f1, unknown refused)") {
-  dptune::host::ComponentConfig u;
-  u.use = "accuracy";
-  CHECK(*dptune::host::utility_sensitivity(u, 114).per_record == doctest::Approx(1.0 / 114));
-  u.use = "log_loss_score";
-  u.params.set("floor", 1e-6);  // ln(1e6) = 13.8155
-  CHECK(*dptune::host::utility_sensitivity(u, 100).per_record ==
+TEST_CASE(
+    "host: utility sensitivity as the utility declares it (accuracy 1/n, log_loss_score, f1)") {
+  dptune::host::PluginRegistry registry;
+  registry.scan(fs::path(DPTUNE_SVT_DOUBLING_PLUGIN).parent_path());
+  // The utility section as the config loader makes it: complete params, and the declaration.
+  auto section = [&](const std::string& use, const dptune::Params& given) {
+    dptune::host::ComponentConfig u;
+    u.kind = dptune::host::ComponentKind::Utility;
+    u.use = use;
+    const dptune::ParamSchema* schema = registry.schema(u.kind, use);
+    u.params = schema ? schema->complete(given) : given;
+    u.traits = registry.traits(u.kind, use, u.params);
+    return u;
+  };
+  const auto accuracy = section("accuracy", {});
+  CHECK(*dptune::host::utility_sensitivity(accuracy, 114).per_record == doctest::Approx(1.0 / 114));
+  const auto loss = section("log_loss_score", dptune::Params{{"floor", 1e-6}});  // ln(1e6) = 13.8
+  CHECK(*dptune::host::utility_sensitivity(loss, 100).per_record ==
         doctest::Approx(std::log(1e6) / 100));
-  CHECK(*dptune::host::utility_sensitivity(u, 5).per_record == 1.0);  // capped at 1
-  u.use = "f1";
-  CHECK(*dptune::host::utility_sensitivity(u, 1000).per_record == 1.0);
-  u.use = "test_utility";
-  const auto unknown = dptune::host::utility_sensitivity(u, 100);
+  CHECK(*dptune::host::utility_sensitivity(loss, 5).per_record == 1.0);  // capped at 1
+  CHECK(*dptune::host::utility_sensitivity(section("f1", {}), 1000).per_record == 1.0);
+  // A utility that declares nothing has no bound, whatever its name.
+  const auto unknown = dptune::host::utility_sensitivity(section("test_utility", {}), 100);
   CHECK_FALSE(unknown.per_record.has_value());
-  CHECK(unknown.derivation.find("not of 'test_utility'") != std::string::npos);
-  u.use = "accuracy";
-  CHECK_FALSE(dptune::host::utility_sensitivity(u, 0).per_record.has_value());
+  CHECK(unknown.derivation.find("'test_utility' declares no per-record sensitivity") !=
+        std::string::npos);
+  dptune::host::ComponentConfig undeclared_accuracy = accuracy;
+  undeclared_accuracy.traits = {};
+  CHECK_FALSE(dptune::host::utility_sensitivity(undeclared_accuracy, 100).per_record.has_value());
+  CHECK_FALSE(dptune::host::utility_sensitivity(accuracy, 0).per_record.has_value());
 }
 
 TEST_CASE(

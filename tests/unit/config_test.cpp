@@ -89,6 +89,15 @@ class FakeCatalog : public Catalog {
       if (e.kind == kind && e.name == name) return &e.schema;
     return nullptr;
   }
+  // The maps declare themselves so, as the real plugins do; every other tuner declares nothing
+  // (private).
+  dptune::PluginTraits traits(ComponentKind kind, const std::string& name,
+                              const dptune::Params&) const override {
+    dptune::PluginTraits out;
+    if (kind == ComponentKind::Tuner && (name == "grid" || name == "random" || name == "dpareto"))
+      out.tuner = dptune::TunerTraits{.outputs = dptune::TunerOutputs::Map};
+    return out;
+  }
 
  private:
   struct Item {

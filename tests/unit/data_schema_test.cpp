@@ -203,7 +203,8 @@ TEST_CASE("schema: declared class lists are checked") {
 
 namespace {
 
-/// The data sources and the names of a map and a private tuner (the private check is by name).
+/// The data sources, a map (grid, declaring itself one) and a private tuner (repetition,
+/// declaring nothing: private by default).
 class SchemaCatalog : public dptune::host::Catalog {
  public:
   using Kind = dptune::host::ComponentKind;
@@ -215,6 +216,13 @@ class SchemaCatalog : public dptune::host::Catalog {
     if (kind == Kind::Accountant) out = {"rdp"};
     if (kind == Kind::Utility) out = {"accuracy"};
     if (kind == Kind::Tuner) out = {"grid", "repetition"};
+    return out;
+  }
+  dptune::PluginTraits traits(Kind kind, const std::string& name,
+                              const dptune::Params&) const override {
+    dptune::PluginTraits out;
+    if (kind == Kind::Tuner && name == "grid")
+      out.tuner = dptune::TunerTraits{.outputs = dptune::TunerOutputs::Map};
     return out;
   }
   const dptune::ParamSchema* schema(Kind kind, const std::string& name) const override {

@@ -17,9 +17,19 @@ namespace host = dptune::host;
 
 namespace {
 
+/// The utility section as the config loader makes it: what the built plugin declares for `params`
+/// (its sensitivity bound), nothing for a name no plugin has.
+void declare_utility(host::PipelineConfig& c, const dptune::Params& params = {}) {
+  const auto& registry = dptune_test::built_plugins();
+  const dptune::ParamSchema* schema = registry.schema(host::ComponentKind::Utility, c.utility.use);
+  c.utility.params = schema ? schema->complete(params) : params;
+  c.utility.traits = registry.traits(host::ComponentKind::Utility, c.utility.use, c.utility.params);
+}
+
 host::PipelineConfig private_config(const std::string& utility, double epsilon) {
   host::PipelineConfig c;
   c.utility.use = utility;
+  declare_utility(c);
   host::TestScoreConfig t;
   t.epsilon = epsilon;
   c.output.test_score = t;
@@ -86,7 +96,7 @@ TEST_CASE("test score noise: the sampler's Laplace scale is the sensitivity over
   CHECK(f1.sensitivity == 1.0);
   CHECK(f1.scale() == doctest::Approx(0.5).epsilon(1e-6));
   auto log_loss = private_config("log_loss_score", 1.0);
-  log_loss.utility.params = dptune::Params{{"floor", 1e-4}};
+  declare_utility(log_loss, dptune::Params{{"floor", 1e-4}});
   CHECK(host::test_score_noise(log_loss, 1000).sensitivity ==
         doctest::Approx(std::log(1e4) / 1000).epsilon(1e-12));
   // No bound (an unknown utility) or no rows: refused, naming the key.

@@ -16,6 +16,8 @@ class CommandTrainer final : public dptune::Trainer {
   explicit CommandTrainer(const dptune::Params& p) : config_(cmd::make_config(p)) {}
 
   static dptune::ParamSchema schema() { return cmd::command_schema(); }
+  // The noise parameter it passes to the program (no target-ε mode).
+  static dptune::TrainerTraits traits() { return {.noise_multiplier = "noise_multiplier"}; }
 
   dptune::TrainedModel train(const dptune::Dataset& data,
                              dptune::TrainingContext& context) const override {

@@ -10,6 +10,13 @@ class DpAdam final : public dptune::trainers::DpSgdTrainer {
   static dptune::ParamSchema schema() {
     return dptune::trainers::dp_sgd_schema(dptune::trainers::Optimizer::Adam);
   }
+  // The parameters that set its privacy, for the host's explanations (no probing by name).
+  static dptune::TrainerTraits traits() {
+    return {.target_epsilon = "target_epsilon",
+            .target_delta = "target_delta",
+            .noise_multiplier = "noise_multiplier",
+            .sampling = "sampling"};
+  }
 };
 
 }  // namespace

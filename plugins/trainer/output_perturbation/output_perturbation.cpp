@@ -47,6 +47,12 @@ class OutputPerturbation final : public dptune::Trainer {
     tr::add_target_params(schema);
     return schema;
   }
+  // The parameters that set its privacy, for the host's explanations (no probing by name).
+  static dptune::TrainerTraits traits() {
+    return {.target_epsilon = "target_epsilon",
+            .target_delta = "target_delta",
+            .noise_multiplier = "noise_multiplier"};
+  }
 
   dptune::TrainedModel train(const dptune::Dataset& data,
                              dptune::TrainingContext& context) const override {

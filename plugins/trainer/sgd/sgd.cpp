@@ -44,6 +44,8 @@ class Sgd final : public dptune::Trainer {
         .default_to(0.0);
     return schema;
   }
+  // Non-private (the baseline): no parameter sets a privacy level.
+  static dptune::TrainerTraits traits() { return {}; }
 
   dptune::TrainedModel train(const dptune::Dataset& data,
                              dptune::TrainingContext& context) const override {

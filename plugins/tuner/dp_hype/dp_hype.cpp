@@ -55,6 +55,16 @@ class DpHype final : public dptune::Tuner {
                                    p.get_double("xi"), p.get_double("secagg_corrupt_rate"));
   }
 
+  // Private at the client level (Liebenow et al. 2025): it releases the selected candidate only,
+  // voted on by clients that evaluate on their own shards (and, with baselines, non-private runs
+  // on the whole data).
+  static dptune::TunerTraits traits() {
+    return {.outputs = dptune::TunerOutputs::Private,
+            .releases_model = false,
+            .scopes = {dptune::DataScope::Kind::Client, dptune::DataScope::Kind::Whole},
+            .unit = dptune::GuaranteeUnit::Client};
+  }
+
   static dptune::ParamSchema schema() {
     using std::int64_t;
     return dptune::ParamSchema{}

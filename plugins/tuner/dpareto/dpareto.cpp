@@ -154,6 +154,9 @@ class DPareto final : public dptune::Tuner {
         runtime_objective_(p.get_bool("runtime_objective")),
         reference_seconds_(p.get_double("reference_seconds")) {}
 
+  // A privacy-utility map for trusted analysts: no guarantee, no model released.
+  static dptune::TunerTraits traits() { return {.outputs = dptune::TunerOutputs::Map}; }
+
   static dptune::ParamSchema schema() {
     return dptune::ParamSchema{}
         .add_int("initial_points", "k0: random initial candidates (Algorithm 2)")

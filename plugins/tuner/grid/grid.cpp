@@ -13,6 +13,9 @@ class GridSearch final : public dptune::Tuner {
       : points_(static_cast<std::size_t>(p.get_int("points_per_dimension"))),
         private_(p.get_bool("private")) {}
 
+  // A privacy-utility map for trusted analysts: no guarantee, no model released.
+  static dptune::TunerTraits traits() { return {.outputs = dptune::TunerOutputs::Map}; }
+
   static dptune::ParamSchema schema() {
     return dptune::ParamSchema{}
         .add_int(

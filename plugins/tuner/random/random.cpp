@@ -12,6 +12,9 @@ class RandomSearch final : public dptune::Tuner {
   explicit RandomSearch(const dptune::Params& p)
       : trials_(static_cast<std::size_t>(p.get_int("trials"))), private_(p.get_bool("private")) {}
 
+  // A privacy-utility map for trusted analysts: no guarantee, no model released.
+  static dptune::TunerTraits traits() { return {.outputs = dptune::TunerOutputs::Map}; }
+
   static dptune::ParamSchema schema() {
     return dptune::ParamSchema{}
         .add_int("trials", "number of random candidates")

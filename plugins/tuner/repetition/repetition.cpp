@@ -106,6 +106,12 @@ class Repetition final : public dptune::Tuner {
           "which needs a bounded number of attempts (or use candidates: grid)");
   }
 
+  // Private (Papernot & Steinke 2022): its guarantee covers the selected run's model, trained on
+  // the whole training split.
+  static dptune::TunerTraits traits() {
+    return {.outputs = dptune::TunerOutputs::Private, .releases_model = true};
+  }
+
   static dptune::ParamSchema schema() {
     return dptune::ParamSchema{}
         .add_string("distribution",

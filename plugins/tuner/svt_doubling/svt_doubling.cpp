@@ -60,6 +60,14 @@ class SvtDoubling final : public dptune::Tuner {
           (p.get_string("candidate_list").empty() ? "no" : "a") + " candidate_list)");
   }
 
+  // Private: its guarantee covers the final model, trained on the whole training split, and the
+  // SVT rounds on disjoint partitions of it.
+  static dptune::TunerTraits traits() {
+    return {.outputs = dptune::TunerOutputs::Private,
+            .releases_model = true,
+            .scopes = {dptune::DataScope::Kind::Whole, dptune::DataScope::Kind::Partition}};
+  }
+
   static dptune::ParamSchema schema() {
     using std::int64_t;
     return dptune::ParamSchema{}

@@ -9,6 +9,11 @@ class Accuracy final : public dptune::Utility {
  public:
   explicit Accuracy(const dptune::Params&) {}
   static dptune::ParamSchema schema() { return {}; }
+  // A mean of per-record scores in {0, 1}: one scored record moves it by at most 1/n.
+  static dptune::UtilityTraits traits() {
+    return {dptune::UtilityTraits::Sensitivity::MeanOfRecords, 1.0,
+            "accuracy is the mean of per-record scores in {0, 1}"};
+  }
 
   double score(std::span<const double> truth, const dptune::Predictions& predicted) const override {
     dptune::require(truth.size() == predicted.values.size(),

@@ -38,6 +38,14 @@ class F1 final : public dptune::Utility {
             .one_of({"binary", "macro"}).default_to(std::string("binary"));
     // clang-format on
   }
+  // Not a mean of per-record scores: only the trivial bound of a score in [0, 1].
+  static dptune::UtilityTraits traits() {
+    return {dptune::UtilityTraits::Sensitivity::Constant, 1.0,
+            "f1 is not a mean of per-record scores: with a single true positive among negatives, "
+            "replacing that record by a missed positive moves F1 from 1 to 0, so one record can "
+            "move it by 1 (the trivial bound of a score in [0, 1]; macro-F1 is bounded by 1 the "
+            "same way)"};
+  }
 
   double score(std::span<const double> truth, const dptune::Predictions& predicted) const override {
     dptune::require(truth.size() == predicted.values.size(),

@@ -22,6 +22,13 @@ class LogLossScore final : public dptune::Utility {
             .min_exclusive(0).max_exclusive(1).default_to(1e-15);
     // clang-format on
   }
+  // exp(-L), L the mean of per-record losses -ln(max(p, floor)) in [0, ln(1/floor)], and exp(-L)
+  // is 1-Lipschitz for L >= 0: one scored record moves it by at most min(1, ln(1/floor)/n).
+  static dptune::UtilityTraits traits(const dptune::Params& p) {
+    return {dptune::UtilityTraits::Sensitivity::MeanOfRecords, -std::log(p.get_double("floor")),
+            "log_loss_score is exp(-L), L the mean of per-record losses in [0, ln(1/floor)], and "
+            "exp(-L) is 1-Lipschitz"};
+  }
 
   double score(std::span<const double> truth, const dptune::Predictions& predicted) const override {
     const std::size_t n = truth.size(), k = predicted.num_classes;

@@ -88,7 +88,13 @@
 //        how many scopes of a layout one record's replacement can change — 2 for Dirichlet client
 //        shards by label, 1 otherwise — so that a client-level guarantee (DP-Hype) can be priced
 //        for one record by group privacy.  A plugin of minor <= 10 never calls it.
-//   2.12 DpEvent::Kind::DiscreteGaussianOnGrid, DpEvent::discrete_gaussian_on_grid and
+//   2.12 Declared properties (traits.hpp: TunerTraits, TrainerTraits, UtilityTraits,
+//        PluginTraits; value types) and PluginDescriptor::traits, a member APPENDED after every
+//        member of 2.11's descriptor, which DPTUNE_PLUGIN fills from the class's static
+//        traits().  The host reads it only from plugins of minor >= 12; an older plugin, like a
+//        2.12 plugin without traits(), declares nothing and is held to the safe defaults (a
+//        tuner is private: docs/sdk-contract.md, "Declared properties").
+//        and DpEvent::Kind::DiscreteGaussianOnGrid, DpEvent::discrete_gaussian_on_grid and
 //        DpEvent::min_scale (appended enumerator, static function and accessor): discrete
 //        Gaussian noise whose scale in lattice units is at least min_scale, which lets `pld` and
 //        the fractional Rényi orders price it through the continuous Gaussian plus an explicit

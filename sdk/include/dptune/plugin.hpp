@@ -6,6 +6,8 @@
 //    schema()`.  The host validates the user's `params:` against the schema and constructs the
 //    plugin with complete, typed Params (defaults filled in); one instance per configuration, so
 //    hyperparameters arrive there too.
+//  * A tuner, trainer or utility may also declare what the host must know of it (traits.hpp):
+//    a static `traits()`; a tuner that declares nothing is held to every rule of a private one.
 //  * Methods may be called concurrently from several threads on *different* instances; a const
 //    method may also be called concurrently on the same instance.  Keep const methods free of
 //    mutable state, except a cache of a pure function behind a mutex (Trainer::exact_event's
@@ -37,6 +39,7 @@
 #include "dptune/privacy.hpp"
 #include "dptune/schema.hpp"
 #include "dptune/search_space.hpp"
+#include "dptune/traits.hpp"
 
 namespace dptune {
 
@@ -422,27 +425,37 @@ struct BOOST_SYMBOL_VISIBLE PluginDescriptor {
   const char* description = "";
   ParamSchema (*schema)() = nullptr;
   std::unique_ptr<Plugin> (*create)(const Params&) = nullptr;
+#if DPTUNE_PLUGIN_ABI_MINOR >= 12
+  /// ABI 2.12 (appended: the host reads it only from plugins of ABI >= 2.12).  What the plugin
+  /// declares for complete params (traits.hpp); null when it declares nothing.
+  PluginTraits (*traits)(const Params&) = nullptr;
+#endif
 };
 
 namespace kinds {
 struct mechanism {
   using interface = Mechanism;
+  using traits = void;
   static constexpr PluginKind value = PluginKind::Mechanism;
 };
 struct accountant {
   using interface = Accountant;
+  using traits = void;
   static constexpr PluginKind value = PluginKind::Accountant;
 };
 struct utility {
   using interface = Utility;
+  using traits = UtilityTraits;
   static constexpr PluginKind value = PluginKind::Utility;
 };
 struct trainer {
   using interface = Trainer;
+  using traits = TrainerTraits;
   static constexpr PluginKind value = PluginKind::Trainer;
 };
 struct tuner {
   using interface = Tuner;
+  using traits = TunerTraits;
   static constexpr PluginKind value = PluginKind::Tuner;
 };
 }  // namespace kinds
@@ -469,6 +482,13 @@ struct tuner {
           DPTUNE_PP_CAT(_k_, KIND)),                                                       \
       DPTUNE_PP_CAT(_n_, NAME))
 
+#if DPTUNE_PLUGIN_ABI_MINOR >= 12
+#define DPTUNE_PLUGIN_TRAITS_(KIND, CLASS) \
+  descriptor.traits = ::dptune::detail::traits_entry<CLASS, ::dptune::kinds::KIND::traits>();
+#else
+#define DPTUNE_PLUGIN_TRAITS_(KIND, CLASS)
+#endif
+
 /// Exports plugin CLASS of kind KIND (mechanism, accountant, utility, trainer, tuner) under NAME
 /// (lower-case letters, digits, underscores), e.g.
 ///   DPTUNE_PLUGIN(mechanism, geometric, GeometricMechanism, "1.0.0", "two-sided geometric noise")
@@ -491,6 +511,7 @@ struct tuner {
     descriptor.create = +[](const ::dptune::Params& params) -> std::unique_ptr<::dptune::Plugin> { \
       return std::make_unique<CLASS>(params);                                                      \
     };                                                                                             \
+    DPTUNE_PLUGIN_TRAITS_(KIND, CLASS)                                                             \
     return descriptor;                                                                             \
   }                                                                                                \
   }                                                                                                \

@@ -50,6 +50,15 @@ class Catalog {
   virtual std::vector<std::string> names(ComponentKind kind) const = 0;
   /// Null when no component of that kind has that name.
   virtual const dptune::ParamSchema* schema(ComponentKind kind, const std::string& name) const = 0;
+  /// What the plugin declares for complete `params` (dptune/traits.hpp).  Default: nothing, which
+  /// holds a tuner to every private rule (the safe default).
+  virtual dptune::PluginTraits traits(ComponentKind kind, const std::string& name,
+                                      const dptune::Params& params) const {
+    (void)kind;
+    (void)name;
+    (void)params;
+    return {};
+  }
 };
 
 struct ComponentConfig {
@@ -62,6 +71,9 @@ struct ComponentConfig {
   SourceLocation use_where;  // of the `use` value
   /// Where each parameter given in the file (or with --set) is; defaults have no entry.
   std::map<std::string, SourceLocation> param_where;
+  /// What the plugin declares for `params` (dptune/traits.hpp); empty for data sources, for the
+  /// algorithm (its params are completed per candidate) and for a plugin that declares nothing.
+  dptune::PluginTraits traits;
 };
 
 struct ExecutionConfig {
@@ -73,6 +85,12 @@ struct ExecutionConfig {
 /// `output: {test_score: ...}`: a score of the released model on held-out data, either private
 /// (`epsilon`: the test split's score plus Laplace noise, its ε composed into the guarantee) or on
 /// a test file the user declares public (`public: FILE`, no noise, no cost).  docs/walkthrough.md.
+/// The one value of `output.test_score.mechanism`.  It names the host's own noise for a private
+/// test score (an exact discrete Laplace release on a grid, grid_noise.hpp, drawn by the host),
+/// not a mechanism plugin: no plugin of that name is loaded or called, and the value is part of
+/// the public pipeline format, so it stays even if the bundled `laplace` plugin is removed.
+inline constexpr const char* kTestScoreNoise = "laplace";
+
 struct TestScoreConfig {
   std::optional<double> epsilon;      // private: pure ε of the Laplace release
   std::filesystem::path public_file;  // public: absolute; empty for a private score
@@ -116,6 +134,10 @@ struct PipelineConfig {
   ScoreSplit score_split = ScoreSplit::Validation;
   dptune::SearchSpace space;
   ComponentConfig tuner;
+  /// What the tuner declared for its params (dptune/traits.hpp); the defaults (a private tuner
+  /// releasing no model) when it declares nothing.  The rules of a private tuner and of a map
+  /// are enforced from this, never from the tuner's name.
+  dptune::TunerTraits tuner_traits;
   ExecutionConfig execution;
   OutputConfig output;
   std::optional<LedgerConfig> ledger;

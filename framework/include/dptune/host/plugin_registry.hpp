@@ -74,6 +74,11 @@ class PluginRegistry : public Catalog {
   // Catalog (for config validation).  Data sources are not plugins: the registry knows none.
   std::vector<std::string> names(ComponentKind kind) const override;
   const dptune::ParamSchema* schema(ComponentKind kind, const std::string& name) const override;
+  /// What the plugin declares for complete `params` (its static traits()); empty when it declares
+  /// nothing, is built for an ABI minor below 2.12, or is not loaded.  Throws PluginError when
+  /// its traits() throws.
+  dptune::PluginTraits traits(ComponentKind kind, const std::string& name,
+                              const dptune::Params& params) const override;
 
   /// Creates a plugin instance with complete params.  The returned object (and everything it
   /// returns) keeps its library loaded; every call into it is wrapped so that an exception becomes

@@ -22,6 +22,10 @@ class HostCatalog : public Catalog {
   explicit HostCatalog(const PluginRegistry& registry) : registry_(registry) {}
   std::vector<std::string> names(ComponentKind kind) const override;
   const dptune::ParamSchema* schema(ComponentKind kind, const std::string& name) const override;
+  dptune::PluginTraits traits(ComponentKind kind, const std::string& name,
+                              const dptune::Params& params) const override {
+    return registry_.traits(kind, name, params);
+  }
 
  private:
   const PluginRegistry& registry_;
