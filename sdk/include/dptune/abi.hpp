@@ -17,7 +17,7 @@
 #include <version>
 
 #define DPTUNE_ABI_MAJOR 2
-#define DPTUNE_ABI_MINOR 11
+#define DPTUNE_ABI_MINOR 12
 
 // The ABI minor a plugin is built for: this SDK's minor unless the plugin's build defines it lower
 // (e.g. -DDPTUNE_PLUGIN_ABI_MINOR=1), to make a plugin that also loads into older hosts of the same
@@ -88,6 +88,10 @@
 //        how many scopes of a layout one record's replacement can change — 2 for Dirichlet client
 //        shards by label, 1 otherwise — so that a client-level guarantee (DP-Hype) can be priced
 //        for one record by group privacy.  A plugin of minor <= 10 never calls it.
+//   2.12 Tuner::worst_case_event (an appended virtual with a default): the worst case of a
+//        tuner's final guarantee, stated before any evaluation, which the host reserves in the
+//        ledger beside the dry run's charge.  The host calls it only on tuners of ABI >= 2.12
+//        (the tuner proxy); an older tuner states none (no supplement reserved).
 // The host itself is always built with the SDK's minor.
 #ifndef DPTUNE_PLUGIN_ABI_MINOR
 #define DPTUNE_PLUGIN_ABI_MINOR DPTUNE_ABI_MINOR
