@@ -436,8 +436,8 @@ case_ledger_reserve() {
   rc=$?
   [ "$rc" = 2 ] || fail "reserve: a run whose worst case does not fit exited $rc, expected 2 ($(tail -2 "$dir/r2.log"))"
   for log in v2 r2; do
-    grep -q "$dir/ledger.db: dataset 'digits': refused: this run's guarantee approx_dp" "$dir/$log.log" &&
-      grep -q "with its worst-case supplement approx_dp" "$dir/$log.log" &&
+    grep -q "$dir/ledger.db: dataset 'digits': refused: this run's guarantee {approx_dp" "$dir/$log.log" &&
+      grep -q "with its worst-case supplement {approx_dp" "$dir/$log.log" &&
       grep -q "over the budget epsilon [0-9.e+-]*; remaining: epsilon [0-9.e+-]* at delta" "$dir/$log.log" ||
       fail "reserve: $log: the refusal does not name the ledger, the charge, the worst case and the remainder: $(cat "$dir/$log.log")"
   done

@@ -55,14 +55,15 @@ class FlakyTrainer final : public dptune::Trainer {
 
   dptune::TrainedModel train(const dptune::Dataset& data,
                              dptune::TrainingContext& context) const override {
-    (void)context;
     const std::int64_t call = ++train_calls;
     if (!calls_file_.empty()) std::ofstream(calls_file_, std::ios::app) << "train " << call << "\n";
     if (call == fail_on_call_)
       throw dptune::Error("flaky trainer: call " + std::to_string(call) + " fails, as configured");
     dptune::TrainedModel trained;
     trained.model = std::make_shared<ClassZeroModel>();
-    trained.event = event(data.rows);
+    // What the host predicts: the stated event for a private run, none for a non-private one
+    // (DP-Hype's local votes).
+    trained.event = context.private_run() ? event(data.rows) : dptune::DpEvent::non_private();
     return trained;
   }
   dptune::DpEvent event(std::size_t) const override {
