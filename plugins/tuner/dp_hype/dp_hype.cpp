@@ -156,9 +156,11 @@ class DpHype final : public dptune::Tuner {
   // its Shamir threshold t masked inputs (Bonawitz et al. 2017, §4: the server needs t shares to
   // unmask; Server::collect_masked refuses below t), and with no survivor outside the c clients
   // that may collude the tuner releases nothing (guarantee()).  The honest noise σ_h = s·√(m − c)
-  // grows with the survivors m, and the Gaussian mechanism's ε falls as its noise grows (its RDP
-  // α Δ² / (2σ_h²) falls pointwise, Mironov 2017, Proposition 7), so the event at m = max(t, c + 1)
-  // bounds every final guarantee the run can release.
+  // grows with the survivors m, and the Gaussian mechanism's ε falls as its noise grows (more noise
+  // is the less noisy output plus independent noise, a post-processing; its RDP α Δ² / (2σ_h²)
+  // falls pointwise, Mironov 2017, Proposition 7), so the event at m = max(t, c + 1) bounds every
+  // final guarantee the run can release.  An accountant whose price were not monotone would show
+  // as a supplement above the reservation, which the host withholds.
   std::optional<dptune::DpEvent> worst_case_event(dptune::TunerContext& context,
                                                   bool distributed) const override {
     if (!distributed) return std::nullopt;
