@@ -161,9 +161,12 @@ int cmd_validate(const std::vector<std::string>& args) {
   // one run, the tuner's dry run).
   const std::string test_score = dptune::host::check_pipeline(
       config, registry, nullptr, vm->count("allow-audit-violation") != 0);
+  // The ledger's write-ahead check, as `run` makes it: the charge and the tuner's worst case.
+  const std::string ledger = dptune::host::check_ledger_fit(config, registry);
   std::cout << pipeline << ": valid (" << config.space.size() << "-dimensional search space, tuner "
             << config.tuner.use << ", algorithm " << config.algorithm.use << ")\n";
   if (!test_score.empty()) std::cout << test_score << "\n";
+  if (!ledger.empty()) std::cout << ledger << "\n";
   return kOk;
 }
 

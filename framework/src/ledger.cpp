@@ -99,6 +99,66 @@ LedgerEntry insert_row(SqliteDb& db, LedgerEntry e) {
   return e;
 }
 
+/// The budget `dataset` was given by its first row, if it has one.
+std::optional<LedgerBudget> stored_budget(SqliteDb& db, const std::string& dataset) {
+  SqliteStatement b(db, "SELECT epsilon, delta FROM budgets WHERE dataset = ?");
+  b.bind(1, dataset);
+  if (!b.step()) return std::nullopt;
+  return LedgerBudget{b.double_at(0), b.double_at(1)};
+}
+
+/// Refuses a pipeline budget other than the one the dataset's first charge fixed.
+void require_same_budget(const std::string& where, const LedgerBudget& fixed,
+                         const LedgerBudget& given) {
+  if (fixed.epsilon != given.epsilon || fixed.delta != given.delta)
+    throw LedgerRefused(where + " has the budget (epsilon, delta) = (" +
+                        significant(fixed.epsilon) + ", " + significant(fixed.delta) +
+                        "), fixed by its first charge; the pipeline's ledger.budget says (" +
+                        significant(given.epsilon) + ", " + significant(given.delta) +
+                        "): a filter's budget cannot change");
+}
+
+/// The composed totals after a new charge `event` (and its reservation) joins `counted`.
+struct NewCharge {
+  ComposedCharges total;             // the counted rows and the charge
+  ComposedCharges with_reservation;  // and the reservation (= total without one)
+};
+
+/// Composes a new charge, and its worst-case supplement when reserved, with the counted rows of
+/// the dataset; throws LedgerRefused, naming the ledger, the remaining budget, the charge and the
+/// worst case, when the total with the reservation exceeds the budget.
+NewCharge compose_new_charge(Counted counted, const std::string& where, const LedgerBudget& budget,
+                             const dptune::DpEvent& event,
+                             const dptune::PrivacyGuarantee& guarantee,
+                             const dptune::Accountant& accountant,
+                             const std::optional<LedgerReservation>& reservation) {
+  const double delta = budget.delta;
+  const ComposedCharges before = counted.events.empty() ? ComposedCharges{0.0, "nothing charged"}
+                                                        : counted.compose(delta, accountant);
+  const std::size_t earlier = counted.events.size();
+  NewCharge out;
+  counted.add(event, guarantee.rdp_curve);
+  out.total = counted.compose(delta, accountant);
+  out.with_reservation = out.total;
+  if (reservation) {
+    counted.add(reservation->event, reservation->guarantee.rdp_curve);
+    out.with_reservation = counted.compose(delta, accountant);
+  }
+  if (!(out.with_reservation.epsilon <= budget.epsilon))
+    throw LedgerRefused(
+        where + ": refused: this run's guarantee " + event.to_string() +
+        (reservation ? " with its worst-case supplement " + reservation->event.to_string() +
+                           " (reserved write-ahead: the most the run may need after it ends)"
+                     : std::string()) +
+        " would bring the composed epsilon at delta " + significant(delta) + " to " +
+        significant(out.with_reservation.epsilon) + " (" + out.with_reservation.how +
+        "), over the budget epsilon " + significant(budget.epsilon) + "; remaining: epsilon " +
+        significant(std::max(0.0, budget.epsilon - before.epsilon)) + " at delta " +
+        significant(delta) + " (spent " + significant(before.epsilon) + " in " +
+        std::to_string(earlier) + " charges; nothing of this run was trained)");
+  return out;
+}
+
 }  // namespace
 
 struct Ledger::Impl {
@@ -144,26 +204,16 @@ LedgerCharge Ledger::charge(const std::string& dataset, const LedgerBudget& budg
   // concurrent run waits and then sees this charge (no two runs both fit in the same remainder).
   SqliteTransaction tx(db);
   LedgerCharge result;
-  {
-    SqliteStatement b(db, "SELECT epsilon, delta FROM budgets WHERE dataset = ?");
-    b.bind(1, dataset);
-    if (b.step()) {
-      result.budget = {b.double_at(0), b.double_at(1)};
-      if (result.budget.epsilon != budget.epsilon || result.budget.delta != budget.delta)
-        throw LedgerRefused(where + " has the budget (epsilon, delta) = (" +
-                            significant(result.budget.epsilon) + ", " +
-                            significant(result.budget.delta) +
-                            "), fixed by its first charge; the pipeline's ledger.budget says (" +
-                            significant(budget.epsilon) + ", " + significant(budget.delta) +
-                            "): a filter's budget cannot change");
-    } else {
-      result.budget = budget;
-      SqliteStatement(db, "INSERT INTO budgets (dataset, epsilon, delta) VALUES (?, ?, ?)")
-          .bind(1, dataset)
-          .bind(2, budget.epsilon)
-          .bind(3, budget.delta)
-          .run();
-    }
+  if (const auto fixed = stored_budget(db, dataset)) {
+    require_same_budget(where, *fixed, budget);
+    result.budget = *fixed;
+  } else {
+    result.budget = budget;
+    SqliteStatement(db, "INSERT INTO budgets (dataset, epsilon, delta) VALUES (?, ?, ?)")
+        .bind(1, dataset)
+        .bind(2, budget.epsilon)
+        .bind(3, budget.delta)
+        .run();
   }
   if (kind != "supplement") {
     SqliteStatement s(db, std::string("SELECT ") + kColumns +
@@ -177,45 +227,57 @@ LedgerCharge Ledger::charge(const std::string& dataset, const LedgerBudget& budg
     }
   }
   Counted counted = counted_rows(db, dataset);
-  const double delta = result.budget.delta;
-  ComposedCharges total, with_reservation;
-  if (event) {
-    const ComposedCharges before = counted.events.empty() ? ComposedCharges{0.0, "nothing charged"}
-                                                          : counted.compose(delta, accountant);
-    const std::size_t earlier = counted.events.size();
-    counted.add(*event, guarantee.rdp_curve);
-    total = counted.compose(delta, accountant);
-    with_reservation = total;
-    if (reservation) {
-      counted.add(reservation->event, reservation->guarantee.rdp_curve);
-      with_reservation = counted.compose(delta, accountant);
-    }
-    if (!(with_reservation.epsilon <= result.budget.epsilon))
-      throw LedgerRefused(
-          where + ": refused: this run's guarantee " + event->to_string() +
-          (reservation ? " with its worst-case supplement " + reservation->event.to_string()
-                       : std::string()) +
-          " would bring the composed epsilon at delta " + significant(delta) + " to " +
-          significant(with_reservation.epsilon) + " (" + with_reservation.how +
-          "), over the budget epsilon " + significant(result.budget.epsilon) +
-          "; remaining: epsilon " +
-          significant(std::max(0.0, result.budget.epsilon - before.epsilon)) + " at delta " +
-          significant(delta) + " (spent " + significant(before.epsilon) + " in " +
-          std::to_string(earlier) + " charges; nothing of this run was trained)");
-  } else if (!counted.events.empty()) {
-    total = counted.compose(delta, accountant);
-  }
+  NewCharge composed;
+  if (event)
+    composed = compose_new_charge(counted, where, result.budget, *event, guarantee, accountant,
+                                  reservation);
+  else if (!counted.events.empty())
+    composed.total = counted.compose(result.budget.delta, accountant);
+  const ComposedCharges& total = composed.total;
+  const ComposedCharges& with_reservation = composed.with_reservation;
   result.entry = insert_row(
       db, {0, dataset, study_id, study_dir, now_utc(), kind, event ? event->to_string() : "",
            event ? guarantee.epsilon : 0.0, event ? guarantee.delta : 0.0, total.epsilon, note,
            event ? guarantee.rdp_curve : std::vector<dptune::RdpPoint>{}});
   if (event && reservation)
-    insert_row(db, {0, dataset, study_id, study_dir, now_utc(), "reservation",
-                    reservation->event.to_string(), reservation->guarantee.epsilon,
-                    reservation->guarantee.delta, with_reservation.epsilon,
-                    "worst-case supplement reserved write-ahead, settled after the run",
-                    reservation->guarantee.rdp_curve});
+    result.reservation =
+        insert_row(db, {0, dataset, study_id, study_dir, now_utc(), "reservation",
+                        reservation->event.to_string(), reservation->guarantee.epsilon,
+                        reservation->guarantee.delta, with_reservation.epsilon,
+                        "worst-case supplement reserved write-ahead, settled after the run",
+                        reservation->guarantee.rdp_curve});
   tx.commit();
+  return result;
+}
+
+LedgerCharge Ledger::check(const fs::path& file, const std::string& dataset,
+                           const LedgerBudget& budget, const dptune::DpEvent& event,
+                           const dptune::PrivacyGuarantee& guarantee,
+                           const dptune::Accountant& accountant,
+                           const std::optional<LedgerReservation>& reservation) {
+  const std::string where = file.string() + ": dataset '" + dataset + "'";
+  LedgerCharge result;
+  result.budget = budget;
+  Counted counted;
+  if (fs::exists(file)) {
+    Ledger ledger(file);
+    SqliteDb& db = ledger.impl_->db;
+    SqliteTransaction read(db);  // one consistent view; rolled back, nothing is written
+    if (const auto fixed = stored_budget(db, dataset)) {
+      require_same_budget(where, *fixed, budget);
+      result.budget = *fixed;
+    }
+    counted = counted_rows(db, dataset);
+  }
+  const NewCharge composed =
+      compose_new_charge(counted, where, result.budget, event, guarantee, accountant, reservation);
+  result.entry.dataset = dataset;
+  result.entry.kind = "charge";
+  result.entry.event = event.to_string();
+  result.entry.epsilon = guarantee.epsilon;
+  result.entry.delta = guarantee.delta;
+  result.entry.total_epsilon = composed.with_reservation.epsilon;
+  result.entry.note = composed.with_reservation.how;
   return result;
 }
 

@@ -32,6 +32,8 @@ constexpr int kMinorFloatRows = 7;
 constexpr int kMinorServePeer = 9;
 /// Tuner::rank_scopes (the data each rank of a distributed run evaluates).
 constexpr int kMinorRankScopes = 10;
+/// Tuner::worst_case_event (the worst case of a tuner's final guarantee, reserved write-ahead).
+constexpr int kMinorWorstCaseEvent = 12;
 
 namespace {
 /// Calls body(data as the plugin expects it): a plugin of minor < 7 gets a double copy of float
@@ -316,6 +318,13 @@ class TunerProxy final : public dptune::Tuner, ProxyBase<dptune::Tuner> {
     // An older tuner cannot say: its ranks hold the whole data, as before ABI 2.10.
     if (origin_.abi_minor < kMinorRankScopes) return std::nullopt;
     return call("Tuner::rank_scopes", [&] { return impl_->rank_scopes(rank, ranks); });
+  }
+  std::optional<dptune::DpEvent> worst_case_event(dptune::TunerContext& context,
+                                                  bool distributed) const override {
+    // An older tuner cannot say: nothing is reserved, as before ABI 2.12.
+    if (origin_.abi_minor < kMinorWorstCaseEvent) return std::nullopt;
+    return call("Tuner::worst_case_event",
+                [&] { return impl_->worst_case_event(context, distributed); });
   }
 };
 

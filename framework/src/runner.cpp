@@ -222,12 +222,9 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
       throw dptune::ConfigError(config.ledger->where.to_string() +
                                 ": ledger: a ledger needs the study store (dptune run)");
     try {
-      plan = plan_charge(config, registry, stack);
-      // The private test score is charged with the tuning, write-ahead like it.
-      if (plan->guarantee && config.output.test_score && config.output.test_score->epsilon)
-        plan->guarantee = compose_test_score(
-            *plan->guarantee, test_score_noise(config, stack.evaluator.splits().test.rows),
-            *stack.accountant, config.delta);
+      // The private test score is charged with the tuning, write-ahead like it; a tuner's stated
+      // worst-case supplement is reserved with the charge.
+      plan = plan_ledger_charge(config, registry, stack);
       const std::string charged = charge_ledger(config, *study, *stack.accountant, *plan);
       study->set("ledger", charged);
       out << charged << "\n";
@@ -300,7 +297,8 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
   if (config.output.test_score) test_score = release_test_score(config, stack, result, model.get());
   if (study && test_score) study->sync();  // the test score's noise words, before its release
   // The write-ahead charge came from a dry run; a guarantee above it is charged as a supplement,
-  // in full even past the budget (never under-report), and then nothing is released.
+  // in full even past the budget (never under-report), and then nothing is released.  A reserved
+  // worst case is settled to what the run needed.
   if (plan && result.guarantee)
     settle_ledger(config, *study, *stack.accountant, *plan, *result.guarantee, out);
   const double seconds =

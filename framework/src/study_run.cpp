@@ -13,6 +13,7 @@
 #include "dptune/host/json.hpp"
 #include "dptune/host/ledger.hpp"
 #include "report.hpp"
+#include "dptune/host/test_score_noise.hpp"
 
 namespace dptune::host {
 
@@ -160,14 +161,91 @@ TunerDryRun dry_run(const PipelineConfig& config, const PluginRegistry& registry
   return {result.trusted_analyst_only, result.guarantee, accountant.priced(), evaluator.declared()};
 }
 
+/// The worst case of the final guarantee that the tuner states before any evaluation
+/// (Tuner::worst_case_event), priced by the pipeline's accountant; nullopt when it states none.
+/// Asked of a fresh copy of the tuner in the dry run's context: nothing trains, no peers, a public
+/// random stream.  `distributed`: the run places work on other processes (the MPI executor).
+std::optional<dptune::PrivacyGuarantee> stated_worst_case(const PipelineConfig& config,
+                                                          const PluginRegistry& registry,
+                                                          EvaluationStack& stack) {
+  auto tuner = create_configured_tuner(config, registry);
+  SilentProgress progress;
+  dptune::Xoshiro256 unused(0);
+  HostTunerContext real(config, stack.evaluator, *stack.accountant, stack.mechanisms, progress,
+                        unused, *stack.executor);
+  DryRunEvaluator evaluator(stack.evaluator, *stack.accountant, config.delta, config.tuner);
+  RecordingAccountant accountant(*stack.accountant);
+  DryRunContext context(real, evaluator, accountant);
+  const auto event = tuner->worst_case_event(context, config.execution.executor == "mpi");
+  if (!event) return std::nullopt;
+  return stack.accountant->epsilon(*event, config.delta);
+}
+
+/// The ledger reservation of `plan`: its worst case as a second approx_dp event beside the charge
+/// (what a supplement would be charged as), when the worst case exceeds the guarantee.
+std::optional<LedgerReservation> reservation_of(const PlannedCharge& plan) {
+  if (!plan.reserves()) return std::nullopt;
+  return LedgerReservation{
+      dptune::DpEvent::approx_dp(plan.worst_case->epsilon, plan.worst_case->delta),
+      *plan.worst_case};
+}
+
 }  // namespace
+
+bool PlannedCharge::reserves() const {
+  return guarantee && worst_case &&
+         (worst_case->epsilon > guarantee->epsilon || worst_case->delta > guarantee->delta);
+}
 
 PlannedCharge plan_charge(const PipelineConfig& config, const PluginRegistry& registry,
                           EvaluationStack& stack) {
   const TunerDryRun run = dry_run(config, registry, stack);
   check_result_as_declared(config, run.trusted_analyst_only);
   // The ledger records a map (no charge) only for a tuner that declares itself one.
-  return {declared_map(config), run.guarantee};
+  PlannedCharge plan{declared_map(config), run.guarantee, std::nullopt};
+  if (run.guarantee && !plan.trusted_analyst_only)
+    plan.worst_case = stated_worst_case(config, registry, stack);
+  return plan;
+}
+
+PlannedCharge plan_ledger_charge(const PipelineConfig& config, const PluginRegistry& registry,
+                                 EvaluationStack& stack) {
+  PlannedCharge plan = plan_charge(config, registry, stack);
+  // The private test score is charged with the tuning, write-ahead like it, and is released on
+  // top of whatever final guarantee the run needs: it joins the worst case too.
+  if (plan.guarantee && config.output.test_score && config.output.test_score->epsilon) {
+    const TestScoreNoise noise = test_score_noise(config, stack.evaluator.splits().test.rows);
+    plan.guarantee = compose_test_score(*plan.guarantee, noise, *stack.accountant, config.delta);
+    if (plan.worst_case)
+      plan.worst_case =
+          compose_test_score(*plan.worst_case, noise, *stack.accountant, config.delta);
+  }
+  return plan;
+}
+
+std::string check_ledger_fit(const PipelineConfig& config, const PluginRegistry& registry) {
+  if (!config.ledger) return {};
+  const LedgerConfig& l = *config.ledger;
+  EvaluationStack stack(config, registry, "inline", 1, config.execution.seed.value_or(0));
+  const PlannedCharge plan = plan_ledger_charge(config, registry, stack);
+  const std::string head = "ledger " + l.path.string() + ", dataset '" + l.dataset + "': ";
+  if (plan.trusted_analyst_only || !plan.guarantee)
+    return head + "nothing to charge (" +
+           (plan.trusted_analyst_only ? "a map for trusted analysts" : "no guarantee claimed") +
+           ")";
+  const std::optional<LedgerReservation> reservation = reservation_of(plan);
+  const LedgerCharge fit =
+      Ledger::check(l.path, l.dataset, {l.epsilon, l.delta},
+                    dptune::DpEvent::approx_dp(plan.guarantee->epsilon, plan.guarantee->delta),
+                    *plan.guarantee, *stack.accountant, reservation);
+  return head + "the write-ahead charge (epsilon, delta) = (" +
+         significant(plan.guarantee->epsilon) + ", " + significant(plan.guarantee->delta) + ")" +
+         (reservation ? " with its reserved worst-case supplement (" +
+                            significant(reservation->guarantee.epsilon) + ", " +
+                            significant(reservation->guarantee.delta) + ")"
+                      : std::string()) +
+         " fits: composed epsilon " + significant(fit.entry.total_epsilon) + " of the budget (" +
+         significant(fit.budget.epsilon) + ", " + significant(fit.budget.delta) + ")";
 }
 
 TunerDryRun dry_run_tuner(const PipelineConfig& config, const PluginRegistry& registry) {
@@ -197,9 +275,10 @@ std::string charge_ledger(const PipelineConfig& config, const Study& study,
     note = "tuner " + config.tuner.use + ", pipeline " + config.file.string() + ": " +
            plan.guarantee->derivation.substr(0, 300);
   }
-  const LedgerCharge charged = ledger.charge(
-      l.dataset, {l.epsilon, l.delta}, study.id(), config.output.dir.string(), row_kind, event,
-      plan.guarantee.value_or(dptune::PrivacyGuarantee{}), accountant, note);
+  const LedgerCharge charged =
+      ledger.charge(l.dataset, {l.epsilon, l.delta}, study.id(), config.output.dir.string(),
+                    row_kind, event, plan.guarantee.value_or(dptune::PrivacyGuarantee{}),
+                    accountant, note, event ? reservation_of(plan) : std::nullopt);
   std::string line = "ledger " + l.path.string() + ", dataset '" + l.dataset + "': ";
   if (charged.entry.kind == "map")
     line += "recorded as not DP (trusted analysts), no charge";
@@ -211,6 +290,11 @@ std::string charge_ledger(const PipelineConfig& config, const Study& study,
   if (charged.already_charged) line += " when this study started (not again on resume)";
   line += "; composed epsilon " + significant(charged.entry.total_epsilon) + " of the budget (" +
           significant(charged.budget.epsilon) + ", " + significant(charged.budget.delta) + ")";
+  if (charged.reservation)
+    line += "; reserved write-ahead: the tuner's worst-case supplement (epsilon, delta) = (" +
+            significant(charged.reservation->epsilon) + ", " +
+            significant(charged.reservation->delta) + "), composed epsilon " +
+            significant(charged.reservation->total_epsilon) + " with it, settled after the run";
   return line;
 }
 
@@ -239,31 +323,53 @@ void settle_ledger(const PipelineConfig& config, Study& study, const dptune::Acc
                    std::ostream& out) {
   const bool above = !plan.guarantee || final_guarantee.epsilon > plan.guarantee->epsilon ||
                      final_guarantee.delta > plan.guarantee->delta;
-  if (!above) return;  // the charge covers the run: nothing to settle
+  // Nothing needed and nothing reserved: the charge covers the run.
+  if (!above && !plan.reserves()) return;
   const LedgerConfig& l = *config.ledger;
   Ledger ledger(l.path);
-  const LedgerCharge settled =
-      ledger.settle(l.dataset, study.id(), config.output.dir.string(),
-                    dptune::DpEvent::approx_dp(final_guarantee.epsilon, final_guarantee.delta),
-                    final_guarantee, accountant,
-                    "supplement: tuner " + config.tuner.use +
-                        "'s final guarantee exceeded its write-ahead charge");
+  std::optional<dptune::DpEvent> needed;
+  if (above) needed = dptune::DpEvent::approx_dp(final_guarantee.epsilon, final_guarantee.delta);
+  const LedgerCharge settled = ledger.settle(
+      l.dataset, study.id(), config.output.dir.string(), needed, final_guarantee, accountant,
+      above ? "supplement: tuner " + config.tuner.use +
+                  "'s final guarantee exceeded its write-ahead charge"
+            : "the reserved worst-case supplement was not needed");
+  const std::string head = "ledger " + l.path.string() + ", dataset '" + l.dataset + "': ";
+  const std::string total = "; composed epsilon " + significant(settled.entry.total_epsilon) +
+                            " of the budget (" + significant(settled.budget.epsilon) + ", " +
+                            significant(settled.budget.delta) + ")";
+  if (!above) {
+    if (settled.entry.kind.empty()) return;  // settled when this study first ended
+    // An unneeded reservation stops counting (a reservation is not spent privacy).
+    out << head << "the reserved worst-case supplement was not needed: settled, it counts nothing"
+        << total << "\n";
+    return;
+  }
   const std::string line =
-      "ledger " + l.path.string() + ", dataset '" + l.dataset +
-      "': supplement charged (epsilon, delta) = (" + significant(settled.entry.epsilon) + ", " +
+      head + "supplement charged (epsilon, delta) = (" + significant(settled.entry.epsilon) + ", " +
       significant(settled.entry.delta) +
       ") after the run: the tuner's final guarantee exceeded its dry run's" +
-      (settled.already_charged ? " (when this study first ended)" : "") + "; composed epsilon " +
-      significant(settled.entry.total_epsilon) + " of the budget (" +
-      significant(settled.budget.epsilon) + ", " + significant(settled.budget.delta) + ")";
+      (plan.reserves() ? " (within its reserved worst case)" : "") +
+      (settled.already_charged ? " (when this study first ended)" : "") + total;
   out << line << "\n";
   study.set("ledger_supplement", line);
-  if (!settled.over_budget) return;
+  // A tuner that stated a worst case and needed more broke its statement: its guarantee cannot be
+  // trusted, and the ledger may now be past what it admitted.  A supplement nobody reserved is
+  // released only while the ledger stays within its budget.
+  const bool broke_worst_case = plan.worst_case && settled.over_reservation;
+  if (!settled.over_budget && !broke_worst_case) return;
   const std::string why =
-      "the run's final guarantee needed a supplement that takes the ledger past its budget (the "
-      "supplement is recorded: budget spent is never under-reported); nothing is released";
+      broke_worst_case
+          ? "the run's final guarantee exceeds the worst case tuner '" + config.tuner.use +
+                "' stated before it ran (the supplement is recorded: budget spent is never "
+                "under-reported); nothing is released"
+          : "the run's final guarantee needed a supplement that takes the ledger past its budget "
+            "(the supplement is recorded: budget spent is never under-reported); nothing is "
+            "released";
   write_unreleased_summary(config, "withheld", why);
-  study.set("status", "withheld (the supplement exceeded the ledger's budget)");
+  study.set("status", broke_worst_case
+                          ? "withheld (the supplement exceeded the tuner's stated worst case)"
+                          : "withheld (the supplement exceeded the ledger's budget)");
   throw dptune::Error("tuner '" + config.tuner.use + "': " + why + " (" + line + ")");
 }
 

@@ -25,9 +25,19 @@ std::unique_ptr<Study> open_study(const PipelineConfig& config, const RunOptions
 struct PlannedCharge {
   bool trusted_analyst_only = false;
   std::optional<dptune::PrivacyGuarantee> guarantee;
+  /// The worst case of the final guarantee the tuner stated before any evaluation
+  /// (Tuner::worst_case_event, priced by the pipeline's accountant), when it stated one.
+  std::optional<dptune::PrivacyGuarantee> worst_case;
+  /// A worst case above the guarantee: reserved in the ledger beside the charge.
+  bool reserves() const;
 };
 PlannedCharge plan_charge(const PipelineConfig& config, const PluginRegistry& registry,
                           EvaluationStack& stack);
+
+/// plan_charge with the private test score composed into the guarantee and the worst case, as
+/// the run charges them write-ahead.
+PlannedCharge plan_ledger_charge(const PipelineConfig& config, const PluginRegistry& registry,
+                                 EvaluationStack& stack);
 
 /// Charges the pipeline's ledger for `plan` (once per study: a resumed study is not charged again).
 /// Throws LedgerRefused (exit 2) when the budget would be exceeded.  Returns the line to print.

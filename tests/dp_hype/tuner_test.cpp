@@ -422,3 +422,52 @@ TEST_CASE("dp_hype tuner: exact discrete shares are stated and priced as the dis
   CHECK(has_note(r, "on discrete_gaussian(sigma / sqrt(2k))"));
   CHECK(has_note(r, "every client's share is exact discrete Gaussian noise"));
 }
+
+TEST_CASE("dp_hype tuner: over MPI ranks its stated worst case is the threshold's honest noise") {
+  // Over ranks a client lost to a round timeout is a dropout the dry run cannot see; the fewest
+  // survivors of a released sum are max(t, c + 1) (secure aggregation aborts below t).  The worst
+  // case stated before the run must be the guarantee of exactly that many survivors (closed form,
+  // Theorem III.1 + I.1), and no run with more survivors may print more.
+  Loaded plugin;
+  const std::size_t k = 2;
+  const std::int64_t clients = 10, threshold = 5;
+  const dptune::Params params{{"clients", clients},
+                              {"k", static_cast<std::int64_t>(k)},
+                              {"secagg", std::string("complete")},
+                              {"threshold", threshold},
+                              {"secagg_corrupt_rate", 0.1}};  // c = 1 colluder
+  FakeContext context(5);
+  auto tuner = plugin.tuner(params);
+  // In one process the only dropouts are the simulated ones, the dry run's too: nothing to state.
+  CHECK_FALSE(tuner->worst_case_event(context, false).has_value());
+  const auto worst = tuner->worst_case_event(context, true);
+  REQUIRE(worst.has_value());
+  const double share = context.requested_noise_multiplier * std::sqrt(2.0 * k);
+  dp_hype_test::PaperAccountant accountant;
+  const double worst_epsilon = accountant.epsilon(*worst, 1e-5).epsilon;
+  CHECK(worst_epsilon ==
+        doctest::Approx(dp_hype_test::closed_form_epsilon(k, (threshold - 1) * share * share, 1e-5))
+            .epsilon(1e-4));
+  // Runs that lose 0 .. n - t + 1 clients (simulated dropouts, the same arithmetic as timeouts):
+  // each one that releases prints at most the worst case.  A client's self-mask seed is shared
+  // with its neighbours, not with itself, so with exactly t survivors each has only t - 1 holders
+  // among them and the vote aborts: the worst case at t is sound and one survivor conservative.
+  std::int64_t fewest_released = clients + 1;
+  for (std::int64_t dropouts = 0; dropouts <= clients - threshold + 1; ++dropouts) {
+    CAPTURE(dropouts);
+    FakeContext run(7);
+    dptune::Params with = params;
+    with.set("dropouts", dropouts);
+    std::optional<dptune::TuningResult> r;
+    try {
+      r = plugin.tuner(with)->tune(run);
+    } catch (const dptune::Error& e) {
+      CHECK(std::string(e.what()).find("secure aggregation aborted") != std::string::npos);
+      continue;
+    }
+    REQUIRE(r->guarantee.has_value());
+    CHECK(r->guarantee->epsilon < worst_epsilon);
+    fewest_released = std::min(fewest_released, clients - dropouts);
+  }
+  CHECK(fewest_released == threshold + 1);
+}

@@ -30,6 +30,8 @@
 #             makes them dropouts, Shamir recovery (threshold 2: each survivor's self-mask has
 #             shares at the 2 other survivors) removes their masks, the sum is the other clients'
 #             inputs; with a threshold above the survivors the vote aborts cleanly.
+#   dp_hype_ledger the same dropout with a ledger: the worst case DP-Hype states before the run is
+#             reserved with the charge and settled to the real supplement, within the budget.
 # Usage: mpi_test.sh MPIEXEC DPTUNE PIPELINE_DIR WORK_DIR CASE
 set -uo pipefail
 mpiexec=$1
@@ -368,6 +370,45 @@ case "$case_name" in
     grep -q "secure aggregation aborted: only 3 of 6 clients sent masked input" "$out.abort.log" ||
       fail "dp_hype_dropout: no abort message ($(grep dptune "$out.abort.log" | head -3))"
     [ $(($(date +%s) - start)) -lt 30 ] || fail "dp_hype_dropout: took 30 s or more"
+    ;;
+  dp_hype_ledger)
+    # Rank 2's clients are lost to the round timeout, so the released guarantee is above the dry
+    # run's: DP-Hype stated its worst case (threshold 2 survivors) before the run, the ledger
+    # reserved it with the charge, and after the run the reservation is settled to the real
+    # supplement (the released guarantee), within the reservation and the budget.
+    out="$work/ledger"
+    mkdir -p "$out.d" && rm -f "$out.d"/*
+    { cat "$pipelines/dp_hype.yaml"
+      echo "ledger: {path: $out.d/ledger.db, dataset: digits, budget: {epsilon: 60, delta: 1.0e-3}}"; } >"$out.d/pipeline.yaml"
+    mpirun_n 3 "$dptune" run "$out.d/pipeline.yaml" --seed 7 --executor mpi --out "$out" \
+      --set tuner.params.stop_rank=2 --set tuner.params.round_timeout=2 --set tuner.params.threshold=2 \
+      --no-progress --overwrite >"$out.log" 2>&1 || fail "dp_hype_ledger exited $? ($(tail -3 "$out.log"))"
+    "$dptune" ledger show "$out.d/ledger.db" --json >"$out.ledger.json" || fail "dp_hype_ledger: ledger show"
+    python3 - "$out.ledger.json" "$out/summary.json" "$out.log" <<'PY' || fail "dp_hype_ledger: the ledger after the run"
+import json, re, sys
+rows = json.load(open(sys.argv[1]))["datasets"][0]["entries"]
+final = json.load(open(sys.argv[2]))["guarantee"]["epsilon"]
+log = open(sys.argv[3]).read()
+reserved = re.search(r"worst-case supplement \(epsilon, delta\) = \(([0-9.e+-]+), ", log)
+problems = []
+if [r["kind"] for r in rows] != ["charge", "supplement"]:
+    problems.append("kinds %s, expected a charge and the reservation settled to a supplement" % [r["kind"] for r in rows])
+elif reserved is None:
+    problems.append("the run printed no reservation")
+else:
+    charge, supplement = rows
+    if not final > charge["epsilon"]:
+        problems.append("no supplement was needed (final %g, charge %g)" % (final, charge["epsilon"]))
+    if abs(supplement["epsilon"] - final) > 1e-6 * final:
+        problems.append("supplement %g is not the released guarantee %g" % (supplement["epsilon"], final))
+    if not supplement["epsilon"] <= float(reserved.group(1)) * (1 + 1e-5):
+        problems.append("supplement %g above the reserved worst case %s" % (supplement["epsilon"], reserved.group(1)))
+    if not supplement["total_epsilon"] <= 60:
+        problems.append("composed total %g above the budget 60" % supplement["total_epsilon"])
+for p in problems:
+    print(p, file=sys.stderr)
+sys.exit(1 if problems else 0)
+PY
     ;;
   *) fail "unknown case $case_name" ;;
 esac

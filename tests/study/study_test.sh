@@ -6,7 +6,10 @@
 #   SIGINT leaves a partial report (exit 130); a folder holding a study is refused without
 #   --resume/--overwrite; the ledger refuses a run over budget; parallel runs never overspend;
 #   a private tuner's failed evaluation is stored, replayed by --resume (never run again, never
-#   resampled) and never shown on the console.
+#   resampled) and never shown on the console; a tuner's stated worst-case supplement (DP-Hype on
+#   the MPI executor) is reserved write-ahead: a run whose worst case does not fit the remaining
+#   budget is refused before any evaluation, by `validate` as by `run`, and the reservation of a
+#   run that fits is settled after it.
 # Usage: study_test.sh DPTUNE PIPELINE_DIR WORK_DIR [CASE...]
 set -uo pipefail
 dptune=$1
@@ -14,7 +17,7 @@ pipelines=$2
 work=$3
 shift 3
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(kill_resume secure_resume secure_generated sigint refuse ledger_budget ledger_concurrent private_failure)
+[ ${#cases[@]} -gt 0 ] || cases=(kill_resume secure_resume secure_generated sigint refuse ledger_budget ledger_concurrent private_failure ledger_reserve)
 failures=0
 fail() {
   echo "FAIL: $*" >&2
@@ -421,6 +424,63 @@ case_private_failure() {
   [ "$(starts_of "$dir/seeds.txt")" = "$starts" ] ||
     fail "seeds: the resumes started the program again ($starts, then $(starts_of "$dir/seeds.txt") starts)"
   echo "ok: private failures stored, replayed on resume (programs started 1, 3 and $starts times), never shown"
+}
+
+ledger_kinds() {  # the kinds of a ledger's rows, in order, on one line
+  "$dptune" ledger show "$1" --json | grep '"kind"' | sed 's/.*"kind": "//; s/".*//' | tr '\n' ' '
+}
+
+case_ledger_reserve() {
+  local dir
+  dir=$(setup reserve)
+  local pipe=$dir/dp_hype.yaml
+  # 1. validate prints the write-ahead charge and the worst case DP-Hype states for a distributed
+  # run, composed; with no ledger file it creates none.
+  "$dptune" validate "$pipe" >"$dir/v1.log" 2>&1 || { fail "reserve: validate exited $? ($(tail -2 "$dir/v1.log"))"; return; }
+  local charge worst total
+  charge=$(sed -n 's/.*write-ahead charge (epsilon, delta) = (\([^,]*\),.*/\1/p' "$dir/v1.log")
+  worst=$(sed -n 's/.*reserved worst-case supplement (\([^,]*\),.*/\1/p' "$dir/v1.log")
+  total=$(sed -n 's/.*fits: composed epsilon \([^ ]*\) of the budget.*/\1/p' "$dir/v1.log")
+  if [ -z "$charge" ] || [ -z "$worst" ] || [ -z "$total" ]; then
+    fail "reserve: validate names no charge, worst case and total: $(cat "$dir/v1.log")"
+    return
+  fi
+  awk -v c="$charge" -v w="$worst" -v t="$total" 'BEGIN{exit !(w > c && t > c && t <= c + w)}' ||
+    fail "reserve: charge $charge, worst case $worst, composed $total"
+  [ ! -e "$dir/ledger.db" ] || fail "reserve: validate created the ledger"
+  # 2. A budget that holds the charge but not the charge with its worst case: validate and run
+  # refuse it alike (exit 2), naming the ledger, the remaining budget, the charge and the worst
+  # case; the run evaluates nothing, releases nothing and the ledger holds no row.
+  local budget
+  budget=$(awk -v c="$charge" -v t="$total" 'BEGIN{printf "%.6g", (c + t) / 2}')
+  sed "s/epsilon: 1.0e+7/epsilon: $budget/" "$pipe" >"$dir/tight.yaml"
+  "$dptune" validate "$dir/tight.yaml" >"$dir/v2.log" 2>&1
+  local rc=$?
+  [ "$rc" = 2 ] || fail "reserve: validate of a worst case over budget exited $rc, expected 2"
+  "$dptune" run "$dir/tight.yaml" --out "$dir/tight" --seed 7 --no-progress >"$dir/r2.log" 2>&1
+  rc=$?
+  [ "$rc" = 2 ] || fail "reserve: a run whose worst case does not fit exited $rc, expected 2 ($(tail -2 "$dir/r2.log"))"
+  for log in v2 r2; do
+    grep -q "$dir/ledger.db: dataset 'digits': refused: this run's guarantee {approx_dp" "$dir/$log.log" &&
+      grep -q "with its worst-case supplement {approx_dp" "$dir/$log.log" &&
+      grep -q "over the budget epsilon [0-9.e+-]*; remaining: epsilon [0-9.e+-]* at delta" "$dir/$log.log" ||
+      fail "reserve: $log: the refusal does not name the ledger, the charge, the worst case and the remainder: $(cat "$dir/$log.log")"
+  done
+  [ ! -e "$dir/tight/summary.json" ] || fail "reserve: the refused run wrote results"
+  "$dptune" study show "$dir/tight" --json | grep -q '"stored_evaluations": 0' ||
+    fail "reserve: the refused run evaluated something"
+  [ "$(ledger_rows "$dir/ledger.db")" = 0 ] || fail "reserve: the refused run left ledger rows: $(ledger_kinds "$dir/ledger.db")"
+  # 3. Enough budget: the charge and its reservation are written together, and after the run (one
+  # process: no client was lost) the reservation is settled to nothing.
+  "$dptune" run "$pipe" --out "$dir/fits" --seed 7 --no-progress >"$dir/r3.log" 2>&1 ||
+    { fail "reserve: a run that fits exited $? ($(tail -2 "$dir/r3.log"))"; return; }
+  grep -q "reserved write-ahead: the tuner's worst-case supplement (epsilon, delta) = ($worst, " "$dir/r3.log" ||
+    fail "reserve: the run names no reservation: $(cat "$dir/r3.log")"
+  grep -q "the reserved worst-case supplement was not needed: settled, it counts nothing" "$dir/r3.log" ||
+    fail "reserve: the reservation was not settled: $(cat "$dir/r3.log")"
+  [ "$(ledger_kinds "$dir/ledger.db")" = "charge settled " ] ||
+    fail "reserve: the ledger holds $(ledger_kinds "$dir/ledger.db"), expected a charge and a settled reservation"
+  echo "ok: worst case $worst reserved beside the charge $charge (budget $budget refused, 1e7 settled)"
 }
 
 mkdir -p "$work"

@@ -8,7 +8,8 @@
 //   2.4  also calibrate_parameter through the pipeline's accountant;
 //   2.9  also TunerContext::peers (none in one process);
 //   2.10 also Tuner::rank_scopes (asked by abi_minor_test, not in one process);
-//   2.11 also TunerContext::scopes_changed_by_one_record (the pipeline's iid clients: 1).
+//   2.11 also TunerContext::scopes_changed_by_one_record (the pipeline's iid clients: 1);
+//   2.12 also Tuner::worst_case_event (asked by abi_minor_test: pure_dp(3) when distributed).
 #include <cmath>
 #include <string>
 
@@ -70,6 +71,13 @@ class VersionedTuner final : public dptune::Tuner {
       scopes.push_back(dptune::DataScope::client(static_cast<std::size_t>(rank - 1),
                                                  static_cast<std::size_t>(ranks - 1)));
     return scopes;
+  }
+#endif
+#if DPTUNE_PLUGIN_ABI_MINOR >= 12
+  std::optional<dptune::DpEvent> worst_case_event(dptune::TunerContext&,
+                                                  bool distributed) const override {
+    if (!distributed) return std::nullopt;
+    return dptune::DpEvent::pure_dp(3.0);
   }
 #endif
 };

@@ -12,6 +12,7 @@
 #include "dptune/host/plugin_registry.hpp"
 #include "dptune/host/runner.hpp"
 #include "dptune/rng.hpp"
+#include "dptune/testing.hpp"
 #include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -228,6 +229,29 @@ TEST_CASE("abi minor: a tuner's rank_scopes is asked only of builds for 2.10 or 
     REQUIRE(scopes->size() == 1);
     CHECK(scopes->front().to_string() == "client 1/2");
     CHECK(tuner->rank_scopes(0, 3)->empty());
+  }
+}
+
+TEST_CASE("abi minor: a tuner's worst_case_event is asked only of builds for 2.12 or later") {
+  // The proxy must not call past the end of an older Tuner vtable: such a tuner states no worst
+  // case (nothing is reserved in the ledger), as before ABI 2.12.
+  dptune::host::PluginRegistry registry;
+  registry.scan(fs::path(DPTUNE_TEST_PLUGIN_DIR) / "versioned_tuner");
+  // Nothing to evaluate or price: the versioned tuner states its worst case from its build alone.
+  struct Context final : dptune::testing::StubTunerContext {
+    Context() : StubTunerContext(dptune::testing::integer_choices("c", 2), 1) {}
+    dptune::Evaluator& evaluator() override { throw dptune::Error("test: no evaluator"); }
+    const dptune::Accountant& accountant() const override {
+      throw dptune::Error("test: no accountant");
+    }
+  } context;
+  for (int minor = 1; minor <= dptune::kAbiMinor; ++minor) {
+    INFO("ABI 2." << minor);
+    const auto tuner = registry.create_tuner("versioned_tuner_v2_" + std::to_string(minor), {});
+    const auto worst = tuner->worst_case_event(context, true);
+    REQUIRE(worst.has_value() == (minor >= 12));
+    CHECK_FALSE(tuner->worst_case_event(context, false).has_value());
+    if (worst) CHECK(worst->to_string() == dptune::DpEvent::pure_dp(3.0).to_string());
   }
 }
 

@@ -293,3 +293,51 @@ TEST_CASE("ledger: an unneeded reservation stops counting, a supplement past the
                                 pure(0.25), acc, ""),
                   host::LedgerRefused);
 }
+
+TEST_CASE("ledger: check decides as charge does, names the worst case and writes nothing") {
+  const SummingAccountant acc;
+  TempDir dir;
+  const auto file = dir.path() / "ledger.db";
+  const host::LedgerBudget budget{3.0, kDelta};
+  const auto check = [&](double epsilon, std::optional<host::LedgerReservation> reservation) {
+    return host::Ledger::check(file, "d", budget, DpEvent::approx_dp(epsilon, 0), pure(epsilon),
+                               acc, reservation);
+  };
+  // No ledger yet: the run alone against the budget, and the file is not created.
+  CHECK(check(1.0, reserve(1.5)).entry.total_epsilon == 2.5);
+  CHECK_THROWS_AS(check(1.0, reserve(2.5)), host::LedgerRefused);
+  CHECK_FALSE(std::filesystem::exists(file));
+
+  host::Ledger ledger(file);
+  ledger.charge("d", budget, "a", "/out", "charge", DpEvent::approx_dp(1.0, 0), pure(1.0), acc, "");
+  // 1 spent: a charge of 0.5 fits alone (1.5), and with a worst case of 1 (2.5) ...
+  CHECK(check(0.5, std::nullopt).entry.total_epsilon == 1.5);
+  CHECK(check(0.5, reserve(1.0)).entry.total_epsilon == 2.5);
+  // ... but not with a worst case of 2 (3.5): refused with the ledger, the remaining budget, the
+  // charge and the worst case named, as charge() refuses it, and nothing is written.
+  std::string refused;
+  try {
+    check(0.5, reserve(2.0));
+  } catch (const host::LedgerRefused& e) {
+    refused = e.what();
+  }
+  CHECK(refused.find(file.string() + ": dataset 'd'") != std::string::npos);
+  CHECK(refused.find("remaining: epsilon 2 ") != std::string::npos);
+  CHECK(refused.find(DpEvent::approx_dp(0.5, 0).to_string()) != std::string::npos);
+  CHECK(refused.find("with its worst-case supplement " + DpEvent::approx_dp(2.0, 0).to_string()) !=
+        std::string::npos);
+  CHECK(refused.find("to 3.5") != std::string::npos);
+  std::string charged;
+  try {
+    ledger.charge("d", budget, "b", "/out", "charge", DpEvent::approx_dp(0.5, 0), pure(0.5), acc,
+                  "", reserve(2.0));
+  } catch (const host::LedgerRefused& e) {
+    charged = e.what();
+  }
+  CHECK(charged == refused);
+  CHECK(kinds(ledger) == std::vector<std::string>{"charge"});
+  // Another budget than the one the first charge fixed is refused by check too.
+  CHECK_THROWS_AS(host::Ledger::check(file, "d", {4.0, kDelta}, DpEvent::approx_dp(0.1, 0),
+                                      pure(0.1), acc, std::nullopt),
+                  host::LedgerRefused);
+}

@@ -158,6 +158,39 @@ class DpHype final : public dptune::Tuner {
     return federated(context);
   }
 
+  // The worst case of the final guarantee, reserved in the ledger before any client evaluates.
+  // In one process the only dropouts are the `dropouts` simulated ones, which the dry run
+  // simulates too: the final guarantee is the dry run's, and nothing is stated.  Over MPI ranks a
+  // client whose message misses a round timeout is a dropout the dry run cannot see.  The fewest
+  // survivors a released sum can have is max(t, c + 1): secure aggregation aborts with fewer than
+  // its Shamir threshold t masked inputs (Bonawitz et al. 2017, §4: the server needs t shares to
+  // unmask; Server::collect_masked refuses below t), and with no survivor outside the c clients
+  // that may collude the tuner releases nothing (guarantee()).  The honest noise σ_h = s·√(m − c)
+  // grows with the survivors m, and the Gaussian mechanism's ε falls as its noise grows (more noise
+  // is the less noisy output plus independent noise, a post-processing; its RDP α Δ² / (2σ_h²)
+  // falls pointwise, Mironov 2017, Proposition 7), so the event at m = max(t, c + 1) bounds every
+  // final guarantee the run can release.  An accountant whose price were not monotone would show
+  // as a supplement above the reservation, which the host withholds.
+  std::optional<dptune::DpEvent> worst_case_event(dptune::TunerContext& context,
+                                                  bool distributed) const override {
+    if (!distributed) return std::nullopt;
+    const Setup s = setup(context);
+    std::string graph_note;
+    const SecureVoteOptions options = secagg_options(s.colluders, graph_note);
+    // The threshold the server will use (vote_over_ranks: make_config of the same options).  A
+    // default t depends on the graph's smallest degree, which the public seed does not change: the
+    // seed only places the clients on the ring (every placement gives the same circulant graph,
+    // relabelled).
+    const std::uint32_t threshold =
+        secagg::make_config(static_cast<std::uint32_t>(n()),
+                            static_cast<std::uint32_t>(s.candidates.size()), options.threshold,
+                            options.degree, 0, {})
+            .threshold;
+    const std::size_t fewest = std::max<std::size_t>(threshold, s.colluders + 1);
+    return event_for_sigma(honest_sigma(s.noise.stddev, fewest, s.colluders), k(), s.discrete,
+                           s.clients_changed);
+  }
+
  private:
   std::size_t k() const { return static_cast<std::size_t>(p_.get_int("k")); }
   std::size_t n() const { return static_cast<std::size_t>(p_.get_int("clients")); }

@@ -100,6 +100,10 @@
 //        the fractional Rényi orders price it through the continuous Gaussian plus an explicit
 //        additive δ (docs/accounting.md).  Layouts unchanged; an accountant of minor <= 11
 //        refuses the kind as unknown.
+//        and Tuner::worst_case_event (an appended virtual with a default): the worst case of a
+//        tuner's final guarantee, stated before any evaluation, which the host reserves in the
+//        ledger beside the dry run's charge.  The host calls it only on tuners of ABI >= 2.12
+//        (the tuner proxy); an older tuner states none (no supplement reserved).
 // The host itself is always built with the SDK's minor.
 #ifndef DPTUNE_PLUGIN_ABI_MINOR
 #define DPTUNE_PLUGIN_ABI_MINOR DPTUNE_ABI_MINOR

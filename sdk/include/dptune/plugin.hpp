@@ -412,6 +412,26 @@ class BOOST_SYMBOL_VISIBLE Tuner : public Plugin {
     return std::nullopt;
   }
 #endif
+#if DPTUNE_PLUGIN_ABI_MINOR >= 12
+  /// ABI 2.12 (appended: older tuners lack this slot, and the host calls it only on plugins of
+  /// ABI >= 2.12).  The worst case of this run's final guarantee, stated before any evaluation,
+  /// for a tuner whose final guarantee can exceed what its dry run returns: one that depends on
+  /// a fact of the real run the dry run cannot see (DP-Hype over MPI ranks counts the clients
+  /// that survived the real round timeouts).  `distributed`: the run will place this tuner's
+  /// work on other processes (the MPI executor), where such facts arise.  The host prices the
+  /// event with the pipeline's accountant and reserves it in the ledger write-ahead beside the
+  /// dry run's charge: a run whose worst case does not fit the budget is refused before any
+  /// evaluation, and after the run the reservation is settled to what the run needed.  The
+  /// context is the dry run's (nothing trains, no peers): the answer may depend on the
+  /// configuration and the public row counts only, never on the data or on secret draws.
+  /// Default: nullopt, no final guarantee above the dry run's is possible; a tuner that then
+  /// needs more anyway is charged the supplement and releases nothing.
+  virtual std::optional<DpEvent> worst_case_event(TunerContext& context, bool distributed) const {
+    (void)context;
+    (void)distributed;
+    return std::nullopt;
+  }
+#endif
 };
 
 // ---- export -------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -80,6 +81,9 @@ struct LedgerReservation {
 struct LedgerCharge {
   bool already_charged = false;  // the study was charged by an earlier process (resume)
   LedgerEntry entry;
+  /// charge(): the reservation row written with the charge (its total_epsilon: the composed
+  /// total with the worst case).
+  std::optional<LedgerEntry> reservation;
   LedgerBudget budget;
   /// settle(): the supplement needed more than the study had reserved (recorded in full anyway).
   bool over_reservation = false;
@@ -107,6 +111,17 @@ class Ledger {
                       const dptune::PrivacyGuarantee& guarantee,
                       const dptune::Accountant& accountant, const std::string& note,
                       const std::optional<LedgerReservation>& reservation = std::nullopt);
+
+  /// What charge() would decide for a new study's charge `event` with its `reservation`, without
+  /// writing anything (`dptune validate`): the same composition and the same LedgerRefused (exit
+  /// 2) when the charge and its worst case do not fit.  A ledger file that does not exist is not
+  /// created: the run is composed alone against `budget`.  The returned entry holds the charge
+  /// and, as total_epsilon, the composed total with the reservation.
+  static LedgerCharge check(const std::filesystem::path& file, const std::string& dataset,
+                            const LedgerBudget& budget, const dptune::DpEvent& event,
+                            const dptune::PrivacyGuarantee& guarantee,
+                            const dptune::Accountant& accountant,
+                            const std::optional<LedgerReservation>& reservation);
 
   /// After the run: settles `study_id`'s reservation to what it needed, in one transaction.
   /// `needed` (the supplement: the final guarantee as an event, charged beside the charge) turns

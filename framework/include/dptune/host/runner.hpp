@@ -85,6 +85,12 @@ std::string check_pipeline(const PipelineConfig& config, const PluginRegistry& r
                            std::shared_ptr<const DataSource>* data = nullptr,
                            bool allow_audit_violation = false);
 
+/// `dptune validate`'s ledger check: what `dptune run` would charge the pipeline's ledger
+/// write-ahead (the dry run's guarantee and the worst-case supplement the tuner states), composed
+/// with the ledger's rows without writing them.  Throws LedgerRefused (exit 2) exactly when the
+/// run would be refused; returns the line validate prints ("" without a ledger).
+std::string check_ledger_fit(const PipelineConfig& config, const PluginRegistry& registry);
+
 /// The pipeline's third-party (not built-in) mechanisms as the run uses them, for audit verdicts.
 std::vector<MechanismUse> mechanism_uses(const PipelineConfig& config,
                                          const PluginRegistry& registry);

@@ -1,0 +1,262 @@
+// The fail-and-resume neighbour of the neighbouring-release test.  For one pipeline of the
+// harness (any private tuner, any data layout) it swaps the algorithm for the test plugin
+// flaky_trainer (tests/test_plugins/flaky_trainer.cpp: its second train() of a process throws) on
+// a one-dimensional search space, adds a ledger, and runs `dptune run --seed S --threads 1`
+//   on D: the study fails mid-study (one run trained, the second failed), then `--resume`: the
+//         stored failure is replayed (no run trains again: the same draws), the public outputs
+//         are the first process's (nothing released), and the ledger holds one charge;
+//   on D' (one record replaced by an outlier): the same failure at the same point, and every
+//         public field equal to D's unless it is a declared DP output (checker.hpp).
+// Nothing here names a tuner: a pipeline added to pipelines/ or label_change/ gets this neighbour
+// from the CMake glob.  A seed whose study finishes before its second run (a repetition tuner that
+// drew K = 1) does not fail: the next seed is tried, on D only (the seed is public).
+//
+// Usage: dptune_neighbouring_fail_resume DPTUNE FLAKY_TRAINER_PLUGIN PIPELINE.yaml WORK_DIR
+#include <sys/wait.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "checker.hpp"
+
+namespace fs = std::filesystem;
+using namespace dptune::neighbouring;
+
+namespace {
+
+constexpr std::size_t kRows = 160;
+constexpr std::uint64_t kSeeds[] = {3, 11, 29, 41, 53, 67};
+
+struct Row {
+  double x0, x1, x2;
+  int label;
+};
+
+/// Gaussian classes from a fixed stream, labels cycling over the pipeline's declared classes.
+std::vector<Row> base_data(const std::vector<int>& classes) {
+  FixedNormals normal(20261128);
+  std::vector<Row> rows;
+  for (std::size_t i = 0; i < kRows; ++i) {
+    const int y = classes[i % classes.size()];
+    rows.push_back({normal() + 1.5 * y, normal() - 1.0 * y, normal(), y});
+  }
+  return rows;
+}
+
+void write_csv(const fs::path& path, const std::vector<Row>& rows) {
+  std::ofstream f(path);
+  f << "x0,x1,x2,label\n";
+  char line[128];
+  for (const auto& r : rows) {
+    std::snprintf(line, sizeof line, "%.6f,%.6f,%.6f,%d\n", r.x0, r.x1, r.x2, r.label);
+    f << line;
+  }
+  if (!f) throw std::runtime_error("cannot write " + path.string());
+}
+
+/// The pipeline with the flaky trainer on one float dimension and a ledger; everything else (data
+/// and its layout, tuner, mechanism, accountant, utility, output) as the pipeline has it.
+std::string failing_pipeline(const fs::path& pipeline) {
+  YAML::Node p = YAML::LoadFile(pipeline.string());
+  YAML::Node algorithm;
+  algorithm["use"] = "flaky_trainer";
+  algorithm["params"]["fail_on_call"] = 2;
+  algorithm["params"]["calls_file"] = "calls.txt";
+  p["algorithm"] = algorithm;
+  YAML::Node space;
+  space["x"]["float"].push_back(0.01);
+  space["x"]["float"].push_back(1.0);
+  space["x"]["log"] = true;
+  p["search_space"] = space;
+  p["ledger"]["path"] = "ledger.db";
+  p["ledger"]["dataset"] = "neighbouring";
+  p["ledger"]["budget"]["epsilon"] = 1.0e7;
+  p["ledger"]["budget"]["delta"] = 1.0e-3;
+  YAML::Emitter out;
+  out << p;
+  return out.c_str();
+}
+
+std::vector<int> declared_classes(const fs::path& pipeline) {
+  const YAML::Node classes = YAML::LoadFile(pipeline.string())["data"]["params"]["classes"];
+  std::vector<int> out;
+  if (classes && classes.IsSequence())
+    for (const auto& c : classes) out.push_back(c.as<int>());
+  if (out.empty()) out = {0, 1};
+  return out;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::size_t lines_of(const fs::path& file) {
+  std::ifstream in(file);
+  std::size_t n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
+std::string text_of(const fs::path& file) {
+  std::ifstream in(file);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// Exit code of `command` run in `dir` (stdout and stderr to the files given).
+int run_in(const fs::path& dir, const std::string& command, const std::string& out,
+           const std::string& err) {
+  const std::string full =
+      "cd " + shell_quote(dir.string()) + " && " + command + " >" + out + " 2>" + err;
+  const int status = std::system(full.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+struct Context {
+  fs::path dptune, plugin, pipeline, work;
+  std::string name;
+  std::vector<std::string> failures;
+  void fail(const std::string& what) { failures.push_back(what); }
+};
+
+/// What resuming may change and nothing else: the markers that say so.
+Fields without_resume_markers(Fields fields) {
+  for (auto& [key, value] : fields)
+    for (const std::string marker : {std::string("(replayed from the study store, not run again) "),
+                                     std::string(" when this study started (not again on resume)")})
+      for (auto at = value.find(marker); at != std::string::npos; at = value.find(marker))
+        value.erase(at, marker.size());
+  return fields;
+}
+
+/// One study on `rows` with `seed` in WORK/run: the first process, then `--resume` when asked.
+/// The folder is then kept as WORK/<label>.  Returns the first process's fields and exit code.
+struct Study {
+  int code = 0, resume_code = 0;
+  std::size_t calls = 0, calls_after_resume = 0, charges = 0;
+  Fields first, resumed;
+  std::string resume_stderr;
+};
+
+Study run_study(Context& c, const std::vector<Row>& rows, std::uint64_t seed, bool resume,
+                const std::string& label) {
+  const fs::path dir = c.work / "run";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "pipeline.yaml") << failing_pipeline(c.pipeline);
+  write_csv(dir / "data.csv", rows);
+  const std::string run = shell_quote(c.dptune.string()) +
+                          " run pipeline.yaml --no-progress --threads 1 --seed " +
+                          std::to_string(seed) + " --plugin-path " + shell_quote(c.plugin.string());
+  Study s;
+  s.code = run_in(dir, run, "stdout.txt", "stderr.txt");
+  s.calls = lines_of(dir / "calls.txt");
+  s.first = normalise_seed(collect_run(dir, "out"));
+  if (resume) {
+    // The resumed process's console goes to the same names (the checker reads those), after the
+    // first process's were collected.
+    fs::rename(dir / "stdout.txt", dir / "stdout.first.txt");
+    fs::rename(dir / "stderr.txt", dir / "stderr.first.txt");
+    s.resume_code = run_in(dir, run + " --resume", "stdout.txt", "stderr.txt");
+    s.calls_after_resume = lines_of(dir / "calls.txt");
+    s.resumed = normalise_seed(collect_run(dir, "out"));
+    s.resume_stderr = text_of(dir / "stderr.txt");
+    const std::string ledger = shell_quote(c.dptune.string()) + " ledger show ledger.db --json";
+    run_in(dir, ledger, "ledger.json", "ledger.err");
+    const std::string rows_text = text_of(dir / "ledger.json");
+    for (auto at = rows_text.find("\"kind\""); at != std::string::npos;
+         at = rows_text.find("\"kind\"", at + 1))
+      ++s.charges;
+  }
+  const fs::path kept = c.work / label;
+  fs::remove_all(kept);
+  fs::rename(dir, kept);
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 5) {
+    std::cerr << "usage: dptune_neighbouring_fail_resume DPTUNE FLAKY_TRAINER PIPELINE.yaml WORK\n";
+    return 2;
+  }
+  Context c{fs::absolute(argv[1]),
+            fs::absolute(argv[2]),
+            fs::absolute(argv[3]),
+            fs::absolute(argv[4]),
+            fs::path(argv[3]).stem().string(),
+            {}};
+  try {
+    fs::create_directories(c.work);
+    const std::vector<Row> d = base_data(declared_classes(c.pipeline));
+    std::vector<Row> outlier = d;
+    outlier[0] = {40.0, -40.0, 40.0, d[1].label};  // far out, with another record's label
+
+    // A public seed whose study on D reaches its second run (the one that fails).
+    std::uint64_t seed = 0;
+    Study on_d;
+    for (std::uint64_t candidate : kSeeds) {
+      on_d = run_study(c, d, candidate, true, "D_s");
+      if (on_d.code != 0 || on_d.calls >= 2) {
+        seed = candidate;
+        break;
+      }
+    }
+    if (seed == 0) throw std::runtime_error("no seed made the study reach its second run");
+    if (on_d.code != 1)
+      c.fail("the study on D exited " + std::to_string(on_d.code) + ", expected 1 (failed)");
+    if (on_d.calls != 2)
+      c.fail("the study on D trained " + std::to_string(on_d.calls) +
+             " times, expected 2 (one run stored, the second failed)");
+    // Resume replays the stored failure: the same exit, no run trained again, one charge, and
+    // the same public outputs but for the markers that say it was replayed.
+    if (on_d.resume_code != on_d.code)
+      c.fail("--resume exited " + std::to_string(on_d.resume_code) + ", the first process " +
+             std::to_string(on_d.code));
+    if (on_d.calls_after_resume != on_d.calls)
+      c.fail("--resume trained again (" + std::to_string(on_d.calls_after_resume - on_d.calls) +
+             " calls): a failed private run was redrawn");
+    if (on_d.resume_stderr.find("replayed from the study store") == std::string::npos)
+      c.fail("--resume does not say that it replayed the stored failure");
+    if (on_d.charges != 1)
+      c.fail("the ledger holds " + std::to_string(on_d.charges) + " rows after the resume, not 1");
+    for (const auto& v :
+         undeclared_differences(without_resume_markers(on_d.first),
+                                without_resume_markers(on_d.resumed), "(D,s) and its --resume"))
+      c.fail(v.describe());
+
+    // The neighbour: the same failure at the same point, nothing else that differs.
+    const Study on_neighbour = run_study(c, outlier, seed, false, "Dprime_s");
+    if (on_neighbour.code != on_d.code || on_neighbour.calls != on_d.calls)
+      c.fail("on D' the study exited " + std::to_string(on_neighbour.code) + " after " +
+             std::to_string(on_neighbour.calls) + " runs, on D " + std::to_string(on_d.code) +
+             " after " + std::to_string(on_d.calls));
+    for (const auto& v : undeclared_differences(on_d.first, on_neighbour.first,
+                                                "(D,s) and (D',s), both failing mid-study"))
+      c.fail(v.describe());
+
+    std::cout << c.name << ": seed " << seed << ", " << on_d.first.size()
+              << " public fields of the failed study in " << c.work.string() << "/{D_s,Dprime_s}\n";
+    for (const auto& f : c.failures) std::cout << "FAIL " << c.name << ": " << f << "\n";
+    if (!c.failures.empty()) return 1;
+    std::cout << c.name
+              << ": the failure is replayed on resume (no run trained again, one charge) and "
+                 "the failed study's outputs on D and D' differ only in declared DP outputs\n";
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << c.name << ": " << e.what() << "\n";
+    return 1;
+  }
+}
