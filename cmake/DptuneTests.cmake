@@ -9,7 +9,7 @@
 # dptune_label_slow(<test>...): labels the named tests "slow" too: tests added with add_test in
 # this directory keep their labels; a doctest case (by its full ctest name, prefix included) is
 # labelled when ctest reads the tests, so call it after dptune_discover_tests of its executable.
-# `ctest -LE slow` is the quick set (about a minute on 2 cores), `ctest -L slow` the slow set;
+# `ctest -LE slow` is the quick set, `ctest -L slow` the slow set;
 # scripts/test.sh runs both.  A test is slow when it repeats at full length or statistical power
 # what a quick test runs on the same code: the quick set keeps every product code path (the
 # sanitizer pass runs the quick set only).

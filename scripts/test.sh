@@ -2,7 +2,7 @@
 # Builds dptune and runs the whole test suite (the quick set and the tests labelled `slow`), a
 # 60-second fuzzing pass, then the quick set again under AddressSanitizer and
 # UndefinedBehaviorSanitizer.  Usage: scripts/test.sh [--no-sanitize]
-#   ctest --test-dir build -LE slow    the quick set alone (every code path; about a minute)
+#   ctest --test-dir build -LE slow    the quick set alone (every product code path)
 #   ctest --test-dir build -L slow     the slow set: statistical audits at full power, long examples,
 #                                      MPI timeouts and repetitions of what the quick set covers
 set -euo pipefail
