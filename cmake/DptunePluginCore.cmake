@@ -11,10 +11,14 @@
 # INCLUDE_DIR overrides it.
 #
 # OPTIMISE: numerical code compiled with -O3 outside Debug builds (where the sanitizer tree wants
-# readable frames).  NATIVE: also -march=native there when DPTUNE_NATIVE is ON (faster, but the
-# plugin then runs only on CPUs with the build machine's instruction set: turn DPTUNE_NATIVE OFF for
-# binaries meant for other machines; and FMA changes rounding, so a core whose results must be
-# bit-reproducible across machines, such as the pld accountant's, uses OPTIMISE alone).
+# readable frames).  NATIVE: also -march=native there when DPTUNE_NATIVE is ON (the default: faster,
+# but the plugin then runs only on CPUs with the build machine's instruction set, and not under
+# valgrind, which does not know every instruction it may emit).  It stays ON until the training
+# library's chunk independence holds on the portable kernels too: with DPTUNE_NATIVE OFF (SSE2),
+# "models: the clipped gradient of a row does not depend on its chunk" (tests/trainers) finds
+# rows whose clipped gradient changes in the last bits with their chunk, which dp_sum_sensitivity's
+# proof excludes.  FMA changes rounding, so a core whose results must be bit-reproducible across
+# machines, such as the pld accountant's, uses OPTIMISE alone.
 include_guard(GLOBAL)
 
 option(DPTUNE_NATIVE "Compile the numerical plugin cores with -march=native (faster, not portable)"

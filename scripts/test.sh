@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Builds dptune and runs the whole test suite, a 60-second fuzzing pass, then the suite again under
-# AddressSanitizer and UndefinedBehaviorSanitizer.  Usage: scripts/test.sh [--no-sanitize]
+# Builds dptune and runs the whole test suite (the quick set and the tests labelled `slow`), a
+# 60-second fuzzing pass, then the quick set again under AddressSanitizer and
+# UndefinedBehaviorSanitizer.  Usage: scripts/test.sh [--no-sanitize]
+#   ctest --test-dir build -LE slow    the quick set alone (every product code path)
+#   ctest --test-dir build -L slow     the slow set: statistical audits at full power, long examples,
+#                                      MPI timeouts and repetitions of what the quick set covers
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -11,14 +15,17 @@ scripts/fuzz.sh 60
 if [ "${1:-}" != "--no-sanitize" ]; then
   # Debug keeps assertions (Eigen's index checks among them); -O1 is the sanitizers' own advice for
   # speed (at -O0 the accounting numerics and the audits ran 5-10x slower than needed).
+  # The benchmarks are not product code and no test runs them: not built here.
   scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g -O1" \
-    -DDPTUNE_SANITIZE=ON
+    -DDPTUNE_SANITIZE=ON -DDPTUNE_BUILD_BENCH=OFF
   # intercept_tls_get_addr=0: up to GCC 13, the sanitizer runtime's __tls_get_addr interceptor
   # takes a dynamic TLS block (our plugins are dlopen'ed) whose address is 16 mod 4096 for a
   # pre-2.25 glibc header and reads garbage before it; LeakSanitizer's stop-the-world tracer then
   # dies at exit ("Tracer caught signal 11") after a test has passed. Seen once in CI on
   # dptune_dp_hype_tests; see google/sanitizers#1322 and Mudlet#9930 for the mechanism.
+  # The quick set only: it runs every product code path the slow set runs (the slow set repeats
+  # them at full statistical power or length, which the plain pass above has checked).
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:intercept_tls_get_addr=0 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure -j "$(nproc)"
+    ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -LE slow
 fi

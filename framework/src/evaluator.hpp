@@ -140,7 +140,7 @@ class HostEvaluator final : public dptune::Evaluator {
   /// report).  From then on a run or an event on another scope throws.  Nothing to do for a
   /// workload drawn per run (it holds nothing between runs) or a list holding the whole scope.
   void confine(const std::vector<dptune::DataScope>& scopes);
-  /// What this evaluator holds, one line each (the test hook $DPTUNE_MPI_HELD_ROWS): each of
+  /// What this evaluator holds, one line each (tests/mpi sees it: TestSeams::rank_holds): each of
   /// `scopes` with its train and scored rows and a checksum of their values and labels
   /// ("scope client 0/6 train 179 scored 36 checksum 5f..."), then "stored_rows N", the rows of
   /// every storage it keeps.
@@ -384,9 +384,8 @@ struct EvaluationStack {
 /// Rank `rank` of a distributed run of `ranks` processes keeps only the rows of the scopes `tuner`
 /// evaluates there (Tuner::rank_scopes, ABI 2.10: HostEvaluator::confine), and rank 0 tells its
 /// executor what every worker holds, so that no run goes to a rank without its rows.  Rank 0 keeps
-/// the whole data when the pipeline asks for a test score (scored there after the tuning).  With
-/// $DPTUNE_MPI_HELD_ROWS set to a folder, writes what the rank holds to rank_<rank>.txt there;
-/// with $DPTUNE_MPI_KEEP_ROWS=1 the rank keeps every row (both test hooks: docs/mpi.md).
+/// the whole data when the pipeline asks for a test score (scored there after the tuning).  A test
+/// build observes what the rank holds, or keeps every row (TestSeams, test_seams.hpp).
 void keep_rank_data(const PipelineConfig& config, const dptune::Tuner& tuner,
                     EvaluationStack& stack, int rank, int ranks);
 

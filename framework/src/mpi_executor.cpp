@@ -9,7 +9,6 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -19,6 +18,7 @@
 #include "dptune/host/data_scopes.hpp"
 #include "mpi_link.hpp"
 #include "mpi_wire.hpp"
+#include "test_seams.hpp"
 
 namespace dptune::host {
 
@@ -92,7 +92,6 @@ class MpiExecutor final : public Executor, public RemoteTasks, public dptune::Pe
   void handle(const Message& m);
   void hand_out();
   void check_liveness(Clock::time_point now);
-  void capture(const Message& m);
   /// Stops the hand-out after an error: the queued tasks are not run.
   void stop_hand_out() {
     queue_.clear();
@@ -116,12 +115,11 @@ class MpiExecutor final : public Executor, public RemoteTasks, public dptune::Pe
   std::string fatal_;                          // a rank lost or refused
   std::string fingerprint_;
   // Peer messages: queued by the tuner, sent by the service thread; received by it, taken by the
-  // tuner.  $DPTUNE_MPI_CAPTURE names a file that receives a copy of every peer message rank 0
-  // gets (tests check what the server saw, e.g. that DP-Hype's votes never arrive in the clear).
+  // tuner.  A test build sees every peer message rank 0 gets (TestSeams::peer_message_received:
+  // tests check what the server saw, e.g. that DP-Hype's votes never arrive in the clear).
   std::deque<std::pair<int, std::string>> peer_out_;
   std::deque<dptune::PeerMessage> peer_in_;
   std::condition_variable peer_wake_;
-  std::unique_ptr<std::ofstream> capture_;
 };
 
 void MpiExecutor::send(int to, std::string payload) {
@@ -189,7 +187,7 @@ void MpiExecutor::handle(const Message& m) {
     case kBeat:
       return;
     case kPeer:
-      capture(m);
+      if (const auto observe = test_seams().peer_message_received) observe(m.source, m.payload);
       peer_in_.push_back({m.source, m.payload});
       peer_wake_.notify_all();
       return;
@@ -231,22 +229,6 @@ void MpiExecutor::handle(const Message& m) {
   }
   wake_.notify_all();
   peer_wake_.notify_all();
-}
-
-void MpiExecutor::capture(const Message& m) {
-  if (!capture_) {
-    const char* path = std::getenv("DPTUNE_MPI_CAPTURE");
-    if (!path || !*path) return;
-    capture_ = std::make_unique<std::ofstream>(path, std::ios::binary | std::ios::trunc);
-    if (!*capture_) throw dptune::Error(std::string("DPTUNE_MPI_CAPTURE: cannot write ") + path);
-  }
-  // Little-endian: source (4 bytes), length (8 bytes), the payload.
-  const auto source = static_cast<std::uint32_t>(m.source);
-  const auto length = static_cast<std::uint64_t>(m.payload.size());
-  capture_->write(reinterpret_cast<const char*>(&source), 4);
-  capture_->write(reinterpret_cast<const char*>(&length), 8);
-  capture_->write(m.payload.data(), static_cast<std::streamsize>(m.payload.size()));
-  capture_->flush();
 }
 
 void MpiExecutor::hand_out() {

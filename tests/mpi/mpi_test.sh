@@ -32,13 +32,17 @@
 #             inputs; with a threshold above the survivors the vote aborts cleanly.
 #   dp_hype_ledger the same dropout with a ledger: the worst case DP-Hype states before the run is
 #             reserved with the charge and settled to the real supplement, within the budget.
-# Usage: mpi_test.sh MPIEXEC DPTUNE PIPELINE_DIR WORK_DIR CASE
+# The dp_hype cases observe the ranks through test seams (DPTUNE_MPI_CAPTURE, DPTUNE_DP_HYPE_CAPTURE,
+# DPTUNE_MPI_HELD_ROWS, DPTUNE_MPI_KEEP_ROWS), which only the test build of dptune and of the
+# dp_hype plugin reads (tests/mpi/CMakeLists.txt): they run HOOKED_DPTUNE.
+# Usage: mpi_test.sh MPIEXEC DPTUNE PIPELINE_DIR WORK_DIR CASE HOOKED_DPTUNE
 set -uo pipefail
 mpiexec=$1
 dptune=$2
 pipelines=$3
 work=$4
 case_name=$5
+hooked=$6
 failures=0
 fail() {
   echo "FAIL: $*" >&2
@@ -161,6 +165,20 @@ resume_and_compare() {
 }
 
 mkdir -p "$work"
+# Switches to the test build: beside its dp_hype.so (with the test seams) go the product's other
+# plugins, so that it loads the same plugins as the product dptune.
+use_test_build() {
+  local product_plugins hooked_plugins
+  product_plugins="$(dirname "$dptune")/../lib/dptune/plugins"
+  hooked_plugins="$(dirname "$hooked")/../lib/dptune/plugins"
+  for plugin in "$product_plugins"/*.so; do
+    [ "$(basename "$plugin")" = dp_hype.so ] || ln -sfn "$(realpath "$plugin")" "$hooked_plugins/"
+  done
+  dptune=$hooked
+}
+case "$case_name" in
+  dp_hype | dp_hype_shards | dp_hype_dropout) use_test_build ;;
+esac
 case "$case_name" in
   equal_grid) equal grid ;;
   equal_dpareto) equal dpareto ;;

@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -211,21 +210,20 @@ class PeerTransport final : public secagg::Transport {
   std::size_t bytes_ = 0;
 };
 
-void capture_client(std::uint32_t client, const PreparedClient& c) {
-  const char* dir = std::getenv("DPTUNE_DP_HYPE_CAPTURE");
-  if (!dir || !*dir) return;
-  std::ofstream f(std::string(dir) + "/client_" + std::to_string(client) + ".bin",
-                  std::ios::binary | std::ios::trunc);
-  f.write(reinterpret_cast<const char*>(c.input.encoded.data()),
-          static_cast<std::streamsize>(c.input.encoded.size() * 8));
-  for (const double v : c.votes) {
-    const std::uint64_t e = secagg::encode(v, 1);
-    f.write(reinterpret_cast<const char*>(&e), 8);
-  }
-  if (!f) throw dptune::Error("DPTUNE_DP_HYPE_CAPTURE: cannot write to " + std::string(dir));
+ClientInputObserver client_input_observer = nullptr;
+
+/// Hands client `client`'s plaintext to the test suite's observer, when one is installed.
+void observe_client(std::uint32_t client, const PreparedClient& c) {
+  if (!client_input_observer) return;
+  std::vector<std::uint64_t> votes;
+  votes.reserve(c.votes.size());
+  for (const double v : c.votes) votes.push_back(secagg::encode(v, 1));
+  client_input_observer(client, c.input.encoded, votes);
 }
 
 }  // namespace
+
+void set_client_input_observer(ClientInputObserver observer) { client_input_observer = observer; }
 
 int rank_of(std::uint32_t client, int ranks) {
   dptune::require(ranks >= 2, "dp_hype: a vote over ranks needs at least 2 ranks");
@@ -350,7 +348,7 @@ bool serve_clients(dptune::PeerChannel& channel, dptune::RandomBitGenerator& rng
       ChaChaGenerator own = ChaChaGenerator::child(root, rng.cryptographically_secure(), plan->run,
                                                    j, "dp_hype client " + std::to_string(j));
       PreparedClient prepared = make_input(j, *plan, own);
-      capture_client(j, prepared);
+      observe_client(j, prepared);
       exact = exact && prepared.input.exact_noise;
       clients.emplace_back(j, config, ChaChaGenerator::derive(own, "keys").bytes32());
       clients.back().set_input(std::move(prepared.input.encoded));

@@ -59,6 +59,16 @@ struct PreparedClient {
 using MakeInput = std::function<PreparedClient(std::uint32_t client, const Plan& plan,
                                                ChaChaGenerator& client_rng)>;
 
+/// Sees client `client`'s plaintext secure-aggregation input (`input`, the fixed-point words it
+/// masks) and its votes (`votes`, encoded as secagg::encode(v, 1)) on its own rank, before the
+/// protocol starts.
+using ClientInputObserver = void (*)(std::uint32_t client, const std::vector<std::uint64_t>& input,
+                                     const std::vector<std::uint64_t>& votes);
+/// A seam for the test suite only: the test build of the plugin (tests/mpi) installs an observer
+/// that writes the inputs to files, to check that the server's rank never receives them.  The
+/// product never calls this, so a client's plaintext never leaves serve_clients there.
+void set_client_input_observer(ClientInputObserver observer);
+
 /// Rank 0: starts the client ranks with `plan`, waits until each has its inputs ready, and runs
 /// the server's side of secure aggregation.  The client ranks must acknowledge the start within
 /// plan.round_timeout seconds; their local evaluation may take as long as it needs (the host
@@ -68,10 +78,7 @@ SecureVoteResult server_vote(dptune::PeerChannel& channel, const Plan& plan);
 /// A client rank (Tuner::serve_peer): waits for the start, prepares each of its clients with
 /// `make_input` (each client's generator is a child of one root drawn from `rng`, so a seeded run
 /// gives client j the same randomness whichever rank holds it) and takes part in the protocol.
-/// Returns false when no start message came (nothing to do).  With $DPTUNE_DP_HYPE_CAPTURE set
-/// to a directory, writes each client's plaintext input and vote encodings there
-/// (client_<j>.bin), for tests that check the server never received them: never set it in a
-/// deployment.
+/// Returns false when no start message came (nothing to do).
 bool serve_clients(dptune::PeerChannel& channel, dptune::RandomBitGenerator& rng,
                    const MakeInput& make_input);
 
