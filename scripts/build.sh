@@ -6,7 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${1:-build}
 shift || true
-if [ ! -f "$build_dir/build.ninja" ]; then
-  cmake -S . -B "$build_dir" -G Ninja "$@" >/dev/null
-fi
+# Configured every time (a second of work when nothing changed): so that options given here, and
+# packages installed since the last build (doctest for the suite, MPI), take effect.
+generator=(-G Ninja)
+[ -f "$build_dir/CMakeCache.txt" ] && generator=()
+cmake -S . -B "$build_dir" "${generator[@]}" "$@" >/dev/null
 cmake --build "$build_dir" -j "$(nproc)"

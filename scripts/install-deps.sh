@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages dptune needs, if any is missing (run as root, or with sudo available).
-# python3 and python3-numpy run the command trainer's example and test programs (examples/command,
-# tests/command).
+# Usage: scripts/install-deps.sh [--test]
+#   (no option)  what building and running dptune needs: the compiler and build tools, the libraries,
+#                Debian's Fashion-MNIST (examples/pipelines/fashion_mnist_*), and python3 with numpy
+#                for the command trainer's example programs (examples/command) and the numpy model
+#                loader (examples/python).
+#   --test       also what only the test suite needs: doctest; chromium and fonts-dejavu-core (the
+#                rendering test screenshots report.html and the plots with headless Chromium); clang
+#                and libclang-rt-14-dev (libFuzzer and the sanitizer runtimes of scripts/fuzz.sh);
+#                openmpi-bin and libopenmpi-dev (the MPI executor, docs/mpi.md, and tests/mpi: the
+#                executor is built whenever CMake finds an MPI library).
 set -euo pipefail
 packages=(cmake g++ ninja-build pkg-config binutils libboost-dev libboost-program-options-dev
-          libyaml-cpp-dev doctest-dev libsodium-dev libeigen3-dev liblbfgspp-dev zlib1g-dev
-          libsqlite3-dev dataset-fashion-mnist python3 python3-numpy chromium fonts-dejavu-core
-          clang libclang-rt-14-dev openmpi-bin libopenmpi-dev)
-# chromium and fonts-dejavu-core: the rendering test (tests/render) screenshots report.html and the
-# plots with headless Chromium.  clang and libclang-rt-14-dev (libFuzzer and the sanitizer runtimes):
-# the fuzz targets of scripts/fuzz.sh.  openmpi-bin and libopenmpi-dev: the optional MPI executor
-# (docs/mpi.md, tests/mpi).
+          libyaml-cpp-dev libsodium-dev libeigen3-dev liblbfgspp-dev zlib1g-dev libsqlite3-dev
+          dataset-fashion-mnist python3 python3-numpy)
+case "${1:-}" in
+  "") ;;
+  --test)
+    packages+=(doctest-dev chromium fonts-dejavu-core clang libclang-rt-14-dev openmpi-bin
+               libopenmpi-dev) ;;
+  *) echo "usage: scripts/install-deps.sh [--test]" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -7,8 +7,8 @@
 #                                      MPI timeouts and repetitions of what the quick set covers
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-scripts/build.sh build
+scripts/install-deps.sh --test
+scripts/build.sh build -DDPTUNE_REQUIRE_TESTS=ON
 ctest --test-dir build --output-on-failure -j "$(nproc)"
 # A short fuzzing pass over the YAML loaders (scripts/fuzz.sh: clang, libFuzzer, ASan + UBSan).
 scripts/fuzz.sh 60
@@ -17,7 +17,7 @@ if [ "${1:-}" != "--no-sanitize" ]; then
   # speed (at -O0 the accounting numerics and the audits ran 5-10x slower than needed).
   # The benchmarks are not product code and no test runs them: not built here.
   scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g -O1" \
-    -DDPTUNE_SANITIZE=ON -DDPTUNE_BUILD_BENCH=OFF
+    -DDPTUNE_SANITIZE=ON -DDPTUNE_BUILD_BENCH=OFF -DDPTUNE_REQUIRE_TESTS=ON
   # intercept_tls_get_addr=0: up to GCC 13, the sanitizer runtime's __tls_get_addr interceptor
   # takes a dynamic TLS block (our plugins are dlopen'ed) whose address is 16 mod 4096 for a
   # pre-2.25 glibc header and reads garbage before it; LeakSanitizer's stop-the-world tracer then

@@ -111,11 +111,13 @@ constexpr EventFieldSpec kRepeatUntilAccepted[] = {
 constexpr EventFieldSpec kReplaceOne[] = {
     {"event", EventFieldType::Event, "any event",
      "the event, its noise multipliers and ε stated for replace-one neighbours"}};
+#if DPTUNE_PLUGIN_ABI_MINOR >= 12
 constexpr EventFieldSpec kDiscreteGaussianOnGrid[] = {
     kNoiseMultiplier[0],
     {"min_scale", EventFieldType::Number, "(0, inf)",
      "a lower bound on the noise's standard-deviation parameter in lattice units",
      [](const DpEvent& e) { return e.min_scale(); }}};
+#endif
 }  // namespace event_fields
 
 /// Every kind, in the order of DpEvent::Kind (each minor appended its kinds at the end). Formatting
