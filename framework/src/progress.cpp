@@ -23,8 +23,11 @@ TerminalProgress::~TerminalProgress() {
 
 void TerminalProgress::tick(std::stop_token stop) {
   std::unique_lock lock(mutex_);
-  while (!wake_.wait_for(lock, stop, std::chrono::seconds(1), [] { return false; }))
-    if (line_open_ || hide_counts_) draw(true);
+  // wait_for returns at once, false, once a stop is requested: the loop must test the token.
+  while (!stop.stop_requested()) {
+    wake_.wait_for(lock, stop, std::chrono::seconds(1), [] { return false; });
+    if (!stop.stop_requested() && (line_open_ || hide_counts_)) draw(true);
+  }
 }
 
 void TerminalProgress::hide_counts(std::string activity) {

@@ -273,9 +273,10 @@ TEST_CASE("data section: file params resolve against the pipeline's folder") {
   dptune_test::TempDir dir;
   dir.write("p/sets/tiny.csv", "a,b,y\n1,2,0\n3,4,1\n5,6,0\n7,8,1\n9,10,0\n");
   const auto file = dir.write(
-      "p/pipeline.yaml", pipeline("  use: csv\n  params: {path: sets/tiny.csv, label_column: y, "
-                                  "validation_fraction: 0.2, test_fraction: 0}\n",
-                                  ", split: validation"));
+      "p/pipeline.yaml",
+      pipeline("  use: csv\n  params: {path: sets/tiny.csv, label_column: y, classes: [0, 1], "
+               "validation_fraction: 0.2, test_fraction: 0}\n",
+               ", split: validation"));
   const auto config = dptune::host::load_pipeline(file, {}, DataCatalog{});
   CHECK(config.data.params.get_string("path") == (dir.path() / "p" / "sets" / "tiny.csv").string());
   CHECK(config.score_split == dptune::host::ScoreSplit::Validation);

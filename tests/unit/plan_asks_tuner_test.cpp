@@ -82,7 +82,8 @@ TEST_CASE("plan asks the tuner: candidates space, the run's base and guarantee, 
   // (The run prints E[K] as the sampler's mean, 4 up to rounding.)
   CHECK(r.run_notes.find("shape: 1.0, event: " + base + "}}") != std::string::npos);
   for (const char* sigma : {"2.0", "3.0", "4.0", "6.0", "8.0", "12.0"})
-    CHECK(base.find("noise_multiplier: " + std::string(sigma) + "}") != std::string::npos);
+    CHECK(base.find("noise_multiplier: " + std::string(sigma) + ", min_scale: ") !=
+          std::string::npos);
   // No finite number of candidates: P[best tried] is not defined.
   CHECK(r.plan["candidates"].IsNull());
   for (const auto& row : r.plan["rows"]) CHECK(row["success_probability"].IsNull());
