@@ -215,11 +215,7 @@ class Loader {
   /// parameter holds it as YAML flow text, which the data layer reads (declared_class_names) and
   /// the resolved config writes back as it is.
   void class_list_as_text() {
-    Entry* data = root_.find("data");
-    Entry* params =
-        data && data->value.type == Node::Type::Map ? data->value.find("params") : nullptr;
-    Entry* classes =
-        params && params->value.type == Node::Type::Map ? params->value.find("classes") : nullptr;
+    Entry* classes = data_param("classes");
     if (!classes || classes->value.type != Node::Type::Sequence) return;
     YAML::Emitter text;
     text << YAML::Flow << YAML::BeginSeq;
@@ -231,22 +227,31 @@ class Loader {
       text << item.scalar;
     }
     text << YAML::EndSeq;
+    replace_by_text(*classes, text.c_str());
+  }
+
+  /// data.params.KEY, when the data section has a params map that holds it.
+  Entry* data_param(const char* key) {
+    Entry* data = root_.find("data");
+    Entry* params =
+        data && data->value.type == Node::Type::Map ? data->value.find("params") : nullptr;
+    return params && params->value.type == Node::Type::Map ? params->value.find(key) : nullptr;
+  }
+
+  /// A list or map given to a string parameter becomes its YAML flow text, kept at its location.
+  static void replace_by_text(Entry& entry, const std::string& text) {
     Node flat;
     flat.type = Node::Type::Scalar;
-    flat.scalar = text.c_str();
+    flat.scalar = text;
     flat.quoted = true;
-    flat.loc = classes->value.loc;
-    classes->value = std::move(flat);
+    flat.loc = entry.value.loc;
+    entry.value = std::move(flat);
   }
 
   /// `data.params.categorical` is a map of columns to category lists ({sex: [F, M]}): the
   /// schema's string parameter holds it as YAML flow text, which the data layer reads.
   void categorical_map_as_text() {
-    Entry* data = root_.find("data");
-    Entry* params =
-        data && data->value.type == Node::Type::Map ? data->value.find("params") : nullptr;
-    Entry* map = params && params->value.type == Node::Type::Map ? params->value.find("categorical")
-                                                                 : nullptr;
+    Entry* map = data_param("categorical");
     if (!map || map->value.type == Node::Type::Scalar) return;
     const std::string path = "data.params.categorical";
     if (map->value.type != Node::Type::Map)
@@ -269,12 +274,7 @@ class Loader {
       text << YAML::EndSeq;
     }
     text << YAML::EndMap;
-    Node flat;
-    flat.type = Node::Type::Scalar;
-    flat.scalar = text.c_str();
-    flat.quoted = true;
-    flat.loc = map->value.loc;
-    map->value = std::move(flat);
+    replace_by_text(*map, text.c_str());
   }
 
   /// `data.preprocessing` (docs/data.md): a name, or a map {use: NAME, ...} whose public

@@ -12,8 +12,8 @@
 #include "dptune/host/format.hpp"
 #include "dptune/host/json.hpp"
 #include "dptune/host/ledger.hpp"
-#include "report.hpp"
 #include "dptune/host/test_score_noise.hpp"
+#include "report.hpp"
 
 namespace dptune::host {
 
@@ -147,8 +147,12 @@ class DryRunContext final : public ForwardingTunerContext {
   SilentProgress progress_;
 };
 
-TunerDryRun dry_run(const PipelineConfig& config, const PluginRegistry& registry,
-                    EvaluationStack& stack) {
+/// Calls `ask(tuner, context, evaluator, accountant)` on a fresh copy of the pipeline's tuner in
+/// the dry run's context: nothing trains, every evaluation is answered at once with its true
+/// event, the random stream is public.
+template <class Ask>
+auto in_dry_run(const PipelineConfig& config, const PluginRegistry& registry,
+                EvaluationStack& stack, Ask&& ask) {
   auto tuner = create_configured_tuner(config, registry);
   SilentProgress progress;
   dptune::Xoshiro256 unused(0);
@@ -157,26 +161,33 @@ TunerDryRun dry_run(const PipelineConfig& config, const PluginRegistry& registry
   DryRunEvaluator evaluator(stack.evaluator, *stack.accountant, config.delta, config.tuner);
   RecordingAccountant accountant(*stack.accountant);
   DryRunContext context(real, evaluator, accountant);
-  const dptune::TuningResult result = tuner->tune(context);
-  return {result.trusted_analyst_only, result.guarantee, accountant.priced(), evaluator.declared()};
+  return ask(*tuner, context, evaluator, accountant);
+}
+
+TunerDryRun dry_run(const PipelineConfig& config, const PluginRegistry& registry,
+                    EvaluationStack& stack) {
+  return in_dry_run(config, registry, stack,
+                    [](dptune::Tuner& tuner, DryRunContext& context,
+                       const DryRunEvaluator& evaluator, const RecordingAccountant& accountant) {
+                      const dptune::TuningResult result = tuner.tune(context);
+                      return TunerDryRun{result.trusted_analyst_only, result.guarantee,
+                                         accountant.priced(), evaluator.declared()};
+                    });
 }
 
 /// The worst case of the final guarantee that the tuner states before any evaluation
 /// (Tuner::worst_case_event), priced by the pipeline's accountant; nullopt when it states none.
-/// Asked of a fresh copy of the tuner in the dry run's context: nothing trains, no peers, a public
-/// random stream.  `distributed`: the run places work on other processes (the MPI executor).
+/// Asked of a fresh copy of the tuner in the dry run's context.  `distributed`: the run places
+/// work on other processes (the MPI executor).
 std::optional<dptune::PrivacyGuarantee> stated_worst_case(const PipelineConfig& config,
                                                           const PluginRegistry& registry,
                                                           EvaluationStack& stack) {
-  auto tuner = create_configured_tuner(config, registry);
-  SilentProgress progress;
-  dptune::Xoshiro256 unused(0);
-  HostTunerContext real(config, stack.evaluator, *stack.accountant, stack.mechanisms, progress,
-                        unused, *stack.executor);
-  DryRunEvaluator evaluator(stack.evaluator, *stack.accountant, config.delta, config.tuner);
-  RecordingAccountant accountant(*stack.accountant);
-  DryRunContext context(real, evaluator, accountant);
-  const auto event = tuner->worst_case_event(context, config.execution.executor == "mpi");
+  const auto event =
+      in_dry_run(config, registry, stack,
+                 [&](dptune::Tuner& tuner, DryRunContext& context, const DryRunEvaluator&,
+                     const RecordingAccountant&) {
+                   return tuner.worst_case_event(context, config.execution.executor == "mpi");
+                 });
   if (!event) return std::nullopt;
   return stack.accountant->epsilon(*event, config.delta);
 }
