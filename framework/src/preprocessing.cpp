@@ -85,6 +85,7 @@ Preprocessing Preprocessing::in_feature_order(const std::vector<std::string>& fe
   for (auto* v : {&out.mean, &out.scale, &out.lower, &out.upper}) {
     if (v->empty()) continue;
     std::vector<double> ordered;
+    ordered.reserve(index_of.size());
     for (std::size_t j : index_of) ordered.push_back((*v)[j]);
     *v = std::move(ordered);
   }

@@ -10,7 +10,7 @@ namespace dptune::host {
 
 TerminalProgress::TerminalProgress(bool enabled)
     : active_(enabled && isatty(STDERR_FILENO) == 1), started_(std::chrono::steady_clock::now()) {
-  if (active_) ticker_ = std::jthread([this](std::stop_token stop) { tick(stop); });
+  if (active_) ticker_ = std::jthread([this](const std::stop_token& stop) { tick(stop); });
 }
 
 TerminalProgress::~TerminalProgress() {
@@ -21,7 +21,7 @@ TerminalProgress::~TerminalProgress() {
   finish();
 }
 
-void TerminalProgress::tick(std::stop_token stop) {
+void TerminalProgress::tick(const std::stop_token& stop) {
   std::unique_lock lock(mutex_);
   // wait_for returns at once, false, once a stop is requested: the loop must test the token.
   while (!stop.stop_requested()) {

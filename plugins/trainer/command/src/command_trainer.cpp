@@ -309,7 +309,7 @@ class CommandModel final : public Model {
         classes_(classes) {}
 
   Predictions predict(const Dataset& data) const override {
-    const Predictions all = run_predict(data, nullptr);
+    Predictions all = run_predict(data, nullptr);
     bool first = false;
     {
       std::lock_guard lock(mutex_);
@@ -584,7 +584,7 @@ std::size_t remove_stale_run_folders(const fs::path& parent) {
   std::error_code ec;
   const std::string prefix = std::string(kRunFolderPrefix) + "-";
   for (const auto& entry : fs::directory_iterator(parent, ec)) {
-    const fs::path path = entry.path();
+    const fs::path& path = entry.path();
     if (path.filename().string().rfind(prefix, 0) != 0) continue;
     struct stat named {};
     if (lstat(path.c_str(), &named) != 0 || !S_ISDIR(named.st_mode) || named.st_uid != geteuid())
