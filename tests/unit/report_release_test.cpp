@@ -174,7 +174,9 @@ TEST_CASE(
   bool in_how = false;
   while (std::getline(lines, line)) {
     INFO(line);
-    CHECK(line.size() <= 100);
+    // The results line holds the output folder, whose length is the user's (here the test's
+    // TMPDIR), not the report's.
+    if (line.rfind("results: ", 0) != 0) CHECK(line.size() <= 100);
     if (line.rfind("  how: ", 0) == 0)
       in_how = true;
     else if (in_how && line.rfind("       ", 0) != 0)
