@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -246,6 +247,23 @@ double FixedNormals::operator()() {
   // The expression the runners had, so that the compiler draws in the same order and the data
   // does not change.
   return std::sqrt(-2 * std::log(uniform())) * std::cos(6.283185307179586 * uniform());
+}
+
+void write_csv(const std::filesystem::path& path, const std::vector<Row>& rows) {
+  std::ofstream f(path);
+  f << "x0,x1,x2,label\n";
+  char line[128];
+  for (const auto& r : rows) {
+    std::snprintf(line, sizeof line, "%.6f,%.6f,%.6f,%d\n", r.x0, r.x1, r.x2, r.label);
+    f << line;
+  }
+  if (!f) throw std::runtime_error("cannot write " + path.string());
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
 }
 
 }  // namespace dptune::neighbouring

@@ -74,4 +74,16 @@ class FixedNormals {
   std::uint64_t state_;
 };
 
+/// A record of the runners' synthetic classification data: three features and a label.
+struct Row {
+  double x0, x1, x2;
+  int label;
+};
+
+/// Writes `rows` as a CSV file with the header x0,x1,x2,label (features to 6 decimals).
+void write_csv(const std::filesystem::path& path, const std::vector<Row>& rows);
+
+/// `s` as one single-quoted shell word.
+std::string shell_quote(const std::string& s);
+
 }  // namespace dptune::neighbouring

@@ -41,11 +41,6 @@ constexpr std::size_t kRows = 400, kClasses = 3;
 // Records whose label is changed, one at a time: spread over the file.
 constexpr std::size_t kChanged[] = {0, 61, 194, 250, 397};
 
-struct Row {
-  double x0, x1, x2;
-  int label;
-};
-
 /// Three Gaussian classes from a fixed splitmix64 stream: the same data on every machine.
 std::vector<Row> base_data() {
   dptune::neighbouring::FixedNormals normal(20261128);
@@ -55,23 +50,6 @@ std::vector<Row> base_data() {
     rows.push_back({normal() + 1.5 * y, normal() - 1.0 * (y == 1), normal() + 0.8 * (y == 2), y});
   }
   return rows;
-}
-
-void write_csv(const fs::path& path, const std::vector<Row>& rows) {
-  std::ofstream f(path);
-  f << "x0,x1,x2,label\n";
-  char line[128];
-  for (const auto& r : rows) {
-    std::snprintf(line, sizeof line, "%.6f,%.6f,%.6f,%d\n", r.x0, r.x1, r.x2, r.label);
-    f << line;
-  }
-  if (!f) throw std::runtime_error("cannot write " + path.string());
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 struct Outcome {

@@ -35,11 +35,6 @@ namespace {
 constexpr std::size_t kRows = 160;
 constexpr std::uint64_t kSeeds[] = {3, 11, 29, 41, 53, 67};
 
-struct Row {
-  double x0, x1, x2;
-  int label;
-};
-
 /// Gaussian classes from a fixed stream, labels cycling over the pipeline's declared classes.
 std::vector<Row> base_data(const std::vector<int>& classes) {
   FixedNormals normal(20261128);
@@ -49,17 +44,6 @@ std::vector<Row> base_data(const std::vector<int>& classes) {
     rows.push_back({normal() + 1.5 * y, normal() - 1.0 * y, normal(), y});
   }
   return rows;
-}
-
-void write_csv(const fs::path& path, const std::vector<Row>& rows) {
-  std::ofstream f(path);
-  f << "x0,x1,x2,label\n";
-  char line[128];
-  for (const auto& r : rows) {
-    std::snprintf(line, sizeof line, "%.6f,%.6f,%.6f,%d\n", r.x0, r.x1, r.x2, r.label);
-    f << line;
-  }
-  if (!f) throw std::runtime_error("cannot write " + path.string());
 }
 
 /// The pipeline with the flaky trainer on one float dimension and a ledger; everything else (data
@@ -92,12 +76,6 @@ std::vector<int> declared_classes(const fs::path& pipeline) {
     for (const auto& c : classes) out.push_back(c.as<int>());
   if (out.empty()) out = {0, 1};
   return out;
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 std::size_t lines_of(const fs::path& file) {
@@ -133,8 +111,9 @@ struct Context {
 /// What resuming may change and nothing else: the markers that say so.
 Fields without_resume_markers(Fields fields) {
   for (auto& [key, value] : fields)
-    for (const std::string marker : {std::string("(replayed from the study store, not run again) "),
-                                     std::string(" when this study started (not again on resume)")})
+    for (const std::string& marker :
+         {std::string("(replayed from the study store, not run again) "),
+          std::string(" when this study started (not again on resume)")})
       for (auto at = value.find(marker); at != std::string::npos; at = value.find(marker))
         value.erase(at, marker.size());
   return fields;

@@ -28,11 +28,6 @@ constexpr std::size_t kRows = 160;
 // Removed records: one of each class (rows alternate labels), far from the ends.
 constexpr std::size_t kRemovedI = 17, kRemovedJ = 42;
 
-struct Row {
-  double x0, x1, x2;
-  int label;
-};
-
 /// Two Gaussian classes from a fixed splitmix64 stream: the data is the same on every machine.
 std::vector<Row> base_data() {
   dptune::neighbouring::FixedNormals normal(20261123);
@@ -44,28 +39,11 @@ std::vector<Row> base_data() {
   return rows;
 }
 
-void write_csv(const fs::path& path, const std::vector<Row>& rows) {
-  std::ofstream f(path);
-  f << "x0,x1,x2,label\n";
-  char line[128];
-  for (const auto& r : rows) {
-    std::snprintf(line, sizeof line, "%.6f,%.6f,%.6f,%d\n", r.x0, r.x1, r.x2, r.label);
-    f << line;
-  }
-  if (!f) throw std::runtime_error("cannot write " + path.string());
-}
-
 struct Run {
   std::string label;
   std::vector<Row> rows;
   std::uint64_t seed;
 };
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 /// Runs dptune in WORK/run (always the same path), then moves the folder to WORK/<label>.
 Fields run_once(const fs::path& dptune, const fs::path& pipeline, const fs::path& work,

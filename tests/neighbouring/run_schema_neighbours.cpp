@@ -80,12 +80,6 @@ void write_libsvm(const fs::path& path, const std::vector<Row>& rows) {
   if (!f) throw std::runtime_error("cannot write " + path.string());
 }
 
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 /// Runs dptune in WORK/run (always the same path, so paths in the artifacts agree), then moves the
 /// folder to WORK/<label>.
 Fields run_once(const fs::path& dptune, const fs::path& pipeline, const fs::path& work,
