@@ -2,15 +2,12 @@
 
 #include "study.hpp"
 
-#include <bit>
-#include <cstdint>
-#include <mutex>
 #include <typeinfo>
-#include <unordered_map>
 #include <utility>
 
 #include "dptune/event_kinds.hpp"
 #include "dptune/event_walk.hpp"
+#include "dptune/helpers/answer_cache.hpp"
 #include "dptune/host/config.hpp"
 #include "dptune/host/data_layout.hpp"
 #include "dptune/host/plugin_registry.hpp"
@@ -161,38 +158,7 @@ const dptune::EventKindSpec* kind_newer_than(const dptune::DpEvent& event, int m
 /// An accountant is handed only events of kinds its ABI minor knows.  One built for minor k was
 /// compiled before later kinds existed: it may not refuse them (a `default:` branch, a kind it
 /// takes for another), so the host refuses for it (docs/sdk-contract.md, how events evolve).
-/// Pricing is a pure function of (event, δ or ε) (docs/sdk-contract.md), and a study prices the
-/// same few events again and again (every candidate of a grid sharing a noise multiplier, every
-/// repetition, the report): answers are kept per (question, event) so each is computed once.
-class AnswerCache {
- public:
-  template <class Compute>
-  dptune::PrivacyGuarantee get(char question, const dptune::DpEvent& event, double given,
-                               Compute&& compute) {
-    // The text finds the bucket; equality of the whole event (every member, not only what the
-    // text shows) decides, so two events that print alike never share an answer.
-    std::string key =
-        question + std::to_string(std::bit_cast<std::uint64_t>(given)) + ":" + event.to_string();
-    {
-      std::lock_guard lock(mutex_);
-      if (const auto found = answers_.find(key); found != answers_.end())
-        for (const auto& [known, answer] : found->second)
-          if (known == event) return answer;
-    }
-    dptune::PrivacyGuarantee answer = compute();  // outside the lock: pricing can take seconds
-    std::lock_guard lock(mutex_);
-    if (answers_.size() >= kCapacity) answers_.clear();  // bounded; a study needs few entries
-    answers_[std::move(key)].emplace_back(event, answer);
-    return answer;
-  }
-
- private:
-  static constexpr std::size_t kCapacity = 4096;
-  std::mutex mutex_;
-  std::unordered_map<std::string, std::vector<std::pair<dptune::DpEvent, dptune::PrivacyGuarantee>>>
-      answers_;
-};
-
+/// Its answers are kept (dptune/helpers/answer_cache.hpp).
 class AccountantProxy final : public dptune::Accountant, ProxyBase<dptune::Accountant> {
  public:
   AccountantProxy(PluginOrigin origin, std::unique_ptr<dptune::Plugin> object)
@@ -232,7 +198,7 @@ class AccountantProxy final : public dptune::Accountant, ProxyBase<dptune::Accou
     if (std::string why = too_new(event); !why.empty()) throw dptune::ConfigError(why);
   }
 
-  mutable AnswerCache cache_;
+  mutable dptune::AnswerCache cache_;
 };
 
 class UtilityProxy final : public dptune::Utility, ProxyBase<dptune::Utility> {

@@ -1,12 +1,9 @@
 // The `best` accountant's members, their parameters and their answer cache: see
 // best/accountant.hpp.
-#include <bit>
-#include <cstdint>
-#include <mutex>
-#include <unordered_map>
 #include <utility>
 
 #include "best/accountant.hpp"
+#include "dptune/helpers/answer_cache.hpp"
 #include "pld/calculator.hpp"
 #include "pld/plugin_params.hpp"
 #include "rdp/calculator.hpp"
@@ -16,9 +13,7 @@ namespace dptune::best {
 
 namespace {
 
-/// Answers kept per (question, given value, event).  The text finds the bucket; equality of the
-/// whole event (every member, not only what the text shows) decides, so two events that print
-/// alike never share an answer.
+/// An accountant whose answers are kept (dptune/helpers/answer_cache.hpp).
 class CachedAccountant final : public dptune::Accountant {
  public:
   explicit CachedAccountant(std::shared_ptr<const dptune::Accountant> inner)
@@ -27,35 +22,15 @@ class CachedAccountant final : public dptune::Accountant {
     return inner_->unsupported_reason(event);
   }
   PrivacyGuarantee epsilon(const DpEvent& event, double delta) const override {
-    return get('e', event, delta, [&] { return inner_->epsilon(event, delta); });
+    return cache_.get('e', event, delta, [&] { return inner_->epsilon(event, delta); });
   }
   PrivacyGuarantee delta(const DpEvent& event, double epsilon) const override {
-    return get('d', event, epsilon, [&] { return inner_->delta(event, epsilon); });
+    return cache_.get('d', event, epsilon, [&] { return inner_->delta(event, epsilon); });
   }
 
  private:
-  template <class Compute>
-  PrivacyGuarantee get(char question, const DpEvent& event, double given, Compute&& compute) const {
-    std::string key =
-        question + std::to_string(std::bit_cast<std::uint64_t>(given)) + ":" + event.to_string();
-    {
-      std::lock_guard lock(mutex_);
-      if (const auto found = answers_.find(key); found != answers_.end())
-        for (const auto& [known, answer] : found->second)
-          if (known == event) return answer;
-    }
-    PrivacyGuarantee answer = compute();  // outside the lock: pricing can take seconds
-    std::lock_guard lock(mutex_);
-    if (answers_.size() >= kCapacity) answers_.clear();  // bounded; a study needs few entries
-    answers_[std::move(key)].emplace_back(event, answer);
-    return answer;
-  }
-
-  static constexpr std::size_t kCapacity = 4096;
   std::shared_ptr<const dptune::Accountant> inner_;
-  mutable std::mutex mutex_;
-  mutable std::unordered_map<std::string, std::vector<std::pair<DpEvent, PrivacyGuarantee>>>
-      answers_;
+  mutable dptune::AnswerCache cache_;
 };
 
 /// The share of `params` that `schema` declares, completed with its defaults.
