@@ -476,20 +476,35 @@ std::vector<dptune::Evaluation> HostEvaluator::evaluate(
   };
   try {
     if (RemoteTasks* remote = executor_.remote()) {
-      // Another process runs the same task with the same stream (its two halves); a kept model
-      // stays here.
+      // Another process runs the same task with the same stream (its two halves).  A trained
+      // model it keeps travels back as exported numbers with its score, so the runs of a tuner
+      // that keeps every run's model (repetition) spread over the ranks too; a mechanism's kept
+      // release, or a model that cannot be exported, is made here.
       std::vector<RemoteTask> remote_tasks;
       std::vector<char> local_only;
       for (std::size_t task : pending) {
-        remote_tasks.push_back(
-            {stream[task] >> 32, stream[task] & 0xFFFFFFFFULL, requests[owner[task]]});
-        local_only.push_back(keeps(task) ? 1 : 0);
+        const std::size_t i = owner[task];
+        RemoteTask remote_task{stream[task] >> 32, stream[task] & 0xFFFFFFFFULL, requests[i]};
+        remote_task.request.keep_output = keeps(task);
+        remote_tasks.push_back(std::move(remote_task));
+        const bool travels = prepared[i].algorithm.trainer && !models_stay_;
+        local_only.push_back(keeps(task) && !travels ? 1 : 0);
       }
       try {
         remote->run(
             remote_tasks, local_only, run_here,
             [&](std::size_t slot, const RemoteResult& r) {
-              finish(pending[slot], r.score, r.seconds);
+              const std::size_t task = pending[slot];
+              if (r.model_stayed) {  // run it here instead; the other rank's run is not used
+                models_stay_ = true;
+                run_here(slot);
+                return;
+              }
+              if (r.model) {
+                std::lock_guard lock(keep_mutex);
+                results[owner[task]].model = model_from_export(decode_model(*r.model));
+              }
+              finish(task, r.score, r.seconds);
             },
             [&] {
               if (journal_) check_interrupt();
@@ -596,11 +611,14 @@ HostEvaluator::RunOutcome HostEvaluator::run_once(std::uint64_t stream,
   return outcome;
 }
 
-double HostEvaluator::run_task(const RemoteTask& task) const {
+RemoteResult HostEvaluator::run_task(const RemoteTask& task) const {
   // The runs of one request mostly reach a worker one after another: they share one instance and
   // its predicted event, as on rank 0 (a target-epsilon trainer then calibrates once, not per run).
-  // The event is the one rank 0 predicted: the same pure function of the same inputs.
-  const std::string key = mpi::encode_task(0, {0, 0, task.request});
+  // The event is the one rank 0 predicted: the same pure function of the same inputs.  Whether
+  // the task keeps its model (the request's last run) is not part of the instance.
+  RemoteTask shared = task;
+  shared.request.keep_output = false;
+  const std::string key = mpi::encode_task(0, {0, 0, shared.request});
   std::shared_ptr<const RemoteRequest> entry;
   {
     std::lock_guard lock(remote_mutex_);
@@ -616,9 +634,18 @@ double HostEvaluator::run_task(const RemoteTask& task) const {
     std::lock_guard lock(remote_mutex_);
     remote_last_ = entry;
   }
-  return run_once((task.batch << 32) | task.task, task.request, entry->algorithm, entry->event,
-                  false)
-      .score;
+  const bool keep = task.request.keep_output && entry->algorithm.trainer;
+  RunOutcome outcome =
+      run_once((task.batch << 32) | task.task, task.request, entry->algorithm, entry->event, keep);
+  RemoteResult result;
+  result.score = outcome.score;
+  if (keep) {
+    if (const auto exported = outcome.model->export_model())
+      result.model = encode_model(*exported);
+    else
+      result.model_stayed = true;
+  }
+  return result;
 }
 
 std::vector<HostEvaluator::KeptModel> HostEvaluator::kept_models() const {

@@ -111,9 +111,9 @@ class HostEvaluator final : public dptune::Evaluator {
   /// Every kept model, in the order of evaluate() calls and, within one, of the requests.
   std::vector<KeptModel> kept_models() const;
   /// Runs task `task.task` of evaluate() call `task.batch` on `task.request` exactly as that call
-  /// would (same stream (task.batch << 32) | task.task, same checks) and returns its score: what an
-  /// MPI worker rank does.
-  double run_task(const RemoteTask& task) const;
+  /// would (same stream (task.batch << 32) | task.task, same checks) and returns its score, and
+  /// its model when the task keeps it (`task.request.keep_output`): what an MPI worker rank does.
+  RemoteResult run_task(const RemoteTask& task) const;
   /// From now on every evaluation is first looked up in `journal` and stored there as soon as
   /// its runs are done (the study store); null: none.
   void set_journal(EvaluationJournal* journal) { journal_ = journal; }
@@ -203,6 +203,9 @@ class HostEvaluator final : public dptune::Evaluator {
     dptune::DpEvent event;
   };
   mutable std::mutex remote_mutex_;
+  /// A worker kept a model that cannot be exported: from then on tasks that keep a model run here
+  /// (a property of the trainer's models, not of the data).
+  mutable std::atomic<bool> models_stay_{false};
   mutable std::shared_ptr<const RemoteRequest> remote_last_;
   /// Stores `failure` (first of its batch) and keeps it for private_failure(); thread-safe.
   void report_failure(const EvaluationFailure& failure, bool replayed);

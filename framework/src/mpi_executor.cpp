@@ -217,6 +217,8 @@ void MpiExecutor::handle(const Message& m) {
       if (reply.seq != (generation_ << 32 | slot)) {
         if (fatal_.empty()) fatal_ = who + " answered another task than the one it was given";
       } else if (reply.result) {
+        if (const auto observe = test_seams().result_received)
+          observe(m.source, reply.result->model.has_value());
         arrived_.emplace_back(slot, *reply.result);
       } else {
         failed_.emplace(slot, who + ": " + reply.error);

@@ -149,10 +149,13 @@ RemoteTask decode_task(std::string_view bytes, std::uint64_t& seq) {
 std::string encode_reply(const Reply& reply) {
   WireWriter w;
   w.u64(reply.seq);
-  if (reply.result)
-    w.u8(1).f64(reply.result->score).f64(reply.result->seconds);
-  else
+  if (reply.result) {
+    const RemoteResult& r = *reply.result;
+    w.u8(1).f64(r.score).f64(r.seconds).u8(r.model_stayed ? 1 : 0).u8(r.model ? 1 : 0);
+    if (r.model) w.str(*r.model);
+  } else {
     w.u8(0).str(reply.error);
+  }
   return w.bytes();
 }
 
@@ -164,7 +167,9 @@ Reply decode_reply(std::string_view bytes) {
     RemoteResult result;
     result.score = r.f64();
     result.seconds = r.f64();
-    reply.result = result;
+    result.model_stayed = r.u8() != 0;
+    if (r.u8()) result.model = r.str();
+    reply.result = std::move(result);
   } else {
     reply.error = r.str();
   }

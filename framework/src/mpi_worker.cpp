@@ -230,8 +230,7 @@ void Worker::start_task(const std::string& payload) {
         reply.seq = seq;
         const auto started = Clock::now();
         try {
-          RemoteResult r;
-          r.score = stack->evaluator.run_task(task);
+          RemoteResult r = stack->evaluator.run_task(task);
           r.seconds = std::chrono::duration<double>(Clock::now() - started).count();
           reply.result = r;
         } catch (const std::exception& e) {

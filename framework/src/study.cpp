@@ -126,6 +126,43 @@ class Reader {
   std::size_t at_ = 0;
 };
 
+/// Replays a stream's recorded words, then draws fresh ones and hands them to the study.
+class RecordingRandom final : public dptune::RandomBitGenerator {
+ public:
+  RecordingRandom(Study& study, std::uint64_t stream, std::vector<std::uint64_t> replay,
+                  std::unique_ptr<dptune::RandomBitGenerator> fresh)
+      : study_(study), stream_(stream), replay_(std::move(replay)), fresh_(std::move(fresh)) {}
+  std::uint64_t next_u64() override {
+    if (next_ < replay_.size()) return replay_[next_++];
+    const std::uint64_t word = fresh_->next_u64();
+    study_.append_word(stream_, next_++, word);
+    return word;
+  }
+  bool cryptographically_secure() const override { return fresh_->cryptographically_secure(); }
+  std::string description() const override { return fresh_->description(); }
+
+ private:
+  Study& study_;
+  std::uint64_t stream_;
+  std::vector<std::uint64_t> replay_;
+  std::unique_ptr<dptune::RandomBitGenerator> fresh_;
+  std::uint64_t next_ = 0;
+};
+
+std::string random_id() {
+  unsigned char bytes[16];
+  randombytes_buf(bytes, sizeof bytes);
+  static const char* hex = "0123456789abcdef";
+  std::string id;
+  for (unsigned char b : bytes) {
+    id += hex[b >> 4];
+    id += hex[b & 15];
+  }
+  return id;
+}
+
+}  // namespace
+
 std::string encode_model(const dptune::ModelExport& m) {
   Writer w;
   w.str(m.kind);
@@ -165,8 +202,7 @@ dptune::ModelExport decode_model(const std::string& bytes) {
   return m;
 }
 
-/// A kept model read back from the store: it exports exactly what the trainer's model exported
-/// (so model.json is the same) and predicts through the plugin-free predictor of model_file.
+namespace {
 class StoredModel final : public dptune::Model {
  public:
   explicit StoredModel(dptune::ModelExport model) { exported_.model = std::move(model); }
@@ -179,43 +215,11 @@ class StoredModel final : public dptune::Model {
  private:
   ExportedModel exported_;
 };
-
-/// Replays a stream's recorded words, then draws fresh ones and hands them to the study.
-class RecordingRandom final : public dptune::RandomBitGenerator {
- public:
-  RecordingRandom(Study& study, std::uint64_t stream, std::vector<std::uint64_t> replay,
-                  std::unique_ptr<dptune::RandomBitGenerator> fresh)
-      : study_(study), stream_(stream), replay_(std::move(replay)), fresh_(std::move(fresh)) {}
-  std::uint64_t next_u64() override {
-    if (next_ < replay_.size()) return replay_[next_++];
-    const std::uint64_t word = fresh_->next_u64();
-    study_.append_word(stream_, next_++, word);
-    return word;
-  }
-  bool cryptographically_secure() const override { return fresh_->cryptographically_secure(); }
-  std::string description() const override { return fresh_->description(); }
-
- private:
-  Study& study_;
-  std::uint64_t stream_;
-  std::vector<std::uint64_t> replay_;
-  std::unique_ptr<dptune::RandomBitGenerator> fresh_;
-  std::uint64_t next_ = 0;
-};
-
-std::string random_id() {
-  unsigned char bytes[16];
-  randombytes_buf(bytes, sizeof bytes);
-  static const char* hex = "0123456789abcdef";
-  std::string id;
-  for (unsigned char b : bytes) {
-    id += hex[b >> 4];
-    id += hex[b & 15];
-  }
-  return id;
-}
-
 }  // namespace
+
+std::shared_ptr<const dptune::Model> model_from_export(dptune::ModelExport model) {
+  return std::make_shared<StoredModel>(std::move(model));
+}
 
 std::string request_key(const dptune::EvaluationRequest& request) {
   return request.candidate.to_string() + " | " + request.scope.to_string() + " | " +
@@ -348,7 +352,7 @@ bool Study::recall(std::uint64_t batch, std::size_t index, dptune::Evaluation& i
   const std::string utilities = s.text_at(1);
   into.utilities = Reader(utilities).doubles();
   into.seconds = s.double_at(2);
-  if (!s.null_at(3)) into.model = std::make_shared<StoredModel>(decode_model(s.text_at(3)));
+  if (!s.null_at(3)) into.model = model_from_export(decode_model(s.text_at(3)));
   if (!s.null_at(4)) {
     const std::string bytes = s.text_at(4);
     Reader r(bytes);

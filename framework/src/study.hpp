@@ -94,6 +94,14 @@ class EvaluationJournal {
 /// The text that identifies a request in the store.
 std::string request_key(const dptune::EvaluationRequest& request);
 
+/// A kept model as bytes: what the store keeps of it, and what an MPI worker rank sends rank 0
+/// (exact doubles; read back only on the machine type that wrote it).
+std::string encode_model(const dptune::ModelExport& model);
+dptune::ModelExport decode_model(const std::string& bytes);
+/// A model read back from its bytes: it exports exactly what the trainer's model exported (so
+/// model.json is the same) and predicts through the plugin-free predictor of model_file.
+std::shared_ptr<const dptune::Model> model_from_export(dptune::ModelExport model);
+
 class Study final : public EvaluationJournal, public RandomStreamRecorder {
  public:
   static std::filesystem::path file_in(const std::filesystem::path& dir) {

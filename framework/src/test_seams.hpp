@@ -17,6 +17,9 @@ struct TestSeams {
   /// Sees what rank `rank` of `ranks` holds once keep_rank_data has confined it
   /// (HostEvaluator::held_rows).
   void (*rank_holds)(int rank, int ranks, const std::string& held_rows) = nullptr;
+  /// Sees every run result rank 0 receives from rank `source`, and whether it carries the run's
+  /// model (tests check that kept models travel instead of pinning their runs to rank 0).
+  void (*result_received)(int source, bool carries_model) = nullptr;
   /// Every rank keeps every row, the code path before ranks were confined (tests compare both).
   bool keep_every_row = false;
 };

@@ -5,6 +5,8 @@
 //                             source u32, length u64, payload), read by dp_hype_check.py
 //   DPTUNE_MPI_HELD_ROWS=DIR  each rank writes what it holds to DIR/rank_<r>.txt
 //   (held_rows_check.py) DPTUNE_MPI_KEEP_ROWS=1    every rank keeps every row
+//   DPTUNE_MPI_RESULTS=FILE   rank 0 writes a line "<source rank> <model|score>" to FILE for every
+//                             run result a worker sends
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -45,10 +47,22 @@ void write_held_rows(int rank, int ranks, const std::string& held_rows) {
   if (!file) throw dptune::Error("DPTUNE_MPI_HELD_ROWS: cannot write " + path);
 }
 
+void log_result(int source, bool carries_model) {
+  // Called on the executor's service thread only, so one stream without a lock.
+  static std::unique_ptr<std::ofstream> log;
+  if (!log) {
+    const std::string path = env("DPTUNE_MPI_RESULTS");
+    log = std::make_unique<std::ofstream>(path, std::ios::trunc);
+    if (!*log) throw dptune::Error("DPTUNE_MPI_RESULTS: cannot write " + path);
+  }
+  *log << source << (carries_model ? " model\n" : " score\n") << std::flush;
+}
+
 const bool installed = [] {
   auto& seams = dptune::host::test_seams();
   if (!env("DPTUNE_MPI_CAPTURE").empty()) seams.peer_message_received = capture_peer_message;
   if (!env("DPTUNE_MPI_HELD_ROWS").empty()) seams.rank_holds = write_held_rows;
+  if (!env("DPTUNE_MPI_RESULTS").empty()) seams.result_received = log_result;
   seams.keep_every_row = !env("DPTUNE_MPI_KEEP_ROWS").empty();
   return true;
 }();

@@ -3,7 +3,8 @@
 # (docs/mpi.md):
 #   equal_*   a seeded study gives the single-process run's trials (and released model) for 1, 2
 #             and 3 ranks (grid; dpareto, adaptive; repetition, a private tuner; the command
-#             trainer, whose programs run on the ranks that take the tasks);
+#             trainer, whose programs run on the ranks that take the tasks); for repetition, a
+#             worker rank also trains runs whose model is kept and sends the model back;
 #   secure    an unseeded private study over 3 ranks finishes and releases a model;
 #   secure_resume an unseeded study cut off by a lost rank resumes over 2 ranks with the layout key
 #             it started with; a secure study of another executor is refused over MPI (exit 2);
@@ -182,7 +183,25 @@ esac
 case "$case_name" in
   equal_grid) equal grid ;;
   equal_dpareto) equal dpareto ;;
-  equal_repetition) equal repetition ;;
+  equal_repetition)
+    equal repetition
+    # Every run of the repetition tuner keeps its model (any run may be the released one): the
+    # models travel back with the scores, so the worker ranks train kept runs too, and the
+    # released model is still the single-process run's.
+    # (E[K] = 40 here, so that K is large at this seed and runs reach rank 1.)
+    many=(--seed 7 --set tuner.params.mean=40 --no-progress --overwrite)
+    "$dptune" run "$pipelines/repetition.yaml" --executor inline --out "$work/ref_many" "${many[@]}" \
+      >"$work/ref_many.log" 2>&1 || fail "repetition (E[K] 40): single-process run exited $?"
+    out="$work/repetition_travels"
+    DPTUNE_MPI_RESULTS="$work/results.txt" mpirun_n 2 "$hooked" run "$pipelines/repetition.yaml" \
+      --executor mpi --out "$out" "${many[@]}" >"$out.log" 2>&1 ||
+      fail "repetition (hooked) over 2 ranks exited $? ($(tail -3 "$out.log"))"
+    grep -q "^1 model$" "$work/results.txt" ||
+      fail "repetition: rank 1 sent no kept model ($(sort "$work/results.txt" | uniq -c | tr '\n' ' '))"
+    [ -s "$out/model.json" ] || fail "repetition: no released model over 2 ranks"
+    diff <(fingerprint "$work/ref_many") <(fingerprint "$out") >/dev/null ||
+      fail "repetition (E[K] 40) over 2 ranks differs from the single-process run"
+    ;;
   equal_command) equal command ;;
   secure)
     out="$work/secure"

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "../../framework/src/mpi_wire.hpp"
+#include "../../framework/src/study.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/host/data_scopes.hpp"
 #include "dptune/host/random.hpp"
@@ -55,12 +56,14 @@ TEST_CASE("mpi.wire a task survives encoding exactly") {
 TEST_CASE("mpi.wire replies carry a result or an error") {
   mpi::Reply ok;
   ok.seq = 42;
-  ok.result = RemoteResult{0.9736842105263158, 1.25};
+  ok.result = RemoteResult{.score = 0.9736842105263158, .seconds = 1.25};
   const mpi::Reply a = mpi::decode_reply(mpi::encode_reply(ok));
   CHECK(a.seq == 42);
   REQUIRE(a.result);
   CHECK(a.result->score == 0.9736842105263158);
   CHECK(a.result->seconds == 1.25);
+  CHECK_FALSE(a.result->model);
+  CHECK_FALSE(a.result->model_stayed);
   mpi::Reply bad;
   bad.seq = 43;
   bad.error = "trainer 'dp_sgd' returned no model";
@@ -70,6 +73,40 @@ TEST_CASE("mpi.wire replies carry a result or an error") {
   // A NaN score travels as it is (the evaluator refuses it, as for a local run).
   ok.result->score = std::numeric_limits<double>::quiet_NaN();
   CHECK(std::isnan(mpi::decode_reply(mpi::encode_reply(ok)).result->score));
+}
+
+TEST_CASE("mpi.wire a kept model travels with its result, exact to the bit") {
+  dptune::ModelExport model;
+  model.kind = "network";
+  model.description = "logistic regression, 3 features";
+  model.features = 3;
+  model.num_classes = 2;
+  model.output = "sigmoid";
+  model.layers.push_back({3, 1, {0.1, -2.5e-300, std::nextafter(1.0, 2.0)}, {-0.0}, "identity"});
+  mpi::Reply ok;
+  ok.seq = 7;
+  ok.result = RemoteResult{.score = 0.5, .seconds = 2.0};
+  ok.result->model = encode_model(model);
+  const mpi::Reply back = mpi::decode_reply(mpi::encode_reply(ok));
+  REQUIRE(back.result);
+  REQUIRE(back.result->model);
+  const dptune::ModelExport m = decode_model(*back.result->model);
+  CHECK(m.description == model.description);
+  CHECK(m.features == 3);
+  REQUIRE(m.layers.size() == 1);
+  CHECK(m.layers[0].weights == model.layers[0].weights);
+  CHECK(std::signbit(m.layers[0].bias[0]));
+  // The model, read back, exports the same numbers and describes itself the same way.
+  const auto restored = model_from_export(m);
+  CHECK(restored->describe() == model.description);
+  CHECK(restored->export_model()->layers[0].weights == model.layers[0].weights);
+  // A kept model that cannot be exported is said so (rank 0 then runs the task itself).
+  mpi::Reply stayed;
+  stayed.result = RemoteResult{.score = 0.5, .seconds = 2.0};
+  stayed.result->model_stayed = true;
+  const mpi::Reply s = mpi::decode_reply(mpi::encode_reply(stayed));
+  CHECK(s.result->model_stayed);
+  CHECK_FALSE(s.result->model);
 }
 
 TEST_CASE("mpi.wire damaged messages are errors") {

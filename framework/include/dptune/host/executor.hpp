@@ -31,6 +31,13 @@ struct RemoteTask {
 struct RemoteResult {
   double score = 0;
   double seconds = 0;
+  /// A task that keeps its output (RemoteTask::request.keep_output): the model it trained, as the
+  /// study stores it (exported numbers, encode_model), so that the run's model travels to rank 0
+  /// with its score; none when the task keeps nothing.
+  std::optional<std::string> model;
+  /// The task kept a model that cannot be exported (Model::export_model gave nothing), so it
+  /// cannot travel: rank 0 runs the task again itself and uses only its own run.
+  bool model_stayed = false;
 };
 
 /// Runs evaluation tasks in other processes (the MPI executor's rank 0).
@@ -38,7 +45,7 @@ class RemoteTasks {
  public:
   virtual ~RemoteTasks() = default;
   /// Runs every task once and returns when all have finished.  Tasks with local_only[i] (their
-  /// model is kept, and a model does not travel) run here through `local(i)`; any other task runs
+  /// kept output cannot travel) run here through `local(i)`; any other task runs
   /// either here through `local(i)` or in another process, whose result is passed to
   /// `done(i, result)`.  local and done are called on the calling thread only; `checkpoint` is
   /// called between tasks (a cancellation point: what it throws stops the hand-out, waits for
