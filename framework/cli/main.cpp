@@ -44,6 +44,9 @@ const char* kMainHelp =
     "  plan repetition       compare the repetition tuner's distributions for a base event\n"
     "  predict MODEL DATA    apply a released model.json to the rows of a CSV file\n"
     "  audit MECHANISM       look for evidence that a mechanism plugin breaks its privacy claim\n"
+    "  check accountant NAME | release PIPELINE\n"
+    "                        the conformance kit: an accountant against exact curves; a private\n"
+    "                        tuner's outputs on neighbouring data\n"
     "  study show DIR        a study's status, progress and ledger charge (study.db in DIR)\n"
     "  ledger show FILE      every charge in a privacy ledger and the composed total\n"
     "\n"
@@ -366,11 +369,12 @@ int dispatch(int argc, char** argv) {
     if (command == "plan") return cmd_plan(rest);
     if (command == "predict") return cmd_predict(rest);
     if (command == "audit") return cmd_audit(rest);
+    if (command == "check") return cmd_check(rest);
     if (command == "study") return cmd_study(rest);
     if (command == "ledger") return cmd_ledger(rest);
-    auto hint = dptune::host::did_you_mean(
-        command,
-        {"run", "validate", "plugins", "privacy", "plan", "predict", "audit", "study", "ledger"});
+    auto hint =
+        dptune::host::did_you_mean(command, {"run", "validate", "plugins", "privacy", "plan",
+                                             "predict", "audit", "check", "study", "ledger"});
     throw UsageError("unknown command '" + command + "'" +
                      (hint ? " (did you mean '" + *hint + "'?)" : std::string()) +
                      "; see dptune --help");

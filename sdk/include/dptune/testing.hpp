@@ -14,6 +14,8 @@
 //  * draw_releases      n independent releases of one value by a mechanism, for distribution
 //                       checks of a mechanism plugin
 //                       (examples/third_party_plugin/geometric_test.cpp).
+//  * check_accountant   the conformance checks of an accountant plugin (testing_accountant.hpp;
+//                       `dptune check accountant NAME` runs them on a loaded plugin).
 #pragma once
 
 #include <algorithm>
@@ -34,6 +36,7 @@
 #include "dptune/plugin.hpp"
 #include "dptune/rng.hpp"
 #include "dptune/search_space.hpp"
+#include "dptune/testing_accountant.hpp"
 
 namespace dptune::testing {
 
