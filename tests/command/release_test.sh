@@ -103,6 +103,11 @@ rc=$?
 [ "$rc" = 2 ] && grep -q "gender" "$work/renamed.err" ||
   fail "a renamed column: exit $rc, $(head -1 "$work/renamed.err")"
 
+# The numpy-only loader of examples/python reads layers: it refuses a model kept in files by name.
+"$python" "$src/examples/python/dptune_model.py" "$out/model.json" "$work/original.csv" \
+  --label label >/dev/null 2>"$work/loader.err" && fail "the numpy loader accepted a files model"
+grep -q "use \`dptune predict\`" "$work/loader.err" || fail "the loader says $(tail -1 "$work/loader.err")"
+
 # A program without a predict mode (the release's program replaced by one that has none).
 cp -r "$out" "$work/no_predict"
 "$python" - "$work/no_predict/model.json" "$here/behave.py" <<'PY'
