@@ -147,7 +147,8 @@ int cmd_predict(const std::vector<std::string>& args) {
       "Applies a released model (model.json of `dptune run`) to the rows of DATA, a CSV file of\n"
       "raw features in the training file's column order; the model's own preprocessing is\n"
       "applied.  Writes row, predicted_class and the class probabilities as CSV (standard output\n"
-      "unless --out).  Predicting is post-processing: it costs no privacy.\n\n"
+      "unless --out).  A model kept in files (the command trainer's) is predicted by its own\n"
+      "program's predict mode.  Predicting is post-processing: it costs no privacy.\n\n"
       "options");
   std::string out_file, label, delimiter = ",", unknown_categories = "refuse";
   std::vector<std::string> plugin_paths;
