@@ -94,8 +94,13 @@ dptune::Predictions predict_with_files(const dptune::host::ExportedModel& model,
   dptune::host::PluginRegistry registry;
   scan_plugins(registry, plugin_paths, {});
   dptune::ModelFiles files;
-  files.folder = fs::absolute(fs::path(model_file)).parent_path().string();
-  files.files = model.files;
+  // The copies keep the names the program gave them, under model/ beside model.json.
+  const fs::path folder =
+      fs::absolute(fs::path(model_file)).parent_path() / dptune::host::kReleasedFilesFolder;
+  files.folder = folder.string();
+  for (const auto& name : model.files)
+    files.files.push_back(
+        fs::path(name).lexically_relative(dptune::host::kReleasedFilesFolder).string());
   files.description = model.model.description;
   files.features = model.model.features;
   files.num_classes = model.model.num_classes;
@@ -113,7 +118,14 @@ dptune::Predictions predict_with_files(const dptune::host::ExportedModel& model,
     const auto* loader = dynamic_cast<const dptune::ModelFileLoader*>(trainer.get());
     if (loader == nullptr)
       throw dptune::InvalidArgument("algorithm '" + model.algorithm + "' loads no model files");
-    return loader->load_model(files)->predict(rows);
+    const auto loaded = loader->load_model(files);
+    // The description names the program's files with their SHA-256 (the trust statement): a
+    // different one now means another program predicts than the one the release was made with.
+    if (loaded->describe() != model.model.description)
+      std::cerr << "note: " << model_file << " was released by another version of its program "
+                << "(its description, with the program's SHA-256, differs from what the program "
+                   "is now): the predictions are the current program's\n";
+    return loaded->predict(rows);
   } catch (const dptune::Error& e) {
     throw UsageError(model_file +
                      ": its model's program could not predict (dptune predict "

@@ -70,6 +70,7 @@ TMPDIR=$work/tmp "$dptune" predict "$out/model.json" "$work/shuffled.csv" --labe
   --out "$work/shuffled.pred" 2>"$work/p2.err" || fail "predict (shuffled) exited $?"
 cmp -s "$work/original.pred" "$work/shuffled.pred" ||
   fail "reordered columns predict differently: $(diff "$work/original.pred" "$work/shuffled.pred" | head -4)"
+grep -q "another version of its program" "$work/p1.err" && fail "a note on an unchanged program"
 [ "$(wc -l <"$work/original.pred")" = 401 ] || fail "$(wc -l <"$work/original.pred") prediction lines"
 [ "$(cut -d, -f2 "$work/original.pred" | tail -n +2 | sort -u | wc -l)" = 2 ] ||
   fail "the predictions do not vary: $(cut -d, -f2 "$work/original.pred" | sort | uniq -c)"
@@ -120,7 +121,8 @@ TMPDIR=$work/tmp "$dptune" predict "$work/no_predict/model.json" "$work/original
   --label label >/dev/null 2>"$work/no_predict.err"
 rc=$?
 [ "$rc" = 2 ] && grep -q "could not predict (dptune predict starts it with action \"predict\"" \
-  "$work/no_predict.err" && grep -q "no predict mode" "$work/no_predict.err" ||
+  "$work/no_predict.err" && grep -q "no predict mode" "$work/no_predict.err" &&
+  grep -q "was released by another version of its program" "$work/no_predict.err" ||
   fail "a program without predict mode: exit $rc, $(cat "$work/no_predict.err")"
 [ -z "$(ls -A "$work/tmp")" ] || fail "predict left folders in TMPDIR: $(ls -A "$work/tmp")"
 [ $status = 0 ] && echo "ok: the command trainer's release: files, keep_dir, predict"
