@@ -6,9 +6,12 @@ python3-numpy).
 dptune starts it twice per run, with a JSON request on standard input:
   action "train":   read the training rows from request["data"]["train_csv"] (CSV: header, the
                     features, then the label), train with the candidate in request["params"],
-                    save the model in request["output_dir"], answer {"model": ..., "event": ...}.
-  action "predict": read request["model"] and the rows in request["data"]["rows_csv"] (features
-                    only), answer {"predictions": [class, ...], "probabilities": [[...], ...]}.
+                    save the model in request["output_dir"], answer {"model_files": [...],
+                    "event": ...}.
+  action "predict": read request["model"] (the first model file) and the rows in
+                    request["data"]["rows_csv"] (features only, in the training columns' order),
+                    answer {"predictions": [class, ...], "probabilities": [[...], ...]}.
+                    Also what `dptune predict results/model.json DATA` runs on the release.
 The answer is the last line of standard output; anything else goes to standard error.
 
 The algorithm (Abadi et al. 2016): `steps` steps; each samples every row independently with
@@ -83,9 +86,11 @@ def train(request):
         else:
             g = xs.T @ residual / max(len(xs), 1)
         w -= lr * g
-    model = os.path.join(request["output_dir"], "model.npy")
-    np.save(model, w)
-    answer = {"model": model, "noise": "fast"}  # numpy's floating-point normal: insecure
+    np.save(os.path.join(request["output_dir"], "model.npy"), w)
+    # "model_files" declares the model: if this run is the one a private tuner releases, dptune
+    # copies these files (and nothing else of any run) into the results folder, and `dptune
+    # predict` hands them back to this script's predict action.
+    answer = {"model_files": ["model.npy"], "noise": "fast"}  # numpy's normal: insecure
     if private and without_replacement:
         answer["event"] = (
             "{self_composed: {count: %d, event: {sampled_without_replacement: {source_size: %d, "

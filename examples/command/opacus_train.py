@@ -81,7 +81,7 @@ def train(request):
     path = os.path.join(request["output_dir"], "model.pt")
     state = {k.replace("_module.", ""): v for k, v in model.state_dict().items()}
     torch.save({"state": state, "features": x.shape[1], "classes": classes, "hidden": hidden}, path)
-    answer["model"] = path
+    answer["model_files"] = ["model.pt"]  # released (copied out) only for the released run
     return answer
 
 

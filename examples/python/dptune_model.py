@@ -22,6 +22,10 @@ def load(path):
         model = json.load(f)
     if model.get("format") != "dptune-model-3":
         raise ValueError(f"{path}: not a dptune-model-3 file")
+    if model.get("kind") == "files":
+        raise ValueError(f"{path}: the model is the files {', '.join(model['files'])} of an "
+                         "external program (the command trainer): use `dptune predict`, which "
+                         "runs that program's predict mode")
     return model
 
 

@@ -4,6 +4,7 @@
 // against labels of private data would be a new query on that data, so --label is meant for
 // public (or already spent) test sets, and the output says so.
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -13,6 +14,8 @@
 #include "dptune/host/data_readers.hpp"
 #include "dptune/host/format.hpp"
 #include "dptune/host/model_file.hpp"
+#include "dptune/host/plugin_registry.hpp"
+#include "dptune/model_files.hpp"
 
 namespace po = boost::program_options;
 
@@ -66,14 +69,68 @@ dptune::Dataset in_model_order(const dptune::Dataset& data, const std::vector<st
 constexpr int kRoundTrip = std::numeric_limits<double>::max_digits10;
 
 void write_predictions(std::ostream& out, const dptune::Predictions& p, std::size_t rows) {
+  // An external program's model may answer classes without probabilities.
+  const std::size_t classes = p.probabilities.size() == rows * p.num_classes ? p.num_classes : 0;
   out << "row,predicted_class";
-  for (std::size_t c = 0; c < p.num_classes; ++c) out << ",p_class_" << c;
+  for (std::size_t c = 0; c < classes; ++c) out << ",p_class_" << c;
   out << "\n";
   for (std::size_t i = 0; i < rows; ++i) {
     out << i << "," << static_cast<std::int64_t>(p.values[i]);
-    for (std::size_t c = 0; c < p.num_classes; ++c)
+    for (std::size_t c = 0; c < classes; ++c)
       out << "," << significant(p.probabilities[i * p.num_classes + c], kRoundTrip);
     out << "\n";
+  }
+}
+
+/// The predictions of a model kept in files (an external program's: the `command` trainer's
+/// release): the trainer named in model.json, made again with its recorded parameters, predicts
+/// with the copied files on the rows after the model's own preprocessing, as at training.  Any
+/// failure (the program missing, changed, or without a predict mode) is a UsageError naming the
+/// model file: nothing was predicted.
+dptune::Predictions predict_with_files(const dptune::host::ExportedModel& model,
+                                       const dptune::Dataset& data, const std::string& model_file,
+                                       const std::vector<std::string>& plugin_paths) {
+  namespace fs = std::filesystem;
+  dptune::host::PluginRegistry registry;
+  scan_plugins(registry, plugin_paths, {});
+  dptune::ModelFiles files;
+  // The copies keep the names the program gave them, under model/ beside model.json.
+  const fs::path folder =
+      fs::absolute(fs::path(model_file)).parent_path() / dptune::host::kReleasedFilesFolder;
+  files.folder = folder.string();
+  for (const auto& name : model.files)
+    files.files.push_back(
+        fs::path(name).lexically_relative(dptune::host::kReleasedFilesFolder).string());
+  files.description = model.model.description;
+  files.features = model.model.features;
+  files.num_classes = model.model.num_classes;
+  files.trainer_params = model.trainer_params;
+  dptune::Dataset rows = data;
+  if (model.preprocessing.fitted())
+    throw UsageError(model_file +
+                     ": the model was trained on rows standardised with statistics "
+                     "fitted on the private training data, which are not released: it cannot "
+                     "score raw rows");
+  for (std::size_t i = 0; i < rows.rows; ++i)
+    model.preprocessing.apply_row(rows.features.data() + i * rows.cols, rows.cols);
+  try {
+    const auto trainer = registry.create_trainer(model.algorithm, model.trainer_params);
+    const auto* loader = dynamic_cast<const dptune::ModelFileLoader*>(trainer.get());
+    if (loader == nullptr)
+      throw dptune::InvalidArgument("algorithm '" + model.algorithm + "' loads no model files");
+    const auto loaded = loader->load_model(files);
+    // The description names the program's files with their SHA-256 (the trust statement): a
+    // different one now means another program predicts than the one the release was made with.
+    if (loaded->describe() != model.model.description)
+      std::cerr << "note: " << model_file << " was released by another version of its program "
+                << "(its description, with the program's SHA-256, differs from what the program "
+                   "is now): the predictions are the current program's\n";
+    return loaded->predict(rows);
+  } catch (const dptune::Error& e) {
+    throw UsageError(model_file +
+                     ": its model's program could not predict (dptune predict "
+                     "starts it with action \"predict\", docs/command-trainer.md): " +
+                     e.what());
   }
 }
 
@@ -102,9 +159,11 @@ int cmd_predict(const std::vector<std::string>& args) {
       "Applies a released model (model.json of `dptune run`) to the rows of DATA, a CSV file of\n"
       "raw features in the training file's column order; the model's own preprocessing is\n"
       "applied.  Writes row, predicted_class and the class probabilities as CSV (standard output\n"
-      "unless --out).  Predicting is post-processing: it costs no privacy.\n\n"
+      "unless --out).  A model kept in files (the command trainer's) is predicted by its own\n"
+      "program's predict mode.  Predicting is post-processing: it costs no privacy.\n\n"
       "options");
   std::string out_file, label, delimiter = ",", unknown_categories = "refuse";
+  std::vector<std::string> plugin_paths;
   opts.add_options()("help,h", "this help")("out,o", po::value(&out_file),
                                             "write the predictions to this file")(
       "label", po::value(&label),
@@ -114,7 +173,10 @@ int cmd_predict(const std::vector<std::string>& args) {
       "delimiter", po::value(&delimiter), "field delimiter (default ,)")(
       "unknown-categories", po::value(&unknown_categories),
       "a value outside a categorical column's categories: refuse (default: an error naming it) "
-      "or zero (all its one-hot features 0, as in training)");
+      "or zero (all its one-hot features 0, as in training)")(
+      "plugin-path", po::value(&plugin_paths)->composing(),
+      "also load plugins from this folder or library (a model kept in files is predicted by its "
+      "training algorithm's plugin)");
   std::string model_file, data_file;
   const auto parsed = parse_command(
       opts, args, {{"model", po::value(&model_file)}, {"data", po::value(&data_file)}});
@@ -158,11 +220,16 @@ int cmd_predict(const std::vector<std::string>& args) {
                           ? "; if one column is the label, name it with --label"
                           : std::string()));
   dptune::Predictions p;
-  try {
-    p = dptune::host::predict_exported(model, data);
-  } catch (const dptune::Error& e) {
-    throw UsageError(model_file + ": " + e.what());
+  if (model.kept_in_files()) {
+    p = predict_with_files(model, data, model_file, plugin_paths);
+  } else {
+    try {
+      p = dptune::host::predict_exported(model, data);
+    } catch (const dptune::Error& e) {
+      throw UsageError(model_file + ": " + e.what());
+    }
   }
+
   if (out_file.empty()) {
     write_predictions(std::cout, p, data.rows);
   } else {

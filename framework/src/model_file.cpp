@@ -174,7 +174,7 @@ void check_model_export(const dptune::ModelExport& m) {
 
 void write_model_fields(JsonWriter& w, const ExportedModel& exported) {
   const dptune::ModelExport& m = exported.model;
-  check_model_export(m);
+  if (!exported.kept_in_files()) check_model_export(m);
   w.key("kind").value(m.kind);
   w.key("description").value(m.description);
   w.key("features").value(m.features);
@@ -194,6 +194,13 @@ void write_model_fields(JsonWriter& w, const ExportedModel& exported) {
   }
   w.key("num_classes").value(m.num_classes);
   write_preprocessing(w, exported.preprocessing);
+  if (exported.kept_in_files()) {
+    w.key("files").begin_array();
+    for (const auto& f : exported.files) w.value(f);
+    w.end_array();
+    w.key("trainer_params").value(exported.trainer_params);
+    return;
+  }
   w.key("input_map").value(m.input_map);
   w.key("layers").begin_array();
   for (const auto& layer : m.layers) {
@@ -211,6 +218,45 @@ void write_model_fields(JsonWriter& w, const ExportedModel& exported) {
   w.end_array();
   w.key("output").value(m.output);
 }
+
+namespace {
+
+/// A parameter value as written by JsonWriter::value(Value): a quoted scalar is a string (yaml-cpp
+/// tags it "!"), true/false a bool, an integer an int, any other number a float (a float schema
+/// takes an int as well).
+dptune::Value param_value(const Reader& r, const YAML::Node& node, const std::string& key) {
+  const std::string text = r.text(node, key);
+  if (node.Tag() == "!") return dptune::Value{text};
+  if (text == "true" || text == "false") return dptune::Value{text == "true"};
+  std::int64_t integer = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), integer);
+  if (ec == std::errc() && end == text.data() + text.size()) return dptune::Value{integer};
+  return dptune::Value{r.number(node, key)};
+}
+
+/// The fields of a model kept in files: the algorithm, its parameters and the files, each a
+/// relative path without "..", as the release wrote them.
+void read_files_model(const Reader& r, const YAML::Node& root, ExportedModel& out) {
+  out.algorithm = r.text(r.field(root, "algorithm", ""), "algorithm");
+  const YAML::Node files = r.field(root, "files", "");
+  if (!files.IsSequence() || files.size() == 0) r.fail("files", "expected a list of file names");
+  for (std::size_t k = 0; k < files.size(); ++k) {
+    const std::string key = "files[" + std::to_string(k) + "]";
+    const std::filesystem::path name(r.text(files[k], key));
+    bool inside = !name.empty() && name.is_relative();
+    for (const auto& part : name) inside = inside && part != "..";
+    if (!inside) r.fail(key, "'" + name.string() + "' is not a path inside model.json's folder");
+    out.files.push_back(name.string());
+  }
+  const YAML::Node params = r.field(root, "trainer_params", "");
+  if (!params.IsMap()) r.fail("trainer_params", "expected an object");
+  for (const auto& entry : params) {
+    const std::string name = entry.first.as<std::string>();
+    out.trainer_params.set(name, param_value(r, entry.second, "trainer_params." + name));
+  }
+}
+
+}  // namespace
 
 ExportedModel read_model_file(const std::filesystem::path& file) {
   const Reader r{file};
@@ -248,9 +294,13 @@ ExportedModel read_model_file(const std::filesystem::path& file) {
       out.categorical.push_back(std::move(column));
     }
   }
+  out.preprocessing = read_preprocessing(r, r.field(root, "preprocessing", ""), m.features);
+  if (out.kept_in_files()) {
+    read_files_model(r, root, out);
+    return out;
+  }
   m.input_map = r.text(r.field(root, "input_map", ""), "input_map");
   m.output = r.text(r.field(root, "output", ""), "output");
-  out.preprocessing = read_preprocessing(r, r.field(root, "preprocessing", ""), m.features);
   const YAML::Node layers = r.field(root, "layers", "");
   if (!layers.IsSequence()) r.fail("layers", "not a list");
   for (std::size_t l = 0; l < layers.size(); ++l) {
@@ -314,6 +364,42 @@ std::vector<double> exported_scores(const ExportedModel& exported, const dptune:
     std::copy(a.begin(), a.end(), scores.begin() + static_cast<std::ptrdiff_t>(i * outputs));
   }
   return scores;
+}
+
+std::vector<std::string> copy_released_files(const dptune::ModelFiles& released,
+                                             const std::filesystem::path& results) {
+  namespace fs = std::filesystem;
+  const fs::path folder(released.folder);
+  std::vector<std::string> written;
+  for (const auto& name : released.files) {
+    const fs::path relative = fs::path(name).lexically_normal();
+    bool inside = !relative.empty() && relative.is_relative();
+    for (const auto& part : relative) inside = inside && part != "..";
+    if (!inside)
+      throw dptune::Error("the released model's file '" + name + "' is not inside its run folder");
+    const fs::path from = folder / relative;
+    std::error_code ec;
+    if (!fs::is_regular_file(fs::symlink_status(from, ec)))
+      throw dptune::Error("the released model's file " + from.string() + " is not a regular file");
+    const fs::path to = results / kReleasedFilesFolder / relative;
+    fs::create_directories(to.parent_path());
+    fs::copy_file(from, to, fs::copy_options::overwrite_existing);
+    written.push_back((fs::path(kReleasedFilesFolder) / relative).generic_string());
+  }
+  return written;
+}
+
+std::filesystem::path keep_released_run(const dptune::ModelFiles& released) {
+  namespace fs = std::filesystem;
+  if (released.keep_folder.empty()) return {};
+  const fs::path keep(released.keep_folder);
+  fs::create_directories(keep);
+  fs::permissions(keep, fs::perms::owner_all, fs::perm_options::replace);
+  const fs::path target = keep / "released-run";
+  fs::remove_all(target);
+  fs::copy(released.folder, target, fs::copy_options::recursive);
+  fs::permissions(target, fs::perms::owner_all, fs::perm_options::replace);
+  return target;
 }
 
 dptune::Predictions predict_exported(const ExportedModel& exported, const dptune::Dataset& raw) {

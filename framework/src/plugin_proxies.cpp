@@ -11,6 +11,7 @@
 #include "dptune/host/config.hpp"
 #include "dptune/host/data_layout.hpp"
 #include "dptune/host/plugin_registry.hpp"
+#include "dptune/model_files.hpp"
 
 namespace dptune::host {
 
@@ -211,7 +212,10 @@ class UtilityProxy final : public dptune::Utility, ProxyBase<dptune::Utility> {
   }
 };
 
-class ModelProxy final : public dptune::Model {
+// A proxy is also a FileModel (a ModelFileLoader) so that the host can ask any model (trainer)
+// through it; it answers for a plugin object that is not one as such an object would: no files
+// (cannot load).
+class ModelProxy final : public dptune::Model, public dptune::FileModel {
  public:
   ModelProxy(PluginOrigin origin, std::shared_ptr<const dptune::Model> model)
       : origin_(std::move(origin)), model_(std::move(model)) {}
@@ -230,13 +234,20 @@ class ModelProxy final : public dptune::Model {
     if (origin_.abi_minor < kMinorExactEventAndExport) return std::nullopt;
     return guarded_call(origin_, "Model::export_model", [&] { return model_->export_model(); });
   }
+  dptune::ModelFiles model_files() const override {
+    const auto* files = dynamic_cast<const dptune::FileModel*>(model_.get());
+    if (files == nullptr) return {};
+    return guarded_call(origin_, "FileModel::model_files", [&] { return files->model_files(); });
+  }
 
  private:
   PluginOrigin origin_;                         // released last
   std::shared_ptr<const dptune::Model> model_;  // its control block, too, lives in the plugin
 };
 
-class TrainerProxy final : public dptune::Trainer, ProxyBase<dptune::Trainer> {
+class TrainerProxy final : public dptune::Trainer,
+                           public dptune::ModelFileLoader,
+                           ProxyBase<dptune::Trainer> {
  public:
   TrainerProxy(PluginOrigin origin, std::unique_ptr<dptune::Plugin> object)
       : ProxyBase(std::move(origin), std::move(object), "Trainer") {}
@@ -263,6 +274,16 @@ class TrainerProxy final : public dptune::Trainer, ProxyBase<dptune::Trainer> {
     // An older trainer cannot say: the host then learns of a missing mechanism at run time.
     if (origin_.abi_minor < kMinorMechanismRequest) return std::nullopt;
     return call("Trainer::mechanism_request", [&] { return impl_->mechanism_request(); });
+  }
+  std::shared_ptr<const dptune::Model> load_model(
+      const dptune::ModelFiles& released) const override {
+    const auto* loader = dynamic_cast<const dptune::ModelFileLoader*>(impl_);
+    if (loader == nullptr)
+      throw dptune::InvalidArgument(origin_.describe() +
+                                    " keeps no models in files: it cannot load a released model");
+    auto model = call("ModelFileLoader::load_model", [&] { return loader->load_model(released); });
+    if (!model) throw dptune::PluginError(origin_.describe() + " loaded no model");
+    return make_model_proxy(origin_, std::move(model));
   }
 };
 

@@ -193,9 +193,13 @@ Fields normalise_seed(Fields fields) {
 
 bool declared_dp_output(const std::string& field) {
   static const std::regex weights(R"(model\.json:layers\[[0-9]+\]\.(weights|bias)\[[0-9]+\])");
+  // A model kept in files (an external program's: the command trainer's) is released as those
+  // files under model/, with the released candidate among model.json's trainer_params.
   return under(field, "summary.json:release") || under(field, "model.json:release") ||
          starts_with(field, "stdout.release:") || starts_with(field, "report.html.release:") ||
-         field == "files:model.json" || std::regex_match(field, weights);
+         field == "files:model.json" || std::regex_match(field, weights) ||
+         starts_with(field, "model.json:trainer_params.") || starts_with(field, "files:model/") ||
+         starts_with(field, "model/");
 }
 
 std::string Violation::describe() const {

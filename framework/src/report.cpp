@@ -235,7 +235,8 @@ void json_test_score(JsonWriter& w, const TestScore& t, const std::string& utili
 /// depend on the data or on secret randomness (K, run counts, attempt indices, run times:
 /// Papernot & Steinke 2022, Thms 2 and 6 cover the best run with K hidden).
 void json_release(JsonWriter& w, const ReportInput& in, const std::string& model_file,
-                  const std::vector<std::string>& dp_notes) {
+                  const std::vector<std::string>& dp_notes,
+                  const std::vector<std::string>& model_files = {}) {
   const dptune::TuningResult& result = in.result;
   w.begin_object();
   w.key("covered_by").value("guarantee");
@@ -249,6 +250,11 @@ void json_release(JsonWriter& w, const ReportInput& in, const std::string& model
     w.null();
   }
   if (!model_file.empty()) w.key("model").value(model_file);
+  if (!model_file.empty() && !model_files.empty()) {
+    w.key("model_files").begin_array();
+    for (const auto& f : model_files) w.value(f);
+    w.end_array();
+  }
   if (in.test_score) {
     w.key("test_score");
     json_test_score(w, *in.test_score, in.config.utility.use);
@@ -304,8 +310,13 @@ struct Outline {
   std::vector<std::string> public_notes, dp_notes;
   std::string model_note;  // a map's released model (a private tuner's joins dp_notes)
   std::string model_file;  // a private tuner's released model file, when written
-  /// Whether `file` is in the public list (a private tuner's model file belongs to its release).
-  bool listed(const std::string& file) const { return !(private_tuner && file == model_file); }
+  std::vector<std::string> model_files;  // the released model's own files (model/...), if any
+  /// Whether `file` is in the public list (a private tuner's model files belong to its release).
+  bool listed(const std::string& file) const {
+    return !(private_tuner &&
+             (file == model_file ||
+              std::find(model_files.begin(), model_files.end(), file) != model_files.end()));
+  }
 };
 
 Outline outline_of(const ReportInput& in) {
@@ -403,8 +414,7 @@ std::vector<WrittenFigure> write_trial_files(const ReportInput& in, const Outlin
 
 /// model.json: the released model with what released it (the release or the selection, the
 /// guarantee) and its preprocessing.
-std::string model_json(const ReportInput& in, bool private_tuner,
-                       const dptune::ModelExport& exported) {
+std::string model_json(const ReportInput& in, bool private_tuner, const ExportedModel& exported) {
   const dptune::TuningResult& result = in.result;
   std::ostringstream ms;
   JsonWriter mw(ms);
@@ -431,11 +441,39 @@ std::string model_json(const ReportInput& in, bool private_tuner,
     mw.key("guarantee");
     json_guarantee(mw, *result.guarantee);
   }
-  write_model_fields(mw,
-                     ExportedModel{exported, in.preprocessing, in.feature_names, in.categorical});
+  write_model_fields(mw, exported);
   mw.end_object();
   ms << '\n';
   return ms.str();
+}
+
+/// A released model kept in files (an external program's, dptune/model_files.hpp): its files,
+/// of the released run only, copied under model/ and named by model.json, which a trainer of the
+/// same parameters reads back for `dptune predict`.  Every other run's folder is gone with its
+/// model; keep_folder receives the released run's folder under one fixed name, so that nothing
+/// kept reveals how many runs there were.
+void write_released_files(const ReportInput& in, Outline& o, RunSummary& summary,
+                          const dptune::ModelFiles& files) {
+  ExportedModel exported{{}, in.preprocessing, in.feature_names, in.categorical};
+  exported.model.kind = kFilesModelKind;
+  exported.model.description = files.description;
+  exported.model.features = files.features;
+  exported.model.num_classes = files.num_classes;
+  exported.algorithm = in.config.algorithm.use;
+  exported.trainer_params = files.trainer_params;
+  exported.files = copy_released_files(files, in.config.output.dir);
+  write_text_file(in.config.output.dir / "model.json", model_json(in, o.private_tuner, exported));
+  summary.files.push_back("model.json");
+  std::string names;
+  for (const auto& f : exported.files) {
+    summary.files.push_back(f);
+    o.model_files.push_back(f);
+    names += ", " + f;
+  }
+  o.model_note = "released model: model.json" + names + " (" + files.description + ")";
+  if (const auto kept = keep_released_run(files); !kept.empty())
+    o.model_note += "; the released run's folder is copied to " + kept.string() +
+                    " (keep_dir; SENSITIVE: it holds that run's private training rows)";
 }
 
 /// The released model: the selected run's, the one model a private tuner releases, written as
@@ -444,14 +482,21 @@ std::string model_json(const ReportInput& in, bool private_tuner,
 /// threshold variant's default): its file and note belong to the release, not to the public list.
 /// Then the test score's statement: a DP output of a private tuner, a public note of a map.
 void write_released_model(const ReportInput& in, Outline& o, RunSummary& summary) {
-  if (in.released_model) {
+  const auto* kept_in_files = dynamic_cast<const dptune::FileModel*>(in.released_model.get());
+  const dptune::ModelFiles files =
+      kept_in_files ? kept_in_files->model_files() : dptune::ModelFiles{};
+  if (!files.files.empty()) {
+    write_released_files(in, o, summary, files);
+  } else if (in.released_model) {
     const std::optional<dptune::ModelExport> exported = in.released_model->export_model();
     if (!exported) {
       o.model_note = "the released model (" + in.released_model->describe() +
-                     ") cannot be exported by its plugin (ABI 2.1, or no Model::export_model)";
+                     ") cannot be written out: its algorithm gives no exportable form of it";
     } else {
-      write_text_file(in.config.output.dir / "model.json",
-                      model_json(in, o.private_tuner, *exported));
+      write_text_file(
+          in.config.output.dir / "model.json",
+          model_json(in, o.private_tuner,
+                     ExportedModel{*exported, in.preprocessing, in.feature_names, in.categorical}));
       summary.files.push_back("model.json");
       o.model_note = "released model: model.json (" + exported->description + ")";
     }
@@ -542,7 +587,7 @@ void json_results(JsonWriter& w, const ReportInput& in, const Outline& o) {
   }
   if (o.private_tuner) {
     w.key("release");
-    json_release(w, in, o.model_file, o.dp_notes);
+    json_release(w, in, o.model_file, o.dp_notes, o.model_files);
   } else if (result.selected) {
     w.key("selected");
     json_trial(w, *result.selected);
@@ -689,8 +734,8 @@ std::string guarantee_in_words(const dptune::PrivacyGuarantee& g, dptune::Guaran
                               : "any one record of the data";
   return "whatever is released, changing " + who +
          " changes the probability of any outcome by at most a factor e^epsilon = " +
-         significant(std::exp(g.epsilon), 3) + ", except with probability at most delta = " +
-         significant(g.delta, 3) + ".";
+         significant(std::exp(g.epsilon), 3) +
+         ", except with probability at most delta = " + significant(g.delta, 3) + ".";
 }
 
 /// The console's last lines: the guarantee of the whole run and the public files.

@@ -1,5 +1,7 @@
 #include "dptune/plugin.hpp"
 
+#include "dptune/model_files.hpp"
+
 namespace dptune {
 
 // Key functions: the vtables and type_info of every interface live in the SDK library, so
@@ -16,6 +18,8 @@ ProgressSink::~ProgressSink() = default;
 TunerContext::~TunerContext() = default;
 Tuner::~Tuner() = default;
 PeerChannel::~PeerChannel() = default;
+FileModel::~FileModel() = default;
+ModelFileLoader::~ModelFileLoader() = default;
 
 PeerChannel* TunerContext::peers() { return nullptr; }
 void Tuner::serve_peer(TunerContext&) {

@@ -16,6 +16,9 @@ fail         writes to stderr and exits with code 3
 wrong_event  reports noise_multiplier 0.5 instead of the declared event
 silent       prints nothing and exits 0
 short        predict answers one prediction too few
+no_files     as ok, but train's answer names no model_files
+stray_model  as ok, but train's answer names a "model" that is not among its model_files
+no_predict   train as ok; predict has no such mode: exits with code 2 and says so
 """
 import json
 import os
@@ -47,6 +50,9 @@ if mode == "fail":
     sys.exit(3)
 if mode == "silent":
     sys.exit(0)
+if mode == "no_predict" and request["action"] == "predict":
+    sys.stderr.write("behave.py: no predict mode\n")
+    sys.exit(2)
 
 
 
@@ -79,7 +85,11 @@ if request["action"] == "train":
                    "env": {k: v for k, v in os.environ.items() if k.startswith("DPTUNE_")}}, f)
     with open(os.path.join(out, "model.txt"), "w") as f:
         f.write("threshold 0\n")
-    answer = {"model": "model.txt", "utility": 0.5}
+    answer = {"model": "model.txt", "model_files": ["model.txt"], "utility": 0.5}
+    if mode == "no_files":
+        del answer["model_files"]
+    if mode == "stray_model":
+        answer["model"] = "received.json"
     if request["private"]:
         answer["event"] = request["event"]
         if mode == "wrong_event":

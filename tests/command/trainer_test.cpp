@@ -44,6 +44,32 @@ class Context final : public TrainingContext {
   bool private_;
 };
 
+/// Sets TMPDIR for the scope (fs::temp_directory_path reads it).
+class TmpDirVariable {
+ public:
+  explicit TmpDirVariable(const fs::path& dir) {
+    if (const char* old = std::getenv("TMPDIR")) old_ = old;
+    setenv("TMPDIR", dir.c_str(), 1);
+  }
+  ~TmpDirVariable() {
+    if (old_.empty())
+      unsetenv("TMPDIR");
+    else
+      setenv("TMPDIR", old_.c_str(), 1);
+  }
+
+ private:
+  std::string old_;
+};
+
+/// The run folders (dptune-command-*) in `dir`.
+std::vector<fs::path> run_folders(const fs::path& dir) {
+  std::vector<fs::path> runs;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().rfind("dptune-command-", 0) == 0) runs.push_back(e.path());
+  return runs;
+}
+
 Params params(const std::string& mode, const std::string& keep = "", double timeout = 20) {
   return command_schema().complete(
       Params{{"run", std::string("/usr/bin/python3 behave.py ") + mode},
@@ -89,16 +115,16 @@ std::string read(const fs::path& file) {
 }  // namespace
 
 TEST_CASE("command trainer: protocol round trip") {
-  dptune_test::TempDir keep;
-  const auto config = make_config(params("ok", keep.path().string()));
+  dptune_test::TempDir tmp;
+  TmpDirVariable variable(tmp.path());
+  const auto config = make_config(params("ok"));
   Context context;
   const TrainedModel trained = train(config, data(), context);
   // The event is the template at n = 4 training rows.
   CHECK(trained.event ==
         DpEvent::self_composed(DpEvent::poisson_sampled(0.25, DpEvent::gaussian(1.25)), 40));
-  // The kept run folder holds what the program received.
-  std::vector<fs::path> runs;
-  for (const auto& e : fs::directory_iterator(keep.path())) runs.push_back(e.path());
+  // The run folder (alive with its model) holds what the program received.
+  const std::vector<fs::path> runs = run_folders(tmp.path());
   REQUIRE(runs.size() == 1);
   const Json got = parse_json(read(runs[0] / "received.json"));
   const Json& request = *got.find("request");
@@ -267,40 +293,18 @@ pid_t hold_lock(const fs::path& folder, const fs::path& ready) {
   return pid;
 }
 
-/// Sets TMPDIR for the scope (fs::temp_directory_path reads it).
-class TmpDirVariable {
- public:
-  explicit TmpDirVariable(const fs::path& dir) {
-    if (const char* old = std::getenv("TMPDIR")) old_ = old;
-    setenv("TMPDIR", dir.c_str(), 1);
-  }
-  ~TmpDirVariable() {
-    if (old_.empty())
-      unsetenv("TMPDIR");
-    else
-      setenv("TMPDIR", old_.c_str(), 1);
-  }
-
- private:
-  std::string old_;
-};
-
 }  // namespace
 
 TEST_CASE("command trainer: run folders are private and the seed never reaches a file") {
   dptune_test::TempDir base;
-  // keep_dir's missing folders are created owner-only too.
-  const fs::path keep = base.path() / "kept" / "runs";
-  const auto config = make_config(params("ok", keep.string()));
+  TmpDirVariable variable(base.path());
+  const auto config = make_config(params("ok"));
   Context context;
   // behave.py ok exits with code 4 if any file of the run folder holds the seed's digits, in
   // train and in predict (the request reaches it through a pipe).
   const TrainedModel trained = train(config, data(), context);
   CHECK(trained.model->predict(data()).values == std::vector<double>{1, 0, 1, 0});
-  CHECK(mode_of(base.path() / "kept") == 0700);
-  CHECK(mode_of(keep) == 0700);
-  std::vector<fs::path> runs;
-  for (const auto& e : fs::directory_iterator(keep)) runs.push_back(e.path());
+  const std::vector<fs::path> runs = run_folders(base.path());
   REQUIRE(runs.size() == 1);
   CHECK(mode_of(runs[0]) == 0700);
   CHECK(mode_of(runs[0] / "train.csv") == 0600);
@@ -414,4 +418,120 @@ TEST_CASE("command trainer: the noise is declared, sent, and checked against the
   const TrainedModel fast = train(make_config(params("ok")), data(), context);
   CHECK(fast.model->describe().find("floating-point noise (noise: fast, INSECURE NOISE)") !=
         std::string::npos);
+}
+
+TEST_CASE("command trainer: the model files the answer declares are checked") {
+  dptune_test::TempDir dir;
+  const fs::path run = dir.path();
+  fs::create_directories(run / "sub");
+  std::ofstream(run / "model.npy") << "weights";
+  std::ofstream(run / "sub" / "scaler.json") << "{}";
+  fs::create_symlink("/etc/passwd", run / "link");
+  fs::create_symlink(run / "sub", run / "linked");
+  std::ofstream(dir.path().parent_path() / (dir.path().filename().string() + "-outside"))
+      << "private";
+  const auto files_of = [&](const std::string& answer) {
+    return model_files_of(parse_json(answer), run);
+  };
+  const auto refused = [&](const std::string& answer) {
+    return error_of([&] { files_of(answer); });
+  };
+  CHECK(files_of(R"({"predictions": []})").empty());
+  CHECK(files_of(R"({"model_files": null})").empty());
+  CHECK(files_of(R"({"model_files": ["model.npy", "sub/scaler.json"]})") ==
+        std::vector<std::string>{"model.npy", "sub/scaler.json"});
+  CHECK(refused(R"({"model_files": "model.npy"})") ==
+        "\"model_files\" must be a list of file names in its output_dir");
+  CHECK(refused(R"({"model_files": [3]})") == "\"model_files\"[0] must be a file name");
+  CHECK(refused(R"({"model_files": [""]})") == "\"model_files\"[0] must be a file name");
+  CHECK(refused(R"({"model_files": ["/etc/passwd"]})") ==
+        "\"model_files\"[0] (/etc/passwd) must be relative to its output_dir");
+  CHECK(refused(R"({"model_files": ["model.npy", "../)" + dir.path().filename().string() +
+                R"(-outside"]})")
+            .find("\"model_files\"[1] (../") == 0);
+  CHECK(refused(R"({"model_files": ["sub/../model.npy"]})") ==
+        "\"model_files\"[0] (sub/../model.npy) must not contain '..': the model's files are "
+        "inside its output_dir");
+  CHECK(refused(R"({"model_files": ["./model.npy"]})").find("must not contain '.'") !=
+        std::string::npos);
+  CHECK(refused(R"({"model_files": ["missing.bin"]})") ==
+        "\"model_files\"[0] (missing.bin) does not exist in its output_dir");
+  CHECK(refused(R"({"model_files": ["link"]})") ==
+        "\"model_files\"[0] (link) is a symbolic link; name the file itself");
+  CHECK(refused(R"({"model_files": ["linked/scaler.json"]})") ==
+        "\"model_files\"[0] (linked/scaler.json) is a symbolic link; name the file itself");
+  CHECK(refused(R"({"model_files": ["sub"]})") == "\"model_files\"[0] (sub) is not a regular file");
+  CHECK(refused(R"({"model_files": ["model.npy", "model.npy"]})") ==
+        "\"model_files\"[1] (model.npy) is named twice");
+  std::string many = R"({"model_files": [)";
+  for (std::size_t k = 0; k <= kMaxModelFiles; ++k) many += (k ? ", " : "") + std::string("\"m\"");
+  CHECK(refused(many + "]}") == "\"model_files\" names 65 files; at most 64 are released");
+  // The size cap: a sparse file one byte over 1 GiB (no disk is used).
+  { std::ofstream big(run / "big.bin"); }
+  fs::resize_file(run / "big.bin", kMaxModelBytes + 1);
+  CHECK(refused(R"({"model_files": ["big.bin"]})") ==
+        "\"model_files\" hold 1073741825 bytes; at most 1073741824 bytes (1 GiB) are released");
+  fs::remove(dir.path().parent_path() / (dir.path().filename().string() + "-outside"));
+}
+
+TEST_CASE("command trainer: the model's files, released and loaded back for predict") {
+  dptune_test::TempDir tmp;
+  TmpDirVariable variable(tmp.path());
+  const Params p = params("ok", "/nowhere/kept");
+  const auto config = make_config(p);
+  Context context;
+  ModelFiles files;
+  std::vector<double> trained_predictions;
+  {
+    const TrainedModel trained = train(config, data(), context);
+    const auto* file_model = dynamic_cast<const FileModel*>(trained.model.get());
+    REQUIRE(file_model != nullptr);
+    files = file_model->model_files();
+    const std::vector<fs::path> runs = run_folders(tmp.path());
+    REQUIRE(runs.size() == 1);
+    CHECK(files.folder == runs[0].string());
+    CHECK(files.files == std::vector<std::string>{"model.txt"});
+    CHECK(files.features == 2);
+    CHECK(files.num_classes == 2);
+    CHECK(files.trainer_params == p);
+    CHECK(files.keep_folder == "/nowhere/kept");  // the host copies; the trainer never keeps
+    CHECK(files.description.find("model model.txt of the external program") == 0);
+    trained_predictions = trained.model->predict(data()).values;
+    // The release: the host's copy of the files elsewhere.
+    fs::create_directories(tmp.path() / "results" / "model");
+    fs::copy_file(runs[0] / "model.txt", tmp.path() / "results" / "model" / "model.txt");
+  }
+  // The run folder goes with its model, keep_dir or not: nothing of the run is left.
+  CHECK(run_folders(tmp.path()).empty());
+  CHECK(!fs::exists("/nowhere/kept"));
+  files.folder = (tmp.path() / "results" / "model").string();
+  const auto loaded = load_model(config, files);
+  CHECK(loaded->predict(data()).values == trained_predictions);
+  // Its scratch folder goes with it too.
+  const std::vector<fs::path> scratch = run_folders(tmp.path());
+  CHECK(scratch.size() == 1);
+  // A release whose file is gone is refused, naming it.
+  fs::remove(tmp.path() / "results" / "model" / "model.txt");
+  CHECK(error_of([&] { load_model(config, files); }).find("model.txt is missing") !=
+        std::string::npos);
+  // A program without a predict mode fails clearly.
+  std::ofstream(tmp.path() / "results" / "model" / "model.txt") << "threshold 0\n";
+  const auto no_predict = load_model(make_config(params("no_predict")), files);
+  CHECK(error_of([&] {
+          no_predict->predict(data());
+        }).find("(predict) exited with code 2; its stderr ends:\nbehave.py: no predict mode") !=
+        std::string::npos);
+}
+
+TEST_CASE("command trainer: without model files nothing can be released; a stray model refused") {
+  Context context;
+  const TrainedModel trained = train(make_config(params("no_files")), data(), context);
+  const auto* file_model = dynamic_cast<const FileModel*>(trained.model.get());
+  REQUIRE(file_model != nullptr);
+  CHECK(file_model->model_files().files.empty());
+  CHECK(trained.model->describe().find("no \"model_files\" in its train answer: it cannot be "
+                                       "released") != std::string::npos);
+  CHECK(error_of([&] { train(make_config(params("stray_model")), data(), context); })
+            .find("(train): \"model\" (received.json) is not one of its \"model_files\" (the run "
+                  "is charged") != std::string::npos);
 }

@@ -53,6 +53,14 @@ TEST_CASE(
   CHECK_FALSE(declared_dp_output("model.json:standardization.mean[0]"));
   CHECK_FALSE(declared_dp_output("model.json:layers[0].inputs"));
   CHECK_FALSE(declared_dp_output("stdout:note#1"));
+  // A model kept in files (the command trainer's): its files and the released candidate among
+  // the trainer's parameters; model.json's other fields stay public.
+  CHECK(declared_dp_output("files:model/model.npy"));
+  CHECK(declared_dp_output("model/model.npy:3"));
+  CHECK(declared_dp_output("model.json:trainer_params.learning_rate"));
+  CHECK_FALSE(declared_dp_output("model.json:files[0]"));
+  CHECK_FALSE(declared_dp_output("files:models.csv"));
+  CHECK_FALSE(declared_dp_output("model.json:feature_names[0]"));
 }
 
 TEST_CASE("the console's release block is set apart, other lines are public fields") {

@@ -5,7 +5,8 @@
 // field that differs without being a declared DP output (see checker.hpp).
 //
 // Usage: dptune_neighbouring_run DPTUNE PIPELINE.yaml WORK_DIR
-// The pipeline reads `data.csv` (columns x0, x1, x2, label) next to itself and writes to `out`.
+// The pipeline reads `data.csv` (columns x0, x1, x2, label) next to itself and writes to `out`;
+// the files of a folder named like the pipeline (pipelines/<stem>/) are copied beside it.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -52,6 +53,12 @@ Fields run_once(const fs::path& dptune, const fs::path& pipeline, const fs::path
   fs::remove_all(dir);
   fs::create_directories(dir);
   fs::copy_file(pipeline, dir / "pipeline.yaml");
+  // A pipeline's companion files (a command trainer's program) are in a folder named like it;
+  // links are copied as the files they name.
+  if (const fs::path companions = pipeline.parent_path() / pipeline.stem();
+      fs::is_directory(companions))
+    for (const auto& entry : fs::directory_iterator(companions))
+      fs::copy_file(entry.path(), dir / entry.path().filename());
   write_csv(dir / "data.csv", run.rows);
   const std::string command = "cd " + shell_quote(dir.string()) + " && " +
                               shell_quote(dptune.string()) + " run pipeline.yaml --seed " +

@@ -11,7 +11,7 @@ namespace {
 
 namespace cmd = dptune::command;
 
-class CommandTrainer final : public dptune::Trainer {
+class CommandTrainer final : public dptune::Trainer, public dptune::ModelFileLoader {
  public:
   explicit CommandTrainer(const dptune::Params& p) : config_(cmd::make_config(p)) {}
 
@@ -26,6 +26,11 @@ class CommandTrainer final : public dptune::Trainer {
 
   dptune::DpEvent event(std::size_t train_rows) const override {
     return cmd::declared_event(*config_, train_rows);
+  }
+
+  std::shared_ptr<const dptune::Model> load_model(
+      const dptune::ModelFiles& released) const override {
+    return cmd::load_model(config_, released);
   }
 
  private:

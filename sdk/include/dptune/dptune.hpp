@@ -8,6 +8,7 @@
 #include "dptune/dp_event.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/event_kinds.hpp"
+#include "dptune/model_files.hpp"
 #include "dptune/params.hpp"
 #include "dptune/plugin.hpp"
 #include "dptune/privacy.hpp"

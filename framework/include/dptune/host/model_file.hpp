@@ -16,6 +16,7 @@
 #include "dptune/host/data_layout.hpp"
 #include "dptune/host/data_readers.hpp"
 #include "dptune/host/json.hpp"
+#include "dptune/model_files.hpp"
 #include "dptune/plugin.hpp"
 
 namespace dptune::host {
@@ -24,6 +25,11 @@ namespace dptune::host {
 /// adds the feature names; format 2 files (no names) are still read.
 inline constexpr const char* kModelFileFormat = "dptune-model-3";
 inline constexpr const char* kModelFileFormatWithoutNames = "dptune-model-2";
+/// The kind of a model kept in files by an external program (dptune/model_files.hpp): model.json
+/// then names those files (copied beside it, under kReleasedFilesFolder) and the trainer's
+/// parameters instead of layers, and `dptune predict` asks the trainer to predict with them.
+inline constexpr const char* kFilesModelKind = "files";
+inline constexpr const char* kReleasedFilesFolder = "model";
 
 struct ExportedModel {
   dptune::ModelExport model;
@@ -38,6 +44,13 @@ struct ExportedModel {
   /// The raw columns one-hot encoded into several features (`sex` into sex=F, sex=M), with their
   /// public categories: `dptune predict` encodes a data file's columns the same way.
   std::vector<CategoricalColumn> categorical{};
+  /// Kind kFilesModelKind: the algorithm (trainer plugin) and its complete parameters, and the
+  /// model's files relative to model.json's folder (kReleasedFilesFolder/...).
+  std::string algorithm{};
+  dptune::Params trainer_params{};
+  std::vector<std::string> files{};
+
+  bool kept_in_files() const { return model.kind == kFilesModelKind; }
 };
 
 /// Which kept model the tuner released: the earliest kept evaluation of the selected trial's
@@ -86,6 +99,17 @@ void write_model_fields(JsonWriter& w, const ExportedModel& exported);
 
 /// Reads a model.json back.  Throws dptune::Error naming the file and the key.
 ExportedModel read_model_file(const std::filesystem::path& file);
+
+/// Copies the released model's files (`released.files` in `released.folder`) into
+/// `results`/kReleasedFilesFolder, keeping their relative names, and returns those names relative
+/// to `results` (as model.json lists them).  Refuses (dptune::Error) a name that leaves its
+/// folder or a file that is not a regular file: only what the released run declared leaves it.
+std::vector<std::string> copy_released_files(const dptune::ModelFiles& released,
+                                             const std::filesystem::path& results);
+/// When `released.keep_folder` is set: copies the released run's folder to
+/// keep_folder/released-run (replacing an earlier copy; the folders it creates are owner-only) and
+/// returns that path; otherwise empty.  Always that one name, whatever the number of runs.
+std::filesystem::path keep_released_run(const dptune::ModelFiles& released);
 
 /// Output scores before the output function (rows × outputs, row-major) of raw rows.
 std::vector<double> exported_scores(const ExportedModel& exported, const dptune::Dataset& raw);

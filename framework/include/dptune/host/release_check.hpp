@@ -43,8 +43,9 @@ Fields normalise_seed(Fields fields);
 
 /// True for a field a private tuner declares as a DP output: the `release` object of summary.json
 /// and model.json, model.json's weights and biases, the console's and report.html's release
-/// blocks, and whether
-/// model.json exists (a private tuner may output its data-independent default instead).
+/// blocks, and whether model.json exists (a private tuner may output its data-independent default
+/// instead); for a model kept in files (the command trainer's), the files under model/ and
+/// model.json's trainer_params (the released candidate among the fixed parameters).
 bool declared_dp_output(const std::string& field);
 
 struct Violation {

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -109,14 +111,6 @@ void create_private_file(const fs::path& file) {
   close(fd);
 }
 
-/// mkdir -p with mode 0700 for the folders it creates (keep_dir).
-void create_private_directories(const fs::path& dir) {
-  if (dir.empty() || fs::is_directory(dir)) return;
-  create_private_directories(dir.parent_path());
-  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-    throw Error("command: cannot create " + dir.string() + ": " + std::strerror(errno));
-}
-
 /// The run folders of dptune processes that are gone are removed once per parent folder and
 /// process, before its first run folder there (a kill -9 leaves them holding private rows).
 void remove_stale_once(const fs::path& parent) {
@@ -126,18 +120,17 @@ void remove_stale_once(const fs::path& parent) {
   if (done.insert(parent.string()).second) remove_stale_run_folders(parent);
 }
 
-/// A run's folder: mode 0700 (mkdtemp), removed when the last model of the run goes, unless the
-/// user keeps them.  A temporary one is locked (flock on the folder, held open, close-on-exec)
-/// for as long as this process lives: the kernel drops the lock when the process dies, however
-/// it dies, which is how the next run tells a stale folder from a live one
-/// (remove_stale_run_folders).
+/// A run's folder: mode 0700 (mkdtemp), removed when the last model of the run goes (only the
+/// released run's model files leave it, copied by the host).  A temporary one is locked (flock on
+/// the folder, held open, close-on-exec) for as long as this process lives: the kernel drops the
+/// lock when the process dies, however it dies, which is how the next run tells a stale folder from
+/// a live one (remove_stale_run_folders).
 class RunDir {
  public:
-  enum class Kind { Temporary, Kept, Nested };
+  // Nested: a scratch folder inside a run folder (the rows one predict call scores).
+  enum class Kind { Temporary, Nested };
 
-  RunDir(Kind kind, const fs::path& parent, const std::string& prefix)
-      : keep_(kind != Kind::Temporary) {
-    if (kind == Kind::Kept) create_private_directories(parent);
+  RunDir(Kind kind, const fs::path& parent, const std::string& prefix) {
     if (kind == Kind::Temporary) remove_stale_once(parent);
     // A cleaner in another process may take a folder in the moment between mkdtemp and flock
     // (it finds it unlocked): it deletes it while holding the lock, so after our lock the folder
@@ -155,7 +148,7 @@ class RunDir {
   }
   ~RunDir() {
     std::error_code ec;
-    if (!keep_) fs::remove_all(path_, ec);
+    fs::remove_all(path_, ec);
     if (lock_ >= 0) close(lock_);
   }
   RunDir(const RunDir&) = delete;
@@ -164,7 +157,6 @@ class RunDir {
 
  private:
   fs::path path_;
-  bool keep_;
   int lock_ = -1;
 
   /// Locks the new folder; false if a cleaner removed it before the lock (then it is gone).
@@ -247,14 +239,17 @@ std::string join_argv(const std::vector<std::string>& argv) {
 /// A request as JSON with `seed` (a "seed" member) or without it (the copy on disk).
 using RequestText = std::function<std::string(const std::string& seed_member)>;
 
-std::string seed_member(std::uint64_t seed) { return "\"seed\": " + std::to_string(seed) + ", "; }
+/// A released model read back knows no seed (it is never stored): its requests say null.
+std::string seed_member(std::optional<std::uint64_t> seed) {
+  return "\"seed\": " + (seed ? std::to_string(*seed) : std::string("null")) + ", ";
+}
 
 /// Runs one action; returns the program's answer or throws Error with the status and stderr.
 /// The program reads the request, seed included, from a pipe on its standard input; the copy in
 /// the run folder (DPTUNE_REQUEST) has no seed: the noise seed never reaches a disk
 /// (docs/command-trainer.md, "Run folders").
 Json run_action(const Config& config, const std::string& action, const fs::path& dir,
-                const RequestText& request, std::uint64_t seed,
+                const RequestText& request, std::optional<std::uint64_t> seed,
                 std::vector<std::string> environment) {
   const fs::path request_file = dir / (action + "-request.json");
   write_text(request_file, request("") + "\n");
@@ -298,15 +293,24 @@ constexpr double kProbabilityTolerance = 1e-6;
 /// What a run produced: its folder and the model file the program named.  predict() runs the
 /// program again with action "predict" on the rows to score; the utility is dptune's oracle on
 /// the predictions, so every tuner knows its sensitivity (e.g. 1/n for accuracy).
-class CommandModel final : public Model {
+class CommandModel final : public Model, public FileModel {
  public:
+  /// `files`: the model files the program declared, relative to `base` (the run folder, or the
+  /// release's copy), the one `model` names first; empty when it declared none.  A `released` model
+  /// (read back for `dptune predict`) knows no training seed and is not spot-checked: its
+  /// predictions score nothing private.
   CommandModel(std::shared_ptr<const Config> config, std::shared_ptr<RunDir> dir, std::string model,
-               std::uint64_t seed, std::size_t classes)
+               fs::path base, std::vector<std::string> files, std::optional<std::uint64_t> seed,
+               std::size_t features, std::size_t classes, bool released = false)
       : config_(std::move(config)),
         dir_(std::move(dir)),
         model_(std::move(model)),
+        base_(std::move(base)),
+        files_(std::move(files)),
         seed_(seed),
-        classes_(classes) {}
+        features_(features),
+        classes_(classes),
+        checked_(released) {}
 
   Predictions predict(const Dataset& data) const override {
     Predictions all = run_predict(data, nullptr);
@@ -321,23 +325,50 @@ class CommandModel final : public Model {
   }
 
   std::string describe() const override {
-    const std::string where =
-        config_->keep_dir.empty()
-            ? "model " + fs::path(model_).filename().string() +
-                  " (in a temporary run folder, deleted when dptune ends: set keep_dir to keep it)"
-            : "model " + model_;
-    return where + " of the external program `" + join_argv(config_->argv) + "`; " +
+    std::string names;
+    for (const auto& f : files_) names += (names.empty() ? "" : ", ") + f;
+    const std::string what =
+        files_.empty() ? "a model the program declared no files of (no \"model_files\" in its "
+                         "train answer: it cannot be released)"
+                       : "model " + names;
+    return what + " of the external program `" + join_argv(config_->argv) + "`; " +
            config_->trust_statement();
+  }
+
+  /// The model as its files (docs/command-trainer.md, "The release"): the host copies them out
+  /// for the released run only.  No files when the program declared none.
+  ModelFiles model_files() const override {
+    ModelFiles out;
+    if (files_.empty()) return out;
+    out.folder = base_.string();
+    out.files = files_;
+    out.description = describe();
+    out.features = features_;
+    out.num_classes = classes_;
+    out.trainer_params = config_->params;
+    out.keep_folder = config_->keep_dir;
+    return out;
   }
 
  private:
   std::shared_ptr<const Config> config_;
   std::shared_ptr<RunDir> dir_;
   std::string model_;
-  std::uint64_t seed_;
+  fs::path base_;
+  std::vector<std::string> files_;
+  std::optional<std::uint64_t> seed_;
+  std::size_t features_;
   std::size_t classes_;
   mutable std::mutex mutex_;
   mutable bool checked_ = false;
+
+  /// The request's "model_files": the model's files as absolute paths.
+  std::string files_json() const {
+    std::string out = "[";
+    for (const auto& f : files_)
+      out += (out.size() > 1 ? ", " : "") + json_quote((base_ / f).string());
+    return out + "]";
+  }
 
   /// The program's predictions for `data`'s rows, or for the rows `order` lists, in that order.
   Predictions run_predict(const Dataset& data, const std::vector<std::size_t>* order) const {
@@ -348,6 +379,7 @@ class CommandModel final : public Model {
     const RequestText request = [&](const std::string& seed) {
       return "{\"protocol\": " + std::to_string(kProtocolVersion) +
              ", \"action\": \"predict\", \"model\": " + json_quote(model_) +
+             ", \"model_files\": " + files_json() +
              ", \"params\": " + params_json(config_->hyperparameters) + ", " + seed +
              "\"noise\": " + json_quote(config_->noise) +
              ", \"data\": {\"rows_csv\": " + json_quote(rows.string()) +
@@ -488,8 +520,9 @@ ParamSchema command_schema() {
                "against it, and the program runs in it")
       .default_to(std::string());
   s.add_string("keep_dir",
-               "keep every run's folder (request, data, model) under this folder instead of "
-               "deleting it; SENSITIVE: it holds every run's output")
+               "copy the released run's folder (its request, training rows and model) to "
+               "KEEP_DIR/released-run; SENSITIVE: it holds that run's private training rows.  "
+               "No other run's folder is ever kept")
       .default_to(std::string());
   // The hyperparameters passed through to the program: a schema names its parameters, so the
   // command trainer offers a fixed vocabulary (docs/command-trainer.md).
@@ -534,7 +567,8 @@ std::shared_ptr<const Config> make_config(const Params& p) {
                                                 p.get_string("keep_dir"),
                                                 {},
                                                 {},
-                                                p.get_string("noise")});
+                                                p.get_string("noise"),
+                                                p});
   const fs::path base =
       config->pipeline_dir.empty() ? fs::current_path() : fs::path(config->pipeline_dir);
   config->argv = split_argv(p.get_string("run"));
@@ -666,10 +700,11 @@ TrainedModel train(const std::shared_ptr<const Config>& config, const Dataset& d
   const DpEvent declared =
       private_run ? declared_event(*config, data.rows) : DpEvent::non_private();
   const std::uint64_t seed = context.rng().next_u64() >> 11;  // < 2^53: exact in any JSON reader
-  auto dir = config->keep_dir.empty()
-                 ? std::make_shared<RunDir>(RunDir::Kind::Temporary, fs::temp_directory_path(),
-                                            kRunFolderPrefix)
-                 : std::make_shared<RunDir>(RunDir::Kind::Kept, config->keep_dir, kRunFolderPrefix);
+  // Every run folder is temporary: only the released run's model files leave it (copied by the
+  // host), and keep_dir receives the released run's folder alone, so nothing kept depends on the
+  // number of runs (repetition's secret K, Papernot & Steinke 2022).
+  auto dir = std::make_shared<RunDir>(RunDir::Kind::Temporary, fs::temp_directory_path(),
+                                      kRunFolderPrefix);
   const fs::path train_csv = dir->path() / "train.csv";
   write_csv(train_csv, data, true);
   const RequestText request = [&](const std::string& seed_text) {
@@ -701,14 +736,91 @@ TrainedModel train(const std::shared_ptr<const Config>& config, const Dataset& d
     return Error("command: program `" + join_argv(config->argv) + "` (train): " + what +
                  (private_run ? " (the run is charged: its privacy is spent)" : ""));
   };
-  std::string model = dir->path().string();
+  std::vector<std::string> files;
+  try {
+    files = model_files_of(answer, dir->path());
+  } catch (const InvalidArgument& e) {
+    throw bad(e.what());
+  }
+  std::string model = files.empty() ? dir->path().string() : (dir->path() / files[0]).string();
   if (const Json* m = answer.find("model"); m && m->type != Json::Type::Null) {
     if (m->type != Json::Type::String) throw bad("\"model\" must be a path");
     const fs::path path(m->text);
-    model = (path.is_relative() ? dir->path() / path : path).string();
+    model = (path.is_relative() ? dir->path() / path : path).lexically_normal().string();
+    // The file `model` names goes first: a release read back hands the first file as "model".
+    const auto named = std::find_if(files.begin(), files.end(), [&](const std::string& f) {
+      return (dir->path() / f).lexically_normal().string() == model;
+    });
+    if (!files.empty() && named == files.end())
+      throw bad("\"model\" (" + m->text + ") is not one of its \"model_files\"");
+    if (named != files.end()) std::rotate(files.begin(), named, named + 1);
   }
-  return {std::make_shared<CommandModel>(config, std::move(dir), model, seed, data.num_classes),
+  const fs::path base = dir->path();
+  return {std::make_shared<CommandModel>(config, std::move(dir), model, base, std::move(files),
+                                         seed, data.cols, data.num_classes),
           declared};
+}
+
+std::shared_ptr<const Model> load_model(const std::shared_ptr<const Config>& config,
+                                        const ModelFiles& released) {
+  require(!released.files.empty(), "command: the released model names no files");
+  const fs::path base(released.folder);
+  for (const auto& f : released.files)
+    require(regular_file(base / f), "command: the released model's file " + (base / f).string() +
+                                        " is missing (keep the model's files beside model.json)");
+  // A scratch folder for the rows to predict: temporary and private like a run folder.
+  auto scratch = std::make_shared<RunDir>(RunDir::Kind::Temporary, fs::temp_directory_path(),
+                                          kRunFolderPrefix);
+  return std::make_shared<CommandModel>(
+      config, std::move(scratch), (base / released.files[0]).string(), base, released.files,
+      std::nullopt, released.features, released.num_classes, true);
+}
+
+std::vector<std::string> model_files_of(const Json& answer, const fs::path& dir) {
+  const Json* list = answer.find("model_files");
+  if (!list || list->type == Json::Type::Null) return {};
+  if (list->type != Json::Type::Array)
+    throw InvalidArgument("\"model_files\" must be a list of file names in its output_dir");
+  if (list->items.size() > kMaxModelFiles)
+    throw InvalidArgument("\"model_files\" names " + std::to_string(list->items.size()) +
+                          " files; at most " + std::to_string(kMaxModelFiles) + " are released");
+  std::vector<std::string> names;
+  std::uintmax_t total = 0;
+  for (std::size_t k = 0; k < list->items.size(); ++k) {
+    const Json& item = list->items[k];
+    const std::string at = "\"model_files\"[" + std::to_string(k) + "]";
+    if (item.type != Json::Type::String || item.text.empty())
+      throw InvalidArgument(at + " must be a file name");
+    const fs::path name(item.text);
+    // Inside the run folder by construction: relative, no "..", and every component a real
+    // folder or file (lstat, no links), so that the release copies what the run folder holds.
+    if (name.is_absolute() || item.text.find('\0') != std::string::npos)
+      throw InvalidArgument(at + " (" + item.text + ") must be relative to its output_dir");
+    fs::path walked = dir;
+    for (const auto& part : name) {
+      if (part == ".." || part == ".")
+        throw InvalidArgument(at + " (" + item.text + ") must not contain '" + part.string() +
+                              "': the model's files are inside its output_dir");
+      walked /= part;
+      struct stat st {};
+      if (lstat(walked.c_str(), &st) != 0)
+        throw InvalidArgument(at + " (" + item.text + ") does not exist in its output_dir");
+      if (S_ISLNK(st.st_mode))
+        throw InvalidArgument(at + " (" + item.text + ") is a symbolic link; name the file itself");
+    }
+    struct stat file {};
+    if (lstat((dir / name).c_str(), &file) != 0 || !S_ISREG(file.st_mode))
+      throw InvalidArgument(at + " (" + item.text + ") is not a regular file");
+    total += static_cast<std::uintmax_t>(file.st_size);
+    const std::string normal = name.lexically_normal().string();
+    if (std::find(names.begin(), names.end(), normal) != names.end())
+      throw InvalidArgument(at + " (" + item.text + ") is named twice");
+    names.push_back(normal);
+  }
+  if (total > kMaxModelBytes)
+    throw InvalidArgument("\"model_files\" hold " + std::to_string(total) + " bytes; at most " +
+                          std::to_string(kMaxModelBytes) + " bytes (1 GiB) are released");
+  return names;
 }
 
 }  // namespace dptune::command

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "command/protocol.hpp"
+#include "dptune/model_files.hpp"
 #include "dptune/plugin.hpp"
 
 namespace dptune::command {
@@ -34,6 +35,7 @@ struct Config {
   Params hyperparameters;                 // the vocabulary's values, sent to the program
   std::map<std::string, double> numbers;  // numeric hyperparameters, for the template
   std::string noise;                      // "fast" or "secure": what the program draws
+  Params params;                          // as the trainer received them (ModelExport)
 
   /// "privacy depends on the external program honouring the declared event" with the files.
   std::string trust_statement() const;
@@ -52,6 +54,21 @@ DpEvent declared_event(const Config& config, std::size_t train_rows);
 /// One run of the program on `data`.
 TrainedModel train(const std::shared_ptr<const Config>& config, const Dataset& data,
                    TrainingContext& context);
+/// A released model back from its files (Trainer::load_model): predicts by starting the program
+/// with action "predict" on them.  Throws InvalidArgument for a release that is not this
+/// trainer's kind or whose files are missing.
+std::shared_ptr<const Model> load_model(const std::shared_ptr<const Config>& config,
+                                        const ModelFiles& released);
+
+/// Most files a program may declare as its model, and their largest total size.
+inline constexpr std::size_t kMaxModelFiles = 64;
+inline constexpr std::uintmax_t kMaxModelBytes = std::uintmax_t{1} << 30;
+
+/// The train answer's "model_files" (docs/command-trainer.md, "train"): names relative to the run
+/// folder `dir`, without "..", of regular files (not links) in it, at most kMaxModelFiles of at
+/// most kMaxModelBytes together, no name twice.  Empty when the answer has none.  Throws
+/// InvalidArgument naming the offending entry.
+std::vector<std::string> model_files_of(const Json& answer, const std::filesystem::path& dir);
 
 /// Removes the run folders `parent`/dptune-command-* that belong to no living process: owned by
 /// this user, real folders (not links), and not locked — every dptune process holds an flock on

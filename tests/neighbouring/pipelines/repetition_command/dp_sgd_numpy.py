@@ -1,0 +1,1 @@
+../../../../examples/command/dp_sgd_numpy.py
