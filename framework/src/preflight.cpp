@@ -138,8 +138,8 @@ void impure_leaves(const DpEvent& event, std::vector<std::string>& out) {
   using Kind = DpEvent::Kind;
   dptune::for_each_event(event, [&out](const DpEvent& e) {
     const bool impure = e.kind() == Kind::Gaussian || e.kind() == Kind::DiscreteGaussian ||
-                        e.kind() == Kind::DiscreteGaussianOnGrid ||
-                        e.kind() == Kind::Zcdp || (e.kind() == Kind::ApproxDp && e.delta() != 0);
+                        e.kind() == Kind::DiscreteGaussianOnGrid || e.kind() == Kind::Zcdp ||
+                        (e.kind() == Kind::ApproxDp && e.delta() != 0);
     if (impure && std::find(out.begin(), out.end(), DpEvent::kind_name(e.kind())) == out.end())
       out.emplace_back(DpEvent::kind_name(e.kind()));
   });
@@ -291,8 +291,8 @@ std::string noise_scales(const DpEvent& event) {
   dptune::for_each_event(event, [&text](const DpEvent& e) {
     if (e.kind() == Kind::Gaussian || e.kind() == Kind::Laplace ||
         e.kind() == Kind::DiscreteGaussian || e.kind() == Kind::DiscreteGaussianOnGrid)
-      text += std::string(text.empty() ? "" : ", ") + DpEvent::kind_name(e.kind()) + " noise_multiplier " +
-              significant(e.noise_multiplier(), 4);
+      text += std::string(text.empty() ? "" : ", ") + DpEvent::kind_name(e.kind()) +
+              " noise_multiplier " + significant(e.noise_multiplier(), 4);
   });
   return text;
 }
@@ -318,10 +318,12 @@ std::optional<std::string> negligible_epsilon_warning(const PipelineConfig& conf
   if (!(epsilon >= 0) || steps * epsilon > 1) return std::nullopt;
   const double additive = steps * std::exp((steps - 1) * epsilon) * config.delta;
   const std::string noise = noise_scales(event);
-  return "one run of " + config.algorithm.use + " has ε = " + significant(epsilon, 4) + " at δ = " +
-         significant(config.delta, 4) + (noise.empty() ? std::string() : " (" + noise + ")") +
+  return "one run of " + config.algorithm.use + " has ε = " + significant(epsilon, 4) +
+         " at δ = " + significant(config.delta, 4) +
+         (noise.empty() ? std::string() : " (" + noise + ")") +
          ": its output is nearly independent of the data.  Any two training sets of " +
-         std::to_string(rows) + " rows give every output with probabilities within a factor e^(2nε) = " +
+         std::to_string(rows) +
+         " rows give every output with probabilities within a factor e^(2nε) = " +
          significant(std::exp(steps * epsilon), 4) +
          (config.delta > 0 ? " (plus " + significant(additive, 2) + ")" : std::string()) +
          " of each other (group privacy), so the trained models are noise; raise ε unless this "
