@@ -298,13 +298,14 @@ std::string noise_scales(const DpEvent& event) {
 }
 
 /// A warning when one run's ε is so small that its output barely depends on the data at all.
-/// Group privacy (Dwork & Roth 2014, Theorem 2.2 for δ = 0; the (ε, δ) form by induction over
-/// the g steps, as Vadhan 2017, "The Complexity of Differential Privacy", states it): an (ε, δ)-DP
-/// output changes by at most a factor e^{gε}, plus g e^{(g-1)ε} δ, between data sets g neighbour
-/// steps apart.  Any two training sets of n rows are at most g = 2n add/remove steps apart (n
-/// replacements under replace-one), so with 2nε ≤ 1 every output is within a factor e of what any
-/// other data set of the same size would give: the run learns next to nothing.  Public inputs only
-/// (the configuration and the row count the refusals above already state).
+/// Group privacy (Dwork & Roth 2014, Theorem 2.2 for δ = 0): an (ε, δ)-DP output changes by at
+/// most a factor e^{gε}, plus g e^{(g-1)ε} δ, between data sets D_0 and D_g that are g neighbour
+/// steps apart.  Proof by induction over the steps: P[M(D_0) ∈ S] ≤ e^ε P[M(D_1) ∈ S] + δ ≤ ... ≤
+/// e^{gε} P[M(D_g) ∈ S] + δ (1 + e^ε + ... + e^{(g-1)ε}), and the sum is at most g e^{(g-1)ε}.  Any
+/// two training sets of n rows are at most g = 2n add/remove steps apart (n replacements under
+/// replace-one), so with 2nε ≤ 1 every output is within a factor e of what any other data set of
+/// the same size would give: the run learns next to nothing.  Public inputs only (the configuration
+/// and the row count the refusals above already state).
 std::optional<std::string> negligible_epsilon_warning(const PipelineConfig& config,
                                                       const dptune::Accountant& accountant,
                                                       const DpEvent& event, std::size_t rows) {
