@@ -639,7 +639,9 @@ void print_public_notes(std::ostream& out, const ReportInput& in, const Outline&
     }
   }
   if (shown + left_out > 0)
-    out << "  (" << (left_out ? std::to_string(left_out) + " more notes; " : std::string())
+    out << "  ("
+        << (left_out ? std::to_string(left_out) + (left_out == 1 ? " more note; " : " more notes; ")
+                     : std::string())
         << "every note in full: report.html, summary.json, or dptune run --verbose)\n";
 }
 
