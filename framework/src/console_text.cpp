@@ -173,6 +173,24 @@ std::string console_note(const std::string& note) {
   return shortened ? text + " (in full: summary.json)" : text;
 }
 
+std::vector<std::string> without_repeated_passages(const std::vector<std::string>& notes) {
+  constexpr std::size_t kLongest = 80, kLabel = 30;
+  std::vector<std::string> out;
+  std::vector<std::string> bodies;  // earlier notes without their labels
+  for (std::string note : notes) {
+    for (const auto& body : bodies)
+      if (const std::size_t at = note.find(body); at != std::string::npos)
+        note.replace(at, body.size(), "as above");
+    std::string body = note;
+    for (int labels = 0; labels < 2; ++labels)
+      if (const std::size_t colon = body.find(": "); colon != std::string::npos && colon < kLabel)
+        body = body.substr(colon + 2);
+    if (body.size() > kLongest) bodies.push_back(body);
+    out.push_back(std::move(note));
+  }
+  return out;
+}
+
 std::string note_headline(const std::string& note, std::size_t width) {
   const std::string text = console_note(note);
   if (text.size() <= width) return text;

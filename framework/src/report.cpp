@@ -645,24 +645,13 @@ void print_public_notes(std::ostream& out, const ReportInput& in, const Outline&
         << "every note in full: report.html, summary.json, or dptune run --verbose)\n";
 }
 
-/// A private tuner's DP notes as the console shows them: numbers at 5 digits, event dumps elided
-/// and long vectors summarised (without --verbose), and a long passage a note repeats from an
-/// earlier one (the command trainer's provenance in the model's note) said once.
+/// A private tuner's DP notes as the console shows them: a long passage repeated from an earlier
+/// note said once (the command trainer's provenance in the model's note), and without --verbose
+/// numbers at 5 digits, event dumps elided and long vectors summarised.
 std::vector<std::string> console_dp_notes(const std::vector<std::string>& notes, bool verbose) {
-  constexpr std::size_t kRepeated = 80;
-  std::vector<std::string> shown;
-  std::vector<std::string> bodies;  // each note without its labels ("DP output: released model: ")
-  for (std::string note : notes) {
-    for (const auto& body : bodies)
-      if (const std::size_t at = note.find(body); at != std::string::npos)
-        note.replace(at, body.size(), "as above");
-    std::string body = note;
-    for (int labels = 0; labels < 2; ++labels)
-      if (const std::size_t colon = body.find(": "); colon != std::string::npos && colon < 30)
-        body = body.substr(colon + 2);
-    if (body.size() > kRepeated) bodies.push_back(body);
-    shown.push_back(verbose ? note : console_note(note));
-  }
+  std::vector<std::string> shown = without_repeated_passages(notes);
+  if (!verbose)
+    for (auto& note : shown) note = console_note(note);
   return shown;
 }
 

@@ -11,6 +11,7 @@ using dptune::host::elide_event_dumps;
 using dptune::host::note_headline;
 using dptune::host::short_numbers;
 using dptune::host::summarise_long_vectors;
+using dptune::host::without_repeated_passages;
 
 TEST_CASE("short_numbers writes long decimals at 5 significant digits and nothing else") {
   CHECK(short_numbers("rate: 0.0071111111111111115") == "rate: 0.0071111");
@@ -82,4 +83,19 @@ TEST_CASE("note_headline fits one line, cut at a clause or a space") {
   CHECK(note_headline("word " + no_clause, 50) == "word ...");
   for (const auto& line : {note_headline(note, 94), note_headline("a b " + no_clause, 50)})
     CHECK(line.size() <= 94);
+}
+
+TEST_CASE("without_repeated_passages says a long passage of an earlier note once") {
+  const std::string provenance =
+      "model model.npy of the external program `/usr/bin/python3 train.py`; program sha256 "
+      "a83c0370d91532c96d4060a0e7c107d1f2889dad8a98e03395e86ef0373fd467";
+  const auto notes = without_repeated_passages(
+      {"DP output: released model: " + provenance,
+       "the released model (" + provenance + ") cannot be exported by its plugin", "short one",
+       "short one again: short one"});
+  REQUIRE(notes.size() == 4);
+  CHECK(notes[0] == "DP output: released model: " + provenance);
+  CHECK(notes[1] == "the released model (as above) cannot be exported by its plugin");
+  // Passages of 80 characters or fewer are never replaced.
+  CHECK(notes[3] == "short one again: short one");
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace dptune::host {
 
@@ -22,6 +23,11 @@ std::string summarise_long_vectors(const std::string& text, bool* summarised = n
 /// A note as the console shows it without --verbose: short numbers, event dumps elided, long
 /// vectors summarised, and " (in full: summary.json)" appended when anything was left out.
 std::string console_note(const std::string& note);
+
+/// `notes` with every passage of more than 80 characters that an earlier note holds (without its
+/// up to two leading labels, "DP output: released model: ") replaced by "as above": a block of
+/// provenance printed once.
+std::vector<std::string> without_repeated_passages(const std::vector<std::string>& notes);
 
 /// The first part of `note` (console_note'd) that fits on one console line of `width` characters:
 /// up to its first clause ("; ", or ". " before a capital) when that ends past a third of the
