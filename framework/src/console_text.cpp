@@ -206,4 +206,17 @@ std::string note_headline(const std::string& note, std::size_t width) {
   return text.substr(0, cut) + " ...";
 }
 
+/// The (ε, δ) statement for a reader who does not think in ε: whatever an observer sees of the
+/// released outputs, one record (or one client's records) changes the probability of it by at
+/// most the factor e^ε, except on events of total probability δ (Dwork & Roth 2014, Def. 2.4).
+std::string guarantee_in_words(const dptune::PrivacyGuarantee& g, dptune::GuaranteeUnit unit) {
+  const std::string who = unit == dptune::GuaranteeUnit::Client
+                              ? "all the records of any one client"
+                              : "any one record of the data";
+  return "whatever is released, changing " + who +
+         " changes the probability of any outcome by at most a factor e^epsilon = " +
+         significant(std::exp(g.epsilon), 3) +
+         ", except with probability at most delta = " + significant(g.delta, 3) + ".";
+}
+
 }  // namespace dptune::host

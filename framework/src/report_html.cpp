@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "dptune/abi.hpp"
+#include "dptune/host/console_text.hpp"
 #include "dptune/host/format.hpp"
 
 namespace dptune::host {
@@ -63,6 +64,8 @@ void guarantee(std::ostream& s, const HtmlReport& p) {
     s << "<p>The whole tuning run is (&epsilon;, &delta;) = (" << num(g->epsilon) << ", "
       << num(g->delta) << ")-differentially private, by the accountant <code>" << esc(g->accountant)
       << "</code>.</p>\n";
+    s << "<p class=\"words\">In words: "
+      << esc(guarantee_in_words(*g, p.in.config.tuner_traits.unit)) << "</p>\n";
     if (g->epsilon > kLooseEpsilon)
       s << "<p class=\"warning\">&epsilon; = " << num(g->epsilon) << " &gt; " << num(kLooseEpsilon)
         << ": an observer's odds that any one record is in the data may grow by a factor up to "

@@ -76,6 +76,8 @@ def check_files(run):
         problem(f"{page_file}: a Plots section without plots")
     if svgs and "figure svg{width:100%" not in text:
         problem(f"{page_file}: the plots are not drawn at the page's full width")
+    if "-differentially private, by the accountant" in text and "In words: whatever is released" not in text:
+        problem(f"{page_file}: the guarantee is not stated in words")
     if (run / "model.json").exists() and "<code>model.json</code>" not in text:
         problem(f"{page_file}: model.json was written but is not in the Files list")
     if page.external:

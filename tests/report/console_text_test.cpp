@@ -8,6 +8,7 @@
 
 using dptune::host::console_note;
 using dptune::host::elide_event_dumps;
+using dptune::host::guarantee_in_words;
 using dptune::host::note_headline;
 using dptune::host::short_numbers;
 using dptune::host::summarise_long_vectors;
@@ -98,4 +99,19 @@ TEST_CASE("without_repeated_passages says a long passage of an earlier note once
   CHECK(notes[1] == "the released model (as above) cannot be exported by its plugin");
   // Passages of 80 characters or fewer are never replaced.
   CHECK(notes[3] == "short one again: short one");
+}
+
+TEST_CASE("guarantee_in_words states e^epsilon to 3 digits and delta, per record or per client") {
+  dptune::PrivacyGuarantee g;
+  g.epsilon = 2.23;  // e^2.23 = 9.2999...
+  g.delta = 1e-5;
+  CHECK(guarantee_in_words(g, dptune::GuaranteeUnit::Record) ==
+        "whatever is released, changing any one record of the data changes the probability of any "
+        "outcome by at most a factor e^epsilon = 9.3, except with probability at most delta = "
+        "1e-05.");
+  g.epsilon = 1;
+  CHECK(guarantee_in_words(g, dptune::GuaranteeUnit::Client)
+            .find("changing all the records of any one client changes the probability of any "
+                  "outcome by "
+                  "at most a factor e^epsilon = 2.72,") != std::string::npos);
 }

@@ -3,6 +3,9 @@
 #include <string>
 #include <vector>
 
+#include "dptune/privacy.hpp"
+#include "dptune/traits.hpp"
+
 namespace dptune::host {
 
 /// Every decimal number in `text` written with more than 5 significant digits, at 5
@@ -33,5 +36,10 @@ std::vector<std::string> without_repeated_passages(const std::vector<std::string
 /// up to its first clause ("; ", or ". " before a capital) when that ends past a third of the
 /// width, else cut at a space, with " ..." appended.
 std::string note_headline(const std::string& note, std::size_t width);
+
+/// The (ε, δ) guarantee in words, for the console and the top of report.html ("whatever is
+/// released, changing any one record of the data changes the probability of any outcome by at
+/// most a factor e^epsilon = 9.3, except with probability at most delta = 1e-05.").
+std::string guarantee_in_words(const dptune::PrivacyGuarantee& g, dptune::GuaranteeUnit unit);
 
 }  // namespace dptune::host
