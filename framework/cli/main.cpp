@@ -162,14 +162,16 @@ int cmd_validate(const std::vector<std::string>& args) {
   auto config = load(pipeline, sets, plugin_paths, registry);
   // The same checks `dptune run` makes before it trains (constructors, mechanism, the privacy of
   // one run, the tuner's dry run).
+  std::vector<std::string> warnings;
   const std::string test_score = dptune::host::check_pipeline(
-      config, registry, nullptr, vm->count("allow-audit-violation") != 0);
+      config, registry, nullptr, vm->count("allow-audit-violation") != 0, &warnings);
   // The ledger's write-ahead check, as `run` makes it: the charge and the tuner's worst case.
-  const std::string ledger = dptune::host::check_ledger_fit(config, registry);
+  const std::string ledger = dptune::host::check_ledger_before_charge(config, registry);
   std::cout << pipeline << ": valid (" << config.space.size() << "-dimensional search space, tuner "
             << config.tuner.use << ", algorithm " << config.algorithm.use << ")\n";
   if (!test_score.empty()) std::cout << test_score << "\n";
   if (!ledger.empty()) std::cout << ledger << "\n";
+  for (const auto& warning : warnings) std::cout << "warning: " << warning << "\n";
   return kOk;
 }
 

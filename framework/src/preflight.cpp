@@ -8,6 +8,7 @@
 #include "dptune/helpers/calibration.hpp"
 #include "dptune/host/audit.hpp"
 #include "dptune/host/format.hpp"
+#include "dptune/host/ledger.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "dptune/host/utility_sensitivity.hpp"
 #include "dptune/rng.hpp"
@@ -137,8 +138,8 @@ void impure_leaves(const DpEvent& event, std::vector<std::string>& out) {
   using Kind = DpEvent::Kind;
   dptune::for_each_event(event, [&out](const DpEvent& e) {
     const bool impure = e.kind() == Kind::Gaussian || e.kind() == Kind::DiscreteGaussian ||
-                        e.kind() == Kind::DiscreteGaussianOnGrid ||
-                        e.kind() == Kind::Zcdp || (e.kind() == Kind::ApproxDp && e.delta() != 0);
+                        e.kind() == Kind::DiscreteGaussianOnGrid || e.kind() == Kind::Zcdp ||
+                        (e.kind() == Kind::ApproxDp && e.delta() != 0);
     if (impure && std::find(out.begin(), out.end(), DpEvent::kind_name(e.kind())) == out.end())
       out.emplace_back(DpEvent::kind_name(e.kind()));
   });
@@ -283,10 +284,57 @@ void explain_unreachable_target(const PipelineConfig& config, const PluginRegist
        "algorithm.params." + declared->target_epsilon, message);
 }
 
+/// "noise_multiplier 3.1e+07" for each noise leaf of `event` (gaussian, laplace, discrete).
+std::string noise_scales(const DpEvent& event) {
+  using Kind = DpEvent::Kind;
+  std::string text;
+  dptune::for_each_event(event, [&text](const DpEvent& e) {
+    if (e.kind() == Kind::Gaussian || e.kind() == Kind::Laplace ||
+        e.kind() == Kind::DiscreteGaussian || e.kind() == Kind::DiscreteGaussianOnGrid)
+      text += std::string(text.empty() ? "" : ", ") + DpEvent::kind_name(e.kind()) +
+              " noise_multiplier " + significant(e.noise_multiplier(), 4);
+  });
+  return text;
+}
+
+/// A warning when one run's ε is so small that its output barely depends on the data at all.
+/// Group privacy (Dwork & Roth 2014, Theorem 2.2 for δ = 0): an (ε, δ)-DP output changes by at
+/// most a factor e^{gε}, plus g e^{(g-1)ε} δ, between data sets D_0 and D_g that are g neighbour
+/// steps apart.  Proof by induction over the steps: P[M(D_0) ∈ S] ≤ e^ε P[M(D_1) ∈ S] + δ ≤ ... ≤
+/// e^{gε} P[M(D_g) ∈ S] + δ (1 + e^ε + ... + e^{(g-1)ε}), and the sum is at most g e^{(g-1)ε}.  Any
+/// two training sets of n rows are at most g = 2n add/remove steps apart (n replacements under
+/// replace-one), so with 2nε ≤ 1 every output is within a factor e of what any other data set of
+/// the same size would give: the run learns next to nothing.  Public inputs only (the configuration
+/// and the row count the refusals above already state).
+std::optional<std::string> negligible_epsilon_warning(const PipelineConfig& config,
+                                                      const dptune::Accountant& accountant,
+                                                      const DpEvent& event, std::size_t rows) {
+  double epsilon = 0;
+  try {
+    epsilon = accountant.epsilon(event, config.delta).epsilon;
+  } catch (const dptune::Error&) {
+    return std::nullopt;  // unpriced events were refused above; nothing to add here
+  }
+  const double steps = 2.0 * static_cast<double>(rows);
+  if (!(epsilon >= 0) || steps * epsilon > 1) return std::nullopt;
+  const double additive = steps * std::exp((steps - 1) * epsilon) * config.delta;
+  const std::string noise = noise_scales(event);
+  return "one run of " + config.algorithm.use + " has ε = " + significant(epsilon, 4) +
+         " at δ = " + significant(config.delta, 4) +
+         (noise.empty() ? std::string() : " (" + noise + ")") +
+         ": its output is nearly independent of the data.  Any two training sets of " +
+         std::to_string(rows) +
+         " rows give every output with probabilities within a factor e^(2nε) = " +
+         significant(std::exp(steps * epsilon), 4) +
+         (config.delta > 0 ? " (plus " + significant(additive, 2) + ")" : std::string()) +
+         " of each other (group privacy), so the trained models are noise; raise ε unless this "
+         "is what you want";
+}
+
 /// One private run of the search space's centre, priced as the run will price it: δ = 0 without
 /// a pure-DP bound and an unreachable target ε are refused here.
 void check_run_privacy(const PipelineConfig& config, const PluginRegistry& registry,
-                       EvaluationStack& stack) {
+                       EvaluationStack& stack, std::vector<std::string>* warnings) {
   const std::size_t rows =
       stack.evaluator.data_varies_per_run() ? 0 : stack.evaluator.splits().train.rows;
   const dptune::Params candidate = centre_candidate(config);
@@ -313,6 +361,10 @@ void check_run_privacy(const PipelineConfig& config, const PluginRegistry& regis
     if (const std::string why = stack.accountant->unsupported_reason(event); !why.empty())
       fail_unpriced(config, *stack.accountant, event, why);
   check_pure_dp(config, *stack.accountant, event, rows);
+  if (warnings && rows && event.kind() != DpEvent::Kind::NonPrivate &&
+      event.kind() != DpEvent::Kind::NoOp)
+    if (auto warning = negligible_epsilon_warning(config, *stack.accountant, event, rows))
+      warnings->push_back(std::move(*warning));
 }
 
 // ---- the tuner --------------------------------------------------------------------------------
@@ -336,29 +388,38 @@ class ProbeEvaluator final : public ForwardingEvaluator {
   bool& done_;
 };
 
+/// A tuner's "WARNING: ..." message before its first piece of work is a preflight warning: it
+/// can only depend on the configuration (nothing was evaluated yet).
 class ProbeProgress final : public dptune::ProgressSink {
  public:
-  explicit ProbeProgress(bool& done) : done_(done) {}
+  ProbeProgress(bool& done, std::vector<std::string>* warnings)
+      : done_(done), warnings_(warnings) {}
   void start(std::string_view, std::size_t) override {
     done_ = true;
     throw ProbeDone();
   }
   void advance(std::size_t, std::optional<double>) override {}
-  void message(std::string_view) override {}
+  void message(std::string_view text) override {
+    constexpr std::string_view kPrefix = "WARNING: ";
+    if (warnings_ && text.substr(0, kPrefix.size()) == kPrefix)
+      warnings_->emplace_back(text.substr(kPrefix.size()));
+  }
 
  private:
   bool& done_;
+  std::vector<std::string>* warnings_;
 };
 
 /// The tuner's context up to its first piece of work: the real space, δ, accountant, events,
 /// sizes and mechanism (a missing one is reported at the tuner), a public stream of its own.
 class ProbeContext final : public ForwardingTunerContext {
  public:
-  ProbeContext(const PipelineConfig& config, HostTunerContext& real, const HostEvaluator& evaluator)
+  ProbeContext(const PipelineConfig& config, HostTunerContext& real, const HostEvaluator& evaluator,
+               std::vector<std::string>* warnings)
       : ForwardingTunerContext(real),
         config_(config),
         evaluator_(evaluator, done_),
-        progress_(done_) {}
+        progress_(done_, warnings) {}
   bool done() const { return done_; }
   dptune::Evaluator& evaluator() override { return evaluator_; }
   std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
@@ -393,13 +454,13 @@ class ProbeContext final : public ForwardingTunerContext {
 /// checks before that (δ, the grid's size, the accountant's support, its mechanism, files it
 /// reads) is met before any data is trained on.  A ConfigError there names the tuner section.
 void probe_tuner(const PipelineConfig& config, const PluginRegistry& registry,
-                 EvaluationStack& stack) {
+                 EvaluationStack& stack, std::vector<std::string>* warnings) {
   auto tuner = create_configured_tuner(config, registry);
   SilentProgress unused_progress;
   dptune::Xoshiro256 unused_rng(0);
   HostTunerContext real(config, stack.evaluator, *stack.accountant, stack.mechanisms,
                         unused_progress, unused_rng, *stack.executor);
-  ProbeContext context(config, real, stack.evaluator);
+  ProbeContext context(config, real, stack.evaluator, warnings);
   try {
     tuner->tune(context);
   } catch (const ConfigDiagnostic&) {
@@ -480,8 +541,26 @@ std::vector<MechanismUse> mechanism_uses(const PipelineConfig& config,
   return uses;
 }
 
+std::string check_ledger_before_charge(const PipelineConfig& config,
+                                       const PluginRegistry& registry) {
+  try {
+    return check_ledger_fit(config, registry);
+  } catch (const LedgerRefused& e) {
+    // The ledger named as the pipeline names it (relative to its folder), not by absolute path.
+    std::string message = e.what();
+    const std::string absolute = config.ledger->path.string();
+    const std::string written =
+        std::filesystem::relative(config.ledger->path, config.file.parent_path()).string();
+    for (auto at = message.find(absolute); at != std::string::npos;
+         at = message.find(absolute, at + written.size()))
+      message.replace(at, absolute.size(), written);
+    fail(config.ledger->where, "ledger.budget", message);
+  }
+}
+
 std::string check_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
-                           std::shared_ptr<const DataSource>* data, bool allow_audit_violation) {
+                           std::shared_ptr<const DataSource>* data, bool allow_audit_violation,
+                           std::vector<std::string>* warnings) {
   create_configured_tuner(config, registry);
   check_configured_algorithm(config, registry);
   if (config.algorithm.kind == ComponentKind::Trainer)
@@ -495,8 +574,8 @@ std::string check_pipeline(const PipelineConfig& config, const PluginRegistry& r
   // Public statistics must have one value per feature, which only the data can tell (a
   // ConfigError naming the list's file:line:col when the lengths differ).
   if (!stack.evaluator.data_varies_per_run()) stack.evaluator.splits();
-  check_run_privacy(config, registry, stack);
-  probe_tuner(config, registry, stack);
+  check_run_privacy(config, registry, stack, warnings);
+  probe_tuner(config, registry, stack, warnings);
   if (config.output.test_score) return check_test_score(config, registry, stack);
   return {};
 }

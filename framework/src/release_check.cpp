@@ -16,6 +16,8 @@ namespace dptune::host::release_check {
 namespace {
 
 constexpr const char* kReleaseHeader = "Released (differentially private):";
+// The console's block of nominal figures computed from the release (after the Released block).
+constexpr const char* kNominalHeader = "Computed from the release, NOT a guarantee:";
 constexpr const char* kAbsent = "<absent>";
 // The markers report.html puts around a private tuner's DP outputs (framework/src/report_html.hpp).
 constexpr const char* kHtmlReleaseBegin = "<!-- dptune:release:begin -->";
@@ -117,7 +119,7 @@ Fields flatten_console(const std::string& stream, const std::string& text) {
   std::size_t release_line = 0;
   bool in_release = false;
   while (std::getline(in, line)) {
-    if (stream == "stdout" && line == kReleaseHeader) in_release = true;
+    if (stream == "stdout" && (line == kReleaseHeader || line == kNominalHeader)) in_release = true;
     if (in_release) {
       out[stream + ".release:" + std::to_string(++release_line)] = line;
       if (line.empty()) in_release = false;

@@ -14,6 +14,7 @@
 #include "dptune/errors.hpp"
 #include "dptune/helpers/pareto.hpp"
 #include "dptune/helpers/trials_csv.hpp"
+#include "dptune/host/console_text.hpp"
 #include "dptune/host/format.hpp"
 #include "dptune/host/json.hpp"
 #include "dptune/host/model_file.hpp"
@@ -28,6 +29,10 @@ constexpr const char* kTrustedAnalystWarning =
     "This is a privacy-utility map for trusted analysts: the per-trial results below were computed "
     "on the private data and are NOT differentially private outputs. Each epsilon is the cost of "
     "ONE run with that candidate; releasing the choice of a candidate is not covered by it.";
+
+/// Where the console puts what a private tuner computes from its release but does not guarantee
+/// (svt_doubling's nominal bound): after the Released block, as a block of its own.
+constexpr const char* kNominalHeader = "Computed from the release, NOT a guarantee:";
 
 constexpr const char* kNonPrivateWarning =
     "NON-PRIVATE BASELINE: every run below trained WITHOUT differential privacy (the tuner's "
@@ -515,6 +520,21 @@ void write_released_model(const ReportInput& in, Outline& o, RunSummary& summary
     o.public_notes.push_back(in.test_score->statement(in.config.utility.use));
 }
 
+/// A note of the tuner's that cites one of its opt-in SENSITIVE files by name ("the selected
+/// candidate's row in trials.SENSITIVE.csv has id 77") is dropped when that file was not written
+/// (output.sensitive_trials is off): no report cites a file that is not there.
+void drop_notes_citing_unwritten_files(Outline& o, const RunSummary& summary) {
+  auto cites_unwritten = [&summary](const std::string& note) {
+    for (const char* file : {"trials.SENSITIVE.csv", "run.SENSITIVE.json"})
+      if (note.find(std::string(file) + " has") != std::string::npos &&
+          std::find(summary.files.begin(), summary.files.end(), file) == summary.files.end())
+        return true;
+    return false;
+  };
+  std::erase_if(o.dp_notes, cites_unwritten);
+  std::erase_if(o.public_notes, cites_unwritten);
+}
+
 /// report.html: one self-contained page (report_html.cpp), listed before summary.json.
 void write_html(const ReportInput& in, const Outline& o, const std::vector<WrittenFigure>& figures,
                 RunSummary& summary) {
@@ -525,9 +545,10 @@ void write_html(const ReportInput& in, const Outline& o, const std::vector<Writt
   const char* warning = o.baseline                       ? kNonPrivateWarning
                         : in.result.trusted_analyst_only ? kTrustedAnalystWarning
                                                          : "";
-  write_text_file(in.config.output.dir / "report.html",
-                  report_html({in, o.private_tuner, o.baseline, warning, o.front, o.hypervolume,
-                               o.public_notes, o.dp_notes, o.model_note, figures, page_files}));
+  write_text_file(
+      in.config.output.dir / "report.html",
+      report_html({in, o.private_tuner, o.baseline, warning, o.front, o.hypervolume, o.public_notes,
+                   o.dp_notes, o.model_note, figures, page_files, o.model_file}));
   summary.files.push_back("report.html");
 }
 
@@ -635,6 +656,50 @@ std::string summary_json(const ReportInput& in, const Outline& o, const RunSumma
   return js.str();
 }
 
+/// Whether a public note must be read in full on the console: a warning.
+bool is_warning_note(const std::string& note) {
+  for (const char* prefix : {"WARNING", "INSECURE NOISE", "NOMINAL"})
+    if (note.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+/// The public notes on the console: with --verbose every note in full; otherwise warnings in full
+/// (numbers at 5 digits, event dumps elided) and one line of each other note, at most
+/// kConsoleNotes of them, the rest counted (report.html and summary.json hold them all).
+void print_public_notes(std::ostream& out, const ReportInput& in, const Outline& o) {
+  constexpr std::size_t kConsoleNotes = 8, kWidth = 100;
+  if (in.verbose) {
+    for (const auto& n : o.public_notes) out << wrapped(n, "note: ", "      ");
+    return;
+  }
+  std::size_t shown = 0, left_out = 0;
+  for (const auto& n : o.public_notes) {
+    if (is_warning_note(n)) {
+      out << wrapped(console_note(n), "note: ", "      ");
+    } else if (shown < kConsoleNotes) {
+      out << "note: " << note_headline(n, kWidth - 6) << "\n";
+      ++shown;
+    } else {
+      ++left_out;
+    }
+  }
+  if (shown + left_out > 0)
+    out << "  ("
+        << (left_out ? std::to_string(left_out) + (left_out == 1 ? " more note; " : " more notes; ")
+                     : std::string())
+        << "every note in full: report.html, summary.json, or dptune run --verbose)\n";
+}
+
+/// A private tuner's DP notes as the console shows them: a long passage repeated from an earlier
+/// note said once (the command trainer's provenance in the model's note), and without --verbose
+/// numbers at 5 digits, event dumps elided and long vectors summarised.
+std::vector<std::string> console_dp_notes(const std::vector<std::string>& notes, bool verbose) {
+  std::vector<std::string> shown = without_repeated_passages(notes);
+  if (!verbose)
+    for (auto& note : shown) note = console_note(note);
+  return shown;
+}
+
 /// The console's first lines: the run, its randomness, audits, preprocessing, warnings, notes.
 void print_header(std::ostream& out, const ReportInput& in, const Outline& o) {
   const PipelineConfig& config = in.config;
@@ -650,7 +715,7 @@ void print_header(std::ostream& out, const ReportInput& in, const Outline& o) {
     out << "NOTE: " << kNonPrivateWarning << "\n";
   else if (in.result.trusted_analyst_only)
     out << "NOTE: " << kTrustedAnalystWarning << "\n";
-  for (const auto& n : o.public_notes) out << wrapped(n, "note: ", "      ");
+  print_public_notes(out, in, o);
 }
 
 /// The console's table: a baseline's best trials by utility, or a map's front; for a private
@@ -712,8 +777,22 @@ void print_selection(std::ostream& out, const ReportInput& in, const Outline& o)
           << "\n";
     else
       out << "  selected: none (no run is released)\n";
-    for (const auto& n : o.dp_notes) out << wrapped(n, "  ", "    ");
+    // A nominal figure computed from the release is no part of the guarantee: said apart.
+    std::vector<std::string> nominal;
+    for (const auto& n : console_dp_notes(o.dp_notes, in.verbose)) {
+      const std::string body =
+          is_dp_output_note(n) ? n.substr(std::string(dptune::kDpOutputNote).size()) : n;
+      if (body.rfind("NOMINAL", 0) == 0)
+        nominal.push_back(body);
+      else
+        out << wrapped(n, "  ", "    ");
+    }
     out << "\n";
+    if (!nominal.empty()) {
+      out << kNominalHeader << "\n";
+      for (const auto& n : nominal) out << wrapped(n, "  ", "    ");
+      out << "\n";
+    }
   } else if (result.selected) {
     const double epsilon = result.selected->privacy.epsilon;
     out << "selected: " << console_params(result.selected->params) << "  utility "
@@ -723,19 +802,6 @@ void print_selection(std::ostream& out, const ReportInput& in, const Outline& o)
     if (!result.guarantee && epsilon > kLooseEpsilon && std::isfinite(epsilon))
       out << wrapped(loose_epsilon_warning(epsilon), "", "  ");
   }
-}
-
-/// The (ε, δ) statement for a reader who does not think in ε: whatever an observer sees of the
-/// released outputs, one record (or one client's records) changes the probability of it by at
-/// most the factor e^ε, except on events of total probability δ (Dwork & Roth 2014, Def. 2.4).
-std::string guarantee_in_words(const dptune::PrivacyGuarantee& g, dptune::GuaranteeUnit unit) {
-  const std::string who = unit == dptune::GuaranteeUnit::Client
-                              ? "all the records of any one client"
-                              : "any one record of the data";
-  return "whatever is released, changing " + who +
-         " changes the probability of any outcome by at most a factor e^epsilon = " +
-         significant(std::exp(g.epsilon), 3) +
-         ", except with probability at most delta = " + significant(g.delta, 3) + ".";
 }
 
 /// The console's last lines: the guarantee of the whole run and the public files.
@@ -777,6 +843,7 @@ RunSummary write_report(const ReportInput& in, std::ostream& out) {
   Outline outline = outline_of(in);
   const std::vector<WrittenFigure> figures = write_trial_files(in, outline, summary);
   write_released_model(in, outline, summary);
+  drop_notes_citing_unwritten_files(outline, summary);
   write_html(in, outline, figures, summary);
   write_text_file(config.output.dir / "summary.json", summary_json(in, outline, summary));
   summary.files.push_back("summary.json");

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "dptune/abi.hpp"
+#include "dptune/host/console_text.hpp"
 #include "dptune/host/format.hpp"
 
 namespace dptune::host {
@@ -32,8 +33,9 @@ constexpr const char* kStyle =
     "collapse;font-size:.92em}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left}"
     "th{background:#f2f2f2}pre{background:#f6f6f6;padding:.8em;overflow-x:auto;white-space:"
     "pre-wrap;font-size:.88em}.warning{background:#fff4e0;border-left:4px solid #D55E00;padding:"
-    ".6em .9em}.meta td:first-child{font-weight:bold}figure{margin:1em 0}figure svg{max-width:"
-    "100%;height:auto}figcaption{font-size:.85em;color:#555}";
+    ".6em .9em}.meta td:first-child{font-weight:bold}figure{margin:1em 0}figure svg{width:"
+    "100%;height:auto;display:block}figcaption{font-size:.85em;color:#555}details{margin:.6em 0}"
+    "summary{cursor:pointer;color:#333}";
 
 void meta(std::ostream& s, const HtmlReport& p) {
   const PipelineConfig& c = p.in.config;
@@ -62,11 +64,14 @@ void guarantee(std::ostream& s, const HtmlReport& p) {
     s << "<p>The whole tuning run is (&epsilon;, &delta;) = (" << num(g->epsilon) << ", "
       << num(g->delta) << ")-differentially private, by the accountant <code>" << esc(g->accountant)
       << "</code>.</p>\n";
+    s << "<p class=\"words\">In words: "
+      << esc(guarantee_in_words(*g, p.in.config.tuner_traits.unit)) << "</p>\n";
     if (g->epsilon > kLooseEpsilon)
       s << "<p class=\"warning\">&epsilon; = " << num(g->epsilon) << " &gt; " << num(kLooseEpsilon)
         << ": an observer's odds that any one record is in the data may grow by a factor up to "
            "e<sup>&epsilon;</sup>, so this guarantee protects little.</p>\n";
-    s << "<p>How it is derived:</p>\n<pre>" << esc(g->derivation) << "</pre>\n";
+    s << "<details><summary>How it is derived</summary>\n<pre>" << esc(g->derivation)
+      << "</pre></details>\n";
   } else if (p.baseline) {
     s << "<p>None: a non-private baseline.</p>\n";
   } else if (p.in.result.trusted_analyst_only) {
@@ -79,9 +84,10 @@ void guarantee(std::ostream& s, const HtmlReport& p) {
   s << "</section>\n";
 }
 
-/// A table of trials: ε (unless non-private), error or utility, the range over R runs, params.
-void trial_table(std::ostream& s, const std::vector<dptune::Trial>& trials,
-                 const std::vector<std::size_t>& rows, bool with_epsilon) {
+/// The rows of a table of trials: ε (unless non-private), error or utility, the range over R
+/// runs, params.
+void trial_rows(std::ostream& s, const std::vector<dptune::Trial>& trials,
+                const std::vector<std::size_t>& rows, bool with_epsilon) {
   s << "<table>\n<tr>" << (with_epsilon ? "<th>&epsilon;</th><th>error</th>" : "")
     << "<th>utility</th><th>utility min..max</th><th>params</th></tr>\n";
   for (std::size_t i : rows) {
@@ -95,13 +101,26 @@ void trial_table(std::ostream& s, const std::vector<dptune::Trial>& trials,
   s << "</table>\n";
 }
 
+/// A table of trials: the first kShownRows rows, the others in a collapsed section below.
+void trial_table(std::ostream& s, const std::vector<dptune::Trial>& trials,
+                 const std::vector<std::size_t>& rows, bool with_epsilon) {
+  constexpr std::size_t kShownRows = 10;
+  const auto cut = rows.begin() + static_cast<std::ptrdiff_t>(std::min(rows.size(), kShownRows));
+  trial_rows(s, trials, {rows.begin(), cut}, with_epsilon);
+  if (cut == rows.end()) return;
+  s << "<details><summary>the other " << (rows.end() - cut) << " rows</summary>\n";
+  trial_rows(s, trials, {cut, rows.end()}, with_epsilon);
+  s << "</details>\n";
+}
+
 /// A private tuner's DP outputs, each on its own line between the release markers.
 void release(std::ostream& s, const HtmlReport& p) {
   const auto& r = p.in.result;
   s << "<h2>Released (differentially private)</h2>\n" << kHtmlReleaseBegin << "\n";
   if (r.selected) {
     s << "<p>selected: <code>" << esc(params_text(r.selected->params)) << "</code></p>\n";
-    s << "<p>its private score: " << esc(num(r.selected->utility_mean)) << "</p>\n";
+    if (!std::isnan(r.selected->utility_mean))
+      s << "<p>its private score: " << esc(num(r.selected->utility_mean)) << "</p>\n";
   } else {
     s << "<p>selected: none (no run is released)</p>\n";
   }
@@ -141,9 +160,10 @@ void results(std::ostream& s, const HtmlReport& p) {
   s << "</section>\n";
 }
 
+/// The plots, each the page's full width; no section at all when the run drew none.
 void plots(std::ostream& s, const HtmlReport& p) {
+  if (p.figures.empty()) return;
   s << "<section id=\"plots\">\n<h2>Plots</h2>\n";
-  if (p.figures.empty()) s << "<p>No plots for this run.</p>\n";
   for (const auto& f : p.figures)
     s << "<figure>\n" << f.svg << "<figcaption>" << esc(f.file) << "</figcaption>\n</figure>\n";
   s << "</section>\n";
@@ -152,9 +172,17 @@ void plots(std::ostream& s, const HtmlReport& p) {
 void disclosure(std::ostream& s, const HtmlReport& p) {
   s << "<section id=\"disclosure\">\n<h2>What is released and what is not</h2>\n<ul>\n";
   if (p.private_tuner) {
-    s << "<li>Released, covered by the guarantee: the selected candidate, its private score, the "
-         "released model and the DP outputs listed above.</li>\n"
-         "<li>Not released: per-run results, the number of runs, attempt indices and run times "
+    // What was released can depend on a DP output (the threshold variant may release no model):
+    // inside the release markers.
+    const auto& selected = p.in.result.selected;
+    std::string released = selected ? "the selected candidate" : "that no candidate was selected";
+    if (selected && !std::isnan(selected->utility_mean)) released += ", its private score";
+    if (!p.released_file.empty())
+      released += ", the released model (<code>" + esc(p.released_file) + "</code>)";
+    s << kHtmlReleaseBegin << "\n<li>Released, covered by the guarantee: " << released
+      << " and the DP outputs listed above.</li>\n"
+      << kHtmlReleaseEnd << "\n"
+      << "<li>Not released: per-run results, the number of runs, attempt indices and run times "
          "(they depend on the data and on the tuner's secret randomness); with "
          "<code>output.sensitive_trials: true</code> they are written to files marked "
          "SENSITIVE, not covered by the guarantee.</li>\n"
@@ -178,6 +206,10 @@ void notes_and_files(std::ostream& s, const HtmlReport& p) {
   if (!p.model_note.empty()) s << "<li>" << esc(p.model_note) << "</li>\n";
   s << "</ul>\n</section>\n<section id=\"files\">\n<h2>Files</h2>\n<ul>\n";
   for (const auto& f : p.files) s << "<li><code>" << esc(f) << "</code></li>\n";
+  if (!p.released_file.empty())
+    s << kHtmlReleaseBegin << "\n<li><code>" << esc(p.released_file)
+      << "</code> (the released model, part of the release)</li>\n"
+      << kHtmlReleaseEnd << "\n";
   s << "</ul>\n</section>\n";
 }
 
@@ -189,11 +221,15 @@ std::string report_html(const HtmlReport& p) {
   s << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>dptune: "
     << esc(c.name) << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n<h1>"
     << esc(c.name) << "</h1>\n";
-  meta(s, p);
+  // Shows before it tells: the plot first, at the page's full width, then the guarantee and the
+  // results; the run's details below them.
   if (!p.warning.empty()) s << "<p class=\"warning\">" << esc(p.warning) << "</p>\n";
+  plots(s, p);
   guarantee(s, p);
   results(s, p);
-  plots(s, p);
+  s << "<section id=\"run\">\n<h2>The run</h2>\n";
+  meta(s, p);
+  s << "</section>\n";
   disclosure(s, p);
   notes_and_files(s, p);
   s << "<section id=\"config\">\n<h2>Resolved configuration</h2>\n<pre>" << esc(to_yaml(c))

@@ -29,6 +29,9 @@ struct HtmlReport {
   std::string model_note;                    // maps: the model file's note
   const std::vector<WrittenFigure>& figures;
   std::vector<std::string> files;  // the public list of files
+  /// A private tuner's released model file ("" when none): listed inside the release markers,
+  /// since whether a model was released can depend on a DP output.
+  std::string released_file{};
 };
 
 std::string report_html(const HtmlReport& page);

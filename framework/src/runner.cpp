@@ -197,7 +197,12 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
   // Every check `dptune validate` makes, before the output folder is touched; the study reads
   // the data source the checks read (its files are read once).
   std::shared_ptr<const DataSource> data;
-  check_pipeline(config, registry, &data, options.allow_audit_violation);
+  std::vector<std::string> warnings;
+  check_pipeline(config, registry, &data, options.allow_audit_violation, &warnings);
+  for (const auto& warning : warnings) out << "warning: " << warning << "\n";
+  // A ledger that cannot take the run's charge refuses it here, before the output folder exists
+  // (the charge itself is made write-ahead below, against the ledger as it is then).
+  if (config.ledger && !options.resume) check_ledger_before_charge(config, registry);
   auto tuner = create_configured_tuner(config, registry);
   // The study store: refuse a folder holding one unless resuming or overwriting.  Under secure
   // randomness the tuner's and the layout's streams are recorded (replayed on resume); a seeded

@@ -1,7 +1,8 @@
 # cmake -DDPTUNE=<dptune> -DPIPELINE=<relative yaml> -DEXPECTED=<file> [-DOUT=<folder>]
 #       -P check_bad_pipeline.cmake
 # Runs `dptune validate PIPELINE` in the current folder and asserts exit code 2 and that the first line
-# of stderr equals the first line of EXPECTED exactly.  With OUT, also `dptune run PIPELINE --out OUT`:
+# of stderr equals the first line of EXPECTED exactly, and that it names the place (file:line:col
+# and key, check_names_the_place).  With OUT, also `dptune run PIPELINE --out OUT`:
 # the same exit code and first line (run makes every check validate makes, before anything else),
 # and OUT never created (nothing is written or trained).  Neither command may create a file named
 # like the pipeline (NAME.ledger.db, the ledger such a pipeline names): nothing is charged.
@@ -34,6 +35,22 @@ function(run_dptune prefix)
   set(${prefix}_all "full stdout:\n${out}\nfull stderr:\n${err}" PARENT_SCOPE)
 endfunction()
 
+# Every refusal names where the mistake is: file:line:col, then the key path ("data.params.path",
+# "tuner"), then the message.  Only what has no key cannot name one: a YAML syntax error, a document
+# that is not one map of sections (the position is the document's), and an empty file (no line).
+function(check_names_the_place first_line out_problems)
+  string(REGEX MATCH "^[^:]+\\.yaml:[0-9]+:[0-9]+: [A-Za-z_][^ :]*: " place "${first_line}")
+  string(REGEX MATCH
+    "^[^:]+\\.yaml(:[0-9]+:[0-9]+: (YAML syntax error|expected one YAML document|expected a map of pipeline sections|missing required key '[a-z_]+')|: the pipeline is empty)"
+    keyless "${first_line}")
+  if(NOT place AND NOT keyless)
+    set(${out_problems} "the error does not start with FILE:LINE:COL: KEY: (${first_line})\n"
+      PARENT_SCOPE)
+  else()
+    set(${out_problems} "" PARENT_SCOPE)
+  endif()
+endfunction()
+
 file(READ "${EXPECTED}" expected)
 string(FIND "${expected}" "\n" eol)
 if(NOT eol EQUAL -1)
@@ -59,6 +76,8 @@ foreach(command IN LISTS commands)
     string(APPEND problems
       "first line of stderr:\n  expected: ${expected}\n  actual:   ${result_first}\n")
   endif()
+  check_names_the_place("${result_first}" unplaced)
+  string(APPEND problems "${unplaced}")
   if(command STREQUAL "run" AND EXISTS "${OUT}")
     string(APPEND problems "the refused run created its output folder ${OUT}\n")
   endif()

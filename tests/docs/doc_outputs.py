@@ -16,7 +16,7 @@ their pieces must appear in that order in the command's standard output and erro
 doc quotes may be rounded: it matches a printed number that rounds to it at the quoted precision
 (the doc's "4.1499" matches a printed 4.14987..., not 4.1512).
 
-Usage: doc_outputs.py REPO_ROOT DPTUNE_BINARY [FILE.md ...]   (default: README.md and docs/*.md)
+Usage: doc_outputs.py REPO_ROOT DPTUNE_BINARY [FILE.md ...]   (default: README.md and docs/**/*.md)
 """
 import re
 import shlex
@@ -110,7 +110,8 @@ def check_command(root, binary, scratch, command, extra, quoted):
 
 def main():
     root, binary = Path(sys.argv[1]).resolve(), str(Path(sys.argv[2]).resolve())
-    files = [Path(f).resolve() for f in sys.argv[3:]] or [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    files = [Path(f).resolve() for f in sys.argv[3:]] or [root / "README.md",
+                                                           *sorted((root / "docs").rglob("*.md"))]
     failures, checked = 0, 0
     with tempfile.TemporaryDirectory(prefix="dptune-doc-outputs-") as tmp:
         scratch = Path(tmp)

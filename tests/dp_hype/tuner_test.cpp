@@ -187,7 +187,7 @@ TEST_CASE(
     // h = 20 − ⌊0.05 · 20⌋ − ⌊0.2 · 20⌋ = 15; 16 survive, at most 1 of them colludes: 15 honest.
     CHECK(r.guarantee->epsilon == doctest::Approx(1.0).epsilon(1e-6));
     CHECK(has_note(r, "16 of 20 clients in the sum"));
-    CHECK_FALSE(has_note(r, "WARNING"));
+    CHECK_FALSE(has_note(r, "clients dropped, more than"));
   }
   {
     FakeContext context(13);
@@ -197,7 +197,33 @@ TEST_CASE(
                                {"dropouts", std::int64_t{4}}});
     const auto r = tuner->tune(context);
     CHECK(r.guarantee->epsilon > 1.05);  // never under-report: σ_h = σ √(15/19)
-    CHECK(has_note(r, "WARNING"));
+    CHECK(has_note(r, "WARNING: 4 clients dropped"));
+  }
+}
+
+TEST_CASE("dp_hype tuner: a warning when the vote noise swamps the votes, from the configuration") {
+  Loaded plugin;
+  for (const double epsilon : {1.0, 50.0}) {
+    CAPTURE(epsilon);
+    FakeContext context(14);
+    auto tuner =
+        plugin.tuner({{"clients", std::int64_t{20}}, {"k", std::int64_t{1}}, {"epsilon", epsilon}});
+    const auto r = tuner->tune(context);
+    // The note states sigma; the warning is given exactly when Phi(-(n/2) / (sigma sqrt 2)) >=
+    // 0.05, i.e. sigma >= (n/2) / (1.6449 sqrt 2) = 4.2988 for n = 20.
+    const std::string sigma_key = "sigma = ";
+    double sigma = 0;
+    for (const auto& n : r.notes)
+      if (n.rfind("DP-Hype: ", 0) == 0) sigma = std::stod(n.substr(n.find(sigma_key) + 8));
+    REQUIRE(sigma > 0);
+    const bool swamped = sigma >= 10.0 / (1.6448536269514722 * std::sqrt(2.0));
+    CHECK(swamped == (epsilon == 1.0));
+    CHECK(has_note(r, "WARNING: the vote noise swamps the votes") == swamped);
+    if (swamped) {
+      const double p = 0.5 * std::erfc(10.0 / (2 * sigma));
+      CHECK(has_note(r, "is still ranked below it with probability"));
+      CHECK(p >= 0.05);
+    }
   }
 }
 

@@ -89,6 +89,19 @@ TEST_CASE("the console's release block is set apart, other lines are public fiel
   CHECK(extra[0].right == "note: K = 8");
 }
 
+TEST_CASE("the console's block of nominal figures after the release is part of the release") {
+  const auto console = [](const std::string& nominal) {
+    return "dptune: pipeline p\nReleased (differentially private):\n  selected: {lr: 0.1}\n\n"
+           "Computed from the release, NOT a guarantee:\n  NOMINAL: epsilon = " +
+           nominal + "\n\nguarantee: 1\n";
+  };
+  const Fields f = flatten_console("stdout", console("5.623"));
+  const Fields g = flatten_console("stdout", console("4.1"));
+  CHECK(f.at("stdout.release:5") == "  NOMINAL: epsilon = 5.623");
+  CHECK(f.at("stdout:guarantee#1") == "guarantee: 1");
+  CHECK(undeclared_differences(f, g, "pair").empty());
+}
+
 TEST_CASE("removal: a difference is allowed only when both removals agree (a function of n)") {
   const Fields d = flatten_json("summary.json:", R"({"data": "160 rows", "k": 8})");
   const Fields minus_i = flatten_json("summary.json:", R"({"data": "159 rows", "k": 8})");

@@ -7,11 +7,18 @@
 //         are the first process's (nothing released), and the ledger holds one charge;
 //   on D' (one record replaced by an outlier): the same failure at the same point, and every
 //         public field equal to D's unless it is a declared DP output (checker.hpp).
+// With the mode `interrupt`, the flaky trainer's second train() raises SIGINT instead (an
+// operator's Ctrl-C at a deterministic point) and nothing fails:
+//   on D and on D': the study is interrupted (exit 130), then resumed with the command the first
+//         process printed after "resume with:", verbatim, until it completes; what is printed and
+//         stored after the interrupt, and after the resume, differs between D and D' only in
+//         declared DP outputs, and the ledger holds one charge.
 // Nothing here names a tuner: a pipeline added to pipelines/ or label_change/ gets this neighbour
 // from the CMake glob.  A seed whose study finishes before its second run (a repetition tuner that
 // drew K = 1) does not fail: the next seed is tried, on D only (the seed is public).
 //
 // Usage: dptune_neighbouring_fail_resume DPTUNE FLAKY_TRAINER_PLUGIN PIPELINE.yaml WORK_DIR
+//        [fail|interrupt]
 #include <sys/wait.h>
 #include <yaml-cpp/yaml.h>
 
@@ -48,11 +55,16 @@ std::vector<Row> base_data(const std::vector<int>& classes) {
 
 /// The pipeline with the flaky trainer on one float dimension and a ledger; everything else (data
 /// and its layout, tuner, mechanism, accountant, utility, output) as the pipeline has it.
-std::string failing_pipeline(const fs::path& pipeline) {
+std::string failing_pipeline(const fs::path& pipeline, bool interrupt) {
   YAML::Node p = YAML::LoadFile(pipeline.string());
   YAML::Node algorithm;
   algorithm["use"] = "flaky_trainer";
-  algorithm["params"]["fail_on_call"] = 2;
+  if (interrupt) {
+    algorithm["params"]["interrupt_on_call"] = 2;
+    algorithm["params"]["fail_on_call"] = 1000000;  // never
+  } else {
+    algorithm["params"]["fail_on_call"] = 2;
+  }
   algorithm["params"]["calls_file"] = "calls.txt";
   p["algorithm"] = algorithm;
   YAML::Node space;
@@ -105,6 +117,7 @@ struct Context {
   fs::path dptune, plugin, pipeline, work;
   std::string name;
   std::vector<std::string> failures;
+  bool interrupt = false;
   void fail(const std::string& what) { failures.push_back(what); }
 };
 
@@ -126,14 +139,25 @@ struct Study {
   std::size_t calls = 0, calls_after_resume = 0, charges = 0;
   Fields first, resumed;
   std::string resume_stderr;
+  std::string resume_command;  // interrupt: what the first process printed after "resume with:"
 };
+
+/// The command after "resume with: " in `text` ("" when none), to run verbatim.
+std::string resume_hint(const std::string& text) {
+  const std::string marker = "resume with: ";
+  const std::size_t at = text.find(marker);
+  if (at == std::string::npos) return {};
+  const std::size_t end = text.find('\n', at);
+  return text.substr(at + marker.size(),
+                     end == std::string::npos ? std::string::npos : end - at - marker.size());
+}
 
 Study run_study(Context& c, const std::vector<Row>& rows, std::uint64_t seed, bool resume,
                 const std::string& label) {
   const fs::path dir = c.work / "run";
   fs::remove_all(dir);
   fs::create_directories(dir);
-  std::ofstream(dir / "pipeline.yaml") << failing_pipeline(c.pipeline);
+  std::ofstream(dir / "pipeline.yaml") << failing_pipeline(c.pipeline, c.interrupt);
   write_csv(dir / "data.csv", rows);
   const std::string run = shell_quote(c.dptune.string()) +
                           " run pipeline.yaml --no-progress --threads 1 --seed " +
@@ -147,7 +171,15 @@ Study run_study(Context& c, const std::vector<Row>& rows, std::uint64_t seed, bo
     // first process's were collected.
     fs::rename(dir / "stdout.txt", dir / "stdout.first.txt");
     fs::rename(dir / "stderr.txt", dir / "stderr.first.txt");
-    s.resume_code = run_in(dir, run + " --resume", "stdout.txt", "stderr.txt");
+    std::string resume_command = run + " --resume";
+    if (c.interrupt) {
+      // The hint the operator is told to follow, followed verbatim (it names dptune by the path
+      // it was started with, which this folder resolves the same way).
+      s.resume_command =
+          resume_hint(text_of(dir / "stderr.first.txt") + "\n" + text_of(dir / "stdout.first.txt"));
+      if (!s.resume_command.empty()) resume_command = s.resume_command;
+    }
+    s.resume_code = run_in(dir, resume_command, "stdout.txt", "stderr.txt");
     s.calls_after_resume = lines_of(dir / "calls.txt");
     s.resumed = normalise_seed(collect_run(dir, "out"));
     s.resume_stderr = text_of(dir / "stderr.txt");
@@ -164,11 +196,63 @@ Study run_study(Context& c, const std::vector<Row>& rows, std::uint64_t seed, bo
   return s;
 }
 
+/// The seed of kSeeds whose study on D reaches its second run, and that study.
+std::pair<std::uint64_t, Study> first_reaching_seed(Context& c, const std::vector<Row>& rows,
+                                                    bool resume, int expected_code) {
+  for (std::uint64_t candidate : kSeeds) {
+    Study s = run_study(c, rows, candidate, resume, "D_s");
+    if (s.code == expected_code || s.calls >= 2) return {candidate, s};
+  }
+  throw std::runtime_error("no seed made the study reach its second run");
+}
+
+/// The interrupt neighbour (mode `interrupt`, see the top of the file).
+int interrupt_neighbour(Context& c) {
+  constexpr int kSigintExit = 130;  // 128 + SIGINT, as a shell reports it
+  fs::create_directories(c.work);
+  const std::vector<Row> d = base_data(declared_classes(c.pipeline));
+  std::vector<Row> outlier = d;
+  outlier[0] = {40.0, -40.0, 40.0, d[1].label};
+  const auto [seed, on_d] = first_reaching_seed(c, d, true, kSigintExit);
+  const Study on_neighbour = run_study(c, outlier, seed, true, "Dprime_s");
+  for (const Study* s : {&on_d, &on_neighbour}) {
+    const std::string which = s == &on_d ? "D" : "D'";
+    if (s->code != kSigintExit)
+      c.fail("the interrupted study on " + which + " exited " + std::to_string(s->code) +
+             ", expected 130");
+    if (s->resume_command.empty())
+      c.fail("the interrupted study on " + which + " printed no \"resume with:\" command");
+    if (s->resume_code != 0)
+      c.fail("the printed resume command on " + which + " exited " +
+             std::to_string(s->resume_code) + ": " + s->resume_stderr);
+    if (s->charges != 1)
+      c.fail("the ledger on " + which + " holds " + std::to_string(s->charges) +
+             " rows after the resume, not 1");
+  }
+  for (const auto& v :
+       undeclared_differences(on_d.first, on_neighbour.first, "(D,s) and (D',s), both interrupted"))
+    c.fail(v.describe());
+  for (const auto& v : undeclared_differences(without_resume_markers(on_d.resumed),
+                                              without_resume_markers(on_neighbour.resumed),
+                                              "(D,s) and (D',s), both resumed"))
+    c.fail(v.describe());
+  std::cout << c.name << ": seed " << seed << ", " << on_d.first.size()
+            << " public fields after the interrupt, " << on_d.resumed.size()
+            << " after the resume, in " << c.work.string() << "/{D_s,Dprime_s}\n";
+  for (const auto& f : c.failures) std::cout << "FAIL " << c.name << ": " << f << "\n";
+  if (!c.failures.empty()) return 1;
+  std::cout << c.name
+            << ": interrupted and resumed with the printed command, the outputs on D and D' "
+               "differ only in declared DP outputs\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    std::cerr << "usage: dptune_neighbouring_fail_resume DPTUNE FLAKY_TRAINER PIPELINE.yaml WORK\n";
+  if (argc != 5 && argc != 6) {
+    std::cerr << "usage: dptune_neighbouring_fail_resume DPTUNE FLAKY_TRAINER PIPELINE.yaml WORK "
+                 "[fail|interrupt]\n";
     return 2;
   }
   Context c{fs::absolute(argv[1]),
@@ -176,8 +260,10 @@ int main(int argc, char** argv) {
             fs::absolute(argv[3]),
             fs::absolute(argv[4]),
             fs::path(argv[3]).stem().string(),
-            {}};
+            {},
+            argc == 6 && std::string(argv[5]) == "interrupt"};
   try {
+    if (c.interrupt) return interrupt_neighbour(c);
     fs::create_directories(c.work);
     const std::vector<Row> d = base_data(declared_classes(c.pipeline));
     std::vector<Row> outlier = d;

@@ -17,7 +17,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 SVG = "{http://www.w3.org/2000/svg}"
-SECTIONS = {"guarantee", "results", "plots", "disclosure", "notes", "files", "config"}
+SECTIONS = {"guarantee", "results", "run", "disclosure", "notes", "files", "config"}
 problems = []
 
 
@@ -30,11 +30,14 @@ class Page(html.parser.HTMLParser):
     def __init__(self):
         super().__init__()
         self.ids, self.svgs, self.external = set(), 0, []
+        self.order = []  # section ids in document order
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
         if "id" in attrs:
             self.ids.add(attrs["id"])
+            if tag == "section":
+                self.order.append(attrs["id"])
         if tag == "svg":
             self.svgs += 1
         if tag in ("script", "link", "img", "iframe", "object"):
@@ -65,6 +68,18 @@ def check_files(run):
     page.feed(text)
     if SECTIONS - page.ids:
         problem(f"{page_file}: missing sections {sorted(SECTIONS - page.ids)}")
+    # Shows before it tells: the plots first, before the guarantee and the results; no Plots
+    # section without a plot; every plot at the page's full width.
+    if svgs and (not page.order or page.order[0] != "plots"):
+        problem(f"{page_file}: the plots are not the first section (order {page.order})")
+    if not svgs and "plots" in page.ids:
+        problem(f"{page_file}: a Plots section without plots")
+    if svgs and "figure svg{width:100%" not in text:
+        problem(f"{page_file}: the plots are not drawn at the page's full width")
+    if "-differentially private, by the accountant" in text and "In words: whatever is released" not in text:
+        problem(f"{page_file}: the guarantee is not stated in words")
+    if (run / "model.json").exists() and "<code>model.json</code>" not in text:
+        problem(f"{page_file}: model.json was written but is not in the Files list")
     if page.external:
         problem(f"{page_file}: not self-contained: {page.external}")
     if page.svgs != len(svgs):
@@ -98,6 +113,14 @@ def looks_rendered(png_stats, png, plot):
     return None
 
 
+def colourful_pixels(png_stats, png):
+    """The clearly coloured pixels of a screenshot, or None when it cannot be read."""
+    if not png.exists():
+        return None
+    out = subprocess.run([png_stats, str(png)], capture_output=True, text=True)
+    return int(out.stdout.split()[3]) if out.returncode == 0 else None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dptune", required=True)
@@ -116,6 +139,8 @@ def main():
         "quickstart": [f"{src}/examples/pipelines/quickstart.yaml", "--set",
                        "tuner.params.points_per_dimension=8", "--set", "utility.repetitions=10"],
         "dpareto": [f"{src}/tests/dpareto/tiny_svt.yaml"],
+        # A private tuner: no plot, a released model.
+        "private": [f"{src}/examples/walkthrough/tune_my_csv.yaml"],
         # The figure's module lives beside the plugins (dptune-figures), not among them.
         "repetition_fig7": [f"{src}/examples/figures/repetition_fig7.yaml", "--plugin-path",
                             str(pathlib.Path(a.dptune).resolve().parent.parent / "lib" / "dptune"
@@ -130,12 +155,26 @@ def main():
     blank.write_text('<svg xmlns="http://www.w3.org/2000/svg" width="800" height="500">'
                      '<rect width="100%" height="100%" fill="white"/></svg>\n')
     jobs = [(blank, work / "blank.png", "800,500", True)]
+    first_screens = []  # (the page's first screen, the same page's without its plots)
     for name in runs:
         if (work / name / "report.html").exists():
             for f in check_files(work / name):
                 plot = f.suffix == ".svg"
                 jobs.append((f, f.with_suffix(f.suffix + ".png"),
                              "1000,640" if plot else "1100,1400", plot))
+            # The first screen of the page shows a plot (when it has one): compared below with the
+            # first screen of the same page without its plots, which must have fewer coloured
+            # pixels (the warning box's border is coloured too).
+            if list((work / name).glob("*.svg")):
+                page = work / name / "report.html"
+                text = page.read_text(encoding="utf-8")
+                start, end = text.find('<section id="plots">'), text.find("</section>")
+                without = work / name / "report.without_plots.html"
+                without.write_text(text[:start] + text[end + len("</section>"):], encoding="utf-8")
+                first_screens.append((work / name / "report.first_screen.png",
+                                      work / name / "report.without_plots.first_screen.png"))
+                jobs.append((page, first_screens[-1][0], "1100,700", True))
+                jobs.append((without, first_screens[-1][1], "1100,700", False))
         else:
             problem(f"{name}: no report.html")
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
@@ -148,6 +187,14 @@ def main():
             problem(f"{source}: {why} (screenshot {png})")
         else:
             print(f"rendered: {source.relative_to(work)}")
+    for with_plot, without_plot in first_screens:
+        shown, bare = colourful_pixels(a.png_stats, with_plot), colourful_pixels(a.png_stats, without_plot)
+        if shown is None or bare is None or shown < bare + 1000:
+            problem(f"{with_plot}: the first screen shows no plot ({shown} coloured pixels, "
+                    f"{bare} without the plots)")
+        else:
+            print(f"first screen shows the plot: {with_plot.relative_to(work)} ({shown} coloured "
+                  f"pixels, {bare} without the plots)")
     print(f"{len(jobs) - 1} pages rendered, {len(problems)} problems")
     return 1 if problems else 0
 

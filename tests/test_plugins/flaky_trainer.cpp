@@ -2,16 +2,21 @@
 // the neighbouring-release test (tests/neighbouring/run_fail_resume.cpp).  A test seam, so it
 // lives here and never in a release binary.
 //
-// Its `fail_on_call`-th train() of the process throws (counted over every trainer object, before
-// anything else happens in the call); every call first appends a line to `calls_file` (when set),
-// so that a test sees how many runs a process trained and that a resumed study never trains again
-// what the study store replays.  With one thread the count is the order in which the tuner's
-// evaluations run, which a seeded run fixes: the same point on D and on D', and on resume.
+// Its `interrupt_on_call`-th train() (when set) raises SIGINT in the process, as an operator's
+// Ctrl-C would, at a deterministic point (the interrupt neighbour); the host stops cleanly at its
+// next cancellation point.  That call is counted over the lines of `calls_file`, across processes,
+// so that the resumed study is not interrupted again.  Its `fail_on_call`-th train() of the process
+// throws (counted over every trainer object, before anything else happens in the call); every call
+// first appends a line to `calls_file` (when set), so that a test sees how many runs a process
+// trained and that a resumed study never trains again what the study store replays.  With one
+// thread the count is the order in which the tuner's evaluations run, which a seeded run fixes: the
+// same point on D and on D', and on resume.
 //
 // The model predicts class 0 with uniform probabilities: nothing it outputs depends on the data
 // (only the utility's score of it does), and train() states a Gaussian event with the configured
 // noise multiplier, which the tuners price like any private run.
 #include <atomic>
+#include <csignal>
 #include <fstream>
 
 #include "test_support.hpp"
@@ -37,6 +42,7 @@ class FlakyTrainer final : public dptune::Trainer {
  public:
   explicit FlakyTrainer(const dptune::Params& p)
       : fail_on_call_(p.get_int("fail_on_call")),
+        interrupt_on_call_(p.get_int("interrupt_on_call")),
         calls_file_(p.get_string("calls_file")),
         noise_multiplier_(p.get_double("noise_multiplier")) {}
   static dptune::ParamSchema schema() {
@@ -44,6 +50,13 @@ class FlakyTrainer final : public dptune::Trainer {
     schema.add_int("fail_on_call", "the train() call of this process that throws (1: the first)")
         .min(1)
         .default_to(std::int64_t{2});
+    schema
+        .add_int(
+            "interrupt_on_call",
+            "the train() call, counted over calls_file's lines (across processes), that raises "
+            "SIGINT first (0: none)")
+        .min(0)
+        .default_to(std::int64_t{0});
     schema.add_string("calls_file", "file that gets one line per train() call (\"\": none)")
         .default_to(std::string());
     schema.add_float("noise_multiplier", "the Gaussian event each run states")
@@ -57,6 +70,7 @@ class FlakyTrainer final : public dptune::Trainer {
                              dptune::TrainingContext& context) const override {
     const std::int64_t call = ++train_calls;
     if (!calls_file_.empty()) std::ofstream(calls_file_, std::ios::app) << "train " << call << "\n";
+    if (interrupt_on_call_ > 0 && lines_of_calls_file() == interrupt_on_call_) std::raise(SIGINT);
     if (call == fail_on_call_)
       throw dptune::Error("flaky trainer: call " + std::to_string(call) + " fails, as configured");
     dptune::TrainedModel trained;
@@ -66,12 +80,19 @@ class FlakyTrainer final : public dptune::Trainer {
     trained.event = context.private_run() ? event(data.rows) : dptune::DpEvent::non_private();
     return trained;
   }
+  std::int64_t lines_of_calls_file() const {
+    std::ifstream in(calls_file_);
+    std::int64_t lines = 0;
+    for (std::string line; std::getline(in, line);) ++lines;
+    return lines;
+  }
   dptune::DpEvent event(std::size_t) const override {
     return dptune::DpEvent::gaussian(noise_multiplier_);
   }
 
  private:
   std::int64_t fail_on_call_;
+  std::int64_t interrupt_on_call_;
   std::string calls_file_;
   double noise_multiplier_;
 };

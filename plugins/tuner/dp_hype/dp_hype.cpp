@@ -490,6 +490,10 @@ class DpHype final : public dptune::Tuner {
 
   dptune::TuningResult federated(dptune::TunerContext& context) {
     const Setup s = setup(context);
+    // Before any client evaluates: the host's preflight (validate, and run before the ledger is
+    // charged) collects this message as a warning; it depends on the configuration alone.
+    const std::string noise_warning = vote_noise_warning(s.sigma);
+    if (!noise_warning.empty()) context.progress().message(noise_warning);
     std::string graph_note;
     const SecureVoteResult aggregated = aggregate(context, s, graph_note);
     const std::size_t survivors = aggregated.survivors.size();
@@ -508,6 +512,7 @@ class DpHype final : public dptune::Tuner {
     selected.repetitions = 0;
     result.guarantee = g;
     result.notes = setup_notes(context, s, survivors, sigma_h);
+    if (!noise_warning.empty()) result.notes.push_back(noise_warning);
     auto released = release_notes(s, aggregated, chosen, sigma_h, graph_note);
     result.notes.insert(result.notes.end(), released.begin(), released.end());
     if (p_.get_bool("baselines")) {
@@ -525,6 +530,28 @@ class DpHype final : public dptune::Tuner {
     }
     result.selected = selected;
     return result;
+  }
+
+  // "WARNING: ..." when the vote noise swamps the votes, else "".  The noisy count of candidate a
+  // minus that of b is their vote difference m plus N(0, 2 sigma^2) (the noise is independent per
+  // entry), so b is ranked above a with probability Phi(-m / (sigma sqrt 2)) even when m clients
+  // more vote for a.  At m = n/2 (half of all clients) this is computed from the configuration
+  // alone (sigma depends on epsilon, delta, k and the clients one record changes, not on the
+  // data); above 5 % the release is mostly noise (Liebenow et al. 2025, Theorem IV.1 makes the
+  // same point for the realised gap).
+  std::string vote_noise_warning(double sigma) const {
+    constexpr double kTolerated = 0.05;
+    constexpr double kZ95 = 1.6448536269514722;  // Phi^-1(0.95)
+    const double clients = static_cast<double>(n()), margin = clients / 2;
+    const double swapped = 0.5 * std::erfc(margin / (sigma * std::sqrt(2.0)) / std::sqrt(2.0));
+    if (swapped < kTolerated) return {};
+    const double clients_needed = std::ceil(2 * kZ95 * sigma * std::sqrt(2.0));
+    return "WARNING: the vote noise swamps the votes: noise stddev sigma = " + fmt(sigma, 4) +
+           " on each candidate's count of " + std::to_string(n()) +
+           " clients' votes, so a candidate that half the clients (" + fmt(margin, 4) +
+           ") more vote for than another is still ranked below it with probability " +
+           fmt(swapped, 2) + "; raise epsilon, or use at least " + fmt(clients_needed, 6) +
+           " clients for that probability to fall below " + fmt(kTolerated, 2);
   }
 
   // The configuration's notes: parameters, threat model, per-client noise, and a warning when

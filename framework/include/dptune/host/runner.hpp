@@ -80,16 +80,26 @@ void check_configured_algorithm(const PipelineConfig& config, const PluginRegist
 /// output.test_score is priced (validate prints it), or "" without one.  `data` (when given)
 /// receives the data source the checks read, for the run to read the same rows (once per process).
 /// A third-party mechanism whose audit certified a violation in a configuration the run may use
-/// is refused unless `allow_audit_violation`.
+/// is refused unless `allow_audit_violation`.  `warnings` (when given) receives what is not an
+/// error but makes the run useless, from public inputs only: one run's ε so small that its output
+/// is nearly independent of the data, a tuner's own warning before its first evaluation (DP-Hype:
+/// vote noise that swamps the votes).
 std::string check_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
                            std::shared_ptr<const DataSource>* data = nullptr,
-                           bool allow_audit_violation = false);
+                           bool allow_audit_violation = false,
+                           std::vector<std::string>* warnings = nullptr);
 
 /// `dptune validate`'s ledger check: what `dptune run` would charge the pipeline's ledger
 /// write-ahead (the dry run's guarantee and the worst-case supplement the tuner states), composed
 /// with the ledger's rows without writing them.  Throws LedgerRefused (exit 2) exactly when the
 /// run would be refused; returns the line validate prints ("" without a ledger).
 std::string check_ledger_fit(const PipelineConfig& config, const PluginRegistry& registry);
+
+/// check_ledger_fit as `validate` and `run` make it before anything is written: a refusal is a
+/// ConfigDiagnostic at the ledger section (file:line:col, key ledger.budget, exit code 2), and
+/// `run` refuses before it creates its output folder.
+std::string check_ledger_before_charge(const PipelineConfig& config,
+                                       const PluginRegistry& registry);
 
 /// The pipeline's third-party (not built-in) mechanisms as the run uses them, for audit verdicts.
 std::vector<MechanismUse> mechanism_uses(const PipelineConfig& config,
