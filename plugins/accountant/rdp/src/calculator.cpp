@@ -1054,7 +1054,7 @@ Calculator::Cost Calculator::cost(const DpEvent& event) const {
   return cost_of(options_, for_its_relation(event));
 }
 
-PrivacyGuarantee Calculator::epsilon(const DpEvent& event, double delta) const {
+PrivacyGuarantee Calculator::epsilon_as_stated(const DpEvent& event, double delta) const {
   require(delta >= 0 && delta < 1 && !std::isnan(delta),
           options_.name + ": delta must be in [0, 1), got " + num(delta));
   if (!options_.pure_only && profile_only_selection(options_, event))
@@ -1150,7 +1150,7 @@ PrivacyGuarantee Calculator::epsilon(const DpEvent& event, double delta) const {
   return g;
 }
 
-PrivacyGuarantee Calculator::delta(const DpEvent& event, double epsilon) const {
+PrivacyGuarantee Calculator::delta_as_stated(const DpEvent& event, double epsilon) const {
   require(epsilon >= 0 && !std::isnan(epsilon),
           options_.name + ": epsilon must be >= 0, got " + num(epsilon));
   if (!options_.pure_only && profile_only_selection(options_, event))
@@ -1200,6 +1200,64 @@ PrivacyGuarantee Calculator::delta(const DpEvent& event, double epsilon) const {
     derivation += "; plus the approx_dp parts (" + num(c.approx_epsilon) + ", " +
                   num(c.approx_delta) + ") by basic composition";
   g.derivation = derivation;
+  return g;
+}
+
+// A discrete_gaussian_on_grid leaf (the secure noise, scale at least s_min lattice units) is, up
+// to a total variation the pld accountant bounds (plugins/accountant/pld/src/discrete_on_grid.cpp:
+// δ_real(ε) ≤ δ_surrogate(ε) + (1 + e^ε)η over all draws), a post-processing of the continuous
+// Gaussian of multiplier σ₁ = σ·sqrt(1 − 9/s_min²).  So the whole event may also be priced as its
+// continuous surrogate at every order, fractional ones by the continuous Gaussian's series
+// (Mironov, Talwar & Zhang 2019, Sec. 3.4) and fixed-size lots by Wang, Balle & Kasiviswanathan
+// 2019's Gaussian-specific bound, with the additive term carried into the conversion
+// (delta_left_for_surrogate).  The surrogate's curve bounds the surrogate only, so the published
+// RDP curve stays the discrete one; only the (ε, δ) answer may come from the surrogate.
+PrivacyGuarantee Calculator::epsilon(const DpEvent& event, double delta) const {
+  PrivacyGuarantee g = epsilon_as_stated(event, delta);
+  if (options_.pure_only) return g;
+  const pld::ContinuousSurrogate surrogate = pld::continuous_surrogate(event);
+  if (!surrogate.replaced()) return g;
+  // ε above the cap is not taken from the surrogate: its additive term is charged at the cap.
+  const double cap = std::min(g.epsilon, 50.0);
+  const double left = delta_left_for_surrogate(delta, surrogate.log_eta, cap);
+  if (!(left > 0)) return g;
+  PrivacyGuarantee via;
+  try {
+    via = epsilon_as_stated(surrogate.event, left);
+  } catch (const PrivacyError&) {  // e.g. approx_dp parts needing all of delta: the stated route
+    return g;
+  }
+  if (!(via.epsilon < g.epsilon && via.epsilon <= cap)) return g;
+  g.epsilon = via.epsilon;
+  g.order = via.order;
+  g.derivation =
+      "discrete_gaussian_on_grid priced as the continuous Gaussian of multiplier "
+      "sigma sqrt(1 - 9/min_scale^2) at delta " +
+      num(left) + " (the rest, (1 + e^eps) " + num(std::exp(surrogate.log_eta)) +
+      " at eps <= " + num(cap) +
+      ", covers its total variation to the discrete "
+      "noise; the RDP curve shown is the discrete one): " +
+      via.derivation;
+  return g;
+}
+
+PrivacyGuarantee Calculator::delta(const DpEvent& event, double epsilon) const {
+  PrivacyGuarantee g = delta_as_stated(event, epsilon);
+  if (options_.pure_only) return g;
+  const pld::ContinuousSurrogate surrogate = pld::continuous_surrogate(event);
+  if (!surrogate.replaced()) return g;
+  const PrivacyGuarantee via = delta_as_stated(surrogate.event, epsilon);
+  const double total = via.delta + pld::surrogate_delta(surrogate.log_eta, epsilon);
+  if (!(total < g.delta)) return g;
+  g.delta = total;
+  g.order = via.order;
+  g.derivation =
+      "discrete_gaussian_on_grid priced as the continuous Gaussian of multiplier "
+      "sigma sqrt(1 - 9/min_scale^2), plus (1 + e^eps) " +
+      num(std::exp(surrogate.log_eta)) +
+      " for its total variation to the discrete noise (the RDP curve shown is the "
+      "discrete one): " +
+      via.derivation;
   return g;
 }
 

@@ -44,6 +44,18 @@ inline double rdp_to_log_delta_classic(double alpha, double tau, double epsilon)
   return (alpha - 1) * (tau - epsilon);
 }
 
+/// Converting a surrogate's curve when the real mechanism's privacy profile exceeds the
+/// surrogate's by an additive term: if δ_real(ε) ≤ δ_surrogate(ε) + (1 + e^ε)·η at every ε, then
+/// any ε ≤ epsilon_cap at which the surrogate is (ε, δ′)-DP with δ′ = delta − (1 + e^cap)·η leaves
+/// the real mechanism (ε, delta)-DP, as (1 + e^ε)η ≤ (1 + e^cap)η.  Returns that δ′ (rounded down
+/// by a relative 1e-12 of the term; ≤ 0 when the term alone exceeds delta); log_eta = ln η.
+inline double delta_left_for_surrogate(double delta, double log_eta, double epsilon_cap) {
+  if (!(log_eta > -std::numeric_limits<double>::infinity())) return delta;
+  const double log_weight = epsilon_cap > 0 ? epsilon_cap + std::log1p(std::exp(-epsilon_cap))
+                                            : std::log1p(std::exp(epsilon_cap));
+  return delta - std::exp(log_weight + log_eta) * (1 + 1e-12);
+}
+
 /// The best of the conversion over a curve's orders: the value and the order that gave it (order
 /// 0 and value +inf when no order is finite).
 struct CurveConversion {

@@ -107,6 +107,9 @@ class Calculator {
   Cost cost(const DpEvent& event) const;
 
  private:
+  /// The event's own curve (the discrete Gaussian by its own theorems), converted.
+  PrivacyGuarantee epsilon_as_stated(const DpEvent& event, double delta) const;
+  PrivacyGuarantee delta_as_stated(const DpEvent& event, double epsilon) const;
   Options options_;
 };
 
