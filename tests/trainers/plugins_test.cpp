@@ -127,27 +127,37 @@ TEST_CASE(
   const int releases = 6;
 
   // The reference, from the SDK's functions: releases 1 and 2 from the generator at release time
-  // (as `off` draws all of them); after release 2 and each later one, n/16·9 + n%16 + 64 words
-  // taken at once, from which (then the generator) the next release's noise is sampled.
+  // (as `off` draws all of them); after release 2 and each later one, words taken at once for
+  // the next release in pieces of 1 024 values, c/16·9 + c%16 + 64 words for a piece of c, from
+  // which (then the generator) each piece's noise is sampled, in order.
   Xoshiro256 reference_rng(4242);
   std::vector<std::vector<double>> off_reference, ahead_reference;
-  std::vector<std::uint64_t> taken;
   for (int r = 0; r < releases; ++r) {
     off_reference.push_back(grid_gaussian(values, s.l2, sigma, grid, reference_rng));
     for (int i = 0; i < 3; ++i) (void)reference_rng.next_u64();
   }
   Xoshiro256 ahead_rng(4242);
+  std::vector<std::vector<std::uint64_t>> taken;  // per piece
   for (int r = 0; r < releases; ++r) {
     std::vector<std::int64_t> noise(n);
     if (r < 2) {
       discrete_gaussian_tabled(ahead_rng, variance.numerator, variance.denominator, noise);
     } else {
-      RecordedThenLive source(taken, ahead_rng);
-      discrete_gaussian_tabled(source, variance.numerator, variance.denominator, noise);
+      for (std::size_t piece = 0; piece < taken.size(); ++piece) {
+        RecordedThenLive source(taken[piece], ahead_rng);
+        const std::size_t first = piece * 1024;
+        discrete_gaussian_tabled(
+            source, variance.numerator, variance.denominator,
+            std::span(noise).subspan(first, std::min<std::size_t>(1024, n - first)));
+      }
     }
     if (r >= 1) {
-      taken.resize(n / 16 * 9 + n % 16 + 64);
-      for (auto& word : taken) word = ahead_rng.next_u64();
+      taken.clear();
+      for (std::size_t first = 0; first < n; first += 1024) {
+        const std::size_t c = std::min<std::size_t>(1024, n - first);
+        taken.emplace_back(c / 16 * 9 + c % 16 + 64);
+        for (auto& word : taken.back()) word = ahead_rng.next_u64();
+      }
     }
     ahead_reference.push_back(add_noise_on_grid(values, grid, noise));
     for (int i = 0; i < 3; ++i) (void)ahead_rng.next_u64();
@@ -178,7 +188,10 @@ TEST_CASE(
   (void)g->release(one, s, rng);
   (void)grid_gaussian(values, s.l2, sigma, grid, replay);
   (void)grid_gaussian(values, s.l2, sigma, grid, replay);
-  for (std::size_t i = 0; i < n / 16 * 9 + n % 16 + 64; ++i) (void)replay.next_u64();
+  for (std::size_t first = 0; first < n; first += 1024) {  // the words taken, piece by piece
+    const std::size_t c = std::min<std::size_t>(1024, n - first);
+    for (std::size_t i = 0; i < c / 16 * 9 + c % 16 + 64; ++i) (void)replay.next_u64();
+  }
   (void)grid_gaussian(one, s.l2, sigma, gaussian_grid(s.l2, sigma, 1), replay);
   CHECK(g->release(values, s, rng) == grid_gaussian(values, s.l2, sigma, grid, replay));
 }

@@ -22,18 +22,19 @@
 // run, which releases with the same parameter every step, can have the next step's noise drawn
 // while the trainer computes the next gradient.  From the second release with the same
 // (parameter, count, generator) on, the release takes from the generator, right after its own
-// noise, the words the next release's sampler will read (a fixed number, about 9/16 of a word a
-// value against 30.1 bits read on average); the next release with the same key samples its
-// noise from those words, continuing on its generator should they not suffice.  A helper thread
-// of this instance may run that sampling in between; whether it does changes only when the work
-// is done: the noise is the same function of the generator's words, so seeded runs reproduce
-// whatever the load, and every release's noise is the exact discrete Gaussian it was (its words
-// are uniform and independent of everything the release adds them to).  A change of key
-// discards the words taken (they are never used elsewhere).  `off` draws every release from the
-// generator at release time, as before this option existed; `auto` (default) lets the helper
-// run only while this process has at least two usable cores (its CPU affinity) for each
-// instance drawing ahead, so tuners running trainings in parallel do not oversubscribe the
-// machine; `on` always lets it run.
+// noise, the words the next release's sampler will read: for each piece of 1 024 values a fixed
+// number (9/16 of a word a value and 64 more, against 30.1 bits read a value on average).  The
+// next release with the same key samples each piece from its words; a piece whose words run out
+// is sampled again, in piece order, from its words and then the generator.  A helper thread of
+// this instance samples pieces in between, and the release takes those the helper has not begun:
+// who samples a piece changes only when the work is done, since each piece's noise is the same
+// function of its words; so seeded runs reproduce whatever the load, and every release's noise is
+// the exact discrete Gaussian it was (its words are uniform and independent of everything the
+// release adds them to).  A change of key discards the words taken (they are never used
+// elsewhere).  `off` draws every release from the generator at release time, as before this
+// option existed; `auto` (default) lets the helper run only while this process has at least two
+// usable cores (its CPU affinity) for each instance drawing ahead, so tuners running trainings in
+// parallel do not oversubscribe the machine; `on` always lets it run.  docs/noise.md.
 #include <sched.h>
 
 #include <algorithm>
@@ -106,14 +107,14 @@ class NoiseAhead {
   NoiseAhead(const NoiseAhead&) = delete;
   NoiseAhead& operator=(const NoiseAhead&) = delete;
   ~NoiseAhead() {
+    if (pending_) drain(*pending_, false);
     {
       std::lock_guard lock(mutex_);
       stop_ = true;
-      cancelled_ = true;
     }
     wake_.notify_all();
     if (helper_.joinable()) helper_.join();
-    erase(pending_words_);
+    if (pending_) erase(pending_->words);
     if (counted_) instances_drawing_ahead.fetch_sub(1);
   }
 
@@ -122,21 +123,20 @@ class NoiseAhead {
                                  dptune::GridNoiseParameter variance, std::size_t count) {
     std::lock_guard serial(release_mutex_);  // concurrent releases on one instance: in turn
     const Key key{variance.numerator, variance.denominator, count, &rng};
-    std::vector<std::int64_t> noise(count);
-    if (has_pending_ && pending_key_ == key) {
-      finish_helper(false);
-      if (helper_done_) {
-        noise.swap(helper_noise_);
-      } else {  // not run or ran out of words: the same sampling, here, on the same words
-        WordsAhead words(pending_words_, rng.cryptographically_secure(), &rng);
-        dptune::discrete_gaussian_tabled(words, key.numerator, key.denominator, noise);
-      }
+    std::vector<std::int64_t> noise;
+    if (pending_ && pending_->key == key) {
+      drain(*pending_, true);
+      // Pieces whose words ran out, in order, each continuing on the generator.
+      for (std::size_t piece = 0; piece < pending_->pieces; ++piece)
+        if (pending_->state[piece] != Job::Done) sample(*pending_, piece, &rng);
+      noise.swap(pending_->noise);
     } else {
-      if (has_pending_) finish_helper(true);
+      if (pending_) drain(*pending_, false);
+      noise.resize(count);
       dptune::discrete_gaussian_tabled(rng, key.numerator, key.denominator, noise);
     }
-    erase(pending_words_);
-    has_pending_ = false;
+    if (pending_) erase(pending_->words);
+    pending_.reset();
     if (mode_ != Prefetch::Off && has_last_ && last_key_ == key) take_ahead(rng, key);
     last_key_ = key;
     has_last_ = true;
@@ -151,24 +151,86 @@ class NoiseAhead {
     bool operator==(const Key&) const = default;
   };
 
-  /// Words for the next release: 9/16 of a word a value and 64 more (it reads about 30.1 bits a
-  /// value at σ >= 2^22 grid units; bench/discrete/README.md), so they suffice but with
-  /// negligible probability; should they not, the release continues on its generator.
+  /// The noise of one release drawn ahead, in pieces of kPiece values, each sampled from words of
+  /// its own (a fixed number: words_for(its size), from offset[piece]), so that the helper and
+  /// the release can share the pieces and each piece's noise is the same whoever samples it.
+  struct Job {
+    enum State : std::uint8_t { Todo, Done, OutOfWords };
+    Key key;
+    bool secure = false;
+    std::size_t pieces = 0;
+    std::vector<std::uint64_t> words;
+    std::vector<std::size_t> offset;  // pieces + 1 entries
+    std::vector<std::int64_t> noise;
+    std::vector<State> state;
+    std::atomic<std::size_t> next{0}, finished{0};
+    std::atomic<bool> cancelled{false};
+  };
+
+  static constexpr std::size_t kPiece = 1024;
+  /// Helper work only from two pieces on: a wake-up costs microseconds, a piece about 20.
+  static constexpr std::size_t kMinCountForHelper = 2 * kPiece;
+
+  /// Words for a piece: 9/16 of a word a value and 64 more (the tabled sampler reads about 30.1
+  /// bits a value at σ >= 2^22 grid units; bench/discrete/README.md), so they suffice but with
+  /// negligible probability; should they not, the release continues that piece on its generator.
   static std::size_t words_for(std::size_t count) { return count / 16 * 9 + count % 16 + 64; }
 
+  /// Samples piece `piece` of `job` from its words, then `rng` when given; without `rng`,
+  /// running out (or a cancellation, or the sampler's own refusal) leaves it OutOfWords, to be
+  /// sampled again in order by the release, which then throws what the sampler throws.
+  static void sample(Job& job, std::size_t piece, dptune::RandomBitGenerator* rng) {
+    const std::size_t first = piece * kPiece;
+    const std::size_t size = std::min(kPiece, job.key.count - first);
+    const std::span<const std::uint64_t> words(job.words.data() + job.offset[piece],
+                                               job.offset[piece + 1] - job.offset[piece]);
+    const std::span<std::int64_t> out(job.noise.data() + first, size);
+    if (rng != nullptr) {
+      WordsAhead source(words, job.secure, rng);
+      dptune::discrete_gaussian_tabled(source, job.key.numerator, job.key.denominator, out);
+      job.state[piece] = Job::Done;
+      return;
+    }
+    try {
+      WordsAhead source(words, job.secure, nullptr, &job.cancelled);
+      dptune::discrete_gaussian_tabled(source, job.key.numerator, job.key.denominator, out);
+      job.state[piece] = Job::Done;
+    } catch (...) {
+      job.state[piece] = Job::OutOfWords;
+    }
+  }
+
+  /// Claims and samples the pieces left (or only claims them, when not `run`), then waits for
+  /// those the helper is sampling.
+  static void drain(Job& job, bool run) {
+    if (!run) job.cancelled = true;
+    for (std::size_t piece; (piece = job.next.fetch_add(1)) < job.pieces;) {
+      if (run) sample(job, piece, nullptr);
+      job.finished.fetch_add(1, std::memory_order_release);
+    }
+    while (job.finished.load(std::memory_order_acquire) < job.pieces) std::this_thread::yield();
+  }
+
   void take_ahead(dptune::RandomBitGenerator& rng, const Key& key) {
-    pending_words_.resize(words_for(key.count));
-    for (auto& word : pending_words_) word = rng.next_u64();
-    pending_key_ = key;
-    pending_secure_ = rng.cryptographically_secure();
-    has_pending_ = true;
+    auto job = std::make_shared<Job>();
+    job->key = key;
+    job->secure = rng.cryptographically_secure();
+    job->pieces = (key.count + kPiece - 1) / kPiece;
+    job->offset.resize(job->pieces + 1, 0);
+    for (std::size_t piece = 0; piece < job->pieces; ++piece)
+      job->offset[piece + 1] =
+          job->offset[piece] + words_for(std::min(kPiece, key.count - piece * kPiece));
+    job->words.resize(job->offset.back());
+    for (auto& word : job->words) word = rng.next_u64();
+    job->noise.resize(key.count);
+    job->state.assign(job->pieces, Job::Todo);
+    pending_ = job;
     if (!counted_) {
       counted_ = true;
       instances_drawing_ahead.fetch_add(1);
     }
-    std::lock_guard lock(mutex_);  // the helper is idle here (finish_helper ran)
-    helper_done_ = false;
-    if (!helper_allowed()) return;
+    if (key.count < kMinCountForHelper || !helper_allowed()) return;
+    std::lock_guard lock(mutex_);
     if (!helper_.joinable()) {
       try {
         helper_ = std::thread([this] { run_helper(); });
@@ -176,8 +238,7 @@ class NoiseAhead {
         return;
       }
     }
-    cancelled_ = false;
-    job_ = true;
+    posted_ = std::move(job);
     wake_.notify_one();
   }
 
@@ -187,35 +248,21 @@ class NoiseAhead {
     return cores >= 2 * instances_drawing_ahead.load();
   }
 
-  /// Waits until the helper is idle (cancelling its job first when `cancel`).
-  void finish_helper(bool cancel) {
-    std::unique_lock lock(mutex_);
-    if (cancel) cancelled_ = true;
-    idle_.wait(lock, [this] { return !job_ && !running_; });
-  }
-
+  /// The helper: samples the pieces of each job posted until the release has claimed them all.
+  /// A job reaches it by a shared pointer: one it sees late finds every piece claimed.
   void run_helper() {
     std::unique_lock lock(mutex_);
     for (;;) {
-      wake_.wait(lock, [this] { return stop_ || job_; });
+      wake_.wait(lock, [this] { return stop_ || posted_; });
       if (stop_) return;
-      job_ = false;
-      running_ = true;
-      const Key key = pending_key_;
+      const std::shared_ptr<Job> job = std::move(posted_);
+      posted_.reset();
       lock.unlock();
-      bool done = false;
-      std::vector<std::int64_t> noise(key.count);
-      try {
-        WordsAhead words(pending_words_, pending_secure_, nullptr, &cancelled_);
-        dptune::discrete_gaussian_tabled(words, key.numerator, key.denominator, noise);
-        done = true;
-      } catch (...) {  // out of words, cancelled, or the sampler's own refusal: the release redoes
-      }                // it on the same words and its generator, and throws what it throws
+      for (std::size_t piece; (piece = job->next.fetch_add(1)) < job->pieces;) {
+        sample(*job, piece, nullptr);
+        job->finished.fetch_add(1, std::memory_order_release);
+      }
       lock.lock();
-      running_ = false;
-      helper_done_ = done;
-      if (done) helper_noise_.swap(noise);
-      idle_.notify_all();
     }
   }
 
@@ -228,16 +275,13 @@ class NoiseAhead {
 
   const Prefetch mode_;
   std::mutex release_mutex_;
-  Key last_key_{}, pending_key_{};
-  bool has_last_ = false, has_pending_ = false, pending_secure_ = false, counted_ = false;
-  std::vector<std::uint64_t> pending_words_;
-  // The helper's state, under mutex_ (pending_words_ and pending_key_ are read by the helper
-  // only while a job runs, and written by the release only while none does).
-  std::mutex mutex_;
-  std::condition_variable wake_, idle_;
-  bool job_ = false, running_ = false, helper_done_ = false, stop_ = false;
-  std::atomic<bool> cancelled_{false};
-  std::vector<std::int64_t> helper_noise_;
+  Key last_key_{};
+  bool has_last_ = false, counted_ = false;
+  std::shared_ptr<Job> pending_;  // the words taken for the next release
+  std::mutex mutex_;              // guards posted_ and stop_ (the helper's inbox)
+  std::condition_variable wake_;
+  std::shared_ptr<Job> posted_;
+  bool stop_ = false;
   std::thread helper_;
 };
 
