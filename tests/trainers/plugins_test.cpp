@@ -177,6 +177,17 @@ TEST_CASE(
     }
   }
 
+  // Releases of fewer than 2 048 values are drawn at release time in every mode.
+  {
+    const std::vector<double> small(values.begin(), values.begin() + 2047);
+    const double small_grid = gaussian_grid(s.l2, sigma, small.size());
+    Xoshiro256 rng(5), replay(5);
+    auto on = trainer_tests::mechanism(
+        "gaussian", {{"noise_multiplier", sigma}, {"prefetch", std::string("on")}});
+    for (int r = 0; r < 4; ++r)
+      CHECK(on->release(small, s, rng) == grid_gaussian(small, s.l2, sigma, small_grid, replay));
+  }
+
   // A release with another key (here another count) in between discards the words taken: the
   // next release is drawn from the generator again, and drawing ahead restarts after two.
   auto g = trainer_tests::mechanism("gaussian",

@@ -31,10 +31,11 @@
 // function of its words; so seeded runs reproduce whatever the load, and every release's noise is
 // the exact discrete Gaussian it was (its words are uniform and independent of everything the
 // release adds them to).  A change of key discards the words taken (they are never used
-// elsewhere).  `off` draws every release from the generator at release time, as before this
-// option existed; `auto` (default) lets the helper run only while this process has at least two
-// usable cores (its CPU affinity) for each instance drawing ahead, so tuners running trainings in
-// parallel do not oversubscribe the machine; `on` always lets it run.  docs/noise.md.
+// elsewhere).  Releases of fewer than 2 048 values are always drawn at release time.  `off` draws
+// every release from the generator at release time, as before this option existed; `auto` (default)
+// lets the helper run only while this process has at least two usable cores (its CPU affinity) for
+// each instance drawing ahead, so tuners running trainings in parallel do not oversubscribe the
+// machine; `on` always lets it run.  docs/noise.md.
 #include <sched.h>
 
 #include <algorithm>
@@ -137,7 +138,8 @@ class NoiseAhead {
     }
     if (pending_) erase(pending_->words);
     pending_.reset();
-    if (mode_ != Prefetch::Off && has_last_ && last_key_ == key) take_ahead(rng, key);
+    if (mode_ != Prefetch::Off && count >= kMinCountAhead && has_last_ && last_key_ == key)
+      take_ahead(rng, key);
     last_key_ = key;
     has_last_ = true;
     return noise;
@@ -168,8 +170,9 @@ class NoiseAhead {
   };
 
   static constexpr std::size_t kPiece = 1024;
-  /// Helper work only from two pieces on: a wake-up costs microseconds, a piece about 20.
-  static constexpr std::size_t kMinCountForHelper = 2 * kPiece;
+  /// Drawn ahead only from two pieces on: a wake-up of the helper costs microseconds, a piece
+  /// about 20, and smaller releases are drawn at release time as with `off`.
+  static constexpr std::size_t kMinCountAhead = 2 * kPiece;
 
   /// Words for a piece: 9/16 of a word a value and 64 more (the tabled sampler reads about 30.1
   /// bits a value at σ >= 2^22 grid units; bench/discrete/README.md), so they suffice but with
@@ -229,7 +232,7 @@ class NoiseAhead {
       counted_ = true;
       instances_drawing_ahead.fetch_add(1);
     }
-    if (key.count < kMinCountForHelper || !helper_allowed()) return;
+    if (!helper_allowed()) return;
     std::lock_guard lock(mutex_);
     if (!helper_.joinable()) {
       try {
