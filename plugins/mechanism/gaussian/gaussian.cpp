@@ -127,9 +127,18 @@ class NoiseAhead {
     std::vector<std::int64_t> noise;
     if (pending_ && pending_->key == key) {
       drain(*pending_, true);
-      // Pieces whose words ran out, in order, each continuing on the generator.
-      for (std::size_t piece = 0; piece < pending_->pieces; ++piece)
-        if (pending_->state[piece] != Job::Done) sample(*pending_, piece, &rng);
+      // Pieces whose words ran out, in order, each continuing on the generator.  Should that
+      // throw (the generator, or the sampler's refusal), nothing is released and the words are
+      // dropped: the next release starts afresh, as after a change of key.
+      try {
+        for (std::size_t piece = 0; piece < pending_->pieces; ++piece)
+          if (pending_->state[piece] != Job::Done) sample(*pending_, piece, &rng);
+      } catch (...) {
+        erase(pending_->words);
+        pending_.reset();
+        has_last_ = false;
+        throw;
+      }
       noise.swap(pending_->noise);
     } else {
       if (pending_) drain(*pending_, false);
