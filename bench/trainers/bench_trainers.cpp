@@ -12,7 +12,9 @@
 // shared); wall-clock throughput is printed beside.  Run:
 //   taskset -c 1 build/bin/bench_trainers [seconds per case] [secure]
 // (secure: each workload's float rows once more with `noise: secure`, and the fast / secure
-// ratios of the same run)
+// ratios of the same run; prefetch: fast noise, secure noise drawn at release time and secure
+// noise drawn ahead on a helper thread, wall-clock rates, interleaved rounds, float rows:
+//   taskset -c 0,1 build/bin/bench_trainers 1 prefetch)
 // (DPTUNE_BENCH_ONLY="784-256-10 float", or a part of that, runs only the matching cases)
 // and the data set-up (loading and splitting Fashion-MNIST's IDX files, drawing 70 000 x 784
 // Gaussian blobs), wall and CPU seconds:
@@ -21,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -55,13 +58,15 @@ Dataset synthetic(std::size_t n, std::size_t d, std::size_t classes, std::uint64
 
 class Context final : public TrainingContext {
  public:
-  Context(const host::PluginRegistry& r, std::string noise)
-      : registry_(r), noise_(std::move(noise)), rng_(1) {}
+  Context(const host::PluginRegistry& r, std::string noise, std::string prefetch = "off")
+      : registry_(r), noise_(std::move(noise)), prefetch_(std::move(prefetch)), rng_(1) {}
   RandomBitGenerator& rng() override { return rng_; }
   std::shared_ptr<const Mechanism> mechanism(const Params& overrides) override {
     // The gaussian plugin's `noise` parameter: secure (grid + exact discrete Gaussian, the
     // default) or fast (floating-point polar method).
-    return registry_.create_mechanism("gaussian", Params{{"noise", noise_}}.merged(overrides));
+    // `prefetch` (secure only): the next step's noise drawn ahead on a helper thread or not.
+    return registry_.create_mechanism(
+        "gaussian", Params{{"noise", noise_}, {"prefetch", prefetch_}}.merged(overrides));
   }
   const Accountant& accountant() const override { throw Error("no accountant in the benchmark"); }
   double delta() const override { return 1e-5; }
@@ -69,7 +74,7 @@ class Context final : public TrainingContext {
 
  private:
   const host::PluginRegistry& registry_;
-  std::string noise_;
+  std::string noise_, prefetch_;
   Xoshiro256 rng_;
 };
 
@@ -78,6 +83,13 @@ class Context final : public TrainingContext {
 double thread_seconds() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+/// CPU time of the whole process (all threads: the helper that draws noise ahead included).
+double process_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
@@ -175,6 +187,90 @@ double run(const char* label, const Dataset& data, const std::string& model, std
   return examples / loop;
 }
 
+/// Wall-clock and process-CPU rates of the loop (examples per second) with one noise set-up.
+struct Rates {
+  double wall = 0, process = 0, thread = 0;
+};
+
+/// A trained network and its step count, calibrated once per configuration: `rounds` then
+/// times the configurations in turn, so each round's ratios share the machine's load.
+struct Timed {
+  std::string noise, prefetch;
+  std::unique_ptr<Context> context;
+  std::shared_ptr<const Mechanism> mechanism;
+  NoiseFunction noise_function;
+  std::unique_ptr<Network> network;
+  DpSgdOptions options;
+  Rates best;
+};
+
+Rates time_once(Timed& t, const Dataset& data) {
+  // A mechanism of its own per timing, as each training run gets one: `auto` counts the
+  // instances drawing ahead in the process, and the other configurations' must not count.
+  t.mechanism = t.context->mechanism(Params{{"noise_multiplier", 1.0}});
+  t.noise_function = mechanism_noise(t.mechanism, t.context->rng());
+  const double examples = static_cast<double>(dp_schedule(data.rows, t.options).steps) *
+                          static_cast<double>(t.options.lot_size);
+  const auto wall0 = std::chrono::steady_clock::now();
+  const double p0 = process_seconds(), t0 = thread_seconds();
+  train_dp_sgd(*t.network, data, t.options, t.context->rng(), t.noise_function);
+  const double thread = thread_seconds() - t0, process = process_seconds() - p0;
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  t.noise_function = NoiseFunction{};
+  t.mechanism.reset();
+  return {examples / wall, examples / process, examples / thread};
+}
+
+/// Fast noise, secure noise drawn at release time and secure noise drawn ahead (helper thread,
+/// `prefetch: on`, and the default `auto`), interleaved over `rounds` rounds on float rows; best
+/// wall-clock rate of each and the ratios to fast noise.
+void prefetch_rounds(const char* label, const Dataset& data, const std::string& model,
+                     std::size_t hidden, std::size_t lot, double budget,
+                     const host::PluginRegistry& registry, int rounds) {
+  std::vector<Timed> configurations;
+  for (const auto& [noise, prefetch] : {std::pair{"fast", "off"}, std::pair{"secure", "off"},
+                                        std::pair{"secure", "auto"}, std::pair{"secure", "on"}}) {
+    Timed t;
+    t.noise = noise;
+    t.prefetch = prefetch;
+    t.context = std::make_unique<Context>(registry, noise, prefetch);
+    t.mechanism = t.context->mechanism(Params{{"noise_multiplier", 1.0}});
+    t.noise_function = mechanism_noise(t.mechanism, t.context->rng());
+    t.network = std::make_unique<Network>(make_architecture(model, hidden, 0, data));
+    t.network->initialise(t.context->rng());
+    t.options.lot_size = lot;
+    t.options.learning_rate = 0.05;
+    t.options.noise_multiplier = 1.0;
+    t.options.clipping_norm = 1.0;
+    t.options.epochs = 1;
+    train_dp_sgd(*t.network, data, t.options, t.context->rng(), t.noise_function);  // warm-up
+    const auto wall0 = std::chrono::steady_clock::now();
+    train_dp_sgd(*t.network, data, t.options, t.context->rng(), t.noise_function);
+    const double one =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    t.noise_function = NoiseFunction{};
+    t.mechanism.reset();
+    t.options.epochs =
+        std::max<std::size_t>(1, static_cast<std::size_t>(budget / std::max(one, 1e-9)));
+    configurations.push_back(std::move(t));
+  }
+  for (int r = 0; r < rounds; ++r)
+    for (Timed& t : configurations) {
+      const Rates rates = time_once(t, data);
+      t.best.wall = std::max(t.best.wall, rates.wall);
+      t.best.process = std::max(t.best.process, rates.process);
+      t.best.thread = std::max(t.best.thread, rates.thread);
+    }
+  const double fast = configurations.front().best.wall;
+  for (const Timed& t : configurations)
+    std::printf(
+        "%-34s noise %-6s prefetch %-4s  wall %8.4f M examples/s (fast / this %.2fx) | process "
+        "CPU %8.4f M/s | thread CPU %8.4f M/s\n",
+        label, t.noise.c_str(), t.prefetch.c_str(), t.best.wall / 1e6, fast / t.best.wall,
+        t.best.process / 1e6, t.best.thread / 1e6);
+}
+
 /// Times one data source's make() (load or draw, split, preprocess), as `dptune run` does it
 /// before the first trial.
 void time_setup(const char* label, const std::string& source, const Params& params,
@@ -238,6 +334,7 @@ int main(int argc, char** argv) {
   // Double rows (the anchor: the trainers' double path) against the same data as float rows;
   // with `secure`, each workload's float rows again with the default noise, and the ratios.
   const bool secure = argc > 2 && std::string(argv[2]) == "secure";
+  const bool prefetch = argc > 2 && std::string(argv[2]) == "prefetch";
   struct Workload {
     const char* key;
     const char* label;
@@ -250,6 +347,14 @@ int main(int argc, char** argv) {
       {"64-128-10", "MLP 64-128-10, n=1797, lots 64", &digits, "mlp", 128, 64, mlp_flop},
       {"784-256-10", "MLP 784-256-10, n=70000, lots 256", &fashion, "mlp", 256, 256, big_flop},
       {"logistic", "logistic regression 30-1, n=569", &lr, "logistic", 0, 64, lr_flop}};
+  if (prefetch) {
+    // Best of five interleaved rounds; with `taskset -c 0,1` the helper has a core of its own.
+    for (const Workload& w : workloads)
+      if (selected(only, w.key, true))
+        prefetch_rounds(w.label, as_float_rows_only(*w.data), w.model, w.hidden, w.lot, budget,
+                        registry, 5);
+    return 0;
+  }
   std::vector<std::string> ratios;
   for (const Workload& w : workloads) {
     double fast_float = 0;

@@ -765,3 +765,32 @@ TEST_CASE("tabled samplers: exact functions of the bit stream, refusals, no allo
   discrete_gaussian_tabled(rng, 100, 1, out);
   CHECK(g_allocations.load() == before);
 }
+
+TEST_CASE("tabled samplers: an exception inside a draw reaches the caller") {
+  // A generator that fails after its first 440 words: the batch of 1 000 draws fetches 2 x 218
+  // words at first (7/16 of a word a draw and stream), then more from inside a draw, where the
+  // failure happens.  It must reach the caller as thrown (the sampler's loop was compiled with
+  // target_clones, through which g++ 12 let no exception pass: std::terminate).
+  struct Failure {};
+  class FailingAfter final : public RandomBitGenerator {
+   public:
+    explicit FailingAfter(int words) : left_(words) {}
+    std::uint64_t next_u64() override {
+      if (left_-- == 0) throw Failure{};
+      return inner_.next_u64();
+    }
+    bool cryptographically_secure() const override { return false; }
+    std::string description() const override { return "failing"; }
+
+   private:
+    int left_;
+    Xoshiro256 inner_{5};
+  };
+  std::vector<std::int64_t> out(1000);
+  FailingAfter gaussian_source(440), laplace_source(440);
+  CHECK_THROWS_AS(discrete_gaussian_tabled(gaussian_source, 140744067154917ULL, 8, out), Failure);
+  CHECK_THROWS_AS(discrete_laplace_tabled(laplace_source, 4194304, 1, out), Failure);
+  // (and the generator was indeed read from inside the draws, past the first batches)
+  FailingAfter enough(100000);
+  CHECK_NOTHROW(discrete_gaussian_tabled(enough, 140744067154917ULL, 8, out));
+}

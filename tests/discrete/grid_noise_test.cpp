@@ -20,6 +20,7 @@
 
 #include "dptune/errors.hpp"
 #include "dptune/grid_noise.hpp"
+#include "dptune/helpers/discrete.hpp"
 #include "dptune/rng.hpp"
 
 namespace {
@@ -169,6 +170,33 @@ TEST_CASE("grid_gaussian: exact multiples of g and the discrete Gaussian pmf of 
       80);
   INFO("chi-square p-value " << p);
   CHECK(p > 1e-6);
+}
+
+TEST_CASE("add_noise_on_grid: grid_gaussian is the tabled noise added on the grid") {
+  // The split the gaussian mechanism uses to draw its noise ahead: the same values, bit for bit.
+  const std::vector<double> values = {0.3, -1.7, 1e-9, 123.456, -0.125, 0.0};
+  const double l2 = 0.75, multiplier = 1.3;
+  const double grid = dptune::gaussian_grid(l2, multiplier, values.size());
+  dptune::Xoshiro256 whole(77), split(77);
+  for (int release = 0; release < 3; ++release) {
+    const std::vector<double> expected = dptune::grid_gaussian(values, l2, multiplier, grid, whole);
+    const auto variance = dptune::grid_gaussian_variance(l2, multiplier, grid, values.size());
+    std::vector<std::int64_t> noise(values.size());
+    dptune::discrete_gaussian_tabled(split, variance.numerator, variance.denominator, noise);
+    CHECK(dptune::add_noise_on_grid(values, grid, noise) == expected);
+  }
+  std::vector<std::int64_t> noise(values.size(), 0);
+  CHECK_THROWS_AS(dptune::add_noise_on_grid(values, 0.3, noise), dptune::InvalidArgument);
+  CHECK_THROWS_AS(dptune::add_noise_on_grid(values, grid, std::span(noise).first(2)),
+                  dptune::InvalidArgument);
+  const std::vector<double> bad = {1.0, std::numeric_limits<double>::quiet_NaN()};
+  CHECK_THROWS_AS(dptune::add_noise_on_grid(bad, grid, std::span(noise).first(2)),
+                  dptune::InvalidArgument);
+  // Rounding half away from zero, then the noise, in grid steps of 1/4.
+  const std::vector<double> ties = {0.125, -0.125, 0.375};
+  const std::vector<std::int64_t> offsets_in_steps = {0, 2, -1};
+  CHECK(dptune::add_noise_on_grid(ties, 0.25, offsets_in_steps) ==
+        std::vector<double>{0.25, 0.25, 0.25});
 }
 
 TEST_CASE("grid_laplace: exact multiples of g and the discrete Laplace pmf of its parameter") {

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "dptune/helpers/discrete.hpp"
+#include "dptune/helpers/grid_noise.hpp"
 #include "support.hpp"
 
 using namespace dptune;
@@ -75,6 +77,156 @@ TEST_CASE("gaussian mechanism: secure noise is at least the stated 2^22 grid uni
   MESSAGE("noise stddev " << units << " grid steps");
   CHECK(units > 0.95 * 4194304.0);
   CHECK(units < 1.05 * 4194304.0);
+}
+
+namespace {
+
+/// Words recorded in advance, then a live generator: what the gaussian mechanism's `prefetch`
+/// documents it samples the third and later releases of a run from.
+class RecordedThenLive final : public RandomBitGenerator {
+ public:
+  RecordedThenLive(std::vector<std::uint64_t> words, RandomBitGenerator& live)
+      : words_(std::move(words)), live_(live) {}
+  std::uint64_t next_u64() override {
+    return next_ < words_.size() ? words_[next_++] : live_.next_u64();
+  }
+  bool cryptographically_secure() const override { return false; }
+  std::string description() const override { return "recorded words"; }
+
+ private:
+  std::vector<std::uint64_t> words_;
+  std::size_t next_ = 0;
+  RandomBitGenerator& live_;
+};
+
+/// The releases of one run as the trainer makes them: a release, then a few words for the next
+/// lot, each time.
+std::vector<std::vector<double>> run_releases(const Mechanism& g, const std::vector<double>& values,
+                                              const Sensitivity& s, RandomBitGenerator& rng,
+                                              int releases) {
+  std::vector<std::vector<double>> out;
+  for (int r = 0; r < releases; ++r) {
+    out.push_back(g.release(values, s, rng));
+    for (int i = 0; i < 3; ++i) (void)rng.next_u64();  // the next lot's sampling
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "gaussian mechanism: noise drawn ahead (prefetch) is the documented function of the bits") {
+  const std::size_t n = 5000;
+  std::vector<double> values(n);
+  for (std::size_t i = 0; i < n; ++i) values[i] = std::sin(static_cast<double>(i)) * 3;
+  Sensitivity s;
+  s.l2 = 0.5;
+  const double sigma = 1.1;
+  const double grid = gaussian_grid(s.l2, sigma, n);
+  const auto variance = grid_gaussian_variance(s.l2, sigma, grid, n);
+  const int releases = 6;
+
+  // The reference, from the SDK's functions: releases 1 and 2 from the generator at release time
+  // (as `off` draws all of them); after release 2 and each later one, words taken at once for
+  // the next release in pieces of 1 024 values, c/16·9 + c%16 + 64 words for a piece of c, from
+  // which (then the generator) each piece's noise is sampled, in order.
+  Xoshiro256 reference_rng(4242);
+  std::vector<std::vector<double>> off_reference, ahead_reference;
+  for (int r = 0; r < releases; ++r) {
+    off_reference.push_back(grid_gaussian(values, s.l2, sigma, grid, reference_rng));
+    for (int i = 0; i < 3; ++i) (void)reference_rng.next_u64();
+  }
+  Xoshiro256 ahead_rng(4242);
+  std::vector<std::vector<std::uint64_t>> taken;  // per piece
+  for (int r = 0; r < releases; ++r) {
+    std::vector<std::int64_t> noise(n);
+    if (r < 2) {
+      discrete_gaussian_tabled(ahead_rng, variance.numerator, variance.denominator, noise);
+    } else {
+      for (std::size_t piece = 0; piece < taken.size(); ++piece) {
+        RecordedThenLive source(taken[piece], ahead_rng);
+        const std::size_t first = piece * 1024;
+        discrete_gaussian_tabled(
+            source, variance.numerator, variance.denominator,
+            std::span(noise).subspan(first, std::min<std::size_t>(1024, n - first)));
+      }
+    }
+    if (r >= 1) {
+      taken.clear();
+      for (std::size_t first = 0; first < n; first += 1024) {
+        const std::size_t c = std::min<std::size_t>(1024, n - first);
+        taken.emplace_back(c / 16 * 9 + c % 16 + 64);
+        for (auto& word : taken.back()) word = ahead_rng.next_u64();
+      }
+    }
+    ahead_reference.push_back(add_noise_on_grid(values, grid, noise));
+    for (int i = 0; i < 3; ++i) (void)ahead_rng.next_u64();
+  }
+  REQUIRE(ahead_reference[2] != off_reference[2]);  // the two schemes do differ from release 3
+
+  for (const char* mode : {"off", "auto", "on"}) {
+    CAPTURE(mode);
+    auto g = trainer_tests::mechanism(
+        "gaussian", {{"noise_multiplier", sigma}, {"prefetch", std::string(mode)}});
+    Xoshiro256 rng(4242);
+    const auto released = run_releases(*g, values, s, rng, releases);
+    const auto& expected = std::string(mode) == "off" ? off_reference : ahead_reference;
+    for (int r = 0; r < releases; ++r) {
+      CAPTURE(r);
+      CHECK(released[r] == expected[r]);
+    }
+  }
+
+  // Releases of fewer than 2 048 values are drawn at release time in every mode.
+  {
+    const std::vector<double> small(values.begin(), values.begin() + 2047);
+    const double small_grid = gaussian_grid(s.l2, sigma, small.size());
+    Xoshiro256 rng(5), replay(5);
+    auto on = trainer_tests::mechanism(
+        "gaussian", {{"noise_multiplier", sigma}, {"prefetch", std::string("on")}});
+    for (int r = 0; r < 4; ++r)
+      CHECK(on->release(small, s, rng) == grid_gaussian(small, s.l2, sigma, small_grid, replay));
+  }
+
+  // A release with another key (here another count) in between discards the words taken: the
+  // next release is drawn from the generator again, and drawing ahead restarts after two.
+  auto g = trainer_tests::mechanism("gaussian",
+                                    {{"noise_multiplier", sigma}, {"prefetch", std::string("on")}});
+  Xoshiro256 rng(9), replay(9);
+  (void)g->release(values, s, rng);
+  (void)g->release(values, s, rng);  // takes words for a third release of n values
+  const std::vector<double> one = {0.25};
+  (void)g->release(one, s, rng);
+  (void)grid_gaussian(values, s.l2, sigma, grid, replay);
+  (void)grid_gaussian(values, s.l2, sigma, grid, replay);
+  for (std::size_t first = 0; first < n; first += 1024) {  // the words taken, piece by piece
+    const std::size_t c = std::min<std::size_t>(1024, n - first);
+    for (std::size_t i = 0; i < c / 16 * 9 + c % 16 + 64; ++i) (void)replay.next_u64();
+  }
+  (void)grid_gaussian(one, s.l2, sigma, gaussian_grid(s.l2, sigma, 1), replay);
+  CHECK(g->release(values, s, rng) == grid_gaussian(values, s.l2, sigma, grid, replay));
+}
+
+TEST_CASE("gaussian mechanism: noise drawn ahead on the helper thread keeps the law") {
+  // prefetch: on, releases 3 to 5 of 200 001 values (sampled on the helper thread from words
+  // taken ahead): mean, variance and E|X| of N(0, (σ Δ₂)²) within 5 standard errors.
+  auto g = trainer_tests::mechanism("gaussian",
+                                    {{"noise_multiplier", 2.0}, {"prefetch", std::string("on")}});
+  const std::size_t n = 200001;
+  const std::vector<double> values(n, 7.0);
+  Sensitivity s;
+  s.l2 = 1.5;  // stddev 3
+  Xoshiro256 rng(31);
+  const auto released = run_releases(*g, values, s, rng, 5);
+  for (int r = 2; r < 5; ++r) {
+    CAPTURE(r);
+    const Moments m = moments(released[r], 7.0);
+    CHECK(std::abs(m.mean - 7.0) < 5 * 3 / std::sqrt(double(n)));
+    CHECK(std::abs(m.variance - 9.0) < 5 * 9 * std::sqrt(2.0 / n));
+    CHECK(std::abs(m.mean_abs - 3 * std::sqrt(2 / std::numbers::pi)) <
+          5 * 3 * 0.6 / std::sqrt(double(n)));
+  }
+  CHECK(released[2] != released[3]);
 }
 
 TEST_CASE("laplace mechanism: Laplace(0, b Δ₁) per coordinate, event Laplace(b)") {

@@ -744,8 +744,9 @@ class BlockTable {
   BlockTable(Law law, std::uint64_t coefficient, std::uint64_t den, std::uint64_t reach,
              std::uint64_t max_blocks = kMaxBlocks);
 
-  /// Draws into `out`; compiled twice, for x86-64-v3 (lzcnt, shlx: about a quarter faster) and
-  /// for the baseline, chosen at load time (the same results: integer operations only).
+  /// Draws into `out`; the loop is compiled twice, for x86-64-v3 (lzcnt, shlx: about a quarter
+  /// faster) and for the baseline, chosen on the first call (the same results: integer
+  /// operations only).
   void fill(RandomBitGenerator& rng, std::span<std::int64_t> out) const;
 
  private:
@@ -763,7 +764,10 @@ class BlockTable {
 
   [[gnu::always_inline]] Outcome round_in_window(std::uint64_t window, int& used,
                                                  std::int64_t& value) const;
-  std::int64_t draw(WordStream& stream) const;
+  [[gnu::always_inline]] std::int64_t draw(WordStream& stream) const;
+  [[gnu::always_inline]] void fill_loop(RandomBitGenerator& rng, std::span<std::int64_t> out) const;
+  void fill_baseline(RandomBitGenerator& rng, std::span<std::int64_t> out) const;
+  void fill_v3(RandomBitGenerator& rng, std::span<std::int64_t> out) const;
   bool accept_in_wedge(BitPool& pool, std::uint32_t block, std::uint64_t m, int examined) const;
   [[gnu::noinline]] bool round(BitPool& pool, std::int64_t& value) const;
   static std::int64_t signed_value(std::uint64_t m, bool negative) {
@@ -1042,12 +1046,8 @@ inline BlockTable::Outcome BlockTable::round_in_window(std::uint64_t window, int
   return Outcome::Accepted;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-#endif
 /// One draw from `stream`: rounds in the window until one decides, round() when it cannot.
-inline std::int64_t
-BlockTable::draw(WordStream& stream) const {
+inline std::int64_t BlockTable::draw(WordStream& stream) const {
   for (;;) {
     int used = 0;
     std::int64_t value = 0;
@@ -1064,7 +1064,7 @@ BlockTable::draw(WordStream& stream) const {
   }
 }
 
-void BlockTable::fill(RandomBitGenerator& rng, std::span<std::int64_t> out) const {
+inline void BlockTable::fill_loop(RandomBitGenerator& rng, std::span<std::int64_t> out) const {
   // Two streams, alternately: a draw's bit position depends on the previous draw of its own
   // stream only, so the processor overlaps the two chains of dependent loads and shifts.  Each
   // stream takes fresh words from the generator, independent of everything before, so each reads
@@ -1081,6 +1081,38 @@ void BlockTable::fill(RandomBitGenerator& rng, std::span<std::int64_t> out) cons
   }
   if (i < out.size()) out[i] = draw(first);
 }
+
+// The two compilations of the loop, dispatched by hand rather than with target_clones: g++ 12
+// treats a call to a target_clones function as one that cannot throw, so an exception from the
+// generator or from a refusal inside a draw (the Errors above) ended in std::terminate instead
+// of reaching the caller (test: "tabled samplers: an exception inside a draw reaches the
+// caller").
+void BlockTable::fill_baseline(RandomBitGenerator& rng, std::span<std::int64_t> out) const {
+  fill_loop(rng, out);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target("arch=x86-64-v3"))) void BlockTable::fill_v3(
+    RandomBitGenerator& rng, std::span<std::int64_t> out) const {
+  fill_loop(rng, out);
+}
+
+void BlockTable::fill(RandomBitGenerator& rng, std::span<std::int64_t> out) const {
+  static const bool v3 = __builtin_cpu_supports("x86-64-v3") != 0;
+  if (v3)
+    fill_v3(rng, out);
+  else
+    fill_baseline(rng, out);
+}
+#else
+void BlockTable::fill_v3(RandomBitGenerator& rng, std::span<std::int64_t> out) const {
+  fill_loop(rng, out);
+}
+
+void BlockTable::fill(RandomBitGenerator& rng, std::span<std::int64_t> out) const {
+  fill_baseline(rng, out);
+}
+#endif
 
 /// The tables of the last few parameters drawn on this thread (a DP-SGD run draws with one sigma
 /// for thousands of releases; building a table takes a few milliseconds).

@@ -179,6 +179,16 @@ std::vector<double> grid_laplace(std::span<const double> values, double l1, doub
   return add_on_grid("grid_laplace", values, grid_exponent("grid_laplace", grid), noise);
 }
 
+std::vector<double> add_noise_on_grid(std::span<const double> values, double grid,
+                                      std::span<const std::int64_t> noise) {
+  check_values("add_noise_on_grid", values);
+  const int e = grid_exponent("add_noise_on_grid", grid);
+  if (noise.size() != values.size())
+    throw InvalidArgument("add_noise_on_grid: " + std::to_string(noise.size()) +
+                          " noise values for " + std::to_string(values.size()) + " values");
+  return add_on_grid("add_noise_on_grid", values, e, noise);
+}
+
 std::vector<double> grid_gaussian(std::span<const double> values, double l2, double multiplier,
                                   double grid, RandomBitGenerator& rng) {
   check_values("grid_gaussian", values);

@@ -70,6 +70,15 @@ std::vector<double> grid_laplace(std::span<const double> values, double l1, doub
 std::vector<double> grid_gaussian(std::span<const double> values, double l2, double multiplier,
                                   double grid, RandomBitGenerator& rng);
 
+/// round(v / g) + noise[i], times g, for each value: the last step of grid_laplace and
+/// grid_gaussian, for a caller that draws the integer noise itself (e.g. ahead of the release, as
+/// the gaussian mechanism does with `prefetch`; the noise must be drawn with the parameter of
+/// grid_gaussian_variance or grid_laplace_scale for the same l2/l1, multiplier, grid and count).
+/// `grid` a power of two; noise.size() == values.size().  Throws as grid_gaussian does on
+/// non-finite values and values beyond 2^52 grid steps.
+std::vector<double> add_noise_on_grid(std::span<const double> values, double grid,
+                                      std::span<const std::int64_t> noise);
+
 /// The rational parameter actually given to the integer sampler (rounded up), for tests and
 /// reports: scale (Laplace) or σ² (Gaussian) in grid units as numerator / denominator.
 struct GridNoiseParameter {
