@@ -18,7 +18,14 @@ void positive_finite(double v, const char* event, const char* arg) {
 
 DpEvent::DpEvent(Kind kind, double x, double y, std::int64_t n, std::int64_t m,
                  std::vector<DpEvent> children)
-    : kind_(kind), x_(x), y_(y), n_(n), m_(m), children_(std::move(children)) {}
+    : kind_(kind),
+      x_(x),
+      y_(y),
+      n_(n),
+      m_(m),
+      children_(children.empty()
+                    ? nullptr
+                    : std::make_shared<const std::vector<DpEvent>>(std::move(children))) {}
 
 DpEvent DpEvent::no_op() { return {Kind::NoOp, 0, 0, 0, 0, {}}; }
 DpEvent DpEvent::non_private() { return {Kind::NonPrivate, 0, 0, 0, 0, {}}; }
@@ -160,11 +167,12 @@ const DpEvent& DpEvent::inner() const {
       kind_ != Kind::SelfComposed && kind_ != Kind::RepeatAndSelect &&
       kind_ != Kind::RepeatUntilAccepted && kind_ != Kind::ReplaceOne)
     wrong_kind("inner", kind_);
-  return children_.front();
+  return children_->front();
 }
 const std::vector<DpEvent>& DpEvent::events() const {
   if (kind_ != Kind::Composed && kind_ != Kind::OneOf) wrong_kind("events", kind_);
-  return children_;
+  static const std::vector<DpEvent> kNone;
+  return children_ ? *children_ : kNone;
 }
 
 const char* DpEvent::kind_name(Kind kind) {
@@ -206,8 +214,10 @@ std::string DpEvent::to_string() const {
 }
 
 bool DpEvent::operator==(const DpEvent& other) const {
-  return kind_ == other.kind_ && x_ == other.x_ && y_ == other.y_ && n_ == other.n_ &&
-         m_ == other.m_ && children_ == other.children_;
+  if (kind_ != other.kind_ || x_ != other.x_ || y_ != other.y_ || n_ != other.n_ || m_ != other.m_)
+    return false;
+  if (children_ == other.children_) return true;  // shared parts (a copy), or two leaves
+  return children_ && other.children_ && *children_ == *other.children_;
 }
 
 }  // namespace dptune

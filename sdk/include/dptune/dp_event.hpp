@@ -45,6 +45,7 @@
 #include <boost/config.hpp>
 #include <cstdint>
 
+#include <memory>
 #include <string>
 #include <vector>
 #include "dptune/abi.hpp"
@@ -154,7 +155,10 @@ class BOOST_SYMBOL_VISIBLE DpEvent {
   Kind kind_ = Kind::NoOp;
   double x_ = 0, y_ = 0;
   std::int64_t n_ = 0, m_ = 0;
-  std::vector<DpEvent> children_;
+  // Shared and immutable: an event is a value, so copying one (the accountants restate, cache and
+  // compose events of millions of steps) shares its parts instead of copying the tree.  Null for a
+  // leaf.
+  std::shared_ptr<const std::vector<DpEvent>> children_;
 };
 
 #if DPTUNE_PLUGIN_ABI_MINOR >= 3
