@@ -523,7 +523,7 @@ TEST_CASE("command trainer: the model's files, released and loaded back for pred
         std::string::npos);
 }
 
-TEST_CASE("command trainer: without model files nothing can be released; a stray model refused") {
+TEST_CASE("command trainer: without model files nothing can be released, and a stray model is refused") {
   Context context;
   const TrainedModel trained = train(make_config(params("no_files")), data(), context);
   const auto* file_model = dynamic_cast<const FileModel*>(trained.model.get());

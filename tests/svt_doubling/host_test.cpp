@@ -52,6 +52,7 @@ struct Pipeline {
     std::ostringstream out;
     dptune::host::RunOptions options;
     options.show_progress = false;
+    options.verbose = true;  // every note in full (the console shortens notes otherwise)
     dptune::host::run_pipeline(config, registry, options, out);
     // The console wraps long notes at 100 columns: join continuation lines to search phrases.
     std::string text;
