@@ -635,8 +635,9 @@ class Loader {
                  "(e.g. learning_rate: {float: [1.0e-4, 1.0e-1], log: true})");
   }
 
-  void load_dimension(const Entry& dim) {
-    const std::string path = join_path("search_space", dim.key);
+  /// The algorithm's parameter a search-space dimension names: refused when the algorithm has
+  /// no such parameter or fixes it in algorithm.params.
+  const ParamSpec& searchable_parameter(const Entry& dim, const std::string& path) {
     const std::string& algo = config_.algorithm.use;
     const ParamSpec* spec = algorithm_schema_->find(dim.key);
     if (!spec)
@@ -649,11 +650,11 @@ class Loader {
                (fixed->key_loc.line > 0 ? " (line " + std::to_string(fixed->key_loc.line) + ")"
                                         : std::string(" (with --set)")) +
                ": a parameter is either fixed or searched");
+    return *spec;
+  }
 
-    const Node& n = dim.value;
-    require_map(n, path);
-    explain_optuna_spelling(n, path);
-    check_keys(n, path, {"float", "int", "categorical", "log", "step"});
+  /// The dimension's one type key (float, int or categorical).
+  const Entry& dimension_type(const Node& n, const std::string& path) {
     const Entry* kind = nullptr;
     for (const auto& e : n.entries) {
       if (e.key != "float" && e.key != "int" && e.key != "categorical") continue;
@@ -666,6 +667,18 @@ class Loader {
     if (!kind)
       fail(n.loc, path,
            "missing the dimension's type: one of the keys 'float', 'int' or 'categorical'");
+    return *kind;
+  }
+
+  void load_dimension(const Entry& dim) {
+    const std::string path = join_path("search_space", dim.key);
+    const std::string& algo = config_.algorithm.use;
+    const ParamSpec* spec = &searchable_parameter(dim, path);
+    const Node& n = dim.value;
+    require_map(n, path);
+    explain_optuna_spelling(n, path);
+    check_keys(n, path, {"float", "int", "categorical", "log", "step"});
+    const Entry* kind = &dimension_type(n, path);
     const std::string kind_path = join_path(path, kind->key);
     const Entry* log_entry = n.find("log");
     const Entry* step_entry = n.find("step");

@@ -158,8 +158,16 @@ class DPareto final : public dptune::Tuner {
   static dptune::TunerTraits traits() { return {.outputs = dptune::TunerOutputs::Map}; }
 
   static dptune::ParamSchema schema() {
-    return dptune::ParamSchema{}
-        .add_int("initial_points", "k0: random initial candidates (Algorithm 2)")
+    dptune::ParamSchema s;
+    add_design_params(s);
+    add_reference_params(s);
+    add_acquisition_params(s);
+    add_model_params(s);
+    return s;
+  }
+  /// The initial design, the iterations and the GP fits (Avent et al. 2020, Algorithm 2).
+  static void add_design_params(dptune::ParamSchema& s) {
+    s.add_int("initial_points", "k0: random initial candidates (Algorithm 2)")
         .min(1)
         .default_to(std::int64_t{16})
         .add_int("iterations", "k: Bayesian-optimisation iterations after the initial design")
@@ -179,8 +187,11 @@ class DPareto final : public dptune::Tuner {
         .add_int("refit_every",
                  "fast mode: re-optimise GP hyperparameters every this many iterations")
         .min(1)
-        .default_to(std::int64_t{5})
-        .add_string("reference", "HVPoI reference: fixed anti-ideal point or GPflowOpt's estimate")
+        .default_to(std::int64_t{5});
+  }
+  /// The hypervolume reference point and the error transform.
+  static void add_reference_params(dptune::ParamSchema& s) {
+    s.add_string("reference", "HVPoI reference: fixed anti-ideal point or GPflowOpt's estimate")
         .one_of({"fixed", "adaptive"})
         .default_to(std::string("fixed"))
         .add_float("reference_epsilon", "anti-ideal epsilon (Avent et al. 2020 §4.1: 10)")
@@ -193,8 +204,11 @@ class DPareto final : public dptune::Tuner {
         .add_float("error_clamp", "errors are clamped into [c, 1 - c] before the logit")
         .min_exclusive(0)
         .max_exclusive(0.5)
-        .default_to(1e-4)
-        .add_int("candidates", "space-filling candidates per acquisition optimisation")
+        .default_to(1e-4);
+  }
+  /// The acquisition sweep, its refinement and the initial trials.
+  static void add_acquisition_params(dptune::ParamSchema& s) {
+    s.add_int("candidates", "space-filling candidates per acquisition optimisation")
         .min(16)
         .default_to(std::int64_t{3000})
         .add_int("local_starts", "box-bounded L-BFGS refinements from the best candidates")
@@ -227,10 +241,13 @@ class DPareto final : public dptune::Tuner {
                  "privacy_model accountant: price only the best this many sweep candidates by "
                  "the all-GP acquisition, then re-rank them exactly (0: price every candidate)")
         .min(0)
-        .default_to(std::int64_t{300})
-        .add_float("optimism",
-                   "kappa: hypervolume improvement at the optimistic mean - kappa sd (SMS-EGO's "
-                   "lower confidence bound); 0: HVPoI as published")
+        .default_to(std::int64_t{300});
+  }
+  /// The objectives' models: optimism, initial design kind, noise, runtime.
+  static void add_model_params(dptune::ParamSchema& s) {
+    s.add_float("optimism",
+                "kappa: hypervolume improvement at the optimistic mean - kappa sd (SMS-EGO's "
+                "lower confidence bound); 0: HVPoI as published")
         .min(0)
         .default_to(0.0)
         .add_string("initial_design",

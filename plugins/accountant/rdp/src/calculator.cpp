@@ -238,6 +238,42 @@ class Costing {
         return zero(n);
       case K::NonPrivate:
         throw PrivacyError("a non_private event has no privacy guarantee");
+      case K::Gaussian:
+      case K::DiscreteGaussian:
+      case K::DiscreteGaussianOnGrid:
+      case K::Laplace:
+      case K::PureDp:
+      case K::ApproxDp:
+      case K::Zcdp:
+        return leaf(e, orders);
+      case K::PoissonSampled:
+        return poisson_sampled(e, orders);
+      case K::SampledWithoutReplacement:
+        return without_replacement(e, orders);
+      case K::SelfComposed: {
+        Cost c = cost(e.inner(), orders);
+        scale(c, static_cast<double>(e.count()));
+        return c;
+      }
+      case K::Composed:
+        return composed(e, orders);
+      case K::RepeatAndSelect:
+        return repeat_and_select(e, orders);
+      case K::OneOf:
+        return one_of(e, orders);
+      case K::RepeatUntilAccepted:
+        return repeat_until_accepted(e, orders);
+      case K::ReplaceOne:  // removed by restated_for before any costing
+        throw PrivacyError("internal: a replace_one event reached the costing unrestated");
+    }
+    throw PrivacyError("unknown event kind");
+  }
+
+ private:
+  /// A leaf's cost: its closed-form RDP curve, pure ε, or (ε, δ) kept apart.
+  Cost leaf(const DpEvent& e, const std::vector<double>& orders) const {
+    const std::size_t n = orders.size();
+    switch (e.kind()) {
       case K::Gaussian: {
         Cost c = zero(n);
         for (std::size_t i = 0; i < n; ++i)
@@ -287,76 +323,59 @@ class Costing {
         add_note(c.notes, "zCDP: eps(a) = rho a (Bun & Steinke 2016)");
         return c;
       }
-      case K::PoissonSampled:
-        return poisson_sampled(e, orders);
-      case K::SampledWithoutReplacement:
-        return without_replacement(e, orders);
-      case K::SelfComposed: {
-        Cost c = cost(e.inner(), orders);
-        scale(c, static_cast<double>(e.count()));
-        return c;
-      }
-      case K::Composed: {
-        // Children are grouped before any is costed: Gaussian and zCDP children have linear RDP
-        // curves (α/(2σ²), ρα) and add up as one ρ; equal children are costed once and scaled by
-        // their multiplicity.  A million-step trace costs O(steps) hashing plus O(distinct) curves.
-        double linear_rho = 0;
-        bool any_linear = false, linear_infinite = false;
-        std::unordered_map<std::size_t, std::vector<std::pair<const DpEvent*, std::int64_t>>>
-            groups;
-        for (const auto& child : e.events()) {
-          if (child.kind() == K::Gaussian || child.kind() == K::Zcdp) {
-            any_linear = true;
-            if (child.kind() == K::Zcdp) {
-              linear_rho += child.rho();
-            } else if (child.noise_multiplier() == 0) {
-              linear_infinite = true;
-            } else {
-              linear_rho += 1 / (2 * child.noise_multiplier() * child.noise_multiplier());
-            }
-            continue;
-          }
-          auto& bucket = groups[structural_hash(child)];
-          bool found = false;
-          for (auto& [event, count] : bucket)
-            if (*event == child) {
-              ++count;
-              found = true;
-              break;
-            }
-          if (!found) bucket.emplace_back(&child, 1);
-        }
-        Cost total = zero(n);
-        if (any_linear) {
-          for (std::size_t i = 0; i < n; ++i)
-            total.rdp[i] = linear_infinite ? kInf : linear_rho * orders[i];
-          if (linear_infinite || linear_rho > 0) total.pure_epsilon = kInf;
-          add_note(
-              total.notes,
-              "Gaussian and zCDP steps: eps(a) = a/(2 sigma^2), rho a, added up (Mironov 2017, "
-              "Prop. 7; Bun & Steinke 2016)");
-        }
-        for (auto& [hash, bucket] : groups)
-          for (auto& [event, count] : bucket) {
-            Cost c = cost(*event, orders);
-            scale(c, static_cast<double>(count));
-            add(total, c);
-          }
-        return total;
-      }
-      case K::RepeatAndSelect:
-        return repeat_and_select(e, orders);
-      case K::OneOf:
-        return one_of(e, orders);
-      case K::RepeatUntilAccepted:
-        return repeat_until_accepted(e, orders);
-      case K::ReplaceOne:  // removed by restated_for before any costing
-        throw PrivacyError("internal: a replace_one event reached the costing unrestated");
+      default:
+        throw PrivacyError("internal: not a leaf event");
     }
-    throw PrivacyError("unknown event kind");
   }
 
- private:
+  Cost composed(const DpEvent& e, const std::vector<double>& orders) {
+    const std::size_t n = orders.size();
+    // Children are grouped before any is costed: Gaussian and zCDP children have linear RDP
+    // curves (α/(2σ²), ρα) and add up as one ρ; equal children are costed once and scaled by
+    // their multiplicity.  A million-step trace costs O(steps) hashing plus O(distinct) curves.
+    double linear_rho = 0;
+    bool any_linear = false, linear_infinite = false;
+    std::unordered_map<std::size_t, std::vector<std::pair<const DpEvent*, std::int64_t>>> groups;
+    for (const auto& child : e.events()) {
+      if (child.kind() == K::Gaussian || child.kind() == K::Zcdp) {
+        any_linear = true;
+        if (child.kind() == K::Zcdp) {
+          linear_rho += child.rho();
+        } else if (child.noise_multiplier() == 0) {
+          linear_infinite = true;
+        } else {
+          linear_rho += 1 / (2 * child.noise_multiplier() * child.noise_multiplier());
+        }
+        continue;
+      }
+      auto& bucket = groups[structural_hash(child)];
+      bool found = false;
+      for (auto& [event, count] : bucket)
+        if (*event == child) {
+          ++count;
+          found = true;
+          break;
+        }
+      if (!found) bucket.emplace_back(&child, 1);
+    }
+    Cost total = zero(n);
+    if (any_linear) {
+      for (std::size_t i = 0; i < n; ++i)
+        total.rdp[i] = linear_infinite ? kInf : linear_rho * orders[i];
+      if (linear_infinite || linear_rho > 0) total.pure_epsilon = kInf;
+      add_note(total.notes,
+               "Gaussian and zCDP steps: eps(a) = a/(2 sigma^2), rho a, added up (Mironov 2017, "
+               "Prop. 7; Bun & Steinke 2016)");
+    }
+    for (auto& [hash, bucket] : groups)
+      for (auto& [event, count] : bucket) {
+        Cost c = cost(*event, orders);
+        scale(c, static_cast<double>(count));
+        add(total, c);
+      }
+    return total;
+  }
+
   Cost pure(double epsilon, const std::vector<double>& orders) const {
     Cost c = zero(orders.size());
     for (std::size_t i = 0; i < orders.size(); ++i) c.rdp[i] = pure_dp_rdp(epsilon, orders[i]);

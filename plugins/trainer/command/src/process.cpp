@@ -108,6 +108,42 @@ int filled_pipe(const std::string& text, std::string& why) {
   return fds[0];
 }
 
+/// Reads the program's standard output and error until both close or the deadline passes:
+/// stdout kept up to spec.max_stdout (then marked truncated), stderr's last spec.stderr_tail
+/// bytes (trimmed as it grows).
+void drain_output(const ProcessSpec& spec, int out_fd, int err_fd, Clock::time_point deadline,
+                  ProcessResult& result) {
+  const auto remaining_ms = [&] {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    return static_cast<int>(std::max<long long>(0, std::min<long long>(left.count(), 1000)));
+  };
+  pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+  int open_fds = 2;
+  char buffer[65536];
+  while (open_fds > 0 && Clock::now() < deadline) {
+    if (poll(fds, 2, remaining_ms()) < 0 && errno != EINTR) break;
+    for (int k = 0; k < 2; ++k) {
+      if (fds[k].fd < 0 || !(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t got = read(fds[k].fd, buffer, sizeof buffer);
+      if (got <= 0) {
+        if (got < 0 && errno == EINTR) continue;
+        fds[k].fd = -1;
+        --open_fds;
+        continue;
+      }
+      std::string& sink = k == 0 ? result.out : result.err;
+      sink.append(buffer, static_cast<std::size_t>(got));
+      if (k == 1 && sink.size() > 2 * spec.stderr_tail)
+        sink.erase(0, sink.size() - spec.stderr_tail);
+      if (k == 0 && sink.size() > spec.max_stdout) {
+        result.stdout_truncated = true;
+        sink.resize(spec.max_stdout);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 ProcessResult run_process(const ProcessSpec& spec) {
@@ -157,35 +193,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
 
   const auto deadline = started + std::chrono::duration_cast<Clock::duration>(
                                       std::chrono::duration<double>(spec.timeout_seconds));
-  const auto remaining_ms = [&] {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    return static_cast<int>(std::max<long long>(0, std::min<long long>(left.count(), 1000)));
-  };
-  pollfd fds[2] = {{out.read, POLLIN, 0}, {err.read, POLLIN, 0}};
-  int open_fds = 2;
-  char buffer[65536];
-  while (open_fds > 0 && Clock::now() < deadline) {
-    if (poll(fds, 2, remaining_ms()) < 0 && errno != EINTR) break;
-    for (int k = 0; k < 2; ++k) {
-      if (fds[k].fd < 0 || !(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      const ssize_t got = read(fds[k].fd, buffer, sizeof buffer);
-      if (got <= 0) {
-        if (got < 0 && errno == EINTR) continue;
-        fds[k].fd = -1;
-        --open_fds;
-        continue;
-      }
-      std::string& sink = k == 0 ? result.out : result.err;
-      sink.append(buffer, static_cast<std::size_t>(got));
-      if (k == 1 && sink.size() > 2 * spec.stderr_tail)
-        sink.erase(0, sink.size() - spec.stderr_tail);
-      if (k == 0 && sink.size() > spec.max_stdout) {
-        result.stdout_truncated = true;
-        sink.resize(spec.max_stdout);
-      }
-    }
-  }
+  drain_output(spec, out.read, err.read, deadline, result);
   int status = 0;
   bool reaped = false;
   while (Clock::now() < deadline) {

@@ -88,42 +88,46 @@ void Mobo::load_data(const std::vector<Eigen::VectorXd>& xs,
     gps_[k].set_data(X, Y.col(static_cast<Eigen::Index>(k)));
 }
 
-Eigen::VectorXd Mobo::acquisition(const Eigen::MatrixXd& X, const Hvpoi& h, bool use_known,
-                                  std::size_t top) const {
-  auto known = [&](std::size_t k) { return use_known && is_known(k); };
-  // The spread of a new observation adds the GP's noise to the latent variance (an option).
-  auto noise_of = [&](std::size_t k) {
-    return options_.observation_noise ? gps_[k].noise_variance() : 0.0;
-  };
-  const std::size_t p = objectives();
+namespace {
+/// Buffers grow to a capacity (columns in steps of 32, as n grows by one per iteration) and are
+/// used through blocks, so a sweep allocates nothing in the steady state.
+void ensure_capacity(Eigen::MatrixXd& b, Eigen::Index rows, Eigen::Index cols) {
+  if (b.rows() < rows || b.cols() < cols)
+    b.resize(std::max(b.rows(), rows), std::max(b.cols(), (cols + 31) / 32 * 32));
+}
+}  // namespace
+
+/// The posterior means of every objective at the rows of X into w.mu (and each GP's
+/// cross-covariance into w.ks, which the variances reuse).
+void Mobo::posterior_means(const Eigen::MatrixXd& X, bool use_known, AcquisitionWork& w) const {
   const auto m = X.rows();
-  Eigen::VectorXd alpha = Eigen::VectorXd::Zero(m);
-  if (!gps_[0].has_data()) return alpha;
-  AcquisitionWork& w = m > 64 ? sweep_work_ : probe_work_;
   const auto n = static_cast<Eigen::Index>(xs_.size() > 0 ? gps_[0].size() : 0);
-  const auto np = static_cast<Eigen::Index>(p);
-  // Buffers grow to a capacity (columns in steps of 32, as n grows by one per iteration) and are
-  // used through blocks, so a sweep allocates nothing in the steady state.
-  auto ensure = [](Eigen::MatrixXd& b, Eigen::Index rows, Eigen::Index cols) {
-    if (b.rows() < rows || b.cols() < cols)
-      b.resize(std::max(b.rows(), rows), std::max(b.cols(), (cols + 31) / 32 * 32));
-  };
-  w.ks.resize(p);
-  ensure(w.mu, m, np);
+  w.ks.resize(objectives());
+  ensure_capacity(w.mu, m, static_cast<Eigen::Index>(objectives()));
   if (w.mean.size() < m) w.mean.resize(m);
   // One cross-covariance matrix per GP serves both the means (all rows) and the variances.
-  for (std::size_t k = 0; k < p; ++k) {
-    if (known(k)) {
+  for (std::size_t k = 0; k < objectives(); ++k) {
+    if ((use_known && is_known(k))) {
       options_.known[k](X, w.exact);
       w.mu.col(static_cast<Eigen::Index>(k)).head(m) = w.exact.head(m);
       continue;
     }
-    ensure(w.ks[k], m, n);
+    ensure_capacity(w.ks[k], m, n);
     auto ks = w.ks[k].topLeftCorner(m, n);
     gps_[k].cross_covariance(X, ks);
     gps_[k].mean_from(ks, w.mean.head(m));
     w.mu.col(static_cast<Eigen::Index>(k)).head(m) = w.mean.head(m);
   }
+}
+
+/// The rows of X (into w.rows, with their ΔPF bound in w.improvement) where α can be positive.
+void Mobo::promising_rows(Eigen::Index m, const Hvpoi& h, bool use_known,
+                          AcquisitionWork& w) const {
+  const std::size_t p = objectives();
+  auto known = [&](std::size_t k) { return use_known && is_known(k); };
+  auto noise_of = [&](std::size_t k) {
+    return options_.observation_noise ? gps_[k].noise_variance() : 0.0;
+  };
   // α = ΔPF(μ − κs)·PoI is exactly zero wherever μ − κ s_prior is dominated (s ≤ s_prior, the
   // prior standard deviation): only the other rows need variances, the expensive part (n² per
   // candidate and GP).  ΔPF(μ − κ s_prior) ≥ α bounds α for the bounded sweep.
@@ -149,6 +153,24 @@ Eigen::VectorXd Mobo::acquisition(const Eigen::MatrixXd& X, const Hvpoi& h, bool
       w.improvement.push_back(d);
     }
   }
+}
+
+Eigen::VectorXd Mobo::acquisition(const Eigen::MatrixXd& X, const Hvpoi& h, bool use_known,
+                                  std::size_t top) const {
+  auto known = [&](std::size_t k) { return use_known && is_known(k); };
+  // The spread of a new observation adds the GP's noise to the latent variance (an option).
+  auto noise_of = [&](std::size_t k) {
+    return options_.observation_noise ? gps_[k].noise_variance() : 0.0;
+  };
+  const std::size_t p = objectives();
+  const auto m = X.rows();
+  Eigen::VectorXd alpha = Eigen::VectorXd::Zero(m);
+  if (!gps_[0].has_data()) return alpha;
+  AcquisitionWork& w = m > 64 ? sweep_work_ : probe_work_;
+  const auto n = static_cast<Eigen::Index>(xs_.size() > 0 ? gps_[0].size() : 0);
+  const auto np = static_cast<Eigen::Index>(p);
+  posterior_means(X, use_known, w);
+  promising_rows(m, h, use_known, w);
   if (w.rows.empty()) return alpha;
   const auto r_all = static_cast<Eigen::Index>(w.rows.size());
   // Which rows get variances, in blocks: all of them at once, or (top > 0) by decreasing ΔPF until
@@ -163,11 +185,14 @@ Eigen::VectorXd Mobo::acquisition(const Eigen::MatrixXd& X, const Hvpoi& h, bool
   const Eigen::Index block =
       bounded ? std::max<Eigen::Index>(2 * static_cast<Eigen::Index>(top), 128) : r_all;
   const Eigen::Index cap = std::min(block, r_all);
-  ensure(w.sd, cap, np);
-  ensure(w.v, cap, n);
-  ensure(w.selected, cap, n);
+  ensure_capacity(w.sd, cap, np);
+  ensure_capacity(w.v, cap, n);
+  ensure_capacity(w.selected, cap, n);
   if (w.var.size() < cap) w.var.resize(cap);
-  double srow[16];
+  const double kappa = options_.optimism;
+  double mrow[16], srow[16];
+  std::vector<double> mheap;
+  double* mu_i = p <= 16 ? mrow : (mheap.resize(p), mheap.data());
   std::vector<double> sheap;
   double* sd_i = p <= 16 ? srow : (sheap.resize(p), sheap.data());
   w.best.clear();
@@ -303,8 +328,7 @@ Hvpoi Mobo::make_hvpoi(const Eigen::MatrixXd& X, const std::vector<Eigen::Vector
   return Hvpoi(means, reference, options_.improvement_maps);
 }
 
-Proposal Mobo::maximise(const Hvpoi& h, const Eigen::MatrixXd& X, RandomBitGenerator& rng,
-                        const std::vector<Eigen::VectorXd>& taken) const {
+Eigen::MatrixXd Mobo::sweep_candidates(const Eigen::MatrixXd& X, RandomBitGenerator& rng) const {
   const auto d = static_cast<Eigen::Index>(dims_);
   // Candidates: scrambled Halton plus Gaussian perturbations of the inputs on the means' front.
   const auto n_local = static_cast<std::size_t>(
@@ -334,44 +358,41 @@ Proposal Mobo::maximise(const Hvpoi& h, const Eigen::MatrixXd& X, RandomBitGener
       options_.snap(row);
       C.row(i) = row.transpose();
     }
-  Eigen::VectorXd a;
+  return C;
+}
+
+Eigen::VectorXd Mobo::sweep_acquisition(const Eigen::MatrixXd& C, const Hvpoi& h) const {
+  const auto d = static_cast<Eigen::Index>(dims_);
   bool any_known = false;
   for (std::size_t k = 0; k < objectives(); ++k) any_known = any_known || is_known(k);
-  if (any_known && options_.known_screen > 0 &&
-      static_cast<std::size_t>(C.rows()) > options_.known_screen) {
-    // Screen by the all-GP acquisition, price only its best known_screen rows, re-rank exactly.
-    const Eigen::VectorXd screen = acquisition(C, h, false, options_.known_screen);
-    std::vector<Eigen::Index> rank(static_cast<std::size_t>(C.rows()));
-    std::iota(rank.begin(), rank.end(), Eigen::Index{0});
-    const auto keep = static_cast<std::ptrdiff_t>(options_.known_screen);
-    std::partial_sort(rank.begin(), rank.begin() + keep, rank.end(),
-                      [&](Eigen::Index i, Eigen::Index j) {
-                        return screen(i) > screen(j) || (screen(i) == screen(j) && i < j);
-                      });
-    rank.resize(static_cast<std::size_t>(keep));
-    while (!rank.empty() && !(screen(rank.back()) > 0)) rank.pop_back();
-    a = Eigen::VectorXd::Zero(C.rows());
-    if (!rank.empty()) {
-      std::sort(rank.begin(), rank.end());
-      Eigen::MatrixXd S(static_cast<Eigen::Index>(rank.size()), d);
-      for (std::size_t q = 0; q < rank.size(); ++q)
-        S.row(static_cast<Eigen::Index>(q)) = C.row(rank[q]);
-      const Eigen::VectorXd exact = acquisition(S, h, true, kPool);
-      for (std::size_t q = 0; q < rank.size(); ++q)
-        a(rank[q]) = exact(static_cast<Eigen::Index>(q));
-    }
-  } else {
-    a = acquisition(C, h, true, kPool);
+  if (!any_known || options_.known_screen == 0 ||
+      static_cast<std::size_t>(C.rows()) <= options_.known_screen)
+    return acquisition(C, h, true, kPool);
+  // Screen by the all-GP acquisition, price only its best known_screen rows, re-rank exactly.
+  const Eigen::VectorXd screen = acquisition(C, h, false, options_.known_screen);
+  std::vector<Eigen::Index> rank(static_cast<std::size_t>(C.rows()));
+  std::iota(rank.begin(), rank.end(), Eigen::Index{0});
+  const auto keep = static_cast<std::ptrdiff_t>(options_.known_screen);
+  std::partial_sort(rank.begin(), rank.begin() + keep, rank.end(),
+                    [&](Eigen::Index i, Eigen::Index j) {
+                      return screen(i) > screen(j) || (screen(i) == screen(j) && i < j);
+                    });
+  rank.resize(static_cast<std::size_t>(keep));
+  while (!rank.empty() && !(screen(rank.back()) > 0)) rank.pop_back();
+  Eigen::VectorXd a = Eigen::VectorXd::Zero(C.rows());
+  if (!rank.empty()) {
+    std::sort(rank.begin(), rank.end());
+    Eigen::MatrixXd S(static_cast<Eigen::Index>(rank.size()), d);
+    for (std::size_t q = 0; q < rank.size(); ++q)
+      S.row(static_cast<Eigen::Index>(q)) = C.row(rank[q]);
+    const Eigen::VectorXd exact = acquisition(S, h, true, kPool);
+    for (std::size_t q = 0; q < rank.size(); ++q) a(rank[q]) = exact(static_cast<Eigen::Index>(q));
   }
-  std::vector<Eigen::Index> order(static_cast<std::size_t>(C.rows()));
-  std::iota(order.begin(), order.end(), Eigen::Index{0});
-  std::sort(order.begin(), order.end(),
-            [&](Eigen::Index i, Eigen::Index j) { return a(i) > a(j); });
+  return a;
+}
 
-  std::vector<Proposal> pool;
-  for (std::size_t r = 0; r < std::min<std::size_t>(order.size(), kPool); ++r)
-    if (a(order[r]) > 0) pool.push_back({C.row(order[r]).transpose(), a(order[r])});
-
+void Mobo::refine_best(const Hvpoi& h, std::vector<Proposal>& pool) const {
+  const auto d = static_cast<Eigen::Index>(dims_);
   // Box-bounded L-BFGS from the best few candidates, on central finite differences of α (all 2d
   // probes in one batched prediction).
   LBFGSpp::LBFGSBParam<double> param;
@@ -410,14 +431,10 @@ Proposal Mobo::maximise(const Hvpoi& h, const Eigen::MatrixXd& X, RandomBitGener
     const double ax = acquisition(x.transpose(), h)(0);
     if (ax > 0) pool.push_back({x, ax});
   }
-  std::stable_sort(pool.begin(), pool.end(), [](const Proposal& u, const Proposal& v) {
-    return u.acquisition > v.acquisition;
-  });
-  for (const auto& pr : pool)
-    if (!is_taken(pr.x, taken)) return pr;
+}
 
-  // α vanishes at every candidate (all predicted means dominated): fall back to the candidate
-  // most likely to improve the front at all (PoI alone), still avoiding repeats.
+Proposal Mobo::most_probable_improvement(const Eigen::MatrixXd& C, const Hvpoi& h,
+                                         const std::vector<Eigen::VectorXd>& taken) const {
   const std::size_t p = objectives();
   Eigen::MatrixXd mu(C.rows(), static_cast<Eigen::Index>(p)),
       sd(C.rows(), static_cast<Eigen::Index>(p));
@@ -441,6 +458,31 @@ Proposal Mobo::maximise(const Hvpoi& h, const Eigen::MatrixXd& X, RandomBitGener
   }
   best.acquisition = 0;
   return best;
+}
+
+Proposal Mobo::maximise(const Hvpoi& h, const Eigen::MatrixXd& X, RandomBitGenerator& rng,
+                        const std::vector<Eigen::VectorXd>& taken) const {
+  const Eigen::MatrixXd C = sweep_candidates(X, rng);
+  const Eigen::VectorXd a = sweep_acquisition(C, h);
+  std::vector<Eigen::Index> order(static_cast<std::size_t>(C.rows()));
+  std::iota(order.begin(), order.end(), Eigen::Index{0});
+  std::sort(order.begin(), order.end(),
+            [&](Eigen::Index i, Eigen::Index j) { return a(i) > a(j); });
+
+  std::vector<Proposal> pool;
+  for (std::size_t r = 0; r < std::min<std::size_t>(order.size(), kPool); ++r)
+    if (a(order[r]) > 0) pool.push_back({C.row(order[r]).transpose(), a(order[r])});
+
+  refine_best(h, pool);
+  std::stable_sort(pool.begin(), pool.end(), [](const Proposal& u, const Proposal& v) {
+    return u.acquisition > v.acquisition;
+  });
+  for (const auto& pr : pool)
+    if (!is_taken(pr.x, taken)) return pr;
+
+  // α vanishes at every candidate (all predicted means dominated): fall back to the candidate
+  // most likely to improve the front at all (PoI alone), still avoiding repeats.
+  return most_probable_improvement(C, h, taken);
 }
 
 std::vector<Proposal> Mobo::propose(std::size_t q, RandomBitGenerator& rng) {

@@ -22,6 +22,27 @@ struct Server::State {
                         str(config->clients) + " clients " + what +
                         ", threshold t = " + str(config->threshold) + " (too many dropouts)");
   }
+  /// Round 3's messages: shares[u] are the shares of b_u (u ∈ U3) or of s_u (u ∈ U2 \ U3), by
+  /// holder; `responders` the survivors that sent theirs (each counted once).
+  std::map<PartyId, std::vector<shamir::Share>> unmask_shares(Transport& transport,
+                                                              std::set<PartyId>& responders) const {
+    std::map<PartyId, std::vector<shamir::Share>> shares;
+    for (auto& m : transport.receive(kServer, kUnmaskShares)) {
+      if (!contains(u3, m.from) || !responders.insert(m.from).second) continue;
+      Reader r(m.payload, "unmasking shares of client " + str(m.from));
+      const std::uint32_t count = r.u32();
+      for (std::uint32_t i = 0; i < count; ++i) {
+        const PartyId u = r.u32();
+        const bool dropped = r.u8() == 1;
+        shamir::Share share;
+        share.x = std::uint64_t{m.from} + 1;
+        for (auto& y : share.y) y = r.u64();
+        if (contains(u2, u) && dropped == !contains(u3, u)) shares[u].push_back(share);
+      }
+      r.end();
+    }
+    return shares;
+  }
 };
 
 Server::Server(std::shared_ptr<const Config> config) : s_(std::make_unique<State>()) {
@@ -117,23 +138,8 @@ std::vector<std::uint64_t> Server::unmask(
     Transport& transport,
     const std::function<void(std::size_t, const std::function<void(std::size_t)>&)>& parallel_for) {
   State& s = *s_;
-  // shares[u]: shares of b_u (u ∈ U3) or of s_u (u ∈ U2 \ U3), by holder.
-  std::map<PartyId, std::vector<shamir::Share>> shares;
   std::set<PartyId> responders;
-  for (auto& m : transport.receive(kServer, kUnmaskShares)) {
-    if (!contains(s.u3, m.from) || !responders.insert(m.from).second) continue;
-    Reader r(m.payload, "unmasking shares of client " + str(m.from));
-    const std::uint32_t count = r.u32();
-    for (std::uint32_t i = 0; i < count; ++i) {
-      const PartyId u = r.u32();
-      const bool dropped = r.u8() == 1;
-      shamir::Share share;
-      share.x = std::uint64_t{m.from} + 1;
-      for (auto& y : share.y) y = r.u64();
-      if (contains(s.u2, u) && dropped == !contains(s.u3, u)) shares[u].push_back(share);
-    }
-    r.end();
-  }
+  auto shares = s.unmask_shares(transport, responders);
   s.require_threshold(responders.size(), "sent unmasking shares (round 3)");
 
   // Lagrange coefficients depend only on the share points: cache them (with the complete graph

@@ -142,6 +142,9 @@ class Mobo {
     std::vector<double> best;        // bounded sweeps: the α > 0 computed so far
   };
   mutable AcquisitionWork sweep_work_, probe_work_;
+  // The steps of `acquisition` before the variances.
+  void posterior_means(const Eigen::MatrixXd& X, bool use_known, AcquisitionWork& w) const;
+  void promising_rows(Eigen::Index m, const Hvpoi& h, bool use_known, AcquisitionWork& w) const;
 
   bool is_known(std::size_t k) const {
     return k < options_.known.size() && static_cast<bool>(options_.known[k]);
@@ -152,6 +155,13 @@ class Mobo {
   Hvpoi make_hvpoi(const Eigen::MatrixXd& X, const std::vector<Eigen::VectorXd>& ys);
   Proposal maximise(const Hvpoi& h, const Eigen::MatrixXd& X, RandomBitGenerator& rng,
                     const std::vector<Eigen::VectorXd>& taken) const;
+  // The steps of maximise: the candidate sweep, its acquisition, the L-BFGS refinement of the
+  // best, and the fallback when α vanishes everywhere.
+  Eigen::MatrixXd sweep_candidates(const Eigen::MatrixXd& X, RandomBitGenerator& rng) const;
+  Eigen::VectorXd sweep_acquisition(const Eigen::MatrixXd& C, const Hvpoi& h) const;
+  void refine_best(const Hvpoi& h, std::vector<Proposal>& pool) const;
+  Proposal most_probable_improvement(const Eigen::MatrixXd& C, const Hvpoi& h,
+                                     const std::vector<Eigen::VectorXd>& taken) const;
 };
 
 }  // namespace dptune::dpareto
