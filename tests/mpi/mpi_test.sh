@@ -168,13 +168,16 @@ resume_and_compare() {
 mkdir -p "$work"
 # Switches to the test build: beside its dp_hype.so (with the test seams) go the product's other
 # plugins, so that it loads the same plugins as the product dptune.
-use_test_build() {
+link_test_build_plugins() {
   local product_plugins hooked_plugins
   product_plugins="$(dirname "$dptune")/../lib/dptune/plugins"
   hooked_plugins="$(dirname "$hooked")/../lib/dptune/plugins"
   for plugin in "$product_plugins"/*.so; do
     [ "$(basename "$plugin")" = dp_hype.so ] || ln -sfn "$(realpath "$plugin")" "$hooked_plugins/"
   done
+}
+use_test_build() {
+  link_test_build_plugins
   dptune=$hooked
 }
 case "$case_name" in
@@ -193,6 +196,7 @@ case "$case_name" in
     "$dptune" run "$pipelines/repetition.yaml" --executor inline --out "$work/ref_many" "${many[@]}" \
       >"$work/ref_many.log" 2>&1 || fail "repetition (E[K] 40): single-process run exited $?"
     out="$work/repetition_travels"
+    link_test_build_plugins
     DPTUNE_MPI_RESULTS="$work/results.txt" mpirun_n 2 "$hooked" run "$pipelines/repetition.yaml" \
       --executor mpi --out "$out" "${many[@]}" >"$out.log" 2>&1 ||
       fail "repetition (hooked) over 2 ranks exited $? ($(tail -3 "$out.log"))"
