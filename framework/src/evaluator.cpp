@@ -17,7 +17,7 @@ namespace dptune::host {
 namespace {
 
 /// The text of a failure, for the SENSITIVE record.
-std::string failure_text(std::exception_ptr error) {
+std::string failure_text(const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);
   } catch (const std::exception& e) {
@@ -444,7 +444,7 @@ std::vector<dptune::Evaluation> HostEvaluator::evaluate(
     return requests[i].keep_output && task + 1 == prepared[i].first_task + prepared[i].repetitions;
   };
   std::atomic<bool> failed{false};  // a private tuner's run failed: no other run starts
-  const auto fail = [&](std::size_t i, std::exception_ptr error) {
+  const auto fail = [&](std::size_t i, const std::exception_ptr& error) {
     failed = true;
     report_failure({batch, i, request_key(requests[i]), failure_text(error)}, false);
   };

@@ -127,7 +127,10 @@ Fields flatten_console(const std::string& stream, const std::string& text) {
       // Keyed by the line's label and its occurrence, not its number, so that an extra line
       // (one more note) is one difference rather than a shift of every later line.
       const std::string label = line_label(line);
-      out[stream + ":" + label + "#" + std::to_string(++occurrences[label])] = line;
+      std::string key = stream;
+      key += ":" + label;
+      key += "#" + std::to_string(++occurrences[label]);
+      out[key] = line;
     }
   }
   return out;

@@ -46,11 +46,13 @@ class ForgetfulAccountant final : public dptune::Accountant {
     dptune::PrivacyGuarantee g = this->epsilon(event, 1);
     g.epsilon = epsilon;
     g.delta = 1;
-    for (double d = 1e-12; d < 1; d *= 2)
+    for (int k = 0; k < 40; ++k) {  // δ = 1e-12 · 2^k, below 1
+      const double d = std::ldexp(1e-12, k);
       if (price(event, d) <= epsilon) {
         g.delta = d;
         break;
       }
+    }
     return g;
   }
 

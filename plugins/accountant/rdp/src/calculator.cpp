@@ -914,8 +914,9 @@ class FastPldProfile {
   std::vector<double> above_, weighted_;
 };
 
-selection::Profile tightest_base_profile(const Options& options, std::shared_ptr<const Cost> base,
-                                         std::shared_ptr<const DpEvent> inner,
+selection::Profile tightest_base_profile(const Options& options,
+                                         const std::shared_ptr<const Cost>& base,
+                                         const std::shared_ptr<const DpEvent>& inner,
                                          const std::optional<DpEvent>& as_written) {
   Options exact = options;
   exact.analytic_gaussian = true;
