@@ -439,16 +439,16 @@ std::string model_json(const ReportInput& in, bool private_tuner,
 }
 
 /// The released model: the selected run's, the one model a private tuner releases, written as
-/// model.json.  Its export is empty for models of ABI 2.1 plugins (or models that cannot export):
-/// said in the note.  Whether a private tuner released a model can depend on its DP output (the
-/// threshold variant's default): its file and note belong to the release, not to the public list.
-/// Then the test score's statement: a DP output of a private tuner, a public note of a map.
+/// model.json.  Its export is empty for models that cannot export themselves: said in the note.
+/// Whether a private tuner released a model can depend on its DP output (the threshold variant's
+/// default): its file and note belong to the release, not to the public list. Then the test score's
+/// statement: a DP output of a private tuner, a public note of a map.
 void write_released_model(const ReportInput& in, Outline& o, RunSummary& summary) {
   if (in.released_model) {
     const std::optional<dptune::ModelExport> exported = in.released_model->export_model();
     if (!exported) {
       o.model_note = "the released model (" + in.released_model->describe() +
-                     ") cannot be exported by its plugin (ABI 2.1, or no Model::export_model)";
+                     ") cannot be exported by its plugin (Model::export_model returned nothing)";
     } else {
       write_text_file(in.config.output.dir / "model.json",
                       model_json(in, o.private_tuner, *exported));
@@ -689,8 +689,8 @@ std::string guarantee_in_words(const dptune::PrivacyGuarantee& g, dptune::Guaran
                               : "any one record of the data";
   return "whatever is released, changing " + who +
          " changes the probability of any outcome by at most a factor e^epsilon = " +
-         significant(std::exp(g.epsilon), 3) + ", except with probability at most delta = " +
-         significant(g.delta, 3) + ".";
+         significant(std::exp(g.epsilon), 3) +
+         ", except with probability at most delta = " + significant(g.delta, 3) + ".";
 }
 
 /// The console's last lines: the guarantee of the whole run and the public files.

@@ -1,4 +1,5 @@
-// Exports a plugin that needs a newer host (ABI minor 99): rejected before loading.
+// Exports a plugin of another ABI minor (99): rejected before loading, as every plugin of an ABI
+// other than the host's is until 1.0.
 #include "test_support.hpp"
 
 DPTUNE_TEST_LOAD_MARKER("abi_minor")

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "cli_support.hpp"
-#include "dptune/pareto.hpp"
+#include "dptune/helpers/pareto.hpp"
 
 using dptune_test::run_dptune;
 using dptune_test::slurp;
