@@ -11,10 +11,8 @@
 
 namespace dptune::host {
 
-// The host sees the interfaces as the SDK declares them; the registry loads only plugins of the
-// host's own ABI (major and minor), so every slot the host calls exists in every plugin.
-static_assert(DPTUNE_PLUGIN_ABI_MINOR == DPTUNE_ABI_MINOR,
-              "the host must be built with the SDK's own ABI minor");
+// The registry loads only plugins of the host's own ABI (major and minor, abi.hpp), so every
+// slot the host calls exists in every plugin: no call depends on the plugin's version.
 
 namespace dll = boost::dll;
 

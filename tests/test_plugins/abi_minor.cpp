@@ -4,8 +4,8 @@
 
 DPTUNE_TEST_LOAD_MARKER("abi_minor")
 
-static_assert(DPTUNE_ABI_MAJOR == 2, "update the export name below");
+static_assert(DPTUNE_ABI_MAJOR == 3, "update the export name below");
 BOOST_DLL_ALIAS_SECTIONED(dptune_test::never_loaded_descriptor,
-                          DPTUNE_TEST_ALIAS_NAME(dptune_v2_99_cxx, __GXX_ABI_VERSION,
+                          DPTUNE_TEST_ALIAS_NAME(dptune_v3_99_cxx, __GXX_ABI_VERSION,
                                                  DPTUNE_CXX11_ABI, _k_mechanism_n_abi_minor),
                           dptune)

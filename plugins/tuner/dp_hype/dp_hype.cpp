@@ -507,6 +507,8 @@ class DpHype final : public dptune::Tuner {
         std::numeric_limits<double>::quiet_NaN();
     selected.repetitions = 0;
     result.guarantee = g;
+    // The event guarantee() priced: the server's view of the honest survivors' noisy votes.
+    result.event = event_for_sigma(sigma_h, k(), s.discrete, s.clients_changed);
     result.notes = setup_notes(context, s, survivors, sigma_h);
     auto released = release_notes(s, aggregated, chosen, sigma_h, graph_note);
     result.notes.insert(result.notes.end(), released.begin(), released.end());
