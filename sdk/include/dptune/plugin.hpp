@@ -168,11 +168,11 @@ class BOOST_SYMBOL_VISIBLE Trainer : public Plugin {
   /// trainer whose event depends on the accountant (target-ε mode calibrates σ through it) returns
   /// here a sound summary, e.g. ApproxDp(target), and the exact event from exact_event().
   virtual DpEvent event(std::size_t train_rows) const = 0;
-  /// Exactly the event `train` reports
-  /// on `train_rows` examples when its TrainingContext has this `accountant` and `delta`: the host
-  /// prices this event and refuses a train() that reports anything else.  Called for every
-  /// candidate of a search and before every evaluation, so a trainer that calibrates here should
-  /// cache the result (const and thread-safe).  Default: event(train_rows).
+  /// Exactly the event `train` reports on `train_rows` examples when its TrainingContext has this
+  /// `accountant` and `delta`: the host prices this event and refuses a train() that reports
+  /// anything else.  Called for every candidate of a search and before every evaluation, so a
+  /// trainer that calibrates here should cache the result (const and thread-safe).  Default:
+  /// event(train_rows).
   /// A trainer whose mechanism_request() expects gaussian(σ) predicts with gaussian(σ) leaves; the
   /// host states each such leaf as the pipeline's mechanism does for that σ (discrete_gaussian(σ)
   /// under secure noise) before it prices and compares, and hands this call an accountant that
@@ -183,9 +183,9 @@ class BOOST_SYMBOL_VISIBLE Trainer : public Plugin {
     (void)delta;
     return event(train_rows);
   }
-  /// What train() asks of the pipeline's mechanism for these params, so that the
-  /// host can refuse a missing or unfit mechanism before any data is touched; empty when train()
-  /// never asks for one.  Default: empty.
+  /// What train() asks of the pipeline's mechanism for these params, so that the host can refuse
+  /// a missing or unfit mechanism before any data is touched; empty when train() never asks for
+  /// one.  Default: empty.
   virtual std::optional<MechanismRequest> mechanism_request() const { return std::nullopt; }
 };
 
@@ -350,10 +350,10 @@ struct BOOST_SYMBOL_VISIBLE TuningResult {
   /// The guarantee of the whole tuning procedure (private tuners).
   std::optional<PrivacyGuarantee> guarantee;
   /// The composed event of everything the tuner released (private tuners): `guarantee` is the
-  /// pipeline accountant's price of it at the pipeline's δ.  The host composes it with what it
-  /// releases on top (a private test score) and asks the accountant once for the whole.  A tuner
-  /// that sets `guarantee` but no event is priced from its guarantee alone (docs/sdk-contract.md,
-  /// "How the host drives a tuner").
+  /// pipeline accountant's price of it at the pipeline's δ (an event that prices below it is
+  /// refused).  The host composes it with what it releases on top (a private test score) and has
+  /// the accountant price the composed events.  A tuner that sets `guarantee` but no event is
+  /// priced from its guarantee alone (docs/sdk-contract.md, "What a private tuner returns").
   std::optional<DpEvent> event;
   /// Public remarks on the run (console and summary.json).  A private tuner's notes must not
   /// depend on the private data or on its secret randomness (K, run counts, attempt indices, run
