@@ -309,10 +309,10 @@ std::vector<Row> plan_rows(const PlanBase& plan, const std::vector<double>& mean
   const dptune::Accountant& accountant = *plan.accountant;
   auto final_epsilon = [&](const DpEvent& tuning) {
     const dptune::PrivacyGuarantee g = accountant.epsilon(tuning, plan.delta);
-    return plan.test_noise
-               ? dptune::host::compose_test_score(g, *plan.test_noise, accountant, plan.delta)
-                     .epsilon
-               : g.epsilon;
+    return plan.test_noise ? dptune::host::compose_test_score(g, tuning, *plan.test_noise,
+                                                              accountant, plan.delta)
+                                 .epsilon
+                           : g.epsilon;
   };
   std::vector<Row> rows;
   const double inf = std::numeric_limits<double>::infinity();

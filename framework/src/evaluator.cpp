@@ -339,9 +339,9 @@ dptune::DpEvent HostEvaluator::run_event(const Algorithm& algorithm,
 dptune::DpEvent HostEvaluator::trainer_event(const dptune::Trainer& trainer,
                                              std::size_t train_rows) const {
   // The exact event given the pipeline's accountant and δ (what a target-ε trainer calibrates
-  // against in train(), through HostTrainingContext); the proxy falls back to event(n) for
-  // trainers of ABI 2.1.  A trainer drawing Gaussian noise through the mechanism calibrates on,
-  // and reports, the mechanism's own event for that noise (MechanismNoise).
+  // against in train(), through HostTrainingContext).  A trainer drawing Gaussian noise through
+  // the mechanism calibrates on, and reports, the mechanism's own event for that noise
+  // (MechanismNoise).
   if (!MechanismNoise::applies_to(trainer))
     return trainer.exact_event(train_rows, *accountant_, config_.delta);
   return noise_.stated(trainer.exact_event(train_rows, noise_.accountant(), config_.delta));

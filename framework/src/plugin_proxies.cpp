@@ -5,44 +5,15 @@
 #include <typeinfo>
 #include <utility>
 
-#include "dptune/event_kinds.hpp"
-#include "dptune/event_walk.hpp"
 #include "dptune/helpers/answer_cache.hpp"
 #include "dptune/host/config.hpp"
-#include "dptune/host/data_layout.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "dptune/model_files.hpp"
 
 namespace dptune::host {
 
-// The host sees the interfaces with everything the SDK's minor appended; a plugin built for an
-// older minor does not (PluginOrigin::abi_minor decides what may be called).
-static_assert(DPTUNE_PLUGIN_ABI_MINOR == DPTUNE_ABI_MINOR,
-              "the host must be built with the SDK's own ABI minor");
-
-/// First minor (of major 2) whose Trainer has exact_event and whose Model has export_model.
-constexpr int kMinorExactEventAndExport = 2;
-/// ABI 2.6 appended Trainer::mechanism_request.
-constexpr int kMinorMechanismRequest = 6;
-/// First minor whose Dataset has float_rows: older plugins read `features` (doubles) only.
-constexpr int kMinorFloatRows = 7;
-/// Tuner::serve_peer (a tuner's part on the other ranks of a distributed run).
-constexpr int kMinorServePeer = 9;
-/// Tuner::rank_scopes (the data each rank of a distributed run evaluates).
-constexpr int kMinorRankScopes = 10;
-/// Tuner::worst_case_event (the worst case of a tuner's final guarantee, reserved write-ahead).
-constexpr int kMinorWorstCaseEvent = 12;
-
-namespace {
-/// Calls body(data as the plugin expects it): a plugin of minor < 7 gets a double copy of float
-/// rows (abi.hpp, 2.7); later plugins get the host's dataset itself.
-template <class Body>
-decltype(auto) with_data_for(const PluginOrigin& origin, const dptune::Dataset& data, Body&& body) {
-  if (origin.abi_minor >= kMinorFloatRows || data.float_rows.empty()) return body(data);
-  const dptune::Dataset doubles = with_double_features(data);
-  return body(doubles);
-}
-}  // namespace
+// The registry loads only plugins of the host's own ABI (major and minor, abi.hpp), so every
+// slot the host calls exists in every plugin: no call depends on the plugin's version.
 
 namespace dll = boost::dll;
 
@@ -146,59 +117,27 @@ class MechanismProxy final : public dptune::Mechanism, ProxyBase<dptune::Mechani
   }
 };
 
-/// The first part of `event` (depth first) of a kind that the SDK appended after `minor`
-/// (event_kinds.hpp), or null when an accountant built for `minor` knows every kind in it.
-const dptune::EventKindSpec* kind_newer_than(const dptune::DpEvent& event, int minor) {
-  const dptune::DpEvent* newer = dptune::find_event(event, [minor](const dptune::DpEvent& part) {
-    const dptune::EventKindSpec* spec = dptune::find_event_kind(part.kind());
-    return spec == nullptr || spec->abi_minor > minor;
-  });
-  return newer == nullptr ? nullptr : dptune::find_event_kind(newer->kind());
-}
-
-/// An accountant is handed only events of kinds its ABI minor knows.  One built for minor k was
-/// compiled before later kinds existed: it may not refuse them (a `default:` branch, a kind it
-/// takes for another), so the host refuses for it (docs/sdk-contract.md, how events evolve).
-/// Its answers are kept (dptune/helpers/answer_cache.hpp).
+/// The accountant's answers are kept (dptune/helpers/answer_cache.hpp).
 class AccountantProxy final : public dptune::Accountant, ProxyBase<dptune::Accountant> {
  public:
   AccountantProxy(PluginOrigin origin, std::unique_ptr<dptune::Plugin> object)
       : ProxyBase(std::move(origin), std::move(object), "Accountant") {}
 
   std::string unsupported_reason(const dptune::DpEvent& event) const override {
-    if (std::string why = too_new(event); !why.empty()) return why;
     return call("Accountant::unsupported_reason", [&] { return impl_->unsupported_reason(event); });
   }
   dptune::PrivacyGuarantee epsilon(const dptune::DpEvent& event, double delta) const override {
-    refuse_too_new(event);
     return cache_.get('e', event, delta, [&] {
       return call("Accountant::epsilon", [&] { return impl_->epsilon(event, delta); });
     });
   }
   dptune::PrivacyGuarantee delta(const dptune::DpEvent& event, double epsilon) const override {
-    refuse_too_new(event);
     return cache_.get('d', event, epsilon, [&] {
       return call("Accountant::delta", [&] { return impl_->delta(event, epsilon); });
     });
   }
 
  private:
-  /// Why the plugin cannot be handed `event` (a kind newer than its minor), or "".
-  std::string too_new(const dptune::DpEvent& event) const {
-    const dptune::EventKindSpec* spec = kind_newer_than(event, origin_.abi_minor);
-    if (spec == nullptr) return {};
-    const std::string needed = std::to_string(kAbiMajor) + "." + std::to_string(spec->abi_minor);
-    return origin_.describe() + " is an accountant built for plugin ABI " +
-           std::to_string(kAbiMajor) + "." + std::to_string(origin_.abi_minor) +
-           ", which cannot know the event kind '" + std::string(spec->name) +
-           "' (appended in ABI " + needed + "); use an accountant built for ABI " + needed +
-           " or later (e.g. rebuild it against this SDK)";
-  }
-  /// A configuration error (exit code 2): the pipeline pairs an event with too old an accountant.
-  void refuse_too_new(const dptune::DpEvent& event) const {
-    if (std::string why = too_new(event); !why.empty()) throw dptune::ConfigError(why);
-  }
-
   mutable dptune::AnswerCache cache_;
 };
 
@@ -222,16 +161,12 @@ class ModelProxy final : public dptune::Model, public dptune::FileModel {
   ~ModelProxy() override { model_.reset(); }
 
   dptune::Predictions predict(const dptune::Dataset& data) const override {
-    return with_data_for(origin_, data, [&](const dptune::Dataset& d) {
-      return guarded_call(origin_, "Model::predict", [&] { return model_->predict(d); });
-    });
+    return guarded_call(origin_, "Model::predict", [&] { return model_->predict(data); });
   }
   std::string describe() const override {
     return guarded_call(origin_, "Model::describe", [&] { return model_->describe(); });
   }
   std::optional<dptune::ModelExport> export_model() const override {
-    // A 2.1 model's vtable ends at describe(): never call past it.
-    if (origin_.abi_minor < kMinorExactEventAndExport) return std::nullopt;
     return guarded_call(origin_, "Model::export_model", [&] { return model_->export_model(); });
   }
   dptune::ModelFiles model_files() const override {
@@ -254,9 +189,8 @@ class TrainerProxy final : public dptune::Trainer,
 
   dptune::TrainedModel train(const dptune::Dataset& train,
                              dptune::TrainingContext& context) const override {
-    dptune::TrainedModel result = with_data_for(origin_, train, [&](const dptune::Dataset& d) {
-      return call("Trainer::train", [&] { return impl_->train(d, context); });
-    });
+    dptune::TrainedModel result =
+        call("Trainer::train", [&] { return impl_->train(train, context); });
     if (result.model) result.model = make_model_proxy(origin_, std::move(result.model));
     return result;
   }
@@ -265,14 +199,10 @@ class TrainerProxy final : public dptune::Trainer,
   }
   dptune::DpEvent exact_event(std::size_t train_rows, const dptune::Accountant& accountant,
                               double delta) const override {
-    // A 2.1 trainer's vtable ends at event(n): its train() reports what event(n) predicts.
-    if (origin_.abi_minor < kMinorExactEventAndExport) return event(train_rows);
     return call("Trainer::exact_event",
                 [&] { return impl_->exact_event(train_rows, accountant, delta); });
   }
   std::optional<dptune::MechanismRequest> mechanism_request() const override {
-    // An older trainer cannot say: the host then learns of a missing mechanism at run time.
-    if (origin_.abi_minor < kMinorMechanismRequest) return std::nullopt;
     return call("Trainer::mechanism_request", [&] { return impl_->mechanism_request(); });
   }
   std::shared_ptr<const dptune::Model> load_model(
@@ -296,20 +226,13 @@ class TunerProxy final : public dptune::Tuner, ProxyBase<dptune::Tuner> {
     return call("Tuner::tune", [&] { return impl_->tune(context); });
   }
   void serve_peer(dptune::TunerContext& context) override {
-    if (origin_.abi_minor < kMinorServePeer)
-      throw dptune::PluginError(origin_.describe() +
-                                " predates ABI 2.9: it has no part to run on other ranks");
     call("Tuner::serve_peer", [&] { impl_->serve_peer(context); });
   }
   std::optional<std::vector<dptune::DataScope>> rank_scopes(int rank, int ranks) const override {
-    // An older tuner cannot say: its ranks hold the whole data, as before ABI 2.10.
-    if (origin_.abi_minor < kMinorRankScopes) return std::nullopt;
     return call("Tuner::rank_scopes", [&] { return impl_->rank_scopes(rank, ranks); });
   }
   std::optional<dptune::DpEvent> worst_case_event(dptune::TunerContext& context,
                                                   bool distributed) const override {
-    // An older tuner cannot say: nothing is reserved, as before ABI 2.12.
-    if (origin_.abi_minor < kMinorWorstCaseEvent) return std::nullopt;
     return call("Tuner::worst_case_event",
                 [&] { return impl_->worst_case_event(context, distributed); });
   }

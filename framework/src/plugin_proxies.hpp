@@ -47,10 +47,6 @@ class LoadedLibrary {
 struct PluginOrigin {
   std::string plugin;                      // the plugin's name
   std::shared_ptr<LoadedLibrary> library;  // never null
-  /// The ABI minor the plugin was built for (its export name and descriptor).  The proxies call
-  /// what a later minor appended to an interface only when this is at least that minor: an older
-  /// plugin's vtable has no such slot (see DPTUNE_PLUGIN_ABI_MINOR in abi.hpp).
-  int abi_minor = 0;
 
   /// "plugin 'NAME' (LIBRARY PATH)"
   std::string describe() const;

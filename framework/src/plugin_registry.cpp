@@ -201,15 +201,13 @@ struct Candidate {
 /// Checks one export name against the host's ABI; empty when it may be loaded, else why not.
 std::string check_export(const ExportName& name) {
   const std::string plugin = "plugin '" + name.name + "' (" + name.kind + "): ";
-  if (name.abi_major != dptune::kAbiMajor) {
-    return plugin + "ABI major " + std::to_string(name.abi_major) + " of plugin, host has " +
-           std::to_string(dptune::kAbiMajor);
-  }
-  if (name.abi_minor > dptune::kAbiMinor) {
-    return plugin + "ABI minor " + std::to_string(name.abi_minor) +
-           " of plugin is newer than the host's " + std::to_string(dptune::kAbiMinor) +
-           " (plugin needs ABI " + abi_string(name.abi_major, name.abi_minor) + ", host has ABI " +
-           abi_string(dptune::kAbiMajor, dptune::kAbiMinor) + ")";
+  // Until 1.0 the ABI is one contract: any change bumps the version and every plugin is rebuilt
+  // (abi.hpp), so a plugin of any other major or minor may lack what the host calls.
+  if (name.abi_major != dptune::kAbiMajor || name.abi_minor != dptune::kAbiMinor) {
+    return plugin + "ABI " + abi_string(name.abi_major, name.abi_minor) +
+           " of plugin, host has ABI " + abi_string(dptune::kAbiMajor, dptune::kAbiMinor) +
+           " (until dptune 1.0 every ABI change needs every plugin rebuilt against the host's "
+           "SDK)";
   }
   if (name.cxx_abi != dptune::kCxxAbiVersion || name.cxx11_abi != dptune::kCxx11StringAbi) {
     return plugin + "C++ ABI of plugin is __GXX_ABI_VERSION " + std::to_string(name.cxx_abi) +
@@ -249,9 +247,6 @@ struct LoadedPlugin {
   std::unique_ptr<dptune::Plugin> (*create)(const dptune::Params&) = nullptr;
   dptune::PluginTraits (*traits)(const dptune::Params&) = nullptr;
 };
-
-/// The first minor whose descriptor carries PluginDescriptor::traits.
-constexpr int kTraitsMinor = 12;
 
 /// Calls the descriptor function of every candidate (the library is loaded) and checks it against
 /// the export name.  Problems are added to `problems`.
@@ -308,9 +303,7 @@ std::vector<LoadedPlugin> read_descriptors(const LoadedLibrary& library,
     plugin_info.info.abi_minor = descriptor.abi_minor;
     plugin_info.info.library = library.path();
     plugin_info.create = descriptor.create;
-    // An older plugin's descriptor ends before `traits` (the bytes there are not its): it
-    // declares nothing.
-    if (descriptor.abi_minor >= kTraitsMinor) plugin_info.traits = descriptor.traits;
+    plugin_info.traits = descriptor.traits;
     loaded.push_back(std::move(plugin_info));
   }
   return loaded;
@@ -511,7 +504,7 @@ template <class Make>
 auto create_with(const PluginInfo& info, const std::shared_ptr<LoadedLibrary>& library,
                  std::unique_ptr<dptune::Plugin> (*create)(const dptune::Params&),
                  const dptune::Params& params, Make make) {
-  PluginOrigin origin{info.name, library, info.abi_minor};
+  PluginOrigin origin{info.name, library};
   auto object = create_plugin_object(origin, create, params);
   return make(std::move(origin), std::move(object));
 }

@@ -482,10 +482,10 @@ void write_released_files(const ReportInput& in, Outline& o, RunSummary& summary
 }
 
 /// The released model: the selected run's, the one model a private tuner releases, written as
-/// model.json.  Its export is empty for models of ABI 2.1 plugins (or models that cannot export):
-/// said in the note.  Whether a private tuner released a model can depend on its DP output (the
-/// threshold variant's default): its file and note belong to the release, not to the public list.
-/// Then the test score's statement: a DP output of a private tuner, a public note of a map.
+/// model.json.  Its export is empty for models that cannot export themselves: said in the note.
+/// Whether a private tuner released a model can depend on its DP output (the threshold variant's
+/// default): its file and note belong to the release, not to the public list. Then the test score's
+/// statement: a DP output of a private tuner, a public note of a map.
 void write_released_model(const ReportInput& in, Outline& o, RunSummary& summary) {
   const auto* kept_in_files = dynamic_cast<const dptune::FileModel*>(in.released_model.get());
   const dptune::ModelFiles files =

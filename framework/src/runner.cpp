@@ -183,9 +183,12 @@ std::optional<TestScore> release_test_score(const PipelineConfig& config, Evalua
   const DataSplits& splits = stack.evaluator.splits();
   TestScore score =
       score_released_model(config, *stack.utility, splits, splits.preprocessing, model, *rng);
-  if (noisy)
-    result.guarantee =
-        compose_test_score(*result.guarantee, *score.noise, *stack.accountant, config.delta);
+  if (noisy) {
+    result.guarantee = compose_test_score(*result.guarantee, result.event, *score.noise,
+                                          *stack.accountant, config.delta);
+    if (result.event)
+      result.event = dptune::DpEvent::composed({*result.event, score.noise->event()});
+  }
   return score;
 }
 

@@ -171,25 +171,24 @@ TunerDryRun dry_run(const PipelineConfig& config, const PluginRegistry& registry
                        const DryRunEvaluator& evaluator, const RecordingAccountant& accountant) {
                       const dptune::TuningResult result = tuner.tune(context);
                       return TunerDryRun{result.trusted_analyst_only, result.guarantee,
-                                         accountant.priced(), evaluator.declared()};
+                                         result.event, accountant.priced(), evaluator.declared()};
                     });
 }
 
 /// The worst case of the final guarantee that the tuner states before any evaluation
-/// (Tuner::worst_case_event), priced by the pipeline's accountant; nullopt when it states none.
-/// Asked of a fresh copy of the tuner in the dry run's context.  `distributed`: the run places
-/// work on other processes (the MPI executor).
-std::optional<dptune::PrivacyGuarantee> stated_worst_case(const PipelineConfig& config,
-                                                          const PluginRegistry& registry,
-                                                          EvaluationStack& stack) {
+/// (Tuner::worst_case_event); nullopt when it states none.  Asked of a fresh copy of the tuner in
+/// the dry run's context.  `distributed`: the run places work on other processes (the MPI
+/// executor).
+std::optional<dptune::DpEvent> stated_worst_case(const PipelineConfig& config,
+                                                 const PluginRegistry& registry,
+                                                 EvaluationStack& stack) {
   const auto event =
       in_dry_run(config, registry, stack,
                  [&](dptune::Tuner& tuner, DryRunContext& context, const DryRunEvaluator&,
                      const RecordingAccountant&) {
                    return tuner.worst_case_event(context, config.execution.executor == "mpi");
                  });
-  if (!event) return std::nullopt;
-  return stack.accountant->epsilon(*event, config.delta);
+  return event;
 }
 
 /// The ledger reservation of `plan`: its worst case as a second approx_dp event beside the charge
@@ -213,9 +212,13 @@ PlannedCharge plan_charge(const PipelineConfig& config, const PluginRegistry& re
   const TunerDryRun run = dry_run(config, registry, stack);
   check_result_as_declared(config, run.trusted_analyst_only);
   // The ledger records a map (no charge) only for a tuner that declares itself one.
-  PlannedCharge plan{declared_map(config), run.guarantee, std::nullopt};
-  if (run.guarantee && !plan.trusted_analyst_only)
-    plan.worst_case = stated_worst_case(config, registry, stack);
+  PlannedCharge plan{declared_map(config), run.guarantee, run.event, std::nullopt, std::nullopt};
+  if (run.guarantee && !plan.trusted_analyst_only) {
+    plan.worst_case_event = stated_worst_case(config, registry, stack);
+    // Priced by the pipeline's accountant like every event.
+    if (plan.worst_case_event)
+      plan.worst_case = stack.accountant->epsilon(*plan.worst_case_event, config.delta);
+  }
   return plan;
 }
 
@@ -226,10 +229,14 @@ PlannedCharge plan_ledger_charge(const PipelineConfig& config, const PluginRegis
   // top of whatever final guarantee the run needs: it joins the worst case too.
   if (plan.guarantee && config.output.test_score && config.output.test_score->epsilon) {
     const TestScoreNoise noise = test_score_noise(config, stack.evaluator.splits().test.rows);
-    plan.guarantee = compose_test_score(*plan.guarantee, noise, *stack.accountant, config.delta);
-    if (plan.worst_case)
-      plan.worst_case =
-          compose_test_score(*plan.worst_case, noise, *stack.accountant, config.delta);
+    plan.guarantee =
+        compose_test_score(*plan.guarantee, plan.event, noise, *stack.accountant, config.delta);
+    if (plan.event) plan.event = dptune::DpEvent::composed({*plan.event, noise.event()});
+    if (plan.worst_case) {
+      plan.worst_case = compose_test_score(*plan.worst_case, plan.worst_case_event, noise,
+                                           *stack.accountant, config.delta);
+      plan.worst_case_event = dptune::DpEvent::composed({*plan.worst_case_event, noise.event()});
+    }
   }
   return plan;
 }

@@ -25,9 +25,12 @@ std::unique_ptr<Study> open_study(const PipelineConfig& config, const RunOptions
 struct PlannedCharge {
   bool trusted_analyst_only = false;
   std::optional<dptune::PrivacyGuarantee> guarantee;
+  /// The event `guarantee` prices (TuningResult::event), when the tuner returned one.
+  std::optional<dptune::DpEvent> event;
   /// The worst case of the final guarantee the tuner stated before any evaluation
   /// (Tuner::worst_case_event, priced by the pipeline's accountant), when it stated one.
   std::optional<dptune::PrivacyGuarantee> worst_case;
+  std::optional<dptune::DpEvent> worst_case_event;
   /// A worst case above the guarantee: reserved in the ledger beside the charge.
   bool reserves() const;
 };

@@ -1,6 +1,8 @@
 #include "test_score.hpp"
 
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <vector>
 
 #include "dptune/errors.hpp"
@@ -40,7 +42,7 @@ dptune::Dataset read_public_test(const PipelineConfig& config, const Preprocessi
     data = read_libsvm(config.output.test_score->public_file, o);
   }
   prepared.apply(data);
-  data.float_rows = dptune::as_float_rows(data);  // plugins of ABI 2.7 read the float rows
+  data.float_rows = dptune::as_float_rows(data);  // plugins read the float rows
   return data;
 }
 
@@ -101,10 +103,67 @@ TestScoreNoise test_score_noise(const PipelineConfig& config, std::size_t test_r
   return noise;
 }
 
+namespace {
+
+/// compose_test_score for a tuner that returned its event: two questions to the accountant, both
+/// about events, and the smaller answer (each is a sound bound for the same release).
+///  * composed({tuning_event, score event}): the accountant's own composition of what was
+///    released, the tighter route when it composes better than per-part guarantees;
+///  * composed({approx_dp(the tuning's guarantee), score event}): basic composition, which keeps a
+///    tuning guarantee the accountant proved by a route that does not compose (the rdp accountant
+///    prices a repeat-and-select alone by its privacy profile, Papernot & Steinke 2022, Theorem 6
+///    with the selection's profile, but inside a composition only by its RDP curve).
+/// The result keeps the RDP curve of the composed events, for the ledger's later composition.
+dptune::PrivacyGuarantee price_with_test_score(const dptune::PrivacyGuarantee& tuning,
+                                               const dptune::DpEvent& tuning_event,
+                                               const TestScoreNoise& noise,
+                                               const dptune::Accountant& accountant,
+                                               double target) {
+  // The event must price to at least the guarantee the tuner stated for it (the bundled tuners
+  // state exactly its price): a tuner whose event claims less than its guarantee contradicts
+  // itself, and the smaller answer below must not come from the contradiction.
+  if (tuning.delta == target) {
+    const double own = accountant.epsilon(tuning_event, target).epsilon;
+    if (own < tuning.epsilon * (1 - 1e-9))
+      throw dptune::PluginError(
+          "the tuner's event " + tuning_event.to_string() + " prices to " + significant(own, 17) +
+          " at delta " + significant(target, 17) + ", below the guarantee it states (" +
+          significant(tuning.epsilon, 17) + "): the tuner's event and guarantee disagree");
+  }
+  const dptune::DpEvent whole = dptune::DpEvent::composed({tuning_event, noise.event()});
+  const dptune::DpEvent basic_event = dptune::DpEvent::composed(
+      {dptune::DpEvent::approx_dp(tuning.epsilon, tuning.delta), noise.event()});
+  const dptune::PrivacyGuarantee basic = accountant.epsilon(basic_event, target);
+  dptune::PrivacyGuarantee out = basic;
+  out.epsilon = std::numeric_limits<double>::infinity();
+  if (accountant.supports(whole)) out = accountant.epsilon(whole, target);
+  const bool basic_wins = basic.epsilon < out.epsilon;
+  const std::string how =
+      basic_wins
+          ? "basic composition, the accountant's price of " + basic_event.to_string() +
+                " (below its price of the composed events, " + significant(out.epsilon, 17) + ")"
+          : "the accountant's price of the composed events " + whole.to_string();
+  if (basic_wins) out.epsilon = basic.epsilon;
+  out.delta = target;
+  out.derivation =
+      "the tuning: (" + significant(tuning.epsilon, 17) + ", " + significant(tuning.delta, 17) +
+      ") by " + tuning.derivation + "; then the private test score: " + noise.event().to_string() +
+      ", pure " + significant(noise.epsilon, 17) +
+      "-DP (Laplace mechanism, Dwork, McSherry, Nissim & Smith 2006) on the test "
+      "split; composed sequentially (the score depends on the released model; "
+      "conservative: no disjointness argument), " +
+      how + ": epsilon " + significant(out.epsilon, 17) + " at delta " + significant(target, 17);
+  return out;
+}
+
+}  // namespace
+
 dptune::PrivacyGuarantee compose_test_score(const dptune::PrivacyGuarantee& tuning,
+                                            const std::optional<dptune::DpEvent>& tuning_event,
                                             const TestScoreNoise& noise,
                                             const dptune::Accountant& accountant, double delta) {
   const double target = std::max(delta, tuning.delta);
+  if (tuning_event) return price_with_test_score(tuning, *tuning_event, noise, accountant, target);
   const dptune::PrivacyGuarantee test = accountant.epsilon(noise.event(), target);
   const std::vector<std::vector<dptune::RdpPoint>> curves{tuning.rdp_curve, test.rdp_curve};
   const ComposedCharges c =
@@ -207,7 +266,7 @@ std::string check_test_score(const PipelineConfig& config, const PluginRegistry&
                                "' claims no privacy guarantee to compose a private test score "
                                "into; declare a public test file (test_score: {public: FILE})");
   const dptune::PrivacyGuarantee g =
-      compose_test_score(*plan.guarantee, noise, *stack.accountant, config.delta);
+      compose_test_score(*plan.guarantee, plan.event, noise, *stack.accountant, config.delta);
   return "test score: the released model on the test split (" + rows_text(noise.test_rows) +
          ") plus Laplace noise of scale " + significant(noise.scale(), 5) + " (sensitivity " +
          significant(noise.sensitivity, 5) + " / epsilon " + significant(noise.epsilon, 5) +

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "dptune/calibration.hpp"
 #include "dptune/errors.hpp"
+#include "dptune/helpers/calibration.hpp"
+#include "dptune/helpers/repetition.hpp"
 #include "dptune/plugin.hpp"
-#include "dptune/repetition.hpp"
 #include "pld/calculator.hpp"
 #include "rdp/calculator.hpp"
 

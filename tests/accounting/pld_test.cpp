@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "dptune/errors.hpp"
-#include "dptune/repetition.hpp"
+#include "dptune/helpers/repetition.hpp"
 #include "pld/calculator.hpp"
 #include "selection/profile.hpp"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "dptune/errors.hpp"
-#include "dptune/repetition.hpp"
+#include "dptune/helpers/repetition.hpp"
 #include "dptune/rng.hpp"
 
 using dptune::RepetitionDistribution;

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "dptune/dp_event.hpp"
-#include "dptune/repetition.hpp"
+#include "dptune/helpers/repetition.hpp"
 #include "rdp/calculator.hpp"
 #include "selection/profile.hpp"
 

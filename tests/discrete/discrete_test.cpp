@@ -1,4 +1,4 @@
-// Exact integer samplers (sdk/include/dptune/discrete.hpp; Canonne, Kamath & Steinke 2020).
+// Exact integer samplers (sdk/include/dptune/helpers/discrete.hpp; Canonne, Kamath & Steinke 2020).
 //
 // Three kinds of evidence: (1) known answers on scripted bit streams, derived by hand from the
 // algorithms (bits are read most significant first); they pin the samplers down as exact functions
@@ -27,8 +27,8 @@
 #include <tuple>
 #include <vector>
 
-#include "dptune/discrete.hpp"
 #include "dptune/errors.hpp"
+#include "dptune/helpers/discrete.hpp"
 #include "dptune/rng.hpp"
 
 // Counts every allocation of this test binary, to show that a batch of draws allocates nothing.

@@ -1,12 +1,12 @@
-// The ziggurat of dptune/fast_normal.hpp (the gaussian plugin's `noise: fast`): the law of its
-// draws against the standard normal, with fixed seeds, and its reproducibility.
+// The ziggurat of dptune/helpers/fast_normal.hpp (the gaussian plugin's `noise: fast`): the law of
+// its draws against the standard normal, with fixed seeds, and its reproducibility.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "dptune/fast_normal.hpp"
+#include "dptune/helpers/fast_normal.hpp"
 #include "dptune/rng.hpp"
 
 using namespace dptune;

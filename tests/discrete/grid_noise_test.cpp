@@ -1,4 +1,4 @@
-// Grid releases with exact discrete noise (sdk/include/dptune/grid_noise.hpp;).
+// Grid releases with exact discrete noise (sdk/include/dptune/helpers/grid_noise.hpp;).
 //
 // (a) known answers: every release is an exact multiple of the grid step, and with fixed seeds
 //     (release - rounded value) / g follows the closed-form discrete Laplace / Gaussian pmf of the
@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "dptune/errors.hpp"
-#include "dptune/grid_noise.hpp"
 #include "dptune/helpers/discrete.hpp"
+#include "dptune/helpers/grid_noise.hpp"
 #include "dptune/rng.hpp"
 
 namespace {

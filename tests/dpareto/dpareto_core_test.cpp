@@ -12,7 +12,7 @@
 #include "dpareto/halton.hpp"
 #include "dpareto/hvpoi.hpp"
 #include "dpareto/mobo.hpp"
-#include "dptune/pareto.hpp"
+#include "dptune/helpers/pareto.hpp"
 #include "dptune/rng.hpp"
 
 namespace dp = dptune::dpareto;

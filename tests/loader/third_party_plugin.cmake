@@ -37,7 +37,7 @@ file(MAKE_DIRECTORY "${WORK_DIR}")
 # 1. Install the current build.
 run("install" "${CMAKE_COMMAND}" --install "${DPTUNE_BINARY_DIR}" --prefix "${prefix}")
 foreach(file bin/dptune include/dptune/plugin.hpp include/dptune/abi.hpp lib/libdptune_sdk.so
-    lib/libdptune_helpers.so include/dptune/helpers/discrete.hpp include/dptune/pareto.hpp
+    lib/libdptune_helpers.so include/dptune/helpers/discrete.hpp include/dptune/helpers/pareto.hpp
     lib/cmake/dptune/dptuneConfig.cmake lib/cmake/dptune/dptuneConfigVersion.cmake
     lib/cmake/dptune/dptuneTargets.cmake lib/cmake/dptune/DptunePluginHelpers.cmake)
   if(NOT EXISTS "${prefix}/${file}")

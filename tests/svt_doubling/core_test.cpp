@@ -7,7 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "dptune/grid_noise.hpp"
+#include "dptune/helpers/grid_noise.hpp"
 #include "dptune/testing.hpp"
 #include "support.hpp"
 #include "svt_doubling/core.hpp"
@@ -170,7 +170,8 @@ TEST_CASE("worst case: alternating pass/fail reaches exactly 2M - 1 iterations, 
     CHECK(u0 + static_cast<double>(m - 1) * g < 1);
     const std::size_t worst = dptune::svt_doubling::worst_case_iterations(u0, g);
     CHECK(worst == static_cast<std::size_t>(2 * m - 1));
-    CHECK(worst <= static_cast<std::size_t>(2 * std::ceil((1 - u0) / g) + 1));  // the doubling bound
+    CHECK(worst <=
+          static_cast<std::size_t>(2 * std::ceil((1 - u0) / g) + 1));  // the doubling bound
     // Ding & Wu's zig-zag: one candidate, query noise +10, -10, +10, ...: every pass gains one
     // level (step 1 -> 2), every fail halves the step back to 1.
     bool pass = false;

@@ -26,7 +26,7 @@ class DeclaringTuner final : public dptune::Tuner {
   }
 #if DPTUNE_TEST_DECLARES == 1
   static dptune::TunerTraits traits() { return {.outputs = dptune::TunerOutputs::Private}; }
-#elif DPTUNE_TEST_DECLARES == 2  // ignored when built for ABI 2.11: its descriptor has no traits
+#elif DPTUNE_TEST_DECLARES == 2
   static dptune::TunerTraits traits() { return {.outputs = dptune::TunerOutputs::Map}; }
 #endif
 

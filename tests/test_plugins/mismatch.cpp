@@ -22,7 +22,7 @@ class NullMechanism final : public dptune::Mechanism {
 dptune::PluginDescriptor mismatched_descriptor() {
   dptune::PluginDescriptor descriptor;
   descriptor.abi_major = DPTUNE_ABI_MAJOR;
-  descriptor.abi_minor = DPTUNE_PLUGIN_ABI_MINOR;
+  descriptor.abi_minor = DPTUNE_ABI_MINOR;
   descriptor.kind = dptune::PluginKind::Mechanism;
   descriptor.name = "descriptor_name";
   descriptor.schema = &NullMechanism::schema;
@@ -34,8 +34,8 @@ dptune::PluginDescriptor mismatched_descriptor() {
 
 }  // namespace
 
-static_assert(DPTUNE_ABI_MAJOR == 2 && DPTUNE_PLUGIN_ABI_MINOR == 1, "update the export name below");
+static_assert(DPTUNE_ABI_MAJOR == 3 && DPTUNE_ABI_MINOR == 0, "update the export name below");
 BOOST_DLL_ALIAS_SECTIONED(mismatched_descriptor,
-                          DPTUNE_TEST_ALIAS_NAME(dptune_v2_1_cxx, __GXX_ABI_VERSION,
+                          DPTUNE_TEST_ALIAS_NAME(dptune_v3_0_cxx, __GXX_ABI_VERSION,
                                                  DPTUNE_CXX11_ABI, _k_mechanism_n_alias_name),
                           dptune)

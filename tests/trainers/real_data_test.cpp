@@ -1,9 +1,9 @@
-// Accuracy on the bundled real data (the trainers' accuracy targets), through the plugins as the host runs them:
-// builtin:breast_cancer and builtin:digits, standardised on the training split, scored on the test
-// split (60/20/20, stratified, fixed split seed).
+// Accuracy on the bundled real data (the trainers' accuracy targets), through the plugins as the
+// host runs them: builtin:breast_cancer and builtin:digits, standardised on the training split,
+// scored on the test split (60/20/20, stratified, fixed split seed).
 #include <doctest/doctest.h>
 
-#include "dptune/calibration.hpp"
+#include "dptune/helpers/calibration.hpp"
 #include "dptune/host/data_source.hpp"
 #include "support.hpp"
 

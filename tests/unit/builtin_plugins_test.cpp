@@ -180,7 +180,7 @@ TEST_CASE("builtin: laplace and gaussian, noise: secure — stated events, grid 
   // the secure default releases on a power-of-two grid with exact discrete noise, and
   // the gaussian mechanism states the discrete mechanism's event (priced by its own theorems);
   // laplace's event holds for the discrete Laplace as it is.  The noise scale is multiplier ×
-  // sensitivity up to the grid's tiny inflation (sdk/include/dptune/grid_noise.hpp).
+  // sensitivity up to the grid's tiny inflation (sdk/include/dptune/helpers/grid_noise.hpp).
   CHECK(noise_mechanism("gaussian", 1.3, "secure")->event() ==
         DpEvent::discrete_gaussian_on_grid(1.3, 4194304));
   CHECK(noise_mechanism("gaussian", 1.3, "fast")->event() == DpEvent::gaussian(1.3));

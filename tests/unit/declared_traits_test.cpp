@@ -3,8 +3,7 @@
 // declaring_tuner.cpp) that declares nothing, or declares private outputs, is refused a stratified
 // split and fitted_standardize by `dptune validate` and `dptune run` alike (exit 2) before anything
 // runs: its tune() is never called and no results folder is made.  The same tuner declaring a map
-// is allowed both, as grid is; built for ABI 2.11 (no traits in its descriptor) it declares
-// nothing.
+// is allowed both, as grid is.
 #include <doctest/doctest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -86,12 +85,6 @@ TEST_CASE("declared traits: a tuner declaring private outputs is refused like re
   check_refused_before_anything("private_fitted", "private_tuner", kFitted, "data.preprocessing");
 }
 
-TEST_CASE("declared traits: a map built for ABI 2.11 has no declaration, so it is private") {
-  check_refused_before_anything("old_map_stratify", "map_tuner_v2_11", kStratified,
-                                "data.params.stratify");
-  check_refused_before_anything("old_map_fitted", "map_tuner_v2_11", kFitted, "data.preprocessing");
-}
-
 TEST_CASE("declared traits: the same tuner declaring a map may use both, as grid may") {
   const Pipeline p =
       write_pipeline("map_both", "map_tuner", kFitted + "  params: {stratify: true}\n");
@@ -133,7 +126,6 @@ TEST_CASE("declared traits: what the registry reads from each plugin") {
     return registry.traits(ComponentKind::Tuner, name, {}).tuner;
   };
   CHECK_FALSE(tuner("undeclared_tuner").has_value());
-  CHECK_FALSE(tuner("map_tuner_v2_11").has_value());
   REQUIRE(tuner("private_tuner").has_value());
   CHECK(tuner("private_tuner")->outputs == dptune::TunerOutputs::Private);
   REQUIRE(tuner("map_tuner").has_value());

@@ -196,10 +196,7 @@ TEST_CASE("loader: well-formed plugins are registered with their descriptors") {
   CHECK(offset->version == "1.2.3");
   CHECK(offset->description == "test: adds an offset");
   CHECK(offset->abi_major == dptune::kAbiMajor);
-  // The test plugins are built for ABI 2.1 (tests/test_plugins/CMakeLists.txt): an older minor
-  // loads.
-  CHECK(offset->abi_minor == 1);
-  CHECK(offset->abi_minor < dptune::kAbiMinor);
+  CHECK(offset->abi_minor == dptune::kAbiMinor);
   CHECK(offset->library == mechanism_file);
   REQUIRE(offset->schema.specs().size() == 2);
   CHECK(offset->schema.specs()[0].name == "offset");
@@ -245,7 +242,7 @@ TEST_CASE("loader: ABI and kind mismatches are rejected before the library is lo
   TempDir markers;
   ScopedEnv env("DPTUNE_TEST_MARKER_DIR", markers.path().string());
   const std::string host_major = std::to_string(dptune::kAbiMajor);
-  const std::string host_minor = std::to_string(dptune::kAbiMinor);
+  const std::string host_abi = host_major + "." + std::to_string(dptune::kAbiMinor);
   const std::string gxx = std::to_string(dptune::kCxxAbiVersion);
   const std::string cxx11 = std::to_string(dptune::kCxx11StringAbi);
   const std::string other_cxx11 = std::to_string(1 - dptune::kCxx11StringAbi);
@@ -255,12 +252,14 @@ TEST_CASE("loader: ABI and kind mismatches are rejected before the library is lo
   };
   const std::vector<Case> cases{
       {"abi_major", "abi_major",
-       "plugin 'abi_major' (mechanism): ABI major 99 of plugin, host has " + host_major +
-           "; library not loaded"},
+       "plugin 'abi_major' (mechanism): ABI 99.0 of plugin, host has ABI " + host_abi +
+           " (until dptune 1.0 every ABI change needs every plugin rebuilt against the host's "
+           "SDK); library not loaded"},
       {"abi_minor", "abi_minor",
-       "plugin 'abi_minor' (mechanism): ABI minor 99 of plugin is newer than the host's " +
-           host_minor + " (plugin needs ABI 2.99, host has ABI " + host_major + "." + host_minor +
-           "); library not loaded"},
+       "plugin 'abi_minor' (mechanism): ABI " + host_major + ".99 of plugin, host has ABI " +
+           host_abi +
+           " (until dptune 1.0 every ABI change needs every plugin rebuilt against the host's "
+           "SDK); library not loaded"},
       {"cxx_abi", "cxx_abi",
        "plugin 'cxx_abi' (mechanism): C++ ABI of plugin is __GXX_ABI_VERSION " + gxx +
            " with _GLIBCXX_USE_CXX11_ABI " + other_cxx11 + ", host has " + gxx + " with " + cxx11 +
@@ -299,8 +298,9 @@ TEST_CASE("loader: a descriptor that contradicts its export name is refused afte
   CHECK(registry.skipped()[0].reason ==
         file.string() +
             ": plugin 'alias_name' (mechanism): descriptor says mechanism 'descriptor_name' ABI " +
-            std::to_string(dptune::kAbiMajor) + ".1, export name says mechanism 'alias_name' ABI " +
-            std::to_string(dptune::kAbiMajor) + ".1; library unloaded");
+            std::to_string(dptune::kAbiMajor) + "." + std::to_string(dptune::kAbiMinor) +
+            ", export name says mechanism 'alias_name' ABI " + std::to_string(dptune::kAbiMajor) +
+            "." + std::to_string(dptune::kAbiMinor) + "; library unloaded");
   CHECK(fs::exists(markers.path() / "mismatch.loaded"));
   CHECK_FALSE(is_loaded(file));
 }

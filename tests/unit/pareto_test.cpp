@@ -1,7 +1,7 @@
 // Pareto fronts and hypervolume (objectives minimised).
 #include <doctest/doctest.h>
 
-#include "dptune/pareto.hpp"
+#include "dptune/helpers/pareto.hpp"
 
 using dptune::hypervolume;
 using dptune::pareto_front;

@@ -6,10 +6,12 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "../../framework/src/test_score.hpp"
 #include "built_plugins.hpp"
+#include "dptune/errors.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "dptune/rng.hpp"
 
@@ -147,7 +149,7 @@ TEST_CASE("test score: the released value is the score plus Laplace noise of tha
   CHECK(none.method("accuracy").find("test split (200 rows)") != std::string::npos);
 }
 
-TEST_CASE("test score composition: pure DP adds the epsilons") {
+TEST_CASE("test score composition: pure DP adds the epsilons (a guarantee without its event)") {
   const auto accountant =
       dptune_test::built_plugins().create_accountant("pure_dp", dptune::Params{});
   dptune::PrivacyGuarantee tuning;
@@ -155,7 +157,7 @@ TEST_CASE("test score composition: pure DP adds the epsilons") {
   tuning.delta = 0;
   tuning.accountant = "pure_dp";
   const auto noise = host::test_score_noise(private_config("accuracy", 0.3), 100);
-  const auto g = host::compose_test_score(tuning, noise, *accountant, 0);
+  const auto g = host::compose_test_score(tuning, std::nullopt, noise, *accountant, 0);
   CHECK(g.epsilon == doctest::Approx(1.5).epsilon(1e-12));
   CHECK(g.delta == 0);
   CHECK(g.derivation.find("laplace") != std::string::npos);
@@ -179,7 +181,7 @@ TEST_CASE("test score composition: RDP adds the tuning's curve and Laplace's clo
   const double rdp_route = convert(sum, delta);
   const double basic = tuning.epsilon + 0.5;
   REQUIRE(rdp_route < basic);  // 5.631 against 5.810: the RDP route must win here
-  const auto g = host::compose_test_score(tuning, noise, *accountant, delta);
+  const auto g = host::compose_test_score(tuning, std::nullopt, noise, *accountant, delta);
   CHECK(g.epsilon == doctest::Approx(rdp_route).epsilon(1e-9));
   CHECK(g.delta == delta);
   REQUIRE(g.rdp_curve.size() == sum.size());
@@ -187,6 +189,47 @@ TEST_CASE("test score composition: RDP adds the tuning's curve and Laplace's clo
     CHECK(g.rdp_curve[i].epsilon == doctest::Approx(sum[i].epsilon).epsilon(1e-9));
   // Without a curve (a PLD- or basic-composition guarantee) only basic composition is sound.
   tuning.rdp_curve.clear();
-  CHECK(host::compose_test_score(tuning, noise, *accountant, delta).epsilon ==
+  CHECK(host::compose_test_score(tuning, std::nullopt, noise, *accountant, delta).epsilon ==
         doctest::Approx(basic).epsilon(1e-9));
+}
+
+TEST_CASE("test score composition: the tuner's event and the score's are priced together") {
+  // A tuner that returns its event (TuningResult::event): the accountant prices the composition
+  // of both events once.  With rdp this is the closed-form RDP route of the case above (ten
+  // Gaussian releases of multiplier 3 and Laplace of b = 2), which is also what the guarantee-only
+  // route gives: the printed epsilon does not depend on the route.
+  const auto* schema = dptune_test::built_plugins().schema(host::ComponentKind::Accountant, "rdp");
+  REQUIRE(schema != nullptr);
+  const auto rdp = dptune_test::built_plugins().create_accountant(
+      "rdp", schema->complete(dptune::Params{{"orders", std::string("2,3,4,8,16,32")}}));
+  const double delta = 1e-5;
+  const dptune::DpEvent tuning_event =
+      dptune::DpEvent::self_composed(dptune::DpEvent::gaussian(3.0), 10);
+  const dptune::PrivacyGuarantee tuning = rdp->epsilon(tuning_event, delta);
+  const auto noise = host::test_score_noise(private_config("accuracy", 0.5), 400);  // b = 2
+  std::vector<dptune::RdpPoint> sum;
+  for (double a : {2.0, 3.0, 4.0, 8.0, 16.0, 32.0})
+    sum.push_back({a, 10 * a / 18 + laplace_rdp(a, 2.0)});
+  const auto by_event = host::compose_test_score(tuning, tuning_event, noise, *rdp, delta);
+  CHECK(by_event.epsilon == doctest::Approx(convert(sum, delta)).epsilon(1e-9));
+  CHECK(by_event.delta == delta);
+  CHECK(by_event.epsilon ==
+        doctest::Approx(host::compose_test_score(tuning, std::nullopt, noise, *rdp, delta).epsilon)
+            .epsilon(1e-12));
+  CHECK(by_event.derivation.find("laplace") != std::string::npos);
+  // An event that prices below the guarantee its tuner states contradicts it: refused, never
+  // taken as the smaller answer.
+  dptune::PrivacyGuarantee overstated = tuning;
+  overstated.epsilon = tuning.epsilon + 1;
+  CHECK_THROWS_AS(host::compose_test_score(overstated, tuning_event, noise, *rdp, delta),
+                  dptune::PluginError);
+
+  // pure_dp: the event route adds the epsilons exactly, as the guarantee route does.
+  const auto pure = dptune_test::built_plugins().create_accountant("pure_dp", dptune::Params{});
+  const dptune::DpEvent pure_event = dptune::DpEvent::pure_dp(1.2);
+  const auto pure_sum = host::compose_test_score(
+      pure->epsilon(pure_event, 0), pure_event,
+      host::test_score_noise(private_config("accuracy", 0.3), 100), *pure, 0);
+  CHECK(pure_sum.epsilon == doctest::Approx(1.5).epsilon(1e-12));
+  CHECK(pure_sum.delta == 0);
 }

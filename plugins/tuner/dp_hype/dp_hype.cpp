@@ -511,6 +511,8 @@ class DpHype final : public dptune::Tuner {
         std::numeric_limits<double>::quiet_NaN();
     selected.repetitions = 0;
     result.guarantee = g;
+    // The event guarantee() priced: the server's view of the honest survivors' noisy votes.
+    result.event = event_for_sigma(sigma_h, k(), s.discrete, s.clients_changed);
     result.notes = setup_notes(context, s, survivors, sigma_h);
     if (!noise_warning.empty()) result.notes.push_back(noise_warning);
     auto released = release_notes(s, aggregated, chosen, sigma_h, graph_note);

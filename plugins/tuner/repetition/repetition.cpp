@@ -529,6 +529,7 @@ class Repetition final : public dptune::Tuner {
           "go to the sensitive trials file only on opt-in)");
     }
     result.guarantee = context.accountant().epsilon(total, context.delta());
+    result.event = total;
     result.notes.push_back("guarantee: the accountant's cost of " + total.to_string());
     result.notes.push_back(
         "each run trains one candidate once on the whole training data and scores it on the "
@@ -597,6 +598,7 @@ class Repetition final : public dptune::Tuner {
     result.notes = set.notes;
     const DpEvent total = DpEvent::repeat_until_accepted(set.base, stop_probability_);
     result.guarantee = context.accountant().epsilon(total, context.delta());
+    result.event = total;
     result.notes.push_back(
         "threshold variant (Papernot & Steinke 2022, Appendix C; Liu & Talwar 2019): runs until a "
         "released score reaches " +

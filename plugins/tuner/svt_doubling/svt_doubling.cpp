@@ -493,6 +493,7 @@ class SvtDoubling final : public dptune::Tuner {
       }
       result.selected = selected;
       result.guarantee = guarantee;
+      result.event = total_;  // what compose_guarantee() priced
       result.trials_sensitive = true;
       if (t_.p_.get_bool("per_trial_output"))
         for (std::size_t c = 0; c < m_; ++c) {

@@ -13,8 +13,7 @@
 
 namespace dptune {
 
-#if DPTUNE_PLUGIN_ABI_MINOR >= 7
-/// ABI 2.7: read-only 32-bit feature rows, shared.  `values` holds stored rows x cols floats
+/// Read-only 32-bit feature rows, shared.  `values` holds stored rows x cols floats
 /// (row-major); a view's row i is stored row index[i], or stored row i when it has no index.
 /// Datasets that differ only in which rows they hold (the splits, k partitions, client shards)
 /// share one storage: nothing is copied per trial or per thread, and float halves the memory of
@@ -54,7 +53,6 @@ class BOOST_SYMBOL_VISIBLE FloatRows {
   std::shared_ptr<const std::vector<std::size_t>> index_;
   std::size_t cols_ = 0;
 };
-#endif
 
 /// Labelled tabular data: `rows` examples of `cols` features, row-major, and one label per row.
 /// A workload of queries (e.g. the sparse vector example) is a Dataset with cols = 0 whose labels
@@ -63,8 +61,8 @@ struct BOOST_SYMBOL_VISIBLE Dataset {
   std::string name;
   std::size_t rows = 0;
   std::size_t cols = 0;
-  /// rows * cols, row-major.  Empty in what a host of ABI 2.7 or later hands a plugin of 2.7 or
-  /// later, which finds the features in `float_rows`; filled for plugins of older minors.
+  /// rows * cols, row-major doubles: data a plugin or a test made itself.  Empty in what the host
+  /// hands a plugin, which finds the features in `float_rows`.
   std::vector<double> features;
   std::vector<double> labels;   // rows; class index for classification, value for queries
   std::size_t num_classes = 0;  // 0: not a classification problem
@@ -73,22 +71,18 @@ struct BOOST_SYMBOL_VISIBLE Dataset {
   /// Row i of `features` (the double storage only; see as_float_rows for either storage).
   const double* row(std::size_t i) const { return features.data() + i * cols; }
 
-#if DPTUNE_PLUGIN_ABI_MINOR >= 7
-  /// ABI 2.7 (appended member): the features as shared 32-bit rows (rows x cols), or empty when
-  /// the dataset holds doubles in `features` (data a plugin or a test made itself).
+  /// The features as shared 32-bit rows (rows x cols), or empty when the dataset holds doubles
+  /// in `features` (data a plugin or a test made itself).
   FloatRows float_rows;
-#endif
 };
 
-#if DPTUNE_PLUGIN_ABI_MINOR >= 7
-/// ABI 2.7: the features of `data` as float rows whichever storage it has: `float_rows` itself
+/// The features of `data` as float rows whichever storage it has: `float_rows` itself
 /// (shared, no copy), or a float copy of `features` for a dataset that holds only doubles.
 inline FloatRows as_float_rows(const Dataset& data) {
   if (!data.float_rows.empty() || data.cols == 0) return data.float_rows;
   auto values = std::make_shared<std::vector<float>>(data.features.begin(), data.features.end());
   return {std::move(values), data.cols};
 }
-#endif
 
 /// Sensitivity of a vector-valued query: how far it moves between neighbouring datasets, in the
 /// norms mechanisms need.  A mechanism uses the one its analysis is about.

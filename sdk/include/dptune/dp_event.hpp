@@ -2,7 +2,7 @@
 // dp_accounting).  Accountants turn events into costs; events never carry ε themselves unless the
 // mechanism is pure or approximate DP by definition.
 //
-// Neighbouring relation (ABI 2.3).  Every event states which neighbouring datasets its numbers are
+// Neighbouring relation.  Every event states which neighbouring datasets its numbers are
 // relative to:
 //  * A leaf (gaussian, discrete_gaussian, laplace, pure_dp, approx_dp, zcdp) outside a
 //    replace_one wrapper is stated for ADD/REMOVE neighbours: a noise multiplier is noise stddev ÷
@@ -24,10 +24,9 @@
 //
 // How events may change (docs/sdk-contract.md, "How events evolve", has the whole contract).
 //  * A kind is a promise about what a computation did, read by accountants built before and after
-//    it.  So kinds are only appended: a new enumerator at the end of Kind, its constructor declared
-//    from the minor that adds it (#if DPTUNE_PLUGIN_ABI_MINOR >= m), its entry at the end of the
-//    table in event_kinds.hpp (which printing, the YAML reader and docs/events.md come from), and
-//    its line in abi.hpp's history.  Enumerators never move, are never removed or reused.
+//    it.  So kinds are only appended: a new enumerator at the end of Kind, its constructor, and its
+//    entry at the end of the table in event_kinds.hpp (which printing, the YAML reader and
+//    docs/events.md come from).  Enumerators never move, are never removed or reused.
 //  * A kind never changes: not its fields, their units, their valid values, nor the neighbouring
 //    relation its numbers are stated for.  A new parameter or a new reading of an existing one is a
 //    new kind (or a wrapper around existing ones, as replace_one was in 2.3), so an event written
@@ -103,21 +102,16 @@ class BOOST_SYMBOL_VISIBLE DpEvent {
   /// data-independent output ⊥ with probability p ∈ [0, 1) (footnote 11), which bounds the run time
   /// and the acceptance probability below by p.  Costed by Corollary 16.
   static DpEvent repeat_until_accepted(DpEvent event, double stop_probability);
-#if DPTUNE_PLUGIN_ABI_MINOR >= 3
-  /// ABI 2.3.  `event`'s noise multipliers and ε are relative to replace-one neighbours (see the
+  /// `event`'s noise multipliers and ε are relative to replace-one neighbours (see the
   /// file comment), e.g. replace_one(gaussian(std / (2/(nλ)))) for output perturbation.
   static DpEvent replace_one(DpEvent event);
-#endif
-#if DPTUNE_PLUGIN_ABI_MINOR >= 8
-  /// ABI 2.8.  An integer-valued query (in grid units) plus independent discrete Gaussian noise
+  /// An integer-valued query (in grid units) plus independent discrete Gaussian noise
   /// N_Z(0, s²) on every coordinate (Canonne, Kamath & Steinke 2020), s = noise_multiplier × Δ',
   /// Δ' an upper bound on the L2 norm of the integer shift between neighbours, e.g. the grid
   /// release of grid_noise.hpp with Δ' = Δ/g + sqrt(d).  Priced by its own theorems, not as the
   /// continuous Gaussian (docs/accounting.md, "The discrete Gaussian").
   static DpEvent discrete_gaussian(double noise_multiplier);
-#endif
-#if DPTUNE_PLUGIN_ABI_MINOR >= 12
-  /// ABI 2.12.  discrete_gaussian(noise_multiplier) whose scale s in lattice units is at least
+  /// discrete_gaussian(noise_multiplier) whose scale s in lattice units is at least
   /// `min_scale` (the grid release of grid_noise.hpp keeps s >= 2^22).  Knowing s >= min_scale,
   /// accountants price it as the continuous Gaussian of a multiplier smaller by the factor
   /// sqrt(1 - s₂²/min_scale²) plus an explicit additive δ (docs/accounting.md, "The discrete
@@ -125,7 +119,6 @@ class BOOST_SYMBOL_VISIBLE DpEvent {
   static DpEvent discrete_gaussian_on_grid(double noise_multiplier, double min_scale);
   /// The lower bound on the lattice scale of a discrete_gaussian_on_grid event.
   double min_scale() const;
-#endif
 
   Kind kind() const { return kind_; }
   // Accessors throw InvalidArgument when the event is of another kind.
@@ -161,8 +154,7 @@ class BOOST_SYMBOL_VISIBLE DpEvent {
   std::shared_ptr<const std::vector<DpEvent>> children_;
 };
 
-#if DPTUNE_PLUGIN_ABI_MINOR >= 3
-/// ABI 2.3.  The two neighbouring relations a guarantee can hold for.
+/// The two neighbouring relations a guarantee can hold for.
 enum class Neighbouring { AddRemove, ReplaceOne };
 /// "add/remove" or "replace-one".
 BOOST_SYMBOL_VISIBLE const char* to_string(Neighbouring relation);
@@ -181,6 +173,5 @@ BOOST_SYMBOL_VISIBLE Neighbouring neighbouring_of(const DpEvent& event);
 /// The result is an accountant's internal form: price it, never restate or publish it again.
 /// Throws PrivacyError when `event` cannot be stated for `relation`.
 BOOST_SYMBOL_VISIBLE DpEvent restated_for(const DpEvent& event, Neighbouring relation);
-#endif
 
 }  // namespace dptune

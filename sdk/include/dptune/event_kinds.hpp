@@ -7,10 +7,8 @@
 // docs/sdk-contract.md.
 //
 // ABI.  Nothing here is exported: the table and its look-ups have internal linkage, so each
-// translation unit (the SDK library, the host, every plugin) holds its own copy, and a plugin built
-// for an older minor never shares, or disagrees about, a table with a newer host.  Such a plugin's
-// copy lists only the kinds its minor declares (the `#if DPTUNE_PLUGIN_ABI_MINOR` entries), which
-// is what it may build; the DpEvent layout is unchanged (the generic slots stay private).
+// translation unit (the SDK library, the host, every plugin) holds its own copy, built from the
+// same SDK (the host loads only plugins of its own ABI, abi.hpp).
 #pragma once
 
 #include <cstdint>
@@ -47,7 +45,7 @@ struct EventFieldSpec {
 struct EventKindSpec {
   std::string_view name;  ///< YAML key and DpEvent::kind_name (a NUL-terminated literal)
   DpEvent::Kind kind;
-  int abi_minor;  ///< the ABI 2.x minor that appended the kind (0: in 2.0)
+  int abi_minor;  ///< history: the ABI 2.x minor that appended the kind (0: in 2.0)
   std::span<const EventFieldSpec> fields;
   std::string_view doc;  ///< one line: what the event states
   /// Builds the event through its validating constructor (which throws InvalidArgument naming the
@@ -111,13 +109,11 @@ constexpr EventFieldSpec kRepeatUntilAccepted[] = {
 constexpr EventFieldSpec kReplaceOne[] = {
     {"event", EventFieldType::Event, "any event",
      "the event, its noise multipliers and ε stated for replace-one neighbours"}};
-#if DPTUNE_PLUGIN_ABI_MINOR >= 12
 constexpr EventFieldSpec kDiscreteGaussianOnGrid[] = {
     kNoiseMultiplier[0],
     {"min_scale", EventFieldType::Number, "(0, inf)",
      "a lower bound on the noise's standard-deviation parameter in lattice units",
      [](const DpEvent& e) { return e.min_scale(); }}};
-#endif
 }  // namespace event_fields
 
 /// Every kind, in the order of DpEvent::Kind (each minor appended its kinds at the end). Formatting
@@ -179,29 +175,23 @@ constexpr EventKindSpec kEventKinds[] = {
      [](std::span<EventFieldValue> v) {
        return DpEvent::repeat_until_accepted(std::move(v[1].events.front()), v[0].number);
      }},
-#if DPTUNE_PLUGIN_ABI_MINOR >= 3
     {"replace_one", DpEvent::Kind::ReplaceOne, 3, event_fields::kReplaceOne,
      "the event stated for replace-one neighbours (one record swapped)",
      [](std::span<EventFieldValue> v) {
        return DpEvent::replace_one(std::move(v[0].events.front()));
      }},
-#endif
-#if DPTUNE_PLUGIN_ABI_MINOR >= 8
     {"discrete_gaussian", DpEvent::Kind::DiscreteGaussian, 8, event_fields::kNoiseMultiplier,
      "exact discrete Gaussian noise on a lattice (Canonne, Kamath & Steinke 2020); "
      "noise_multiplier = σ ÷ the L2 bound of the integer shift",
      [](std::span<EventFieldValue> v) { return DpEvent::discrete_gaussian(v[0].number); }},
-#endif
-#if DPTUNE_PLUGIN_ABI_MINOR >= 12
     {"discrete_gaussian_on_grid", DpEvent::Kind::DiscreteGaussianOnGrid, 12, event_fields::kDiscreteGaussianOnGrid,
      "discrete_gaussian whose scale in lattice units is at least min_scale (the grid release: "
      "2^22); priced through the continuous Gaussian plus an explicit additive δ",
      [](std::span<EventFieldValue> v) { return DpEvent::discrete_gaussian_on_grid(v[0].number, v[1].number); }},
-#endif
 };
 // clang-format on
 
-/// The kind's entry, or null for a kind this translation unit's minor does not know.
+/// The kind's entry, or null for a value that names no kind.
 static constexpr const EventKindSpec* find_event_kind(DpEvent::Kind kind) {
   for (const auto& spec : kEventKinds)
     if (spec.kind == kind) return &spec;

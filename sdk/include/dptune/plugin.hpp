@@ -93,7 +93,7 @@ class BOOST_SYMBOL_VISIBLE Utility : public Plugin {
 };
 
 // ---- trainer ------------------------------------------------------------------------------------
-/// A trained model as plain numbers (ABI 2.2, Model::export_model): what the host writes as the
+/// A trained model as plain numbers (Model::export_model): what the host writes as the
 /// released model (model.json), so it can be used without the plugin.  The model reads rows of
 /// `features` values as the trainer saw them (the host's standardised columns), then:
 ///   1. `input_map`: "none", or "unit_ball_intercept":
@@ -124,11 +124,8 @@ class BOOST_SYMBOL_VISIBLE Model {
   virtual Predictions predict(const Dataset& data) const = 0;
   /// Short human-readable description (architecture, sizes).
   virtual std::string describe() const = 0;
-#if DPTUNE_PLUGIN_ABI_MINOR >= 2
-  /// ABI 2.2 (appended: 2.1 models lack this slot, and the host calls it only on models made by
-  /// plugins of ABI >= 2.2).  The model as plain numbers; empty when it cannot be exported.
+  /// The model as plain numbers; empty when it cannot be exported.
   virtual std::optional<ModelExport> export_model() const { return std::nullopt; }
-#endif
 };
 
 /// What the host offers a trainer while it trains.
@@ -153,8 +150,7 @@ struct BOOST_SYMBOL_VISIBLE TrainedModel {
   DpEvent event;
 };
 
-#if DPTUNE_PLUGIN_ABI_MINOR >= 6
-/// ABI 2.6: what a trainer's train() asks of the pipeline's mechanism (Trainer::mechanism_request).
+/// What a trainer's train() asks of the pipeline's mechanism (Trainer::mechanism_request).
 struct BOOST_SYMBOL_VISIBLE MechanismRequest {
   /// What train() passes to TrainingContext::mechanism, e.g. {noise_multiplier: σ}; in target-ε
   /// mode σ is calibrated per run, so a representative value stands for it.
@@ -163,7 +159,6 @@ struct BOOST_SYMBOL_VISIBLE MechanismRequest {
   /// mechanism stating anything else is refused at run time.
   DpEvent expected;
 };
-#endif
 
 class BOOST_SYMBOL_VISIBLE Trainer : public Plugin {
  public:
@@ -173,13 +168,11 @@ class BOOST_SYMBOL_VISIBLE Trainer : public Plugin {
   /// trainer whose event depends on the accountant (target-ε mode calibrates σ through it) returns
   /// here a sound summary, e.g. ApproxDp(target), and the exact event from exact_event().
   virtual DpEvent event(std::size_t train_rows) const = 0;
-#if DPTUNE_PLUGIN_ABI_MINOR >= 2
-  /// ABI 2.2 (appended: 2.1 trainers lack this slot, and the host calls it only on plugins of ABI
-  /// >= 2.2, falling back to event(train_rows) for older ones).  Exactly the event `train` reports
-  /// on `train_rows` examples when its TrainingContext has this `accountant` and `delta`: the host
-  /// prices this event and refuses a train() that reports anything else.  Called for every
-  /// candidate of a search and before every evaluation, so a trainer that calibrates here should
-  /// cache the result (const and thread-safe).  Default: event(train_rows).
+  /// Exactly the event `train` reports on `train_rows` examples when its TrainingContext has this
+  /// `accountant` and `delta`: the host prices this event and refuses a train() that reports
+  /// anything else.  Called for every candidate of a search and before every evaluation, so a
+  /// trainer that calibrates here should cache the result (const and thread-safe).  Default:
+  /// event(train_rows).
   /// A trainer whose mechanism_request() expects gaussian(σ) predicts with gaussian(σ) leaves; the
   /// host states each such leaf as the pipeline's mechanism does for that σ (discrete_gaussian(σ)
   /// under secure noise) before it prices and compares, and hands this call an accountant that
@@ -190,14 +183,10 @@ class BOOST_SYMBOL_VISIBLE Trainer : public Plugin {
     (void)delta;
     return event(train_rows);
   }
-#endif
-#if DPTUNE_PLUGIN_ABI_MINOR >= 6
-  /// ABI 2.6 (appended: older trainers lack this slot, and the host calls it only on plugins of
-  /// ABI >= 2.6).  What train() asks of the pipeline's mechanism for these params, so that the
-  /// host can refuse a missing or unfit mechanism before any data is touched; empty when train()
-  /// never asks for one.  Default: empty.
+  /// What train() asks of the pipeline's mechanism for these params, so that the host can refuse
+  /// a missing or unfit mechanism before any data is touched; empty when train() never asks for
+  /// one.  Default: empty.
   virtual std::optional<MechanismRequest> mechanism_request() const { return std::nullopt; }
-#endif
 };
 
 // ---- tuner --------------------------------------------------------------------------------------
@@ -268,14 +257,13 @@ struct BOOST_SYMBOL_VISIBLE UtilitySensitivity {
   std::string derivation;
 };
 
-#if DPTUNE_PLUGIN_ABI_MINOR >= 9
-/// ABI 2.9: one message between the processes of a distributed run.
+/// One message between the processes of a distributed run.
 struct BOOST_SYMBOL_VISIBLE PeerMessage {
   int from = 0;  // the sender's rank
   std::string payload;
 };
 
-/// ABI 2.9: byte messages between the processes (ranks) of a distributed run, implemented by the
+/// Byte messages between the processes (ranks) of a distributed run, implemented by the
 /// host (over MPI point-to-point messages for the MPI executor).  Rank 0 runs Tuner::tune; the
 /// first message a tuner sends to another rank starts Tuner::serve_peer there, which receives it
 /// and what follows.  Messages between two ranks arrive in the order they were sent.  Not
@@ -291,7 +279,6 @@ class BOOST_SYMBOL_VISIBLE PeerChannel {
   /// Throws dptune::Error when the run is failing (e.g. the host declared a rank lost).
   virtual std::optional<PeerMessage> receive(double seconds) = 0;
 };
-#endif
 
 class BOOST_SYMBOL_VISIBLE TunerContext {
  public:
@@ -307,26 +294,16 @@ class BOOST_SYMBOL_VISIBLE TunerContext {
   /// Runs body(0..n-1) on the executor and waits; exceptions are rethrown (the first one).
   virtual void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) = 0;
 
-#if DPTUNE_PLUGIN_ABI_MINOR >= 2
-  // ---- ABI 2.2 (keep at the end: the host implements this class) -------------------------------
-  // First appended while the minor was still 1, so an early 2.1 host lacks these slots: a plugin
-  // sees them only when it is built for 2.2 or later, which every such host provides (abi.hpp).
-  // Not pure: the defaults throw dptune::Error("... not provided by this host"), so contexts
-  // written before (other hosts, test fakes) still compile and fail clearly if a tuner asks.
+  // Not pure: the defaults throw dptune::Error("... not provided by this host"), so a context that
+  // does not offer them (a test fake) fails clearly if a tuner asks.
   /// Row counts of the pipeline's splits (the split is fixed before any tuner runs).
   virtual DataSizes data_sizes() const;
   /// The configured utility's sensitivity to one scored record when `scored_rows` records are
   /// scored (e.g. 1/n for accuracy); `per_record` empty when the host does not know it.
   virtual UtilitySensitivity utility_sensitivity(std::size_t scored_rows) const;
-#endif
-#if DPTUNE_PLUGIN_ABI_MINOR >= 9
-  // ---- ABI 2.9 (keep at the end) ---------------------------------------------------------------
   /// The other processes of a distributed run (the MPI executor's ranks; this one is rank 0), or
   /// null when the run has only this process.  Default: null.
   virtual PeerChannel* peers();
-#endif
-#if DPTUNE_PLUGIN_ABI_MINOR >= 11
-  // ---- ABI 2.11 (keep at the end) --------------------------------------------------------------
   /// How many of the `layout.count` scopes of `layout.kind` (index ignored) the replacement of one
   /// training record can change, in their train or scored rows: 1 for the whole data, the
   /// partitions and iid client shards (their rows are placed without looking at any record), 2
@@ -335,7 +312,6 @@ class BOOST_SYMBOL_VISIBLE TunerContext {
   /// DP-Hype's client-level one, covers one record only when it holds for this many scopes
   /// (group privacy).  Default: throws dptune::Error ("not provided by this host").
   virtual std::size_t scopes_changed_by_one_record(const DataScope& layout) const;
-#endif
 };
 
 /// One evaluated candidate as a tuner reports it.
@@ -359,10 +335,8 @@ struct BOOST_SYMBOL_VISIBLE Series {
   std::vector<double> x, y;
 };
 
-#if DPTUNE_PLUGIN_ABI_MINOR >= 3
-/// ABI 2.3: the prefix of a TuningResult note that declares a DP output (see TuningResult::notes).
+/// The prefix of a TuningResult note that declares a DP output (see TuningResult::notes).
 inline constexpr const char* kDpOutputNote = "DP output: ";
-#endif
 
 struct BOOST_SYMBOL_VISIBLE TuningResult {
   /// Every evaluated candidate.  For a private tuner these are per-trial results of private runs:
@@ -375,6 +349,12 @@ struct BOOST_SYMBOL_VISIBLE TuningResult {
   std::optional<Trial> selected;
   /// The guarantee of the whole tuning procedure (private tuners).
   std::optional<PrivacyGuarantee> guarantee;
+  /// The composed event of everything the tuner released (private tuners): `guarantee` is the
+  /// pipeline accountant's price of it at the pipeline's δ (an event that prices below it is
+  /// refused).  The host composes it with what it releases on top (a private test score) and has
+  /// the accountant price the composed events.  A tuner that sets `guarantee` but no event is
+  /// priced from its guarantee alone (docs/sdk-contract.md, "What a private tuner returns").
+  std::optional<DpEvent> event;
   /// Public remarks on the run (console and summary.json).  A private tuner's notes must not
   /// depend on the private data or on its secret randomness (K, run counts, attempt indices, run
   /// times), EXCEPT notes that start with kDpOutputNote: those declare a value the guarantee
@@ -389,17 +369,13 @@ class BOOST_SYMBOL_VISIBLE Tuner : public Plugin {
  public:
   ~Tuner() override;
   virtual TuningResult tune(TunerContext& context) = 0;
-#if DPTUNE_PLUGIN_ABI_MINOR >= 9
-  /// ABI 2.9: this tuner's part on a rank other than 0 of a distributed run, started by the first
+  /// This tuner's part on a rank other than 0 of a distributed run, started by the first
   /// message rank 0's tune() sends it through TunerContext::peers() (which the context here also
   /// offers, to the same job).  Returns when its part is done; the next message starts it again.
   /// The context's evaluator runs on this rank; progress goes nowhere.  Default: throws (a tuner
   /// that never sends to other ranks is never asked).
   virtual void serve_peer(TunerContext& context);
-#endif
-#if DPTUNE_PLUGIN_ABI_MINOR >= 10
-  /// ABI 2.10 (appended: older tuners lack this slot, and the host calls it only on plugins of
-  /// ABI >= 2.10).  The data scopes this tuner evaluates on rank `rank` of a distributed run of
+  /// The data scopes this tuner evaluates on rank `rank` of a distributed run of
   /// `ranks` >= 2 processes: on rank 0 those of tune(), on another rank those of serve_peer().
   /// Asked before the rank builds its data; the host then keeps only these scopes' rows on that
   /// rank (the others are dropped once the data are read and split, before any run), refuses an
@@ -411,10 +387,7 @@ class BOOST_SYMBOL_VISIBLE Tuner : public Plugin {
     (void)ranks;
     return std::nullopt;
   }
-#endif
-#if DPTUNE_PLUGIN_ABI_MINOR >= 12
-  /// ABI 2.12 (appended: older tuners lack this slot, and the host calls it only on plugins of
-  /// ABI >= 2.12).  The worst case of this run's final guarantee, stated before any evaluation,
+  /// The worst case of this run's final guarantee, stated before any evaluation,
   /// for a tuner whose final guarantee can exceed what its dry run returns: one that depends on
   /// a fact of the real run the dry run cannot see (DP-Hype over MPI ranks counts the clients
   /// that survived the real round timeouts).  `distributed`: the run will place this tuner's
@@ -431,7 +404,6 @@ class BOOST_SYMBOL_VISIBLE Tuner : public Plugin {
     (void)distributed;
     return std::nullopt;
   }
-#endif
 };
 
 // ---- export -------------------------------------------------------------------------------------
@@ -445,11 +417,8 @@ struct BOOST_SYMBOL_VISIBLE PluginDescriptor {
   const char* description = "";
   ParamSchema (*schema)() = nullptr;
   std::unique_ptr<Plugin> (*create)(const Params&) = nullptr;
-#if DPTUNE_PLUGIN_ABI_MINOR >= 12
-  /// ABI 2.12 (appended: the host reads it only from plugins of ABI >= 2.12).  What the plugin
-  /// declares for complete params (traits.hpp); null when it declares nothing.
+  /// What the plugin declares for complete params (traits.hpp); null when it declares nothing.
   PluginTraits (*traits)(const Params&) = nullptr;
-#endif
 };
 
 namespace kinds {
@@ -494,7 +463,7 @@ struct tuner {
                       DPTUNE_PP_CAT(                                                       \
                           DPTUNE_PP_CAT(                                                   \
                               DPTUNE_PP_CAT(DPTUNE_PP_CAT(dptune_v, DPTUNE_ABI_MAJOR), _), \
-                              DPTUNE_PLUGIN_ABI_MINOR),                                    \
+                              DPTUNE_ABI_MINOR),                                           \
                           _cxx),                                                           \
                       __GXX_ABI_VERSION),                                                  \
                   _),                                                                      \
@@ -502,12 +471,8 @@ struct tuner {
           DPTUNE_PP_CAT(_k_, KIND)),                                                       \
       DPTUNE_PP_CAT(_n_, NAME))
 
-#if DPTUNE_PLUGIN_ABI_MINOR >= 12
 #define DPTUNE_PLUGIN_TRAITS_(KIND, CLASS) \
   descriptor.traits = ::dptune::detail::traits_entry<CLASS, ::dptune::kinds::KIND::traits>();
-#else
-#define DPTUNE_PLUGIN_TRAITS_(KIND, CLASS)
-#endif
 
 /// Exports plugin CLASS of kind KIND (mechanism, accountant, utility, trainer, tuner) under NAME
 /// (lower-case letters, digits, underscores), e.g.
@@ -522,7 +487,7 @@ struct tuner {
   ::dptune::PluginDescriptor DPTUNE_PP_CAT(dptune_descriptor_, NAME)() {                           \
     ::dptune::PluginDescriptor descriptor;                                                         \
     descriptor.abi_major = DPTUNE_ABI_MAJOR;                                                       \
-    descriptor.abi_minor = DPTUNE_PLUGIN_ABI_MINOR;                                                \
+    descriptor.abi_minor = DPTUNE_ABI_MINOR;                                                       \
     descriptor.kind = ::dptune::kinds::KIND::value;                                                \
     descriptor.name = #NAME;                                                                       \
     descriptor.version = VERSION;                                                                  \

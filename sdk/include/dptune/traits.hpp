@@ -1,4 +1,4 @@
-// dptune SDK (ABI 2.12): what a plugin declares about itself so that the host can enforce the
+// dptune SDK: what a plugin declares about itself so that the host can enforce the
 // rules of its kind before anything is evaluated — without knowing any plugin by name.
 //
 // A plugin declares by giving its class, beside `static ParamSchema schema()`, a static

@@ -23,6 +23,8 @@ struct PricedEvent {
 struct TunerDryRun {
   bool trusted_analyst_only = false;
   std::optional<dptune::PrivacyGuarantee> guarantee;
+  /// The composed event the tuner released (TuningResult::event), when it returned one.
+  std::optional<dptune::DpEvent> event;
   /// Every event the tuner priced (Accountant::epsilon or delta), in order.
   std::vector<PricedEvent> priced;
   /// The distinct candidates whose events the tuner asked the evaluator for before its first

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "dptune/dp_event.hpp"
@@ -39,13 +40,22 @@ struct TestScoreNoise {
 /// (utility_sensitivity) or the test split is empty.
 TestScoreNoise test_score_noise(const PipelineConfig& config, std::size_t test_rows);
 
-/// The tuning's guarantee followed by the test score (sequential composition, the release being
-/// adaptive: it scores the released model): the smaller of basic composition (ε + ε_test, δ) and,
-/// when the tuning's guarantee has an RDP curve, the curves added at shared orders (Mironov 2017,
-/// Proposition 1; Laplace's curve in closed form, Proposition 6) converted at `delta` — the
-/// ledger's composition of charges (compose_charges), so the ledger, `dptune plan` and the report
-/// agree.  The result keeps the summed curve, so that later charges compose with it.
+/// The tuning followed by the test score (sequential composition, the release being adaptive: it
+/// scores the released model), at max(`delta`, the tuning's δ).
+///  * With the tuner's event (TuningResult::event, of which `tuning` is the accountant's price):
+///    the smaller of the accountant's prices of composed({tuning_event, the score's Laplace event})
+///    and of composed({approx_dp(tuning), the score's event}) (basic composition): events only,
+///    no curve added by the host.
+///  * Without (a tuner that returns a guarantee only): the guarantee is taken as stated, and the
+///    result is the smaller of basic composition (ε + ε_test, δ) and, when the guarantee has an
+///    RDP curve, the curves added at shared orders (Mironov 2017, Proposition 1; Laplace's curve in
+///    closed form, Proposition 6) converted at `delta` — the ledger's composition of charges
+///    (compose_charges).
+/// With the rdp accountant both give the same ε (the accountant adds the same curves the guarantee
+/// route adds and converts them by the same rule).  The result keeps the summed curve, so that
+/// later charges compose with it.
 dptune::PrivacyGuarantee compose_test_score(const dptune::PrivacyGuarantee& tuning,
+                                            const std::optional<dptune::DpEvent>& tuning_event,
                                             const TestScoreNoise& noise,
                                             const dptune::Accountant& accountant, double delta);
 

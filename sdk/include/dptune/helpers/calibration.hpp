@@ -57,7 +57,6 @@ double analytic_gaussian_epsilon(double noise_multiplier, double delta);
 /// finite and delta ∈ (0, 1), and PrivacyError when no s up to 1e7 meets the target.
 double analytic_gaussian_noise_multiplier(double epsilon, double delta);
 
-#if DPTUNE_PLUGIN_ABI_MINOR >= 4
 /// The values a calibrated parameter may take.
 struct BOOST_SYMBOL_VISIBLE ParameterRange {
   double lower = 1e-3;  // > 0
@@ -90,6 +89,5 @@ ParameterCalibration calibrate_parameter(const Accountant& accountant,
                                          const std::function<DpEvent(double)>& event_of,
                                          double target_epsilon, double delta,
                                          const ParameterRange& range = {});
-#endif
 
 }  // namespace dptune

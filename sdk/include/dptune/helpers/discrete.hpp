@@ -36,8 +36,6 @@ namespace dptune {
 
 class RandomBitGenerator;
 
-#if DPTUNE_PLUGIN_ABI_MINOR >= 3
-
 /// Uniform integer in [0, m), m >= 1, without modulo bias: ceil(log2 m) fresh bits, rejected and
 /// redrawn while >= m (fewer than 2 rounds on average).  m == 1 returns 0 and reads no bits.
 std::uint64_t uniform_below(RandomBitGenerator& rng, std::uint64_t m);
@@ -89,7 +87,5 @@ void discrete_laplace_tabled(RandomBitGenerator& rng, std::uint64_t scale_num,
 /// The documented limits above, for callers that pick parameters (e.g. a grid).
 inline constexpr std::uint64_t kDiscreteLaplaceMaxScaleNum = std::uint64_t{1} << 56;
 inline constexpr std::uint64_t kDiscreteGaussianMaxTerm = std::uint64_t{1} << 48;
-
-#endif  // DPTUNE_PLUGIN_ABI_MINOR >= 3
 
 }  // namespace dptune

@@ -46,8 +46,6 @@ namespace dptune {
 
 class RandomBitGenerator;
 
-#if DPTUNE_PLUGIN_ABI_MINOR >= 5
-
 /// The grid step g = 2^e of the rule above for a Laplace release (L1 sensitivity `l1`, noise
 /// multiplier b, `count` coordinates).  1.0 when no noise is drawn (b == 0 or l1 == 0).  Throws
 /// InvalidArgument on non-finite or negative input and when b·count > 2^28 (the inflation one
@@ -88,8 +86,6 @@ struct GridNoiseParameter {
 GridNoiseParameter grid_laplace_scale(double l1, double multiplier, double grid, std::size_t count);
 GridNoiseParameter grid_gaussian_variance(double l2, double multiplier, double grid,
                                           std::size_t count);
-
-#endif  // DPTUNE_PLUGIN_ABI_MINOR >= 5
 
 /// The lower bound on a Gaussian grid release's noise in grid units that the `gaussian` mechanism
 /// states (discrete_gaussian_on_grid's min_scale): the grid rule above keeps σ (Δ/g + sqrt d) above
