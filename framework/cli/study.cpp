@@ -37,8 +37,8 @@ int cmd_study(const std::vector<std::string>& args) {
   po::options_description opts(
       "dptune study show DIR [--json]  (or: dptune study list [DIR])\n\nThe study kept in "
       "DIR/study.db: status, progress, "
-      "randomness, ledger charge.\nstudy.db is SENSITIVE (per-run scores, a private tuner's "
-      "secret draws): never publish it.\n\noptions");
+      "randomness, ledger charge.\nstudy.db and study-models/ are SENSITIVE (per-run scores and "
+      "models, a private tuner's secret draws): never publish them.\n\noptions");
   opts.add_options()("help,h", "this help")("json", "machine-readable output");
   po::variables_map vm;
   const auto dir = parse_show("study", opts, args, vm);

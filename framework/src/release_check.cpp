@@ -167,8 +167,9 @@ Fields collect_run(const std::filesystem::path& run_dir, const std::string& outp
   for (const auto& file : files) {
     const std::string name = std::filesystem::relative(file, folder).generic_string();
     if (name.find("SENSITIVE") != std::string::npos) continue;  // the user's opt-in only
-    // The study store: per-run results and secret draws, never published (as SENSITIVE).
-    if (name.rfind("study.db", 0) == 0) continue;
+    // The study store: per-run results, secret draws and kept model files, never published (as
+    // SENSITIVE).
+    if (name.rfind("study.db", 0) == 0 || name.rfind("study-models/", 0) == 0) continue;
     out["files:" + name] = "present";
     const std::string text = slurp(file);
     if (file.extension() == ".json") {

@@ -108,13 +108,41 @@ class CountingProgress final : public dptune::ProgressSink {
 /// What a resumed run reused.  A private tuner's count would tell how far its secret number of
 /// runs had got, so it is not shown.
 std::string resumed_line(const Study& study, bool map) {
+  const std::string lost =
+      study.models_not_restored() == 0
+          ? ""
+          : "; a stored run's model could not be restored (its trainer keeps it neither as "
+            "numbers nor as files that load back): that run is recalled without it, not run "
+            "again, and if it is the selected run no model is written";
   if (!map)
     return "resumed: every stored evaluation and secret draw was replayed, none drawn again (a "
-           "private tuner's counts are not shown)";
+           "private tuner's counts are not shown)" +
+           lost;
   const std::size_t reused = study.recalled();
   const std::size_t stored = study.stored_evaluations();
   return "resumed: " + std::to_string(reused) + " evaluations reused from the study store, " +
-         std::to_string(stored > reused ? stored - reused : 0) + " run now";
+         std::to_string(stored > reused ? stored - reused : 0) + " run now" + lost;
+}
+
+/// How the study store loads back a stored model kept in files (dptune/model_files.hpp): a
+/// trainer of the pipeline's algorithm, made with the model's parameters, which lives as long as
+/// the model it loaded.
+void set_file_model_loader(Study& study, const PipelineConfig& config,
+                           const PluginRegistry& registry) {
+  if (config.algorithm.kind != ComponentKind::Trainer) return;
+  const std::string name = config.algorithm.use;
+  study.set_file_model_loader(
+      name,
+      [&registry, name](const dptune::ModelFiles& files) -> std::shared_ptr<const dptune::Model> {
+        std::shared_ptr<dptune::Trainer> trainer =
+            registry.create_trainer(name, files.trainer_params);
+        const auto* loader = dynamic_cast<const dptune::ModelFileLoader*>(trainer.get());
+        if (loader == nullptr) return nullptr;
+        using Pair =
+            std::pair<std::shared_ptr<dptune::Trainer>, std::shared_ptr<const dptune::Model>>;
+        auto both = std::make_shared<Pair>(trainer, loader->load_model(files));
+        return {both, both->second.get()};
+      });
 }
 
 /// Installs the SIGINT/SIGTERM handlers for the lifetime of a study run.
@@ -221,6 +249,7 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
                         config.execution.seed, recorder, layout_key, std::move(data));
   if (study) {
     study->begin(to_yaml(config), config.tuner.use, stack.random.description());
+    set_file_model_loader(*study, config, registry);
     stack.evaluator.set_journal(study.get());
   }
   // The ledger is charged write-ahead, before any run trains on the data.

@@ -8,9 +8,12 @@
 #include <csignal>
 #include <cstring>
 #include <ctime>
+#include <sstream>
 
 #include "dptune/host/config.hpp"
+#include "dptune/host/json.hpp"
 #include "dptune/host/model_file.hpp"
+#include "output_files.hpp"
 
 namespace dptune::host {
 
@@ -234,13 +237,14 @@ bool Study::exists_in(const fs::path& dir) { return fs::exists(file_in(dir)); }
 void Study::remove_in(const fs::path& dir) {
   for (const char* suffix : {"", "-wal", "-shm"})
     fs::remove(fs::path(file_in(dir).string() + suffix));
+  fs::remove_all(models_in(dir));
 }
 
 // Not power-safe per commit (an fsync per evaluation tripled the time of a 900-evaluation grid):
 // a crash of the process keeps every commit; a power loss may drop a suffix of them, which only
 // loses work — an evaluation is committed after the random words it used, so a kept evaluation
 // never outlives its words.  Study::sync makes everything durable before a report is written.
-Study::Study(const fs::path& dir, bool resume) : db_(file_in(dir), !resume, false) {
+Study::Study(const fs::path& dir, bool resume) : dir_(dir), db_(file_in(dir), !resume, false) {
   db_.exec(
       "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
       "CREATE TABLE IF NOT EXISTS evaluations (batch INTEGER NOT NULL, idx INTEGER NOT NULL,"
@@ -347,12 +351,12 @@ bool Study::recall(std::uint64_t batch, std::size_t index, dptune::Evaluation& i
                         "', but the resumed tuner asks for '" + key +
                         "': the tuner is not deterministic given its random stream; nothing of "
                         "the resumed run is released");
-  if (into.request.keep_output && s.null_at(3) && s.null_at(4))
-    return false;  // a model that could not be exported: run again (see docs/studies.md)
+  // Only a non-private run stores nothing for a kept model it could not keep: it is run again.
+  if (into.request.keep_output && s.null_at(3) && s.null_at(4)) return false;
   const std::string utilities = s.text_at(1);
   into.utilities = Reader(utilities).doubles();
   into.seconds = s.double_at(2);
-  if (!s.null_at(3)) into.model = model_from_export(decode_model(s.text_at(3)));
+  if (!s.null_at(3)) into.model = restored_model(decode_model(s.text_at(3)));
   if (!s.null_at(4)) {
     const std::string bytes = s.text_at(4);
     Reader r(bytes);
@@ -364,12 +368,94 @@ bool Study::recall(std::uint64_t batch, std::size_t index, dptune::Evaluation& i
   return true;
 }
 
+namespace {
+/// Model kinds only the study store writes: a kept model stored as a copy of its files (the
+/// description names the copy's model.json), and one that could not be stored at all.
+constexpr const char* kStoredFilesKind = "study-files";
+constexpr const char* kNotStoredKind = "study-not-stored";
+
+dptune::ModelExport stored_marker(const char* kind, std::string description) {
+  dptune::ModelExport m;
+  m.kind = kind;
+  m.description = std::move(description);
+  return m;
+}
+}  // namespace
+
+void Study::set_file_model_loader(std::string algorithm, FileModelLoader loader) {
+  algorithm_ = std::move(algorithm);
+  load_files_ = std::move(loader);
+}
+
+// A private run is never run again on resume (its randomness would be drawn anew: resampling,
+// which no selection theorem covers, Papernot & Steinke 2022), so whatever it kept is stored in
+// the one form that comes back: the exported numbers, a copy of the model's files, or a marker
+// that the model is lost (the evaluation is then recalled without it).
+std::optional<std::string> Study::stored_model(std::uint64_t batch, std::size_t index,
+                                               const dptune::Evaluation& e) const {
+  if (!e.model) return std::nullopt;
+  if (const auto exported = e.model->export_model()) return encode_model(*exported);
+  const auto* kept = dynamic_cast<const dptune::FileModel*>(e.model.get());
+  const dptune::ModelFiles files = kept ? kept->model_files() : dptune::ModelFiles{};
+  if (!files.files.empty() && load_files_)
+    return encode_model(stored_marker(kStoredFilesKind, store_model_files(batch, index, files)));
+  if (e.request.private_run) return encode_model(stored_marker(kNotStoredKind, ""));
+  return std::nullopt;
+}
+
+std::string Study::store_model_files(std::uint64_t batch, std::size_t index,
+                                     const dptune::ModelFiles& files) const {
+  const fs::path models = models_in(dir_);
+  fs::create_directories(models);
+  fs::permissions(models, fs::perms::owner_all, fs::perm_options::replace);
+  const fs::path folder = models / ("b" + std::to_string(batch) + "-" + std::to_string(index));
+  fs::remove_all(folder);
+  ExportedModel copy;
+  copy.model = stored_marker(kFilesModelKind, files.description);
+  copy.model.features = files.features;
+  copy.model.num_classes = files.num_classes;
+  copy.trainer_params = files.trainer_params;
+  copy.files = copy_released_files(files, folder);
+  std::ostringstream text;
+  JsonWriter w(text);
+  w.begin_object();
+  w.key("format").value(kModelFileFormat);
+  w.key("algorithm").value(algorithm_);
+  write_model_fields(w, copy);
+  w.end_object();
+  write_text_file(folder / "model.json", text.str());
+  return (folder / "model.json").lexically_relative(dir_).generic_string();
+}
+
+std::shared_ptr<const dptune::Model> Study::restored_model(const dptune::ModelExport& stored) {
+  if (stored.kind != kStoredFilesKind && stored.kind != kNotStoredKind)
+    return model_from_export(stored);
+  if (stored.kind == kStoredFilesKind && load_files_) {
+    try {
+      const fs::path file = dir_ / stored.description;
+      const ExportedModel copy = read_model_file(file);
+      dptune::ModelFiles files;
+      files.folder = (file.parent_path() / kReleasedFilesFolder).string();
+      for (const auto& name : copy.files)
+        files.files.push_back(fs::path(name).lexically_relative(kReleasedFilesFolder).string());
+      files.description = copy.model.description;
+      files.features = copy.model.features;
+      files.num_classes = copy.model.num_classes;
+      files.trainer_params = copy.trainer_params;
+      if (auto model = load_files_(files)) return model;
+    } catch (const dptune::Error&) {
+      // Not restorable (a file removed, a program that no longer loads it): recalled without it.
+    }
+  }
+  ++not_restored_;
+  return nullptr;
+}
+
 void Study::record(std::uint64_t batch, std::size_t index, const dptune::Evaluation& e) {
   Writer utilities;
   utilities.doubles(e.utilities);
-  std::optional<std::string> model, output;
-  if (e.model)
-    if (const auto exported = e.model->export_model()) model = encode_model(*exported);
+  const std::optional<std::string> model = stored_model(batch, index, e);
+  std::optional<std::string> output;
   if (e.request.keep_output && !e.model) {
     Writer w;
     w.doubles(e.output.values);

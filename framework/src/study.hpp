@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -33,6 +34,7 @@
 #include "dptune/errors.hpp"
 #include "dptune/host/random.hpp"
 #include "dptune/host/study_status.hpp"
+#include "dptune/model_files.hpp"
 #include "dptune/plugin.hpp"
 #include "sqlite_db.hpp"
 
@@ -102,13 +104,23 @@ dptune::ModelExport decode_model(const std::string& bytes);
 /// model.json is the same) and predicts through the plugin-free predictor of model_file.
 std::shared_ptr<const dptune::Model> model_from_export(dptune::ModelExport model);
 
+/// Makes a model kept in files back from a copy of its files (the pipeline's trainer, created with
+/// the files' trainer parameters, loads them).
+using FileModelLoader =
+    std::function<std::shared_ptr<const dptune::Model>(const dptune::ModelFiles& files)>;
+
 class Study final : public EvaluationJournal, public RandomStreamRecorder {
  public:
   static std::filesystem::path file_in(const std::filesystem::path& dir) {
     return dir / "study.db";
   }
   static bool exists_in(const std::filesystem::path& dir);
-  /// Deletes study.db and its WAL files (--overwrite).
+  /// The owner-only folder of the kept models that are files (a copy per stored run: SENSITIVE
+  /// like study.db, their number can reveal a private tuner's secret count).
+  static std::filesystem::path models_in(const std::filesystem::path& dir) {
+    return dir / "study-models";
+  }
+  /// Deletes study.db, its WAL files and the stored model files (--overwrite).
   static void remove_in(const std::filesystem::path& dir);
 
   /// Creates a new study in `dir` (which must hold none) or opens the one there (`resume`).
@@ -139,6 +151,14 @@ class Study final : public EvaluationJournal, public RandomStreamRecorder {
   /// Stored evaluations, recalled ones in this process.
   std::size_t stored_evaluations() const;
   std::size_t recalled() const { return recalled_.load(); }
+  /// How a kept model that is files (dptune/model_files.hpp) comes back on resume: `algorithm` is
+  /// the pipeline's trainer and `loader` loads such a model with it.  Without a loader such a
+  /// model is stored as not restorable.
+  void set_file_model_loader(std::string algorithm, FileModelLoader loader);
+  /// Recalled evaluations of this process whose kept model could not be restored.  Such an
+  /// evaluation of a private run is recalled without its model, never run again: running it again
+  /// would draw its randomness anew (resampling, which no guarantee covers).
+  std::size_t models_not_restored() const { return not_restored_.load(); }
   /// Every stored evaluation, in the order the tuner asked for them.
   struct Stored {
     std::uint64_t batch = 0;
@@ -159,7 +179,20 @@ class Study final : public EvaluationJournal, public RandomStreamRecorder {
  private:
   /// Inserts the pending words inside the caller's transaction (mutex_ held).
   void write_pending_words();
+  /// The bytes the model column stores for a finished evaluation, or none.
+  std::optional<std::string> stored_model(std::uint64_t batch, std::size_t index,
+                                          const dptune::Evaluation& e) const;
+  /// Copies a kept model's files under models_in(dir) with a model.json naming them; returns that
+  /// model.json relative to the study's folder.
+  std::string store_model_files(std::uint64_t batch, std::size_t index,
+                                const dptune::ModelFiles& files) const;
+  /// The model a stored model column gives back, or null when it cannot be restored.
+  std::shared_ptr<const dptune::Model> restored_model(const dptune::ModelExport& stored);
 
+  std::filesystem::path dir_;
+  std::string algorithm_;
+  FileModelLoader load_files_;
+  std::atomic<std::size_t> not_restored_{0};
   mutable std::mutex mutex_;
   mutable SqliteDb db_;
   std::vector<std::array<std::uint64_t, 3>> pending_words_;

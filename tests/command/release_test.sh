@@ -38,9 +38,12 @@ assert s["release"]["model"] == "model.json", s["release"]
 assert s["release"]["model_files"] == ["model/model.npy"], s["release"]
 assert "model/model.npy" not in s["files"], s["files"]  # part of the release, not the public list
 found = sorted(os.path.relpath(os.path.join(r, f), out) for r, _, fs in os.walk(out) for f in fs)
+# The study store keeps a copy of every stored run's model files (for --resume): SENSITIVE like
+# study.db, owner-only, never part of the release.
 run_files = [f for f in found if f.endswith((".csv", ".npy", "request.json")) and
-             f not in ("model/model.npy",) and not f.startswith(("trials", "series"))]
+             f not in ("model/model.npy",) and not f.startswith(("trials", "series", "study-models/"))]
 assert not run_files, run_files
+assert os.stat(f"{out}/study-models").st_mode & 0o077 == 0, "study-models is not owner-only"
 assert found.count("model/model.npy") == 1 and os.listdir(f"{out}/model") == ["model.npy"], found
 html = open(f"{out}/report.html").read()
 assert "model/model.npy" in html, "report.html does not name the model file"

@@ -17,7 +17,7 @@ pipelines=$2
 work=$3
 shift 3
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(kill_resume secure_resume secure_generated sigint refuse ledger_budget ledger_concurrent private_failure ledger_reserve)
+[ ${#cases[@]} -gt 0 ] || cases=(kill_resume secure_resume secure_generated sigint refuse ledger_budget ledger_concurrent private_failure stored_models ledger_reserve)
 failures=0
 fail() {
   echo "FAIL: $*" >&2
@@ -425,6 +425,42 @@ case_private_failure() {
   [ "$(starts_of "$dir/seeds.txt")" = "$starts" ] ||
     fail "seeds: the resumes started the program again ($starts, then $(starts_of "$dir/seeds.txt") starts)"
   echo "ok: private failures stored, replayed on resume (programs started 1, 3 and $starts times), never shown"
+}
+
+# A completed private study whose command models are files: every resume recalls every run with
+# its model (a copy of its files in the owner-only study-models folder) and starts no program (a
+# start would fail: FLAKY_FAIL), releasing the same model file; with the copies gone, a resume
+# still starts no program, recalls the runs without their models and says so.
+case_stored_models() {
+  local dir
+  dir=$(setup models)
+  cp "$pipelines/flaky.sh" "$dir/"
+  local pipe=$dir/failure.yaml out=$dir/out
+  local files=(--set "algorithm.params.run=/bin/sh ./flaky.sh files.txt files")
+  "$dptune" run "$pipe" --out "$out" "${files[@]}" --no-progress >"$dir/1.log" 2>&1 ||
+    { fail "models: the first run exited $? ($(tail -2 "$dir/1.log"))"; return; }
+  local starts released
+  starts=$(starts_of "$dir/files.txt")
+  released=$(cat "$out/model/model.txt") || { fail "models: no model/model.txt released"; return; }
+  [ "$(stat -c %a "$out/study-models")" = 700 ] || fail "models: study-models is not owner-only"
+  for i in 2 3; do
+    FLAKY_FAIL=1 "$dptune" run "$pipe" --out "$out" "${files[@]}" --no-progress --resume \
+      >"$dir/$i.log" 2>&1 || fail "models: resume $i exited $? ($(tail -2 "$dir/$i.log"))"
+    [ "$(cat "$out/model/model.txt")" = "$released" ] || fail "models: resume $i released another model"
+  done
+  [ "$(starts_of "$dir/files.txt")" = "$starts" ] ||
+    fail "models: the resumes started the program again ($starts, then $(starts_of "$dir/files.txt") starts)"
+  rm -rf "$out/study-models" "$out/model"
+  FLAKY_FAIL=1 "$dptune" run "$pipe" --out "$out" "${files[@]}" --no-progress --resume \
+    >"$dir/4.log" 2>&1 || fail "models: the resume without copies exited $? ($(tail -2 "$dir/4.log"))"
+  [ "$(starts_of "$dir/files.txt")" = "$starts" ] ||
+    fail "models: without copies the resume started the program ($(starts_of "$dir/files.txt") starts)"
+  grep -q "could not be restored" "$dir/4.log" || fail "models: the lost models are not said"
+  [ ! -e "$out/model/model.txt" ] || fail "models: a model was written without its stored copy"
+  "$dptune" run "$pipe" --out "$out" "${files[@]}" --no-progress --overwrite >"$dir/5.log" 2>&1 ||
+    fail "models: --overwrite exited $?"
+  [ -d "$out/study-models" ] || fail "models: --overwrite left no study-models"
+  echo "ok: a completed study's resumes recalled its $starts file models, started nothing, released the same file"
 }
 
 ledger_kinds() {  # the kinds of a ledger's rows, in order, on one line

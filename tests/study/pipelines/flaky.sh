@@ -5,6 +5,8 @@
 #   always  every train fails
 #   third   the third train start fails (the evaluations before it succeed and are stored)
 #   seed    a train fails unless its seed is a multiple of 4 (3 seeds of 4 fail)
+#   files   every train succeeds and declares a model file holding its seed, unless FLAKY_FAIL is
+#           set (then every train fails: a resume that starts the program again fails)
 # predict answers class 0 for every row.
 starts=$1
 mode=$2
@@ -17,12 +19,19 @@ if [ "$DPTUNE_ACTION" = train ]; then
     always) fail=1 ;;
     third) [ "$count" -eq 3 ] && fail=1 ;;
     seed) [ $((DPTUNE_SEED % 4)) -ne 0 ] && fail=1 ;;
+    files) [ -n "$FLAKY_FAIL" ] && fail=1 ;;
   esac
   if [ "$fail" = 1 ]; then
     echo "flaky: training diverged, secret seed $DPTUNE_SEED" >&2
     exit 1
   fi
-  echo '{"model": "none"}'
+  if [ "$mode" = files ]; then
+    folder=$(echo "$request" | sed 's/.*"output_dir": "\([^"]*\)".*/\1/')
+    echo "model of seed $DPTUNE_SEED" >"$folder/model.txt"
+    echo '{"model_files": ["model.txt"]}'
+  else
+    echo '{"model": "none"}'
+  fi
 else
   rows=$(echo "$request" | sed 's/.*"rows": \([0-9]*\).*/\1/')
   out="0"
