@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "dptune/errors.hpp"
+#include "dptune/host/config.hpp"
+#include "dptune/host/suggest.hpp"
 #include "yaml_load.hpp"
 
 namespace dptune::host::config_tree {

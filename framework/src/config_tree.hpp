@@ -18,8 +18,9 @@
 #include <string_view>
 #include <vector>
 
-#include "dptune/host/config.hpp"
+#include "dptune/host/diagnostic.hpp"
 #include "dptune/params.hpp"
+#include "dptune/schema.hpp"
 
 namespace dptune::host::config_tree {
 

@@ -14,6 +14,10 @@
 
 namespace dptune::host {
 
+const char* to_string(ScoreSplit split) {
+  return split == ScoreSplit::Test ? "test" : "validation";
+}
+
 namespace {
 
 void sort(Indices& rows) { std::sort(rows.begin(), rows.end()); }

@@ -1,4 +1,5 @@
 #include "dptune/host/data_source.hpp"
+#include "dptune/host/suggest.hpp"
 
 #include <algorithm>
 #include <array>
@@ -14,7 +15,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include "dptune/errors.hpp"
-#include "dptune/host/config.hpp"
 #include "dptune/host/data_readers.hpp"
 #include "dptune/host/random.hpp"
 #include "yaml_load.hpp"

@@ -1,13 +1,13 @@
 #include "plugin_proxies.hpp"
 
-#include "study.hpp"
+#include "interrupts.hpp"
 
 #include <typeinfo>
 #include <utility>
 
 #include "dptune/helpers/answer_cache.hpp"
 #include "dptune/host/config.hpp"
-#include "dptune/host/plugin_registry.hpp"
+#include "dptune/host/params_rejected.hpp"
 #include "dptune/model_files.hpp"
 
 namespace dptune::host {

@@ -27,7 +27,8 @@ class TerminalProgress final : public dptune::ProgressSink {
 
  private:
   void draw(bool force);
-  void tick(const std::stop_token& stop);  // redraws once a second, so the clock moves between batches
+  void tick(
+      const std::stop_token& stop);  // redraws once a second, so the clock moves between batches
   bool active_;
   std::mutex mutex_;
   std::string phase_;

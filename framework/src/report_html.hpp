@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "dptune/host/plots.hpp"
-#include "report.hpp"
+#include "report_input.hpp"
 
 namespace dptune::host {
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "dptune/errors.hpp"
+#include "dptune/host/configured.hpp"
 #include "dptune/host/dry_run.hpp"
 #include "dptune/host/format.hpp"
 #include "dptune/host/json.hpp"

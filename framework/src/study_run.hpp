@@ -8,7 +8,8 @@
 #include <string>
 
 #include "dptune/host/config.hpp"
-#include "dptune/host/runner.hpp"
+#include "dptune/host/run_options.hpp"
+#include "dptune/host/run_summary.hpp"
 #include "evaluator.hpp"
 #include "study.hpp"
 

@@ -33,22 +33,6 @@
 
 namespace dptune::host {
 
-/// What the report states about the test score.
-struct TestScore {
-  bool is_public = false;
-  std::string source;           // "the test split (N rows)" or "the public test set FILE (N rows)"
-  std::optional<double> value;  // absent: no released model to score
-  std::optional<TestScoreNoise> noise;  // private only
-  std::string public_file;              // public only
-  /// The tuner scored its candidates on the test split too (utility.split: test).
-  bool split_selected_on = false;
-  /// The release line: the value (noisy or not) or why there is none.
-  std::string statement(const std::string& utility) const;
-  /// Data-independent: how the score is made (the split, the noise scale, the composition), or
-  /// the assumed-public declaration of the test file.
-  std::string method(const std::string& utility) const;
-};
-
 /// Scores the released model (null: the tuner released none) as output.test_score asks: on the
 /// test split of `splits` with Laplace noise drawn from `rng` (private), or on the public file
 /// read like the data section's file and preprocessed with `prepared` (public).

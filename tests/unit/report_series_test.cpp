@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "../../framework/src/report.hpp"
+#include "dptune/host/plots.hpp"
 #include "temp_dir.hpp"
 
 namespace {

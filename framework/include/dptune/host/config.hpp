@@ -9,34 +9,14 @@
 #include <vector>
 
 #include "dptune/host/data_layout.hpp"
+#include "dptune/host/diagnostic.hpp"
+#include "dptune/host/suggest.hpp"
 #include "dptune/params.hpp"
 #include "dptune/plugin.hpp"
 #include "dptune/schema.hpp"
 #include "dptune/search_space.hpp"
 
 namespace dptune::host {
-
-/// 1-based position in a file; line 0 means "no position" (e.g. a value given with --set).
-struct SourceLocation {
-  std::string file;
-  int line = 0;
-  int column = 0;
-  std::string to_string() const;  // "file:line:col" or "file" when line == 0
-};
-
-/// The error every configuration problem becomes: "file:line:col: path.to.key: message".
-/// The CLI prints what() and exits with code 2.
-class ConfigDiagnostic : public dptune::ConfigError {
- public:
-  ConfigDiagnostic(SourceLocation where, std::string key_path, std::string message);
-  const SourceLocation& where() const { return where_; }
-  const std::string& key_path() const { return key_path_; }
-  const std::string& message() const { return message_; }
-
- private:
-  SourceLocation where_;
-  std::string key_path_, message_;
-};
 
 /// What a pipeline's component sections name.  Data sources are built into the host; the others are
 /// plugins.
@@ -113,10 +93,6 @@ struct LedgerConfig {
   SourceLocation where;           // of the section
 };
 
-/// Which held-out split the utility oracle scores on (`utility: {split: validation|test}`).
-enum class ScoreSplit { Validation, Test };
-const char* to_string(ScoreSplit split);
-
 struct PipelineConfig {
   std::filesystem::path file;  // absolute path of the YAML file
   std::string name;
@@ -143,12 +119,6 @@ struct PipelineConfig {
   std::optional<LedgerConfig> ledger;
 };
 
-/// One `--set key.path=value` override, applied to the YAML tree before validation.
-struct Override {
-  std::string key_path;
-  std::string value;  // parsed as a YAML scalar or flow node
-};
-
 /// Reads only `plugin_paths:` (resolved against the file's folder), so plugins can be discovered
 /// before the full validation.  Throws ConfigDiagnostic.
 std::vector<std::filesystem::path> read_plugin_paths(const std::filesystem::path& file);
@@ -163,9 +133,5 @@ PipelineConfig load_pipeline(const std::filesystem::path& file,
 
 /// The resolved configuration as YAML (defaults filled in, paths absolute), saved next to results.
 std::string to_yaml(const PipelineConfig& config);
-
-/// Edit distance suggestion: the closest of `candidates` to `word`, if close enough to be a typo.
-std::optional<std::string> did_you_mean(const std::string& word,
-                                        const std::vector<std::string>& candidates);
 
 }  // namespace dptune::host

@@ -14,6 +14,10 @@
 
 namespace dptune::host {
 
+/// Which held-out split the utility oracle scores on (`utility: {split: validation|test}`).
+enum class ScoreSplit { Validation, Test };
+const char* to_string(ScoreSplit split);
+
 using Indices = std::vector<std::size_t>;
 
 /// Rows of `data` at `rows` (in that order), with everything else copied.  Float rows become a

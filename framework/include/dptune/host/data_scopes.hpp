@@ -11,7 +11,6 @@
 #include <mutex>
 
 #include "dptune/data.hpp"
-#include "dptune/host/config.hpp"
 #include "dptune/host/data_layout.hpp"
 #include "dptune/host/data_source.hpp"
 #include "dptune/rng.hpp"

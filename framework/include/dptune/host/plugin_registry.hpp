@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dptune/host/config.hpp"
+#include "dptune/host/params_rejected.hpp"
 #include "dptune/plugin.hpp"
 
 namespace dptune::host {
@@ -28,20 +29,6 @@ struct PluginInfo {
 struct SkippedLibrary {
   std::filesystem::path library;
   std::string reason;
-};
-
-/// A plugin's constructor refused its parameters (it threw dptune::InvalidArgument): a
-/// configuration problem (exit code 2).  what() names plugin, library and call like every
-/// attributed plugin error; plugin() and reason() let the caller place it in the pipeline.
-class ParamsRejected : public dptune::ConfigError {
- public:
-  ParamsRejected(const std::string& attributed, std::string plugin, std::string reason)
-      : dptune::ConfigError(attributed), plugin_(std::move(plugin)), reason_(std::move(reason)) {}
-  const std::string& plugin() const { return plugin_; }
-  const std::string& reason() const { return reason_; }
-
- private:
-  std::string plugin_, reason_;
 };
 
 class LoadedLibrary;  // a boost::dll::shared_library, shared by every object created from it

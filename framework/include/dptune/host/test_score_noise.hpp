@@ -38,6 +38,22 @@ struct TestScoreNoise {
 /// The noise for `config`'s private test score (output.test_score.epsilon) on `test_rows` rows.
 /// Throws ConfigDiagnostic at output.test_score.epsilon when the utility has no sensitivity bound
 /// (utility_sensitivity) or the test split is empty.
+/// What the report states about the test score.
+struct TestScore {
+  bool is_public = false;
+  std::string source;           // "the test split (N rows)" or "the public test set FILE (N rows)"
+  std::optional<double> value;  // absent: no released model to score
+  std::optional<TestScoreNoise> noise;  // private only
+  std::string public_file;              // public only
+  /// The tuner scored its candidates on the test split too (utility.split: test).
+  bool split_selected_on = false;
+  /// The release line: the value (noisy or not) or why there is none.
+  std::string statement(const std::string& utility) const;
+  /// Data-independent: how the score is made (the split, the noise scale, the composition), or
+  /// the assumed-public declaration of the test file.
+  std::string method(const std::string& utility) const;
+};
+
 TestScoreNoise test_score_noise(const PipelineConfig& config, std::size_t test_rows);
 
 /// The tuning followed by the test score (sequential composition, the release being adaptive: it
