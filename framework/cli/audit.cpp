@@ -202,7 +202,8 @@ dptune::Params claim_accountant_params(const dptune::host::PluginRegistry& regis
 
 int cmd_audit(const std::vector<std::string>& args) {
   po::options_description opts(
-      "dptune audit MECHANISM [options]\n\n"
+      "dptune audit MECHANISM [options]\n"
+      "(dptune audit trainer PIPELINE: see dptune audit trainer --help)\n\n"
       "Samples the mechanism plugin on neighbouring inputs and looks for an output event S with\n"
       "P[M(D) in S] > e^epsilon P[M(D') in S] + delta for its claimed event(); a candidate found "
       "on\n"
@@ -226,6 +227,8 @@ int cmd_audit(const std::vector<std::string>& args) {
       "alpha", po::value(&alpha), "false-alarm level (default 0.001)")(
       "json", "machine-readable output")("no-record",
                                          "do not write the result to the audit record store");
+  if (!args.empty() && args.front() == "trainer")
+    return cmd_audit_trainer(std::vector<std::string>(args.begin() + 1, args.end()));
   std::string name;
   const auto parsed = parse_command(opts, args, {{"mechanism", po::value(&name)}});
   if (!parsed) return kOk;

@@ -1,0 +1,111 @@
+// dptune host: `dptune audit trainer PIPELINE`, an empirical lower bound on a trainer's ε from ONE
+// training run (Steinke, Nasr & Jagielski, "Privacy Auditing with One (1) Training Run", NeurIPS
+// 2023: SNJ below).
+//
+// The game.  m canaries c_1..c_m; each S_i ∈ {−1, +1} is drawn uniformly and independently, and
+// canary i is in the training data iff S_i = +1 (add/remove neighbours), or, for a trainer whose
+// event is stated for replace-one neighbours (fixed n), slot i holds c_i when S_i = +1 and a twin
+// canary c'_i otherwise.  The trainer trains once; every canary gets a score from the trained model
+// (higher: more likely in); the auditor guesses "in" for the k highest scores and abstains on the
+// rest; v of its r = k guesses are right.  If the trainer is (ε, δ)-DP for one canary's inclusion,
+// v is at most a Binomial(r, e^ε / (1 + e^ε)) up to SNJ's δ term, so an unlikely v rejects (ε, δ).
+// The largest rejected ε is a lower bound on the trainer's true ε, valid at the stated confidence.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dptune/dp_event.hpp"
+#include "dptune/host/config.hpp"
+#include "dptune/params.hpp"
+#include "dptune/rng.hpp"
+
+namespace dptune::host {
+
+class PluginRegistry;
+
+// ---- SNJ's one-run test -------------------------------------------------------------------------
+
+/// SNJ's p-value of r guesses of which v are right, out of m canaries, under the null "(ε, δ)-DP":
+///   q = e^ε / (1 + e^ε),  β = P[Binomial(r, q) ≥ v],
+///   α = max_{i = 1..v} P[v − i ≤ Binomial(r, q) < v] / i,
+///   p = min(1, β + 2 m δ α),
+/// rounded up (relative 1e-9) so that a rejection p ≤ level is never an artefact of rounding.  The
+/// 2 m δ α term is SNJ's correction for approximate DP (kept as in their published code and
+/// jax_privacy's; dropping it is unsound for δ > 0).  p = 1 when r = 0.
+double one_run_p_value(std::size_t m, std::size_t r, std::size_t v, double epsilon, double delta);
+
+/// The largest ε ≥ 0 that one_run_p_value rejects at `level` (p ≤ level), by bracketing and 100
+/// bisection steps, returning the bracket's lower (rejected) end: conservative.  0 when even ε = 0
+/// is not rejected; capped at 100.
+double one_run_epsilon_lower_bound(std::size_t m, std::size_t r, std::size_t v, double delta,
+                                   double level);
+
+/// How many guesses the auditor makes.  A fixed k chosen before training costs nothing; otherwise
+/// the public ladder k = ⌊m / 2^j⌋ (j = 1, 2, ... while k ≥ 4) is tried, each test at level / (its
+/// length) (Bonferroni), and the largest bound is reported: valid whatever k turns out best.
+std::vector<std::size_t> guess_ladder(std::size_t m);
+
+/// One guessing analysis of a score vector: canary i scored scores[i] (higher: more likely in),
+/// included[i] its true S_i.
+struct OneRunBound {
+  std::size_t m = 0;
+  std::size_t guesses = 0;  // r of the k that gave the reported bound
+  std::size_t correct = 0;  // v
+  double epsilon_lower = 0;
+  double level = 0;       // the level of that one test (confidence 1 − level per test)
+  std::size_t tests = 0;  // 1 for a fixed k, else the ladder's length
+};
+/// Ranks the canaries by score (ties broken uniformly at random with `rng`, before ranking: part of
+/// the guess, so valid), guesses "in" for the top k of each k of `ks` (one-sided guessing), and
+/// returns the largest lower bound over them, each test at confidence / |ks| (Bonferroni).
+OneRunBound one_run_bound(const std::vector<double>& scores, const std::vector<bool>& included,
+                          const std::vector<std::size_t>& ks, double delta, double confidence,
+                          dptune::RandomBitGenerator& rng);
+
+// ---- the trainer audit ----------------------------------------------------------------------------
+
+struct TrainerAuditOptions {
+  std::size_t canaries = 200;             // m
+  std::optional<std::size_t> guesses;     // fixed k; none: the ladder (Bonferroni)
+  double confidence = 0.95;               // 1 − β
+  double canary_scale = 3.0;              // canary norm ÷ the largest training row norm
+  std::optional<std::uint64_t> seed;      // none: libsodium (canaries, inclusion, training)
+  dptune::Params candidate;               // the trainer's hyperparameters (over the pipeline's)
+};
+
+/// One canary's outcome.
+struct CanaryOutcome {
+  bool included = false;
+  double score = 0;
+};
+
+struct TrainerAuditResult {
+  std::string trainer, trainer_version, library, sha256;
+  dptune::Params params;  // the trainer's complete params
+  std::string neighbouring;  // "add/remove" or "replace-one": the game played
+  dptune::DpEvent event;     // what the audited run reported (priced for the claim)
+  double delta = 0, epsilon_claimed = 0;
+  std::string accountant;
+  std::size_t real_rows = 0, trained_rows = 0, features = 0, classes = 0;
+  double canary_norm = 0;
+  std::string score_kind;  // "log-probability" or "correct-label indicator"
+  std::vector<CanaryOutcome> canaries;
+  OneRunBound bound;
+  std::string analysis;  // which test ran, with its parameters
+  std::string randomness;
+  bool violation = false;
+  double seconds = 0;
+};
+
+/// Runs the game once on `config`'s trainer and data (one training through
+/// HostEvaluator::train_once) and analyses it.  Throws ConfigDiagnostic (file:line:col, key) when
+/// the pipeline cannot be audited (its algorithm is not a trainer, its data varies per run, its
+/// event mixes neighbouring relations), before anything is trained.
+TrainerAuditResult run_trainer_audit(const PipelineConfig& config, const PluginRegistry& registry,
+                                     const TrainerAuditOptions& options);
+
+}  // namespace dptune::host

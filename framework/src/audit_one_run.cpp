@@ -1,0 +1,113 @@
+// `dptune audit trainer`: the statistics of Steinke, Nasr & Jagielski's one-run audit (NeurIPS
+// 2023), as their published code and jax_privacy's auditing module compute them
+// (dptune/host/trainer_audit.hpp; docs/audit.md, "Auditing a trainer").
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "dptune/errors.hpp"
+#include "dptune/host/audit.hpp"
+#include "dptune/host/trainer_audit.hpp"
+#include "dptune/rng.hpp"
+
+namespace dptune::host {
+
+namespace {
+
+constexpr double kRoundUp = 1.0 + 1e-9;
+constexpr double kEpsilonCap = 100.0;
+
+/// log P[Binomial(r, q) = j], from lgamma (exact to a few ulps of the log for r ≤ 10^7).
+double log_binomial_pmf(std::size_t r, std::size_t j, double log_q, double log_1mq) {
+  const auto rd = static_cast<double>(r), jd = static_cast<double>(j);
+  return std::lgamma(rd + 1) - std::lgamma(jd + 1) - std::lgamma(rd - jd + 1) + jd * log_q +
+         (rd - jd) * log_1mq;
+}
+
+/// SNJ's α: max over i = 1..v of P[v − i ≤ Binomial(r, q) < v] / i, the partial sums accumulated
+/// once from j = v − 1 downwards (O(v)).
+double snj_alpha(std::size_t r, std::size_t v, double epsilon) {
+  // log q = −log(1 + e^−ε), log(1 − q) = −ε − log(1 + e^−ε): accurate for every ε ≥ 0.
+  const double log_q = -std::log1p(std::exp(-epsilon));
+  const double log_1mq = -epsilon + log_q;
+  double partial = 0, best = 0;
+  for (std::size_t i = 1; i <= v; ++i) {
+    partial += std::exp(log_binomial_pmf(r, v - i, log_q, log_1mq));
+    best = std::max(best, partial / static_cast<double>(i));
+  }
+  return best;
+}
+
+}  // namespace
+
+double one_run_p_value(std::size_t m, std::size_t r, std::size_t v, double epsilon, double delta) {
+  dptune::require(v <= r && r <= m && epsilon >= 0 && delta >= 0 && delta <= 1,
+                  "one_run_p_value: needs v <= r <= m, epsilon >= 0, delta in [0, 1]");
+  if (r == 0 || v == 0) return 1.0;
+  const double q = 1.0 / (1.0 + std::exp(-epsilon));
+  // P[Binomial(r, q) ≥ v] = I_q(v, r − v + 1) (the Beta–binomial identity).
+  const double beta = regularized_beta(static_cast<double>(v), static_cast<double>(r - v + 1), q);
+  const double alpha = delta > 0 ? snj_alpha(r, v, epsilon) : 0.0;
+  return std::min(1.0, (beta + 2.0 * static_cast<double>(m) * delta * alpha) * kRoundUp);
+}
+
+double one_run_epsilon_lower_bound(std::size_t m, std::size_t r, std::size_t v, double delta,
+                                   double level) {
+  dptune::require(level > 0 && level < 1, "one_run_epsilon_lower_bound: level must be in (0, 1)");
+  const auto rejected = [&](double e) { return one_run_p_value(m, r, v, e, delta) <= level; };
+  if (!rejected(0.0)) return 0.0;
+  double lo = 0.0, hi = 1.0;
+  while (hi < kEpsilonCap && rejected(hi)) {
+    lo = hi;
+    hi = std::min(kEpsilonCap, 2 * hi);
+  }
+  if (rejected(hi)) return hi;
+  // p is increasing in ε: keep rejected(lo) and !rejected(hi).
+  for (int i = 0; i < 100 && hi - lo > 1e-12; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (rejected(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+std::vector<std::size_t> guess_ladder(std::size_t m) {
+  std::vector<std::size_t> ks;
+  for (std::size_t k = m / 2; k >= 4; k /= 2) ks.push_back(k);
+  if (ks.empty() && m > 0) ks.push_back(m);
+  return ks;
+}
+
+OneRunBound one_run_bound(const std::vector<double>& scores, const std::vector<bool>& included,
+                          const std::vector<std::size_t>& ks, double delta, double confidence,
+                          dptune::RandomBitGenerator& rng) {
+  const std::size_t m = scores.size();
+  dptune::require(included.size() == m && !ks.empty() && confidence > 0 && confidence < 1,
+                  "one_run_bound: needs one inclusion per score, at least one k, confidence in "
+                  "(0, 1)");
+  // A uniformly random order first, then a stable sort by score: tied scores end up in random
+  // order, independent of which canaries are in.
+  std::vector<std::size_t> order(m);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  dptune::shuffle(rng, order);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
+  OneRunBound best;
+  best.m = m;
+  best.tests = ks.size();
+  best.level = (1.0 - confidence) / static_cast<double>(ks.size());
+  best.epsilon_lower = -1;
+  for (const std::size_t k : ks) {
+    dptune::require(k >= 1 && k <= m, "one_run_bound: every k must be in [1, m]");
+    std::size_t correct = 0;
+    for (std::size_t i = 0; i < k; ++i) correct += included[order[i]] ? 1 : 0;
+    const double eps = one_run_epsilon_lower_bound(m, k, correct, delta, best.level);
+    if (eps > best.epsilon_lower) {
+      best.epsilon_lower = eps;
+      best.guesses = k;
+      best.correct = correct;
+    }
+  }
+  return best;
+}
+
+}  // namespace dptune::host
