@@ -38,17 +38,28 @@ void print_text(const TrainerAuditResult& r, double confidence) {
             << " in), norm " << significant(r.canary_norm) << ", " << r.features
             << " features (d/m = " << significant(double(r.features) / double(r.canaries.size()))
             << "), " << r.real_rows << " real rows, " << r.trained_rows
-            << " rows trained on\nscore: " << r.score_kind << "\nreported event: "
-            << r.event.to_string() << "\nclaimed privacy: epsilon = "
-            << significant(r.epsilon_claimed) << " at delta = " << significant(r.delta) << " ("
-            << r.accountant << ")\nanalysis: " << r.analysis << "\n";
-  std::cout << "empirical epsilon lower bound: " << significant(r.bound.epsilon_lower)
-            << " (confidence " << significant(confidence) << "; best test: " << r.bound.correct
-            << " of the top " << r.bound.guesses << " guesses right, each test at level "
-            << significant(r.bound.level) << ")\n";
+            << " rows trained on\nscore: " << r.score_kind
+            << "\nreported event: " << r.event.to_string()
+            << "\nclaimed privacy: epsilon = " << significant(r.epsilon_claimed)
+            << " at delta = " << significant(r.delta) << " (" << r.accountant
+            << ")\nanalysis: " << r.analysis << "\n";
+  const auto& snj = r.bounds.snj;
+  const auto& fdp = r.bounds.fdp;
+  std::cout << "empirical epsilon lower bound: " << significant(r.epsilon_lower) << " (confidence "
+            << significant(confidence) << ")\n  Steinke et al.: " << significant(snj.epsilon_lower)
+            << " (" << snj.correct << " of the top " << snj.guesses << " guesses right, level "
+            << significant(snj.level)
+            << ")\n  Mahloujifar et al.: " << significant(fdp.epsilon_lower) << " (" << fdp.correct
+            << " of the top " << fdp.guesses << " guesses right, level " << significant(fdp.level)
+            << "); the claimed profile is "
+            << (r.bounds.fdp_rejects_claim
+                    ? "REJECTED (" + std::to_string(r.bounds.rejecting_correct) + " of the top " +
+                          std::to_string(r.bounds.rejecting_guesses) + " right)"
+                    : std::string("not rejected"))
+            << "\n";
   if (std::isfinite(r.epsilon_claimed) && r.epsilon_claimed > 0)
     std::cout << "tightness (lower bound / claim): "
-              << significant(r.bound.epsilon_lower / r.epsilon_claimed) << "\n";
+              << significant(r.epsilon_lower / r.epsilon_claimed) << "\n";
   std::cout << "randomness: " << r.randomness << "\nresult: " << verdict(r)
             << "\ntime: " << significant(r.seconds) << " s\n";
 }
@@ -61,9 +72,14 @@ void print_json(const TrainerAuditResult& r, double confidence) {
   w.key("neighbouring").value(r.neighbouring).key("event").value(r.event.to_string());
   w.key("delta").value(r.delta).key("epsilon_claimed").value(r.epsilon_claimed);
   w.key("accountant").value(r.accountant).key("analysis").value(r.analysis);
-  w.key("confidence").value(confidence).key("epsilon_lower_bound").value(r.bound.epsilon_lower);
-  w.key("guesses").value(r.bound.guesses).key("correct").value(r.bound.correct);
-  w.key("tests").value(r.bound.tests).key("level").value(r.bound.level);
+  w.key("confidence").value(confidence).key("epsilon_lower_bound").value(r.epsilon_lower);
+  for (const auto& [name, b] :
+       {std::pair{"steinke", &r.bounds.snj}, {"mahloujifar", &r.bounds.fdp}}) {
+    w.key(name).begin_object().key("epsilon_lower_bound").value(b->epsilon_lower);
+    w.key("guesses").value(b->guesses).key("correct").value(b->correct);
+    w.key("tests").value(b->tests).key("level").value(b->level).end_object();
+  }
+  w.key("claimed_profile_rejected").value(r.bounds.fdp_rejects_claim);
   w.key("canaries").value(r.canaries.size()).key("canary_norm").value(r.canary_norm);
   w.key("real_rows").value(r.real_rows).key("trained_rows").value(r.trained_rows);
   w.key("features").value(r.features).key("score").value(r.score_kind);
@@ -124,14 +140,17 @@ void write_html(const TrainerAuditResult& r, double confidence, const std::strin
     << "margin:2em auto}th{text-align:left;padding-right:1em}.violation{color:#b00}</style>"
     << "</head><body>\n<h1>Trainer audit: " << xml_escape(r.trainer) << "</h1>\n<p class=\""
     << (r.violation ? "violation" : "pass") << "\">" << xml_escape(verdict(r)) << "</p>\n<table>\n";
-  row("claimed epsilon", significant(r.epsilon_claimed) + " at delta = " +
-                             significant(r.delta) + " (" + r.accountant + ")");
-  row("empirical lower bound", significant(r.bound.epsilon_lower) + " at confidence " +
-                                   significant(confidence));
+  row("claimed epsilon", significant(r.epsilon_claimed) + " at delta = " + significant(r.delta) +
+                             " (" + r.accountant + ")");
+  row("empirical lower bound",
+      significant(r.epsilon_lower) + " at confidence " + significant(confidence));
   row("analysis", r.analysis);
-  row("best test", std::to_string(r.bound.correct) + " of the top " +
-                       std::to_string(r.bound.guesses) + " guesses right, level " +
-                       significant(r.bound.level));
+  for (const auto& [name, b] :
+       {std::pair{"Steinke et al.", &r.bounds.snj}, {"Mahloujifar et al.", &r.bounds.fdp}})
+    row(name, significant(b->epsilon_lower) + " (" + std::to_string(b->correct) + " of the top " +
+                  std::to_string(b->guesses) + " guesses right, level " + significant(b->level) +
+                  ")");
+  row("claimed profile (f-DP test)", r.bounds.fdp_rejects_claim ? "rejected" : "not rejected");
   row("game", r.neighbouring + ", " + std::to_string(r.canaries.size()) + " canaries of norm " +
                   significant(r.canary_norm) + ", " + std::to_string(r.trained_rows) +
                   " rows trained on");
@@ -160,7 +179,7 @@ void record(const TrainerAuditResult& r, const dptune::host::TrainerAuditOptions
   rec.result = r.violation ? "violation certified" : "no violation found";
   rec.epsilon_claimed = r.epsilon_claimed;
   rec.delta = r.delta;
-  rec.epsilon_lower_bound = r.bound.epsilon_lower;
+  rec.epsilon_lower_bound = r.epsilon_lower;
   rec.date = dptune::host::utc_now_iso8601();
   dptune::host::save_audit_record(rec, dptune::host::audit_store_path());
 }

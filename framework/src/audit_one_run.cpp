@@ -77,30 +77,43 @@ std::vector<std::size_t> guess_ladder(std::size_t m) {
   return ks;
 }
 
-OneRunBound one_run_bound(const std::vector<double>& scores, const std::vector<bool>& included,
-                          const std::vector<std::size_t>& ks, double delta, double confidence,
-                          dptune::RandomBitGenerator& rng) {
-  const std::size_t m = scores.size();
-  dptune::require(included.size() == m && !ks.empty() && confidence > 0 && confidence < 1,
-                  "one_run_bound: needs one inclusion per score, at least one k, confidence in "
-                  "(0, 1)");
+std::vector<std::size_t> rank_canaries(const std::vector<double>& scores,
+                                       dptune::RandomBitGenerator& rng) {
   // A uniformly random order first, then a stable sort by score: tied scores end up in random
   // order, independent of which canaries are in.
-  std::vector<std::size_t> order(m);
+  std::vector<std::size_t> order(scores.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   dptune::shuffle(rng, order);
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
+  return order;
+}
+
+namespace {
+
+std::size_t correct_in_top(const std::vector<std::size_t>& ranking,
+                           const std::vector<bool>& included, std::size_t k) {
+  dptune::require(k >= 1 && k <= ranking.size(), "one-run audit: every k must be in [1, m]");
+  std::size_t correct = 0;
+  for (std::size_t i = 0; i < k; ++i) correct += included[ranking[i]] ? 1 : 0;
+  return correct;
+}
+
+/// The best bound `bound(k, correct, level)` over the k of `ks`, each at level / |ks|.
+template <class Bound>
+OneRunBound best_over(const std::vector<std::size_t>& ranking, const std::vector<bool>& included,
+                      const std::vector<std::size_t>& ks, double level, Bound bound) {
+  dptune::require(included.size() == ranking.size() && !ks.empty() && level > 0 && level < 1,
+                  "one-run audit: needs one inclusion per canary, at least one k, a level in "
+                  "(0, 1)");
   OneRunBound best;
-  best.m = m;
+  best.m = ranking.size();
   best.tests = ks.size();
-  best.level = (1.0 - confidence) / static_cast<double>(ks.size());
+  best.level = level / static_cast<double>(ks.size());
   best.epsilon_lower = -1;
   for (const std::size_t k : ks) {
-    dptune::require(k >= 1 && k <= m, "one_run_bound: every k must be in [1, m]");
-    std::size_t correct = 0;
-    for (std::size_t i = 0; i < k; ++i) correct += included[order[i]] ? 1 : 0;
-    const double eps = one_run_epsilon_lower_bound(m, k, correct, delta, best.level);
+    const std::size_t correct = correct_in_top(ranking, included, k);
+    const double eps = bound(k, correct, best.level);
     if (eps > best.epsilon_lower) {
       best.epsilon_lower = eps;
       best.guesses = k;
@@ -108,6 +121,102 @@ OneRunBound one_run_bound(const std::vector<double>& scores, const std::vector<b
     }
   }
   return best;
+}
+
+}  // namespace
+
+OneRunBound one_run_bound(const std::vector<double>& scores, const std::vector<bool>& included,
+                          const std::vector<std::size_t>& ks, double delta, double confidence,
+                          dptune::RandomBitGenerator& rng) {
+  const std::size_t m = scores.size();
+  return best_over(rank_canaries(scores, rng), included, ks, 1.0 - confidence,
+                   [&](std::size_t k, std::size_t correct, double level) {
+                     return one_run_epsilon_lower_bound(m, k, correct, delta, level);
+                   });
+}
+
+// ---- MMC's f-DP test
+// ------------------------------------------------------------------------------
+
+namespace {
+
+/// f̄⁻¹(y) for f̄(x) = min(1, min_j e^{ε_j} x + δ_j): f̄(x) ≥ y iff every line is, so the inverse is
+/// max_j (y − δ_j)⁺ e^{−ε_j}, at most 1.
+double profile_inverse(const std::vector<ProfilePoint>& hypothesis, double y) {
+  double x = 0;
+  for (const auto& p : hypothesis)
+    x = std::max(x, std::max(0.0, y - p.delta) * std::exp(-p.epsilon));
+  return std::min(1.0, x);
+}
+
+}  // namespace
+
+bool fdp_one_run_rejects(const std::vector<ProfilePoint>& hypothesis, std::size_t m,
+                         std::size_t guesses, std::size_t correct, double level) {
+  dptune::require(correct <= guesses && guesses <= m && m > 0 && !hypothesis.empty(),
+                  "fdp_one_run_rejects: needs correct <= guesses <= m and a hypothesis");
+  if (correct == 0) return false;
+  const auto md = static_cast<double>(m);
+  // MMC Algorithm 3 (k = 2): r[c] = τ c / m, h[c] = τ (c′ − c) / m, then for i = c − 1 .. 0
+  // h[i] = f̄⁻¹(r[i+1]) and r[i] = r[i+1] + i / (c′ − i) · (h[i] − h[i+1]); reject iff
+  // r[0] + h[0] ≥ c′ / m.  With jax_privacy's guards: h = max(h, f̄⁻¹(r)), r ≤ 1, and once h stops
+  // growing neither changes again.
+  double r = level * static_cast<double>(correct) / md;
+  double h = level * static_cast<double>(guesses - correct) / md;
+  for (std::size_t i = correct; i-- > 0;) {
+    const double h_new = std::max(h, profile_inverse(hypothesis, r));
+    if (h_new == h) break;
+    r = std::min(1.0, r + static_cast<double>(i) / static_cast<double>(guesses - i) * (h_new - h));
+    h = h_new;
+  }
+  // Rounding: a rejection needs a margin of 1e-12 (relative), so it never rests on the last bits.
+  return r + h >= static_cast<double>(guesses) / md * (1 + 1e-12);
+}
+
+double fdp_one_run_epsilon_lower_bound(std::size_t m, std::size_t guesses, std::size_t correct,
+                                       double delta, double level) {
+  dptune::require(level > 0 && level < 1, "fdp_one_run_epsilon_lower_bound: level in (0, 1)");
+  const auto rejected = [&](double e) {
+    return fdp_one_run_rejects({{e, delta}}, m, guesses, correct, level);
+  };
+  if (!rejected(0.0)) return 0.0;
+  double lo = 0.0, hi = 1.0;
+  while (hi < kEpsilonCap && rejected(hi)) {
+    lo = hi;
+    hi = std::min(kEpsilonCap, 2 * hi);
+  }
+  if (rejected(hi)) return hi;
+  for (int i = 0; i < 100 && hi - lo > 1e-12; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (rejected(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+OneRunAnalysis analyse_one_run(const std::vector<std::size_t>& ranking,
+                               const std::vector<bool>& included,
+                               const std::vector<std::size_t>& ks, double delta, double confidence,
+                               const std::vector<ProfilePoint>& claim) {
+  const std::size_t m = ranking.size();
+  const double half = (1.0 - confidence) / 2;
+  OneRunAnalysis a;
+  a.snj = best_over(ranking, included, ks, half, [&](std::size_t k, std::size_t c, double level) {
+    return one_run_epsilon_lower_bound(m, k, c, delta, level);
+  });
+  a.fdp = best_over(ranking, included, ks, half, [&](std::size_t k, std::size_t c, double level) {
+    return fdp_one_run_epsilon_lower_bound(m, k, c, delta, level);
+  });
+  if (!claim.empty())
+    for (const std::size_t k : ks) {
+      const std::size_t c = correct_in_top(ranking, included, k);
+      if (fdp_one_run_rejects(claim, m, k, c, a.fdp.level)) {
+        a.fdp_rejects_claim = true;
+        a.rejecting_guesses = k;
+        a.rejecting_correct = c;
+        break;
+      }
+    }
+  return a;
 }
 
 }  // namespace dptune::host

@@ -617,9 +617,8 @@ dptune::TrainedModel HostEvaluator::train_once(const dptune::Trainer& trainer,
   const dptune::DpEvent expected = trainer_event(trainer, train.rows);
   auto rng = random_.make(stream);
   HostTrainingContext context(
-      *rng, mechanisms_,
-      MechanismNoise::applies_to(trainer) ? noise_.accountant() : *accountant_, config_.delta,
-      true);
+      *rng, mechanisms_, MechanismNoise::applies_to(trainer) ? noise_.accountant() : *accountant_,
+      config_.delta, true);
   dptune::TrainedModel trained = trainer.train(train, context);
   if (!(trained.event == expected))
     throw dptune::PluginError("trainer '" + config_.algorithm.use + "' reported the event " +

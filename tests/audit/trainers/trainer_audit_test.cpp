@@ -15,8 +15,7 @@ using dptune_test::run_dptune;
 namespace {
 
 const std::string kPipelines = std::string(DPTUNE_TRAINER_AUDIT_DIR) + "/pipelines/";
-const std::string kBrokenPlugins =
-    std::string(DPTUNE_TRAINER_AUDIT_PLUGIN_DIR) + "/broken_dp_sgd";
+const std::string kBrokenPlugins = std::string(DPTUNE_TRAINER_AUDIT_PLUGIN_DIR) + "/broken_dp_sgd";
 
 /// A number printed after `label` in `text` (-1 when absent).
 double number_after(const std::string& text, const std::string& label) {
@@ -41,8 +40,7 @@ Audit audit(const std::string& pipeline, const std::string& extra, const std::st
   return a;
 }
 
-void expect_flagged(const std::string& pipeline, const std::string& extra,
-                    const std::string& tag) {
+void expect_flagged(const std::string& pipeline, const std::string& extra, const std::string& tag) {
   const Audit a = audit(pipeline, extra, tag);
   CAPTURE(a.run.out);
   CAPTURE(a.run.err);
@@ -53,8 +51,7 @@ void expect_flagged(const std::string& pipeline, const std::string& extra,
   CHECK(a.run.out.find("result: VIOLATION certified") != std::string::npos);
 }
 
-void expect_passes(const std::string& pipeline, const std::string& extra,
-                   const std::string& tag) {
+void expect_passes(const std::string& pipeline, const std::string& extra, const std::string& tag) {
   const Audit a = audit(pipeline, extra, tag);
   CAPTURE(a.run.out);
   CAPTURE(a.run.err);

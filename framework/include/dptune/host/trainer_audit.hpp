@@ -12,6 +12,7 @@
 // The largest rejected ε is a lower bound on the trainer's true ε, valid at the stated confidence.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -49,6 +50,31 @@ double one_run_epsilon_lower_bound(std::size_t m, std::size_t r, std::size_t v, 
 /// length) (Bonferroni), and the largest bound is reported: valid whatever k turns out best.
 std::vector<std::size_t> guess_ladder(std::size_t m);
 
+// ---- Mahloujifar, Melis & Chaudhuri's f-DP test (ICML 2025) ------------------------------------
+
+/// A hypothesis "M is f-DP" for the trade-off curve whose complement is
+///   f̄(x) = min(1, min_j e^{ε_j} x + δ_j)
+/// over the points (ε_j, δ_j): a mechanism that is (ε_j, δ_j)-DP for every j is f-DP for it
+/// (MMC, Proposition 2.3, and the intersection of the regions).  One point is the (ε, δ)-DP
+/// hypothesis; an accountant's ε(δ) at many δ is the claimed profile, stated from above (each
+/// ε_j an upper bound), so the test of it stays valid.
+struct ProfilePoint {
+  double epsilon = 0, delta = 0;
+};
+
+/// MMC's Algorithm 3 (membership game, k = 2) with the two guards of jax_privacy's
+/// implementation (h never decreases, r ≤ 1), which only make it more conservative: true when
+/// `correct` right guesses out of `guesses` among m canaries are so unlikely under the hypothesis
+/// that it is rejected at `level` (their Theorem 3.2: P[≥ correct right] ≤ level for every
+/// f-DP mechanism).
+bool fdp_one_run_rejects(const std::vector<ProfilePoint>& hypothesis, std::size_t m,
+                         std::size_t guesses, std::size_t correct, double level);
+
+/// The largest ε such that MMC's test rejects "(ε, δ)-DP" at `level` (bracketing and bisection,
+/// the rejected end); 0 when ε = 0 is not rejected; capped at 100.
+double fdp_one_run_epsilon_lower_bound(std::size_t m, std::size_t guesses, std::size_t correct,
+                                       double delta, double level);
+
 /// One guessing analysis of a score vector: canary i scored scores[i] (higher: more likely in),
 /// included[i] its true S_i.
 struct OneRunBound {
@@ -66,15 +92,38 @@ OneRunBound one_run_bound(const std::vector<double>& scores, const std::vector<b
                           const std::vector<std::size_t>& ks, double delta, double confidence,
                           dptune::RandomBitGenerator& rng);
 
-// ---- the trainer audit ----------------------------------------------------------------------------
+/// Canary indices from the highest score down, ties in uniformly random order (drawn with `rng`
+/// before ranking, so the tie-break is part of the guess and independent of the inclusions).
+std::vector<std::size_t> rank_canaries(const std::vector<double>& scores,
+                                       dptune::RandomBitGenerator& rng);
+
+/// Both analyses of one ranking, each at half the level (two looks at the same guesses,
+/// Bonferroni), each over the k of `ks` (Bonferroni again):
+///  * SNJ's (ε, δ) bound at the pipeline's δ;
+///  * MMC's: the largest ε whose (ε, δ)-DP hypothesis Algorithm 3 rejects, and whether it rejects
+///    the claimed profile itself.
+struct OneRunAnalysis {
+  OneRunBound snj;
+  OneRunBound fdp;  // epsilon_lower: MMC's bound; guesses, correct: its best k
+  bool fdp_rejects_claim = false;
+  std::size_t rejecting_guesses = 0, rejecting_correct = 0;  // the k that rejected the claim
+  double epsilon_lower() const { return std::max(snj.epsilon_lower, fdp.epsilon_lower); }
+};
+OneRunAnalysis analyse_one_run(const std::vector<std::size_t>& ranking,
+                               const std::vector<bool>& included,
+                               const std::vector<std::size_t>& ks, double delta, double confidence,
+                               const std::vector<ProfilePoint>& claim);
+
+// ---- the trainer audit
+// ----------------------------------------------------------------------------
 
 struct TrainerAuditOptions {
-  std::size_t canaries = 200;             // m
-  std::optional<std::size_t> guesses;     // fixed k; none: the ladder (Bonferroni)
-  double confidence = 0.95;               // 1 − β
-  double canary_scale = 3.0;              // canary norm ÷ the largest training row norm
-  std::optional<std::uint64_t> seed;      // none: libsodium (canaries, inclusion, training)
-  dptune::Params candidate;               // the trainer's hyperparameters (over the pipeline's)
+  std::size_t canaries = 200;          // m
+  std::optional<std::size_t> guesses;  // fixed k; none: the ladder (Bonferroni)
+  double confidence = 0.95;            // 1 − β
+  double canary_scale = 3.0;           // canary norm ÷ the largest training row norm
+  std::optional<std::uint64_t> seed;   // none: libsodium (canaries, inclusion, training)
+  dptune::Params candidate;            // the trainer's hyperparameters (over the pipeline's)
 };
 
 /// One canary's outcome.
@@ -85,7 +134,7 @@ struct CanaryOutcome {
 
 struct TrainerAuditResult {
   std::string trainer, trainer_version, library, sha256;
-  dptune::Params params;  // the trainer's complete params
+  dptune::Params params;     // the trainer's complete params
   std::string neighbouring;  // "add/remove" or "replace-one": the game played
   dptune::DpEvent event;     // what the audited run reported (priced for the claim)
   double delta = 0, epsilon_claimed = 0;
@@ -94,8 +143,10 @@ struct TrainerAuditResult {
   double canary_norm = 0;
   std::string score_kind;  // "log-probability" or "correct-label indicator"
   std::vector<CanaryOutcome> canaries;
-  OneRunBound bound;
-  std::string analysis;  // which test ran, with its parameters
+  std::vector<ProfilePoint> claimed_profile;  // ε(δ) of the event at several δ (MMC's hypothesis)
+  OneRunAnalysis bounds;
+  double epsilon_lower = 0;  // the larger of the two bounds (each at half the level)
+  std::string analysis;      // which tests ran, with their parameters
   std::string randomness;
   bool violation = false;
   double seconds = 0;

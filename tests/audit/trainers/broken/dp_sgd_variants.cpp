@@ -5,7 +5,8 @@
 //  * broken_dp_sgd_noclip: never clips (clipping norm 10^9) but scales the noise to the declared
 //    clipping norm L, as if every gradient had norm at most L.
 //  * broken_dp_sgd_lot_squared: divides the noise by the lot size once too often: the sum gets
-//    noise of stddev σ L / m instead of σ L, so the averaged update has σ L / m² instead of σ L / m.
+//    noise of stddev σ L / m instead of σ L, so the averaged update has σ L / m² instead of σ L /
+//    m.
 #include <memory>
 
 #include "training/network.hpp"
