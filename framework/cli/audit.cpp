@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iostream>
 
+#include "audit_common.hpp"
 #include "cli_common.hpp"
 #include "dptune/abi.hpp"
 #include "dptune/errors.hpp"
@@ -28,18 +29,18 @@ std::string vec(const std::vector<double>& v) {
   return s + ")";
 }
 
-/// --param NAME=VALUE, typed by the plugin's schema, then completed (defaults) and checked.
-dptune::Params mechanism_params(const dptune::host::PluginInfo& info,
-                                const std::vector<std::string>& given) {
+}  // namespace
+
+dptune::Params typed_params(const dptune::ParamSchema& schema, const std::string& owner,
+                            const std::vector<std::string>& given) {
   dptune::Params params;
   for (const auto& g : given) {
     const auto eq = g.find('=');
     if (eq == std::string::npos || eq == 0)
       throw UsageError("--param " + g + ": expected NAME=VALUE");
     const std::string name = g.substr(0, eq), text = g.substr(eq + 1);
-    const auto* spec = info.schema.find(name);
-    if (!spec)
-      throw UsageError("--param " + name + ": mechanism " + info.name + " has no such parameter");
+    const auto* spec = schema.find(name);
+    if (!spec) throw UsageError("--param " + name + ": " + owner + " has no such parameter");
     try {
       std::size_t used = 0;
       switch (spec->type) {
@@ -65,6 +66,15 @@ dptune::Params mechanism_params(const dptune::host::PluginInfo& info,
                        dptune::ParamSchema::describe_domain(*spec));
     }
   }
+  return params;
+}
+
+namespace {
+
+/// --param NAME=VALUE, typed by the plugin's schema, then completed (defaults) and checked.
+dptune::Params mechanism_params(const dptune::host::PluginInfo& info,
+                                const std::vector<std::string>& given) {
+  const dptune::Params params = typed_params(info.schema, "mechanism " + info.name, given);
   try {
     return info.schema.complete(params);
   } catch (const dptune::InvalidArgument& e) {

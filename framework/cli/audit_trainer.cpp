@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "audit_common.hpp"
 #include "cli_common.hpp"
 #include "dptune/abi.hpp"
 #include "dptune/host/audit.hpp"
@@ -193,15 +194,16 @@ int cmd_audit_trainer(const std::vector<std::string>& args) {
       "independently with probability 1/2, scores every canary from the trained model, and turns\n"
       "the correct guesses of the most confident into an empirical lower bound on epsilon\n"
       "(Steinke, Nasr & Jagielski 2023), reported beside the epsilon the pipeline's accountant\n"
-      "claims for that run.  The trainer's params: the pipeline's algorithm section, schema\n"
-      "defaults for the rest (--set algorithm.params.NAME=VALUE for another configuration).\n"
+      "claims for that run.  The trainer's params: the pipeline's algorithm section, --param\n"
+      "values for the search space's (or other) parameters, schema defaults for the rest.\n"
       "Exit codes: 0 no violation found, 3 violation certified, 2 usage or configuration error, "
       "1 failure.\n\noptions");
-  std::vector<std::string> sets, plugin_paths;
+  std::vector<std::string> sets, plugin_paths, param_texts;
   dptune::host::TrainerAuditOptions options;
   std::string html;
-  opts.add_options()("help,h", "this help")("set", po::value(&sets)->composing(),
-                                            "override a pipeline value KEY.PATH=VALUE")(
+  opts.add_options()("help,h", "this help")("param", po::value(&param_texts)->composing(),
+                                            "trainer parameter NAME=VALUE (repeatable)")(
+      "set", po::value(&sets)->composing(), "override a pipeline value KEY.PATH=VALUE")(
       "plugin-path", po::value(&plugin_paths)->composing(), "extra plugin folder or file")(
       "canaries", po::value(&options.canaries), "m, the number of canaries (default 200)")(
       "guesses", po::value<std::size_t>(),
@@ -231,6 +233,8 @@ int cmd_audit_trainer(const std::vector<std::string>& args) {
   if (vm.count("seed")) options.seed = vm["seed"].as<std::uint64_t>();
   dptune::host::PluginRegistry registry;
   const auto config = load(pipeline, sets, plugin_paths, registry);
+  if (const auto* schema = registry.schema(config.algorithm.kind, config.algorithm.use))
+    options.candidate = typed_params(*schema, "algorithm " + config.algorithm.use, param_texts);
   const auto result = dptune::host::run_trainer_audit(config, registry, options);
   if (vm.count("json"))
     print_json(result, options.confidence);

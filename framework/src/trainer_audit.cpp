@@ -160,7 +160,12 @@ TrainerAuditResult run_trainer_audit(const PipelineConfig& config, const PluginR
   check_auditable(config, stack);
   HostEvaluator& evaluator = stack.evaluator;
   TrainerAuditResult r;
-  r.params = evaluator.complete_params(options.candidate);
+  try {
+    r.params = evaluator.complete_params(options.candidate);
+  } catch (const dptune::InvalidArgument& e) {
+    throw ConfigDiagnostic(config.algorithm.where, "algorithm.params",
+                           std::string(e.what()) + " (give a value with --param NAME=VALUE)");
+  }
   const auto trainer = registry.create_trainer(config.algorithm.use, r.params);
   if (const auto* info = registry.find(dptune::PluginKind::Trainer, config.algorithm.use)) {
     r.trainer = info->name;
