@@ -38,9 +38,12 @@ void print_text(const TrainerAuditResult& r, double confidence) {
             << "\ngame: " << r.neighbouring << ", " << r.canaries.size() << " canaries (" << in
             << " in), norm " << significant(r.canary_norm) << ", " << r.features
             << " features (d/m = " << significant(double(r.features) / double(r.canaries.size()))
-            << "), " << r.real_rows << " real rows, " << r.trained_rows
-            << " rows trained on\nscore: " << r.score_kind
-            << "\nreported event: " << r.event.to_string()
+            << "), " << r.real_rows << " real rows, " << r.trained_rows << " rows trained on\n"
+            << (r.features < r.canaries.size()
+                    ? "warning: fewer features than canaries: canaries interfere with each other "
+                      "and the bound is weak (docs/audit.md, \"Interference\")\n"
+                    : "")
+            << "score: " << r.score_kind << "\nreported event: " << r.event.to_string()
             << "\nclaimed privacy: epsilon = " << significant(r.epsilon_claimed)
             << " at delta = " << significant(r.delta) << " (" << r.accountant
             << ")\nanalysis: " << r.analysis << "\n";

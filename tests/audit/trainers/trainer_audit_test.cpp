@@ -41,7 +41,8 @@ Audit audit(const std::string& pipeline, const std::string& extra, const std::st
   return a;
 }
 
-void expect_flagged(const std::string& pipeline, const std::string& extra, const std::string& tag) {
+std::string expect_flagged(const std::string& pipeline, const std::string& extra,
+                           const std::string& tag) {
   const Audit a = audit(pipeline, extra, tag);
   CAPTURE(a.run.out);
   CAPTURE(a.run.err);
@@ -53,6 +54,7 @@ void expect_flagged(const std::string& pipeline, const std::string& extra, const
   CHECK((a.lower > a.claimed ||
          a.run.out.find("the claimed profile is REJECTED") != std::string::npos));
   CHECK(a.run.out.find("result: VIOLATION certified") != std::string::npos);
+  return a.run.out;
 }
 
 void expect_passes(const std::string& pipeline, const std::string& extra, const std::string& tag) {
@@ -78,7 +80,10 @@ TEST_CASE("broken: DP-SGD with its noise divided by the lot size twice is flagge
                  "lot2");
 }
 TEST_CASE("broken: a command program declaring sigma 4 but adding sigma 0.5 is flagged") {
-  expect_flagged("command_low_noise.yaml", "--canaries 300", "command_low_noise");
+  // Poisson lots: the add/remove game (n varies with the canaries included).
+  const std::string out =
+      expect_flagged("command_low_noise.yaml", "--canaries 300", "command_low_noise");
+  CHECK(out.find("game: add/remove, 300 canaries") != std::string::npos);
 }
 TEST_CASE("built-in dp_sgd passes") { expect_passes("dp_sgd.yaml", "--canaries 400", "dp_sgd"); }
 TEST_CASE("built-in dp_adam passes") { expect_passes("dp_adam.yaml", "--canaries 400", "dp_adam"); }
@@ -132,4 +137,21 @@ TEST_CASE("trainer audit: configuration errors exit 2 before training") {
                  "trainer_audit_param");
   CHECK(param.exit_code == 2);
   CHECK(param.err.find("no_such") != std::string::npos);
+  const auto guesses = run_dptune(
+      "audit trainer '" + kPipelines + "dp_sgd.yaml' --canaries 20 --guesses 21 --no-record",
+      "trainer_audit_guesses");
+  CHECK(guesses.exit_code == 2);
+  CHECK(guesses.err.find("--guesses") != std::string::npos);
+}
+
+TEST_CASE("trainer audit: a fixed number of guesses runs one test per analysis") {
+  const auto r = run_dptune("audit trainer '" + kPipelines +
+                                "dp_sgd.yaml' --seed 3 --param learning_rate=0.5 --canaries 40 "
+                                "--guesses 10 --no-record",
+                            "trainer_audit_fixed_k");
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("on the top 10 scores (k fixed)") != std::string::npos);
+  // Each analysis at half of 1 − 0.95.
+  CHECK(r.out.find("of the top 10 guesses right, level 0.025)") != std::string::npos);
 }
