@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "dptune/errors.hpp"
 #include "dptune/host/audit.hpp"
@@ -34,7 +35,9 @@ dptune::Dataset make_canaries(std::size_t count, std::size_t d, std::size_t clas
   c.num_classes = classes;
   c.features.resize(count * d);
   c.labels.resize(count);
-  const double entry = norm / std::sqrt(static_cast<double>(d));
+  // Rounded to float, as the host stores every feature: a canary's values then look like any
+  // row's to the trainer (a `command` program reads them from the same CSV).
+  const double entry = static_cast<float>(norm / std::sqrt(static_cast<double>(d)));
   for (std::size_t i = 0; i < count; ++i) {
     for (std::size_t j = 0; j < d; ++j)
       c.features[i * d + j] = (rng.next_u64() & 1) ? entry : -entry;
@@ -60,7 +63,6 @@ dptune::Dataset assemble(const dptune::Dataset& real, const dptune::Dataset& can
                          const std::vector<bool>& included, bool replace_game,
                          dptune::RandomBitGenerator& rng) {
   const std::size_t m = included.size(), d = real.cols;
-  std::vector<const float*> real_rows;
   const dptune::FloatRows rows = dptune::as_float_rows(real);
   std::vector<std::pair<bool, std::size_t>> order;  // (canary?, index)
   for (std::size_t i = 0; i < real.rows; ++i) order.push_back({false, i});
@@ -73,23 +75,26 @@ dptune::Dataset assemble(const dptune::Dataset& real, const dptune::Dataset& can
   std::vector<std::size_t> permutation(order.size());
   for (std::size_t i = 0; i < permutation.size(); ++i) permutation[i] = i;
   dptune::shuffle(rng, permutation);
+  // Float storage, as the host hands every trainer its rows.
+  auto values = std::make_shared<std::vector<float>>();
+  values->reserve(order.size() * d);
   dptune::Dataset out;
   out.name = real.name;
   out.cols = d;
   out.num_classes = real.num_classes;
   out.feature_names = real.feature_names;
   out.rows = order.size();
-  out.features.reserve(out.rows * d);
   for (const std::size_t p : permutation) {
     const auto [is_canary, index] = order[p];
     if (is_canary) {
-      out.features.insert(out.features.end(), canaries.row(index), canaries.row(index) + d);
+      values->insert(values->end(), canaries.row(index), canaries.row(index) + d);
       out.labels.push_back(canaries.labels[index]);
     } else {
-      out.features.insert(out.features.end(), rows.row(index), rows.row(index) + d);
+      values->insert(values->end(), rows.row(index), rows.row(index) + d);
       out.labels.push_back(real.labels[index]);
     }
   }
+  out.float_rows = dptune::FloatRows(std::move(values), d);
   return out;
 }
 
