@@ -84,6 +84,12 @@ TEST_CASE("broken: a command program declaring sigma 4 but adding sigma 0.5 is f
   const std::string out =
       expect_flagged("command_low_noise.yaml", "--canaries 300", "command_low_noise");
   CHECK(out.find("game: add/remove, 300 canaries") != std::string::npos);
+  // n = the 60 real rows + the canaries that are in.
+  const double in = number_after(out, "300 canaries (");
+  const double trained = number_after(out, "60 real rows, ");
+  CHECK(in > 100);
+  CHECK(in < 200);
+  CHECK(trained == 60 + in);
 }
 TEST_CASE("built-in dp_sgd passes") { expect_passes("dp_sgd.yaml", "--canaries 400", "dp_sgd"); }
 TEST_CASE("built-in dp_adam passes") { expect_passes("dp_adam.yaml", "--canaries 400", "dp_adam"); }
@@ -107,7 +113,9 @@ TEST_CASE("a trainer audit's report: json, html histogram and the record per con
   for (const char* key :
        {"\"trainer\": \"dp_sgd\"", "\"sha256\": ", "\"epsilon_claimed\": ", "\"steinke\": {",
         "\"mahloujifar\": {", "\"neighbouring\": \"replace-one\"", "\"scores_in\": [",
-        "\"scores_out\": [", "\"violation\": false"})
+        "\"scores_out\": [", "\"violation\": false",
+        // Replace-one: every slot holds a canary or its twin, n = 60 + 40.
+        "\"real_rows\": 60", "\"trained_rows\": 100"})
     CHECK(r.out.find(key) != std::string::npos);
   const std::string page = dptune_test::slurp(html);
   CHECK(page.find("<svg") != std::string::npos);
