@@ -189,7 +189,14 @@ TrainerAuditResult run_trainer_audit(const PipelineConfig& config, const PluginR
   // replace-one (n fixed; slot i holds canary i or its twin).
   dptune::Neighbouring relation;
   try {
-    relation = dptune::neighbouring_of(evaluator.trainer_event(*trainer, real.rows + m));
+    const dptune::DpEvent predicted = evaluator.trainer_event(*trainer, real.rows + m);
+    // No claim, nothing to audit against (a non-private trainer, an event the accountant refuses).
+    if (const auto why = stack.accountant->unsupported_reason(predicted); !why.empty())
+      throw ConfigDiagnostic(config.algorithm.use_where, "algorithm.use",
+                             "the pipeline's accountant '" + config.accountant.use +
+                                 "' cannot price the trainer's event " + predicted.to_string() +
+                                 " (" + why + "): there is no claim to audit");
+    relation = dptune::neighbouring_of(predicted);
   } catch (const dptune::PrivacyError& e) {
     throw ConfigDiagnostic(config.algorithm.use_where, "algorithm.use",
                            std::string("the trainer's event cannot be audited: ") + e.what());

@@ -134,6 +134,14 @@ TEST_CASE("trainer audit: configuration errors exit 2 before training") {
   CHECK(mech.err.find("quickstart.yaml:") != std::string::npos);
   CHECK(mech.err.find("algorithm.use") != std::string::npos);
   CHECK(mech.err.find("audits trainers") != std::string::npos);
+  // A non-private trainer makes no claim: refused before training, naming its `use` line.
+  const auto sgd = run_dptune(
+      "audit trainer examples/pipelines/sgd_logreg_breast_cancer_baseline.yaml --no-record",
+      "trainer_audit_non_private");
+  CHECK(sgd.exit_code == 2);
+  CHECK(sgd.err.find("sgd_logreg_breast_cancer_baseline.yaml:") != std::string::npos);
+  CHECK(sgd.err.find("algorithm.use") != std::string::npos);
+  CHECK(sgd.err.find("no claim to audit") != std::string::npos);
   // Usage errors.
   const auto bad =
       run_dptune("audit trainer '" + kPipelines + "dp_sgd.yaml' --canaries 3 --no-record",
