@@ -196,9 +196,10 @@ int cmd_audit_trainer(const std::vector<std::string>& args) {
       "Trains the pipeline's trainer ONCE on its training rows plus m canaries, each included\n"
       "independently with probability 1/2, scores every canary from the trained model, and turns\n"
       "the correct guesses of the most confident into an empirical lower bound on epsilon\n"
-      "(Steinke, Nasr & Jagielski 2023), reported beside the epsilon the pipeline's accountant\n"
-      "claims for that run.  The trainer's params: the pipeline's algorithm section, --param\n"
-      "values for the search space's (or other) parameters, schema defaults for the rest.\n"
+      "(Steinke, Nasr & Jagielski 2023; and the f-DP test of Mahloujifar, Melis & Chaudhuri\n"
+      "2025), reported beside the epsilon the pipeline's accountant claims for that run.\n"
+      "The trainer's params: the pipeline's algorithm section, --param values for the search\n"
+      "space's (or other) parameters, schema defaults for the rest.\n"
       "Exit codes: 0 no violation found, 3 violation certified, 2 usage or configuration error, "
       "1 failure.\n\noptions");
   std::vector<std::string> sets, plugin_paths, param_texts;
