@@ -212,6 +212,7 @@ int cmd_audit_trainer(const std::vector<std::string>& args) {
       "canaries", po::value(&options.canaries), "m, the number of canaries (default 200)")(
       "guesses", po::value<std::size_t>(),
       "fixed k: guess only the top k scores (default: k = m/2, m/4, ..., Bonferroni)")(
+      "split", "choose k on a random half of the canaries, test on the other half")(
       "confidence", po::value(&options.confidence), "confidence of the bound (default 0.95)")(
       "canary-scale", po::value(&options.canary_scale),
       "canary norm / largest training row norm (default 3, norm at most 1000)")(
@@ -233,6 +234,11 @@ int cmd_audit_trainer(const std::vector<std::string>& args) {
     options.guesses = vm["guesses"].as<std::size_t>();
     if (*options.guesses < 1 || *options.guesses > options.canaries)
       throw UsageError("--guesses must be in [1, --canaries]");
+  }
+  if (vm.count("split")) {
+    if (options.guesses) throw UsageError("--split and --guesses exclude each other");
+    if (options.canaries < 16) throw UsageError("--split needs at least 16 --canaries");
+    options.split = true;
   }
   if (vm.count("seed")) options.seed = vm["seed"].as<std::uint64_t>();
   dptune::host::PluginRegistry registry;

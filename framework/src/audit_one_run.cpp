@@ -219,4 +219,38 @@ OneRunAnalysis analyse_one_run(const std::vector<std::size_t>& ranking,
   return a;
 }
 
+OneRunAnalysis analyse_one_run_split(const std::vector<double>& scores,
+                                     const std::vector<bool>& included, double delta,
+                                     double confidence, const std::vector<ProfilePoint>& claim,
+                                     dptune::RandomBitGenerator& rng) {
+  const std::size_t m = scores.size();
+  dptune::require(included.size() == m && m >= 16, "analyse_one_run_split: at least 16 canaries");
+  std::vector<std::size_t> halves(m);
+  std::iota(halves.begin(), halves.end(), std::size_t{0});
+  dptune::shuffle(rng, halves);
+  std::vector<bool> in_choice(m, false);
+  for (std::size_t i = 0; i < m / 2; ++i) in_choice[halves[i]] = true;
+  // One ranking of all canaries, then each half in that order (its own ranking).
+  const std::vector<std::size_t> ranking = rank_canaries(scores, rng);
+  std::vector<std::size_t> choose_rank, test_rank;
+  std::vector<bool> choose_in, test_in;
+  for (const std::size_t i : ranking) {
+    auto& rank = in_choice[i] ? choose_rank : test_rank;
+    auto& in = in_choice[i] ? choose_in : test_in;
+    rank.push_back(rank.size());
+    in.push_back(included[i]);
+  }
+  const OneRunBound chosen =
+      best_over(choose_rank, choose_in, guess_ladder(choose_rank.size()), 1.0 - confidence,
+                [&](std::size_t k, std::size_t c, double level) {
+                  return one_run_epsilon_lower_bound(choose_rank.size(), k, c, delta, level);
+                });
+  const double fraction =
+      static_cast<double>(chosen.guesses) / static_cast<double>(choose_rank.size());
+  const std::size_t k = std::clamp<std::size_t>(
+      static_cast<std::size_t>(std::llround(fraction * static_cast<double>(test_rank.size()))), 1,
+      test_rank.size());
+  return analyse_one_run(test_rank, test_in, {k}, delta, confidence, claim);
+}
+
 }  // namespace dptune::host

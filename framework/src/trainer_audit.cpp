@@ -230,19 +230,25 @@ TrainerAuditResult run_trainer_audit(const PipelineConfig& config, const PluginR
   }
   r.canaries.resize(m);
   for (std::size_t i = 0; i < m; ++i) r.canaries[i] = {included[i], scores[i]};
-  const std::vector<std::size_t> ks =
-      options.guesses ? std::vector<std::size_t>{*options.guesses} : guess_ladder(m);
-  r.bounds = analyse_one_run(rank_canaries(scores, *rng), included, ks, config.delta,
-                             options.confidence, r.claimed_profile);
-  r.epsilon_lower = r.bounds.epsilon_lower();
   r.analysis =
       "Steinke, Nasr & Jagielski (2023) (epsilon, delta) test and Mahloujifar, Melis & "
       "Chaudhuri (2025) f-DP test (Algorithm 3; the claimed profile and (epsilon, delta) "
       "hypotheses), each at half the level; one-sided guesses";
-  r.analysis += options.guesses
-                    ? " on the top " + std::to_string(*options.guesses) + " scores (k fixed)"
-                    : " on the top k scores for k in the ladder m/2, m/4, ... (" +
-                          std::to_string(ks.size()) + " tests each, Bonferroni)";
+  if (options.split) {
+    r.bounds = analyse_one_run_split(scores, included, config.delta, options.confidence,
+                                     r.claimed_profile, *rng);
+    r.analysis += " on the top k of a random half of the canaries, k chosen on the other half";
+  } else {
+    const std::vector<std::size_t> ks =
+        options.guesses ? std::vector<std::size_t>{*options.guesses} : guess_ladder(m);
+    r.bounds = analyse_one_run(rank_canaries(scores, *rng), included, ks, config.delta,
+                               options.confidence, r.claimed_profile);
+    r.analysis += options.guesses
+                      ? " on the top " + std::to_string(*options.guesses) + " scores (k fixed)"
+                      : " on the top k scores for k in the ladder m/2, m/4, ... (" +
+                            std::to_string(ks.size()) + " tests each, Bonferroni)";
+  }
+  r.epsilon_lower = r.bounds.epsilon_lower();
   r.violation = r.bounds.snj.epsilon_lower > r.epsilon_claimed || r.bounds.fdp_rejects_claim;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;

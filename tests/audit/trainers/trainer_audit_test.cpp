@@ -160,6 +160,22 @@ TEST_CASE("trainer audit: configuration errors exit 2 before training") {
   CHECK(guesses.err.find("--guesses") != std::string::npos);
 }
 
+TEST_CASE("trainer audit: the split strategy flags the broken DP-SGD too") {
+  const auto r = run_dptune("audit trainer '" + kPipelines +
+                                "broken_noclip.yaml' --seed 3 --param learning_rate=0.5 "
+                                "--canaries 400 --split --no-record --plugin-path '" +
+                                kBrokenPlugins + "'",
+                            "trainer_audit_split");
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 3);
+  CHECK(r.out.find("k chosen on the other half") != std::string::npos);
+  const auto both =
+      run_dptune("audit trainer '" + kPipelines + "dp_sgd.yaml' --split --guesses 4 --no-record",
+                 "trainer_audit_split_guesses");
+  CHECK(both.exit_code == 2);
+  CHECK(both.err.find("--split and --guesses") != std::string::npos);
+}
+
 TEST_CASE("trainer audit: a fixed number of guesses runs one test per analysis") {
   const auto r = run_dptune("audit trainer '" + kPipelines +
                                 "dp_sgd.yaml' --seed 3 --param learning_rate=0.5 --canaries 40 "

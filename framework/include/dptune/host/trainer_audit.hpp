@@ -114,12 +114,24 @@ OneRunAnalysis analyse_one_run(const std::vector<std::size_t>& ranking,
                                const std::vector<std::size_t>& ks, double delta, double confidence,
                                const std::vector<ProfilePoint>& claim);
 
+/// The split strategy: the canaries are split into two halves uniformly at random (with `rng`,
+/// independently of the scores and inclusions); on the first, the k of its ladder with the largest
+/// Steinke et al. bound is chosen, using that half's inclusions; the same fraction of guesses is
+/// then made on the second half, where both analyses run at the full level with m = its size and
+/// no Bonferroni over k.  Valid because, with the first half's inclusions fixed, the trainer is
+/// still (ε, δ)-DP in each canary of the second, and the choice depends on nothing else of it.
+OneRunAnalysis analyse_one_run_split(const std::vector<double>& scores,
+                                     const std::vector<bool>& included, double delta,
+                                     double confidence, const std::vector<ProfilePoint>& claim,
+                                     dptune::RandomBitGenerator& rng);
+
 // ---- the trainer audit
 // ----------------------------------------------------------------------------
 
 struct TrainerAuditOptions {
   std::size_t canaries = 200;          // m
   std::optional<std::size_t> guesses;  // fixed k; none: the ladder (Bonferroni)
+  bool split = false;                  // the split strategy (analyse_one_run_split)
   double confidence = 0.95;            // 1 − β
   double canary_scale = 3.0;           // canary norm ÷ the largest training row norm
   std::optional<std::uint64_t> seed;   // none: libsodium (canaries, inclusion, training)
