@@ -40,7 +40,12 @@ dptune::Params typed_params(const dptune::ParamSchema& schema, const std::string
       throw UsageError("--param " + g + ": expected NAME=VALUE");
     const std::string name = g.substr(0, eq), text = g.substr(eq + 1);
     const auto* spec = schema.find(name);
-    if (!spec) throw UsageError("--param " + name + ": " + owner + " has no such parameter");
+    if (!spec) {
+      std::string message = "--param " + name + ": ";
+      message += owner;
+      message += " has no such parameter";
+      throw UsageError(message);
+    }
     try {
       std::size_t used = 0;
       switch (spec->type) {
