@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iostream>
 
+#include "audit_common.hpp"
 #include "cli_common.hpp"
 #include "dptune/abi.hpp"
 #include "dptune/errors.hpp"
@@ -28,18 +29,23 @@ std::string vec(const std::vector<double>& v) {
   return s + ")";
 }
 
-/// --param NAME=VALUE, typed by the plugin's schema, then completed (defaults) and checked.
-dptune::Params mechanism_params(const dptune::host::PluginInfo& info,
-                                const std::vector<std::string>& given) {
+}  // namespace
+
+dptune::Params typed_params(const dptune::ParamSchema& schema, const std::string& owner,
+                            const std::vector<std::string>& given) {
   dptune::Params params;
   for (const auto& g : given) {
     const auto eq = g.find('=');
     if (eq == std::string::npos || eq == 0)
       throw UsageError("--param " + g + ": expected NAME=VALUE");
     const std::string name = g.substr(0, eq), text = g.substr(eq + 1);
-    const auto* spec = info.schema.find(name);
-    if (!spec)
-      throw UsageError("--param " + name + ": mechanism " + info.name + " has no such parameter");
+    const auto* spec = schema.find(name);
+    if (!spec) {
+      std::string message = "--param " + name + ": ";
+      message += owner;
+      message += " has no such parameter";
+      throw UsageError(message);
+    }
     try {
       std::size_t used = 0;
       switch (spec->type) {
@@ -65,6 +71,15 @@ dptune::Params mechanism_params(const dptune::host::PluginInfo& info,
                        dptune::ParamSchema::describe_domain(*spec));
     }
   }
+  return params;
+}
+
+namespace {
+
+/// --param NAME=VALUE, typed by the plugin's schema, then completed (defaults) and checked.
+dptune::Params mechanism_params(const dptune::host::PluginInfo& info,
+                                const std::vector<std::string>& given) {
+  const dptune::Params params = typed_params(info.schema, "mechanism " + info.name, given);
   try {
     return info.schema.complete(params);
   } catch (const dptune::InvalidArgument& e) {
@@ -202,7 +217,8 @@ dptune::Params claim_accountant_params(const dptune::host::PluginRegistry& regis
 
 int cmd_audit(const std::vector<std::string>& args) {
   po::options_description opts(
-      "dptune audit MECHANISM [options]\n\n"
+      "dptune audit MECHANISM [options]\n"
+      "(dptune audit trainer PIPELINE: see dptune audit trainer --help)\n\n"
       "Samples the mechanism plugin on neighbouring inputs and looks for an output event S with\n"
       "P[M(D) in S] > e^epsilon P[M(D') in S] + delta for its claimed event(); a candidate found "
       "on\n"
@@ -226,6 +242,8 @@ int cmd_audit(const std::vector<std::string>& args) {
       "alpha", po::value(&alpha), "false-alarm level (default 0.001)")(
       "json", "machine-readable output")("no-record",
                                          "do not write the result to the audit record store");
+  if (!args.empty() && args.front() == "trainer")
+    return cmd_audit_trainer(std::vector<std::string>(args.begin() + 1, args.end()));
   std::string name;
   const auto parsed = parse_command(opts, args, {{"mechanism", po::value(&name)}});
   if (!parsed) return kOk;

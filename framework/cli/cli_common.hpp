@@ -76,6 +76,9 @@ int cmd_predict(const std::vector<std::string>& args);
 /// `dptune audit MECHANISM`: a statistical search for violations of a mechanism's claim
 /// (audit.cpp).
 int cmd_audit(const std::vector<std::string>& args);
+/// `dptune audit trainer PIPELINE`: a one-run empirical ε lower bound of a trainer
+/// (audit_trainer.cpp).
+int cmd_audit_trainer(const std::vector<std::string>& args);
 /// `dptune check accountant NAME | release PIPELINE`: the plugins' conformance kit (check.cpp).
 int cmd_check(const std::vector<std::string>& args);
 /// `dptune plan repetition`: the repetition tuner's distributions side by side (plan.cpp).

@@ -44,6 +44,8 @@ const char* kMainHelp =
     "  plan repetition       compare the repetition tuner's distributions for a base event\n"
     "  predict MODEL DATA    apply a released model.json to the rows of a CSV file\n"
     "  audit MECHANISM       look for evidence that a mechanism plugin breaks its privacy claim\n"
+    "  audit trainer PIPELINE\n"
+    "                        a one-run empirical epsilon lower bound for the pipeline's trainer\n"
     "  check accountant NAME | release PIPELINE\n"
     "                        the conformance kit: an accountant against exact curves; a private\n"
     "                        tuner's outputs on neighbouring data\n"

@@ -611,6 +611,24 @@ HostEvaluator::RunOutcome HostEvaluator::run_once(std::uint64_t stream,
   return outcome;
 }
 
+dptune::TrainedModel HostEvaluator::train_once(const dptune::Trainer& trainer,
+                                               const dptune::Dataset& train,
+                                               std::uint64_t stream) const {
+  const dptune::DpEvent expected = trainer_event(trainer, train.rows);
+  auto rng = random_.make(stream);
+  HostTrainingContext context(
+      *rng, mechanisms_, MechanismNoise::applies_to(trainer) ? noise_.accountant() : *accountant_,
+      config_.delta, true);
+  dptune::TrainedModel trained = trainer.train(train, context);
+  if (!(trained.event == expected))
+    throw dptune::PluginError("trainer '" + config_.algorithm.use + "' reported the event " +
+                              trained.event.to_string() + " but exact_event() predicted " +
+                              expected.to_string() + "; refusing to account for either");
+  if (!trained.model)
+    throw dptune::PluginError("trainer '" + config_.algorithm.use + "' returned no model");
+  return trained;
+}
+
 RemoteResult HostEvaluator::run_task(const RemoteTask& task) const {
   // The runs of one request mostly reach a worker one after another: they share one instance and
   // its predicted event, as on rank 0 (a target-epsilon trainer then calibrates once, not per run).

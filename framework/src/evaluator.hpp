@@ -95,6 +95,14 @@ class HostEvaluator final : public dptune::Evaluator {
   /// and δ, with its Gaussian noise stated as the pipeline's mechanism states it (MechanismNoise).
   dptune::DpEvent trainer_event(const dptune::Trainer& trainer, std::size_t train_rows) const;
 
+  /// One private training of `trainer` (an instance of the pipeline's trainer) on `train`, rows
+  /// the caller assembled (`dptune audit trainer`: canaries among the training rows), on random
+  /// stream `stream`, exactly as an evaluation's run trains: the same context (accountant, δ,
+  /// mechanism), the reported event checked against trainer_event(trainer, train.rows), a model
+  /// required.  Returns the model and the event it reported.
+  dptune::TrainedModel train_once(const dptune::Trainer& trainer, const dptune::Dataset& train,
+                                  std::uint64_t stream) const;
+
   /// The algorithm's complete params for a candidate (fixed params + candidate, schema-checked).
   dptune::Params complete_params(const dptune::Params& candidate) const;
   /// The pipeline's fixed split (read in the constructor) and whether runs draw their own.

@@ -1,0 +1,189 @@
+// `dptune audit trainer`: each deliberately broken trainer flagged (exit 3) at a claim of ε ≤ 2,
+// the built-in DP-SGD and DP-Adam and the honest command example passing (exit 0), the report's
+// parts, and configuration errors (exit 2, before training).
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <string>
+
+#include "cli_support.hpp"
+
+using dptune_test::run_dptune;
+
+namespace {
+
+const std::string kPipelines = std::string(DPTUNE_TRAINER_AUDIT_DIR) + "/pipelines/";
+const std::string kBrokenPlugins = std::string(DPTUNE_TRAINER_AUDIT_PLUGIN_DIR) + "/broken_dp_sgd";
+
+/// A number printed after `label` in `text` (-1 when absent).
+double number_after(const std::string& text, const std::string& label) {
+  const auto at = text.find(label);
+  if (at == std::string::npos) return -1;
+  return std::strtod(text.c_str() + at + label.size(), nullptr);
+}
+
+struct Audit {
+  dptune_test::CommandResult run;
+  double claimed = -1, lower = -1;
+};
+
+Audit audit(const std::string& pipeline, const std::string& extra, const std::string& tag) {
+  const auto store = dptune_test::fresh_dir("trainer_audit_store_" + tag) / "audits.json";
+  ::setenv("DPTUNE_AUDIT_STORE", store.c_str(), 1);
+  Audit a;
+  a.run = run_dptune(
+      "audit trainer '" + kPipelines + pipeline + "' --seed 3 --param learning_rate=0.5 " + extra,
+      "trainer_audit_" + tag);
+  a.claimed = number_after(a.run.out, "claimed privacy: epsilon = ");
+  a.lower = number_after(a.run.out, "empirical epsilon lower bound: ");
+  return a;
+}
+
+std::string expect_flagged(const std::string& pipeline, const std::string& extra,
+                           const std::string& tag) {
+  const Audit a = audit(pipeline, extra, tag);
+  CAPTURE(a.run.out);
+  CAPTURE(a.run.err);
+  CHECK(a.run.exit_code == 3);
+  CHECK(a.claimed > 0);
+  CHECK(a.claimed <= 2);
+  // Certified by Steinke et al.'s bound above the claim, or by the f-DP test rejecting the claimed
+  // profile (a violation at another delta of the curve).
+  CHECK((a.lower > a.claimed ||
+         a.run.out.find("the claimed profile is REJECTED") != std::string::npos));
+  CHECK(a.run.out.find("result: VIOLATION certified") != std::string::npos);
+  return a.run.out;
+}
+
+void expect_passes(const std::string& pipeline, const std::string& extra, const std::string& tag) {
+  const Audit a = audit(pipeline, extra, tag);
+  CAPTURE(a.run.out);
+  CAPTURE(a.run.err);
+  CHECK(a.run.exit_code == 0);
+  CHECK(a.claimed > 0);
+  CHECK(a.claimed <= 2);
+  CHECK(a.lower >= 0);
+  CHECK(a.lower <= a.claimed);
+  CHECK(a.run.out.find("result: no violation found") != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("broken: DP-SGD without clipping is flagged") {
+  expect_flagged("broken_noclip.yaml", "--canaries 400 --plugin-path '" + kBrokenPlugins + "'",
+                 "noclip");
+}
+TEST_CASE("broken: DP-SGD with its noise divided by the lot size twice is flagged") {
+  expect_flagged("broken_lot_squared.yaml", "--canaries 400 --plugin-path '" + kBrokenPlugins + "'",
+                 "lot2");
+}
+TEST_CASE("broken: a command program declaring sigma 4 but adding sigma 0.5 is flagged") {
+  // Poisson lots: the add/remove game (n varies with the canaries included).
+  const std::string out =
+      expect_flagged("command_low_noise.yaml", "--canaries 300", "command_low_noise");
+  CHECK(out.find("game: add/remove, 300 canaries") != std::string::npos);
+  // n = the 60 real rows + the canaries that are in.
+  const double in = number_after(out, "300 canaries (");
+  const double trained = number_after(out, "60 real rows, ");
+  CHECK(in > 100);
+  CHECK(in < 200);
+  CHECK(trained == 60 + in);
+}
+TEST_CASE("built-in dp_sgd passes") { expect_passes("dp_sgd.yaml", "--canaries 400", "dp_sgd"); }
+TEST_CASE("built-in dp_adam passes") { expect_passes("dp_adam.yaml", "--canaries 400", "dp_adam"); }
+TEST_CASE("the honest command example passes") {
+  expect_passes("command_honest.yaml", "--canaries 300", "command_honest");
+}
+
+TEST_CASE("a trainer audit's report: json, html histogram and the record per configuration") {
+  const auto dir = dptune_test::fresh_dir("trainer_audit_report");
+  const auto store = dir / "audits.json";
+  ::setenv("DPTUNE_AUDIT_STORE", store.c_str(), 1);
+  const auto html = (dir / "audit.html").string();
+  const auto r = run_dptune("audit trainer '" + kPipelines +
+                                "dp_sgd.yaml' --seed 3 --param learning_rate=0.5 --canaries 40 "
+                                "--json --html '" +
+                                html + "'",
+                            "trainer_audit_json");
+  CAPTURE(r.out);
+  CAPTURE(r.err);
+  CHECK(r.exit_code == 0);
+  for (const char* key :
+       {"\"trainer\": \"dp_sgd\"", "\"sha256\": ", "\"epsilon_claimed\": ", "\"steinke\": {",
+        "\"mahloujifar\": {", "\"neighbouring\": \"replace-one\"", "\"scores_in\": [",
+        "\"scores_out\": [", "\"violation\": false",
+        // Replace-one: every slot holds a canary or its twin, n = 60 + 40.
+        "\"real_rows\": 60", "\"trained_rows\": 100"})
+    CHECK(r.out.find(key) != std::string::npos);
+  const std::string page = dptune_test::slurp(html);
+  CHECK(page.find("<svg") != std::string::npos);
+  CHECK(page.find("in (trained on)") != std::string::npos);
+  CHECK(page.find("claimed epsilon") != std::string::npos);
+  const std::string records = dptune_test::slurp(store);
+  CHECK(records.find("\"dp_sgd\"") != std::string::npos);
+  CHECK(records.find("learning_rate") != std::string::npos);
+}
+
+TEST_CASE("trainer audit: configuration errors exit 2 before training") {
+  // A mechanism pipeline: the algorithm's `use` line is named.
+  const auto mech = run_dptune("audit trainer examples/pipelines/quickstart.yaml --no-record",
+                               "trainer_audit_mechanism");
+  CHECK(mech.exit_code == 2);
+  CHECK(mech.err.find("quickstart.yaml:") != std::string::npos);
+  CHECK(mech.err.find("algorithm.use") != std::string::npos);
+  CHECK(mech.err.find("audits trainers") != std::string::npos);
+  // A non-private trainer makes no claim: refused before training, naming its `use` line.
+  const auto sgd = run_dptune(
+      "audit trainer examples/pipelines/sgd_logreg_breast_cancer_baseline.yaml --no-record",
+      "trainer_audit_non_private");
+  CHECK(sgd.exit_code == 2);
+  CHECK(sgd.err.find("sgd_logreg_breast_cancer_baseline.yaml:") != std::string::npos);
+  CHECK(sgd.err.find("algorithm.use") != std::string::npos);
+  CHECK(sgd.err.find("no claim to audit") != std::string::npos);
+  // Usage errors.
+  const auto bad =
+      run_dptune("audit trainer '" + kPipelines + "dp_sgd.yaml' --canaries 3 --no-record",
+                 "trainer_audit_usage");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--canaries") != std::string::npos);
+  const auto param =
+      run_dptune("audit trainer '" + kPipelines + "dp_sgd.yaml' --param no_such=1 --no-record",
+                 "trainer_audit_param");
+  CHECK(param.exit_code == 2);
+  CHECK(param.err.find("no_such") != std::string::npos);
+  const auto guesses = run_dptune(
+      "audit trainer '" + kPipelines + "dp_sgd.yaml' --canaries 20 --guesses 21 --no-record",
+      "trainer_audit_guesses");
+  CHECK(guesses.exit_code == 2);
+  CHECK(guesses.err.find("--guesses") != std::string::npos);
+}
+
+TEST_CASE("trainer audit: the split strategy flags the broken DP-SGD too") {
+  const auto r = run_dptune("audit trainer '" + kPipelines +
+                                "broken_noclip.yaml' --seed 3 --param learning_rate=0.5 "
+                                "--canaries 400 --split --no-record --plugin-path '" +
+                                kBrokenPlugins + "'",
+                            "trainer_audit_split");
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 3);
+  CHECK(r.out.find("k chosen on the other half") != std::string::npos);
+  const auto both =
+      run_dptune("audit trainer '" + kPipelines + "dp_sgd.yaml' --split --guesses 4 --no-record",
+                 "trainer_audit_split_guesses");
+  CHECK(both.exit_code == 2);
+  CHECK(both.err.find("--split and --guesses") != std::string::npos);
+}
+
+TEST_CASE("trainer audit: a fixed number of guesses runs one test per analysis") {
+  const auto r = run_dptune("audit trainer '" + kPipelines +
+                                "dp_sgd.yaml' --seed 3 --param learning_rate=0.5 --canaries 40 "
+                                "--guesses 10 --no-record",
+                            "trainer_audit_fixed_k");
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("on the top 10 scores (k fixed)") != std::string::npos);
+  // Each analysis at half of 1 − 0.95.
+  CHECK(r.out.find("of the top 10 guesses right, level 0.025)") != std::string::npos);
+}
