@@ -5,9 +5,9 @@
 
 #include <chrono>
 
-#include "../../framework/src/evaluator.hpp"
 #include "../unit/temp_dir.hpp"
 #include "dptune/host/runner.hpp"
+#include "run/evaluator.hpp"
 
 using namespace dptune;
 using namespace dptune::host;

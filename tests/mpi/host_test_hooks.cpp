@@ -15,7 +15,7 @@
 #include <string_view>
 
 #include "dptune/errors.hpp"
-#include "test_seams.hpp"
+#include "base/test_seams.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 
 #include <thread>
 
-#include "../../framework/src/mpi_link.hpp"
+#include "mpi/mpi_link.hpp"
 
 using namespace dptune::host::mpi;
 using std::chrono::microseconds;

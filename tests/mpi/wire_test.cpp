@@ -8,11 +8,11 @@
 #include <cstring>
 #include <limits>
 
-#include "../../framework/src/mpi_wire.hpp"
-#include "../../framework/src/study.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/host/data_scopes.hpp"
 #include "dptune/host/random.hpp"
+#include "run/mpi_wire.hpp"
+#include "study/study.hpp"
 
 using namespace dptune::host;
 

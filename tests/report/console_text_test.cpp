@@ -1,5 +1,5 @@
 // The console's text for people: numbers at 5 significant digits, event dumps elided, long
-// vectors summarised, one-line headlines of notes (framework/src/console_text.cpp).
+// vectors summarised, one-line headlines of notes (framework/src/report/console_text.cpp).
 #include <doctest/doctest.h>
 
 #include <string>

@@ -12,12 +12,12 @@
 #include <iterator>
 #include <sstream>
 
-#include "../../framework/src/evaluator.hpp"
 #include "../unit/temp_dir.hpp"
 #include "dptune/host/data_scopes.hpp"
 #include "dptune/host/event_yaml.hpp"
 #include "dptune/host/model_file.hpp"
 #include "dptune/host/runner.hpp"
+#include "run/evaluator.hpp"
 #include "support.hpp"
 #include "training/trainer_plugin.hpp"
 #include "training/training.hpp"

@@ -108,7 +108,7 @@ TEST_CASE("data sharing: fitted_standardize fits on each split, so a file is rea
 namespace {
 
 /// A secure stream as a study sees it: every word is kept (`words`), and a replay hands the kept
-/// words back before drawing fresh ones (framework/src/study.cpp's RecordingRandom).
+/// words back before drawing fresh ones (framework/src/study/study.cpp's RecordingRandom).
 class Recorded final : public dptune::RandomBitGenerator {
  public:
   std::vector<std::uint64_t> words;

@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "../../framework/src/sqlite_db.hpp"
+#include "base/sqlite_db.hpp"
 #include "built_plugins.hpp"
 #include "dptune/dptune.hpp"
 #include "dptune/host/ledger.hpp"

@@ -5,10 +5,10 @@
 
 #include <string>
 
-#include "../../framework/src/evaluator.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "dptune/host/runner.hpp"
+#include "run/evaluator.hpp"
 #include "temp_dir.hpp"
 
 namespace {

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "../../framework/src/report.hpp"
+#include "report/report.hpp"
 #include "temp_dir.hpp"
 
 namespace {

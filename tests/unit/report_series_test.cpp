@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "../../framework/src/report.hpp"
 #include "dptune/host/plots.hpp"
+#include "report/report.hpp"
 #include "temp_dir.hpp"
 
 namespace {

@@ -9,11 +9,11 @@
 #include <optional>
 #include <vector>
 
-#include "../../framework/src/test_score.hpp"
 #include "built_plugins.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "dptune/rng.hpp"
+#include "run/test_score.hpp"
 
 namespace host = dptune::host;
 

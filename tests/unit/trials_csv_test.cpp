@@ -1,12 +1,12 @@
-// The SDK's reader of trials.csv (dptune/helpers/trials_csv.hpp), against the file the host's report
-// writes: every candidate of a map reads back as it was, whatever its types and quoting; bad files
-// are ConfigErrors naming file, line and column.
+// The SDK's reader of trials.csv (dptune/helpers/trials_csv.hpp), against the file the host's
+// report writes: every candidate of a map reads back as it was, whatever its types and quoting; bad
+// files are ConfigErrors naming file, line and column.
 #include <doctest/doctest.h>
 
 #include <sstream>
 
-#include "../../framework/src/report.hpp"
 #include "dptune/helpers/trials_csv.hpp"
+#include "report/report.hpp"
 #include "temp_dir.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-// The guarded YAML loading every configuration text goes through (framework/src/yaml_load.cpp),
+// The guarded YAML loading every configuration text goes through (framework/src/base/yaml_load.cpp),
 // through its public users: the event parser and the pipeline loader's --set values.  The
 // pipeline-file cases are in the bad-pipeline corpus (tests/bad_pipelines/yaml_*.yaml).
 #include <doctest/doctest.h>

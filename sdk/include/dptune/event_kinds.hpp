@@ -1,7 +1,7 @@
 // dptune SDK: the one definition of every DpEvent kind (after the kind list of Google's
 // dp_accounting, dp_event.py): its name, which is also its YAML key, its fields (name, type, valid
 // values, meaning) in the order they are written, how to build it and how to read each field back.
-// DpEvent::to_string prints from this table, the host's YAML reader (framework/src/event_yaml.cpp)
+// DpEvent::to_string prints from this table, the host's YAML reader (framework/src/config/event_yaml.cpp)
 // parses with it, and docs/events.md is checked against it (tests/unit/event_kinds_test.cpp).  A
 // new kind is one entry here plus its constructor in dp_event.hpp; the rules for adding one are in
 // docs/sdk-contract.md.

@@ -37,7 +37,7 @@ class SecureRandom final : public dptune::RandomBitGenerator {
   std::size_t next_ = kWords;
 };
 
-/// Keeps the words a stream draws so that a resumed study replays them (framework/src/study.hpp).
+/// Keeps the words a stream draws so that a resumed study replays them (framework/src/study/study.hpp).
 class RandomStreamRecorder {
  public:
   virtual ~RandomStreamRecorder() = default;

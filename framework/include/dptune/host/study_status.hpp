@@ -1,6 +1,6 @@
 // dptune host: what `dptune study show` reads from a study store (study.db in a run's output
 // folder), without opening it for writing.  The store itself (writing, resuming) is internal to the
-// host: framework/src/study.hpp.
+// host: framework/src/study/study.hpp.
 #pragma once
 
 #include <cstddef>

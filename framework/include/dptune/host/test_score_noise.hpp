@@ -2,7 +2,7 @@
 // composition with the tuning's guarantee, fixed by public numbers only: what `dptune plan` adds
 // to every planned epsilon and what a run releases with its model.  The score itself (drawing it,
 // the public-file variant, the checks of validate) is internal to the host:
-// framework/src/test_score.hpp, which states the privacy argument.
+// framework/src/run/test_score.hpp, which states the privacy argument.
 #pragma once
 
 #include <cstddef>
