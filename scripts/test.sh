@@ -9,12 +9,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 timings=()
-# pass <name> <command...>: runs the command and records its wall time.
+# pass <name> <command...>: runs the command and records its wall time (and whether it failed).
 pass() {
-  local name=$1 start=$SECONDS
+  local name=$1 start=$SECONDS code=0
   shift
-  "$@"
-  timings+=("$(printf '%-34s %5d s' "$name" $((SECONDS - start)))")
+  "$@" || code=$?
+  timings+=("$(printf '%-40s %5d s' "$name" $((SECONDS - start)))$([ "$code" -eq 0 ] || echo " (failed, exit $code)")")
+  return "$code"
 }
 report_timings() {
   echo "scripts/test.sh: wall time of each pass"
