@@ -1,20 +1,31 @@
 # The test suite's CMake helpers (tests/*/CMakeLists.txt).
 #
+# The quick set and the slow set.  A plain `ctest` runs the quick set: every product code path, in
+# about a minute.  `ctest -C slow` runs the quick set and the slow set (tests labelled "slow": what a
+# quick test runs on the same code, repeated at full length or statistical power);
+# `ctest -C slow -L slow` the slow set alone.  scripts/test.sh and CI run `ctest -C slow`.
+# A slow test is registered for the configuration "slow" only, so that a plain ctest does not even
+# list it:
+#   add_test(NAME <test> COMMAND ... CONFIGURATIONS slow)   plus "slow" among its LABELS, or
+#   dptune_label_slow(<doctest case>...)                    for a case of a discovered executable.
+#
 # dptune_doctest_main (tests/CMakeLists.txt): one doctest main for every test executable, linked,
 # not compiled per executable.
 #
 # dptune_discover_tests(<target> [TEST_PREFIX <prefix>] [LABELS <label>...] [PROPERTIES <p>...]):
-# doctest_discover_tests, every discovered test labelled LABELS.
+# doctest_discover_tests, every discovered test labelled LABELS; the cases named by
+# dptune_label_slow in the same directory are registered for `ctest -C slow` only, labelled "slow".
 #
-# dptune_label_slow(<test>...): labels the named tests "slow" too: tests added with add_test in
-# this directory keep their labels; a doctest case (by its full ctest name, prefix included) is
-# labelled when ctest reads the tests, so call it after dptune_discover_tests of its executable.
-# `ctest -LE slow` is the quick set, `ctest -L slow` the slow set;
-# scripts/test.sh runs both.  A test is slow when it repeats at full length or statistical power
-# what a quick test runs on the same code: the quick set keeps every product code path (the
-# sanitizer pass runs the quick set only).
+# dptune_label_slow(<test>...): a doctest case, by its full ctest name (prefix included), of an
+# executable discovered in this directory, before or after its dptune_discover_tests.  A name
+# that no discovered executable has is reported by ctest as a warning (and tests/CMakeLists.txt's
+# tests.slow_set_is_complete fails).  An add_test test of that name is only labelled "slow" (the
+# older way): it still runs in the quick set, with a configure warning; give it
+# `CONFIGURATIONS slow` instead.
 include_guard(GLOBAL)
 include(doctest)
+
+set_property(GLOBAL PROPERTY DPTUNE_SLOW_FILTER_SCRIPT "${CMAKE_CURRENT_LIST_DIR}/DptuneSlowFilter.cmake")
 
 function(dptune_discover_tests target)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "" "TEST_PREFIX" "LABELS;PROPERTIES")
@@ -25,11 +36,26 @@ function(dptune_discover_tests target)
   if(ARG_LABELS)
     list(APPEND properties LABELS "${ARG_LABELS}")
   endif()
+  get_property(before DIRECTORY PROPERTY TEST_INCLUDE_FILES)
   doctest_discover_tests(${target} TEST_PREFIX "${ARG_TEST_PREFIX}" PROPERTIES ${properties})
+  # doctest's include file adds every case unconditionally: this directory's wrapper
+  # (_dptune_write_discovery_wrapper) includes it instead, leaving out the slow cases unless
+  # `ctest -C slow`.
+  get_property(after DIRECTORY PROPERTY TEST_INCLUDE_FILES)
+  list(POP_BACK after doctest_include)
+  if(NOT "${after}" STREQUAL "${before}" OR NOT doctest_include MATCHES "_include-[0-9a-f]+[.]cmake$")
+    message(FATAL_ERROR "dptune_discover_tests(${target}): doctest_discover_tests registered its "
+      "tests in an unknown way; cmake/DptuneTests.cmake needs an update")
+  endif()
+  set_property(DIRECTORY PROPERTY TEST_INCLUDE_FILES "${after}")
+  string(REGEX REPLACE "_include-([0-9a-f]+)[.]cmake$" "_tests-\\1.cmake" tests_file "${doctest_include}")
+  set_property(DIRECTORY APPEND PROPERTY DPTUNE_DISCOVERED_TARGETS ${target})
+  set_property(DIRECTORY PROPERTY DPTUNE_DISCOVERED_FILE_${target} "${tests_file}")
+  set_property(DIRECTORY PROPERTY DPTUNE_DISCOVERED_LABELS_${target} "${ARG_LABELS}")
+  _dptune_defer_discovery_wrapper()
 endfunction()
 
 function(dptune_label_slow)
-  set(discovered "")
   foreach(test IN LISTS ARGN)
     if(TEST "${test}")
       get_test_property("${test}" LABELS labels)
@@ -38,21 +64,50 @@ function(dptune_label_slow)
       endif()
       list(APPEND labels slow)
       set_tests_properties("${test}" PROPERTIES LABELS "${labels}")
+      message(AUTHOR_WARNING "dptune_label_slow(${test}): an add_test test still runs in a plain "
+        "ctest; register it with CONFIGURATIONS slow (cmake/DptuneTests.cmake)")
     else()
-      # A doctest case, added when its executable is built: labelled by a file ctest includes
-      # after the discovered tests (TEST_INCLUDE_FILES run in order).
-      string(APPEND discovered "set_tests_properties([==[${test}]==] PROPERTIES LABELS slow)\n")
+      set_property(DIRECTORY APPEND PROPERTY DPTUNE_SLOW_CASES "${test}")
+      _dptune_defer_discovery_wrapper()
     endif()
   endforeach()
-  if(discovered)
-    get_property(count DIRECTORY PROPERTY DPTUNE_SLOW_LABEL_FILES)
-    if(NOT count)
-      set(count 0)
-    endif()
-    math(EXPR count "${count} + 1")
-    set_property(DIRECTORY PROPERTY DPTUNE_SLOW_LABEL_FILES ${count})
-    set(file "${CMAKE_CURRENT_BINARY_DIR}/dptune_slow_labels_${count}.cmake")
-    file(WRITE "${file}" "${discovered}")
-    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${file}")
+endfunction()
+
+# The wrapper is written once the directory's CMakeLists.txt is read, so that dptune_label_slow
+# may come before or after the discovery of its executable.
+function(_dptune_defer_discovery_wrapper)
+  get_property(deferred DIRECTORY PROPERTY DPTUNE_DISCOVERY_WRAPPER_DEFERRED)
+  if(NOT deferred)
+    set_property(DIRECTORY PROPERTY DPTUNE_DISCOVERY_WRAPPER_DEFERRED ON)
+    cmake_language(DEFER CALL _dptune_write_discovery_wrapper)
   endif()
+endfunction()
+
+# Writes <binary dir>/dptune_discovered_tests.cmake, which ctest runs: it hands the doctest
+# tests files of this directory and its slow case names to DptuneSlowFilter.cmake.  Each name is
+# a variable of its own (a name may hold an unbalanced bracket, which would split a CMake list).
+function(_dptune_write_discovery_wrapper)
+  get_property(targets DIRECTORY PROPERTY DPTUNE_DISCOVERED_TARGETS)
+  get_property(slow_cases DIRECTORY PROPERTY DPTUNE_SLOW_CASES)
+  set(text "# Written by cmake/DptuneTests.cmake: the discovered doctest cases of this directory.\n")
+  set(count 0)
+  foreach(case IN LISTS slow_cases)
+    math(EXPR count "${count} + 1")
+    string(APPEND text "set(dptune_slow_case_${count} [==[${case}]==])\n")
+  endforeach()
+  string(APPEND text "set(dptune_slow_case_count ${count})\n")
+  set(index 0)
+  foreach(target IN LISTS targets)
+    math(EXPR index "${index} + 1")
+    get_property(file DIRECTORY PROPERTY DPTUNE_DISCOVERED_FILE_${target})
+    get_property(labels DIRECTORY PROPERTY DPTUNE_DISCOVERED_LABELS_${target})
+    string(APPEND text "set(dptune_discovered_target_${index} [==[${target}]==])\n"
+      "set(dptune_discovered_file_${index} [==[${file}]==])\n"
+      "set(dptune_discovered_labels_${index} [==[${labels}]==])\n")
+  endforeach()
+  get_property(filter GLOBAL PROPERTY DPTUNE_SLOW_FILTER_SCRIPT)
+  string(APPEND text "set(dptune_discovered_count ${index})\n" "include([==[${filter}]==])\n")
+  set(wrapper "${CMAKE_CURRENT_BINARY_DIR}/dptune_discovered_tests.cmake")
+  file(WRITE "${wrapper}" "${text}")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${wrapper}")
 endfunction()

@@ -1,31 +1,49 @@
 #!/usr/bin/env bash
-# Builds dptune and runs the whole test suite (the quick set and the tests labelled `slow`), a
-# 60-second fuzzing pass, then the quick set again under AddressSanitizer and
-# UndefinedBehaviorSanitizer.  Usage: scripts/test.sh [--no-sanitize]
-#   ctest --test-dir build -LE slow    the quick set alone (every product code path)
-#   ctest --test-dir build -L slow     the slow set: statistical audits at full power, long examples,
-#                                      MPI timeouts and repetitions of what the quick set covers
+# Builds dptune and runs the whole test suite (the quick set and the slow set), a 60-second fuzzing
+# pass, then the quick set again under AddressSanitizer and UndefinedBehaviorSanitizer, and prints
+# each pass's wall time.  Usage: scripts/test.sh [--no-sanitize]
+#   ctest --test-dir build               the quick set alone (every product code path)
+#   ctest --test-dir build -C slow       the quick set and the slow set: statistical audits at full
+#                                        power, long examples, MPI timeouts and repetitions of what
+#                                        the quick set covers (cmake/DptuneTests.cmake)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh --test
-scripts/build.sh build -DDPTUNE_REQUIRE_TESTS=ON
-ctest --test-dir build --output-on-failure -j "$(nproc)"
+timings=()
+# pass <name> <command...>: runs the command and records its wall time (and whether it failed).
+pass() {
+  local name=$1 start=$SECONDS code=0
+  shift
+  "$@" || code=$?
+  timings+=("$(printf '%-40s %5d s' "$name" $((SECONDS - start)))$([ "$code" -eq 0 ] || echo " (failed, exit $code)")")
+  return "$code"
+}
+report_timings() {
+  echo "scripts/test.sh: wall time of each pass"
+  printf '  %s\n' "${timings[@]}"
+}
+trap report_timings EXIT
+jobs=$(nproc)
+pass "install test packages" scripts/install-deps.sh --test
+pass "build" scripts/build.sh build -DDPTUNE_REQUIRE_TESTS=ON
+pass "ctest -C slow (quick + slow set)" ctest --test-dir build -C slow --output-on-failure -j "$jobs"
 # A short fuzzing pass over the YAML loaders (scripts/fuzz.sh: clang, libFuzzer, ASan + UBSan).
-scripts/fuzz.sh 60
+pass "fuzz (60 s)" scripts/fuzz.sh 60
 if [ "${1:-}" != "--no-sanitize" ]; then
   # Debug keeps assertions (Eigen's index checks among them); -O1 is the sanitizers' own advice for
   # speed (at -O0 the accounting numerics and the audits ran 5-10x slower than needed).
   # The benchmarks are not product code and no test runs them: not built here.
-  scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g -O1" \
-    -DDPTUNE_SANITIZE=ON -DDPTUNE_BUILD_BENCH=OFF -DDPTUNE_REQUIRE_TESTS=ON
+  pass "build with sanitizers" scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug \
+    "-DCMAKE_CXX_FLAGS_DEBUG=-g -O1" -DDPTUNE_SANITIZE=ON -DDPTUNE_BUILD_BENCH=OFF \
+    -DDPTUNE_REQUIRE_TESTS=ON
   # intercept_tls_get_addr=0: up to GCC 13, the sanitizer runtime's __tls_get_addr interceptor
   # takes a dynamic TLS block (our plugins are dlopen'ed) whose address is 16 mod 4096 for a
   # pre-2.25 glibc header and reads garbage before it; LeakSanitizer's stop-the-world tracer then
   # dies at exit ("Tracer caught signal 11") after a test has passed. Seen once in CI on
   # dptune_dp_hype_tests; see google/sanitizers#1322 and Mudlet#9930 for the mechanism.
-  # The quick set only: it runs every product code path the slow set runs (the slow set repeats
-  # them at full statistical power or length, which the plain pass above has checked).
+  # The quick set only (a plain ctest): it runs every product code path the slow set runs (the
+  # slow set repeats them at full statistical power or length, which the plain pass above checked).
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:intercept_tls_get_addr=0 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -LE slow
+    pass "ctest under the sanitizers (quick set)" \
+    ctest --test-dir build-asan --output-on-failure -j "$jobs"
 fi
