@@ -75,6 +75,9 @@ setup() {  # a private copy of the pipelines (their ledger path is relative to t
   rm -rf "$dir"
   mkdir -p "$dir"
   cp "$pipelines"/*.yaml "$dir"/
+  # The ledger and refusal cases need finished runs, not long ones (the kill tests need long ones).
+  sed 's/epochs: 200/epochs: 5/' "$pipelines/repetition.yaml" >"$dir/quick.yaml"
+  sed 's/epochs: 200/epochs: 5/' "$pipelines/grid.yaml" >"$dir/quick_grid.yaml"
   echo "$dir"
 }
 
@@ -251,17 +254,17 @@ case_sigint() {
 case_refuse() {
   local dir
   dir=$(setup refuse)
-  "$dptune" run "$dir/repetition.yaml" --out "$dir/out" --seed 7 --no-progress >/dev/null 2>&1 ||
+  "$dptune" run "$dir/quick.yaml" --out "$dir/out" --seed 7 --no-progress >/dev/null 2>&1 ||
     fail "refuse: first run"
-  "$dptune" run "$dir/repetition.yaml" --out "$dir/out" --seed 7 --no-progress >"$dir/2.log" 2>&1
+  "$dptune" run "$dir/quick.yaml" --out "$dir/out" --seed 7 --no-progress >"$dir/2.log" 2>&1
   local rc=$?
   [ "$rc" = 2 ] || fail "refuse: second run exited $rc, expected 2"
   grep -q -- "--resume" "$dir/2.log" && grep -q -- "--overwrite" "$dir/2.log" ||
     fail "refuse: message does not name --resume and --overwrite: $(cat "$dir/2.log")"
-  "$dptune" run "$dir/repetition.yaml" --out "$dir/out" --seed 7 --no-progress --overwrite \
+  "$dptune" run "$dir/quick.yaml" --out "$dir/out" --seed 7 --no-progress --overwrite \
     >/dev/null 2>&1 || fail "refuse: --overwrite exited $?"
   [ "$(ledger_rows "$dir/ledger.db")" = 2 ] || fail "refuse: overwrite must keep the first charge"
-  "$dptune" run "$dir/repetition.yaml" --out "$dir/none" --resume >"$dir/3.log" 2>&1
+  "$dptune" run "$dir/quick.yaml" --out "$dir/none" --resume >"$dir/3.log" 2>&1
   rc=$?
   [ "$rc" = 2 ] || fail "refuse: --resume without a study exited $rc"
   echo "ok: refused without --resume/--overwrite"
@@ -275,14 +278,14 @@ charge_of() {
 case_ledger_budget() {
   local dir
   dir=$(setup budget)
-  "$dptune" run "$dir/repetition.yaml" --out "$dir/one" --seed 7 --no-progress >/dev/null 2>&1 ||
+  "$dptune" run "$dir/quick.yaml" --out "$dir/one" --seed 7 --no-progress >/dev/null 2>&1 ||
     fail "budget: first run"
   local eps
   eps=$("$dptune" ledger show "$dir/ledger.db" --json | grep '"epsilon"' | sed -n 2p | sed 's/.*: //; s/,//')
   # A new ledger whose budget holds 1.5 runs: the second run is refused with the remainder.
   local budget
   budget=$(awk -v e="$eps" 'BEGIN{printf "%.6g", 1.5*e}')
-  sed "s/epsilon: 1.0e+7/epsilon: $budget/; s/ledger.db/small.db/" "$dir/repetition.yaml" >"$dir/small.yaml"
+  sed "s/epsilon: 1.0e+7/epsilon: $budget/; s/ledger.db/small.db/" "$dir/quick.yaml" >"$dir/small.yaml"
   "$dptune" run "$dir/small.yaml" --out "$dir/s1" --seed 7 --no-progress >/dev/null 2>&1 ||
     fail "budget: a run within budget exited $?"
   "$dptune" run "$dir/small.yaml" --out "$dir/s2" --seed 7 --no-progress >"$dir/s2.log" 2>&1
@@ -295,7 +298,7 @@ case_ledger_budget() {
     fail "budget: the refusal does not name file:line:col and ledger.budget: $(head -1 "$dir/s2.log")"
   [ "$(ledger_rows "$dir/small.db")" = 1 ] || fail "budget: the refused run was recorded"
   # A map is recorded as not DP, never as a charge.
-  "$dptune" run "$dir/grid.yaml" --out "$dir/map" --seed 7 --no-progress >/dev/null 2>&1 ||
+  "$dptune" run "$dir/quick_grid.yaml" --out "$dir/map" --seed 7 --no-progress >/dev/null 2>&1 ||
     fail "budget: map run exited $?"
   "$dptune" ledger show "$dir/ledger.db" | grep -q "not DP, trusted analysts" ||
     fail "budget: the map is not recorded as not DP"
@@ -316,12 +319,12 @@ case_ledger_budget() {
 case_ledger_concurrent() {
   local dir
   dir=$(setup concurrent)
-  "$dptune" run "$dir/repetition.yaml" --out "$dir/one" --seed 7 --no-progress >/dev/null 2>&1 ||
+  "$dptune" run "$dir/quick.yaml" --out "$dir/one" --seed 7 --no-progress >/dev/null 2>&1 ||
     fail "concurrent: first run"
   local eps budget
   eps=$("$dptune" ledger show "$dir/ledger.db" --json | grep '"epsilon"' | sed -n 2p | sed 's/.*: //; s/,//')
   budget=$(awk -v e="$eps" 'BEGIN{printf "%.6g", 2.5*e}')
-  sed "s/epsilon: 1.0e+7/epsilon: $budget/; s/ledger.db/shared.db/" "$dir/repetition.yaml" >"$dir/shared.yaml"
+  sed "s/epsilon: 1.0e+7/epsilon: $budget/; s/ledger.db/shared.db/" "$dir/quick.yaml" >"$dir/shared.yaml"
   local pids=()
   for i in 1 2 3 4 5 6; do
     "$dptune" run "$dir/shared.yaml" --out "$dir/p$i" --seed "$i" --no-progress >"$dir/p$i.log" 2>&1 &
