@@ -296,143 +296,163 @@ void append_one_hot(const fs::path& file, std::size_t line, const CategoricalCol
 
 }  // namespace
 
-dptune::Dataset read_csv(const fs::path& file, const CsvOptions& options) {
-  std::ifstream in = open_text(file);
-  std::size_t line_no = 0, columns = 0, first_line = 0, label = 0, data_rows = 0;
+namespace {
+
+/// The label's column: none (past the last column) without a label, the last by default, else
+/// the named or numbered column.
+std::size_t label_column(const fs::path& file, std::size_t header_line, std::size_t columns,
+                         const std::vector<std::string>& names, const CsvOptions& options) {
+  const std::string& want = options.label_column;
+  if (!options.has_label) return columns;
+  if (columns < 2)
+    fail_at(file, header_line,
+            "expected at least 2 columns (features and a label), got " + std::to_string(columns));
+  if (want.empty()) return columns - 1;
+  if (options.header) {
+    auto it = std::find(names.begin(), names.end(), want);
+    if (it != names.end()) return static_cast<std::size_t>(it - names.begin());
+  }
+  std::size_t index = 0;
+  const auto [end, ec] = std::from_chars(want.data(), want.data() + want.size(), index);
+  if (ec != std::errc{} || end != want.data() + want.size()) {
+    if (options.header)
+      fail_at(file, header_line,
+              "label column '" + want + "' not found; columns: " + join_names(names));
+    fail_file(file, "label column '" + want +
+                        "' must be a 0-based column index: the file has no header (header: false)");
+  }
+  if (index >= columns)
+    fail_at(file, header_line,
+            "label column index " + want + " out of range: the file has " +
+                std::to_string(columns) + " columns (0.." + std::to_string(columns - 1) + ")");
+  return index;
+}
+
+/// What read_csv has read so far: the layout from the first record, then the rows.
+struct CsvTable {
+  std::size_t columns = 0, first_line = 0, label = 0, data_rows = 0;
   std::vector<std::string> names;
-  bool have_layout = false;
+  std::vector<const CategoricalColumn*> categorical;
   std::vector<double> features;
   std::vector<std::string> label_texts;
   std::vector<std::size_t> label_lines;
-  std::vector<const CategoricalColumn*> categorical;
+};
 
-  auto resolve_label = [&](std::size_t header_line) {
-    const std::string& want = options.label_column;
-    if (!options.has_label) {
-      label = columns;  // no column is the label
-      return;
-    }
-    if (columns < 2)
-      fail_at(file, header_line,
-              "expected at least 2 columns (features and a label), got " + std::to_string(columns));
-    if (want.empty()) {
-      label = columns - 1;
-      return;
-    }
-    if (options.header) {
-      auto it = std::find(names.begin(), names.end(), want);
-      if (it != names.end()) {
-        label = static_cast<std::size_t>(it - names.begin());
-        return;
-      }
-    }
-    std::size_t index = 0;
-    const auto [end, ec] = std::from_chars(want.data(), want.data() + want.size(), index);
-    if (ec != std::errc{} || end != want.data() + want.size()) {
-      if (options.header)
-        fail_at(file, header_line,
-                "label column '" + want + "' not found; columns: " + join_names(names));
-      fail_file(file,
-                "label column '" + want +
-                    "' must be a 0-based column index: the file has no header (header: false)");
-    }
-    if (index >= columns)
-      fail_at(file, header_line,
-              "label column index " + want + " out of range: the file has " +
-                  std::to_string(columns) + " columns (0.." + std::to_string(columns - 1) + ")");
-    label = index;
-  };
-
-  CsvRecord record;
-  std::size_t record_line = 0;
-  while (next_record(in, file, options.delimiter, line_no, record_line, record)) {
-    const std::vector<std::string>& fields = record.fields;
-    if (!have_layout) {
-      have_layout = true;
-      columns = fields.size();
-      first_line = record_line;
-      if (options.header) {
-        for (std::size_t c = 0; c < fields.size(); ++c) {
-          if (fields[c].empty())
-            fail_at(file, record_line,
-                    "header: column " + std::to_string(c) + " has an empty name");
-          names.emplace_back(fields[c]);
-        }
-        resolve_label(record_line);
-        categorical = categorical_columns(file, record_line, names, label, options);
-        continue;
-      }
-      for (std::size_t c = 0; c < columns; ++c) names.push_back("x" + std::to_string(c));
-      resolve_label(record_line);
-      categorical = categorical_columns(file, record_line, names, label, options);
-    }
-    if (fields.size() != columns)
-      fail_at(file, record_line,
-              "expected " + std::to_string(columns) + " fields (as on line " +
-                  std::to_string(first_line) + "), got " + std::to_string(fields.size()));
-    ++data_rows;
-    for (std::size_t c = 0; c < columns; ++c) {
-      const std::string_view f = fields[c];
-      if (c == label) {
-        if (f.empty())
-          fail_at(file, record_line,
-                  "column " + std::to_string(c) + " (label '" + names[c] + "'): empty label");
-        if (!options.classification && !parse_number(f))
-          fail_at(file, record_line,
-                  "column " + std::to_string(c) + " (label '" + names[c] +
-                      "'): expected a number, got " + shown(f));
-        label_texts.emplace_back(f);
-        label_lines.push_back(record_line);
-        continue;
-      }
-      if (categorical[c]) {
-        append_one_hot(file, record_line, *categorical[c], f, options.refuse_unknown_categories,
-                       features);
-        continue;
-      }
-      const auto v = parse_number(f);
-      if (!v)
-        fail_at(file, record_line,
-                "column " + std::to_string(c) + " ('" + names[c] +
-                    "'): expected a finite number, got " +
-                    (f.empty() ? std::string("an empty field")
-                               : shown(f) +
-                                     " (a column of categories? declare them, public: "
-                                     "data.params.categorical: {" +
-                                     names[c] + ": [" + std::string(f) + ", ...]})"));
-      features.push_back(*v);
-    }
-  }
-  if (in.bad()) fail_file(file, "read error");
-  if (!have_layout) fail_file(file, "the file is empty: no header and no data rows");
-  if (data_rows == 0) fail_at(file, first_line, "no data rows (only the header line)");
-
-  dptune::Dataset d;
-  d.name = file.stem().string();
-  d.rows = data_rows;
-  d.features = std::move(features);
-  for (std::size_t c = 0; c < columns; ++c) {
-    if (c == label) continue;
-    if (!categorical[c]) {
-      d.feature_names.push_back(names[c]);
+/// The layout from the first record: the header's names (or x0, x1, ...), the label, the
+/// categorical columns.  True when the record was the header (not a data row).
+bool read_layout(const fs::path& file, const CsvOptions& options, std::size_t line,
+                 const std::vector<std::string>& fields, CsvTable& t) {
+  t.columns = fields.size();
+  t.first_line = line;
+  for (std::size_t c = 0; c < fields.size(); ++c) {
+    if (!options.header) {
+      t.names.push_back("x" + std::to_string(c));
       continue;
     }
-    for (const auto& category : categorical[c]->categories)
-      d.feature_names.push_back(categorical_feature_name(names[c], category));
+    if (fields[c].empty())
+      fail_at(file, line, "header: column " + std::to_string(c) + " has an empty name");
+    t.names.emplace_back(fields[c]);
+  }
+  t.label = label_column(file, line, t.columns, t.names, options);
+  t.categorical = categorical_columns(file, line, t.names, t.label, options);
+  return options.header;
+}
+
+/// One feature field: a finite number, or a declared category one-hot encoded.
+void read_feature(const fs::path& file, const CsvOptions& options, std::size_t line, std::size_t c,
+                  std::string_view f, CsvTable& t) {
+  if (t.categorical[c]) {
+    append_one_hot(file, line, *t.categorical[c], f, options.refuse_unknown_categories, t.features);
+    return;
+  }
+  const auto v = parse_number(f);
+  if (!v)
+    fail_at(file, line,
+            "column " + std::to_string(c) + " ('" + t.names[c] +
+                "'): expected a finite number, got " +
+                (f.empty() ? std::string("an empty field")
+                           : shown(f) +
+                                 " (a column of categories? declare them, public: "
+                                 "data.params.categorical: {" +
+                                 t.names[c] + ": [" + std::string(f) + ", ...]})"));
+  t.features.push_back(*v);
+}
+
+void read_row(const fs::path& file, const CsvOptions& options, std::size_t line,
+              const std::vector<std::string>& fields, CsvTable& t) {
+  if (fields.size() != t.columns)
+    fail_at(file, line,
+            "expected " + std::to_string(t.columns) + " fields (as on line " +
+                std::to_string(t.first_line) + "), got " + std::to_string(fields.size()));
+  ++t.data_rows;
+  for (std::size_t c = 0; c < t.columns; ++c) {
+    const std::string_view f = fields[c];
+    if (c != t.label) {
+      read_feature(file, options, line, c, f, t);
+      continue;
+    }
+    if (f.empty())
+      fail_at(file, line,
+              "column " + std::to_string(c) + " (label '" + t.names[c] + "'): empty label");
+    if (!options.classification && !parse_number(f))
+      fail_at(file, line,
+              "column " + std::to_string(c) + " (label '" + t.names[c] +
+                  "'): expected a number, got " + shown(f));
+    t.label_texts.emplace_back(f);
+    t.label_lines.push_back(line);
+  }
+}
+
+/// The dataset of a table read in full: feature names (a categorical column's one per category)
+/// and labels (declared classes, classes in order of appearance, or numbers).
+dptune::Dataset csv_dataset(const fs::path& file, const CsvOptions& options, CsvTable& t) {
+  dptune::Dataset d;
+  d.name = file.stem().string();
+  d.rows = t.data_rows;
+  d.features = std::move(t.features);
+  for (std::size_t c = 0; c < t.columns; ++c) {
+    if (c == t.label) continue;
+    if (!t.categorical[c]) {
+      d.feature_names.push_back(t.names[c]);
+      continue;
+    }
+    for (const auto& category : t.categorical[c]->categories)
+      d.feature_names.push_back(categorical_feature_name(t.names[c], category));
   }
   d.cols = d.feature_names.size();
   if (!options.has_label) return d;
   if (options.classification && options.classes.declared()) {
-    declared_classes(label_texts, label_lines, options.classes, file, d.labels);
+    declared_classes(t.label_texts, t.label_lines, options.classes, file, d.labels);
     d.num_classes = options.classes.names.size();
   } else if (options.classification) {
-    map_classes(label_texts, d.labels);
+    map_classes(t.label_texts, d.labels);
     d.num_classes =
         static_cast<std::size_t>(*std::max_element(d.labels.begin(), d.labels.end()) + 1);
   } else {
-    for (const auto& t : label_texts) d.labels.push_back(*parse_number(t));
+    for (const auto& text : t.label_texts) d.labels.push_back(*parse_number(text));
   }
   return d;
+}
+
+}  // namespace
+
+dptune::Dataset read_csv(const fs::path& file, const CsvOptions& options) {
+  std::ifstream in = open_text(file);
+  std::size_t line_no = 0, record_line = 0;
+  bool have_layout = false;
+  CsvTable table;
+  CsvRecord record;
+  while (next_record(in, file, options.delimiter, line_no, record_line, record)) {
+    if (!have_layout) {
+      have_layout = true;
+      if (read_layout(file, options, record_line, record.fields, table)) continue;
+    }
+    read_row(file, options, record_line, record.fields, table);
+  }
+  if (in.bad()) fail_file(file, "read error");
+  if (!have_layout) fail_file(file, "the file is empty: no header and no data rows");
+  if (table.data_rows == 0) fail_at(file, table.first_line, "no data rows (only the header line)");
+  return csv_dataset(file, options, table);
 }
 
 // ---- LIBSVM -------------------------------------------------------------------------------------

@@ -309,121 +309,126 @@ std::vector<LoadedPlugin> read_descriptors(const LoadedLibrary& library,
   return loaded;
 }
 
+/// The libraries to scan: the file named, or every regular *.so under the folder, sorted.
+std::vector<fs::path> libraries_in(const fs::path& folder_or_file, bool& named_explicitly) {
+  std::error_code ec;
+  const auto status = fs::status(folder_or_file, ec);
+  if (ec || !fs::exists(status))
+    throw dptune::ConfigError("plugin path '" + folder_or_file.string() + "' does not exist");
+  named_explicitly = !fs::is_directory(status);
+  if (named_explicitly) return {folder_or_file};
+  std::vector<fs::path> libraries;
+  fs::recursive_directory_iterator it(folder_or_file, fs::directory_options::skip_permission_denied,
+                                      ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code file_error;
+    const fs::path& path = it->path();
+    if (path.extension() == ".so" && it->is_regular_file(file_error)) libraries.push_back(path);
+  }
+  std::sort(libraries.begin(), libraries.end());
+  return libraries;
+}
+
+/// A second plugin of the same kind and name, in this library or registered from another
+/// (`registered_in(candidate)` names that library, "" when none), is a configuration error,
+/// refused before the library is loaded.
+template <class RegisteredIn>
+void refuse_duplicates(const std::vector<Candidate>& candidates, const std::string& file,
+                       const RegisteredIn& registered_in) {
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const auto& candidate = candidates[i];
+    std::string other = registered_in(candidate);
+    for (std::size_t j = 0; j < i && other.empty(); ++j)
+      if (candidates[j].kind == candidate.kind && candidates[j].name.name == candidate.name.name)
+        other = file;
+    if (other.empty()) continue;
+    std::string what = "duplicate " + candidate.name.kind + " plugin '";
+    what.append(candidate.name.name).append("': exported by ").append(other);
+    throw dptune::ConfigError(what.append(" and by ").append(file));
+  }
+}
+
+/// The library loaded, or null with why not.
+std::shared_ptr<LoadedLibrary> load_library(const fs::path& path, std::string& why_not) {
+  try {
+    return std::make_shared<LoadedLibrary>(path);
+  } catch (const std::system_error& e) {
+    why_not = "cannot load library: " + dlerror_text(e);
+  } catch (const std::exception& e) {
+    why_not = std::string("cannot load library: ") + e.what();
+  } catch (...) {
+    why_not = "cannot load library: unknown error";
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 void PluginRegistry::scan(const fs::path& folder_or_file) {
-  std::error_code ec;
-  const auto status = fs::status(folder_or_file, ec);
-  if (ec || !fs::exists(status)) {
-    throw dptune::ConfigError("plugin path '" + folder_or_file.string() + "' does not exist");
+  bool named_explicitly = false;
+  for (const auto& given : libraries_in(folder_or_file, named_explicitly))
+    scan_library(canonical_or_absolute(given), named_explicitly);
+}
+
+void PluginRegistry::scan_library(const fs::path& path, bool named_explicitly) {
+  const std::string file = path.string();
+  // Scanning a library again is a no-op, whether it was registered or skipped.
+  const bool seen =
+      std::any_of(entries_.begin(), entries_.end(),
+                  [&](const auto& item) { return item.second->info.library == path; }) ||
+      std::any_of(skipped_.begin(), skipped_.end(),
+                  [&](const SkippedLibrary& skipped) { return skipped.library == path; });
+  if (seen) return;
+  const auto skip = [&](const std::vector<std::string>& reasons, const char* outcome) {
+    for (const auto& reason : reasons) {
+      std::string why = file;
+      why.append(": ").append(reason).append(outcome);
+      skipped_.push_back({path, std::move(why)});
+    }
+  };
+
+  // 1. Read the exports without loading.  Files that are not dptune plugins are skipped silently
+  //    unless named explicitly.
+  const SectionExports exports = read_section_exports(path, dptune::kExportSection);
+  if (!exports.unreadable.empty() || exports.symbols.empty()) {
+    if (named_explicitly)
+      skip({!exports.unreadable.empty()
+                ? exports.unreadable
+                : std::string("not a dptune plugin (no exports in ELF section \"") +
+                      dptune::kExportSection + "\")"},
+           "");
+    return;
   }
-  const bool named_explicitly = !fs::is_directory(status);
-  std::vector<fs::path> libraries;
-  if (named_explicitly) {
-    libraries.push_back(folder_or_file);
-  } else {
-    fs::recursive_directory_iterator it(folder_or_file,
-                                        fs::directory_options::skip_permission_denied, ec);
-    for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      std::error_code file_error;
-      const fs::path& path = it->path();
-      if (path.extension() == ".so" && it->is_regular_file(file_error)) libraries.push_back(path);
-    }
-    std::sort(libraries.begin(), libraries.end());
+
+  // 2. Check every export's ABI and kind from its name, before any code of the library runs.  A
+  //    library is registered whole or not at all.
+  std::vector<std::string> problems;
+  const std::vector<Candidate> candidates = check_exports(exports.symbols, problems);
+  if (!problems.empty()) return skip(problems, "; library not loaded");
+
+  // 3. A second plugin of the same kind and name is a configuration error.
+  refuse_duplicates(candidates, file, [&](const Candidate& candidate) {
+    const auto found = entries_.find(std::make_pair(candidate.kind, candidate.name.name));
+    return found == entries_.end() ? std::string() : found->second->info.library.string();
+  });
+
+  // 4. Load, read the descriptors and check them against the export names.
+  std::string why_not;
+  const std::shared_ptr<LoadedLibrary> library = load_library(path, why_not);
+  if (!library) return skip({why_not}, "");
+  std::vector<LoadedPlugin> loaded = read_descriptors(*library, candidates, problems);
+  if (!problems.empty()) {
+    loaded.clear();
+    return skip(problems, "; library unloaded");
   }
-
-  for (const auto& given : libraries) {
-    const fs::path path = canonical_or_absolute(given);
-    const std::string file = path.string();
-    // Scanning a library again is a no-op, whether it was registered or skipped.
-    const bool seen =
-        std::any_of(entries_.begin(), entries_.end(),
-                    [&](const auto& item) { return item.second->info.library == path; }) ||
-        std::any_of(skipped_.begin(), skipped_.end(),
-                    [&](const SkippedLibrary& skipped) { return skipped.library == path; });
-    if (seen) continue;
-    const auto skip = [&](const std::vector<std::string>& reasons, const char* outcome) {
-      for (const auto& reason : reasons) {
-        std::string why = file;
-        why.append(": ").append(reason).append(outcome);
-        skipped_.push_back({path, std::move(why)});
-      }
-    };
-
-    // 1. Read the exports without loading.  Files that are not dptune plugins are skipped silently
-    //    unless named explicitly.
-    const SectionExports exports = read_section_exports(path, dptune::kExportSection);
-    if (!exports.unreadable.empty() || exports.symbols.empty()) {
-      if (named_explicitly) {
-        skip({!exports.unreadable.empty()
-                  ? exports.unreadable
-                  : std::string("not a dptune plugin (no exports in ELF section \"") +
-                        dptune::kExportSection + "\")"},
-             "");
-      }
-      continue;
-    }
-
-    // 2. Check every export's ABI and kind from its name, before any code of the library runs.  A
-    //    library is registered whole or not at all.
-    std::vector<std::string> problems;
-    const std::vector<Candidate> candidates = check_exports(exports.symbols, problems);
-    if (!problems.empty()) {
-      skip(problems, "; library not loaded");
-      continue;
-    }
-
-    // 3. A second plugin of the same kind and name is a configuration error (checked before loading
-    //    too).
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-      const auto& candidate = candidates[i];
-      std::string other;
-      if (auto found = entries_.find(std::make_pair(candidate.kind, candidate.name.name));
-          found != entries_.end()) {
-        other = found->second->info.library.string();
-      }
-      for (std::size_t j = 0; j < i && other.empty(); ++j) {
-        if (candidates[j].kind == candidate.kind &&
-            candidates[j].name.name == candidate.name.name) {
-          other = file;
-        }
-      }
-      if (!other.empty()) {
-        std::string what = "duplicate " + candidate.name.kind + " plugin '";
-        what.append(candidate.name.name).append("': exported by ").append(other);
-        throw dptune::ConfigError(what.append(" and by ").append(file));
-      }
-    }
-
-    // 4. Load, read the descriptors and check them against the export names.
-    std::shared_ptr<LoadedLibrary> library;
-    try {
-      library = std::make_shared<LoadedLibrary>(path);
-    } catch (const std::system_error& e) {
-      skip({"cannot load library: " + dlerror_text(e)}, "");
-      continue;
-    } catch (const std::exception& e) {
-      skip({std::string("cannot load library: ") + e.what()}, "");
-      continue;
-    } catch (...) {
-      skip({"cannot load library: unknown error"}, "");
-      continue;
-    }
-    std::vector<LoadedPlugin> loaded = read_descriptors(*library, candidates, problems);
-    if (!problems.empty()) {
-      loaded.clear();
-      skip(problems, "; library unloaded");
-      continue;
-    }
-    for (auto& plugin : loaded) {
-      auto entry = std::make_unique<Entry>();
-      entry->info = std::move(plugin.info);
-      entry->library = library;
-      entry->create = plugin.create;
-      entry->traits = plugin.traits;
-      auto key = std::make_pair(entry->info.kind, entry->info.name);
-      entries_.emplace(std::move(key), std::move(entry));
-    }
+  for (auto& plugin : loaded) {
+    auto entry = std::make_unique<Entry>();
+    entry->info = std::move(plugin.info);
+    entry->library = library;
+    entry->create = plugin.create;
+    entry->traits = plugin.traits;
+    auto key = std::make_pair(entry->info.kind, entry->info.name);
+    entries_.emplace(std::move(key), std::move(entry));
   }
 }
 

@@ -86,6 +86,9 @@ class PluginRegistry : public Catalog {
   const Entry& entry(dptune::PluginKind kind, const std::string& name) const;
   std::map<std::pair<dptune::PluginKind, std::string>, std::unique_ptr<Entry>> entries_;
   std::vector<SkippedLibrary> skipped_;
+
+  /// One library of scan(): registered whole, skipped with its reasons, or a duplicate refused.
+  void scan_library(const std::filesystem::path& path, bool named_explicitly);
 };
 
 /// Parses an exported alias name "dptune_v1_0_cxx1017_1_k_mechanism_n_sparse_vector".  Returns
