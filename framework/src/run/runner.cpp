@@ -173,6 +173,102 @@ std::optional<TestScore> release_test_score(const PipelineConfig& config, Evalua
 
 }  // namespace
 
+namespace {
+
+/// The ledger's write-ahead charge (with the private test score and a tuner's reserved worst
+/// case), made before any run trains on the data; a refusal leaves the study marked so.
+PlannedCharge charge_write_ahead(const PipelineConfig& config, const PluginRegistry& registry,
+                                 EvaluationStack& stack, Study* study, std::ostream& out) {
+  if (!study)
+    throw dptune::ConfigError(config.ledger->where.to_string() +
+                              ": ledger: a ledger needs the study store (dptune run)");
+  try {
+    PlannedCharge plan = plan_ledger_charge(config, registry, stack);
+    const std::string charged = charge_ledger(config, *study, *stack.accountant, plan);
+    study->set("ledger", charged);
+    out << charged << "\n";
+    return plan;
+  } catch (const LedgerRefused&) {
+    study->set("status", "refused by the ledger (nothing trained)");
+    throw;
+  }
+}
+
+/// What the tuning gave, for its release.
+struct Tuned {
+  dptune::TuningResult& result;
+  bool map = false;
+  std::size_t done = 0, total = 0;  // the tuner's progress (a map's trials)
+  std::chrono::steady_clock::time_point started;
+};
+
+/// After the tuning: the checks a result must pass, the released model and test score, the
+/// ledger settled, and the report written.
+RunSummary release_run(const PipelineConfig& config, const PluginRegistry& registry,
+                       const RunOptions& options, EvaluationStack& stack, Study* study,
+                       const std::optional<PlannedCharge>& plan, const Tuned& tuned,
+                       std::ostream& out) {
+  dptune::TuningResult& result = tuned.result;
+  const bool map = tuned.map;
+  // A signal after the last run had started stops nothing: the study is complete, and its result
+  // is the uninterrupted one (covered by the same guarantee), so it is released as usual.
+  // Said for maps only: for a private tuner whether a signal came before or after the last run
+  // started depends on its secret run count.
+  if (interrupt_signal() != 0 && map)
+    out << "dptune: the interrupt came after the last run had started: the study completed and "
+           "its results are written as usual\n";
+  if (study && options.resume) out << resumed_line(*study, map) << "\n";
+  if (study) study->sync();  // every word the result depends on, before anything is released
+  check_result_as_declared(config, result.trusted_analyst_only);
+  // The config loader refuses fitted_standardize for every tuner that does not declare itself a
+  // map; a guarantee returned anyway cannot cover the fitted scaling, so nothing of the run is
+  // released (defence in depth: check_result_as_declared refuses such a map first).
+  if (result.guarantee && stack.evaluator.preprocessing().fitted())
+    throw dptune::Error("tuner '" + config.tuner.use +
+                        "' returned a privacy guarantee, which cannot cover preprocessing "
+                        "fitted_standardize (fitted on the private data): nothing is released");
+  // Only the selected run's model is released (model.json); the other kept models are dropped.
+  // A tuner releases a model only when it declares that its guarantee covers one.
+  const std::shared_ptr<const dptune::Model> model =
+      config.tuner_traits.releases_model ? released_model(result, stack.evaluator.kept_models())
+                                         : nullptr;
+  std::optional<TestScore> test_score;
+  if (config.output.test_score) test_score = release_test_score(config, stack, result, model.get());
+  if (study && test_score) study->sync();  // the test score's noise words, before its release
+  // The write-ahead charge came from a dry run; a guarantee above it is charged as a supplement,
+  // in full even past the budget (never under-report), and then nothing is released.  A reserved
+  // worst case is settled to what the run needed.
+  if (plan && result.guarantee)
+    settle_ledger(config, *study, *stack.accountant, *plan, *result.guarantee, out);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - tuned.started).count();
+
+  ReportInput input{config,
+                    result,
+                    stack.random.description(),
+                    stack.random.secure(),
+                    stack.executor->name(),
+                    seconds,
+                    stack.data->describe()};
+  input.released_model = model;
+  input.test_score = std::move(test_score);
+  input.preprocessing = stack.evaluator.preprocessing();
+  input.feature_names = stack.evaluator.splits().train.feature_names;
+  input.categorical = declared_categorical(config.data.use, config.data.params);
+  input.verbose = options.verbose;
+  input.mechanism_trust = mechanism_trust(mechanism_uses(config, registry));
+  RunSummary summary = write_report(input, out);
+  if (study) {
+    // The partial trials of an earlier interrupted process are superseded by the full report.
+    std::filesystem::remove(config.output.dir / "trials.partial.csv");
+    if (result.trusted_analyst_only) study->set_progress(tuned.done, tuned.total);
+    study->set("status", "finished");
+  }
+  return summary;
+}
+
+}  // namespace
+
 RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
                         const RunOptions& options, std::ostream& out) {
   const auto started = std::chrono::steady_clock::now();
@@ -204,23 +300,9 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
     stack.evaluator.set_journal(study.get());
   }
   // The ledger is charged write-ahead, before any run trains on the data.
-  std::optional<PlannedCharge> plan;
-  if (config.ledger) {
-    if (!study)
-      throw dptune::ConfigError(config.ledger->where.to_string() +
-                                ": ledger: a ledger needs the study store (dptune run)");
-    try {
-      // The private test score is charged with the tuning, write-ahead like it; a tuner's stated
-      // worst-case supplement is reserved with the charge.
-      plan = plan_ledger_charge(config, registry, stack);
-      const std::string charged = charge_ledger(config, *study, *stack.accountant, *plan);
-      study->set("ledger", charged);
-      out << charged << "\n";
-    } catch (const LedgerRefused&) {
-      study->set("status", "refused by the ledger (nothing trained)");
-      throw;
-    }
-  }
+  const std::optional<PlannedCharge> plan =
+      config.ledger ? std::optional(charge_write_ahead(config, registry, stack, study.get(), out))
+                    : std::nullopt;
   // A private tuner's failed evaluation is an output: stored, replayed on resume, never shown.
   const bool map = declared_map(config);
   stack.evaluator.set_private_failures(!map);
@@ -259,61 +341,8 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
     throw;
   }
   terminal.finish();
-  // A signal after the last run had started stops nothing: the study is complete, and its result
-  // is the uninterrupted one (covered by the same guarantee), so it is released as usual.
-  // Said for maps only: for a private tuner whether a signal came before or after the last run
-  // started depends on its secret run count.
-  if (interrupt_signal() != 0 && map)
-    out << "dptune: the interrupt came after the last run had started: the study completed and "
-           "its results are written as usual\n";
-  if (study && options.resume) out << resumed_line(*study, map) << "\n";
-  if (study) study->sync();  // every word the result depends on, before anything is released
-  check_result_as_declared(config, result.trusted_analyst_only);
-  // The config loader refuses fitted_standardize for every tuner that does not declare itself a
-  // map; a guarantee returned anyway cannot cover the fitted scaling, so nothing of the run is
-  // released (defence in depth: check_result_as_declared refuses such a map first).
-  if (result.guarantee && stack.evaluator.preprocessing().fitted())
-    throw dptune::Error("tuner '" + config.tuner.use +
-                        "' returned a privacy guarantee, which cannot cover preprocessing "
-                        "fitted_standardize (fitted on the private data): nothing is released");
-  // Only the selected run's model is released (model.json); the other kept models are dropped.
-  // A tuner releases a model only when it declares that its guarantee covers one.
-  const std::shared_ptr<const dptune::Model> model =
-      config.tuner_traits.releases_model ? released_model(result, stack.evaluator.kept_models())
-                                         : nullptr;
-  std::optional<TestScore> test_score;
-  if (config.output.test_score) test_score = release_test_score(config, stack, result, model.get());
-  if (study && test_score) study->sync();  // the test score's noise words, before its release
-  // The write-ahead charge came from a dry run; a guarantee above it is charged as a supplement,
-  // in full even past the budget (never under-report), and then nothing is released.  A reserved
-  // worst case is settled to what the run needed.
-  if (plan && result.guarantee)
-    settle_ledger(config, *study, *stack.accountant, *plan, *result.guarantee, out);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-
-  ReportInput input{config,
-                    result,
-                    stack.random.description(),
-                    stack.random.secure(),
-                    stack.executor->name(),
-                    seconds,
-                    stack.data->describe()};
-  input.released_model = model;
-  input.test_score = std::move(test_score);
-  input.preprocessing = stack.evaluator.preprocessing();
-  input.feature_names = stack.evaluator.splits().train.feature_names;
-  input.categorical = declared_categorical(config.data.use, config.data.params);
-  input.verbose = options.verbose;
-  input.mechanism_trust = mechanism_trust(mechanism_uses(config, registry));
-  RunSummary summary = write_report(input, out);
-  if (study) {
-    // The partial trials of an earlier interrupted process are superseded by the full report.
-    std::filesystem::remove(config.output.dir / "trials.partial.csv");
-    if (result.trusted_analyst_only) study->set_progress(progress.done(), progress.total());
-    study->set("status", "finished");
-  }
-  return summary;
+  return release_run(config, registry, options, stack, study.get(), plan,
+                     {result, map, progress.done(), progress.total(), started}, out);
 }
 
 }  // namespace dptune::host
