@@ -3,9 +3,11 @@
 // The adversarial-instance search of tests/adversarial at a larger size: for every setting (base,
 // η, E[T], density ratio C/c, δ) it prints the accountant's ε, the largest exact ε found over the
 // instances (a lower bound on that instance's exact ε), their ratio, and LOSES when an exact ε
-// exceeds the printed one (exit code 1).  Bases: post-processings of one Gaussian mechanism
-// (gaussian(σ)), randomized response (one_of pure_dp); sampling rules: band vertices picked from
-// the current best and the dataset (C/c > 1), the prior (C/c = 1, the repetition tuner).
+// exceeds the printed one (exit code 1).  Prices by the rdp accountant, and by the pld accountant
+// for repeat_and_select of Gaussians (its profile route).  Bases: post-processings of one
+// Gaussian mechanism (gaussian(σ)), randomized response (one_of pure_dp); sampling rules: band
+// vertices picked from the current best and the dataset (C/c > 1), the prior (C/c = 1, the
+// repetition tuner).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +18,7 @@
 #include "dptune/dp_event.hpp"
 #include "dptune/helpers/repetition.hpp"
 #include "exact_selection.hpp"
+#include "pld/calculator.hpp"
 #include "rdp/calculator.hpp"
 
 using dptune::DpEvent;
@@ -76,6 +79,19 @@ int main(int argc, char** argv) {
                                          : "gaussian(2)",
                             eta, mean, ratio, delta, printed, worst});
           }
+  // The pld accountant's profile route (density ratio 1 only: it refuses adaptive selection).
+  const dptune::pld::Calculator pld{dptune::pld::Options{}};
+  for (double sigma : {1.0, 2.0})
+    for (double eta : {0.0, 1.0})
+      for (double delta : {1e-3, 1e-5}) {
+        const double printed =
+            pld.epsilon(selection(DpEvent::gaussian(sigma), eta, 10, 1), delta).epsilon;
+        const double worst = search(rng, eta, 10, 1, delta, instances, [&](std::mt19937_64& r) {
+          return adv::gaussian_partitions(r, 1 + r() % 4, sigma, 5);
+        });
+        rows.push_back(
+            {sigma == 1 ? "pld:gauss(1)" : "pld:gauss(2)", eta, 10, 1, delta, printed, worst});
+      }
   for (double eta : {0.0, 1.0, 3.0})
     for (double mean : {2.0, 10.0})
       for (double ratio : {1.0, 2.0, 4.0})

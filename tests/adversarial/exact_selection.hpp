@@ -9,7 +9,8 @@
 // and the dataset (the paper allows both: Wang et al. 2023, Framework 1 and App. A), inside the
 // density-ratio band [c·p_λ, C·p_λ] of the prior p.  The law of the best of T runs is exact by
 // dynamic programming over the current best (T ~ truncated negative binomial, summed until the
-// remaining mass is below 1e-15, which is then subtracted where a lower bound on δ is needed).
+// remaining mass is below 1e-12, which is then subtracted where a lower bound on δ is needed; the
+// sums' own rounding would keep a smaller threshold from ever being met).
 //
 // Everything here is independent of the SDK and the accountants except the γ of the number of
 // runs, which is taken from RepetitionDistribution::from_mean so that the law is that of the runs
@@ -44,12 +45,12 @@ struct Policy {
 /// P[T = k] of the truncated negative binomial D_{η,γ} (Papernot & Steinke 2022, Definition 1),
 /// computed here from its definition: P[T = k] ∝ (1−γ)^k Π_{ℓ<k} (ℓ+η)/(ℓ+1) for η ≠ 0, and
 /// (1−γ)^k / k for η = 0; k ≥ 1.
-inline Dist stopping_law(double eta, double gamma, double tail = 1e-15) {
+inline Dist stopping_law(double eta, double gamma, double tail = 1e-12) {
   Dist p{0.0};
   double term = 1;  // Π_{ℓ<k}(ℓ+η)/(ℓ+1) (1−γ)^k, or (1−γ)^k / k
   const double norm = eta == 0 ? std::log(1 / gamma) : (std::pow(gamma, -eta) - 1) / 1.0;
   double cumulative = 0;
-  for (std::int64_t k = 1; k < 2000000; ++k) {
+  for (std::int64_t k = 1; k < 1000000; ++k) {
     double value;
     if (eta == 0) {
       term = k == 1 ? (1 - gamma) : term * (1 - gamma);
@@ -117,9 +118,9 @@ struct ExactPair {
   }
   /// A lower bound on the exact δ(ε) of the selection, the worse of both orders: each enumerated
   /// law misses at most `dropped` mass, which can lower a hockey-stick sum by at most
-  /// e^ε·dropped; 1e-14 more covers the rounding of the sums.
+  /// e^ε·dropped; 1e-12 more covers the rounding of the sums (of at most a few thousand terms).
   double delta_lower(double eps) const {
-    const double slack = std::exp(eps) * dropped + 1e-14;
+    const double slack = std::exp(eps) * dropped + 1e-12;
     return std::max(hockey_stick(on_d, on_d2, eps), hockey_stick(on_d2, on_d, eps)) - slack;
   }
   /// The smallest ε (to 1e-10) at which delta_lower ≤ δ: a lower bound on the exact ε(δ).
