@@ -96,6 +96,10 @@ DpEvent with_field(const DpEvent& e, const std::string& field, double value, int
     case K::RepeatAndSelect:
       return DpEvent::repeat_and_select(with_field(e.inner(), field, value, hits),
                                         pick(field, "mean", e.mean(), value, hits), e.shape());
+    case K::AdaptiveRepeatAndSelect:
+      return DpEvent::adaptive_repeat_and_select(with_field(e.inner(), field, value, hits),
+                                                 pick(field, "mean", e.mean(), value, hits),
+                                                 e.shape(), e.density_ratio());
     case K::RepeatUntilAccepted:
       return DpEvent::repeat_until_accepted(
           with_field(e.inner(), field, value, hits),

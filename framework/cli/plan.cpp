@@ -238,7 +238,8 @@ DpEvent base_of(const dptune::host::TunerDryRun& run) {
       continue;
     const auto kind = it->event.kind();
     if (kind == DpEvent::Kind::RepeatAndSelect || kind == DpEvent::Kind::SelfComposed ||
-        kind == DpEvent::Kind::RepeatUntilAccepted)
+        kind == DpEvent::Kind::RepeatUntilAccepted ||
+        kind == DpEvent::Kind::AdaptiveRepeatAndSelect)
       return it->event.inner();
     break;
   }

@@ -1,5 +1,6 @@
 #include "dptune/dp_event.hpp"
 
+#include <bit>
 #include <cmath>
 
 #include "dptune/errors.hpp"
@@ -91,6 +92,21 @@ DpEvent DpEvent::repeat_and_select(DpEvent event, double mean, double shape) {
           "repeat_and_select: shape (eta) must be > -1 (or inf for Poisson), got " + num(shape));
   return {Kind::RepeatAndSelect, mean, shape, 0, 0, {std::move(event)}};
 }
+DpEvent DpEvent::adaptive_repeat_and_select(DpEvent event, double mean, double shape,
+                                            double density_ratio) {
+  positive_finite(mean, "adaptive_repeat_and_select", "mean");
+  require(shape > -1 && std::isfinite(shape),
+          "adaptive_repeat_and_select: shape (eta) must be finite and > -1 (no theorem covers "
+          "Poisson runs: Wang et al. 2023, Sec. 3.1), got " +
+              num(shape));
+  require(density_ratio >= 1 && std::isfinite(density_ratio),
+          "adaptive_repeat_and_select: density_ratio (C/c) must be >= 1 and finite, got " +
+              num(density_ratio));
+  // The ratio is kept bit for bit in the integer slot, unused by this kind, so that DpEvent's
+  // layout stays that of the other kinds.
+  const auto ratio_bits = std::bit_cast<std::int64_t>(density_ratio);
+  return {Kind::AdaptiveRepeatAndSelect, mean, shape, 0, ratio_bits, {std::move(event)}};
+}
 DpEvent DpEvent::one_of(std::vector<DpEvent> events) {
   require(!events.empty(), "one_of: needs at least one event");
   return {Kind::OneOf, 0, 0, 0, 0, std::move(events)};
@@ -151,12 +167,18 @@ std::int64_t DpEvent::count() const {
   return n_;
 }
 double DpEvent::mean() const {
-  if (kind_ != Kind::RepeatAndSelect) wrong_kind("mean", kind_);
+  if (kind_ != Kind::RepeatAndSelect && kind_ != Kind::AdaptiveRepeatAndSelect)
+    wrong_kind("mean", kind_);
   return x_;
 }
 double DpEvent::shape() const {
-  if (kind_ != Kind::RepeatAndSelect) wrong_kind("shape", kind_);
+  if (kind_ != Kind::RepeatAndSelect && kind_ != Kind::AdaptiveRepeatAndSelect)
+    wrong_kind("shape", kind_);
   return y_;
+}
+double DpEvent::density_ratio() const {
+  if (kind_ != Kind::AdaptiveRepeatAndSelect) wrong_kind("density_ratio", kind_);
+  return std::bit_cast<double>(m_);
 }
 double DpEvent::stop_probability() const {
   if (kind_ != Kind::RepeatUntilAccepted) wrong_kind("stop_probability", kind_);
@@ -165,7 +187,8 @@ double DpEvent::stop_probability() const {
 const DpEvent& DpEvent::inner() const {
   if (kind_ != Kind::PoissonSampled && kind_ != Kind::SampledWithoutReplacement &&
       kind_ != Kind::SelfComposed && kind_ != Kind::RepeatAndSelect &&
-      kind_ != Kind::RepeatUntilAccepted && kind_ != Kind::ReplaceOne)
+      kind_ != Kind::RepeatUntilAccepted && kind_ != Kind::ReplaceOne &&
+      kind_ != Kind::AdaptiveRepeatAndSelect)
     wrong_kind("inner", kind_);
   return children_->front();
 }

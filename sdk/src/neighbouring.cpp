@@ -102,6 +102,15 @@ DpEvent restate(const DpEvent& e, Neighbouring target, bool stated_replace_one) 
     case Kind::RepeatAndSelect:
       return DpEvent::repeat_and_select(restate(e.inner(), target, stated_replace_one), e.mean(),
                                         e.shape());
+    case Kind::AdaptiveRepeatAndSelect:
+      // Density ratio 1 is the non-adaptive selection (Wang et al. 2023, Sec. 3.1.1: Theorem 1
+      // then is Papernot & Steinke's Theorem 2), so accountants price it by repeat_and_select's
+      // own routes, which may be tighter (the privacy-profile route, Theorem 6's δ̂).
+      if (e.density_ratio() == 1)
+        return DpEvent::repeat_and_select(restate(e.inner(), target, stated_replace_one), e.mean(),
+                                          e.shape());
+      return DpEvent::adaptive_repeat_and_select(restate(e.inner(), target, stated_replace_one),
+                                                 e.mean(), e.shape(), e.density_ratio());
     case Kind::RepeatUntilAccepted:
       return DpEvent::repeat_until_accepted(restate(e.inner(), target, stated_replace_one),
                                             e.stop_probability());
@@ -119,11 +128,12 @@ DpEvent restate(const DpEvent& e, Neighbouring target, bool stated_replace_one) 
   }
 }
 
-/// True when no node of `e` holds for replace-one neighbours only (restate() would rebuild it
-/// unchanged for add/remove).
+/// True when no node of `e` holds for replace-one neighbours only and none is an adaptive selection
+/// of density ratio 1 (restate() would rebuild it unchanged for add/remove).
 bool add_remove_as_stated(const DpEvent& e) {
   return !any_event(e, [](const DpEvent& part) {
-    return part.kind() == Kind::ReplaceOne || part.kind() == Kind::SampledWithoutReplacement;
+    return part.kind() == Kind::ReplaceOne || part.kind() == Kind::SampledWithoutReplacement ||
+           (part.kind() == Kind::AdaptiveRepeatAndSelect && part.density_ratio() == 1);
   });
 }
 

@@ -57,7 +57,8 @@ TEST_CASE("event YAML: errors name file, line, column and key") {
   };
   CHECK(message("self_composed:\n  count: 3\n  event: {gausian: {noise_multiplier: 1}}\n") ==
         "ev.yaml:3:11: self_composed.event.gausian: unknown event kind 'gausian' (did you mean "
-        "'gaussian'?); expected one of approx_dp, composed, discrete_gaussian, "
+        "'gaussian'?); expected one of adaptive_repeat_and_select, approx_dp, composed, "
+        "discrete_gaussian, "
         "discrete_gaussian_on_grid, "
         "gaussian, laplace, "
         "no_op, non_private, one_of, poisson_sampled, pure_dp, repeat_and_select, "

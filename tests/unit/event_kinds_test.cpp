@@ -38,7 +38,8 @@ const std::map<std::string, std::string>& examples() {
                                                          {"mean", "10.5"},
                                                          {"shape", "0.75"},
                                                          {"stop_probability", "0.2"},
-                                                         {"min_scale", "4194304.0"}};
+                                                         {"min_scale", "4194304.0"},
+                                                         {"density_ratio", "2.5"}};
   return values;
 }
 
@@ -86,8 +87,8 @@ std::string docs_section() {
     std::string fields;
     for (const auto& field : spec.fields)
       fields += (fields.empty() ? "`" : ", `") + std::string(field.name) + "`";
-    out << "| `" << spec.name << "` | " << (fields.empty() ? "none" : fields) << " | 2."
-        << spec.abi_minor << " | " << spec.doc << " |\n";
+    out << "| `" << spec.name << "` | " << (fields.empty() ? "none" : fields) << " | "
+        << spec.abi_major << "." << spec.abi_minor << " | " << spec.doc << " |\n";
   }
   out << "\n| field | type | valid values | meaning |\n|---|---|---|---|\n";
   for (const auto& spec : kEventKinds)
@@ -111,7 +112,7 @@ TEST_CASE("event kinds: the table lists every DpEvent::Kind once, in order, with
                                               {DpEvent::Kind::ReplaceOne, 3},
                                               {DpEvent::Kind::DiscreteGaussian, 8},
                                               {DpEvent::Kind::DiscreteGaussianOnGrid, 12}};
-  const int last = static_cast<int>(DpEvent::Kind::DiscreteGaussianOnGrid);
+  const int last = static_cast<int>(DpEvent::Kind::AdaptiveRepeatAndSelect);
   REQUIRE(std::size(kEventKinds) == static_cast<std::size_t>(last + 1));
   for (int k = 0; k <= last; ++k) {
     const auto kind = static_cast<DpEvent::Kind>(k);
@@ -121,6 +122,8 @@ TEST_CASE("event kinds: the table lists every DpEvent::Kind once, in order, with
     CHECK(dptune::find_event_kind(kEventKinds[k].name) == &kEventKinds[k]);
     CHECK(std::string(DpEvent::kind_name(kind)) == kEventKinds[k].name);
     CHECK(kEventKinds[k].abi_minor == (appended.count(kind) ? appended.at(kind) : 0));
+    // adaptive_repeat_and_select came with the 3.x series; every other kind with 2.x.
+    CHECK(kEventKinds[k].abi_major == (kind == DpEvent::Kind::AdaptiveRepeatAndSelect ? 3 : 2));
     for (const auto& field : kEventKinds[k].fields) {
       CHECK((field.number != nullptr) == (field.type == EventFieldType::Number));
       CHECK((field.integer != nullptr) == (field.type == EventFieldType::Integer));

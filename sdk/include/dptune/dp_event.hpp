@@ -75,6 +75,8 @@ class BOOST_SYMBOL_VISIBLE DpEvent {
     DiscreteGaussian,  // noise_multiplier σ/Δ' of exact discrete Gaussian noise on a lattice
     // Added in ABI 2.12:
     DiscreteGaussianOnGrid,  // noise_multiplier σ/Δ', min_scale: a lower bound on σ (lattice)
+    // Added in ABI 3.0:
+    AdaptiveRepeatAndSelect,  // inner event, mean, shape (finite η), density_ratio C/c >= 1
   };
 
   /// A NoOp event.
@@ -117,6 +119,17 @@ class BOOST_SYMBOL_VISIBLE DpEvent {
   /// sqrt(1 - s₂²/min_scale²) plus an explicit additive δ (docs/accounting.md, "The discrete
   /// Gaussian").  min_scale must be positive and finite.
   static DpEvent discrete_gaussian_on_grid(double noise_multiplier, double min_scale);
+  /// Wang, Gao, Zhang, Su & Shen 2023 (DP-HyPO), Framework 1: repeat_and_select whose runs draw
+  /// their candidates from sampling distributions that adapt to the earlier runs' outputs, each
+  /// kept within the density-ratio band c ≤ π/π⁽⁰⁾ ≤ C of a data-independent prior π⁽⁰⁾.
+  /// `density_ratio` is C/c (>= 1, finite), the only quantity the paper's Theorems 1 and 2 depend
+  /// on; density_ratio 1 is repeat_and_select itself.  `shape` is η of the truncated negative
+  /// binomial number of runs and must be finite: no theorem covers Poisson runs.  `event` is the
+  /// worst case over the prior's support (Lemma A.4 takes the supremum over all candidates).
+  static DpEvent adaptive_repeat_and_select(DpEvent event, double mean, double shape,
+                                            double density_ratio);
+  /// C/c of an adaptive_repeat_and_select event.
+  double density_ratio() const;
   /// The lower bound on the lattice scale of a discrete_gaussian_on_grid event.
   double min_scale() const;
 
@@ -130,8 +143,8 @@ class BOOST_SYMBOL_VISIBLE DpEvent {
   std::int64_t source_size() const;
   std::int64_t sample_size() const;
   std::int64_t count() const;
-  double mean() const;
-  double shape() const;
+  double mean() const;   // repeat_and_select, adaptive_repeat_and_select
+  double shape() const;  // repeat_and_select, adaptive_repeat_and_select
   double stop_probability() const;
   const DpEvent& inner() const;
   const std::vector<DpEvent>& events() const;
@@ -170,6 +183,7 @@ BOOST_SYMBOL_VISIBLE Neighbouring neighbouring_of(const DpEvent& event);
 /// For accountants: `event` with every leaf restated for `relation` (group privacy of size 2 for
 /// add/remove leaves priced for replace-one) and no replace_one wrappers left, so the result is
 /// priced by the usual rules with sampled_without_replacement's inner event taken as replace-one.
+/// An adaptive_repeat_and_select of density ratio 1 becomes the repeat_and_select it equals.
 /// The result is an accountant's internal form: price it, never restate or publish it again.
 /// Throws PrivacyError when `event` cannot be stated for `relation`.
 BOOST_SYMBOL_VISIBLE DpEvent restated_for(const DpEvent& event, Neighbouring relation);

@@ -45,12 +45,13 @@ struct EventFieldSpec {
 struct EventKindSpec {
   std::string_view name;  ///< YAML key and DpEvent::kind_name (a NUL-terminated literal)
   DpEvent::Kind kind;
-  int abi_minor;  ///< history: the ABI 2.x minor that appended the kind (0: in 2.0)
+  int abi_minor;  ///< history: the ABI minor that appended the kind (0: in major.0)
   std::span<const EventFieldSpec> fields;
   std::string_view doc;  ///< one line: what the event states
   /// Builds the event through its validating constructor (which throws InvalidArgument naming the
   /// bad field); values[i] is fields[i]'s value, events are moved from.
   DpEvent (*make)(std::span<EventFieldValue> values);
+  int abi_major = 2;  ///< history: the ABI major of abi_minor (kinds of the 2.x series: 2)
 };
 
 // Internal linkage on purpose (no `inline`): see the ABI note above.
@@ -100,6 +101,15 @@ constexpr EventFieldSpec kRepeatAndSelect[] = {
      "η of the truncated negative binomial number of runs (0 logarithmic, 1 geometric; inf "
      "Poisson)",
      [](const DpEvent& e) { return e.shape(); }},
+    kInner};
+constexpr EventFieldSpec kAdaptiveRepeatAndSelect[] = {
+    kRepeatAndSelect[0],
+    {"shape", EventFieldType::Number, "(-1, inf)",
+     "η of the truncated negative binomial number of runs (0 logarithmic, 1 geometric)",
+     [](const DpEvent& e) { return e.shape(); }},
+    {"density_ratio", EventFieldType::Number, "[1, inf)",
+     "C/c: every sampling distribution stays within [c, C] times the prior's density",
+     [](const DpEvent& e) { return e.density_ratio(); }},
     kInner};
 constexpr EventFieldSpec kRepeatUntilAccepted[] = {
     {"stop_probability", EventFieldType::Number, "[0, 1)",
@@ -188,6 +198,11 @@ constexpr EventKindSpec kEventKinds[] = {
      "discrete_gaussian whose scale in lattice units is at least min_scale (the grid release: "
      "2^22); priced through the continuous Gaussian plus an explicit additive δ",
      [](std::span<EventFieldValue> v) { return DpEvent::discrete_gaussian_on_grid(v[0].number, v[1].number); }},
+    {"adaptive_repeat_and_select", DpEvent::Kind::AdaptiveRepeatAndSelect, 0, event_fields::kAdaptiveRepeatAndSelect,
+     "repeat_and_select whose candidates are drawn adaptively within a density-ratio band C/c of a prior (Wang et al. 2023, DP-HyPO)",
+     [](std::span<EventFieldValue> v) {
+       return DpEvent::adaptive_repeat_and_select(std::move(v[3].events.front()), v[0].number, v[1].number, v[2].number);
+     }, 3},
 };
 // clang-format on
 

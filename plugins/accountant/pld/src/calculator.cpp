@@ -66,6 +66,9 @@ std::string reason_of(const DpEvent& e) {
       return "a repeat-and-select (private selection) inside another event is not a composition "
              "of privacy loss distributions (only a whole event that is one repeat-and-select is "
              "priced here, from its base's privacy profile); use the rdp accountant";
+    case K::AdaptiveRepeatAndSelect:
+      return "an adaptive repeat-and-select (DP-HyPO) has no privacy-profile bound here, only the "
+             "Renyi-DP bound of Wang et al. 2023, Theorem 1; use the rdp accountant";
     case K::RepeatUntilAccepted:
       return "repeat-until-accepted is not a composition of privacy loss distributions; use the "
              "rdp accountant (Papernot & Steinke 2022)";

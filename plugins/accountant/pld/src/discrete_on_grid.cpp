@@ -75,6 +75,9 @@ DpEvent substituted(const DpEvent& e, bool& replaced) {
       return DpEvent::one_of(children(e.events()));
     case K::RepeatAndSelect:
       return DpEvent::repeat_and_select(substituted(e.inner(), replaced), e.mean(), e.shape());
+    case K::AdaptiveRepeatAndSelect:
+      return DpEvent::adaptive_repeat_and_select(substituted(e.inner(), replaced), e.mean(),
+                                                 e.shape(), e.density_ratio());
     case K::RepeatUntilAccepted:
       return DpEvent::repeat_until_accepted(substituted(e.inner(), replaced), e.stop_probability());
     case K::ReplaceOne:

@@ -259,6 +259,8 @@ class Costing {
         return composed(e, orders);
       case K::RepeatAndSelect:
         return repeat_and_select(e, orders);
+      case K::AdaptiveRepeatAndSelect:
+        return adaptive_repeat_and_select(e, orders);
       case K::OneOf:
         return one_of(e, orders);
       case K::RepeatUntilAccepted:
@@ -736,6 +738,65 @@ class Costing {
     return c;
   }
 
+  // Wang, Gao, Zhang, Su & Shen 2023 (DP-HyPO), Theorem 1: with the number of runs T ~ D_{θ,γ}
+  // (truncated negative binomial, θ = η) and every sampling distribution within [c, C] times the
+  // prior's density,
+  //   ε'(α) = ε(α) + (1+θ)(1 − 1/α̂)ε̂ + (α/(α−1) + 1 + θ)·log(C/c) + (1+θ)log(1/γ)/α̂
+  //           + log(E[T])/(α−1)
+  // for every auxiliary order α̂ ≥ 1 with ε̂ = ε(α̂); Theorem 2: an ε-DP base gives
+  // ((2+θ)(ε + log(C/c)), 0)-DP.  With C/c = 1 this is Papernot & Steinke 2022, Theorem 2 term by
+  // term; restated_for turns density_ratio 1 into repeat_and_select, so that case never gets here.
+  // The α̂ terms do not depend on α: minimised once over α̂ ∈ {1} ∪ orders ∪ {∞}, as for Theorem 2
+  // (the α̂ → ∞ limit is (1+θ)ε_∞, an infimum of valid bounds).
+  Cost adaptive_repeat_and_select(const DpEvent& e, const std::vector<double>& orders) {
+    const std::size_t n = orders.size();
+    const Cost base = cost(e.inner(), orders);
+    if (base.has_approx)
+      throw PrivacyError(
+          "adaptive_repeat_and_select of a base with approx_dp parts is not supported (Wang et "
+          "al. 2023, Theorems 1 and 2 assume a Renyi-DP or pure-DP base); give the base as an RDP "
+          "event");
+    const double mean = e.mean(), eta = e.shape(), log_ratio = std::log(e.density_ratio());
+    Cost c = zero(n);
+    c.notes = base.notes;
+    if (mean == 1) {  // T = 1 with probability 1: one run, its candidate drawn from the prior
+      Cost one = base;
+      add_note(one.notes,
+               "adaptive_repeat_and_select with mean 1: T = 1, one run of the base event");
+      return one;
+    }
+    const auto dist = RepetitionDistribution::from_mean(mean, eta);
+    const double log_inv_gamma = -std::log(dist.gamma());
+    double best_hat = log_inv_gamma;  // α̂ = 1
+    double best_order = 1;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double v = (1 - 1 / orders[i]) * base.rdp[i] + log_inv_gamma / orders[i];
+      if (v < best_hat) {
+        best_hat = v;
+        best_order = orders[i];
+      }
+    }
+    if (base.pure_epsilon < best_hat) {  // α̂ = ∞
+      best_hat = base.pure_epsilon;
+      best_order = kInf;
+    }
+    const double hat_term = (1 + eta) * best_hat;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double alpha = orders[i];
+      c.rdp[i] = base.rdp[i] + hat_term + (alpha / (alpha - 1) + 1 + eta) * log_ratio +
+                 std::log(dist.mean()) / (alpha - 1);
+    }
+    c.pure_epsilon = (2 + eta) * (base.pure_epsilon + log_ratio);
+    add_note(c.notes, "adaptive_repeat_and_select, " + dist.describe() +
+                          ", density ratio C/c = " + num(e.density_ratio()) +
+                          ": Wang et al. 2023 (DP-HyPO), Theorem 1 with auxiliary order " +
+                          num(best_order) +
+                          (std::isfinite(base.pure_epsilon)
+                               ? ", and Theorem 2 ((2 + eta)(eps + log(C/c)) pure DP)"
+                               : std::string{}));
+    return c;
+  }
+
   const Options& options_;
   bool beyond_grid_ = false;
 
@@ -855,6 +916,9 @@ struct SelectionRoute {
 /// repeat-and-select; nothing when the selection sits inside a wrapper that restating removed.
 std::optional<DpEvent> unrestated_base(const DpEvent& event) {
   if (event.kind() == K::RepeatAndSelect) return event.inner();
+  // Density ratio 1: the repeat_and_select restated_for turns it into.
+  if (event.kind() == K::AdaptiveRepeatAndSelect && event.density_ratio() == 1)
+    return event.inner();
   return std::nullopt;
 }
 
