@@ -106,12 +106,14 @@ constexpr const char* kEnd = "<!-- END generated -->\n";
 
 TEST_CASE("event kinds: the table lists every DpEvent::Kind once, in order, with its minor") {
   // The minors of abi.hpp's history: one_of and repeat_until_accepted 2.1, replace_one 2.3,
-  // discrete_gaussian 2.8, discrete_gaussian_on_grid 2.12; the rest were in 2.0.
+  // discrete_gaussian 2.8, discrete_gaussian_on_grid 2.12; the rest were in 2.0; and
+  // adaptive_repeat_and_select 3.1.
   const std::map<DpEvent::Kind, int> appended{{DpEvent::Kind::OneOf, 1},
                                               {DpEvent::Kind::RepeatUntilAccepted, 1},
                                               {DpEvent::Kind::ReplaceOne, 3},
                                               {DpEvent::Kind::DiscreteGaussian, 8},
-                                              {DpEvent::Kind::DiscreteGaussianOnGrid, 12}};
+                                              {DpEvent::Kind::DiscreteGaussianOnGrid, 12},
+                                              {DpEvent::Kind::AdaptiveRepeatAndSelect, 1}};
   const int last = static_cast<int>(DpEvent::Kind::AdaptiveRepeatAndSelect);
   REQUIRE(std::size(kEventKinds) == static_cast<std::size_t>(last + 1));
   for (int k = 0; k <= last; ++k) {

@@ -7,7 +7,8 @@
 // instruction of the plugin, and refuses any other plugin with a message naming both versions.
 //
 // 3.0 is everything the 2.x series (2.0 to 2.12) declared, as one contract with no compatibility
-// layers, plus TuningResult::event (the composed event a private tuner released).
+// layers, plus TuningResult::event (the composed event a private tuner released).  3.1 appends the
+// event kind adaptive_repeat_and_select (Wang, Gao, Zhang, Su & Shen 2023, DP-HyPO).
 //
 // Until dptune 1.0 the ABI is unstable: any change to what crosses the boundary bumps the version
 // and every plugin is rebuilt against the new SDK.  From 1.0 on, within a major a change will only
@@ -20,7 +21,7 @@
 #include <version>
 
 #define DPTUNE_ABI_MAJOR 3
-#define DPTUNE_ABI_MINOR 0
+#define DPTUNE_ABI_MINOR 1
 
 #ifndef __GXX_ABI_VERSION
 #error "dptune plugins need a compiler with the Itanium C++ ABI (g++ or clang++)"

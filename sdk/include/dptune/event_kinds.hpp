@@ -198,7 +198,7 @@ constexpr EventKindSpec kEventKinds[] = {
      "discrete_gaussian whose scale in lattice units is at least min_scale (the grid release: "
      "2^22); priced through the continuous Gaussian plus an explicit additive δ",
      [](std::span<EventFieldValue> v) { return DpEvent::discrete_gaussian_on_grid(v[0].number, v[1].number); }},
-    {"adaptive_repeat_and_select", DpEvent::Kind::AdaptiveRepeatAndSelect, 0, event_fields::kAdaptiveRepeatAndSelect,
+    {"adaptive_repeat_and_select", DpEvent::Kind::AdaptiveRepeatAndSelect, 1, event_fields::kAdaptiveRepeatAndSelect,
      "repeat_and_select whose candidates are drawn adaptively within a density-ratio band C/c of a prior (Wang et al. 2023, DP-HyPO)",
      [](std::span<EventFieldValue> v) {
        return DpEvent::adaptive_repeat_and_select(std::move(v[3].events.front()), v[0].number, v[1].number, v[2].number);
