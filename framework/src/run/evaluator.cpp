@@ -347,23 +347,60 @@ dptune::DpEvent HostEvaluator::trainer_event(const dptune::Trainer& trainer,
   return noise_.stated(trainer.exact_event(train_rows, noise_.accountant(), config_.delta));
 }
 
-std::vector<dptune::Evaluation> HostEvaluator::evaluate(
-    const std::vector<dptune::EvaluationRequest>& requests) {
-  const std::uint64_t batch = batches_.fetch_add(1) + 1;
+/// One call of evaluate(): its requests, their runs (tasks: R per request) and what is known of
+/// them as the batch proceeds.
+struct HostEvaluator::Batch {
   struct Prepared {
     Algorithm algorithm;
-    std::size_t repetitions;
-    std::size_t first_task;
+    std::size_t repetitions = 0;
+    std::size_t first_task = 0;
   };
+  Batch(std::uint64_t batch_number, const std::vector<dptune::EvaluationRequest>& asked)
+      : number(batch_number),
+        requests(asked),
+        results(asked.size()),
+        recalled(asked.size(), 0),
+        remaining(asked.size()) {}
+
+  std::uint64_t number;
+  const std::vector<dptune::EvaluationRequest>& requests;
   std::vector<Prepared> prepared;
-  std::vector<dptune::Evaluation> results(requests.size());
+  std::vector<dptune::Evaluation> results;
   std::size_t tasks = 0;
+  std::vector<double> seconds;                      // per task
+  std::vector<std::size_t> owner;                   // per task: its request
+  std::vector<std::uint64_t> stream;                // per task: its random stream
+  std::vector<char> recalled;                       // per request: answered by the study store
+  std::vector<std::size_t> pending;                 // the tasks to run
+  std::vector<std::atomic<std::size_t>> remaining;  // per request: runs not finished
+  std::mutex keep_mutex;
+  std::atomic<bool> failed{false};  // a private tuner's run failed: no other run starts
+
+  /// The last run of a request that keeps its output keeps it.
+  bool keeps(std::size_t task) const {
+    const std::size_t i = owner[task];
+    return requests[i].keep_output && task + 1 == prepared[i].first_task + prepared[i].repetitions;
+  }
+  void summarise(std::size_t i) {
+    auto& r = results[i];
+    const auto& u = r.utilities;
+    r.utility_min = *std::min_element(u.begin(), u.end());
+    r.utility_max = *std::max_element(u.begin(), u.end());
+    // Rounding in the sum can put the mean of R equal scores a few ulps outside [min, max].
+    r.utility_mean =
+        std::clamp(std::accumulate(u.begin(), u.end(), 0.0) / static_cast<double>(u.size()),
+                   r.utility_min, r.utility_max);
+  }
+};
+
+void HostEvaluator::prepare(Batch& b) const {
+  const auto& requests = b.requests;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     const auto& request = requests[i];
     const std::size_t reps = request.repetitions ? request.repetitions : config_.repetitions;
-    prepared.push_back({instantiate(request.candidate), reps, tasks});
-    tasks += reps;
-    auto& result = results[i];
+    b.prepared.push_back({instantiate(request.candidate), reps, b.tasks});
+    b.tasks += reps;
+    auto& result = b.results[i];
     result.request = request;
     result.request.repetitions = reps;
     result.utilities.assign(reps, std::numeric_limits<double>::quiet_NaN());
@@ -378,168 +415,162 @@ std::vector<dptune::Evaluation> HostEvaluator::evaluate(
   // be expensive (a target-ε trainer calibrates σ by a root-find over accountant calls).
   executor_.parallel_for(requests.size(), [&](std::size_t i) {
     if (!requests[i].private_run) return;
-    results[i].event = run_event(prepared[i].algorithm, requests[i].scope);
-    results[i].privacy = accountant_->epsilon(results[i].event, config_.delta);
+    b.results[i].event = run_event(b.prepared[i].algorithm, requests[i].scope);
+    b.results[i].privacy = accountant_->epsilon(b.results[i].event, config_.delta);
   });
-
-  std::vector<double> seconds(tasks, 0.0);
-  std::vector<std::size_t> owner(tasks);
-  std::vector<std::uint64_t> stream(tasks);
-  for (std::size_t i = 0; i < prepared.size(); ++i)
-    for (std::size_t r = 0; r < prepared[i].repetitions; ++r) {
-      const std::size_t task = prepared[i].first_task + r;
-      owner[task] = i;
+  b.seconds.assign(b.tasks, 0.0);
+  b.owner.resize(b.tasks);
+  b.stream.resize(b.tasks);
+  for (std::size_t i = 0; i < b.prepared.size(); ++i)
+    for (std::size_t r = 0; r < b.prepared[i].repetitions; ++r) {
+      const std::size_t task = b.prepared[i].first_task + r;
+      b.owner[task] = i;
       const bool client_run =
           !requests[i].private_run && requests[i].scope.kind == dptune::DataScope::Kind::Client;
-      stream[task] = client_run ? client_run_stream(requests[i].scope, requests[i].candidate, r)
-                                : (batch << 32) | task;
+      b.stream[task] = client_run ? client_run_stream(requests[i].scope, requests[i].candidate, r)
+                                  : (b.number << 32) | task;
     }
+  for (std::size_t i = 0; i < requests.size(); ++i) b.remaining[i] = b.prepared[i].repetitions;
+}
 
-  // The study store answers what an earlier process of this study computed; the others run with
-  // the task numbers (and so, under a seed, the streams) of an uninterrupted run.
-  if (journal_) journal_->before_batch(batch);
-  // A batch in which a private tuner's evaluation failed ends as it ended then: replayed, never
-  // run again (a fresh run would resample the failure away: docs/studies.md).
-  if (journal_)
-    if (auto stored = journal_->recall_failure(batch, requests)) {
+// The study store answers what an earlier process of this study computed; the others run with the
+// task numbers (and so, under a seed, the streams) of an uninterrupted run.
+void HostEvaluator::recall_stored(Batch& b) {
+  if (journal_) {
+    journal_->before_batch(b.number);
+    // A batch in which a private tuner's evaluation failed ends as it ended then: replayed, never
+    // run again (a fresh run would resample the failure away: docs/studies.md).
+    if (auto stored = journal_->recall_failure(b.number, b.requests)) {
       report_failure(*stored, true);
       throw PrivateEvaluationFailed();
     }
-  std::vector<char> recalled(requests.size(), 0);
-  if (journal_)
-    for (std::size_t i = 0; i < requests.size(); ++i)
-      recalled[i] = journal_->recall(batch, i, results[i]) ? 1 : 0;
-  std::vector<std::size_t> pending;
-  for (std::size_t task = 0; task < tasks; ++task)
-    if (!recalled[owner[task]]) pending.push_back(task);
-  std::vector<std::atomic<std::size_t>> remaining(requests.size());
-  for (std::size_t i = 0; i < requests.size(); ++i) remaining[i] = prepared[i].repetitions;
-  const auto summarise = [&](std::size_t i) {
-    auto& r = results[i];
-    const auto& u = r.utilities;
-    r.utility_min = *std::min_element(u.begin(), u.end());
-    r.utility_max = *std::max_element(u.begin(), u.end());
-    // Rounding in the sum can put the mean of R equal scores a few ulps outside [min, max].
-    r.utility_mean =
-        std::clamp(std::accumulate(u.begin(), u.end(), 0.0) / static_cast<double>(u.size()),
-                   r.utility_min, r.utility_max);
-  };
+    for (std::size_t i = 0; i < b.requests.size(); ++i)
+      b.recalled[i] = journal_->recall(b.number, i, b.results[i]) ? 1 : 0;
+  }
+  for (std::size_t task = 0; task < b.tasks; ++task)
+    if (!b.recalled[b.owner[task]]) b.pending.push_back(task);
+}
 
-  std::mutex keep_mutex;
-  const auto finish = [&](std::size_t task, double score, double task_seconds) {
-    const std::size_t i = owner[task];
-    results[i].utilities[task - prepared[i].first_task] = score;
-    seconds[task] = task_seconds;
-    // The last run of a request stores the whole evaluation, committed before it is used.
-    if (remaining[i].fetch_sub(1) == 1 && journal_) {
-      std::lock_guard lock(keep_mutex);
-      for (std::size_t t = 0; t < prepared[i].repetitions; ++t)
-        results[i].seconds += seconds[prepared[i].first_task + t];
-      summarise(i);
-      journal_->record(batch, i, results[i]);
-    }
-  };
-  const auto keeps = [&](std::size_t task) {
-    const std::size_t i = owner[task];
-    return requests[i].keep_output && task + 1 == prepared[i].first_task + prepared[i].repetitions;
-  };
-  std::atomic<bool> failed{false};  // a private tuner's run failed: no other run starts
-  const auto fail = [&](std::size_t i, const std::exception_ptr& error) {
-    failed = true;
-    report_failure({batch, i, request_key(requests[i]), failure_text(error)}, false);
-  };
-  const auto run_here = [&](std::size_t slot) {
-    // A cancellation point between runs: a run that started finishes and is stored.
-    if (journal_) check_interrupt();
-    if (failed) throw PrivateEvaluationFailed();
-    const std::size_t task = pending[slot];
-    const std::size_t i = owner[task];
-    const auto started = std::chrono::steady_clock::now();
-    RunOutcome outcome;
-    try {
-      outcome =
-          run_once(stream[task], requests[i], prepared[i].algorithm, results[i].event, keeps(task));
-    } catch (...) {
-      // Whatever it threw (an Interrupted too: the plugin proxy turns any failure into one while
-      // a signal is pending, and no cancellation point lies inside a run), the run failed.
-      if (!private_failures_) throw;
-      fail(i, std::current_exception());
-      throw PrivateEvaluationFailed();  // the executor hands out nothing more
-    }
-    if (keeps(task)) {
-      std::lock_guard lock(keep_mutex);
-      results[i].output = std::move(outcome.output);
-      results[i].model = std::move(outcome.model);
-    }
-    finish(task, outcome.score,
-           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-  };
+void HostEvaluator::finish_task(Batch& b, std::size_t task, double score, double task_seconds) {
+  const std::size_t i = b.owner[task];
+  b.results[i].utilities[task - b.prepared[i].first_task] = score;
+  b.seconds[task] = task_seconds;
+  // The last run of a request stores the whole evaluation, committed before it is used.
+  if (b.remaining[i].fetch_sub(1) == 1 && journal_) {
+    std::lock_guard lock(b.keep_mutex);
+    for (std::size_t t = 0; t < b.prepared[i].repetitions; ++t)
+      b.results[i].seconds += b.seconds[b.prepared[i].first_task + t];
+    b.summarise(i);
+    journal_->record(b.number, i, b.results[i]);
+  }
+}
+
+void HostEvaluator::fail_request(Batch& b, std::size_t i, const std::exception_ptr& error) {
+  b.failed = true;
+  report_failure({b.number, i, request_key(b.requests[i]), failure_text(error)}, false);
+}
+
+void HostEvaluator::run_task_here(Batch& b, std::size_t slot) {
+  // A cancellation point between runs: a run that started finishes and is stored.
+  if (journal_) check_interrupt();
+  if (b.failed) throw PrivateEvaluationFailed();
+  const std::size_t task = b.pending[slot];
+  const std::size_t i = b.owner[task];
+  const auto started = std::chrono::steady_clock::now();
+  RunOutcome outcome;
   try {
-    if (RemoteTasks* remote = executor_.remote()) {
-      // Another process runs the same task with the same stream (its two halves).  A trained
-      // model it keeps travels back as exported numbers with its score, so the runs of a tuner
-      // that keeps every run's model (repetition) spread over the ranks too; a mechanism's kept
-      // release, or a model that cannot be exported, is made here.
-      std::vector<RemoteTask> remote_tasks;
-      std::vector<char> local_only;
-      for (std::size_t task : pending) {
-        const std::size_t i = owner[task];
-        RemoteTask remote_task{stream[task] >> 32, stream[task] & 0xFFFFFFFFULL, requests[i]};
-        remote_task.request.keep_output = keeps(task);
-        remote_tasks.push_back(std::move(remote_task));
-        const bool travels = prepared[i].algorithm.trainer && !models_stay_;
-        local_only.push_back(keeps(task) && !travels ? 1 : 0);
-      }
-      try {
-        remote->run(
-            remote_tasks, local_only, run_here,
-            [&](std::size_t slot, const RemoteResult& r) {
-              const std::size_t task = pending[slot];
-              if (r.model_stayed) {  // run it here instead; the other rank's run is not used
-                models_stay_ = true;
-                run_here(slot);
-                return;
-              }
-              if (r.model) {
-                std::lock_guard lock(keep_mutex);
-                results[owner[task]].model = model_from_export(decode_model(*r.model));
-              }
-              finish(task, r.score, r.seconds);
-            },
-            [&] {
-              if (journal_) check_interrupt();
-            });
-      } catch (const Interrupted&) {
-        throw;
-      } catch (...) {
-        // A run on another rank failed (or a rank was lost with runs in flight): for a private
-        // tuner, the failure of the first evaluation not done.
-        if (!private_failures_ || failed) throw;
-        std::size_t i = 0;
-        while (i + 1 < requests.size() && (recalled[i] || remaining[i] == 0)) ++i;
-        fail(i, std::current_exception());
-      }
-    } else {
-      executor_.parallel_for(pending.size(), run_here);
-    }
+    outcome = run_once(b.stream[task], b.requests[i], b.prepared[i].algorithm, b.results[i].event,
+                       b.keeps(task));
+  } catch (...) {
+    // Whatever it threw (an Interrupted too: the plugin proxy turns any failure into one while a
+    // signal is pending, and no cancellation point lies inside a run), the run failed.
+    if (!private_failures_) throw;
+    fail_request(b, i, std::current_exception());
+    throw PrivateEvaluationFailed();  // the executor hands out nothing more
+  }
+  if (b.keeps(task)) {
+    std::lock_guard lock(b.keep_mutex);
+    b.results[i].output = std::move(outcome.output);
+    b.results[i].model = std::move(outcome.model);
+  }
+  finish_task(b, task, outcome.score,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+}
+
+// Another process runs the same task with the same stream (its two halves).  A trained model it
+// keeps travels back as exported numbers with its score, so the runs of a tuner that keeps every
+// run's model (repetition) spread over the ranks too; a mechanism's kept release, or a model that
+// cannot be exported, is made here.
+void HostEvaluator::run_remote(Batch& b, RemoteTasks& remote) {
+  std::vector<RemoteTask> remote_tasks;
+  std::vector<char> local_only;
+  for (std::size_t task : b.pending) {
+    const std::size_t i = b.owner[task];
+    RemoteTask remote_task{b.stream[task] >> 32, b.stream[task] & 0xFFFFFFFFULL, b.requests[i]};
+    remote_task.request.keep_output = b.keeps(task);
+    remote_tasks.push_back(std::move(remote_task));
+    const bool travels = b.prepared[i].algorithm.trainer && !models_stay_;
+    local_only.push_back(b.keeps(task) && !travels ? 1 : 0);
+  }
+  try {
+    remote.run(
+        remote_tasks, local_only, [&](std::size_t slot) { run_task_here(b, slot); },
+        [&](std::size_t slot, const RemoteResult& r) {
+          const std::size_t task = b.pending[slot];
+          if (r.model_stayed) {  // run it here instead; the other rank's run is not used
+            models_stay_ = true;
+            run_task_here(b, slot);
+            return;
+          }
+          if (r.model) {
+            std::lock_guard lock(b.keep_mutex);
+            b.results[b.owner[task]].model = model_from_export(decode_model(*r.model));
+          }
+          finish_task(b, task, r.score, r.seconds);
+        },
+        [&] {
+          if (journal_) check_interrupt();
+        });
   } catch (const Interrupted&) {
-    if (!failed) throw;  // a stored failure outranks the interruption: it is the batch's outcome
+    throw;
+  } catch (...) {
+    // A run on another rank failed (or a rank was lost with runs in flight): for a private tuner,
+    // the failure of the first evaluation not done.
+    if (!private_failures_ || b.failed) throw;
+    std::size_t i = 0;
+    while (i + 1 < b.requests.size() && (b.recalled[i] || b.remaining[i] == 0)) ++i;
+    fail_request(b, i, std::current_exception());
+  }
+}
+
+std::vector<dptune::Evaluation> HostEvaluator::evaluate(
+    const std::vector<dptune::EvaluationRequest>& requests) {
+  Batch b(batches_.fetch_add(1) + 1, requests);
+  prepare(b);
+  recall_stored(b);
+  try {
+    if (RemoteTasks* remote = executor_.remote())
+      run_remote(b, *remote);
+    else
+      executor_.parallel_for(b.pending.size(), [&](std::size_t slot) { run_task_here(b, slot); });
+  } catch (const Interrupted&) {
+    if (!b.failed) throw;  // a stored failure outranks the interruption: it is the batch's outcome
   } catch (const PrivateEvaluationFailed&) {
   }
-  if (failed) throw PrivateEvaluationFailed();
+  if (b.failed) throw PrivateEvaluationFailed();
 
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    summarise(i);
-    if (recalled[i] || journal_) continue;  // seconds recalled, or summed when stored
-    for (std::size_t t = 0; t < prepared[i].repetitions; ++t)
-      results[i].seconds += seconds[prepared[i].first_task + t];
+  for (std::size_t i = 0; i < b.results.size(); ++i) {
+    b.summarise(i);
+    if (b.recalled[i] || journal_) continue;  // seconds recalled, or summed when stored
+    for (std::size_t t = 0; t < b.prepared[i].repetitions; ++t)
+      b.results[i].seconds += b.seconds[b.prepared[i].first_task + t];
   }
   {
     std::lock_guard lock(kept_mutex_);
-    for (const auto& r : results)
+    for (const auto& r : b.results)
       if (r.model) kept_.push_back({r.request.candidate, r.utility_mean, r.model});
   }
-  return results;
+  return std::move(b.results);
 }
 
 std::size_t HostEvaluator::scopes_changed_by_one_record(const dptune::DataScope& layout) const {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -176,6 +177,15 @@ class HostEvaluator final : public dptune::Evaluator {
                       const Algorithm& a, const dptune::DpEvent& expected, bool keep) const;
   /// What one private run of `algorithm` on `scope` does to the data.
   dptune::DpEvent run_event(const Algorithm& algorithm, const dptune::DataScope& scope) const;
+  /// The steps of evaluate() on one batch (evaluator.cpp): its runs and their streams, what the
+  /// study store answers, each run here or on another rank, a run's end, a private failure.
+  struct Batch;
+  void prepare(Batch& b) const;
+  void recall_stored(Batch& b);
+  void run_task_here(Batch& b, std::size_t slot);
+  void run_remote(Batch& b, RemoteTasks& remote);
+  void finish_task(Batch& b, std::size_t task, double score, double task_seconds);
+  void fail_request(Batch& b, std::size_t i, const std::exception_ptr& error);
   /// The fixed data and the layouts of its scopes, made on first use (layout streams).
   const DataSplits& fixed_data() const;
   const DataScopes& scopes() const;
