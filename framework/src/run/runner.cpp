@@ -237,8 +237,8 @@ RunSummary release_run(const PipelineConfig& config, const PluginRegistry& regis
   if (study && test_score) study->sync();  // the test score's noise words, before its release
   // The write-ahead charge came from a dry run; a guarantee above it is charged as a supplement,
   // in full even past the budget (never under-report), and then nothing is released.  A reserved
-  // worst case is settled to what the run needed.
-  if (plan && result.guarantee)
+  // worst case is settled to what the run needed (a plan exists only with a study).
+  if (plan && result.guarantee && study != nullptr)
     settle_ledger(config, *study, *stack.accountant, *plan, *result.guarantee, out);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - tuned.started).count();
