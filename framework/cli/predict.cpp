@@ -90,21 +90,9 @@ void write_predictions(std::ostream& out, const dptune::Predictions& p, std::siz
 dptune::Predictions predict_with_files(const dptune::host::ExportedModel& model,
                                        const dptune::Dataset& data, const std::string& model_file,
                                        const std::vector<std::string>& plugin_paths) {
-  namespace fs = std::filesystem;
   dptune::host::PluginRegistry registry;
   scan_plugins(registry, plugin_paths, {});
-  dptune::ModelFiles files;
-  // The copies keep the names the program gave them, under model/ beside model.json.
-  const fs::path folder =
-      fs::absolute(fs::path(model_file)).parent_path() / dptune::host::kReleasedFilesFolder;
-  files.folder = folder.string();
-  for (const auto& name : model.files)
-    files.files.push_back(
-        fs::path(name).lexically_relative(dptune::host::kReleasedFilesFolder).string());
-  files.description = model.model.description;
-  files.features = model.model.features;
-  files.num_classes = model.model.num_classes;
-  files.trainer_params = model.trainer_params;
+  const dptune::ModelFiles files = dptune::host::files_of(model, model_file);
   dptune::Dataset rows = data;
   if (model.preprocessing.fitted())
     throw UsageError(model_file +

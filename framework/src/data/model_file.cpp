@@ -389,13 +389,27 @@ std::vector<std::string> copy_released_files(const dptune::ModelFiles& released,
   return written;
 }
 
+dptune::ModelFiles files_of(const ExportedModel& model, const std::filesystem::path& model_file) {
+  namespace fs = std::filesystem;
+  dptune::ModelFiles files;
+  // The copies keep the names the program gave them, under model/ beside model.json.
+  files.folder = (fs::absolute(model_file).parent_path() / kReleasedFilesFolder).string();
+  for (const auto& name : model.files)
+    files.files.push_back(fs::path(name).lexically_relative(kReleasedFilesFolder).string());
+  files.description = model.model.description;
+  files.features = model.model.features;
+  files.num_classes = model.model.num_classes;
+  files.trainer_params = model.trainer_params;
+  return files;
+}
+
 std::filesystem::path keep_released_run(const dptune::ModelFiles& released) {
   namespace fs = std::filesystem;
   if (released.keep_folder.empty()) return {};
   const fs::path keep(released.keep_folder);
   fs::create_directories(keep);
   fs::permissions(keep, fs::perms::owner_all, fs::perm_options::replace);
-  const fs::path target = keep / "released-run";
+  fs::path target = keep / "released-run";
   fs::remove_all(target);
   fs::copy(released.folder, target, fs::copy_options::recursive);
   fs::permissions(target, fs::perms::owner_all, fs::perm_options::replace);

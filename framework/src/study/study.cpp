@@ -392,16 +392,7 @@ std::shared_ptr<const dptune::Model> Study::restored_model(const dptune::ModelEx
   if (stored.kind == kStoredFilesKind && load_files_) {
     try {
       const fs::path file = dir_ / stored.description;
-      const ExportedModel copy = read_model_file(file);
-      dptune::ModelFiles files;
-      files.folder = (file.parent_path() / kReleasedFilesFolder).string();
-      for (const auto& name : copy.files)
-        files.files.push_back(fs::path(name).lexically_relative(kReleasedFilesFolder).string());
-      files.description = copy.model.description;
-      files.features = copy.model.features;
-      files.num_classes = copy.model.num_classes;
-      files.trainer_params = copy.trainer_params;
-      if (auto model = load_files_(files)) return model;
+      if (auto model = load_files_(files_of(read_model_file(file), file))) return model;
     } catch (const dptune::Error&) {
       // Not restorable (a file removed, a program that no longer loads it): recalled without it.
     }

@@ -106,6 +106,11 @@ ExportedModel read_model_file(const std::filesystem::path& file);
 /// folder or a file that is not a regular file: only what the released run declared leaves it.
 std::vector<std::string> copy_released_files(const dptune::ModelFiles& released,
                                              const std::filesystem::path& results);
+/// A model kept in files as `model_file` (a model.json naming its copies under
+/// kReleasedFilesFolder beside it) describes it, for the trainer that loads it back
+/// (dptune::ModelFileLoader): `dptune predict` and a resumed study.
+dptune::ModelFiles files_of(const ExportedModel& model, const std::filesystem::path& model_file);
+
 /// When `released.keep_folder` is set: copies the released run's folder to
 /// keep_folder/released-run (replacing an earlier copy; the folders it creates are owner-only) and
 /// returns that path; otherwise empty.  Always that one name, whatever the number of runs.
