@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <chrono>
+#include <ctime>
 #include <thread>
 
 #include "dptune/errors.hpp"
@@ -133,6 +134,13 @@ SqliteTransaction::~SqliteTransaction() {
 void SqliteTransaction::commit() {
   db_.exec("COMMIT");
   done_ = true;
+}
+
+std::string now_utc() {
+  const std::time_t t = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return text;
 }
 
 }  // namespace dptune::host

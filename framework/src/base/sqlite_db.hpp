@@ -84,4 +84,7 @@ class SqliteTransaction {
   bool done_ = false;
 };
 
+/// The time a store writes beside a row: UTC, ISO 8601 to the second ("2026-11-29T03:10:00Z").
+std::string now_utc();
+
 }  // namespace dptune::host

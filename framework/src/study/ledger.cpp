@@ -18,13 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string now_utc() {
-  const std::time_t t = std::time(nullptr);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return text;
-}
-
 LedgerEntry entry_of(const SqliteStatement& s) {
   LedgerEntry e;
   e.id = s.int_at(0);

@@ -23,13 +23,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string now_utc() {
-  const std::time_t t = std::time(nullptr);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return text;
-}
-
 // Doubles and sizes are stored as raw bytes: exact, and the store is read back only on the machine
 // that wrote it (the study is resumed where it ran).
 class Writer {
