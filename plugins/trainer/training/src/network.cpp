@@ -262,6 +262,18 @@ struct LayerBuffers {
   }
 };
 
+/// x[0] + x[1] + … + x[n−1], added in index order.  Eigen's vectorised row sum first adds a
+/// row's entries up to the next packet boundary one by one, so its summation order, and its
+/// rounding, depended on the row's address: in a row-major chunk of 10 classes, on whether the
+/// row's position in the chunk was even or odd under SSE2.  A row's clipped gradient must be a
+/// function of the row alone (dp_sum_sensitivity, training.hpp, point 3).
+template <class T>
+T sum_in_order(const T* x, std::size_t n) {
+  T sum = 0;
+  for (std::size_t j = 0; j < n; ++j) sum += x[j];
+  return sum;
+}
+
 /// out = a w for float layers, with a long inner dimension cut into pieces of at most 512 (784
 /// inputs: two of 392) whose products are added.  Measured on the 2-core Zen 4 machine (Eigen
 /// 3.4, AVX-512, lots of 256): 256 x 784 times 784 x 256 ran at about 65 GFLOP/s in one product
@@ -478,7 +490,7 @@ double BatchGradient::layer_passes(const double* labels, const std::size_t* inde
     auto z = top.topRows(c);
     z.colwise() -= z.rowwise().maxCoeff();
     z = z.array().exp().matrix();
-    z.array().colwise() /= z.rowwise().sum().array();
+    for (Eigen::Index i = 0; i < c; ++i) z.row(i) /= sum_in_order(z.row(i).data(), k);
     for (std::size_t i = 0; i < count; ++i) {
       const double label = labels[index[i]];
       if (is_masked_label(label))  // a masked record's δ is zero (output_loss's rule)
@@ -509,11 +521,14 @@ double BatchGradient::layer_passes(const double* labels, const std::size_t* inde
 
 namespace {
 
-/// ‖x‖² of n floats, accumulated in double: each square is exact in double (24 + 24 bits), and
-/// 16 independent lanes let the compiler keep two AVX-512 (four AVX2) accumulators busy, where
-/// Eigen's reduction of a float-to-double cast ran one scalar addition chain per row (the
-/// 256 x 784 inputs of a lot of 256 cost about 0.3 ms a step that way).
-double squared_norm(const float* x, std::size_t n) {
+/// ‖x‖² of n floats or doubles, accumulated in double: a float's square is exact in double
+/// (24 + 24 bits), and 16 independent lanes let the compiler keep two AVX-512 (four AVX2)
+/// accumulators busy, where Eigen's reduction of a float-to-double cast ran one scalar addition
+/// chain per row (the 256 x 784 inputs of a lot of 256 cost about 0.3 ms a step that way).  The
+/// lanes are indexed by position, not by address, so a row's norm does not depend on where the
+/// row sits in its chunk (see sum_in_order).
+template <class T>
+double squared_norm(const T* x, std::size_t n) {
   constexpr std::size_t kLanes = 16;
   std::array<double, kLanes> lanes{};
   std::size_t j = 0;
@@ -541,16 +556,11 @@ void BatchGradient::ghost_norms() {
   MapVector norms(s.norms2.data(), c);
   norms.setZero();
   for (std::size_t l = 0; l + 1 < s.sizes.size(); ++l) {
-    if constexpr (std::is_same_v<T, float>) {
-      const std::size_t in = s.sizes[l], out = s.sizes[l + 1];
-      for (std::size_t i = 0; i < s.count; ++i) {
-        const auto r = static_cast<Eigen::Index>(i);
-        s.norms2[i] += squared_norm(L.delta[l].row(r).data(), out) *
-                       (squared_norm(L.a[l].row(r).data(), in) + 1.0);
-      }
-    } else {
-      norms.array() += L.delta[l].topRows(c).rowwise().squaredNorm().array() *
-                       (L.a[l].topRows(c).rowwise().squaredNorm().array() + 1.0);
+    const std::size_t in = s.sizes[l], out = s.sizes[l + 1];
+    for (std::size_t i = 0; i < s.count; ++i) {
+      const auto r = static_cast<Eigen::Index>(i);
+      s.norms2[i] += squared_norm(L.delta[l].row(r).data(), out) *
+                     (squared_norm(L.a[l].row(r).data(), in) + 1.0);
     }
   }
 }
