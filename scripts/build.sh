@@ -10,5 +10,8 @@ shift || true
 # packages installed since the last build (doctest for the suite, MPI), take effect.
 generator=(-G Ninja)
 [ -f "$build_dir/CMakeCache.txt" ] && generator=()
-cmake -S . -B "$build_dir" "${generator[@]}" "$@" >/dev/null
+# The numerical plugin cores for this machine's instruction set (-march=native): this script builds
+# where dptune runs.  CMake's own default is portable (cmake/DptunePluginCore.cmake); a later
+# -DDPTUNE_NATIVE=OFF among the arguments wins.
+cmake -S . -B "$build_dir" "${generator[@]}" -DDPTUNE_NATIVE=ON "$@" >/dev/null
 cmake --build "$build_dir" -j "$(nproc)"
