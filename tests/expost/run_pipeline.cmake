@@ -1,0 +1,54 @@
+# cmake -DDPTUNE=<dptune> -DPIPELINE=<yaml> -DOUT=<folder> -P run_pipeline.cmake
+# Runs `dptune run PIPELINE --seed 7 --no-progress --out OUT` with a ledger beside it and checks what
+# an expost run must say: the ex-ante guarantee, the cap, the realised (or ex-post) epsilon as a
+# declared DP output in the console and summary.json, and a ledger charged the ex-ante guarantee
+# (the cap's price), never the realised epsilon.
+cmake_minimum_required(VERSION 3.25)
+foreach(var IN ITEMS DPTUNE PIPELINE OUT)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "run_pipeline.cmake: -D${var}=... is required")
+  endif()
+endforeach()
+file(REMOVE_RECURSE "${OUT}")
+file(MAKE_DIRECTORY "${OUT}")
+execute_process(
+  COMMAND "${DPTUNE}" run "${PIPELINE}" --seed 7 --no-progress --out "${OUT}/run"
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+# The console wraps long notes at 100 columns: join continuation lines before matching phrases.
+string(REGEX REPLACE "\n +" " " out "${out}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "dptune run ${PIPELINE}: exit code ${rc}\nstdout:\n${out}\nstderr:\n${err}")
+endif()
+file(READ "${OUT}/run/summary.json" summary)
+foreach(needle IN ITEMS "ex-ante cap epsilon = " "expost ladder (public, fixed before any data is read)"
+                        "charged to the ledger" "stopped after step ")
+  string(FIND "${out}" "${needle}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "dptune run ${PIPELINE}: '${needle}' missing from stdout:\n${out}")
+  endif()
+  string(FIND "${summary}" "${needle}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "'${needle}' missing from summary.json:\n${summary}")
+  endif()
+endforeach()
+# Pure steps (pure_dp accountant): an ex-post guarantee; approximate steps: a realised figure that
+# says it is not one.
+string(FIND "${PIPELINE}" "svt" pure)
+if(pure EQUAL -1)
+  set(needle "realised epsilon = ")
+  set(absent "ex-post guarantee: epsilon = ")
+else()
+  set(needle "ex-post guarantee: epsilon = ")
+  set(absent "NOT a guarantee")
+endif()
+string(FIND "${out}" "${needle}" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "'${needle}' missing from stdout:\n${out}")
+endif()
+string(FIND "${out}" "${absent}" at)
+if(NOT at EQUAL -1)
+  message(FATAL_ERROR "'${absent}' in stdout:\n${out}")
+endif()
+if(EXISTS "${OUT}/run/trials.csv" OR EXISTS "${OUT}/run/trials.SENSITIVE.csv")
+  message(FATAL_ERROR "per-step scores were written without opt-in")
+endif()
