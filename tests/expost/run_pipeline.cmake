@@ -11,8 +11,11 @@ foreach(var IN ITEMS DPTUNE PIPELINE OUT)
 endforeach()
 file(REMOVE_RECURSE "${OUT}")
 file(MAKE_DIRECTORY "${OUT}")
+# The example with a ledger (its data are built in: the copy runs from any folder).
+file(READ "${PIPELINE}" yaml)
+file(WRITE "${OUT}/pipeline.yaml" "${yaml}\nledger: {path: ${OUT}/ledger.db, dataset: d, budget: {epsilon: 100, delta: 1.0e-3}}\n")
 execute_process(
-  COMMAND "${DPTUNE}" run "${PIPELINE}" --seed 7 --no-progress --out "${OUT}/run"
+  COMMAND "${DPTUNE}" run "${OUT}/pipeline.yaml" --seed 7 --no-progress --out "${OUT}/run"
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 # The console wraps long notes at 100 columns: join continuation lines before matching phrases.
 string(REGEX REPLACE "\n +" " " out "${out}")
@@ -51,4 +54,18 @@ if(NOT at EQUAL -1)
 endif()
 if(EXISTS "${OUT}/run/trials.csv" OR EXISTS "${OUT}/run/trials.SENSITIVE.csv")
   message(FATAL_ERROR "per-step scores were written without opt-in")
+endif()
+# The ledger: one row, charged write-ahead exactly the ex-ante guarantee (summary.json's), nothing
+# settled or supplemented after the run: the realised epsilon is never what is charged.
+execute_process(COMMAND "${DPTUNE}" ledger show "${OUT}/ledger.db" --json
+  RESULT_VARIABLE rc OUTPUT_VARIABLE ledger ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "dptune ledger show: exit code ${rc}\n${err}")
+endif()
+string(JSON entries LENGTH "${ledger}" datasets 0 entries)
+string(JSON kind GET "${ledger}" datasets 0 entries 0 kind)
+string(JSON charged GET "${ledger}" datasets 0 entries 0 epsilon)
+string(JSON ex_ante GET "${summary}" guarantee epsilon)
+if(NOT entries EQUAL 1 OR NOT kind STREQUAL "charge" OR NOT charged STREQUAL ex_ante)
+  message(FATAL_ERROR "the ledger must hold one charge of the ex-ante epsilon ${ex_ante}:\n${ledger}")
 endif()
