@@ -1,10 +1,11 @@
-# cmake -DDPTUNE=<dptune> -DPIPELINE=<yaml> -DOUT=<folder> -P run_pipeline.cmake
-# Runs `dptune run PIPELINE --seed 7 --no-progress --out OUT` with a ledger beside it and checks what
+# cmake -DDPTUNE=<dptune> -DPIPELINE=<yaml> -DOUT=<folder> -DSEED=<n> [-DEXPECT_STOP=<text>]
+#       -P run_pipeline.cmake
+# Runs `dptune run PIPELINE --seed SEED --no-progress --out OUT` with a ledger beside it and checks what
 # an expost run must say: the ex-ante guarantee, the cap, the realised (or ex-post) epsilon as a
 # declared DP output in the console and summary.json, and a ledger charged the ex-ante guarantee
 # (the cap's price), never the realised epsilon.
 cmake_minimum_required(VERSION 3.25)
-foreach(var IN ITEMS DPTUNE PIPELINE OUT)
+foreach(var IN ITEMS DPTUNE PIPELINE OUT SEED)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "run_pipeline.cmake: -D${var}=... is required")
   endif()
@@ -15,7 +16,7 @@ file(MAKE_DIRECTORY "${OUT}")
 file(READ "${PIPELINE}" yaml)
 file(WRITE "${OUT}/pipeline.yaml" "${yaml}\nledger: {path: ${OUT}/ledger.db, dataset: d, budget: {epsilon: 100, delta: 1.0e-3}}\n")
 execute_process(
-  COMMAND "${DPTUNE}" run "${OUT}/pipeline.yaml" --seed 7 --no-progress --out "${OUT}/run"
+  COMMAND "${DPTUNE}" run "${OUT}/pipeline.yaml" --seed ${SEED} --no-progress --out "${OUT}/run"
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 # The console wraps long notes at 100 columns: join continuation lines before matching phrases.
 string(REGEX REPLACE "\n +" " " out "${out}")
@@ -51,6 +52,12 @@ endif()
 string(FIND "${out}" "${absent}" at)
 if(NOT at EQUAL -1)
   message(FATAL_ERROR "'${absent}' in stdout:\n${out}")
+endif()
+if(EXPECT_STOP)
+  string(FIND "${out}" "${EXPECT_STOP}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "'${EXPECT_STOP}' missing from stdout:\n${out}")
+  endif()
 endif()
 if(EXISTS "${OUT}/run/trials.csv" OR EXISTS "${OUT}/run/trials.SENSITIVE.csv")
   message(FATAL_ERROR "per-step scores were written without opt-in")
