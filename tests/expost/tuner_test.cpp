@@ -121,7 +121,8 @@ TEST_CASE("expost tuner: pure steps stop at the first level meeting the target, 
   const std::string expost = note_with(r, "ex-post guarantee: epsilon = ");
   CHECK(expost.rfind(dptune::kDpOutputNote, 0) == 0);
   CHECK(expost.find("ex-post guarantee: epsilon = 0.75 (depends on where the tuner stopped; "
-                    "ex-ante cap epsilon = 4") != std::string::npos);
+                    "pure, for add/remove neighbours; ex-ante cap epsilon = 4") !=
+        std::string::npos);
   CHECK(expost.find("stopped after step 2 of 4") != std::string::npos);
   CHECK_FALSE(note_with(r, "4 levels of epsilon (0.25, 0.5, 1, 2)").empty());
   // The public notes name no step of the walk.

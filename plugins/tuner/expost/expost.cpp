@@ -374,10 +374,11 @@ class Expost final : public dptune::Tuner {
                             : " (no private score met the target: the cap's best step released)");
       if (pure_) {
         const double realised = chain_rule_epsilon_of_run();
-        result.notes.push_back(
-            dp + "ex-post guarantee: epsilon = " + fmt(realised) +
-            " (depends on where the tuner stopped; ex-ante cap epsilon = " + fmt(cap) +
-            ", guarantee " + fmt(ex_ante_.epsilon) + ", charged to the ledger); " + stop);
+        result.notes.push_back(dp + "ex-post guarantee: epsilon = " + fmt(realised) +
+                               " (depends on where the tuner stopped; pure, for " +
+                               dptune::to_string(relation_) +
+                               " neighbours; ex-ante cap epsilon = " + fmt(cap) + ", guarantee " +
+                               fmt(ex_ante_.epsilon) + ", charged to the ledger); " + stop);
       } else {
         const dptune::PrivacyGuarantee realised =
             context_.accountant().epsilon(realised_event(), context_.delta());
