@@ -1,4 +1,4 @@
-// Utility-first private tuning with an ex-post guarantee (issue of Ghazi, Kamath, Knop, Kumar,
+// Utility-first private tuning with an ex-post guarantee (the idea of Ghazi, Kamath, Knop, Kumar,
 // Manurangsi & Zhang 2025, "Private Hyperparameter Tuning with Ex-Post Guarantee", whose abstract
 // only could be read; the construction and its analysis here are the PROJECT'S OWN, written out in
 // docs/tuners/expost.md).
@@ -18,7 +18,6 @@
 //    It is reported as a DP output beside the cap.  With approximate-DP steps (DP-SGD) the
 //    realised figure is reported labelled "not a guarantee".
 #include <cmath>
-#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>

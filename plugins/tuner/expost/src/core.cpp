@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <string>
 
 #include "dptune/errors.hpp"
@@ -9,6 +10,14 @@
 
 namespace dptune::expost {
 namespace {
+
+/// `x` with up to 6 significant digits, as the reports print numbers.
+std::string shortest(double x) {
+  std::ostringstream s;
+  s.precision(6);
+  s << x;
+  return s.str();
+}
 
 void require(bool ok, const std::string& what) {
   if (!ok) throw InvalidArgument("expost: " + what);
@@ -70,8 +79,7 @@ Ladder make_ladder(double epsilon_start, double ratio, double cap, std::size_t c
   }
   require(!ladder.level_epsilon.empty(),
           "not even one level fits the cap: " + std::to_string(candidates) + " candidate(s) x " +
-              "epsilon_start " + std::to_string(epsilon_start) + " > epsilon_cap " +
-              std::to_string(cap));
+              "epsilon_start " + shortest(epsilon_start) + " > epsilon_cap " + shortest(cap));
   return ladder;
 }
 
