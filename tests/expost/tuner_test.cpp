@@ -17,7 +17,8 @@ namespace {
 
 using dptune::DpEvent;
 
-enum class Training { Pure, Approx, LaplaceNoise };
+// Overspend: a trainer whose pure event costs `overspend` times the target_epsilon it was given.
+enum class Training { Pure, Approx, LaplaceNoise, Overspend };
 
 /// The utility of a step trained at privacy ε: 0.5 + ε, at most 0.95 (more privacy budget, a
 /// better model), so with target 0.9 the first level with ε ≥ 0.4 passes.
@@ -25,7 +26,7 @@ double utility_at(double epsilon) { return std::min(0.95, 0.5 + epsilon); }
 
 class FakeContext final : public dptune::testing::StubTunerContext {
  public:
-  explicit FakeContext(Training training, std::int64_t candidates = 1)
+  explicit FakeContext(Training training, std::int64_t candidates = 1, double overspend = 1)
       : StubTunerContext(dptune::testing::integer_choices("c", candidates), 5),
         evaluator_(
             [training](const dptune::EvaluationRequest& r, std::size_t) {
@@ -34,7 +35,7 @@ class FakeContext final : public dptune::testing::StubTunerContext {
                                     : r.candidate.get_double("target_epsilon"));
             },
             1) {
-    evaluator_.event = [training](const dptune::Params& c, const dptune::DataScope&) {
+    evaluator_.event = [training, overspend](const dptune::Params& c, const dptune::DataScope&) {
       switch (training) {
         case Training::Pure:
           return DpEvent::pure_dp(c.get_double("target_epsilon"));
@@ -42,6 +43,8 @@ class FakeContext final : public dptune::testing::StubTunerContext {
           return DpEvent::approx_dp(c.get_double("target_epsilon"), 1e-7);
         case Training::LaplaceNoise:
           return DpEvent::laplace(c.get_double("b"));
+        case Training::Overspend:
+          return DpEvent::pure_dp(overspend * c.get_double("target_epsilon"));
       }
       return DpEvent::non_private();
     };
@@ -222,4 +225,22 @@ TEST_CASE("expost tuner: refusals before any run") {
   FakeContext two(Training::Pure, 2);
   CHECK_THROWS_AS(plugin.tuner(many)->tune(two), dptune::ConfigError);
   CHECK(two.evaluator_.batches.empty());
+}
+
+TEST_CASE("expost tuner: a trainer that overspends its target is refused before any run") {
+  Loaded plugin;
+  // Twice the target: the ladder (0.25 + 0.5 + 1 + 2 = 3.75) then costs 7.5 by basic composition
+  // (the rdp accountant's conversion: just below) > the cap 4.
+  FakeContext twice(Training::Overspend, 1, 2.0);
+  CHECK(twice.rdp.epsilon(DpEvent::pure_dp(7.5), 1e-5).epsilon > 7.4);
+  CHECK_THROWS_WITH_AS(plugin.tuner(kLadder)->tune(twice),
+                       doctest::Contains("prices the whole ladder (4 steps) at epsilon 7.4"),
+                       dptune::ConfigError);
+  CHECK(twice.evaluator_.batches.empty());
+  // 5 % over: the ladder's 3.9375 still fits the cap, but every step is above its level, which the
+  // ex-post bound's premise needs: refused too.
+  FakeContext over(Training::Overspend, 1, 1.05);
+  CHECK_THROWS_WITH_AS(plugin.tuner(kLadder)->tune(over), doctest::Contains("above its level 0.25"),
+                       dptune::PluginError);
+  CHECK(over.evaluator_.batches.empty());
 }

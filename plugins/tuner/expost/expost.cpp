@@ -266,8 +266,9 @@ class Expost final : public dptune::Tuner {
         throw dptune::ConfigError(
             "expost: the accountant prices the whole ladder (" + std::to_string(ladder_.steps()) +
             " steps) at epsilon " + fmt(ex_ante_.epsilon) + " > epsilon_cap " + fmt(cap) +
-            " (approximate-DP steps, each calibrated at delta, can compose above the sum of "
-            "their epsilons); lower epsilon_start or raise epsilon_cap");
+            " (a step costs more than its level, or approximate-DP steps, each calibrated at "
+            "delta, compose above the sum of their epsilons); lower epsilon_start or raise "
+            "epsilon_cap");
       pure_ = is_pure(total_);
       if (!pure_) return;
       relation_ = dptune::neighbouring_of(total_);
