@@ -25,7 +25,7 @@ if(NOT rc EQUAL 0)
 endif()
 file(READ "${OUT}/run/summary.json" summary)
 foreach(needle IN ITEMS "ex-ante cap epsilon = " "expost ladder (public, fixed before any data is read)"
-                        "charged to the ledger" "stopped after step ")
+                        "what the ledger is charged for it" "stopped after step ")
   string(FIND "${out}" "${needle}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "dptune run ${PIPELINE}: '${needle}' missing from stdout:\n${out}")

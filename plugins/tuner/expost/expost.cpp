@@ -377,8 +377,9 @@ class Expost final : public dptune::Tuner {
         result.notes.push_back(dp + "ex-post guarantee: epsilon = " + fmt(realised) +
                                " (depends on where the tuner stopped; pure, for " +
                                dptune::to_string(relation_) +
-                               " neighbours; ex-ante cap epsilon = " + fmt(cap) + ", guarantee " +
-                               fmt(ex_ante_.epsilon) + ", charged to the ledger); " + stop);
+                               " neighbours; ex-ante cap epsilon = " + fmt(cap) +
+                               ", ex-ante guarantee of the tuning " + fmt(ex_ante_.epsilon) +
+                               ", what the ledger is charged for it); " + stop);
       } else {
         const dptune::PrivacyGuarantee realised =
             context_.accountant().epsilon(realised_event(), context_.delta());
@@ -388,8 +389,8 @@ class Expost final : public dptune::Tuner {
             " of the steps run (NOT a guarantee: the steps are not pure DP, and the ex-post bound "
             "is proved for pure steps only; the guarantee is the ex-ante one: ex-ante cap epsilon "
             "= " +
-            fmt(cap) + ", guarantee " + fmt(ex_ante_.epsilon) + ", charged to the ledger); " +
-            stop);
+            fmt(cap) + ", ex-ante guarantee of the tuning " + fmt(ex_ante_.epsilon) +
+            ", what the ledger is charged for it); " + stop);
       }
       result.notes.push_back("expost ladder (public, fixed before any data is read): " +
                              ladder_text());
