@@ -108,7 +108,15 @@ class FakeContext final : public dptune::testing::StubTunerContext {
 struct Loaded {
   dptune::host::PluginRegistry registry;
   Loaded() { registry.scan(DPTUNE_SVT_DOUBLING_PLUGIN); }
+  /// The cases test Ding et al.'s setting (the held-out split public) unless they say otherwise:
+  /// the tuner protects the held-out split by default (case "the held-out split is protected by
+  /// default").
   std::shared_ptr<dptune::Tuner> tuner(const dptune::Params& given) {
+    dptune::Params with_setting = given;
+    if (!with_setting.contains("protect_validation")) with_setting.set("protect_validation", false);
+    return tuner_as_given(with_setting);
+  }
+  std::shared_ptr<dptune::Tuner> tuner_as_given(const dptune::Params& given) {
     const auto* schema = registry.schema(dptune::host::ComponentKind::Tuner, "svt_doubling");
     REQUIRE(schema != nullptr);
     return registry.create_tuner("svt_doubling", schema->complete(given));
@@ -271,6 +279,27 @@ TEST_CASE("svt_doubling tuner: no candidate passes -> the first candidate, said 
   CHECK(has_note(r, "fell back to the data-independent default, the first candidate"));
   CHECK(iterations_used(r) == 1);  // step 1 fails, step 0
   CHECK(has_note(r, "undefined here"));
+}
+
+TEST_CASE("svt_doubling tuner: the held-out split is protected by default") {
+  // Ding et al. treat the validation split as public; a user who does not say so gets the
+  // safer threat model (one record of the training or of the held-out split).
+  Loaded plugin;
+  const dptune::Params unsaid{{"k", std::int64_t{20}}, {"epsilon_svt", 5.0}};
+  {
+    FakeContext context(15);  // no split sizes from the host: refused, never a silent public split
+    CHECK_THROWS_WITH(plugin.tuner_as_given(unsaid)->tune(context),
+                      doctest::Contains("not provided by this host"));
+  }
+  FakeContext context(16);
+  context.sizes = dptune::DataSizes{100, 4, 0, 4, false};
+  context.utility.emplace();
+  context.utility->utility = "accuracy";
+  context.utility->per_record = 0.25;
+  context.utility->derivation = "mean of per-record scores";
+  const auto r = plugin.tuner_as_given(unsaid)->tune(context);
+  CHECK(has_note(r, "one record of the training OR the held-out split"));
+  CHECK(has_note(r, "sensitivity 0.25 = max(1/k, 0.25"));
 }
 
 TEST_CASE(

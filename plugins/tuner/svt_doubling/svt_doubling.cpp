@@ -132,8 +132,9 @@ class SvtDoubling final : public dptune::Tuner {
         .add_bool("protect_validation",
                   "protect the held-out split too: sensitivity max(1/k, the utility's sensitivity "
                   "to one of the n_val scored rows, from the host), and the final model's "
-                  "held-out utility is withheld")
-        .default_to(false)
+                  "held-out utility is withheld; on by default: false is Ding et al.'s "
+                  "setting, where the held-out split is public")
+        .default_to(true)
         .add_int("validation_rows",
                  "optional check with protect_validation: must equal the scored split's rows "
                  "(the host reports them; 0 = do not check)")
