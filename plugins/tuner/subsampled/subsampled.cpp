@@ -177,6 +177,11 @@ class Subsampled final : public dptune::Tuner {
         ", each a candidate drawn uniformly from the " + std::to_string(plan.grid.size()) +
         "-point grid of the search space; K, the runs and the best run's candidate are not "
         "released (Papernot & Steinke 2022, Theorems 2 and 6)");
+    for (const auto& name : plan.rule.not_in(plan.grid.front()))
+      result.notes.push_back(
+          "scale_with_data: '" + name +
+          "' is not a dimension of the search space: the final training keeps the value the "
+          "pipeline fixes (its privacy is priced at its own event whatever the value)");
     result.notes.push_back(plan.rule.describe() +
                            "; one model is trained with the extrapolated candidate on the full "
                            "training split, scored on the held-out split, and released");

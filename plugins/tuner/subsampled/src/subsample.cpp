@@ -52,11 +52,7 @@ Params Extrapolation::apply(const Params& tuned) const {
   Params out = tuned;
   const double s = factor();
   for (const auto& name : scaled) {
-    if (!tuned.contains(name))
-      throw InvalidArgument("subsampled: scale_with_data names '" + name +
-                            "', which is not a dimension of the search space (a fixed value "
-                            "cannot be extrapolated: put it in the search space, or remove it "
-                            "from scale_with_data)");
+    if (!tuned.contains(name)) continue;  // fixed by the pipeline: kept (not_in)
     const Value& v = tuned.at(name);
     if (const auto* i = std::get_if<std::int64_t>(&v)) {
       const double scaled_value = std::round(static_cast<double>(*i) * s);
@@ -68,6 +64,13 @@ Params Extrapolation::apply(const Params& tuned) const {
                             " hyperparameter; only numbers can be scaled");
     }
   }
+  return out;
+}
+
+std::vector<std::string> Extrapolation::not_in(const Params& candidate) const {
+  std::vector<std::string> out;
+  for (const auto& name : scaled)
+    if (!candidate.contains(name)) out.push_back(name);
   return out;
 }
 

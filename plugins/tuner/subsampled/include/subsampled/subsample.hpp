@@ -42,9 +42,12 @@ struct Extrapolation {
   SubsampleSize size;
 
   double factor() const;
-  /// The candidate for the full data.  Throws InvalidArgument when a scaled name is missing from
-  /// `tuned` or is not a number.
+  /// The candidate for the full data.  A scaled name that `tuned` does not hold (a value the
+  /// pipeline fixes) is left to the pipeline; throws InvalidArgument when a scaled value is not a
+  /// number.
   Params apply(const Params& tuned) const;
+  /// The scaled names `candidate` does not hold (they are not dimensions of the search space).
+  std::vector<std::string> not_in(const Params& candidate) const;
   std::string describe() const;
 };
 
