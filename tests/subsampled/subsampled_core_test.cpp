@@ -159,3 +159,30 @@ TEST_CASE("subsampled: the expected compute counts trainings x rows from E[K], n
   CHECK(c.full_data_repetition == 5000);
   CHECK(c.saved() == 3500);
 }
+
+TEST_CASE("subsampled: with q < 1 every price holds for replace-one neighbours") {
+  // An added record reshuffles the layout's parts, so the subsample is covered only for replaced
+  // records: an add/remove price is dropped with q < 1 (kept with q = 1), and a Poisson part,
+  // which cannot be restated for replace-one, leaves no price at all.
+  const dptune::rdp::AccountantAdapter accountant;
+  const auto law = dptune::RepetitionDistribution::from_mean(5.0, 0.0);
+  const DpEvent laplace = DpEvent::laplace(2.0);  // add/remove
+  sub::Procedure p{laplace,    nullptr,    laplace, sub::SubsampleSize::of(100, 0.5),
+                   law.mean(), law.shape()};
+  std::vector<std::string> names;
+  for (const auto& priced : sub::prices(accountant, 1e-5, p)) {
+    names.push_back(priced.route);
+    CHECK(dptune::neighbouring_of(priced.event) == dptune::Neighbouring::ReplaceOne);
+  }
+  // (The profile route is refused here too: its add/remove (ε, δ), restated for replace-one by
+  // group privacy, needs δ·(1 + e^ε) more than the δ share it was priced at.)
+  CHECK(names == std::vector<std::string>{"Theorem 9"});
+  p.size = sub::SubsampleSize::of(100, 1.0);
+  REQUIRE(sub::prices(accountant, 1e-5, p).size() == 1);
+  CHECK(dptune::neighbouring_of(sub::prices(accountant, 1e-5, p).front().event) ==
+        dptune::Neighbouring::AddRemove);
+  const DpEvent poisson =
+      DpEvent::self_composed(DpEvent::poisson_sampled(0.1, DpEvent::gaussian(2.0)), 10);
+  p = {poisson, nullptr, poisson, sub::SubsampleSize::of(100, 0.5), law.mean(), law.shape()};
+  CHECK_THROWS_AS(sub::prices(accountant, 1e-5, p), dptune::PrivacyError);
+}

@@ -282,6 +282,18 @@ TEST_CASE("subsampled: refusals come before any run") {
     CHECK(context.evaluator_.runs() == 0);
   }
   {
+    // Poisson lots (add/remove) cannot be priced for replace-one neighbours, which the
+    // subsample needs.
+    FakeContext context(1, space());
+    context.evaluator_.event = [](const Params& c, const dptune::DataScope&) {
+      return DpEvent::self_composed(
+          DpEvent::poisson_sampled(0.1, DpEvent::gaussian(c.get_double("sigma"))), 20);
+    };
+    CHECK_THROWS_WITH_AS(plugin.tuner({})->tune(context),
+                         doctest::Contains("sampling: without_replacement"), dptune::ConfigError);
+    CHECK(context.evaluator_.runs() == 0);
+  }
+  {
     FakeContext context(1, space());
     context.varies = true;
     CHECK_THROWS_WITH_AS(plugin.tuner({})->tune(context), doctest::Contains("afresh"),

@@ -151,9 +151,12 @@ class Subsampled final : public dptune::Tuner {
       plan.prices = sub::prices(context.accountant(), context.delta(), procedure);
     } catch (const dptune::PrivacyError& e) {
       throw dptune::ConfigError(
-          std::string("subsampled: the accountant cannot price the tuning and the final "
-                      "training: ") +
-          e.what());
+          std::string("subsampled: no price of the tuning and the final training: ") + e.what() +
+          (plan.rule.size.whole()
+               ? std::string()
+               : std::string("; with fraction < 1 the guarantee must hold for replace-one "
+                             "neighbours, so the trainer must state its event for them (DP-SGD: "
+                             "sampling: without_replacement, the default, not poisson)")));
     }
     plan.chosen = plan.prices.front();
     for (const auto& p : plan.prices)

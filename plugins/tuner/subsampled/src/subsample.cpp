@@ -163,6 +163,13 @@ std::vector<Priced> prices(const Accountant& accountant, double delta, const Pro
   for (const auto& [name, tuning] : routes) {
     try {
       const DpEvent total = DpEvent::composed({tuning(), p.final});
+      // The subsample is a part of the layout's partition: a replaced record keeps its part, an
+      // added one reshuffles every part.  So with q < 1 only a replace-one guarantee covers it
+      // (neighbouring_of also refuses a Poisson part mixed with a replace-one one).
+      if (!p.size.whole() && neighbouring_of(total) != Neighbouring::ReplaceOne)
+        throw PrivacyError(name +
+                           " route: stated for add/remove neighbours, which the subsample does "
+                           "not keep (an added record reshuffles the layout's parts)");
       const std::string why = accountant.unsupported_reason(total);
       if (!why.empty()) throw PrivacyError(name + " route: " + why);
       out.push_back({name, total, accountant.epsilon(total, delta)});

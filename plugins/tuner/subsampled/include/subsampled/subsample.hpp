@@ -93,7 +93,10 @@ struct Priced {
 ///                δ_t = δ/(2q), amplified to (log(1 + q(e^ε_t − 1)), qδ_t) by sampling without
 ///                replacement (Balle, Barthe & Gaboardi 2018), as approx_dp events (q < 1);
 ///   "unamplified": repeat_and_select(base) as on the full data (every q).
-/// A route the accountant refuses is left out; none left: the first refusal is rethrown.
+/// With q < 1 a route must hold for replace-one neighbours: the subsample is a part of the layout's
+/// partition, which keeps a replaced record in its part but reshuffles every part when one is
+/// added.  A route that does not, or that the accountant refuses, is left out; none left: the
+/// first refusal is rethrown (PrivacyError).
 std::vector<Priced> prices(const Accountant& accountant, double delta, const Procedure& p);
 /// The smallest ε of prices() (ties: the earlier route).  Chosen from public inputs only.
 Priced cheapest(const Accountant& accountant, double delta, const Procedure& p);
