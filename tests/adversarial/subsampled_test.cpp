@@ -52,28 +52,6 @@ struct Case {
   double mean = 5, eta = 0;
 };
 
-/// The two laws of the released output on D and D′, and the mass of K left out of the sums.
-struct Released {
-  adv::Dist on_d, on_d2;
-  double dropped = 0;
-
-  double delta_lower(double eps) const {
-    const double slack = std::exp(eps) * dropped + 1e-12;
-    return std::max(adv::hockey_stick(on_d, on_d2, eps), adv::hockey_stick(on_d2, on_d, eps)) -
-           slack;
-  }
-  double epsilon_lower(double delta) const {
-    if (delta_lower(0) <= delta) return 0;
-    double lo = 0, hi = 1;
-    while (delta_lower(hi) > delta && hi < 400) hi *= 2;
-    while (hi - lo > 1e-10) {
-      const double mid = 0.5 * (lo + hi);
-      (delta_lower(mid) <= delta ? hi : lo) = mid;
-    }
-    return lo;
-  }
-};
-
 /// One run's law over the 4L outcomes (λ, training output, score), ranked by `rank`.
 adv::Dist run_law(const Case& c, std::size_t l, int train_bit, int score_bit,
                   const std::vector<std::size_t>& rank) {
@@ -86,7 +64,7 @@ adv::Dist run_law(const Case& c, std::size_t l, int train_bit, int score_bit,
 }
 
 /// The released output's laws for neighbouring pair A (train record) or B (scored record).
-Released exact(const Case& c, bool scored_record, std::mt19937_64& rng) {
+adv::ExactPair exact(const Case& c, bool scored_record, std::mt19937_64& rng) {
   const std::size_t L = c.train_eps.size(), outcomes = 4 * L;
   std::vector<std::size_t> rank(outcomes), candidate_of(outcomes);
   for (std::size_t i = 0; i < outcomes; ++i) rank[i] = i;
@@ -102,7 +80,7 @@ Released exact(const Case& c, bool scored_record, std::mt19937_64& rng) {
   const double gamma = dptune::RepetitionDistribution::from_mean(c.mean, c.eta).gamma();
   const adv::Dist stopping = adv::stopping_law(c.eta, gamma);
   const adv::Policy prior = adv::prior_policy(in);
-  Released r;
+  adv::ExactPair r;
   double a = 0, b = 0;
   adv::Dist best_d = adv::best_law(in, prior, 0, stopping, a);
   const adv::Dist best_d2 = adv::best_law(in, prior, 1, stopping, b);

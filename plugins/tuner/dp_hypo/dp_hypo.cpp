@@ -19,7 +19,6 @@
 // public (notes, progress) depends on them.  The sampler reads only released (noisy) scores.
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -40,12 +39,7 @@ using dptune::InvalidArgument;
 using dptune::Params;
 using dptune::RepetitionDistribution;
 
-std::string fmt(double x) {
-  std::ostringstream s;
-  s.precision(6);
-  s << x;
-  return s.str();
-}
+using dptune::repetition::fmt;
 
 /// The finite candidate set, its base event, and how each run's score is released.
 struct Setup {

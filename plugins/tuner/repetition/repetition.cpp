@@ -25,7 +25,6 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -43,12 +42,7 @@ using dptune::InvalidArgument;
 using dptune::Params;
 using dptune::RepetitionDistribution;
 
-std::string fmt(double x) {
-  std::ostringstream s;
-  s.precision(6);
-  s << x;
-  return s.str();
-}
+using dptune::repetition::fmt;
 
 /// The candidates Q may draw and the worst-case (base) event over them.
 struct CandidateSet {

@@ -12,7 +12,6 @@
 // extrapolated candidates, since the one chosen depends on the data.  The paper's own tighter
 // bounds (its Equations (3.1) and (3.2)) could not be read and are not used.
 #include <algorithm>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -29,12 +28,7 @@ using dptune::Params;
 namespace core = dptune::repetition;
 namespace sub = dptune::subsampled;
 
-std::string fmt(double x) {
-  std::ostringstream s;
-  s.precision(6);
-  s << x;
-  return s.str();
-}
+using dptune::repetition::fmt;
 
 /// Everything fixed before the first run: the candidates, their events on the subsample and,
 /// extrapolated, on the full data, the scoring, and the event of the whole procedure.

@@ -8,14 +8,12 @@
 
 namespace dptune::repetition {
 
-namespace {
 std::string fmt(double x) {
   std::ostringstream s;
   s.precision(6);
   s << x;
   return s.str();
 }
-}  // namespace
 
 RunCountParams RunCountParams::read(const Params& p) {
   RunCountParams r;

@@ -4,22 +4,15 @@
 #include <cmath>
 #include <exception>
 #include <functional>
-#include <sstream>
 #include <utility>
 #include <variant>
 
 #include "dptune/errors.hpp"
+#include "repetition/selection.hpp"
 
 namespace dptune::subsampled {
 
-namespace {
-std::string fmt(double x) {
-  std::ostringstream s;
-  s.precision(6);
-  s << x;
-  return s.str();
-}
-}  // namespace
+using repetition::fmt;
 
 SubsampleSize SubsampleSize::of(std::size_t full_rows, double fraction) {
   if (!(fraction > 0 && fraction <= 1))

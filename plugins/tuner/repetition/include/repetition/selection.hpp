@@ -15,6 +15,9 @@
 
 namespace dptune::repetition {
 
+/// A number in the tuners' notes and messages: 6 significant digits.
+std::string fmt(double x);
+
 /// The truncated negative binomial's parameters as the tuners read them.
 struct RunCountParams {
   std::string distribution;  // logarithmic, geometric, negative_binomial, poisson (others: caller)
