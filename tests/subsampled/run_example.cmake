@@ -1,11 +1,29 @@
-# cmake -DDPTUNE=<dptune> -DPIPELINE=<yaml> -DOUT=<folder> "-DEXPECT=<text>|<text>..." -P run_example.cmake
-# Runs the subsampled example pipeline (seeded) and checks exit code 0, the released model
-# (model.json), every EXPECT text in summary.json, and no K in the printed report.
+# cmake -DDPTUNE=<dptune> -DPIPELINE=<yaml> -DOUT=<folder> "-DEXPECT=<text>|<text>..."
+#       [-DREFUSED=1] -P run_example.cmake
+# Runs a subsampled pipeline (seeded) and checks exit code 0, the released model (model.json),
+# every EXPECT text in summary.json, and no K in the printed report; with REFUSED: exit code 2,
+# every EXPECT text in stderr, and no summary.json.
 cmake_minimum_required(VERSION 3.25)
 file(REMOVE_RECURSE "${OUT}")
 execute_process(
   COMMAND "${DPTUNE}" run "${PIPELINE}" --seed 7 --no-progress --out "${OUT}"
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+string(REPLACE "|" ";" expected "${EXPECT}")
+if(REFUSED)
+  if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "dptune run ${PIPELINE}: exit code ${rc}, expected 2\n${out}\n${err}")
+  endif()
+  foreach(text IN LISTS expected)
+    string(FIND "${err}" "${text}" at)
+    if(at EQUAL -1)
+      message(FATAL_ERROR "stderr lacks '${text}':\n${err}")
+    endif()
+  endforeach()
+  if(EXISTS "${OUT}/summary.json")
+    message(FATAL_ERROR "a refused run wrote ${OUT}/summary.json")
+  endif()
+  return()
+endif()
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "dptune run ${PIPELINE}: exit code ${rc}\nstdout:\n${out}\nstderr:\n${err}")
 endif()
@@ -13,7 +31,6 @@ if(NOT EXISTS "${OUT}/model.json")
   message(FATAL_ERROR "no model.json in ${OUT}\nstdout:\n${out}")
 endif()
 file(READ "${OUT}/summary.json" summary)
-string(REPLACE "|" ";" expected "${EXPECT}")
 foreach(text IN LISTS expected)
   string(FIND "${summary}" "${text}" at)
   if(at EQUAL -1)
