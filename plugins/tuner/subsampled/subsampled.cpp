@@ -1,15 +1,18 @@
 // Tuning on a subsample, extrapolated to the full data (after Koskela & Kulkarni 2023, NeurIPS,
-// arXiv 2301.11989, "Variant 2").  Papernot & Steinke 2022's random-stopping tuner runs on a
-// subsample of public size m = ⌊qn⌋ that the data layout draws without looking at the data (the
-// first part of its 1/q-part partition); the best run's candidate is mapped to the full data by a
-// public rule (subsampled/subsample.hpp: the named hyperparameters scale with n/m, the others are
-// kept); one model is trained with it on the full data, scored, and released.  Nothing of the
-// tuning itself is released (K, the runs, the best run's candidate before extrapolation).
+// arXiv 2301.11989; the final model on the full data, not on the rest of it).  Papernot & Steinke
+// 2022's random-stopping tuner runs on a subsample of public size m = ⌊qn⌋ that the data layout
+// draws without looking at the data (the first part of its 1/q-part partition); the best run's
+// candidate is mapped to the full data by a public rule (subsampled/subsample.hpp: the named
+// hyperparameters scale with n/m, the others are kept); one model is trained with it on the full
+// data, scored, and released.  Nothing of the tuning itself is released (K, the runs, the best
+// run's candidate before extrapolation).
 //
-// The guarantee is the accountant's price of composed([tuning, final]) (subsampled::tuning_event,
-// final_event): the tuning amplified by sampling without replacement (Wang, Balle &
-// Kasiviswanathan 2019, Theorem 9) as a whole, the final training priced at the worst of the
-// extrapolated candidates, since the one chosen depends on the data.  The paper's own tighter
+// The guarantee is the smallest of three sound prices of composed([tuning, final])
+// (subsampled::prices, docs/tuners/subsampled.md): the tuning amplified as a whole by sampling
+// without replacement, in RDP (Wang, Balle & Kasiviswanathan 2019, Theorem 9) or as (ε, δ) from
+// its privacy profile (Balle, Barthe & Gaboardi 2018), or not amplified at all; a record of the
+// scored split, which every run's score sees, priced apart.  The final training is priced at the
+// worst of the extrapolated candidates, since the one chosen depends on the data.  The paper's own
 // bounds (its Equations (3.1) and (3.2)) could not be read and are not used.
 #include <algorithm>
 #include <string>

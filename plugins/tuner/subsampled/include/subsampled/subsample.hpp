@@ -1,6 +1,6 @@
 // Tuning on a subsample, extrapolated to the full data (after Koskela & Kulkarni 2023, "Practical
-// Differentially Private Hyperparameter Tuning with Subsampling", NeurIPS; their "Variant 2": the
-// whole tuning run on a subsample, the final model trained once on the full data).
+// Differentially Private Hyperparameter Tuning with Subsampling", NeurIPS: the whole tuning run
+// on a subsample, the final model trained once on the full data).
 //
 // The subsample: the first of the k = 1/q disjoint parts the data layout cuts the training split
 // into (a uniform shuffle from the layout's own seed, data-independent), m = ⌊n/k⌋ rows: a sample
