@@ -149,7 +149,7 @@ class Subsampled final : public dptune::Tuner {
     } catch (const dptune::PrivacyError& e) {
       throw dptune::ConfigError(
           std::string("subsampled: no price of the tuning and the final training: ") + e.what() +
-          (plan.rule.size.whole()
+          (plan.rule.size.whole() || std::string(e.what()).find("add/remove") == std::string::npos
                ? std::string()
                : std::string("; with fraction < 1 the guarantee must hold for replace-one "
                              "neighbours, so the trainer must state its event for them (DP-SGD: "

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <exception>
 #include <functional>
 #include <utility>
 #include <variant>
@@ -152,7 +151,7 @@ std::vector<Priced> prices(const Accountant& accountant, double delta, const Pro
   routes.emplace_back("unamplified",
                       [&] { return DpEvent::repeat_and_select(p.base, p.mean, p.shape); });
   std::vector<Priced> out;
-  std::exception_ptr first_refusal;
+  std::string refusals;
   for (const auto& [name, tuning] : routes) {
     try {
       const DpEvent total = DpEvent::composed({tuning(), p.final});
@@ -160,17 +159,17 @@ std::vector<Priced> prices(const Accountant& accountant, double delta, const Pro
       // added one reshuffles every part.  So with q < 1 only a replace-one guarantee covers it
       // (neighbouring_of also refuses a Poisson part mixed with a replace-one one).
       if (!p.size.whole() && neighbouring_of(total) != Neighbouring::ReplaceOne)
-        throw PrivacyError(name +
-                           " route: stated for add/remove neighbours, which the subsample does "
-                           "not keep (an added record reshuffles the layout's parts)");
+        throw PrivacyError(
+            "stated for add/remove neighbours, which the subsample does not keep (an added "
+            "record reshuffles the layout's parts)");
       const std::string why = accountant.unsupported_reason(total);
-      if (!why.empty()) throw PrivacyError(name + " route: " + why);
+      if (!why.empty()) throw PrivacyError(why);
       out.push_back({name, total, accountant.epsilon(total, delta)});
-    } catch (const PrivacyError&) {
-      if (!first_refusal) first_refusal = std::current_exception();
+    } catch (const PrivacyError& e) {
+      refusals += (refusals.empty() ? "" : "; ") + name + " route: " + e.what();
     }
   }
-  if (out.empty() && first_refusal) std::rethrow_exception(first_refusal);
+  if (out.empty()) throw PrivacyError(refusals);
   return out;
 }
 

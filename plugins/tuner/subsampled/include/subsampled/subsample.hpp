@@ -95,8 +95,8 @@ struct Priced {
 ///   "unamplified": repeat_and_select(base) as on the full data (every q).
 /// With q < 1 a route must hold for replace-one neighbours: the subsample is a part of the layout's
 /// partition, which keeps a replaced record in its part but reshuffles every part when one is
-/// added.  A route that does not, or that the accountant refuses, is left out; none left: the
-/// first refusal is rethrown (PrivacyError).
+/// added.  A route that does not, or that the accountant refuses, is left out; none left: throws
+/// PrivacyError naming every route's refusal.
 std::vector<Priced> prices(const Accountant& accountant, double delta, const Procedure& p);
 /// The smallest ε of prices() (ties: the earlier route).  Chosen from public inputs only.
 Priced cheapest(const Accountant& accountant, double delta, const Procedure& p);
