@@ -4,11 +4,15 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <memory>
+#include <set>
 #include <vector>
 
 #include "dptune/dp_event.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/helpers/repetition.hpp"
+#include "dptune/host/data_scopes.hpp"
+#include "dptune/rng.hpp"
 #include "rdp/calculator.hpp"
 #include "subsampled/subsample.hpp"
 
@@ -31,6 +35,47 @@ TEST_CASE("subsampled: the subsample is part 0 of the layout's 1/q-part partitio
   CHECK_THROWS_WITH_AS(sub::SubsampleSize::of(5, 0.1), doctest::Contains("10 parts of 5"),
                        dptune::InvalidArgument);
   CHECK_THROWS_AS(sub::SubsampleSize::of(5, 0.0), dptune::InvalidArgument);
+}
+
+TEST_CASE("subsampled: m is the row count of the layout's part 0, whose rows are a uniform draw") {
+  // The amplification is priced at m = ⌊n/k⌋ of n: the host's partition must give part 0 exactly
+  // that many rows, all distinct, from a shuffle that the layout's seed alone decides.
+  for (std::size_t n : {7u, 100u, 341u, 1000u})
+    for (double q : {1.0 / 2, 1.0 / 3, 0.1}) {
+      if (static_cast<std::size_t>(std::round(1 / q)) > n) continue;
+      dptune::Dataset train;
+      train.rows = n;
+      train.labels.assign(n, 0.0);
+      const dptune::host::DataScopes scopes(train, {}, [](std::uint64_t stream) {
+        return std::make_unique<dptune::Xoshiro256>(11, stream);
+      });
+      const auto size = sub::SubsampleSize::of(n, q);
+      CAPTURE(n);
+      CAPTURE(q);
+      CHECK(scopes.train_rows(dptune::DataScope::partition(0, size.parts)) == size.sample_rows);
+      const auto& part = scopes.partitions(size.parts).front();
+      CHECK(std::set<std::size_t>(part.begin(), part.end()).size() == size.sample_rows);
+    }
+}
+
+TEST_CASE("subsampled: every row is in the layout's part 0 with probability m/n") {
+  // Seeded statistical check of the uniform draw the amplification assumes: n = 10, k = 2 (m = 5),
+  // 4000 layout seeds; each row's frequency within 5 standard deviations (0.04) of 1/2.
+  constexpr std::size_t kRows = 10, kSeeds = 4000;
+  dptune::Dataset train;
+  train.rows = kRows;
+  train.labels.assign(kRows, 0.0);
+  std::vector<double> in(kRows, 0.0);
+  for (std::uint64_t seed = 1; seed <= kSeeds; ++seed) {
+    const dptune::host::DataScopes scopes(train, {}, [seed](std::uint64_t stream) {
+      return std::make_unique<dptune::Xoshiro256>(seed, stream);
+    });
+    for (std::size_t row : scopes.partitions(2).front()) in[row] += 1.0 / kSeeds;
+  }
+  for (std::size_t row = 0; row < kRows; ++row) {
+    CAPTURE(row);
+    CHECK(std::abs(in[row] - 0.5) < 0.04);
+  }
 }
 
 TEST_CASE("subsampled: the extrapolation scales the named hyperparameters by n/m, keeps the rest") {
