@@ -110,6 +110,8 @@ struct ExactPair {
   Dist on_d, on_d2;
   double dropped = 0;  // the most mass of T either side's enumeration left out
 
+  /// Laws filled in by the caller (e.g. a selection followed by more releases).
+  ExactPair() = default;
   ExactPair(const Instance& inst, const Policy& policy, const Dist& stopping) {
     double a = 0, b = 0;
     on_d = best_law(inst, policy, 0, stopping, a);

@@ -114,7 +114,7 @@ TEST_CASE("declared traits: a test score needs a tuner that declares a released 
   // The tuners offered instead are the loaded ones that declare a released model.
   CHECK(r.err.find("output.test_score: tuner 'undeclared_tuner' releases no model to score (the "
                    "selected candidate only); use a tuner that releases one (dp_hypo, "
-                   "expost, repetition, svt_doubling)") != std::string::npos);
+                   "expost, repetition, subsampled, svt_doubling)") != std::string::npos);
   CHECK_FALSE(fs::exists(p.marker));
 }
 

@@ -19,7 +19,6 @@
 // public (notes, progress) depends on them.  The sampler reads only released (noisy) scores.
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -31,6 +30,7 @@
 #include "dptune/helpers/grid_noise.hpp"
 #include "dptune/helpers/repetition.hpp"
 #include "dptune/helpers/tuning.hpp"
+#include "repetition/selection.hpp"
 
 namespace {
 
@@ -39,20 +39,14 @@ using dptune::InvalidArgument;
 using dptune::Params;
 using dptune::RepetitionDistribution;
 
-std::string fmt(double x) {
-  std::ostringstream s;
-  s.precision(6);
-  s << x;
-  return s.str();
-}
+using dptune::repetition::fmt;
 
 /// The finite candidate set, its base event, and how each run's score is released.
 struct Setup {
   std::vector<Params> candidates;
-  std::vector<DpEvent> events;  // distinct events of the candidates
-  DpEvent base;                 // one_of(events) composed with the scoring event
-  bool noisy = false, secure = true;
-  double scale = 0, sensitivity = 0;  // Laplace scale b = Δ / ε_score and Δ (noisy scoring)
+  std::vector<DpEvent> events;          // distinct events of the candidates
+  DpEvent base;                         // one_of(events) composed with the scoring event
+  dptune::repetition::Scoring scoring;  // how each run's score is released
   std::vector<std::string> notes;
 };
 
@@ -147,14 +141,7 @@ class DpHypo final : public dptune::Tuner {
   dptune::dp_hypo::SamplerOptions options_;
 
   RepetitionDistribution distribution() const {
-    const double eta = distribution_ == "logarithmic" ? 0.0
-                       : distribution_ == "geometric" ? 1.0
-                                                      : eta_;
-    // The sampler uses the accountant's own γ (solved from the mean), as the repetition tuner.
-    const double mean = mean_ > 0    ? mean_
-                        : gamma_ > 0 ? RepetitionDistribution::tnb_mean(eta, gamma_)
-                                     : 10.0;
-    return RepetitionDistribution::from_mean(mean, eta);
+    return dptune::repetition::RunCountParams{distribution_, eta_, mean_, gamma_}.law();
   }
 
   // ---- the candidates ------------------------------------------------------------------------
@@ -198,25 +185,13 @@ class DpHypo final : public dptune::Tuner {
   // ---- scoring: as the repetition tuner (Papernot & Steinke 2022, Sec. 3.1) --------------------
   void scoring(dptune::TunerContext& context, Setup& setup) const;
 
-  double released_score(dptune::TunerContext& context, const Setup& s,
-                        const dptune::Evaluation& run) const {
-    if (!s.noisy) return run.utility_mean;
-    if (!s.secure) return run.utility_mean + dptune::laplace(context.rng(), s.scale);
-    const double multiplier = s.scale / s.sensitivity;
-    const double value[] = {run.utility_mean};
-    return dptune::grid_laplace(value, s.sensitivity, multiplier,
-                                dptune::laplace_grid(s.sensitivity, multiplier, 1),
-                                context.rng())[0];
+  static double released_score(dptune::TunerContext& context, const Setup& s,
+                               const dptune::Evaluation& run) {
+    return dptune::repetition::released_score(context, s.scoring, run);
   }
 
   static dptune::EvaluationRequest run_of(const Params& candidate) {
-    dptune::EvaluationRequest r;
-    r.candidate = candidate;
-    r.scope = dptune::DataScope::whole();
-    r.private_run = true;
-    r.repetitions = 1;
-    r.keep_output = true;
-    return r;
+    return dptune::repetition::private_run(candidate, dptune::DataScope::whole(), true);
   }
 
   static void check_run_event(const dptune::Evaluation& e, const Setup& setup) {
@@ -279,64 +254,29 @@ class DpHypo final : public dptune::Tuner {
   static void release(dptune::TuningResult& result, const std::vector<dptune::Evaluation>& runs,
                       const std::vector<double>& scores) {
     if (runs.empty()) return;  // T ≥ 1 for the truncated negative binomial
-    std::size_t best = 0;
-    for (std::size_t i = 1; i < scores.size(); ++i)
-      if (scores[i] > scores[best]) best = i;
-    dptune::Trial selected;
-    selected.params = runs[best].request.candidate;
-    selected.utility_mean = selected.utility_min = selected.utility_max = scores[best];
-    selected.id = 0;
-    selected.seconds = 0;
-    selected.repetitions = 1;
-    result.selected = selected;
-    if (runs[best].model)
-      result.notes.push_back(std::string(dptune::kDpOutputNote) +
-                             "released model: " + runs[best].model->describe());
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      dptune::Trial trial = dptune::to_trial(runs[i], i);
-      trial.utility_mean = trial.utility_min = trial.utility_max = scores[i];
-      result.trials.push_back(std::move(trial));
-    }
-    result.trials_sensitive = true;
+    dptune::repetition::release_run(result, runs, scores, dptune::repetition::best_run(scores));
   }
 };
 
 void DpHypo::scoring(dptune::TunerContext& context, Setup& setup) const {
-  if (!private_scoring_) {
+  // The scoring event is stated for the trainers' relation, as the repetition tuner states it (so
+  // that density ratio 1 gives its event bit for bit).
+  setup.scoring = dptune::repetition::scoring(
+      context, {private_scoring_, score_epsilon_, secure_noise_}, setup.base, "dp_hypo");
+  const dptune::repetition::Scoring& s = setup.scoring;
+  if (!s.noisy) {
     setup.notes.push_back(
         "scoring: public_validation: every run is scored exactly on the held-out split; assumes "
         "the validation split is public (declared by the user): its records are not protected by "
         "this guarantee");
     return;
   }
-  const dptune::DataSizes sizes = context.data_sizes();
-  const dptune::UtilitySensitivity sens = context.utility_sensitivity(sizes.scored);
-  if (!sens.per_record)
-    throw dptune::ConfigError(
-        "dp_hypo: scoring: private (the default) needs the utility's sensitivity to one scored "
-        "record, unknown for utility '" +
-        sens.utility + "' (" + sens.derivation +
-        "); use a utility with a known sensitivity, or declare the scored split public with "
-        "scoring: public_validation");
-  const double delta_u = *sens.per_record;
-  if (!(delta_u > 0 && std::isfinite(delta_u)))
-    throw dptune::PluginError("dp_hypo: the host gave utility sensitivity " + fmt(delta_u));
-  setup.noisy = true;
-  setup.secure = secure_noise_;
-  setup.scale = delta_u / score_epsilon_;
-  setup.sensitivity = delta_u;
-  // laplace(b / Δ) = laplace(1 / ε_score), stated for the trainers' relation, computed as the
-  // repetition tuner computes it (so that density ratio 1 gives its event bit for bit).
-  const DpEvent leaf = DpEvent::laplace(setup.scale / delta_u);
-  const DpEvent score_event =
-      dptune::neighbouring_of(setup.base) == dptune::Neighbouring::ReplaceOne
-          ? DpEvent::replace_one(leaf)
-          : leaf;
-  setup.base = DpEvent::composed({setup.base, score_event});
+  setup.base = DpEvent::composed({setup.base, s.event});
   setup.notes.push_back(
-      "scoring: private: every run's score on the held-out split (" + std::to_string(sizes.scored) +
-      " rows) gets Laplace noise of scale " + fmt(setup.scale) + " (sensitivity " + fmt(delta_u) +
-      ": " + sens.derivation + "; score_epsilon " + fmt(score_epsilon_) +
+      "scoring: private: every run's score on the held-out split (" +
+      std::to_string(s.scored_rows) + " rows) gets Laplace noise of scale " + fmt(s.scale) +
+      " (sensitivity " + fmt(s.sensitivity) + ": " + s.derivation + "; score_epsilon " +
+      fmt(score_epsilon_) +
       "); the sampler and the selection see only the noisy scores, and the scoring event is "
       "composed into the base event");
 }

@@ -25,7 +25,6 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -34,6 +33,7 @@
 #include "dptune/helpers/grid_noise.hpp"
 #include "dptune/helpers/repetition.hpp"
 #include "dptune/helpers/tuning.hpp"
+#include "repetition/selection.hpp"
 
 namespace {
 
@@ -42,12 +42,7 @@ using dptune::InvalidArgument;
 using dptune::Params;
 using dptune::RepetitionDistribution;
 
-std::string fmt(double x) {
-  std::ostringstream s;
-  s.precision(6);
-  s << x;
-  return s.str();
-}
+using dptune::repetition::fmt;
 
 /// The candidates Q may draw and the worst-case (base) event over them.
 struct CandidateSet {
@@ -213,79 +208,33 @@ class Repetition final : public dptune::Tuner {
   double score_epsilon_;
   bool secure_noise_;
 
-  // ---- scoring -----------------------------------------------------------
-  /// How the runs' scores are released; fixed, with its event, before any run.
-  struct Scoring {
-    bool noisy = false;
-    bool secure = true;      // grid release with exact discrete Laplace (noise: secure)
-    double scale = 0;        // Laplace scale b = Δ / ε_score (noisy)
-    double sensitivity = 0;  // Δ, the utility's sensitivity to one scored record (noisy)
-    DpEvent event;           // laplace(b / Δ) = laplace(1 / ε_score), or NoOp
-    std::string statement;   // what the guarantee assumes about the scored split
-  };
-
-  /// laplace(multiplier), stated for the relation of `trainer_base` (replace_one when the trainers'
-  /// guarantee is replace-one, e.g. sampling without replacement; add/remove otherwise).
-  static DpEvent scoring_event(double multiplier, const DpEvent& trainer_base) {
-    const DpEvent leaf = DpEvent::laplace(multiplier);
-    return dptune::neighbouring_of(trainer_base) == dptune::Neighbouring::ReplaceOne
-               ? DpEvent::replace_one(leaf)
-               : leaf;
-  }
+  // ---- scoring (the shared core: repetition/selection.hpp) ----------------------------------
+  using Scoring = dptune::repetition::Scoring;
 
   Scoring scoring(dptune::TunerContext& context, const DpEvent& trainer_base) const {
-    Scoring s;
-    if (!private_scoring_) {
+    Scoring s = dptune::repetition::scoring(
+        context, {private_scoring_, score_epsilon_, secure_noise_}, trainer_base, "repetition");
+    if (!s.noisy) {
       s.statement =
           "scoring: public_validation: every run is scored exactly on the held-out split; assumes "
           "the validation split is public (declared by the user): its records are not protected "
           "by this guarantee";
       return s;
     }
-    const dptune::DataSizes sizes = context.data_sizes();
-    const dptune::UtilitySensitivity sens = context.utility_sensitivity(sizes.scored);
-    if (!sens.per_record)
-      throw dptune::ConfigError(
-          "repetition: scoring: private (the default) needs the utility's sensitivity to one "
-          "scored record, unknown for utility '" +
-          sens.utility + "' (" + sens.derivation +
-          "); use a utility with a known sensitivity (accuracy, log_loss_score, f1), or declare "
-          "the scored split public with scoring: public_validation");
-    const double delta_u = *sens.per_record;
-    if (!(delta_u > 0 && std::isfinite(delta_u)))
-      throw dptune::PluginError("repetition: the host gave utility sensitivity " + fmt(delta_u) +
-                                ", not a positive number");
-    s.noisy = true;
-    s.secure = secure_noise_;
-    s.scale = delta_u / score_epsilon_;
-    s.sensitivity = delta_u;
-    // DpEvent::laplace takes the noise multiplier b / Δ = 1 / ε_score.  The host's Δ bounds a
-    // replaced, added or removed record alike, so the leaf holds for either relation: stated for
-    // the trainers' relation, it composes with them without a group-privacy conversion.
-    s.event = scoring_event(s.scale / delta_u, trainer_base);
     s.statement =
         "scoring: private: every run's score on the held-out split (" +
-        std::to_string(sizes.scored) + " rows) gets Laplace noise of scale " + fmt(s.scale) +
-        " = " + fmt(delta_u) + " / " + fmt(score_epsilon_) +
-        " (the utility's sensitivity to one record: " + sens.derivation + "; score_epsilon " +
+        std::to_string(s.scored_rows) + " rows) gets Laplace noise of scale " + fmt(s.scale) +
+        " = " + fmt(s.sensitivity) + " / " + fmt(score_epsilon_) +
+        " (the utility's sensitivity to one record: " + s.derivation + "; score_epsilon " +
         fmt(score_epsilon_) +
         "); selection is on the noisy scores, the released score is the noisy one, and "
         "the scoring event is composed into the base event (Papernot & Steinke 2022, Sec. 3.1)";
     return s;
   }
 
-  /// The score a run releases to the selection: its (single) utility, noised when private.
   static double released_score(dptune::TunerContext& context, const Scoring& s,
                                const dptune::Evaluation& run) {
-    if (!s.noisy) return run.utility_mean;
-    if (!s.secure) return run.utility_mean + dptune::laplace(context.rng(), s.scale);
-    // The grid release scales the discrete noise to the rounded score's sensitivity Δ + g, so
-    // laplace(1 / ε_score) stays exactly true of the released number (grid_noise.hpp).
-    const double multiplier = s.scale / s.sensitivity;  // the event's laplace(b / Δ)
-    const double value[] = {run.utility_mean};
-    return dptune::grid_laplace(value, s.sensitivity, multiplier,
-                                dptune::laplace_grid(s.sensitivity, multiplier, 1),
-                                context.rng())[0];
+    return dptune::repetition::released_score(context, s, run);
   }
 
   // ---- the candidates and the base event ---------------------------------------------------
@@ -421,13 +370,7 @@ class Repetition final : public dptune::Tuner {
   }
 
   static dptune::EvaluationRequest run_of(const Params& candidate) {
-    dptune::EvaluationRequest r;
-    r.candidate = candidate;
-    r.scope = dptune::DataScope::whole();
-    r.private_run = true;
-    r.repetitions = 1;  // one training per run: R private trainings would cost R-fold
-    r.keep_output = true;
-    return r;
+    return dptune::repetition::private_run(candidate, dptune::DataScope::whole(), true);
   }
 
   void check_run_event(const dptune::Evaluation& e, const CandidateSet& set) const {
@@ -440,58 +383,19 @@ class Repetition final : public dptune::Tuner {
 
   /// K's distribution for the repeat-and-select variants (not fixed, not threshold).
   RepetitionDistribution distribution() const {
-    if (distribution_ == "poisson") return RepetitionDistribution::poisson(mean_ > 0 ? mean_ : 10);
-    const double eta = distribution_ == "logarithmic" ? 0.0
-                       : distribution_ == "geometric" ? 1.0
-                                                      : eta_;
-    // The sampler uses the accountant's own γ (solved from the mean), so the K that is drawn has
-    // exactly the distribution the guarantee is computed for.
-    const double mean = mean_ > 0    ? mean_
-                        : gamma_ > 0 ? RepetitionDistribution::tnb_mean(eta, gamma_)
-                                     : 10.0;
-    return RepetitionDistribution::from_mean(mean, eta);
+    return dptune::repetition::RunCountParams{distribution_, eta_, mean_, gamma_}.law();
   }
 
-  /// The run with the highest released score; ties: the earlier run (a fixed order).
   static std::size_t best_run(const std::vector<double>& scores) {
-    std::size_t best = 0;
-    for (std::size_t i = 1; i < scores.size(); ++i)
-      if (scores[i] > scores[best]) best = i;
-    return best;
+    return dptune::repetition::best_run(scores);
   }
-
-  /// Releases run `id` (candidate, released score, model description) under the whole search's
-  /// guarantee (tune() sets `privacy`), and keeps every run as a per-run result, marked sensitive
-  /// (the host writes those on opt-in only).
   static void release(dptune::TuningResult& result, const std::vector<dptune::Evaluation>& runs,
                       const std::vector<double>& scores, std::size_t id) {
-    dptune::Trial selected;
-    selected.params = runs[id].request.candidate;
-    selected.utility_mean = selected.utility_min = selected.utility_max = scores[id];
-    // The released trial carries no run index, run time or count: Theorems 2 and 6 cover the
-    // best output with K hidden, and id (the run's index), seconds (its run time) would leak
-    // information about K.  Fixed values: id 0, seconds 0, and one training per run.
-    selected.id = 0;
-    selected.seconds = 0;
-    selected.repetitions = 1;
-    result.selected = selected;
-    // A function of the released run (its candidate's model), declared as DP output.
-    if (runs[id].model)
-      result.notes.push_back(std::string(dptune::kDpOutputNote) +
-                             "released model: " + runs[id].model->describe());
-    keep_runs(result, runs, scores);
+    dptune::repetition::release_run(result, runs, scores, id);
   }
-  /// Per-run results (indices, run times, and the score each run released to the selection: its
-  /// output under the base algorithm, noisy under private scoring), in run order: sensitive,
-  /// written on opt-in only.  The host finds the released run's model by its position here.
   static void keep_runs(dptune::TuningResult& result, const std::vector<dptune::Evaluation>& runs,
                         const std::vector<double>& scores) {
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      dptune::Trial t = dptune::to_trial(runs[i], i);
-      t.utility_mean = t.utility_min = t.utility_max = scores[i];
-      result.trials.push_back(std::move(t));
-    }
-    result.trials_sensitive = true;
+    dptune::repetition::keep_runs(result, runs, scores);
   }
 
   /// The output ⊥ (K = 0, or the threshold variant stopped): which output was released is itself

@@ -1,0 +1,126 @@
+#include "repetition/selection.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "dptune/helpers/grid_noise.hpp"
+#include "dptune/helpers/tuning.hpp"
+
+namespace dptune::repetition {
+
+std::string fmt(double x) {
+  std::ostringstream s;
+  s.precision(6);
+  s << x;
+  return s.str();
+}
+
+RunCountParams RunCountParams::read(const Params& p) {
+  RunCountParams r;
+  r.distribution = p.get_string("distribution");
+  r.eta = p.get_double("eta");
+  r.mean = p.get_double("mean");
+  r.gamma = p.get_double("gamma");
+  return r;
+}
+
+RepetitionDistribution RunCountParams::law() const {
+  if (distribution == "poisson") return RepetitionDistribution::poisson(mean > 0 ? mean : 10);
+  const double shape = distribution == "logarithmic" ? 0.0
+                       : distribution == "geometric" ? 1.0
+                                                     : eta;
+  const double m = mean > 0    ? mean
+                   : gamma > 0 ? RepetitionDistribution::tnb_mean(shape, gamma)
+                               : 10.0;
+  return RepetitionDistribution::from_mean(m, shape);
+}
+
+DpEvent scoring_event(double multiplier, const DpEvent& trainer_base) {
+  const DpEvent leaf = DpEvent::laplace(multiplier);
+  return neighbouring_of(trainer_base) == Neighbouring::ReplaceOne ? DpEvent::replace_one(leaf)
+                                                                   : leaf;
+}
+
+Scoring scoring(TunerContext& context, const ScoringOptions& options, const DpEvent& trainer_base,
+                std::string_view tuner) {
+  Scoring s;
+  if (!options.private_scoring) return s;
+  const DataSizes sizes = context.data_sizes();
+  const UtilitySensitivity sens = context.utility_sensitivity(sizes.scored);
+  const std::string name(tuner);
+  if (!sens.per_record)
+    throw ConfigError(name +
+                      ": scoring: private (the default) needs the utility's sensitivity to one "
+                      "scored record, unknown for utility '" +
+                      sens.utility + "' (" + sens.derivation +
+                      "); use a utility with a known sensitivity (accuracy, log_loss_score, f1), "
+                      "or declare the scored split public with scoring: public_validation");
+  const double delta_u = *sens.per_record;
+  if (!(delta_u > 0 && std::isfinite(delta_u)))
+    throw PluginError(name + ": the host gave utility sensitivity " + fmt(delta_u) +
+                      ", not a positive number");
+  s.noisy = true;
+  s.secure = options.secure_noise;
+  s.scale = delta_u / options.score_epsilon;
+  s.sensitivity = delta_u;
+  s.scored_rows = sizes.scored;
+  s.derivation = sens.derivation;
+  // DpEvent::laplace takes the noise multiplier b / Δ = 1 / ε_score.
+  s.event = scoring_event(s.scale / delta_u, trainer_base);
+  return s;
+}
+
+double released_score(TunerContext& context, const Scoring& s, const Evaluation& run) {
+  if (!s.noisy) return run.utility_mean;
+  if (!s.secure) return run.utility_mean + laplace(context.rng(), s.scale);
+  const double multiplier = s.scale / s.sensitivity;
+  const double value[] = {run.utility_mean};
+  return grid_laplace(value, s.sensitivity, multiplier, laplace_grid(s.sensitivity, multiplier, 1),
+                      context.rng())[0];
+}
+
+EvaluationRequest private_run(const Params& candidate, const DataScope& scope, bool keep_output) {
+  EvaluationRequest r;
+  r.candidate = candidate;
+  r.scope = scope;
+  r.private_run = true;
+  r.repetitions = 1;
+  r.keep_output = keep_output;
+  return r;
+}
+
+std::size_t best_run(const std::vector<double>& scores) {
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < scores.size(); ++i)
+    if (scores[i] > scores[best]) best = i;
+  return best;
+}
+
+void release_run(TuningResult& result, const std::vector<Evaluation>& runs,
+                 const std::vector<double>& scores, std::size_t id) {
+  Trial selected;
+  selected.params = runs[id].request.candidate;
+  selected.utility_mean = selected.utility_min = selected.utility_max = scores[id];
+  // id (the run's index) and seconds (its run time) would leak information about K: fixed values.
+  selected.id = 0;
+  selected.seconds = 0;
+  selected.repetitions = 1;
+  result.selected = selected;
+  // A function of the released run (its candidate's model), declared as DP output.
+  if (runs[id].model)
+    result.notes.push_back(std::string(kDpOutputNote) +
+                           "released model: " + runs[id].model->describe());
+  keep_runs(result, runs, scores);
+}
+
+void keep_runs(TuningResult& result, const std::vector<Evaluation>& runs,
+               const std::vector<double>& scores) {
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    Trial t = to_trial(runs[i], i);
+    t.utility_mean = t.utility_min = t.utility_max = scores[i];
+    result.trials.push_back(std::move(t));
+  }
+  result.trials_sensitive = true;
+}
+
+}  // namespace dptune::repetition
