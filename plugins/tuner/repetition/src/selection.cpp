@@ -15,6 +15,28 @@ std::string fmt(double x) {
   return s.str();
 }
 
+void add_scoring_params(ParamSchema& schema) {
+  schema
+      .add_string("scoring",
+                  "private: add Laplace noise (scale: the utility's sensitivity / score_epsilon) "
+                  "to every run's held-out score and compose its cost into the tuner's event; "
+                  "public_validation: score exactly, assuming the scored split is public "
+                  "(your declaration: its records are then not protected)")
+      .one_of({"private", "public_validation"})
+      .default_to(std::string("private"))
+      .add_float("score_epsilon",
+                 "scoring: private: the epsilon of each run's noisy score (pure DP, Laplace); "
+                 "its cost is composed into every run")
+      .min_exclusive(0)
+      .default_to(0.1)
+      .add_string("noise",
+                  "scoring noise: secure (exact discrete Laplace on a power-of-two grid, "
+                  "dptune/helpers/grid_noise.hpp) or fast (floating-point inversion: insecure, "
+                  "Mironov 2012; labelled in every report)")
+      .one_of({"secure", "fast"})
+      .default_to(std::string("secure"));
+}
+
 RunCountParams RunCountParams::read(const Params& p) {
   RunCountParams r;
   r.distribution = p.get_string("distribution");

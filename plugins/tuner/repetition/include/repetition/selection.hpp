@@ -18,6 +18,10 @@ namespace dptune::repetition {
 /// A number in the tuners' notes and messages: 6 significant digits.
 std::string fmt(double x);
 
+/// Declares the scoring parameters the tuners share: scoring (private or public_validation),
+/// score_epsilon and noise, read by ScoringOptions.
+void add_scoring_params(ParamSchema& schema);
+
 /// The truncated negative binomial's parameters as the tuners read them.
 struct RunCountParams {
   std::string distribution;  // logarithmic, geometric, negative_binomial, poisson (others: caller)
