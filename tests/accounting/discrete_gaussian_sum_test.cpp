@@ -149,7 +149,7 @@ TEST_CASE("discrete Gaussian sum: the event, its YAML, its restatement and who p
   CHECK(e.summands() == 50);
   CHECK(e.dimension() == 10);
   CHECK(e.to_string() ==
-        "{discrete_gaussian_sum: {noise_multiplier: 1.5, min_scale: 4194304, summands: 50, "
+        "{discrete_gaussian_sum: {noise_multiplier: 1.5, min_scale: 4194304.0, summands: 50, "
         "dimension: 10}}");
   CHECK(dptune::host::parse_event(e.to_string(), "e.yaml") == e);
   CHECK_THROWS_AS(DpEvent::discrete_gaussian_sum(1, 0, 2, 1), dptune::InvalidArgument);

@@ -39,7 +39,9 @@ const std::map<std::string, std::string>& examples() {
                                                          {"shape", "0.75"},
                                                          {"stop_probability", "0.2"},
                                                          {"min_scale", "4194304.0"},
-                                                         {"density_ratio", "2.5"}};
+                                                         {"density_ratio", "2.5"},
+                                                         {"summands", "12"},
+                                                         {"dimension", "7"}};
   return values;
 }
 

@@ -102,8 +102,7 @@ std::string reason_of(const DpEvent& e) {
       // a privacy-profile bound of the sum is not proven here (docs/noise.md).
       return "the sum of " + std::to_string(e.summands()) +
              " discrete Gaussians is not a discrete Gaussian and has only a Renyi-DP bound "
-             "here (Kairouz, Liu & Steinke 2021, Proposition 14); use the rdp accountant, or "
-             "best, which prices it with rdp";
+             "here (Kairouz, Liu & Steinke 2021, Proposition 14); use the rdp accountant";
   }
   return "unknown event kind";
 }
