@@ -71,6 +71,10 @@ DpEvent with_field(const DpEvent& e, const std::string& field, double value, int
     case K::DiscreteGaussianOnGrid:
       return DpEvent::discrete_gaussian_on_grid(
           pick(field, "noise_multiplier", e.noise_multiplier(), value, hits), e.min_scale());
+    case K::DiscreteGaussianSum:
+      return DpEvent::discrete_gaussian_sum(
+          pick(field, "noise_multiplier", e.noise_multiplier(), value, hits), e.min_scale(),
+          e.summands(), e.dimension());
     case K::Laplace:
       return DpEvent::laplace(pick(field, "noise_multiplier", e.noise_multiplier(), value, hits));
     case K::PureDp:

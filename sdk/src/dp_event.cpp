@@ -47,6 +47,17 @@ DpEvent DpEvent::discrete_gaussian_on_grid(double noise_multiplier, double min_s
   positive_finite(min_scale, "discrete_gaussian_on_grid", "min_scale");
   return {Kind::DiscreteGaussianOnGrid, noise_multiplier, min_scale, 0, 0, {}};
 }
+DpEvent DpEvent::discrete_gaussian_sum(double noise_multiplier, double min_scale,
+                                       std::int64_t summands, std::int64_t dimension) {
+  require(noise_multiplier >= 0 && !std::isnan(noise_multiplier),
+          "discrete_gaussian_sum: noise_multiplier must be >= 0, got " + num(noise_multiplier));
+  positive_finite(min_scale, "discrete_gaussian_sum", "min_scale");
+  require(summands >= 1,
+          "discrete_gaussian_sum: summands must be >= 1, got " + std::to_string(summands));
+  require(dimension >= 1,
+          "discrete_gaussian_sum: dimension must be >= 1, got " + std::to_string(dimension));
+  return {Kind::DiscreteGaussianSum, noise_multiplier, min_scale, summands, dimension, {}};
+}
 DpEvent DpEvent::laplace(double noise_multiplier) {
   require(noise_multiplier >= 0 && !std::isnan(noise_multiplier),
           "laplace: noise_multiplier must be >= 0, got " + num(noise_multiplier));
@@ -130,13 +141,22 @@ namespace {
 
 double DpEvent::noise_multiplier() const {
   if (kind_ != Kind::Gaussian && kind_ != Kind::Laplace && kind_ != Kind::DiscreteGaussian &&
-      kind_ != Kind::DiscreteGaussianOnGrid)
+      kind_ != Kind::DiscreteGaussianOnGrid && kind_ != Kind::DiscreteGaussianSum)
     wrong_kind("noise_multiplier", kind_);
   return x_;
 }
 double DpEvent::min_scale() const {
-  if (kind_ != Kind::DiscreteGaussianOnGrid) wrong_kind("min_scale", kind_);
+  if (kind_ != Kind::DiscreteGaussianOnGrid && kind_ != Kind::DiscreteGaussianSum)
+    wrong_kind("min_scale", kind_);
   return y_;
+}
+std::int64_t DpEvent::summands() const {
+  if (kind_ != Kind::DiscreteGaussianSum) wrong_kind("summands", kind_);
+  return n_;
+}
+std::int64_t DpEvent::dimension() const {
+  if (kind_ != Kind::DiscreteGaussianSum) wrong_kind("dimension", kind_);
+  return m_;
 }
 double DpEvent::epsilon() const {
   if (kind_ != Kind::PureDp && kind_ != Kind::ApproxDp) wrong_kind("epsilon", kind_);

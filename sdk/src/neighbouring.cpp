@@ -60,6 +60,9 @@ DpEvent leaf_for_replace_one(const DpEvent& e) {
       return DpEvent::discrete_gaussian(e.noise_multiplier() / 2);
     case Kind::DiscreteGaussianOnGrid:  // the same noise, twice the shift bound
       return DpEvent::discrete_gaussian_on_grid(e.noise_multiplier() / 2, e.min_scale());
+    case Kind::DiscreteGaussianSum:  // the same noise, twice the shift bound
+      return DpEvent::discrete_gaussian_sum(e.noise_multiplier() / 2, e.min_scale(), e.summands(),
+                                            e.dimension());
     case Kind::Laplace:
       return DpEvent::laplace(e.noise_multiplier() / 2);
     case Kind::PureDp:

@@ -59,7 +59,7 @@ TEST_CASE("event YAML: errors name file, line, column and key") {
         "ev.yaml:3:11: self_composed.event.gausian: unknown event kind 'gausian' (did you mean "
         "'gaussian'?); expected one of adaptive_repeat_and_select, approx_dp, composed, "
         "discrete_gaussian, "
-        "discrete_gaussian_on_grid, "
+        "discrete_gaussian_on_grid, discrete_gaussian_sum, "
         "gaussian, laplace, "
         "no_op, non_private, one_of, poisson_sampled, pure_dp, repeat_and_select, "
         "repeat_until_accepted, replace_one, sampled_without_replacement, self_composed, zcdp");

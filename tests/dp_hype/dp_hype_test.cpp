@@ -258,9 +258,9 @@ TEST_CASE("dirichlet shards: two clients per record double the sensitivity and s
   // half of it costs for one client: the closed form with 4k.
   dp_hype_test::RealRdpAccountant rdp;
   const double sigma1 = calibrate_sigma(rdp, 1.0, 1e-5, 5).noise;
-  const double sigma2 = calibrate_sigma(rdp, 1.0, 1e-5, 5, false, 2).noise;
+  const double sigma2 = calibrate_sigma(rdp, 1.0, 1e-5, 5, {}, 2).noise;
   CHECK(sigma2 == doctest::Approx(2 * sigma1).epsilon(1e-6));
-  CHECK(event_for_sigma(2 * sigma1, 5, false, 2) == event_for_sigma(sigma1, 5));
+  CHECK(event_for_sigma(2 * sigma1, 5, {}, 2) == event_for_sigma(sigma1, 5));
   CHECK(dp_hype_test::closed_form_epsilon(20, sigma2 * sigma2, 1e-5) ==
         doctest::Approx(dp_hype_test::closed_form_epsilon(5, sigma1 * sigma1, 1e-5)));
   CHECK(analytic_gaussian_sigma(1.0, 1e-5, 5, 2) ==
@@ -274,7 +274,7 @@ TEST_CASE("dirichlet shards: two clients per record double the sensitivity and s
   // guarantee its comment shows.
   CHECK(sigma2 == doctest::Approx(25.585).epsilon(1e-4));
   const double sigma_h = honest_sigma(noise.stddev, 95, 5);
-  CHECK(rdp.epsilon(event_for_sigma(sigma_h, 5, false, 2), 1e-5).epsilon ==
+  CHECK(rdp.epsilon(event_for_sigma(sigma_h, 5, {}, 2), 1e-5).epsilon ==
         doctest::Approx(0.969).epsilon(1e-3));
 }
 

@@ -43,6 +43,24 @@ class SecureGaussianMechanism final : public dptune::Mechanism {
     return dptune::grid_gaussian(values, s.l2, z_, dptune::gaussian_grid(s.l2, z_, values.size()),
                                  rng);
   }
+  dptune::DpEvent event() const override {
+    return dptune::DpEvent::discrete_gaussian_on_grid(z_, dptune::kGaussianGridMinScale);
+  }
+
+ private:
+  double z_;
+};
+
+/// A discrete Gaussian mechanism that states no scale (discrete_gaussian): the vote's sum cannot
+/// be priced from it.
+class ScaleFreeDiscreteMechanism final : public dptune::Mechanism {
+ public:
+  explicit ScaleFreeDiscreteMechanism(double noise_multiplier) : z_(noise_multiplier) {}
+  std::vector<double> release(std::span<const double> values, const dptune::Sensitivity& s,
+                              dptune::RandomBitGenerator& rng) const override {
+    return dptune::grid_gaussian(values, s.l2, z_, dptune::gaussian_grid(s.l2, z_, values.size()),
+                                 rng);
+  }
   dptune::DpEvent event() const override { return dptune::DpEvent::discrete_gaussian(z_); }
 
  private:

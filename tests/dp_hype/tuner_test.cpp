@@ -65,6 +65,9 @@ class FakeContext final : public dptune::testing::StubTunerContext {
   std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
     requested_noise_multiplier = overrides.get_double("noise_multiplier");
     if (!gaussian_) return std::make_shared<LaplaceLike>();
+    if (scale_free)
+      return std::make_shared<dp_hype_test::ScaleFreeDiscreteMechanism>(
+          overrides.get_double("noise_multiplier"));
     if (secure)
       return std::make_shared<dp_hype_test::SecureGaussianMechanism>(
           overrides.get_double("noise_multiplier"));
@@ -85,6 +88,7 @@ class FakeContext final : public dptune::testing::StubTunerContext {
   double requested_noise_multiplier = 0;
   bool use_rdp_plugin = false;  // the project's rdp accountant instead of the paper's formula
   bool secure = false;          // the gaussian mechanism's noise: secure (discrete shares)
+  bool scale_free = false;      // a discrete mechanism that states no scale
 
  private:
   dp_hype_test::PaperAccountant accountant_;
@@ -429,10 +433,12 @@ TEST_CASE("dp_hype tuner: with the project's rdp accountant the honest-noise eps
   CHECK(closed == doctest::Approx(1.0).epsilon(5e-3));
 }
 
-TEST_CASE("dp_hype tuner: exact discrete shares are stated and priced as the discrete Gaussian") {
-  // The same setting with the secure gaussian mechanism: the vote's event is
-  // replace_one(discrete_gaussian(σ_h/√(2k))), priced by rdp at α/(2σ²) at every order, the same
-  // curve as the continuous Gaussian unsampled: so the same closed form (Theorem III.1).
+TEST_CASE("dp_hype tuner: exact discrete shares are stated as a sum of discrete Gaussians") {
+  // The same setting with the secure gaussian mechanism (discrete_gaussian_on_grid(z, 2^22)): the
+  // vote adds 50 clients' discrete shares, which is not a discrete Gaussian, so its event is
+  // replace_one(discrete_gaussian_sum(σ_h/√(2k), 2^22, 50 clients, 10 candidates)), priced by rdp
+  // with Kairouz, Liu & Steinke 2021's Proposition 14: α/(2σ²) + τd with τ below e^{-10^13}, zero
+  // in double, so the same closed form (Theorem III.1).
   Loaded plugin;
   FakeContext context(61);
   context.use_rdp_plugin = true;
@@ -444,9 +450,30 @@ TEST_CASE("dp_hype tuner: exact discrete shares are stated and priced as the dis
   REQUIRE(r.guarantee.has_value());
   CHECK(r.guarantee->epsilon <= 1.0 + 1e-9);
   CHECK(r.guarantee->epsilon == doctest::Approx(closed).epsilon(5e-3));
-  CHECK(r.guarantee->derivation.find("discrete Gaussian") != std::string::npos);
-  CHECK(has_note(r, "on discrete_gaussian(sigma / sqrt(2k))"));
+  CHECK(r.guarantee->derivation.find("sum of discrete Gaussians") != std::string::npos);
+  CHECK(has_note(r, "on discrete_gaussian_sum(sigma / sqrt(2k))"));
   CHECK(has_note(r, "every client's share is exact discrete Gaussian noise"));
+  REQUIRE(r.event.has_value());
+  REQUIRE(r.event->kind() == dptune::DpEvent::Kind::ReplaceOne);
+  const dptune::DpEvent& sum = r.event->inner();
+  REQUIRE(sum.kind() == dptune::DpEvent::Kind::DiscreteGaussianSum);
+  CHECK(sum.min_scale() == dptune::kGaussianGridMinScale);
+  CHECK(sum.summands() == 50);
+  CHECK(sum.dimension() == 10);  // the 10 candidates of the search space
+  CHECK(sum.noise_multiplier() == doctest::Approx(std::sqrt(48.0) * share / std::sqrt(10.0)));
+}
+
+TEST_CASE("dp_hype tuner: a discrete mechanism that states no scale is refused before voting") {
+  // The sum's bound needs the shares' scale (Kairouz, Liu & Steinke 2021, Proposition 14).
+  Loaded plugin;
+  FakeContext context(61);
+  context.use_rdp_plugin = true;
+  context.scale_free = true;
+  auto tuner = plugin.tuner({{"clients", std::int64_t{50}}, {"k", std::int64_t{5}}});
+  CHECK_THROWS_WITH_AS(tuner->tune(context),
+                       doctest::Contains("states discrete Gaussian noise without its scale"),
+                       dptune::ConfigError);
+  CHECK(context.evaluator_.requests(on_a_client) == 0);
 }
 
 TEST_CASE("dp_hype tuner: over MPI ranks its stated worst case is the threshold's honest noise") {

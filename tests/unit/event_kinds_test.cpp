@@ -39,7 +39,9 @@ const std::map<std::string, std::string>& examples() {
                                                          {"shape", "0.75"},
                                                          {"stop_probability", "0.2"},
                                                          {"min_scale", "4194304.0"},
-                                                         {"density_ratio", "2.5"}};
+                                                         {"density_ratio", "2.5"},
+                                                         {"summands", "12"},
+                                                         {"dimension", "7"}};
   return values;
 }
 
@@ -107,14 +109,15 @@ constexpr const char* kEnd = "<!-- END generated -->\n";
 TEST_CASE("event kinds: the table lists every DpEvent::Kind once, in order, with its minor") {
   // The minors of abi.hpp's history: one_of and repeat_until_accepted 2.1, replace_one 2.3,
   // discrete_gaussian 2.8, discrete_gaussian_on_grid 2.12; the rest were in 2.0; and
-  // adaptive_repeat_and_select 3.1.
+  // adaptive_repeat_and_select 3.1, discrete_gaussian_sum 3.2.
   const std::map<DpEvent::Kind, int> appended{{DpEvent::Kind::OneOf, 1},
                                               {DpEvent::Kind::RepeatUntilAccepted, 1},
                                               {DpEvent::Kind::ReplaceOne, 3},
                                               {DpEvent::Kind::DiscreteGaussian, 8},
                                               {DpEvent::Kind::DiscreteGaussianOnGrid, 12},
-                                              {DpEvent::Kind::AdaptiveRepeatAndSelect, 1}};
-  const int last = static_cast<int>(DpEvent::Kind::AdaptiveRepeatAndSelect);
+                                              {DpEvent::Kind::AdaptiveRepeatAndSelect, 1},
+                                              {DpEvent::Kind::DiscreteGaussianSum, 2}};
+  const int last = static_cast<int>(DpEvent::Kind::DiscreteGaussianSum);
   REQUIRE(std::size(kEventKinds) == static_cast<std::size_t>(last + 1));
   for (int k = 0; k <= last; ++k) {
     const auto kind = static_cast<DpEvent::Kind>(k);
@@ -124,8 +127,12 @@ TEST_CASE("event kinds: the table lists every DpEvent::Kind once, in order, with
     CHECK(dptune::find_event_kind(kEventKinds[k].name) == &kEventKinds[k]);
     CHECK(std::string(DpEvent::kind_name(kind)) == kEventKinds[k].name);
     CHECK(kEventKinds[k].abi_minor == (appended.count(kind) ? appended.at(kind) : 0));
-    // adaptive_repeat_and_select came with the 3.x series; every other kind with 2.x.
-    CHECK(kEventKinds[k].abi_major == (kind == DpEvent::Kind::AdaptiveRepeatAndSelect ? 3 : 2));
+    // adaptive_repeat_and_select and discrete_gaussian_sum came with the 3.x series; every other
+    // kind with 2.x.
+    CHECK(kEventKinds[k].abi_major == (kind == DpEvent::Kind::AdaptiveRepeatAndSelect ||
+                                               kind == DpEvent::Kind::DiscreteGaussianSum
+                                           ? 3
+                                           : 2));
     for (const auto& field : kEventKinds[k].fields) {
       CHECK((field.number != nullptr) == (field.type == EventFieldType::Number));
       CHECK((field.integer != nullptr) == (field.type == EventFieldType::Integer));

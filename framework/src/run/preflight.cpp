@@ -138,7 +138,8 @@ void impure_leaves(const DpEvent& event, std::vector<std::string>& out) {
   using Kind = DpEvent::Kind;
   dptune::for_each_event(event, [&out](const DpEvent& e) {
     const bool impure = e.kind() == Kind::Gaussian || e.kind() == Kind::DiscreteGaussian ||
-                        e.kind() == Kind::DiscreteGaussianOnGrid || e.kind() == Kind::Zcdp ||
+                        e.kind() == Kind::DiscreteGaussianOnGrid ||
+                        e.kind() == Kind::DiscreteGaussianSum || e.kind() == Kind::Zcdp ||
                         (e.kind() == Kind::ApproxDp && e.delta() != 0);
     if (impure && std::find(out.begin(), out.end(), DpEvent::kind_name(e.kind())) == out.end())
       out.emplace_back(DpEvent::kind_name(e.kind()));
@@ -290,7 +291,8 @@ std::string noise_scales(const DpEvent& event) {
   std::string text;
   dptune::for_each_event(event, [&text](const DpEvent& e) {
     if (e.kind() == Kind::Gaussian || e.kind() == Kind::Laplace ||
-        e.kind() == Kind::DiscreteGaussian || e.kind() == Kind::DiscreteGaussianOnGrid)
+        e.kind() == Kind::DiscreteGaussian || e.kind() == Kind::DiscreteGaussianOnGrid ||
+        e.kind() == Kind::DiscreteGaussianSum)
       text += std::string(text.empty() ? "" : ", ") + DpEvent::kind_name(e.kind()) +
               " noise_multiplier " + significant(e.noise_multiplier(), 4);
   });

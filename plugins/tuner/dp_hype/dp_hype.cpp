@@ -187,7 +187,7 @@ class DpHype final : public dptune::Tuner {
                             options.degree, 0, {})
             .threshold;
     const std::size_t fewest = std::max<std::size_t>(threshold, s.colluders + 1);
-    return event_for_sigma(honest_sigma(s.noise.stddev, fewest, s.colluders), k(), s.discrete,
+    return event_for_sigma(honest_sigma(s.noise.stddev, fewest, s.colluders), k(), s.shares,
                            s.clients_changed);
   }
 
@@ -208,7 +208,7 @@ class DpHype final : public dptune::Tuner {
 
   // σ for (ε, δ, k) and how it was obtained.
   std::pair<double, std::string> sigma_for(dptune::TunerContext& context, double epsilon,
-                                           std::size_t kk, bool discrete,
+                                           std::size_t kk, const ShareNoise& shares,
                                            std::size_t clients_changed) const {
     if (p_.get_string("calibration") == "analytic_gaussian") {
       const double sigma = analytic_gaussian_sigma(epsilon, context.delta(), kk, clients_changed);
@@ -216,11 +216,11 @@ class DpHype final : public dptune::Tuner {
               "analytic Gaussian calibration (Balle & Wang 2018, Thm 8; TIGHTER than the "
               "paper's RDP calibration)"};
     }
-    const auto cal = calibrate_sigma(context.accountant(), epsilon, context.delta(), kk, discrete,
+    const auto cal = calibrate_sigma(context.accountant(), epsilon, context.delta(), kk, shares,
                                      clients_changed);
     return {cal.noise,
             "calibrated with the accountant (" + cal.guarantee.accountant + ") on " +
-                (discrete ? "discrete_gaussian" : "Gaussian") + "(sigma / " +
+                (shares.discrete() ? "discrete_gaussian_sum" : "Gaussian") + "(sigma / " +
                 (clients_changed == 1 ? sensitivity_formula(clients_changed)
                                       : "(" + sensitivity_formula(clients_changed) + ")") +
                 "), " + std::to_string(cal.evaluations) + " accountant calls"};
@@ -395,7 +395,7 @@ class DpHype final : public dptune::Tuner {
     std::size_t colluders = 0;
     ClientNoise noise;
     std::shared_ptr<const dptune::Mechanism> mechanism;
-    bool discrete = false;  // exact discrete Gaussian shares (the mechanism's noise: secure)
+    ShareNoise shares;  // exact discrete Gaussian shares (the mechanism's noise: secure) or not
     // How many clients' data one record's replacement can change: 2 for Dirichlet shards by label
     // (the record may move between clients), 1 for iid shards.  The vote's L2 sensitivity is this
     // many times √(2k) (group privacy), so the guarantee holds for one record, not only one client.
@@ -410,19 +410,20 @@ class DpHype final : public dptune::Tuner {
     if (kk > p)
       throw dptune::ConfigError("dp_hype: k = " + std::to_string(kk) + " exceeds the " +
                                 std::to_string(p) + " candidates of the search space grid");
-    s.discrete = discrete_shares(context, kk);
+    s.shares = share_noise(context, kk, p);
     s.clients_changed = context.scopes_changed_by_one_record(dptune::DataScope::client(0, clients));
     if (s.clients_changed < 1 || s.clients_changed > 2)
       throw dptune::Error("dp_hype: the host says one record changes " +
                           std::to_string(s.clients_changed) +
                           " clients' data; this tuner prices 1 or 2");
     std::tie(s.sigma, s.how) =
-        sigma_for(context, p_.get_double("epsilon"), kk, s.discrete, s.clients_changed);
+        sigma_for(context, p_.get_double("epsilon"), kk, s.shares, s.clients_changed);
     const double collusion = p_.get_double("secagg_corrupt_rate");
     s.colluders = colluding_clients(clients, collusion);
     s.noise = client_noise(s.sigma, kk, clients, p_.get_double("xi"), collusion, s.clients_changed);
     s.mechanism = context.mechanism(Params{{"noise_multiplier", s.noise.noise_multiplier}});
     check_gaussian(*s.mechanism, s.noise.noise_multiplier);
+    check_share_scale(*s.mechanism, s.shares);
     return s;
   }
 
@@ -468,7 +469,7 @@ class DpHype final : public dptune::Tuner {
           " of them may collude with the server: no honest noise protects the votes, nothing is "
           "released");
     dptune::PrivacyGuarantee g = context.accountant().epsilon(
-        event_for_sigma(sigma_h, kk, s.discrete, s.clients_changed), context.delta());
+        event_for_sigma(sigma_h, kk, s.shares, s.clients_changed), context.delta());
     const std::string relation =
         s.clients_changed == 1
             ? std::string(" (Lemma III.1; one record changes one client's data: iid shards)")
@@ -512,7 +513,7 @@ class DpHype final : public dptune::Tuner {
     selected.repetitions = 0;
     result.guarantee = g;
     // The event guarantee() priced: the server's view of the honest survivors' noisy votes.
-    result.event = event_for_sigma(sigma_h, k(), s.discrete, s.clients_changed);
+    result.event = event_for_sigma(sigma_h, k(), s.shares, s.clients_changed);
     result.notes = setup_notes(context, s, survivors, sigma_h);
     if (!noise_warning.empty()) result.notes.push_back(noise_warning);
     auto released = release_notes(s, aggregated, chosen, sigma_h, graph_note);
@@ -621,11 +622,12 @@ class DpHype final : public dptune::Tuner {
     notes.push_back(
         aggregated.exact_noise
             ? "noise: every client's share is exact discrete Gaussian noise on a power-of-two grid "
-              "(gaussian mechanism, noise: secure), summed exactly; the sum of h discrete "
-              "Gaussians is not a discrete Gaussian: its concentrated-DP bound (Kairouz, Liu & "
-              "Steinke 2021, sum of discrete Gaussians) exceeds the continuous one by tau sqrt(d), "
-              "tau <= 10 h exp(-pi^2 sigma_i^2) with sigma_i >= 3 * 2^20 grid units, far below "
-              "the grid's sensitivity inflation, so the reported event holds (docs/noise.md)"
+              "(gaussian mechanism, noise: secure), summed exactly; the sum of discrete "
+              "Gaussians is not a discrete Gaussian: the event states it as "
+              "discrete_gaussian_sum (scale, shares, candidates), priced by its Renyi bound "
+              "(Kairouz, Liu & Steinke 2021, Prop. 14: the continuous curve plus tau d, tau = "
+              "10 sum_{k<n} exp(-2 pi^2 s^2 k/(k+1)), s the share's scale in grid units; "
+              "docs/noise.md)"
             : "INSECURE NOISE: the clients' noise shares are not on the fixed-point grid "
               "(floating-point noise, e.g. mechanism noise: fast); their low-order bits can "
               "reveal information (Mironov 2012) and the sum is not an exact Gaussian");
@@ -684,29 +686,53 @@ class DpHype final : public dptune::Tuner {
     return trials;
   }
 
-  // the vote's noise event is the clients' mechanism's.  Exact discrete Gaussian shares
-  // (the `gaussian` mechanism's noise: secure) are stated as discrete_gaussian, priced by its RDP
-  // bound, which holds for their sum (docs/noise.md); its PLD is not proven (pld refuses it).
-  static bool discrete_shares(dptune::TunerContext& context, std::size_t kk) {
+  // The vote's noise event follows the clients' mechanism.  Exact discrete Gaussian shares (the
+  // `gaussian` mechanism's noise: secure, which states its scale: discrete_gaussian_on_grid) sum
+  // to a distributed discrete Gaussian, stated as discrete_gaussian_sum with that scale, the
+  // clients as the count and the candidates as the dimension (docs/noise.md).  A discrete
+  // mechanism that states no scale is refused: the sum's bound needs one.
+  ShareNoise share_noise(dptune::TunerContext& context, std::size_t kk, std::size_t p) const {
     const auto mechanism = context.mechanism(Params{{"noise_multiplier", 1.0}});
     check_gaussian(*mechanism, 1.0);
-    // With or without its minimum scale stated: a sum of discrete Gaussians is not one, so the
-    // vote keeps the scale-free statement (docs/noise.md).
-    const auto kind = mechanism->event().kind();
-    const bool discrete = kind == dptune::DpEvent::Kind::DiscreteGaussian ||
-                          kind == dptune::DpEvent::Kind::DiscreteGaussianOnGrid;
+    const dptune::DpEvent stated = mechanism->event();
+    ShareNoise shares;
+    if (stated.kind() == dptune::DpEvent::Kind::DiscreteGaussian)
+      throw dptune::ConfigError(
+          "dp_hype: the mechanism states discrete Gaussian noise without its scale "
+          "(discrete_gaussian); the sum of the clients' shares is priced by Kairouz, Liu & "
+          "Steinke 2021, Proposition 14, which needs the shares' scale in lattice units: use a "
+          "mechanism that states discrete_gaussian_on_grid (the gaussian mechanism's noise: "
+          "secure)");
+    if (stated.kind() == dptune::DpEvent::Kind::DiscreteGaussianOnGrid) {
+      shares.min_scale = stated.min_scale();
+      shares.summands = n();
+      shares.dimension = p;
+    }
     const std::string why =
-        context.accountant().unsupported_reason(event_for_sigma(1.0, kk, discrete));
+        context.accountant().unsupported_reason(event_for_sigma(1.0, kk, shares));
     if (!why.empty())
       throw dptune::ConfigError(
           "dp_hype: the accountant cannot price the clients' noise (" +
-          std::string(discrete ? "exact discrete Gaussian shares, mechanism noise: secure"
-                               : "Gaussian shares") +
+          std::string(shares.discrete() ? "exact discrete Gaussian shares, mechanism noise: secure"
+                                        : "Gaussian shares") +
           "): " + why +
-          (discrete ? "; or use accountant best (which prices it with rdp), or the mechanism's "
-                      "noise: fast, floating-point and labelled INSECURE NOISE"
-                    : ""));
-    return discrete;
+          (shares.discrete()
+               ? "; or use accountant best (which prices it with rdp), or the mechanism's "
+                 "noise: fast, floating-point and labelled INSECURE NOISE"
+               : ""));
+    return shares;
+  }
+
+  // The mechanism the clients draw with must vouch for at least the scale the events state (τ
+  // falls as the scale grows, so a larger one is covered).
+  static void check_share_scale(const dptune::Mechanism& mechanism, const ShareNoise& shares) {
+    if (!shares.discrete()) return;
+    const dptune::DpEvent e = mechanism.event();
+    if (e.kind() != dptune::DpEvent::Kind::DiscreteGaussianOnGrid ||
+        !(e.min_scale() >= shares.min_scale))
+      throw dptune::Error("dp_hype: the clients' mechanism states " + e.to_string() +
+                          ", not discrete noise of scale at least " + fmt(shares.min_scale) +
+                          " lattice units as the vote's event assumes");
   }
 
   static void check_gaussian(const dptune::Mechanism& mechanism, double noise_multiplier) {

@@ -77,6 +77,8 @@ class BOOST_SYMBOL_VISIBLE DpEvent {
     DiscreteGaussianOnGrid,  // noise_multiplier σ/Δ', min_scale: a lower bound on σ (lattice)
     // Added in ABI 3.0:
     AdaptiveRepeatAndSelect,  // inner event, mean, shape (finite η), density_ratio C/c >= 1
+    // Added in ABI 3.2:
+    DiscreteGaussianSum,  // noise_multiplier, min_scale of each summand, summands, dimension
   };
 
   /// A NoOp event.
@@ -128,14 +130,29 @@ class BOOST_SYMBOL_VISIBLE DpEvent {
   /// worst case over the prior's support (Lemma A.4 takes the supremum over all candidates).
   static DpEvent adaptive_repeat_and_select(DpEvent event, double mean, double shape,
                                             double density_ratio);
+  /// An integer-valued query in Z^dimension plus the sum of `summands` independent noise vectors,
+  /// each N_Z(0, s²) on every coordinate with the same s >= min_scale (lattice units): the
+  /// distributed discrete Gaussian of Kairouz, Liu & Steinke 2021, e.g. DP-Hype's vote summed by
+  /// secure aggregation over the honest clients.  The sum is not a discrete Gaussian; its Rényi
+  /// divergence exceeds the continuous Gaussian's by a term τ that vanishes as s grows
+  /// (docs/noise.md).  noise_multiplier = sqrt(summands)·s ÷ the L2 bound of the integer shift.
+  /// summands = 1 is discrete_gaussian_on_grid.  min_scale must be positive and finite,
+  /// summands and dimension >= 1.
+  static DpEvent discrete_gaussian_sum(double noise_multiplier, double min_scale,
+                                       std::int64_t summands, std::int64_t dimension);
   /// C/c of an adaptive_repeat_and_select event.
   double density_ratio() const;
-  /// The lower bound on the lattice scale of a discrete_gaussian_on_grid event.
+  /// The lower bound on the lattice scale of a discrete_gaussian_on_grid event, or of each
+  /// summand of a discrete_gaussian_sum.
   double min_scale() const;
+  /// The number of independent noise vectors a discrete_gaussian_sum adds.
+  std::int64_t summands() const;
+  /// The number of coordinates of a discrete_gaussian_sum's query.
+  std::int64_t dimension() const;
 
   Kind kind() const { return kind_; }
   // Accessors throw InvalidArgument when the event is of another kind.
-  double noise_multiplier() const;  // gaussian, laplace, discrete_gaussian(_on_grid)
+  double noise_multiplier() const;  // gaussian, laplace, discrete_gaussian(_on_grid, _sum)
   double epsilon() const;
   double delta() const;
   double rho() const;

@@ -124,6 +124,18 @@ constexpr EventFieldSpec kDiscreteGaussianOnGrid[] = {
     {"min_scale", EventFieldType::Number, "(0, inf)",
      "a lower bound on the noise's standard-deviation parameter in lattice units",
      [](const DpEvent& e) { return e.min_scale(); }}};
+constexpr EventFieldSpec kDiscreteGaussianSum[] = {
+    {"noise_multiplier", EventFieldType::Number, "[0, inf]",
+     "the sum's noise scale (sqrt(summands) × each summand's) ÷ the sensitivity of the query",
+     [](const DpEvent& e) { return e.noise_multiplier(); }},
+    {"min_scale", EventFieldType::Number, "(0, inf)",
+     "a lower bound on each summand's standard-deviation parameter in lattice units",
+     [](const DpEvent& e) { return e.min_scale(); }},
+    {"summands", EventFieldType::Integer, ">= 1",
+     "independent discrete Gaussian noise vectors added (e.g. the honest clients' shares)",
+     nullptr, [](const DpEvent& e) { return e.summands(); }},
+    {"dimension", EventFieldType::Integer, ">= 1", "coordinates of the query", nullptr,
+     [](const DpEvent& e) { return e.dimension(); }}};
 }  // namespace event_fields
 
 /// Every kind, in the order of DpEvent::Kind (each minor appended its kinds at the end). Formatting
@@ -202,6 +214,12 @@ constexpr EventKindSpec kEventKinds[] = {
      "repeat_and_select whose candidates are drawn adaptively within a density-ratio band C/c of a prior (Wang et al. 2023, DP-HyPO)",
      [](std::span<EventFieldValue> v) {
        return DpEvent::adaptive_repeat_and_select(std::move(v[3].events.front()), v[0].number, v[1].number, v[2].number);
+     }, 3},
+    {"discrete_gaussian_sum", DpEvent::Kind::DiscreteGaussianSum, 2, event_fields::kDiscreteGaussianSum,
+     "the sum of `summands` independent discrete Gaussians of scale >= min_scale on an integer query "
+     "(Kairouz, Liu & Steinke 2021, distributed discrete Gaussian); priced by its Renyi-DP bound",
+     [](std::span<EventFieldValue> v) {
+       return DpEvent::discrete_gaussian_sum(v[0].number, v[1].number, v[2].integer, v[3].integer);
      }, 3},
 };
 // clang-format on

@@ -241,6 +241,7 @@ class Costing {
       case K::Gaussian:
       case K::DiscreteGaussian:
       case K::DiscreteGaussianOnGrid:
+      case K::DiscreteGaussianSum:
       case K::Laplace:
       case K::PureDp:
       case K::ApproxDp:
@@ -295,6 +296,19 @@ class Costing {
         add_note(c.notes,
                  "discrete Gaussian: eps(a) = a/(2 sigma^2) at every order (Canonne, Kamath & "
                  "Steinke 2020, Prop. 5)");
+        return c;
+      }
+      case K::DiscreteGaussianSum: {
+        // Not a discrete Gaussian: Kairouz, Liu & Steinke 2021, Proposition 14 (src/math.cpp).
+        const double tau = discrete_gaussian_sum_tau(e.min_scale(), e.summands());
+        Cost c = zero(n);
+        for (std::size_t i = 0; i < n; ++i)
+          c.rdp[i] = discrete_gaussian_sum_rdp(e.noise_multiplier(), tau, e.dimension(), orders[i]);
+        c.pure_epsilon = kInf;
+        add_note(c.notes,
+                 "sum of discrete Gaussians: eps(a) = min(a/(2 sigma^2) + tau d, a/2 (1/sigma + "
+                 "tau sqrt d)^2), tau = 10 sum_{k<n} exp(-2 pi^2 s^2 k/(k+1)) (Kairouz, Liu & "
+                 "Steinke 2021, Prop. 14)");
         return c;
       }
       case K::Laplace: {
@@ -851,6 +865,7 @@ bool has_add_remove_leaf(const DpEvent& event) {
       case K::Gaussian:
       case K::DiscreteGaussian:
       case K::DiscreteGaussianOnGrid:
+      case K::DiscreteGaussianSum:
       case K::Laplace:
       case K::PureDp:
       case K::ApproxDp:

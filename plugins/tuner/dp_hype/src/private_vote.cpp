@@ -20,19 +20,22 @@ double vote_sensitivity(std::size_t k, std::size_t clients_changed) {
   return static_cast<double>(clients_changed) * std::sqrt(2.0 * static_cast<double>(k));
 }
 
-dptune::DpEvent event_for_sigma(double sigma, std::size_t k, bool discrete,
+dptune::DpEvent event_for_sigma(double sigma, std::size_t k, const ShareNoise& shares,
                                 std::size_t clients_changed) {
   dptune::require(k >= 1, "dp_hype: k must be >= 1");
   dptune::require(sigma > 0 && std::isfinite(sigma), "dp_hype: sigma must be finite and > 0");
   // Replace-one neighbours changing `clients_changed` clients' data: the sum moves by at most
   // g·√(2k) (Liebenow et al. 2025, L2 sensitivity, with group size g), the multiplier's reference.
   const double multiplier = sigma / vote_sensitivity(k, clients_changed);
-  return dptune::DpEvent::replace_one(discrete ? dptune::DpEvent::discrete_gaussian(multiplier)
-                                               : dptune::DpEvent::gaussian(multiplier));
+  if (!shares.discrete())
+    return dptune::DpEvent::replace_one(dptune::DpEvent::gaussian(multiplier));
+  return dptune::DpEvent::replace_one(dptune::DpEvent::discrete_gaussian_sum(
+      multiplier, shares.min_scale, static_cast<std::int64_t>(shares.summands),
+      static_cast<std::int64_t>(shares.dimension)));
 }
 
 dptune::NoiseCalibration calibrate_sigma(const dptune::Accountant& accountant, double epsilon,
-                                         double delta, std::size_t k, bool discrete,
+                                         double delta, std::size_t k, const ShareNoise& shares,
                                          std::size_t clients_changed) {
   dptune::CalibrationOptions options;
   options.lower = 1e-3;
@@ -40,8 +43,8 @@ dptune::NoiseCalibration calibrate_sigma(const dptune::Accountant& accountant, d
   options.relative_tolerance = 1e-9;
   return dptune::calibrate_noise(
       accountant,
-      [k, discrete, clients_changed](double sigma) {
-        return event_for_sigma(sigma, k, discrete, clients_changed);
+      [k, shares, clients_changed](double sigma) {
+        return event_for_sigma(sigma, k, shares, clients_changed);
       },
       epsilon, delta, options);
 }

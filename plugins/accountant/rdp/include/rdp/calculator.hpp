@@ -46,6 +46,16 @@ double sampled_gaussian_rdp(double q, double sigma, double alpha);
 /// above at integer α (an upper bound, proof in src/math.cpp), the chord of the neighbouring
 /// integer orders at fractional α.
 double sampled_discrete_gaussian_rdp(double q, double sigma, double alpha);
+/// τ of Kairouz, Liu & Steinke 2021 (arXiv 2102.06387, Proposition 14) for the sum of `summands`
+/// independent N_Z(0, s²) with s >= min_scale: 10 Σ_{k=1}^{summands−1} e^{−2π²s²·k/(k+1)}, at
+/// s = min_scale (τ falls as s grows).  0 for one summand.  Throws PrivacyError below s = 1/2,
+/// where the proposition does not apply.
+double discrete_gaussian_sum_tau(double min_scale, std::int64_t summands);
+/// The sum of n such noise vectors on an integer query in Z^d whose L2 shift is at most
+/// √n·s/σ (σ the sum's noise multiplier), at every order α >= 1 (Proposition 14, using
+/// ‖Δ‖₁ <= √d‖Δ‖₂): min{α/(2σ²) + τd, (α/2)(1/σ + τ√d)²}.  τ = 0 is the discrete Gaussian's
+/// α/(2σ²) (Canonne, Kamath & Steinke 2020).
+double discrete_gaussian_sum_rdp(double sigma, double tau, std::int64_t dimension, double alpha);
 /// A Gaussian with noise multiplier σ (relative to the replace-one sensitivity) on a uniformly
 /// random subset of size γn, replace-one adjacency: upper bounds on K(α) = (α−1)ε'(α), one per
 /// integer order α ≥ 2 in `orders`, by Wang, Balle & Kasiviswanathan 2019's Gaussian-specific

@@ -27,20 +27,34 @@ namespace dptune::dp_hype {
 /// move one vote from the same candidate to the same other one).
 double vote_sensitivity(std::size_t k, std::size_t clients_changed = 1);
 
+/// The clients' noise shares, as the vote's event states them.
+struct ShareNoise {
+  /// Exact discrete Gaussian shares (the `gaussian` mechanism's noise: secure), each N_Z(0, s²)
+  /// per entry with s >= min_scale lattice units; 0: continuous Gaussian shares.
+  double min_scale = 0;
+  /// Shares in the sum, at most: the clients.  Kairouz, Liu & Steinke 2021's τ grows with the
+  /// count, so this one count covers every set of honest survivors, and the calibrated event, the
+  /// reserved worst case and the final guarantee all state it.
+  std::size_t summands = 1;
+  /// Entries of the vote vector: the candidates.
+  std::size_t dimension = 1;
+  bool discrete() const { return min_scale > 0; }
+};
+
 /// The event of one DP-Hype run whose aggregated noise has standard deviation `sigma`: the Gaussian
 /// mechanism (Definition I.3) with noise multiplier σ / √(2k), whose RDP is α·(2k)/(2σ²) = αk/σ²
-/// (Theorem III.1).  `discrete`: the clients' shares are exact discrete Gaussians (the `gaussian`
-/// mechanism's `noise: secure`), stated as discrete_gaussian, which accountants price only by that
-/// RDP bound (it holds for the sum: Kairouz, Liu & Steinke 2021; docs/noise.md).
-/// `clients_changed` = g: the multiplier is σ / (g·√(2k)) (vote_sensitivity).
-dptune::DpEvent event_for_sigma(double sigma, std::size_t k, bool discrete = false,
+/// (Theorem III.1).  Exact discrete shares (`shares.discrete()`) sum to a distributed discrete
+/// Gaussian, which is not a discrete Gaussian: stated as discrete_gaussian_sum with the shares'
+/// scale, count and dimension, priced by Kairouz, Liu & Steinke 2021, Proposition 14
+/// (docs/noise.md).  `clients_changed` = g: the multiplier is σ / (g·√(2k)) (vote_sensitivity).
+dptune::DpEvent event_for_sigma(double sigma, std::size_t k, const ShareNoise& shares = {},
                                 std::size_t clients_changed = 1);
 
 /// σ from (ε, δ, k) as Liebenow et al. 2025 does it (Algorithm 1 line 1): the smallest σ whose
 /// event the accountant proves (ε, δ)-DP (with the rdp accountant: Theorem III.1 converted by
 /// Theorem I.1), found by dptune::calibrate_noise over σ.
 dptune::NoiseCalibration calibrate_sigma(const dptune::Accountant& accountant, double epsilon,
-                                         double delta, std::size_t k, bool discrete = false,
+                                         double delta, std::size_t k, const ShareNoise& shares = {},
                                          std::size_t clients_changed = 1);
 
 /// Tighter alternative, labelled as such: the analytic Gaussian mechanism (Balle & Wang, ICML 2018,
