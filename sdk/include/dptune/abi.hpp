@@ -8,7 +8,9 @@
 //
 // 3.0 is everything the 2.x series (2.0 to 2.12) declared, as one contract with no compatibility
 // layers, plus TuningResult::event (the composed event a private tuner released).  3.1 appends the
-// event kind adaptive_repeat_and_select (Wang, Gao, Zhang, Su & Shen 2023, DP-HyPO).
+// event kind adaptive_repeat_and_select (Wang, Gao, Zhang, Su & Shen 2023, DP-HyPO).  3.2 appends
+// Mechanism::release_refusal and Trainer::mechanism_releases (with DataShape and MechanismRelease):
+// a release a mechanism refuses whatever the data is refused before any privacy is spent.
 //
 // Until dptune 1.0 the ABI is unstable: any change to what crosses the boundary bumps the version
 // and every plugin is rebuilt against the new SDK.  From 1.0 on, within a major a change will only
@@ -21,7 +23,7 @@
 #include <version>
 
 #define DPTUNE_ABI_MAJOR 3
-#define DPTUNE_ABI_MINOR 1
+#define DPTUNE_ABI_MINOR 2
 
 #ifndef __GXX_ABI_VERSION
 #error "dptune plugins need a compiler with the Itanium C++ ABI (g++ or clang++)"
