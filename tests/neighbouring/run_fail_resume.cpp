@@ -58,7 +58,8 @@ std::vector<Row> base_data(const std::vector<int>& classes) {
 
 /// The pipeline with the flaky trainer on one float dimension and a ledger; everything else (data
 /// and its layout, tuner, mechanism, accountant, utility, output) as the pipeline has it.
-std::string failing_pipeline(const fs::path& pipeline, bool interrupt, std::int64_t interrupt_call) {
+std::string failing_pipeline(const fs::path& pipeline, bool interrupt,
+                             std::int64_t interrupt_call) {
   YAML::Node p = YAML::LoadFile(pipeline.string());
   YAML::Node algorithm;
   algorithm["use"] = "flaky_trainer";
@@ -161,7 +162,8 @@ Study run_study(Context& c, const std::vector<Row>& rows, std::uint64_t seed, bo
   const fs::path dir = c.work / "run";
   fs::remove_all(dir);
   fs::create_directories(dir);
-  std::ofstream(dir / "pipeline.yaml") << failing_pipeline(c.pipeline, c.interrupt, c.interrupt_call);
+  std::ofstream(dir / "pipeline.yaml")
+      << failing_pipeline(c.pipeline, c.interrupt, c.interrupt_call);
   write_csv(dir / "data.csv", rows);
   const std::string run = shell_quote(c.dptune.string()) +
                           " run pipeline.yaml --no-progress --threads 1 --seed " +
@@ -224,8 +226,8 @@ void interrupted_at_last_run(Context& c, const std::vector<Row>& d, std::uint64_
   c.interrupt_call = static_cast<std::int64_t>(whole.calls);
   const Study at_last = run_study(c, d, seed, true, "D_last");
   c.interrupt_call = 2;
-  const std::string which = "the study on D interrupted at its last run (" +
-                            std::to_string(whole.calls) + ")";
+  const std::string which =
+      "the study on D interrupted at its last run (" + std::to_string(whole.calls) + ")";
   if (whole.code != 0) c.fail("the uninterrupted study on D exited " + std::to_string(whole.code));
   if (at_last.code != kSigintExit)
     c.fail(which + " exited " + std::to_string(at_last.code) +
@@ -234,8 +236,8 @@ void interrupted_at_last_run(Context& c, const std::vector<Row>& d, std::uint64_
   if (at_last.resume_code != 0)
     c.fail("the printed resume command of " + which + " exited " +
            std::to_string(at_last.resume_code) + ": " + at_last.resume_stderr);
-  for (const auto& v : undeclared_differences(at_second.first, at_last.first,
-                                              "(D,s) interrupted at its second and at its last run"))
+  for (const auto& v : undeclared_differences(
+           at_second.first, at_last.first, "(D,s) interrupted at its second and at its last run"))
     c.fail(v.describe());
   for (const auto& v : undeclared_differences(without_resume_markers(at_second.resumed),
                                               without_resume_markers(at_last.resumed),

@@ -237,7 +237,8 @@ TEST_CASE("builtin: release_refusal says exactly what release refuses before loo
   s.linf = 1;
   for (const std::size_t count : {std::size_t{1}, std::size_t{4}, std::size_t{1024}}) {
     const double boundary = 2097152.0 / std::sqrt(static_cast<double>(count));
-    for (const double sigma : {boundary / 2, boundary, std::nextafter(boundary, 1e300), boundary * 2}) {
+    for (const double sigma :
+         {boundary / 2, boundary, std::nextafter(boundary, 1e300), boundary * 2}) {
       CAPTURE(count);
       CAPTURE(sigma);
       const auto gaussian = noise_mechanism("gaussian", sigma, "secure");
@@ -285,9 +286,9 @@ TEST_CASE("builtin: trainers declare the releases they make through the mechanis
   };
   // DP-SGD's noisy sum has one value per network parameter: an MLP 30 -> 8 -> 1 has
   // 30·8 + 8 + 8·1 + 1 = 257 parameters; 3 classes, logistic: (30 + 1)·3 = 93.
-  const auto mlp = trainer("dp_sgd", {{"model", std::string("mlp")},
-                                      {"hidden1", std::int64_t{8}},
-                                      {"clipping_norm", 2.0}});
+  const auto mlp = trainer(
+      "dp_sgd",
+      {{"model", std::string("mlp")}, {"hidden1", std::int64_t{8}}, {"clipping_norm", 2.0}});
   const auto releases = mlp->mechanism_releases({100, 30, 2});
   REQUIRE(releases.size() == 1);
   CHECK(releases[0].count == 257);

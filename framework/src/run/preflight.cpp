@@ -553,8 +553,9 @@ void check_mechanism_releases(const PipelineConfig& config, EvaluationStack& sta
     if (why.empty()) continue;
     if (trainer)
       fail(config.mechanism->use_where, "mechanism.use",
-           why + ". Nothing was charged or trained: use less noise or a smaller model, or the "
-                 "mechanism's `noise: fast` (floating-point, labelled INSECURE NOISE)");
+           why +
+               ". Nothing was charged or trained: use less noise or a smaller model, or the "
+               "mechanism's `noise: fast` (floating-point, labelled INSECURE NOISE)");
     fail(config.algorithm.use_where, "algorithm.use", why + ". Nothing was charged or run");
   }
 }
@@ -695,8 +696,7 @@ Preflight preflight(const PipelineConfig& config, const PluginRegistry& registry
 std::string check_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
                            std::shared_ptr<const DataSource>* data, bool allow_audit_violation,
                            std::vector<std::string>* warnings) {
-  return preflight(config, registry, data, allow_audit_violation, warnings, false)
-      .lines.test_score;
+  return preflight(config, registry, data, allow_audit_violation, warnings, false).lines.test_score;
 }
 
 PreflightLines validate_pipeline(const PipelineConfig& config, const PluginRegistry& registry,

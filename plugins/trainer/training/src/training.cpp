@@ -175,8 +175,8 @@ std::optional<std::pair<std::size_t, double>> dp_noisy_sum(const DpSgdOptions& o
   const std::size_t params =
       Network(make_architecture(model, hidden1, hidden2, described)).num_params();
   const DpSchedule schedule = dp_schedule(shape.rows, options);
-  return std::pair{params, dp_sum_sensitivity(options, shape.rows, params,
-                                              dp_chunk_capacity(schedule))};
+  return std::pair{params,
+                   dp_sum_sensitivity(options, shape.rows, params, dp_chunk_capacity(schedule))};
 }
 
 void train_dp_sgd(Network& network, const Dataset& data, const DpSgdOptions& o,
