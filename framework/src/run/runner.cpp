@@ -58,7 +58,9 @@ class CountingProgress final : public dptune::ProgressSink {
 };
 
 /// What a resumed run reused.  A private tuner's count would tell how far its secret number of
-/// runs had got, so it is not shown.
+/// runs had got, so it is not shown; nor is whether a stored run's model could not be restored
+/// (whether the kept run was stored before the interrupt depends on that number too; the release
+/// says when no model is written).
 std::string resumed_line(const Study& study, bool map) {
   const std::string lost =
       study.models_not_restored() == 0
@@ -68,8 +70,7 @@ std::string resumed_line(const Study& study, bool map) {
             "again, and if it is the selected run no model is written";
   if (!map)
     return "resumed: every stored evaluation and secret draw was replayed, none drawn again (a "
-           "private tuner's counts are not shown)" +
-           lost;
+           "private tuner's counts are not shown)";
   const std::size_t reused = study.recalled();
   const std::size_t stored = study.stored_evaluations();
   return "resumed: " + std::to_string(reused) + " evaluations reused from the study store, " +
