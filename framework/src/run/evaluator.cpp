@@ -363,6 +363,7 @@ std::string HostEvaluator::release_refusal(const dptune::Params& candidate,
   const DataSplits& splits = fixed_data();
   const auto releases =
       trainer.mechanism_releases({rows, splits.train.cols, splits.train.num_classes});
+  if (releases.empty()) return {};  // none declared: nothing to ask (and no σ to calibrate)
   // The mechanism as train() configures it: for Gaussian noise, with each σ of the exact event
   // (a target-ε trainer's calibrated σ*), as MechanismNoise states it; otherwise as requested.
   std::vector<dptune::Params> configurations;
