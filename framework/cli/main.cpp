@@ -164,11 +164,11 @@ int cmd_validate(const std::vector<std::string>& args) {
   auto config = load(pipeline, sets, plugin_paths, registry);
   // The same checks `dptune run` makes before it trains (constructors, mechanism, the privacy of
   // one run, the tuner's dry run).
+  // The ledger's write-ahead check too, as `run` makes it (the charge and the tuner's worst case),
+  // on the same dry run of the tuner as the private test score's pricing.
   std::vector<std::string> warnings;
-  const std::string test_score = dptune::host::check_pipeline(
-      config, registry, nullptr, vm->count("allow-audit-violation") != 0, &warnings);
-  // The ledger's write-ahead check, as `run` makes it: the charge and the tuner's worst case.
-  const std::string ledger = dptune::host::check_ledger_before_charge(config, registry);
+  const auto [test_score, ledger] = dptune::host::validate_pipeline(
+      config, registry, vm->count("allow-audit-violation") != 0, &warnings);
   std::cout << pipeline << ": valid (" << config.space.size() << "-dimensional search space, tuner "
             << config.tuner.use << ", algorithm " << config.algorithm.use << ")\n";
   if (!test_score.empty()) std::cout << test_score << "\n";

@@ -32,7 +32,9 @@
 #             shares at the 2 other survivors) removes their masks, the sum is the other clients'
 #             inputs; with a threshold above the survivors the vote aborts cleanly.
 #   dp_hype_ledger the same dropout with a ledger: the worst case DP-Hype states before the run is
-#             reserved with the charge and settled to the real supplement, within the budget.
+#             reserved with the charge and settled to the real supplement, within the budget; a
+#             budget that takes the charge but not the reservation is refused before anything is
+#             written (exit 2, no results folder, no ledger).
 # The dp_hype cases observe the ranks through test seams (DPTUNE_MPI_CAPTURE, DPTUNE_DP_HYPE_CAPTURE,
 # DPTUNE_MPI_HELD_ROWS, DPTUNE_MPI_KEEP_ROWS), which only the test build of dptune and of the
 # dp_hype plugin reads (tests/mpi/CMakeLists.txt): they run HOOKED_DPTUNE.
@@ -450,6 +452,32 @@ for p in problems:
     print(p, file=sys.stderr)
 sys.exit(1 if problems else 0)
 PY
+    # A budget that takes the charge but not its reserved worst case: refused before anything is
+    # written (exit 2 at ledger.budget, naming the reservation), no results folder, no ledger row.
+    budget=$(python3 - "$out.log" <<'PY'
+import re, sys
+log = open(sys.argv[1]).read()
+charged = float(re.search(r"charged \(epsilon, delta\) = \(([0-9.e+-]+), ", log).group(1))
+reserved = float(re.search(r"composed epsilon ([0-9.e+-]+) with it", log).group(1))
+print((charged + reserved) / 2 if reserved > charged * 1.01 else "none")
+PY
+    )
+    [ "$budget" != none ] || fail "dp_hype_ledger: the reservation adds nothing to the charge"
+    refused="$work/ledger_refused"
+    rm -rf "$refused" "$refused.d" && mkdir -p "$refused.d"
+    { cat "$pipelines/dp_hype.yaml"
+      echo "ledger: {path: $refused.d/ledger.db, dataset: digits, budget: {epsilon: $budget, delta: 1.0e-3}}"; } >"$refused.d/pipeline.yaml"
+    start=$(date +%s)
+    mpirun_n 3 "$dptune" run "$refused.d/pipeline.yaml" --seed 7 --executor mpi --out "$refused" \
+      --set tuner.params.stop_rank=2 --set tuner.params.round_timeout=2 --set tuner.params.threshold=2 \
+      --no-progress --overwrite >"$refused.log" 2>&1
+    code=$?
+    [ $code -eq 2 ] || fail "dp_hype_ledger: the run over budget with its reservation exited $code, not 2 ($(tail -3 "$refused.log"))"
+    grep -q "ledger.budget: .*reserved write-ahead" "$refused.log" ||
+      fail "dp_hype_ledger: the refusal does not name ledger.budget and the reservation ($(grep -m2 dptune "$refused.log"))"
+    [ ! -e "$refused" ] || fail "dp_hype_ledger: the refused run left its results folder $refused"
+    [ ! -e "$refused.d/ledger.db" ] || fail "dp_hype_ledger: the refused run created its ledger"
+    [ $(($(date +%s) - start)) -lt 30 ] || fail "dp_hype_ledger: the refusal took 30 s or more"
     ;;
   *) fail "unknown case $case_name" ;;
 esac

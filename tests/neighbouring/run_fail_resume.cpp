@@ -12,7 +12,10 @@
 //   on D and on D': the study is interrupted (exit 130), then resumed with the command the first
 //         process printed after "resume with:", verbatim, until it completes; what is printed and
 //         stored after the interrupt, and after the resume, differs between D and D' only in
-//         declared DP outputs, and the ledger holds one charge.
+//         declared DP outputs, and the ledger holds one charge;
+//   on D at its last run: the same study interrupted at its last train() instead (the secret
+//         number of runs decides whether a signal comes after the last run started) looks the
+//         same: exit 130, a hint that resumes it, outputs differing only in declared DP outputs.
 // Nothing here names a tuner: a pipeline added to pipelines/ or label_change/ gets this neighbour
 // from the CMake glob.  A seed whose study finishes before its second run (a repetition tuner that
 // drew K = 1) does not fail: the next seed is tried, on D only (the seed is public).
@@ -22,6 +25,7 @@
 #include <sys/wait.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -55,12 +59,13 @@ std::vector<Row> base_data(const std::vector<int>& classes) {
 
 /// The pipeline with the flaky trainer on one float dimension and a ledger; everything else (data
 /// and its layout, tuner, mechanism, accountant, utility, output) as the pipeline has it.
-std::string failing_pipeline(const fs::path& pipeline, bool interrupt) {
+std::string failing_pipeline(const fs::path& pipeline, bool interrupt,
+                             std::int64_t interrupt_call) {
   YAML::Node p = YAML::LoadFile(pipeline.string());
   YAML::Node algorithm;
   algorithm["use"] = "flaky_trainer";
   if (interrupt) {
-    algorithm["params"]["interrupt_on_call"] = 2;
+    algorithm["params"]["interrupt_on_call"] = interrupt_call;
     algorithm["params"]["fail_on_call"] = 1000000;  // never
   } else {
     algorithm["params"]["fail_on_call"] = 2;
@@ -118,6 +123,7 @@ struct Context {
   std::string name;
   std::vector<std::string> failures;
   bool interrupt = false;
+  std::int64_t interrupt_call = 2;  // the train() call that raises SIGINT (mode interrupt)
   void fail(const std::string& what) { failures.push_back(what); }
 };
 
@@ -157,7 +163,8 @@ Study run_study(Context& c, const std::vector<Row>& rows, std::uint64_t seed, bo
   const fs::path dir = c.work / "run";
   fs::remove_all(dir);
   fs::create_directories(dir);
-  std::ofstream(dir / "pipeline.yaml") << failing_pipeline(c.pipeline, c.interrupt);
+  std::ofstream(dir / "pipeline.yaml")
+      << failing_pipeline(c.pipeline, c.interrupt, c.interrupt_call);
   write_csv(dir / "data.csv", rows);
   const std::string run = shell_quote(c.dptune.string()) +
                           " run pipeline.yaml --no-progress --threads 1 --seed " +
@@ -206,9 +213,56 @@ std::pair<std::uint64_t, Study> first_reaching_seed(Context& c, const std::vecto
   throw std::runtime_error("no seed made the study reach its second run");
 }
 
+constexpr int kSigintExit = 130;  // 128 + SIGINT, as a shell reports it
+
+/// `fields` with the flaky trainer's interrupt_on_call value blanked: the one setting in which the
+/// studies interrupted at different runs differ on purpose (it shows in the resolved config).
+Fields without_interrupt_call(Fields fields) {
+  const std::string key = "interrupt_on_call: ";
+  for (auto& [name, value] : fields)
+    for (auto at = value.find(key); at != std::string::npos; at = value.find(key, at + 1)) {
+      std::size_t end = at + key.size();
+      while (end < value.size() && std::isdigit(static_cast<unsigned char>(value[end]))) ++end;
+      value.replace(at + key.size(), end - at - key.size(), "N");
+    }
+  return fields;
+}
+
+/// The same study on D interrupted at its last run instead of its second.  Whether a signal comes
+/// before or after the last run started depends on the tuner's secret number of runs K, so the
+/// two must look alike: the same exit code and hint, public outputs that differ only in declared
+/// DP outputs, and the same outputs once resumed with the printed hint.  (A study whose whole run
+/// trains twice compares the second run with itself.)
+void interrupted_at_last_run(Context& c, const std::vector<Row>& d, std::uint64_t seed,
+                             const Study& at_second) {
+  c.interrupt_call = 1000000;  // never: how many runs the whole study trains
+  const Study whole = run_study(c, d, seed, false, "D_whole");
+  c.interrupt_call = static_cast<std::int64_t>(whole.calls);
+  const Study at_last = run_study(c, d, seed, true, "D_last");
+  c.interrupt_call = 2;
+  const std::string which =
+      "the study on D interrupted at its last run (" + std::to_string(whole.calls) + ")";
+  if (whole.code != 0) c.fail("the uninterrupted study on D exited " + std::to_string(whole.code));
+  if (at_last.code != kSigintExit)
+    c.fail(which + " exited " + std::to_string(at_last.code) +
+           ", expected 130 as when interrupted at its second: the exit code tells K");
+  if (at_last.resume_command.empty()) c.fail(which + " printed no \"resume with:\" command");
+  if (at_last.resume_code != 0)
+    c.fail("the printed resume command of " + which + " exited " +
+           std::to_string(at_last.resume_code) + ": " + at_last.resume_stderr);
+  for (const auto& v : undeclared_differences(
+           without_interrupt_call(at_second.first), without_interrupt_call(at_last.first),
+           "(D,s) interrupted at its second and at its last run"))
+    c.fail(v.describe());
+  for (const auto& v :
+       undeclared_differences(without_interrupt_call(without_resume_markers(at_second.resumed)),
+                              without_interrupt_call(without_resume_markers(at_last.resumed)),
+                              "(D,s) resumed after either interrupt"))
+    c.fail(v.describe());
+}
+
 /// The interrupt neighbour (mode `interrupt`, see the top of the file).
 int interrupt_neighbour(Context& c) {
-  constexpr int kSigintExit = 130;  // 128 + SIGINT, as a shell reports it
   fs::create_directories(c.work);
   const std::vector<Row> d = base_data(declared_classes(c.pipeline));
   std::vector<Row> outlier = d;
@@ -236,6 +290,7 @@ int interrupt_neighbour(Context& c) {
                                               without_resume_markers(on_neighbour.resumed),
                                               "(D,s) and (D',s), both resumed"))
     c.fail(v.describe());
+  interrupted_at_last_run(c, d, seed, on_d);
   std::cout << c.name << ": seed " << seed << ", " << on_d.first.size()
             << " public fields after the interrupt, " << on_d.resumed.size()
             << " after the resume, in " << c.work.string() << "/{D_s,Dprime_s}\n";

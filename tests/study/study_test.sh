@@ -433,7 +433,8 @@ case_private_failure() {
 # A completed private study whose command models are files: every resume recalls every run with
 # its model (a copy of its files in the owner-only study-models folder) and starts no program (a
 # start would fail: FLAKY_FAIL), releasing the same model file; with the copies gone, a resume
-# still starts no program, recalls the runs without their models and says so.
+# still starts no program and recalls the runs without their models (and, a private tuner, does
+# not say so on the console: that could depend on its secret number of runs).
 case_stored_models() {
   local dir
   dir=$(setup models)
@@ -458,7 +459,9 @@ case_stored_models() {
     >"$dir/4.log" 2>&1 || fail "models: the resume without copies exited $? ($(tail -2 "$dir/4.log"))"
   [ "$(starts_of "$dir/files.txt")" = "$starts" ] ||
     fail "models: without copies the resume started the program ($(starts_of "$dir/files.txt") starts)"
-  grep -q "could not be restored" "$dir/4.log" || fail "models: the lost models are not said"
+  # A private tuner's console does not say that a stored model was lost: whether the kept run was
+  # stored before an interrupt depends on its secret number of runs (tests/neighbouring).
+  grep -q "could not be restored" "$dir/4.log" && fail "models: a private study's resume tells of lost models"
   [ ! -e "$out/model/model.txt" ] || fail "models: a model was written without its stored copy"
   "$dptune" run "$pipe" --out "$out" "${files[@]}" --no-progress --overwrite >"$dir/5.log" 2>&1 ||
     fail "models: --overwrite exited $?"

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include "dptune/dptune.hpp"
@@ -208,4 +209,103 @@ TEST_CASE("builtin: laplace and gaussian, noise: secure — stated events, grid 
   for (double x : l) absolute += std::abs(x - 0.125);
   // E|Laplace(b Δ₁)| = b Δ₁ = 1.5; sd of |X| is 1.5 too: relative standard error 0.5%, 5 of them.
   CHECK(absolute / 40000 == doctest::Approx(1.5).epsilon(0.025));
+}
+
+namespace {
+
+/// Whether `mechanism` throws when it releases `count` zeros with sensitivity `s` (the values do
+/// not matter to a data-independent refusal; zeros are on every grid).
+bool release_throws(const Mechanism& mechanism, std::size_t count, const Sensitivity& s) {
+  Xoshiro256 rng(3);
+  const std::vector<double> zeros(count, 0.0);
+  try {
+    (void)mechanism.release(zeros, s, rng);
+  } catch (const Error&) {
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("builtin: release_refusal says exactly what release refuses before looking at a value") {
+  // The secure Gaussian refuses σ·√d > 2^21 (grid_noise.hpp); the boundary is met from both sides
+  // for counts whose square root is exact, and the refusal matches what release() does.
+  Sensitivity s;
+  s.l2 = 1;
+  s.l1 = 1;
+  s.linf = 1;
+  for (const std::size_t count : {std::size_t{1}, std::size_t{4}, std::size_t{1024}}) {
+    const double boundary = 2097152.0 / std::sqrt(static_cast<double>(count));
+    for (const double sigma :
+         {boundary / 2, boundary, std::nextafter(boundary, 1e300), boundary * 2}) {
+      CAPTURE(count);
+      CAPTURE(sigma);
+      const auto gaussian = noise_mechanism("gaussian", sigma, "secure");
+      const bool refused = !gaussian->release_refusal(count, s).empty();
+      CHECK(refused == (sigma > boundary));
+      CHECK(refused == release_throws(*gaussian, count, s));
+      // The floating-point sampler has no grid: nothing to refuse.
+      CHECK(noise_mechanism("gaussian", sigma, "fast")->release_refusal(count, s).empty());
+    }
+  }
+  CHECK(noise_mechanism("gaussian", 1e5, "secure")->release_refusal(1024, s).find("2^21") !=
+        std::string::npos);
+  // The secure Laplace refuses b·d > 2^28.
+  for (const std::size_t count : {std::size_t{1}, std::size_t{64}}) {
+    const double boundary = 268435456.0 / static_cast<double>(count);
+    for (const double b : {boundary / 2, boundary, boundary * 2}) {
+      CAPTURE(count);
+      CAPTURE(b);
+      const auto laplace = noise_mechanism("laplace", b, "secure");
+      const bool refused = !laplace->release_refusal(count, s).empty();
+      CHECK(refused == (b > boundary));
+      CHECK(refused == release_throws(*laplace, count, s));
+    }
+  }
+  // A sensitivity no release accepts is refused the same way, whatever the count.
+  Sensitivity infinite = s;
+  infinite.l2 = infinite.l1 = infinite.linf = std::numeric_limits<double>::infinity();
+  for (const std::string noise : {"secure", "fast"}) {
+    CHECK_FALSE(noise_mechanism("gaussian", 1, noise)->release_refusal(3, infinite).empty());
+    CHECK(release_throws(*noise_mechanism("gaussian", 1, noise), 3, infinite));
+    CHECK_FALSE(noise_mechanism("laplace", 1, noise)->release_refusal(3, infinite).empty());
+  }
+  // sparse_vector: b beyond 2^28 for one coordinate, and a sensible b, C.
+  CHECK(svt(1.0, 2)->release_refusal(10, s).empty());
+  CHECK_FALSE(release_throws(*svt(1.0, 2), 10, s));
+  CHECK_FALSE(svt(1e9, 2)->release_refusal(10, s).empty());
+  CHECK(release_throws(*svt(1e9, 2), 10, s));
+}
+
+TEST_CASE("builtin: trainers declare the releases they make through the mechanism") {
+  auto trainer = [](const std::string& name, Params params) {
+    const auto* info = builtins().find(PluginKind::Trainer, name);
+    REQUIRE(info != nullptr);
+    return builtins().create_trainer(name, info->schema.complete(params));
+  };
+  // DP-SGD's noisy sum has one value per network parameter: an MLP 30 -> 8 -> 1 has
+  // 30·8 + 8 + 8·1 + 1 = 257 parameters; 3 classes, logistic: (30 + 1)·3 = 93.
+  const auto mlp = trainer(
+      "dp_sgd",
+      {{"model", std::string("mlp")}, {"hidden1", std::int64_t{8}}, {"clipping_norm", 2.0}});
+  const auto releases = mlp->mechanism_releases({100, 30, 2});
+  REQUIRE(releases.size() == 1);
+  CHECK(releases[0].count == 257);
+  // Its sensitivity is the clipping norm widened by the proven rounding bound (about 2^-24).
+  CHECK(releases[0].sensitivity.l2 > 2.0);
+  CHECK(releases[0].sensitivity.l2 < 2.0 * (1 + 1e-6));
+  const auto logistic = trainer("dp_adam", {{"model", std::string("logistic")}});
+  REQUIRE(logistic->mechanism_releases({100, 30, 3}).size() == 1);
+  CHECK(logistic->mechanism_releases({100, 30, 3})[0].count == 93);
+  CHECK(logistic->mechanism_releases({0, 30, 3}).empty());
+  // Output perturbation releases the weights of its binary models: 3 one-vs-rest models of
+  // d + 1 = 31 weights, at the joint sensitivity √3 · 2L/(nλ), L = 2 (Wu et al. 2017).
+  const auto op = trainer("output_perturbation", {{"regularization", 0.5}});
+  const auto weights = op->mechanism_releases({200, 30, 3});
+  REQUIRE(weights.size() == 1);
+  CHECK(weights[0].count == 93);
+  CHECK(weights[0].sensitivity.l2 == doctest::Approx(std::sqrt(3.0) * 4.0 / (200 * 0.5)));
+  // A trainer that draws no noise through the mechanism declares nothing.
+  CHECK(trainer("sgd", {})->mechanism_releases({100, 30, 2}).empty());
 }

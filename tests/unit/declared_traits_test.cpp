@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -116,6 +117,29 @@ TEST_CASE("declared traits: a test score needs a tuner that declares a released 
                    "selected candidate only); use a tuner that releases one (dp_hypo, "
                    "expost, repetition, subsampled, svt_doubling)") != std::string::npos);
   CHECK_FALSE(fs::exists(p.marker));
+}
+
+TEST_CASE("preflight: a ledgered run makes one dry run of the tuner, checked and then charged") {
+  // The tuner appends a line whenever its tune() starts: the probe before the first evaluation,
+  // the dry run the ledger's check and charge share, and the run itself.  Charging a second dry
+  // run (after the check's) would add a line; so would pricing the check and the charge apart.
+  const Pipeline p = write_pipeline(
+      "one_dry_run", "private_tuner", "",
+      "output: {dir: results}\n"
+      "ledger: {path: ledger.db, dataset: breast_cancer, budget: {epsilon: 100, delta: 1.0e-3}}\n");
+  auto starts = [&] {
+    const std::string text = fs::exists(p.marker) ? dptune_test::slurp(p.marker) : "";
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  };
+  const auto v = run_dptune("validate '" + p.file.string() + "'", "one_dry_run_validate");
+  REQUIRE_MESSAGE(v.exit_code == 0, v.err);
+  CHECK(v.out.find("the write-ahead charge") != std::string::npos);
+  CHECK(starts() == 2);  // the probe and the dry run
+  fs::remove(p.marker);
+  const auto r = run_dptune("run '" + p.file.string() + "' --no-progress", "one_dry_run_run");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.find("write-ahead") != std::string::npos);
+  CHECK(starts() == 3);  // the probe, the dry run, the run
 }
 
 TEST_CASE("declared traits: what the registry reads from each plugin") {

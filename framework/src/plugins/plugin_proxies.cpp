@@ -115,6 +115,11 @@ class MechanismProxy final : public dptune::Mechanism, ProxyBase<dptune::Mechani
   dptune::DpEvent event() const override {
     return call("Mechanism::event", [&] { return impl_->event(); });
   }
+  std::string release_refusal(std::size_t count,
+                              const dptune::Sensitivity& sensitivity) const override {
+    return call("Mechanism::release_refusal",
+                [&] { return impl_->release_refusal(count, sensitivity); });
+  }
 };
 
 /// The accountant's answers are kept (dptune/helpers/answer_cache.hpp).
@@ -204,6 +209,10 @@ class TrainerProxy final : public dptune::Trainer,
   }
   std::optional<dptune::MechanismRequest> mechanism_request() const override {
     return call("Trainer::mechanism_request", [&] { return impl_->mechanism_request(); });
+  }
+  std::vector<dptune::MechanismRelease> mechanism_releases(
+      const dptune::DataShape& shape) const override {
+    return call("Trainer::mechanism_releases", [&] { return impl_->mechanism_releases(shape); });
   }
   std::shared_ptr<const dptune::Model> load_model(
       const dptune::ModelFiles& released) const override {

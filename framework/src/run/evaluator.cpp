@@ -330,6 +330,65 @@ dptune::DpEvent HostEvaluator::event_of(const dptune::Params& candidate,
   return run_event(instantiate(candidate), scope);
 }
 
+namespace {
+
+/// The noise multipliers of the gaussian(σ) leaves of `event`, each once, in order.
+std::vector<double> gaussian_multipliers(const dptune::DpEvent& event) {
+  std::vector<double> sigmas;
+  dptune::for_each_event(event, [&sigmas](const dptune::DpEvent& e) {
+    if (e.kind() == dptune::DpEvent::Kind::Gaussian &&
+        std::find(sigmas.begin(), sigmas.end(), e.noise_multiplier()) == sigmas.end())
+      sigmas.push_back(e.noise_multiplier());
+  });
+  return sigmas;
+}
+
+}  // namespace
+
+std::string HostEvaluator::release_refusal(const dptune::Params& candidate,
+                                           const dptune::DataScope& scope) const {
+  if (data_.varies_per_run()) return {};  // a workload drawn per run: no fixed shape to ask about
+  const Algorithm algorithm = instantiate(candidate);
+  const std::size_t rows = train_rows(scope);
+  if (algorithm.mechanism) {
+    const ScopedData data = select(fixed_data(), scope);
+    const std::string why = algorithm.mechanism->release_refusal(rows, data.sensitivity);
+    return why.empty() ? why
+                       : "mechanism '" + config_.algorithm.use + "' would refuse its release of " +
+                             std::to_string(rows) + " answers: " + why;
+  }
+  const dptune::Trainer& trainer = *algorithm.trainer;
+  const auto request = trainer.mechanism_request();
+  if (!request || !config_.mechanism) return {};
+  const DataSplits& splits = fixed_data();
+  const auto releases =
+      trainer.mechanism_releases({rows, splits.train.cols, splits.train.num_classes});
+  if (releases.empty()) return {};  // none declared: nothing to ask (and no σ to calibrate)
+  // The mechanism as train() configures it: for Gaussian noise, with each σ of the exact event
+  // (a target-ε trainer's calibrated σ*), as MechanismNoise states it; otherwise as requested.
+  std::vector<dptune::Params> configurations;
+  if (MechanismNoise::applies_to(trainer)) {
+    for (const double sigma :
+         gaussian_multipliers(trainer.exact_event(rows, noise_.accountant(), config_.delta)))
+      configurations.push_back(dptune::Params{{"noise_multiplier", sigma}});
+  } else {
+    configurations.push_back(request->overrides);
+  }
+  for (const auto& overrides : configurations) {
+    const auto mechanism = mechanisms_.make(overrides);
+    for (const auto& release : releases)
+      if (const std::string why = mechanism->release_refusal(release.count, release.sensitivity);
+          !why.empty())
+        return "mechanism '" + config_.mechanism->use + "' would refuse every release of " +
+               config_.algorithm.use +
+               (candidate.empty() ? std::string() : " with " + candidate.to_string()) + " on " +
+               std::to_string(rows) + " training rows (" + std::to_string(release.count) +
+               " values a release" +
+               (overrides.empty() ? std::string() : ", " + overrides.to_string()) + "): " + why;
+  }
+  return {};
+}
+
 dptune::DpEvent HostEvaluator::run_event(const Algorithm& algorithm,
                                          const dptune::DataScope& scope) const {
   if (algorithm.mechanism) return algorithm.mechanism->event();

@@ -104,6 +104,13 @@ class HostEvaluator final : public dptune::Evaluator {
   dptune::TrainedModel train_once(const dptune::Trainer& trainer, const dptune::Dataset& train,
                                   std::uint64_t stream) const;
 
+  /// Why the pipeline's mechanism would refuse a release that one private run of `candidate` on
+  /// `scope` makes, whatever the data's values (Mechanism::release_refusal of each release the
+  /// trainer declares, Trainer::mechanism_releases, with the mechanism configured as train() will
+  /// configure it; an algorithm that is a mechanism: its release of the scope's answers); empty
+  /// when none would be.  Public inputs only: the configuration and the scope's row count.
+  std::string release_refusal(const dptune::Params& candidate,
+                              const dptune::DataScope& scope) const;
   /// The algorithm's complete params for a candidate (fixed params + candidate, schema-checked).
   dptune::Params complete_params(const dptune::Params& candidate) const;
   /// The pipeline's fixed split (read in the constructor) and whether runs draw their own.

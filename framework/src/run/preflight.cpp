@@ -13,6 +13,7 @@
 #include "dptune/host/utility_sensitivity.hpp"
 #include "dptune/rng.hpp"
 #include "run/evaluator.hpp"
+#include "run/preflight.hpp"
 #include "run/test_score.hpp"
 
 namespace dptune::host {
@@ -381,13 +382,18 @@ struct ProbeDone final : std::exception {
 class ProbeEvaluator final : public ForwardingEvaluator {
  public:
   ProbeEvaluator(const HostEvaluator& real, bool& done) : ForwardingEvaluator(real), done_(done) {}
-  std::vector<dptune::Evaluation> evaluate(const std::vector<dptune::EvaluationRequest>&) override {
+  std::vector<dptune::Evaluation> evaluate(
+      const std::vector<dptune::EvaluationRequest>& requests) override {
     done_ = true;
+    first_batch_ = requests;
     throw ProbeDone();
   }
+  /// What the tuner asked first (its candidates and data scopes), when it asked.
+  const std::vector<dptune::EvaluationRequest>& first_batch() const { return first_batch_; }
 
  private:
   bool& done_;
+  std::vector<dptune::EvaluationRequest> first_batch_;
 };
 
 /// A tuner's "WARNING: ..." message before its first piece of work is a preflight warning: it
@@ -423,6 +429,9 @@ class ProbeContext final : public ForwardingTunerContext {
         evaluator_(evaluator, done_),
         progress_(done_, warnings) {}
   bool done() const { return done_; }
+  const std::vector<dptune::EvaluationRequest>& first_batch() const {
+    return evaluator_.first_batch();
+  }
   dptune::Evaluator& evaluator() override { return evaluator_; }
   std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
     if (!config_.mechanism)
@@ -455,8 +464,11 @@ class ProbeContext final : public ForwardingTunerContext {
 /// Runs the tuner until it starts working (its first progress phase or evaluation): what it
 /// checks before that (δ, the grid's size, the accountant's support, its mechanism, files it
 /// reads) is met before any data is trained on.  A ConfigError there names the tuner section.
-void probe_tuner(const PipelineConfig& config, const PluginRegistry& registry,
-                 EvaluationStack& stack, std::vector<std::string>* warnings) {
+/// Returns the tuner's first batch of requests (empty when it evaluated nothing).
+std::vector<dptune::EvaluationRequest> probe_tuner(const PipelineConfig& config,
+                                                   const PluginRegistry& registry,
+                                                   EvaluationStack& stack,
+                                                   std::vector<std::string>* warnings) {
   auto tuner = create_configured_tuner(config, registry);
   SilentProgress unused_progress;
   dptune::Xoshiro256 unused_rng(0);
@@ -472,6 +484,81 @@ void probe_tuner(const PipelineConfig& config, const PluginRegistry& registry,
          "tuner '" + config.tuner.use + "' refuses the pipeline: " + e.what());
   } catch (const dptune::Error&) {
     if (!context.done()) throw;  // a failure of its own, as the run would meet it
+  }
+  return context.first_batch();
+}
+
+// ---- what the mechanism refuses whatever the data ----------------------------------------------
+
+/// The candidates whose releases preflight asks the mechanism about: the centre of the search
+/// space and its corners (every dimension at its low or high end), so that what grows along a
+/// dimension (a noise multiplier, a layer's width; the σ a smaller target ε calibrates) is met at
+/// its extreme.  With more than kCornerDimensions dimensions, each one's two ends with the others
+/// at the centre.
+std::vector<dptune::Params> extreme_candidates(const PipelineConfig& config) {
+  constexpr std::size_t kCornerDimensions = 4;
+  const std::size_t k = config.space.size();
+  const std::vector<double> centre(k, 0.5);
+  std::vector<std::vector<double>> units{centre};
+  if (k <= kCornerDimensions) {
+    for (std::size_t corner = 0; corner < (std::size_t{1} << k); ++corner) {
+      std::vector<double> unit(k);
+      for (std::size_t i = 0; i < k; ++i) unit[i] = ((corner >> i) & 1U) ? 1.0 : 0.0;
+      units.push_back(std::move(unit));
+    }
+  } else {
+    for (std::size_t i = 0; i < k; ++i)
+      for (const double end : {0.0, 1.0}) {
+        std::vector<double> unit = centre;
+        unit[i] = end;
+        units.push_back(std::move(unit));
+      }
+  }
+  std::vector<dptune::Params> candidates;
+  for (const auto& unit : units) {
+    dptune::Params candidate = config.space.from_unit(unit);
+    if (std::find(candidates.begin(), candidates.end(), candidate) == candidates.end())
+      candidates.push_back(std::move(candidate));
+  }
+  return candidates;
+}
+
+/// A release the mechanism refuses whatever the values (secure Gaussian noise with σ·√d above
+/// 2^21, Laplace with b·d above 2^28: dptune/helpers/grid_noise.hpp) would fail the run at its
+/// first training, after the ledger was charged: refused here, naming the mechanism, for the
+/// space's extreme candidates on the whole data and for the tuner's first request on each other
+/// scope (a client's or partition's row count).  Public inputs only.
+void check_mechanism_releases(const PipelineConfig& config, EvaluationStack& stack,
+                              const std::vector<dptune::EvaluationRequest>& first_batch) {
+  const bool trainer = config.algorithm.kind == ComponentKind::Trainer;
+  if (trainer && !config.mechanism) return;
+  std::vector<std::pair<dptune::Params, dptune::DataScope>> asked;
+  for (auto& candidate : extreme_candidates(config))
+    asked.emplace_back(std::move(candidate), dptune::DataScope::whole());
+  // The first request on each other scope the tuner asks about (a grid's whole grid is one batch:
+  // its corners are asked above).
+  std::vector<std::string> scopes{dptune::DataScope::whole().to_string()};
+  for (const auto& request : first_batch) {
+    const std::string scope = request.scope.to_string();
+    if (!request.private_run || std::find(scopes.begin(), scopes.end(), scope) != scopes.end())
+      continue;
+    scopes.push_back(scope);
+    asked.emplace_back(request.candidate, request.scope);
+  }
+  for (const auto& [candidate, scope] : asked) {
+    std::string why;
+    try {
+      why = stack.evaluator.release_refusal(candidate, scope);
+    } catch (const dptune::Error&) {
+      continue;  // a candidate the run cannot price or build: refused where that is checked
+    }
+    if (why.empty()) continue;
+    if (trainer)
+      fail(config.mechanism->use_where, "mechanism.use",
+           why +
+               ". Nothing was charged or trained: use less noise or a smaller model, or the "
+               "mechanism's `noise: fast` (floating-point, labelled INSECURE NOISE)");
+    fail(config.algorithm.use_where, "algorithm.use", why + ". Nothing was charged or run");
   }
 }
 
@@ -543,26 +630,35 @@ std::vector<MechanismUse> mechanism_uses(const PipelineConfig& config,
   return uses;
 }
 
+namespace {
+
+/// A ledger's refusal as a diagnostic at ledger.budget (exit 2), before anything is written.
+[[noreturn]] void refuse_at_ledger(const PipelineConfig& config, const LedgerRefused& e) {
+  // The ledger named as the pipeline names it (relative to its folder), not by absolute path.
+  std::string message = e.what();
+  const std::string absolute = config.ledger->path.string();
+  const std::string written =
+      std::filesystem::relative(config.ledger->path, config.file.parent_path()).string();
+  for (auto at = message.find(absolute); at != std::string::npos;
+       at = message.find(absolute, at + written.size()))
+    message.replace(at, absolute.size(), written);
+  fail(config.ledger->where, "ledger.budget", message);
+}
+
+}  // namespace
+
 std::string check_ledger_before_charge(const PipelineConfig& config,
                                        const PluginRegistry& registry) {
   try {
     return check_ledger_fit(config, registry);
   } catch (const LedgerRefused& e) {
-    // The ledger named as the pipeline names it (relative to its folder), not by absolute path.
-    std::string message = e.what();
-    const std::string absolute = config.ledger->path.string();
-    const std::string written =
-        std::filesystem::relative(config.ledger->path, config.file.parent_path()).string();
-    for (auto at = message.find(absolute); at != std::string::npos;
-         at = message.find(absolute, at + written.size()))
-      message.replace(at, absolute.size(), written);
-    fail(config.ledger->where, "ledger.budget", message);
+    refuse_at_ledger(config, e);
   }
 }
 
-std::string check_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
-                           std::shared_ptr<const DataSource>* data, bool allow_audit_violation,
-                           std::vector<std::string>* warnings) {
+Preflight preflight(const PipelineConfig& config, const PluginRegistry& registry,
+                    std::shared_ptr<const DataSource>* data, bool allow_audit_violation,
+                    std::vector<std::string>* warnings, bool with_ledger) {
   create_configured_tuner(config, registry);
   check_configured_algorithm(config, registry);
   if (config.algorithm.kind == ComponentKind::Trainer)
@@ -577,9 +673,37 @@ std::string check_pipeline(const PipelineConfig& config, const PluginRegistry& r
   // ConfigError naming the list's file:line:col when the lengths differ).
   if (!stack.evaluator.data_varies_per_run()) stack.evaluator.splits();
   check_run_privacy(config, registry, stack, warnings);
-  probe_tuner(config, registry, stack, warnings);
-  if (config.output.test_score) return check_test_score(config, registry, stack);
-  return {};
+  const auto first_batch = probe_tuner(config, registry, stack, warnings);
+  check_mechanism_releases(config, stack, first_batch);
+  // The tuner's dry run, made once (when asked for) and shared by the private test score's
+  // pricing and the ledger's write-ahead plan.
+  std::optional<PlannedCharge> plan;
+  auto planned = [&]() -> const PlannedCharge& {
+    if (!plan) plan = plan_charge(config, registry, stack);
+    return *plan;
+  };
+  Preflight out;
+  if (config.output.test_score) out.lines.test_score = check_test_score(config, stack, planned);
+  if (with_ledger && config.ledger) {
+    out.ledger_plan = ledger_charge_of(config, stack, planned());
+    try {
+      out.lines.ledger = ledger_fit(config, *stack.accountant, *out.ledger_plan);
+    } catch (const LedgerRefused& e) {
+      refuse_at_ledger(config, e);
+    }
+  }
+  return out;
+}
+
+std::string check_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
+                           std::shared_ptr<const DataSource>* data, bool allow_audit_violation,
+                           std::vector<std::string>* warnings) {
+  return preflight(config, registry, data, allow_audit_violation, warnings, false).lines.test_score;
+}
+
+PreflightLines validate_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
+                                 bool allow_audit_violation, std::vector<std::string>* warnings) {
+  return preflight(config, registry, nullptr, allow_audit_violation, warnings, true).lines;
 }
 
 }  // namespace dptune::host

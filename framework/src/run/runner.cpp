@@ -24,6 +24,7 @@
 #include "report/report.hpp"
 #include "run/evaluator.hpp"
 #include "run/mpi_wire.hpp"
+#include "run/preflight.hpp"
 #include "run/progress.hpp"
 #include "run/study_run.hpp"
 #include "run/test_score.hpp"
@@ -57,7 +58,9 @@ class CountingProgress final : public dptune::ProgressSink {
 };
 
 /// What a resumed run reused.  A private tuner's count would tell how far its secret number of
-/// runs had got, so it is not shown.
+/// runs had got, so it is not shown; nor is whether a stored run's model could not be restored
+/// (whether the kept run was stored before the interrupt depends on that number too; the release
+/// says when no model is written).
 std::string resumed_line(const Study& study, bool map) {
   const std::string lost =
       study.models_not_restored() == 0
@@ -67,8 +70,7 @@ std::string resumed_line(const Study& study, bool map) {
             "again, and if it is the selected run no model is written";
   if (!map)
     return "resumed: every stored evaluation and secret draw was replayed, none drawn again (a "
-           "private tuner's counts are not shown)" +
-           lost;
+           "private tuner's counts are not shown)";
   const std::size_t reused = study.recalled();
   const std::size_t stored = study.stored_evaluations();
   return "resumed: " + std::to_string(reused) + " evaluations reused from the study store, " +
@@ -177,13 +179,16 @@ namespace {
 
 /// The ledger's write-ahead charge (with the private test score and a tuner's reserved worst
 /// case), made before any run trains on the data; a refusal leaves the study marked so.
+/// `checked`: the plan preflight checked against the ledger (its one dry run), charged as checked;
+/// without one (a resumed study), the dry run is made here.
 PlannedCharge charge_write_ahead(const PipelineConfig& config, const PluginRegistry& registry,
-                                 EvaluationStack& stack, Study* study, std::ostream& out) {
+                                 EvaluationStack& stack, Study* study, std::ostream& out,
+                                 const std::optional<PlannedCharge>& checked) {
   if (!study)
     throw dptune::ConfigError(config.ledger->where.to_string() +
                               ": ledger: a ledger needs the study store (dptune run)");
   try {
-    PlannedCharge plan = plan_ledger_charge(config, registry, stack);
+    PlannedCharge plan = checked ? *checked : plan_ledger_charge(config, registry, stack);
     const std::string charged = charge_ledger(config, *study, *stack.accountant, plan);
     study->set("ledger", charged);
     out << charged << "\n";
@@ -210,10 +215,9 @@ RunSummary release_run(const PipelineConfig& config, const PluginRegistry& regis
                        std::ostream& out) {
   dptune::TuningResult& result = tuned.result;
   const bool map = tuned.map;
-  // A signal after the last run had started stops nothing: the study is complete, and its result
-  // is the uninterrupted one (covered by the same guarantee), so it is released as usual.
-  // Said for maps only: for a private tuner whether a signal came before or after the last run
-  // started depends on its secret run count.
+  // A signal after a map's last run had started stops nothing: the study is complete, and its
+  // result is the uninterrupted one, so it is released as usual.  (A private tuner's is reported
+  // as interrupted: run_pipeline.)
   if (interrupt_signal() != 0 && map)
     out << "dptune: the interrupt came after the last run had started: the study completed and "
            "its results are written as usual\n";
@@ -276,11 +280,12 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
   // the data source the checks read (its files are read once).
   std::shared_ptr<const DataSource> data;
   std::vector<std::string> warnings;
-  check_pipeline(config, registry, &data, options.allow_audit_violation, &warnings);
+  // A ledger that cannot take the run's charge refuses it here too, before the output folder
+  // exists (the charge itself is made write-ahead below, against the ledger as it is then, of the
+  // plan checked here: the tuner's dry run is made once).
+  const Preflight checked = preflight(config, registry, &data, options.allow_audit_violation,
+                                      &warnings, config.ledger && !options.resume);
   for (const auto& warning : warnings) out << "warning: " << warning << "\n";
-  // A ledger that cannot take the run's charge refuses it here, before the output folder exists
-  // (the charge itself is made write-ahead below, against the ledger as it is then).
-  if (config.ledger && !options.resume) check_ledger_before_charge(config, registry);
   auto tuner = create_configured_tuner(config, registry);
   // The study store: refuse a folder holding one unless resuming or overwriting.  Under secure
   // randomness the tuner's and the layout's streams are recorded (replayed on resume); a seeded
@@ -301,7 +306,8 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
   }
   // The ledger is charged write-ahead, before any run trains on the data.
   const std::optional<PlannedCharge> plan =
-      config.ledger ? std::optional(charge_write_ahead(config, registry, stack, study.get(), out))
+      config.ledger ? std::optional(charge_write_ahead(config, registry, stack, study.get(), out,
+                                                       checked.ledger_plan))
                     : std::nullopt;
   // A private tuner's failed evaluation is an output: stored, replayed on resume, never shown.
   const bool map = declared_map(config);
@@ -317,6 +323,15 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
   HostTunerContext context(config, stack.evaluator, *stack.accountant, stack.mechanisms, progress,
                            *tuner_rng, *stack.executor);
 
+  // The study stopped by signal `signal`: nothing released, the hint to resume it.
+  auto interrupted = [&](int signal) {
+    study->set("status", "interrupted");
+    const std::string resume = options.resume_command.empty()
+                                   ? "dptune run " + config.file.string() + " --resume"
+                                   : options.resume_command;
+    return write_interrupted_report(config, *study, map,
+                                    Interruption{signal, progress.total(), resume}, out);
+  };
   dptune::TuningResult result;
   try {
     result = tuner->tune(context);
@@ -324,12 +339,7 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
     terminal.finish();
     if (const auto failure = stack.evaluator.private_failure())
       fail_private_run(config, study.get(), *failure);
-    study->set("status", "interrupted");
-    const std::string resume = options.resume_command.empty()
-                                   ? "dptune run " + config.file.string() + " --resume"
-                                   : options.resume_command;
-    return write_interrupted_report(config, *study, map,
-                                    Interruption{e.signal_number(), progress.total(), resume}, out);
+    return interrupted(e.signal_number());
   } catch (...) {
     // Whatever the tuner made of it (the plugin proxy wraps what crosses it), a private
     // evaluation's failure ends the run with none of its text.
@@ -341,6 +351,12 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
     throw;
   }
   terminal.finish();
+  // A private tuner's study that a signal reached after its last run had started is reported as
+  // interrupted like any other: whether the signal came before or after that run started depends
+  // on the secret number of runs, so the console, the files and the exit code may not tell.  Its
+  // evaluations are stored: --resume replays them, completes and releases (a map's study
+  // completes now, release_run says so).
+  if (interrupt_signal() != 0 && !map && study) return interrupted(interrupt_signal());
   return release_run(config, registry, options, stack, study.get(), plan,
                      {result, map, progress.done(), progress.total(), started}, out);
 }

@@ -225,7 +225,15 @@ PlannedCharge plan_charge(const PipelineConfig& config, const PluginRegistry& re
 
 PlannedCharge plan_ledger_charge(const PipelineConfig& config, const PluginRegistry& registry,
                                  EvaluationStack& stack) {
-  PlannedCharge plan = plan_charge(config, registry, stack);
+  return ledger_charge_of(config, stack, plan_charge(config, registry, stack));
+}
+
+bool needs_dry_run(const PipelineConfig& config) {
+  return config.ledger || (config.output.test_score && config.output.test_score->epsilon);
+}
+
+PlannedCharge ledger_charge_of(const PipelineConfig& config, EvaluationStack& stack,
+                               PlannedCharge plan) {
   // The private test score is charged with the tuning, write-ahead like it, and is released on
   // top of whatever final guarantee the run needs: it joins the worst case too.
   if (plan.guarantee && config.output.test_score && config.output.test_score->epsilon) {
@@ -244,9 +252,13 @@ PlannedCharge plan_ledger_charge(const PipelineConfig& config, const PluginRegis
 
 std::string check_ledger_fit(const PipelineConfig& config, const PluginRegistry& registry) {
   if (!config.ledger) return {};
-  const LedgerConfig& l = *config.ledger;
   EvaluationStack stack(config, registry, "inline", 1, config.execution.seed.value_or(0));
-  const PlannedCharge plan = plan_ledger_charge(config, registry, stack);
+  return ledger_fit(config, *stack.accountant, plan_ledger_charge(config, registry, stack));
+}
+
+std::string ledger_fit(const PipelineConfig& config, const dptune::Accountant& accountant,
+                       const PlannedCharge& plan) {
+  const LedgerConfig& l = *config.ledger;
   const std::string head = "ledger " + l.path.string() + ", dataset '" + l.dataset + "': ";
   if (plan.trusted_analyst_only || !plan.guarantee)
     return head + "nothing to charge (" +
@@ -256,7 +268,7 @@ std::string check_ledger_fit(const PipelineConfig& config, const PluginRegistry&
   const LedgerCharge fit =
       Ledger::check(l.path, l.dataset, {l.epsilon, l.delta},
                     dptune::DpEvent::approx_dp(plan.guarantee->epsilon, plan.guarantee->delta),
-                    *plan.guarantee, *stack.accountant, reservation);
+                    *plan.guarantee, accountant, reservation);
   return head + "the write-ahead charge (epsilon, delta) = (" +
          significant(plan.guarantee->epsilon) + ", " + significant(plan.guarantee->delta) + ")" +
          (reservation ? " with its reserved worst-case supplement (" +

@@ -42,6 +42,18 @@ PlannedCharge plan_charge(const PipelineConfig& config, const PluginRegistry& re
 /// the run charges them write-ahead.
 PlannedCharge plan_ledger_charge(const PipelineConfig& config, const PluginRegistry& registry,
                                  EvaluationStack& stack);
+/// The same from a plan_charge already made (the tuner's one dry run, reused).
+PlannedCharge ledger_charge_of(const PipelineConfig& config, EvaluationStack& stack,
+                               PlannedCharge plan);
+
+/// Whether the checks before a run need the tuner's dry run: a ledger to charge, or a private
+/// test score to compose into its guarantee.
+bool needs_dry_run(const PipelineConfig& config);
+
+/// check_ledger_fit (runner.hpp) of `plan` (ledger_charge_of's): the line validate prints;
+/// throws LedgerRefused exactly when the run would be refused.
+std::string ledger_fit(const PipelineConfig& config, const dptune::Accountant& accountant,
+                       const PlannedCharge& plan);
 
 /// Charges the pipeline's ledger for `plan` (once per study: a resumed study is not charged again).
 /// Throws LedgerRefused (exit 2) when the budget would be exceeded.  Returns the line to print.

@@ -204,8 +204,8 @@ TestScore score_released_model(const PipelineConfig& config, const dptune::Utili
   return out;
 }
 
-std::string check_test_score(const PipelineConfig& config, const PluginRegistry& registry,
-                             EvaluationStack& stack) {
+std::string check_test_score(const PipelineConfig& config, EvaluationStack& stack,
+                             const std::function<const PlannedCharge&()>& planned) {
   const TestScoreConfig& t = *config.output.test_score;
   if (stack.evaluator.data_varies_per_run())
     throw ConfigDiagnostic(t.where, "output.test_score",
@@ -220,19 +220,19 @@ std::string check_test_score(const PipelineConfig& config, const PluginRegistry&
            rows_text(test.rows) + "), assumed public: no noise, no privacy cost";
   }
   const TestScoreNoise noise = test_score_noise(config, splits.test.rows);
-  const PlannedCharge plan = plan_charge(config, registry, stack);
-  if (plan.trusted_analyst_only || !plan.guarantee)
+  const PlannedCharge* plan = &planned();
+  if (plan->trusted_analyst_only || !plan->guarantee)
     throw ConfigDiagnostic(t.value_where, "output.test_score.epsilon",
                            "tuner '" + config.tuner.use +
                                "' claims no privacy guarantee to compose a private test score "
                                "into; declare a public test file (test_score: {public: FILE})");
   const dptune::PrivacyGuarantee g =
-      compose_test_score(*plan.guarantee, plan.event, noise, *stack.accountant, config.delta);
+      compose_test_score(*plan->guarantee, plan->event, noise, *stack.accountant, config.delta);
   return "test score: the released model on the test split (" + rows_text(noise.test_rows) +
          ") plus Laplace noise of scale " + significant(noise.scale(), 5) + " (sensitivity " +
          significant(noise.sensitivity, 5) + " / epsilon " + significant(noise.epsilon, 5) +
-         "); the guarantee (epsilon, delta) = (" + significant(plan.guarantee->epsilon, 5) + ", " +
-         significant(plan.guarantee->delta, 3) + ") of the tuning becomes (" +
+         "); the guarantee (epsilon, delta) = (" + significant(plan->guarantee->epsilon, 5) + ", " +
+         significant(plan->guarantee->delta, 3) + ") of the tuning becomes (" +
          significant(g.epsilon, 5) + ", " + significant(g.delta, 3) + ")";
 }
 

@@ -19,6 +19,8 @@
 // public.
 #pragma once
 
+#include <functional>
+
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -41,14 +43,16 @@ TestScore score_released_model(const PipelineConfig& config, const dptune::Utili
                                const dptune::Model* model, dptune::RandomBitGenerator& rng);
 
 struct EvaluationStack;  // evaluator.hpp
+struct PlannedCharge;    // study_run.hpp
 
 /// Every check of output.test_score that `dptune validate` and `dptune run` make before training
 /// (ConfigDiagnostic, exit 2): a private score needs a fixed test split, a utility with a known
 /// sensitivity and a tuner that claims a guarantee (its dry run, study_run.hpp) to compose into; a
 /// public file must read like the data section's file and fit it.  Returns what validate prints:
-/// the noise and the composed guarantee, or the public file.
-std::string check_test_score(const PipelineConfig& config, const PluginRegistry& registry,
-                             EvaluationStack& stack);
+/// the noise and the composed guarantee, or the public file.  `plan` gives the tuner's dry run
+/// (plan_charge), which a private score needs and the caller makes once for every check.
+std::string check_test_score(const PipelineConfig& config, EvaluationStack& stack,
+                             const std::function<const PlannedCharge&()>& plan);
 
 /// The stream the private test score's noise is drawn from (RandomSource::make): below 2^32, so
 /// that a study records its words and a resumed run replays them (a fresh draw per resume would

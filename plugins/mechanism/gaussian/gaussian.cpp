@@ -329,15 +329,12 @@ class Gaussian final : public dptune::Mechanism {
 
   std::vector<double> release(std::span<const double> values, const dptune::Sensitivity& s,
                               dptune::RandomBitGenerator& rng) const override {
-    dptune::require(s.l2 >= 0 && std::isfinite(s.l2),
-                    "gaussian: L2 sensitivity must be finite and >= 0");
+    check_sensitivity(s);
     if (secure_) {
-      const double grid = dptune::gaussian_grid(s.l2, sigma_, values.size());
-      const double multiplier = multiplier_on_grid(s.l2, grid, values.size());
-      if (s.l2 == 0 || multiplier == 0) return dptune::grid_gaussian(values, s.l2, 0, grid, rng);
-      const auto variance = dptune::grid_gaussian_variance(s.l2, multiplier, grid, values.size());
-      const std::vector<std::int64_t> noise = ahead_->draw(rng, variance, values.size());
-      return dptune::add_noise_on_grid(values, grid, noise);
+      const GridPlan plan = grid_plan(s.l2, values.size());
+      if (!plan.variance) return dptune::grid_gaussian(values, s.l2, 0, plan.grid, rng);
+      const std::vector<std::int64_t> noise = ahead_->draw(rng, *plan.variance, values.size());
+      return dptune::add_noise_on_grid(values, plan.grid, noise);
     }
     std::vector<double> out(values.begin(), values.end());
     const double sd = sigma_ * s.l2;
@@ -356,6 +353,19 @@ class Gaussian final : public dptune::Mechanism {
     return out;
   }
 
+  /// What release() refuses before it looks at a value: the sensitivity, and under secure noise
+  /// the grid and the sampler's range for σ and this many coordinates (σ·√count above 2^21, the
+  /// grid rule of dptune/helpers/grid_noise.hpp).  Asked by the host before any privacy is spent.
+  std::string release_refusal(std::size_t count, const dptune::Sensitivity& s) const override {
+    try {
+      check_sensitivity(s);
+      if (secure_) (void)grid_plan(s.l2, count);
+    } catch (const dptune::Error& e) {
+      return e.what();
+    }
+    return {};
+  }
+
   dptune::DpEvent event() const override {
     return secure_
                ? dptune::DpEvent::discrete_gaussian_on_grid(sigma_, dptune::kGaussianGridMinScale)
@@ -363,6 +373,25 @@ class Gaussian final : public dptune::Mechanism {
   }
 
  private:
+  static void check_sensitivity(const dptune::Sensitivity& s) {
+    dptune::require(s.l2 >= 0 && std::isfinite(s.l2),
+                    "gaussian: L2 sensitivity must be finite and >= 0");
+  }
+
+  /// The grid step of a secure release of `count` values and the integer noise's σ² in grid units
+  /// (none when no noise is drawn).  A function of the sensitivity, σ and the count only, never of
+  /// the values: release() and release_refusal() ask the same questions of it.
+  struct GridPlan {
+    double grid = 1;
+    std::optional<dptune::GridNoiseParameter> variance;
+  };
+  GridPlan grid_plan(double l2, std::size_t count) const {
+    const double grid = dptune::gaussian_grid(l2, sigma_, count);
+    const double multiplier = multiplier_on_grid(l2, grid, count);
+    if (l2 == 0 || multiplier == 0) return {grid, std::nullopt};
+    return {grid, dptune::grid_gaussian_variance(l2, multiplier, grid, count)};
+  }
+
   /// σ, or more where needed so that the noise in grid units is at least the stated min_scale
   /// 2^22: the grid rule gives that unless the step is clamped at 2^-1000 (an L2 sensitivity
   /// below about 2^-977), where the noise is raised (more noise only lowers every divergence).

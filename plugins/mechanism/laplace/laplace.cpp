@@ -35,8 +35,7 @@ class Laplace final : public dptune::Mechanism {
 
   std::vector<double> release(std::span<const double> values, const dptune::Sensitivity& s,
                               dptune::RandomBitGenerator& rng) const override {
-    dptune::require(s.l1 >= 0 && std::isfinite(s.l1),
-                    "laplace: L1 sensitivity must be finite and >= 0");
+    check_sensitivity(s);
     if (secure_)
       return dptune::grid_laplace(values, s.l1, b_, dptune::laplace_grid(s.l1, b_, values.size()),
                                   rng);
@@ -47,9 +46,30 @@ class Laplace final : public dptune::Mechanism {
     return out;
   }
 
+  /// What release() refuses before it looks at a value: the sensitivity, and under secure noise
+  /// the grid and the sampler's range for b and this many coordinates (b·count above 2^28,
+  /// dptune/helpers/grid_noise.hpp).  Asked by the host before any privacy is spent.
+  std::string release_refusal(std::size_t count, const dptune::Sensitivity& s) const override {
+    try {
+      check_sensitivity(s);
+      if (secure_) {
+        const double grid = dptune::laplace_grid(s.l1, b_, count);
+        if (s.l1 != 0 && b_ != 0) (void)dptune::grid_laplace_scale(s.l1, b_, grid, count);
+      }
+    } catch (const dptune::Error& e) {
+      return e.what();
+    }
+    return {};
+  }
+
   dptune::DpEvent event() const override { return dptune::DpEvent::laplace(b_); }
 
  private:
+  static void check_sensitivity(const dptune::Sensitivity& s) {
+    dptune::require(s.l1 >= 0 && std::isfinite(s.l1),
+                    "laplace: L1 sensitivity must be finite and >= 0");
+  }
+
   double b_;
   bool secure_;
 };

@@ -57,8 +57,7 @@ class SparseVector final : public dptune::Mechanism {
   std::vector<double> release(std::span<const double> answers,
                               const dptune::Sensitivity& sensitivity,
                               dptune::RandomBitGenerator& rng) const override {
-    dptune::require(sensitivity.linf > 0 && std::isfinite(sensitivity.linf),
-                    "sparse_vector: per-query sensitivity must be positive and finite");
+    check_sensitivity(sensitivity);
     if (secure_) return release_on_grid(answers, sensitivity.linf, rng);
     const double noisy_threshold =
         threshold_ + dptune::laplace(rng, threshold_noise() * sensitivity.linf);
@@ -72,6 +71,11 @@ class SparseVector final : public dptune::Mechanism {
       }
     }
     return released;
+  }
+
+  static void check_sensitivity(const dptune::Sensitivity& sensitivity) {
+    dptune::require(sensitivity.linf > 0 && std::isfinite(sensitivity.linf),
+                    "sparse_vector: per-query sensitivity must be positive and finite");
   }
 
   /// The secure variant (see the top of the file): one grid for the threshold and all answers,
@@ -95,6 +99,27 @@ class SparseVector final : public dptune::Mechanism {
 
   dptune::DpEvent event() const override {
     return dptune::DpEvent::pure_dp(epsilon(b_, static_cast<double>(c_)));
+  }
+
+  /// What release() refuses before it looks at an answer: the sensitivity, and under secure noise
+  /// the grid and the sampler's range of both noises, and the threshold on that grid (every query
+  /// is a one-coordinate release, so the count does not enter).  Asked before any privacy is spent.
+  std::string release_refusal(std::size_t, const dptune::Sensitivity& sensitivity) const override {
+    try {
+      check_sensitivity(sensitivity);
+      if (secure_) {
+        const double grid =
+            dptune::laplace_grid(sensitivity.linf, std::max(threshold_noise(), query_noise()), 1);
+        (void)dptune::grid_laplace_scale(sensitivity.linf, threshold_noise(), grid, 1);
+        (void)dptune::grid_laplace_scale(sensitivity.linf, query_noise(), grid, 1);
+        const std::int64_t no_noise[] = {0};
+        const double t[] = {threshold_};
+        (void)dptune::add_noise_on_grid(t, grid, no_noise);  // the threshold within 2^52 steps
+      }
+    } catch (const dptune::Error& e) {
+      return e.what();
+    }
+    return {};
   }
 
  private:

@@ -94,6 +94,17 @@ class OutputPerturbation final : public dptune::Trainer {
     return tr::gaussian_request(target_.active() ? tr::kTargetRepresentativeSigma : sigma_);
   }
 
+  /// One release: the weights of every binary model, models × (d + 1), at the joint sensitivity.
+  std::vector<dptune::MechanismRelease> mechanism_releases(
+      const dptune::DataShape& shape) const override {
+    if (shape.rows == 0) return {};
+    const std::size_t classes = std::max<std::size_t>(shape.num_classes, 2);
+    const std::size_t count = tr::output_perturbation_models(classes) * (shape.features + 1);
+    return {{count, tr::sum_sensitivity(count, tr::output_perturbation_joint_sensitivity(
+                                                   shape.rows, options_.regularization,
+                                                   options_.batch_size, classes))}};
+  }
+
   /// One Gaussian release with multiplier σ relative to the replace-one sensitivity 2/(nλ).
   static dptune::DpEvent released_event(double sigma) {
     return dptune::DpEvent::replace_one(dptune::DpEvent::gaussian(sigma));

@@ -10,7 +10,9 @@
 // layers, plus TuningResult::event (the composed event a private tuner released).  3.1 appends the
 // event kind adaptive_repeat_and_select (Wang, Gao, Zhang, Su & Shen 2023, DP-HyPO).  3.2 appends
 // the event kind discrete_gaussian_sum (Kairouz, Liu & Steinke 2021, the distributed discrete
-// Gaussian) and its accessors DpEvent::summands() and DpEvent::dimension().
+// Gaussian) and its accessors DpEvent::summands() and DpEvent::dimension();
+// Mechanism::release_refusal and Trainer::mechanism_releases (with DataShape and MechanismRelease):
+// a release a mechanism refuses whatever the data is refused before any privacy is spent.
 //
 // Until dptune 1.0 the ABI is unstable: any change to what crosses the boundary bumps the version
 // and every plugin is rebuilt against the new SDK.  From 1.0 on, within a major a change will only

@@ -65,6 +65,16 @@ class BOOST_SYMBOL_VISIBLE Mechanism : public Plugin {
                                       RandomBitGenerator& rng) const = 0;
   /// The privacy of one call of `release` as configured (independent of the data).
   virtual DpEvent event() const = 0;
+  /// Why `release` would refuse any `count` values of this `sensitivity`, whatever they are (a
+  /// noise scale beyond its sampler's range, too many coordinates for its grid); empty when it
+  /// would not.  Data-independent: the host asks before any privacy is spent, for every release
+  /// a trainer declares (Trainer::mechanism_releases), so that such a refusal never comes after
+  /// the ledger was charged.  Default: empty (ABI 3.2).
+  virtual std::string release_refusal(std::size_t count, const Sensitivity& sensitivity) const {
+    (void)count;
+    (void)sensitivity;
+    return {};
+  }
 };
 
 // ---- accountant (privacy oracle) ----------------------------------------------------------------
@@ -160,6 +170,20 @@ struct BOOST_SYMBOL_VISIBLE MechanismRequest {
   DpEvent expected;
 };
 
+/// The public shape of a training set: what Trainer::mechanism_releases may know of the data
+/// (the host's row count of the scope, its feature columns and declared classes), no value.
+struct BOOST_SYMBOL_VISIBLE DataShape {
+  std::size_t rows = 0;
+  std::size_t features = 0;
+  std::size_t num_classes = 0;  // 0: not a classification problem
+};
+
+/// One call of Mechanism::release that train() makes: how many values, with which sensitivity.
+struct BOOST_SYMBOL_VISIBLE MechanismRelease {
+  std::size_t count = 0;
+  Sensitivity sensitivity;
+};
+
 class BOOST_SYMBOL_VISIBLE Trainer : public Plugin {
  public:
   ~Trainer() override;
@@ -187,6 +211,14 @@ class BOOST_SYMBOL_VISIBLE Trainer : public Plugin {
   /// a missing or unfit mechanism before any data is touched; empty when train() never asks for
   /// one.  Default: empty.
   virtual std::optional<MechanismRequest> mechanism_request() const { return std::nullopt; }
+  /// The releases train() makes through the pipeline's mechanism on data of this shape (one entry
+  /// per distinct (count, sensitivity)), so that the host can ask the mechanism, configured as
+  /// train() will configure it, whether it refuses any of them (Mechanism::release_refusal)
+  /// before any privacy is spent.  Default: none declared (ABI 3.2).
+  virtual std::vector<MechanismRelease> mechanism_releases(const DataShape& shape) const {
+    (void)shape;
+    return {};
+  }
 };
 
 // ---- tuner --------------------------------------------------------------------------------------

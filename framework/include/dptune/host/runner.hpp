@@ -54,6 +54,19 @@ std::string check_ledger_fit(const PipelineConfig& config, const PluginRegistry&
 std::string check_ledger_before_charge(const PipelineConfig& config,
                                        const PluginRegistry& registry);
 
+/// What `dptune validate` prints beside "valid": how output.test_score is priced and the ledger's
+/// write-ahead fit ("" when the pipeline has none).
+struct PreflightLines {
+  std::string test_score;
+  std::string ledger;
+};
+
+/// check_pipeline and check_ledger_before_charge together, as `dptune run` makes them, on one dry
+/// run of the tuner (the private test score and the ledger's charge both price it).
+PreflightLines validate_pipeline(const PipelineConfig& config, const PluginRegistry& registry,
+                                 bool allow_audit_violation = false,
+                                 std::vector<std::string>* warnings = nullptr);
+
 /// The pipeline's third-party (not built-in) mechanisms as the run uses them, for audit verdicts.
 std::vector<MechanismUse> mechanism_uses(const PipelineConfig& config,
                                          const PluginRegistry& registry);

@@ -92,16 +92,20 @@ MechanismRequest gaussian_request(double sigma) {
 
 NoiseFunction mechanism_noise(std::shared_ptr<const Mechanism> mechanism, RandomBitGenerator& rng) {
   return [mechanism = std::move(mechanism), &rng](std::vector<double>& sum, double l2) {
-    Sensitivity s;
-    s.l2 = l2;
-    s.linf = l2;
-    s.l1 = std::sqrt(static_cast<double>(sum.size())) * l2;
-    std::vector<double> noisy = mechanism->release(sum, s, rng);
+    std::vector<double> noisy = mechanism->release(sum, sum_sensitivity(sum.size(), l2), rng);
     if (noisy.size() != sum.size())
       throw Error("the mechanism released " + std::to_string(noisy.size()) + " values for a " +
                   std::to_string(sum.size()) + "-dimensional gradient");
     sum.swap(noisy);
   };
+}
+
+Sensitivity sum_sensitivity(std::size_t count, double l2) {
+  Sensitivity s;
+  s.l2 = l2;
+  s.linf = l2;
+  s.l1 = std::sqrt(static_cast<double>(count)) * l2;
+  return s;
 }
 
 CalibrationOptions calibration_options() {
@@ -207,6 +211,12 @@ DpEvent DpSgdTrainer::exact_event(std::size_t train_rows, const Accountant& acco
 std::optional<MechanismRequest> DpSgdTrainer::mechanism_request() const {
   return gaussian_request(target_.active() ? kTargetRepresentativeSigma
                                            : options_.noise_multiplier);
+}
+
+std::vector<MechanismRelease> DpSgdTrainer::mechanism_releases(const DataShape& shape) const {
+  const auto sum = dp_noisy_sum(options_, model_.model, model_.hidden1, model_.hidden2, shape);
+  if (!sum) return {};
+  return {{sum->first, sum_sensitivity(sum->first, sum->second)}};
 }
 
 TrainedModel DpSgdTrainer::train(const Dataset& data, TrainingContext& context) const {

@@ -160,6 +160,25 @@ double dp_sum_sensitivity(const DpSgdOptions& o, std::size_t rows, std::size_t p
   return widened * (1.0 + std::ldexp(1.0, -50));
 }
 
+std::size_t dp_chunk_capacity(const DpSchedule& schedule) {
+  return padded_rows(std::min<std::size_t>(static_cast<std::size_t>(schedule.lot), 256));
+}
+
+std::optional<std::pair<std::size_t, double>> dp_noisy_sum(const DpSgdOptions& options,
+                                                           const std::string& model,
+                                                           std::size_t hidden1, std::size_t hidden2,
+                                                           const DataShape& shape) {
+  if (shape.rows == 0 || shape.features == 0) return std::nullopt;
+  Dataset described;  // the shape only: make_architecture reads cols and num_classes
+  described.cols = shape.features;
+  described.num_classes = shape.num_classes;
+  const std::size_t params =
+      Network(make_architecture(model, hidden1, hidden2, described)).num_params();
+  const DpSchedule schedule = dp_schedule(shape.rows, options);
+  return std::pair{params,
+                   dp_sum_sensitivity(options, shape.rows, params, dp_chunk_capacity(schedule))};
+}
+
 void train_dp_sgd(Network& network, const Dataset& data, const DpSgdOptions& o,
                   RandomBitGenerator& rng, const NoiseFunction& noise) {
   check_data(data, "dp_sgd");
@@ -169,7 +188,7 @@ void train_dp_sgd(Network& network, const Dataset& data, const DpSgdOptions& o,
   const std::size_t m = static_cast<std::size_t>(schedule.lot);
   // Lots are processed in chunks of at most `capacity` examples (Poisson lots vary in size),
   // each padded to a whole number of kRowBlock rows (padded_rows).
-  const std::size_t capacity = padded_rows(std::min<std::size_t>(m, 256));
+  const std::size_t capacity = dp_chunk_capacity(schedule);
   BatchGradient gradient(network, capacity);
   std::vector<std::size_t> perm(n), lot, chunk;
   std::iota(perm.begin(), perm.end(), std::size_t{0});

@@ -94,6 +94,9 @@ inline constexpr double kTargetRepresentativeSigma = 1.0;
 /// linf = s: valid bounds for a vector of L2 norm ≤ s, unused by a Gaussian mechanism).
 NoiseFunction mechanism_noise(std::shared_ptr<const Mechanism> mechanism, RandomBitGenerator& rng);
 
+/// The Sensitivity mechanism_noise releases a `count`-value sum of L2 sensitivity `l2` with.
+Sensitivity sum_sensitivity(std::size_t count, double l2);
+
 // ---- DP-SGD / DP-Adam plugins -------------------------------------------------------------------
 
 ParamSchema dp_sgd_schema(Optimizer optimizer);
@@ -109,6 +112,8 @@ class DpSgdTrainer : public Trainer {
                       double delta) const override;
   /// {noise_multiplier: σ} and Gaussian(σ): what gaussian_mechanism() asks and checks.
   std::optional<MechanismRequest> mechanism_request() const override;
+  /// One release a step: the summed gradient of the network's parameters (dp_noisy_sum).
+  std::vector<MechanismRelease> mechanism_releases(const DataShape& shape) const override;
   const DpSgdOptions& options() const { return options_; }
   /// Target-ε mode: σ* for `train_rows` rows through `accountant` at the target δ (target_delta, or
   /// `pipeline_delta` when it is 0), cached.  Throws unless in target mode.

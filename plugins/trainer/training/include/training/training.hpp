@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dptune/data.hpp"
@@ -142,6 +144,19 @@ double dp_sum_sensitivity(const DpSgdOptions& options, std::size_t rows, std::si
 inline constexpr std::size_t kRowBlock = 48;
 /// `count` rounded up to a whole number of kRowBlock rows.
 std::size_t padded_rows(std::size_t count);
+
+/// The chunk size of a DP-SGD run's gradient sums (at most 256 rows, padded_rows): what
+/// train_dp_sgd uses and dp_sum_sensitivity is given.
+std::size_t dp_chunk_capacity(const DpSchedule& schedule);
+
+/// What train_dp_sgd hands its NoiseFunction at every step on data of `shape`: the summed
+/// gradient of the network's p parameters and its sensitivity dp_sum_sensitivity (p from the
+/// architecture make_architecture(model, hidden1, hidden2) gives that shape).  Empty when the
+/// shape has no row or no feature (the trainer refuses such data itself).
+std::optional<std::pair<std::size_t, double>> dp_noisy_sum(const DpSgdOptions& options,
+                                                           const std::string& model,
+                                                           std::size_t hidden1, std::size_t hidden2,
+                                                           const DataShape& shape);
 
 /// Adds the mechanism's noise to the summed clipped gradient (in place), given the L2 sensitivity.
 /// Empty: no noise (a non-private run of the same algorithm).
