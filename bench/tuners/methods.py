@@ -105,7 +105,7 @@ def calibrate(method, budget, epsilon_of, oracle_final=False):
             knobs = {"noise_multiplier": SVT_FINAL_FREE_SIGMA}
             knobs["epsilon_svt"], _ = bisect(lambda e: epsilon_of({**knobs, "epsilon_svt": e}),
                                              budget / 2, (1e-4, 50.0), increasing=True,
-                                             start=0.02 * budget)
+                                             start=0.02 * budget, steps=12, must_hit=False)
             fixed = dict(knobs)
             sigma, eps = bisect(lambda s: epsilon_of({**fixed, "noise_multiplier": s}), budget,
                                 SIGMA_RANGE, increasing=False)
@@ -122,12 +122,14 @@ def calibrate(method, budget, epsilon_of, oracle_final=False):
         return {"failed": str(e).splitlines()[0][:400]}
 
 
-def bisect(epsilon_at, target, bounds, increasing, start=2.0, steps=40):
+def bisect(epsilon_at, target, bounds, increasing, start=2.0, steps=40, must_hit=True):
     """The knob (within bounds) whose printed epsilon is in [(1 - TOLERANCE) target, UPPER target].
 
     Regula falsi on log(epsilon) against log(knob) inside a bracket that always holds the answer,
     (Illinois variant: a side kept twice is halved), so the few expensive `validate` calls suffice.
-    UPPER keeps a margin below the budget for the printed number's rounding."""
+    UPPER keeps a margin below the budget for the printed number's rounding.  With must_hit false
+    (a knob whose epsilon jumps, like svt_doubling's T_max steps), the best knob at or below the
+    target found in `steps` calls is returned instead of an error."""
     low_ok, high_ok = (1 - TOLERANCE) * target, UPPER * target
     ok, bad, eps_ok, eps_bad = bracket(epsilon_at, bounds, increasing, low_ok, high_ok, start)
     if eps_bad is None:
@@ -149,6 +151,8 @@ def bisect(epsilon_at, target, bounds, increasing, start=2.0, steps=40):
         else:
             bad, f_bad = mid, math.log(eps) - goal
             f_ok, kept = (f_ok / 2, 0) if kept == 1 else (f_ok, 1)
+    if not must_hit:
+        return ok, eps_ok
     raise ValueError(f"no knob in {bounds} brings the printed epsilon within {TOLERANCE:.1%} below {target:g}")
 
 

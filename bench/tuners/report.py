@@ -3,6 +3,7 @@ JSONL gives the same text, which tests/bench_tuners checks against the committed
 import json
 import math
 import os
+import textwrap
 from pathlib import Path
 
 import methods as M
@@ -118,8 +119,8 @@ def mode_section(mode_name, mode, results_path, figures, plots, doc_dir):
     rows = load_rows(results_path)
     cells = grouped(rows)
     first, last = dates(rows)
-    resolved = Path(results_path).resolve()
-    rel = resolved.relative_to(REPO) if resolved.is_relative_to(REPO) else resolved.name
+    # Named as the script writes it (a snapshot rendered from elsewhere shows the same page).
+    rel = f"bench/tuners/results/{mode_name}.jsonl" if mode_name != "tiny" else Path(results_path).name
     planned = len(mode["workloads"]) * len(mode["budgets"]) * len(mode["methods"]) * mode["seeds"]
     done = sum(1 for r in rows if not r.get("failed"))
     out = [f"## Results: {mode_name} mode", "",
@@ -130,6 +131,12 @@ def mode_section(mode_name, mode, results_path, figures, plots, doc_dir):
            f"{mode['pld_interval']:g}).", ""]
     for workload in mode["workloads"]:
         out += [f"### {W.WORKLOADS[workload]['title']}", ""]
+        mine = [r for r in rows if r["workload"] == workload]
+        if mine:
+            a, b = dates(mine)
+            wall = sum(r.get("wall_seconds") or 0 for r in mine)
+            out += [f"Rows dated {a} to {b}; `dptune run` wall time of its rows {wall / 60:.1f} min "
+                    "(calibration excluded).", ""]
         out += table(workload, cells, mode)
         out.append("")
         verdicts = hypo_verdicts(workload, cells, mode)
@@ -184,7 +191,9 @@ def plot(workload, cells, mode, mode_name, figures):
     ax.set_xticks(list(mode["budgets"]), [f"{b:g}" for b in mode["budgets"]])
     ax.set_xlabel("total ε of the whole tuning run (δ = 1e-5)")
     ax.set_ylabel("test accuracy of the released model")
-    ax.set_title(W.WORKLOADS[workload]["title"][:70], fontsize=9)
+    ax.set_title("\n".join(textwrap.wrap(W.WORKLOADS[workload]["title"].replace("`", ""), 80)), fontsize=8)
+    bottom, _ = ax.get_ylim()
+    ax.set_ylim(max(bottom, 0.0), 1.005)  # accuracy: intervals wider than [0, 1] are cut at the edges
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
     path = Path(figures) / f"{mode_name}_{workload}.png"

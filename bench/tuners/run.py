@@ -81,6 +81,7 @@ def parse_args():
     p.add_argument("--workloads", help="comma-separated subset of the mode's workloads")
     p.add_argument("--budgets", help="comma-separated subset of the mode's budgets")
     p.add_argument("--methods", help="comma-separated subset of the mode's methods")
+    p.add_argument("--seeds", type=int, help="run only seeds 1..N of the mode's")
     return p.parse_args()
 
 
@@ -114,7 +115,7 @@ class Bench:
             files = W.prepare_data(workload, self.work / "data")
             for budget in budgets:
                 for method in methods:
-                    for seed in range(1, self.mode["seeds"] + 1):
+                    for seed in range(1, min(self.args.seeds or self.mode["seeds"], self.mode["seeds"]) + 1):
                         self.one_row(workload, files, budget, method, seed)
         print(f"run.py: {self.new_rows} new rows, {self.dptune_processes} dptune processes; "
               f"results in {self.results}", flush=True)
