@@ -19,9 +19,7 @@ Needs Debian's python3-numpy and python3-matplotlib (plots only) and a built dpt
 """
 import argparse
 import datetime
-import gzip
 import json
-import os
 import subprocess
 import sys
 import time
