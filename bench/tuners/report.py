@@ -50,7 +50,19 @@ def cell_stats(rows):
         stats["wall"] = sum(r["wall_seconds"] for r in ok) / len(ok)
         trainings = [r["trainings"] for r in ok if r.get("trainings") is not None]
         stats["trainings"] = sum(trainings) / len(trainings) if trainings else None
+        sigmas = sorted({r["knobs"]["noise_multiplier"] for r in ok if "noise_multiplier" in r.get("knobs", {})})
+        stats["sigma"] = sigmas
     return stats
+
+
+def fmt_sigma(stats):
+    """The calibrated noise multiplier(s) of the cell's rows (the oracle's depends on its candidate)."""
+    sigmas = stats.get("sigma") or []
+    if not sigmas:
+        return "–"
+    if len(sigmas) == 1:
+        return f"{sigmas[0]:.3g}"
+    return f"{sigmas[0]:.3g}–{sigmas[-1]:.3g}"
 
 
 def grouped(rows):
@@ -77,7 +89,7 @@ def status(stats, seeds):
 
 def table(workload, cells, mode):
     lines = ["| ε | method | test accuracy (mean ± 95 % CI) | printed ε (max) | wall s (mean) "
-             "| trainings (mean) | seeds |", "|---|---|---|---|---|---|---|"]
+             "| trainings (mean) | seeds | calibrated σ |", "|---|---|---|---|---|---|---|---|"]
     for budget in mode["budgets"]:
         for method in mode["methods"]:
             stats = cell_stats(cells.get((workload, budget, method), []))
@@ -85,7 +97,7 @@ def table(workload, cells, mode):
             wall = f"{stats['wall']:.2f}" if "wall" in stats else "–"
             tr = f"{stats['trainings']:.1f}" if stats.get("trainings") is not None else "–"
             lines.append(f"| {budget:g} | {M.METHODS[method]['label']} | {fmt_acc(stats)} | {eps} | "
-                         f"{wall} | {tr} | {status(stats, mode['seeds'])} |")
+                         f"{wall} | {tr} | {status(stats, mode['seeds'])} | {fmt_sigma(stats)} |")
     return lines
 
 
