@@ -30,7 +30,9 @@ def check(condition, message):
 
 
 def run(args):
-    done = subprocess.run(RUN + args + ["--dptune", DPTUNE], capture_output=True, text=True)
+    # No __pycache__ in the source tree from a test run.
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    done = subprocess.run(RUN + args + ["--dptune", DPTUNE], capture_output=True, text=True, env=env)
     if done.returncode != 0:
         sys.exit(f"run.py {' '.join(args)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
     return done.stdout
