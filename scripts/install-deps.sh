@@ -9,7 +9,8 @@
 #                rendering test screenshots report.html and the plots with headless Chromium); clang
 #                and libclang-rt-14-dev (libFuzzer and the sanitizer runtimes of scripts/fuzz.sh);
 #                openmpi-bin and libopenmpi-dev (the MPI executor, docs/mpi.md, and tests/mpi: the
-#                executor is built whenever CMake finds an MPI library).
+#                executor is built whenever CMake finds an MPI library); python3-matplotlib (the
+#                tuner benchmark's plots, bench/tuners/run.py, and its test tests/bench_tuners).
 set -euo pipefail
 packages=(cmake g++ ninja-build pkg-config binutils libboost-dev libboost-program-options-dev
           libyaml-cpp-dev libsodium-dev libeigen3-dev liblbfgspp-dev zlib1g-dev libsqlite3-dev
@@ -18,7 +19,7 @@ case "${1:-}" in
   "") ;;
   --test)
     packages+=(doctest-dev chromium fonts-dejavu-core clang libclang-rt-14-dev openmpi-bin
-               libopenmpi-dev) ;;
+               libopenmpi-dev python3-matplotlib) ;;
   *) echo "usage: scripts/install-deps.sh [--test]" >&2; exit 2 ;;
 esac
 missing=()
