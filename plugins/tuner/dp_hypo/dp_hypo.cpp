@@ -289,52 +289,39 @@ dptune::ParamSchema DpHypo::schema() {
                       "negative_binomial (any eta > -1); Poisson is not covered by the paper's "
                       "theorems")
           .one_of({"logarithmic", "geometric", "negative_binomial"})
-          .default_to(std::string("geometric"))
-          .add_float("eta",
-                     "shape of the truncated negative binomial (distribution: negative_binomial)")
-          .min_exclusive(-1)
-          .default_to(0.5)
-          .add_float("mean", "E[T]; 0: set by gamma, or 10 when gamma is not given either")
-          .min(0)
-          .default_to(0.0)
-          .add_float("gamma",
-                     "gamma of the truncated negative binomial instead of the mean (0: unset)")
-          .min(0)
-          .max_exclusive(1)
-          .default_to(0.0)
-          .add_float("upper",
-                     "C: every sampling distribution is at most C times the prior (the paper's "
-                     "experiments: 2); C = c = 1 is the repetition tuner")
-          .min(1)
-          .default_to(2.0)
-          .add_float("lower", "c: every sampling distribution is at least c times the prior (0.75)")
-          .min_exclusive(0)
-          .max(1)
-          .default_to(0.75)
-          .add_string(
-              "candidates",
-              "grid: the search space's grid; space: grid_points scrambled Halton points of "
-              "the space (continuous and mixed spaces)")
-          .one_of({"grid", "space"})
-          .default_to(std::string("space"))
-          .add_int("points_per_dimension",
-                   "grid points per continuous dimension (candidates: grid)")
-          .min(1)
-          .default_to(std::int64_t{5})
-          .add_int("grid_points", "Halton candidates (candidates: space)")
-          .min(1)
-          .max(20000)
-          .default_to(std::int64_t{1024})
-          .add_float("tau", "UCB exploration weight: s = mean + tau * stddev (Algorithm 3)")
-          .min(0)
-          .default_to(0.1)
-          .add_float("beta", "softmax inverse temperature: pi proportional to exp(beta * s)")
-          .min(0)
-          .default_to(1.0)
-          .add_int("warm_start",
-                   "runs drawn from the prior before the GP is used (0: 2 x dimensions)")
-          .min(0)
-          .default_to(std::int64_t{0});
+          .default_to(std::string("geometric"));
+  dptune::repetition::add_run_count_params(schema, "T");
+  schema
+      .add_float("upper",
+                 "C: every sampling distribution is at most C times the prior (the paper's "
+                 "experiments: 2); C = c = 1 is the repetition tuner")
+      .min(1)
+      .default_to(2.0)
+      .add_float("lower", "c: every sampling distribution is at least c times the prior (0.75)")
+      .min_exclusive(0)
+      .max(1)
+      .default_to(0.75)
+      .add_string("candidates",
+                  "grid: the search space's grid; space: grid_points scrambled Halton points of "
+                  "the space (continuous and mixed spaces)")
+      .one_of({"grid", "space"})
+      .default_to(std::string("space"))
+      .add_int("points_per_dimension", "grid points per continuous dimension (candidates: grid)")
+      .min(1)
+      .default_to(std::int64_t{5})
+      .add_int("grid_points", "Halton candidates (candidates: space)")
+      .min(1)
+      .max(20000)
+      .default_to(std::int64_t{1024})
+      .add_float("tau", "UCB exploration weight: s = mean + tau * stddev (Algorithm 3)")
+      .min(0)
+      .default_to(0.1)
+      .add_float("beta", "softmax inverse temperature: pi proportional to exp(beta * s)")
+      .min(0)
+      .default_to(1.0)
+      .add_int("warm_start", "runs drawn from the prior before the GP is used (0: 2 x dimensions)")
+      .min(0)
+      .default_to(std::int64_t{0});
   dptune::repetition::add_scoring_params(schema);
   return schema;
 }

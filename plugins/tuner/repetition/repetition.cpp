@@ -117,42 +117,29 @@ class Repetition final : public dptune::Tuner {
                 "not recommended), threshold (run until a score reaches `threshold`)")
             .one_of(
                 {"logarithmic", "geometric", "negative_binomial", "poisson", "fixed", "threshold"})
-            .default_to(std::string("logarithmic"))
-            .add_float("eta",
-                       "shape of the truncated negative binomial (distribution: negative_binomial)")
-            .min_exclusive(-1)
-            .default_to(0.5)
-            .add_float("mean", "E[K]; 0: set by gamma, or 10 when gamma is not given either")
-            .min(0)
-            .default_to(0.0)
-            .add_float("gamma",
-                       "gamma of the truncated negative binomial instead of the mean (0: unset)")
-            .min(0)
-            .max_exclusive(1)
-            .default_to(0.0)
-            .add_int("runs", "K for distribution: fixed")
-            .min(1)
-            .default_to(std::int64_t{10})
-            .add_float("threshold",
-                       "distribution: threshold: accept the first run scoring at least this")
-            .default_to(-1.0)
-            .add_float(
-                "stop_probability",
-                "distribution: threshold: before each run stop with the default output with "
-                "this probability; bounds the run time (mean at most 1/p runs) and the privacy "
-                "(Corollary 16); 0 only for a pure-DP base")
-            .min(0)
-            .max_exclusive(1)
-            .default_to(0.01)
-            .add_string("candidates",
-                        "grid: draw uniformly from the search space's grid; space: draw from the "
-                        "search space (dimensions that change the privacy cost must be finite)")
-            .one_of({"grid", "space"})
-            .default_to(std::string("grid"))
-            .add_int("points_per_dimension",
-                     "grid points per continuous dimension (candidates: grid)")
-            .min(1)
-            .default_to(std::int64_t{5});
+            .default_to(std::string("logarithmic"));
+    dptune::repetition::add_run_count_params(schema, "K");
+    schema.add_int("runs", "K for distribution: fixed")
+        .min(1)
+        .default_to(std::int64_t{10})
+        .add_float("threshold",
+                   "distribution: threshold: accept the first run scoring at least this")
+        .default_to(-1.0)
+        .add_float("stop_probability",
+                   "distribution: threshold: before each run stop with the default output with "
+                   "this probability; bounds the run time (mean at most 1/p runs) and the privacy "
+                   "(Corollary 16); 0 only for a pure-DP base")
+        .min(0)
+        .max_exclusive(1)
+        .default_to(0.01)
+        .add_string("candidates",
+                    "grid: draw uniformly from the search space's grid; space: draw from the "
+                    "search space (dimensions that change the privacy cost must be finite)")
+        .one_of({"grid", "space"})
+        .default_to(std::string("grid"))
+        .add_int("points_per_dimension", "grid points per continuous dimension (candidates: grid)")
+        .min(1)
+        .default_to(std::int64_t{5});
     dptune::repetition::add_scoring_params(schema);
     return schema;
   }

@@ -264,35 +264,23 @@ dptune::ParamSchema Subsampled::schema() {
                       "number of tuning runs K on the subsample: logarithmic (eta = 0), geometric "
                       "(eta = 1), negative_binomial (any eta > -1), poisson")
           .one_of({"logarithmic", "geometric", "negative_binomial", "poisson"})
-          .default_to(std::string("logarithmic"))
-          .add_float("eta",
-                     "shape of the truncated negative binomial (distribution: negative_binomial)")
-          .min_exclusive(-1)
-          .default_to(0.5)
-          .add_float("mean", "E[K]; 0: set by gamma, or 10 when gamma is not given either")
-          .min(0)
-          .default_to(0.0)
-          .add_float("gamma",
-                     "gamma of the truncated negative binomial instead of the mean (0: unset)")
-          .min(0)
-          .max_exclusive(1)
-          .default_to(0.0)
-          .add_float(
-              "fraction",
-              "q: the tuning subsample is the first of the 1/q parts the data layout cuts the "
-              "training split into (1/q must be a whole number; 1: tune on the full data)")
-          .min_exclusive(0)
-          .max(1)
-          .default_to(0.1)
-          .add_string(
-              "scale_with_data",
-              "comma-separated hyperparameters multiplied by n/m when the tuned candidate is "
-              "extrapolated to the full data (integers rounded); every other one is kept "
-              "(docs/tuners/subsampled.md: the rules for DP-SGD)")
-          .default_to(std::string("lot_size"))
-          .add_int("points_per_dimension", "grid points per continuous dimension")
-          .min(1)
-          .default_to(std::int64_t{5});
+          .default_to(std::string("logarithmic"));
+  dptune::repetition::add_run_count_params(schema, "K");
+  schema
+      .add_float("fraction",
+                 "q: the tuning subsample is the first of the 1/q parts the data layout cuts the "
+                 "training split into (1/q must be a whole number; 1: tune on the full data)")
+      .min_exclusive(0)
+      .max(1)
+      .default_to(0.1)
+      .add_string("scale_with_data",
+                  "comma-separated hyperparameters multiplied by n/m when the tuned candidate is "
+                  "extrapolated to the full data (integers rounded); every other one is kept "
+                  "(docs/tuners/subsampled.md: the rules for DP-SGD)")
+      .default_to(std::string("lot_size"))
+      .add_int("points_per_dimension", "grid points per continuous dimension")
+      .min(1)
+      .default_to(std::int64_t{5});
   dptune::repetition::add_scoring_params(schema);
   return schema;
 }

@@ -15,6 +15,22 @@ std::string fmt(double x) {
   return s.str();
 }
 
+void add_run_count_params(ParamSchema& schema, std::string_view count) {
+  schema
+      .add_float("eta",
+                 "shape of the truncated negative binomial (distribution: negative_binomial)")
+      .min_exclusive(-1)
+      .default_to(0.5)
+      .add_float("mean", "E[" + std::string(count) +
+                             "]; 0: set by gamma, or 10 when gamma is not given either")
+      .min(0)
+      .default_to(0.0)
+      .add_float("gamma", "gamma of the truncated negative binomial instead of the mean (0: unset)")
+      .min(0)
+      .max_exclusive(1)
+      .default_to(0.0);
+}
+
 void add_scoring_params(ParamSchema& schema) {
   schema
       .add_string("scoring",

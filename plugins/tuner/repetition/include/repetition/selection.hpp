@@ -18,6 +18,10 @@ namespace dptune::repetition {
 /// A number in the tuners' notes and messages: 6 significant digits.
 std::string fmt(double x);
 
+/// Declares the parameters of the truncated negative binomial law the tuners share (eta, mean,
+/// gamma; RunCountParams reads them), `count` naming the number of runs in the texts (K or T).
+void add_run_count_params(ParamSchema& schema, std::string_view count);
+
 /// Declares the scoring parameters the tuners share: scoring (private or public_validation),
 /// score_epsilon and noise, read by ScoringOptions.
 void add_scoring_params(ParamSchema& schema);
