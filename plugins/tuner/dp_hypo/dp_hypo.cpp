@@ -212,16 +212,8 @@ class DpHypo final : public dptune::Tuner {
     for (std::int64_t i = 0; i < t; ++i)
       requests.push_back(
           run_of(setup.candidates[dptune::uniform_index(context.rng(), setup.candidates.size())]));
-    constexpr std::size_t kChunk = 8;
-    for (std::size_t at = 0; at < requests.size(); at += kChunk) {
-      const std::vector<dptune::EvaluationRequest> chunk(
-          requests.begin() + static_cast<std::ptrdiff_t>(at),
-          requests.begin() + static_cast<std::ptrdiff_t>(std::min(requests.size(), at + kChunk)));
-      for (auto& e : context.evaluator().evaluate(chunk)) {
-        check_run_event(e, setup);
-        runs.push_back(std::move(e));
-      }
-    }
+    runs = dptune::repetition::evaluate_in_chunks(
+        context, requests, [&](const dptune::Evaluation& e) { check_run_event(e, setup); });
     for (const auto& run : runs) scores.push_back(released_score(context, setup, run));
   }
 

@@ -421,17 +421,8 @@ class Repetition final : public dptune::Tuner {
     std::vector<dptune::EvaluationRequest> requests;
     requests.reserve(candidates.size());
     for (const auto& c : candidates) requests.push_back(run_of(c));
-    std::vector<dptune::Evaluation> runs;
-    constexpr std::size_t kChunk = 8;
-    for (std::size_t at = 0; at < requests.size(); at += kChunk) {
-      const std::vector<dptune::EvaluationRequest> chunk(
-          requests.begin() + static_cast<std::ptrdiff_t>(at),
-          requests.begin() + static_cast<std::ptrdiff_t>(std::min(requests.size(), at + kChunk)));
-      for (auto& e : context.evaluator().evaluate(chunk)) {
-        check_run_event(e, set);
-        runs.push_back(std::move(e));
-      }
-    }
+    const std::vector<dptune::Evaluation> runs = dptune::repetition::evaluate_in_chunks(
+        context, requests, [&](const dptune::Evaluation& e) { check_run_event(e, set); });
     std::vector<double> scores;
     scores.reserve(runs.size());
     for (const auto& run : runs) scores.push_back(released_score(context, score, run));

@@ -211,7 +211,6 @@ class Subsampled final : public dptune::Tuner {
                            fmt(c.total()) + ", against " + fmt(c.full_data_repetition) +
                            " for the repetition tuner on the full data: " + fmt(c.saved()) +
                            " saved (" + fmt(100 * c.saved() / c.full_data_repetition) + " %)");
-    (void)context;
   }
 
   void tuning_runs(dptune::TunerContext& context, const Plan& plan, std::int64_t k,
@@ -220,16 +219,9 @@ class Subsampled final : public dptune::Tuner {
     for (std::int64_t i = 0; i < k; ++i)
       requests.push_back(core::private_run(
           plan.grid[dptune::uniform_index(context.rng(), plan.grid.size())], plan.scope, false));
-    constexpr std::size_t kChunk = 8;
-    for (std::size_t at = 0; at < requests.size(); at += kChunk) {
-      const std::vector<dptune::EvaluationRequest> chunk(
-          requests.begin() + static_cast<std::ptrdiff_t>(at),
-          requests.begin() + static_cast<std::ptrdiff_t>(std::min(requests.size(), at + kChunk)));
-      for (auto& e : context.evaluator().evaluate(chunk)) {
-        check_event(e, plan.tuning_events);
-        runs.push_back(std::move(e));
-      }
-    }
+    runs = core::evaluate_in_chunks(context, requests, [&](const dptune::Evaluation& e) {
+      check_event(e, plan.tuning_events);
+    });
     for (const auto& run : runs) scores.push_back(core::released_score(context, plan.scoring, run));
   }
 

@@ -1,5 +1,6 @@
 #include "repetition/selection.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -115,6 +116,24 @@ double released_score(TunerContext& context, const Scoring& s, const Evaluation&
   const double value[] = {run.utility_mean};
   return grid_laplace(value, s.sensitivity, multiplier, laplace_grid(s.sensitivity, multiplier, 1),
                       context.rng())[0];
+}
+
+std::vector<Evaluation> evaluate_in_chunks(TunerContext& context,
+                                           const std::vector<EvaluationRequest>& requests,
+                                           const std::function<void(const Evaluation&)>& check) {
+  constexpr std::size_t kChunk = 8;
+  std::vector<Evaluation> runs;
+  runs.reserve(requests.size());
+  for (std::size_t at = 0; at < requests.size(); at += kChunk) {
+    const std::vector<EvaluationRequest> chunk(
+        requests.begin() + static_cast<std::ptrdiff_t>(at),
+        requests.begin() + static_cast<std::ptrdiff_t>(std::min(requests.size(), at + kChunk)));
+    for (auto& e : context.evaluator().evaluate(chunk)) {
+      check(e);
+      runs.push_back(std::move(e));
+    }
+  }
+  return runs;
 }
 
 EvaluationRequest private_run(const Params& candidate, const DataScope& scope, bool keep_output) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -74,6 +75,13 @@ double released_score(TunerContext& context, const Scoring& s, const Evaluation&
 
 /// One private training of `candidate` on `scope`, scored (one training: R would cost R-fold).
 EvaluationRequest private_run(const Params& candidate, const DataScope& scope, bool keep_output);
+
+/// Evaluates every request, in order, in chunks of 8 (the evaluator may run a chunk's trainings in
+/// parallel), calls `check` on each evaluation as it comes back (a tuner refuses a run whose event
+/// is not the one it priced), and returns them in request order.
+std::vector<Evaluation> evaluate_in_chunks(TunerContext& context,
+                                           const std::vector<EvaluationRequest>& requests,
+                                           const std::function<void(const Evaluation&)>& check);
 
 /// The run with the highest released score; ties: the earlier run (a fixed order).
 std::size_t best_run(const std::vector<double>& scores);
