@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cmath>
+#include <functional>
 
 #include "dptune/errors.hpp"
 #include "dptune/event_kinds.hpp"
@@ -26,7 +27,27 @@ DpEvent::DpEvent(Kind kind, double x, double y, std::int64_t n, std::int64_t m,
       m_(m),
       children_(children.empty()
                     ? nullptr
-                    : std::make_shared<const std::vector<DpEvent>>(std::move(children))) {}
+                    : std::make_shared<const std::vector<DpEvent>>(std::move(children))) {
+  // The kinds and the hash of the tree, from the children's own (each built the same way), so
+  // building an event of n parts costs O(n) once and asking either costs nothing afterwards.
+  static_assert(static_cast<unsigned>(Kind::DiscreteGaussianSum) < 32, "kinds_ has 32 bits");
+  kinds_ = 1U << static_cast<unsigned>(kind_);
+  std::size_t h = std::hash<int>{}(static_cast<int>(kind_));
+  auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  // std::hash<double> maps 0.0 and -0.0 alike, as operator== compares them equal.
+  mix(std::hash<double>{}(x_));
+  mix(std::hash<double>{}(y_));
+  mix(static_cast<std::size_t>(n_));
+  mix(static_cast<std::size_t>(m_));
+  if (children_)
+    for (const DpEvent& c : *children_) {
+      kinds_ |= c.kinds_;
+      mix(c.hash_);
+    }
+  hash_ = h;
+}
+
+DpEvent::DpEvent() : DpEvent(Kind::NoOp, 0, 0, 0, 0, {}) {}
 
 DpEvent DpEvent::no_op() { return {Kind::NoOp, 0, 0, 0, 0, {}}; }
 DpEvent DpEvent::non_private() { return {Kind::NonPrivate, 0, 0, 0, 0, {}}; }
@@ -257,7 +278,8 @@ std::string DpEvent::to_string() const {
 }
 
 bool DpEvent::operator==(const DpEvent& other) const {
-  if (kind_ != other.kind_ || x_ != other.x_ || y_ != other.y_ || n_ != other.n_ || m_ != other.m_)
+  if (hash_ != other.hash_ || kind_ != other.kind_ || x_ != other.x_ || y_ != other.y_ ||
+      n_ != other.n_ || m_ != other.m_)
     return false;
   if (children_ == other.children_) return true;  // shared parts (a copy), or two leaves
   return children_ && other.children_ && *children_ == *other.children_;

@@ -134,6 +134,8 @@ DpEvent restate(const DpEvent& e, Neighbouring target, bool stated_replace_one) 
 /// True when no node of `e` holds for replace-one neighbours only and none is an adaptive selection
 /// of density ratio 1 (restate() would rebuild it unchanged for add/remove).
 bool add_remove_as_stated(const DpEvent& e) {
+  if (e.contains(Kind::ReplaceOne) || e.contains(Kind::SampledWithoutReplacement)) return false;
+  if (!e.contains(Kind::AdaptiveRepeatAndSelect)) return true;
   return !any_event(e, [](const DpEvent& part) {
     return part.kind() == Kind::ReplaceOne || part.kind() == Kind::SampledWithoutReplacement ||
            (part.kind() == Kind::AdaptiveRepeatAndSelect && part.density_ratio() == 1);
@@ -153,6 +155,11 @@ const char* describe(Neighbouring relation) {
 }
 
 Neighbouring neighbouring_of(const DpEvent& event) {
+  const bool replace_one =
+      event.contains(Kind::ReplaceOne) || event.contains(Kind::SampledWithoutReplacement);
+  // The walk below only finds the parts to name when the two relations are mixed.
+  if (!replace_one || !event.contains(Kind::PoissonSampled))
+    return replace_one ? Neighbouring::ReplaceOne : Neighbouring::AddRemove;
   const Demand d = demand_of(event);
   if (d.add_remove() && d.replace_one())
     throw PrivacyError(

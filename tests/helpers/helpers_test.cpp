@@ -3,9 +3,11 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <random>
 #include <vector>
 
 #include "dptune/errors.hpp"
+#include "dptune/event_walk.hpp"
 #include "dptune/helpers/calibration.hpp"
 #include "dptune/helpers/events.hpp"
 
@@ -115,4 +117,93 @@ TEST_CASE("structural_hash: every field of the kind table counts, replace_one's 
         dptune::structural_hash(DpEvent::replace_one(DpEvent::gaussian(2))));
   CHECK(dptune::structural_hash(DpEvent::repeat_until_accepted(DpEvent::laplace(1), 0.1)) !=
         dptune::structural_hash(DpEvent::repeat_until_accepted(DpEvent::laplace(1), 0.2)));
+}
+
+namespace {
+/// A random event tree of every composite kind over a few leaves (seeded): the trees the kept
+/// kinds and hashes are checked on against a walk of the tree.
+DpEvent random_tree(std::mt19937_64& rng, int depth) {
+  std::uniform_int_distribution<int> pick(0, depth <= 0 ? 4 : 12);
+  const double sigma = 0.5 + static_cast<double>(rng() % 8) / 4;
+  switch (pick(rng)) {
+    case 0:
+      return DpEvent::gaussian(sigma);
+    case 1:
+      return DpEvent::laplace(sigma);
+    case 2:
+      return DpEvent::pure_dp(sigma);
+    case 3:
+      return DpEvent::discrete_gaussian_on_grid(sigma, 64);
+    case 4:
+      return DpEvent::approx_dp(sigma, 1e-6);
+    case 5:
+      return DpEvent::poisson_sampled(0.1, random_tree(rng, depth - 1));
+    case 6:
+      return DpEvent::sampled_without_replacement(100, 10, random_tree(rng, depth - 1));
+    case 7:
+      return DpEvent::self_composed(random_tree(rng, depth - 1), 3);
+    case 8:
+      return DpEvent::replace_one(random_tree(rng, depth - 1));
+    case 9:
+      return DpEvent::repeat_and_select(random_tree(rng, depth - 1), 4, 1);
+    case 10:
+      return DpEvent::adaptive_repeat_and_select(random_tree(rng, depth - 1), 4, 1, 1);
+    case 11:
+      return DpEvent::one_of({random_tree(rng, depth - 1), random_tree(rng, depth - 1)});
+    default:
+      return DpEvent::composed(
+          {random_tree(rng, depth - 1), random_tree(rng, depth - 1), random_tree(rng, depth - 1)});
+  }
+}
+}  // namespace
+
+TEST_CASE("contains: the kinds kept per node are exactly the kinds a walk of the tree finds") {
+  std::mt19937_64 rng(20261129);
+  const auto kinds = {DpEvent::Kind::Gaussian,
+                      DpEvent::Kind::PoissonSampled,
+                      DpEvent::Kind::SampledWithoutReplacement,
+                      DpEvent::Kind::ReplaceOne,
+                      DpEvent::Kind::DiscreteGaussianOnGrid,
+                      DpEvent::Kind::ApproxDp,
+                      DpEvent::Kind::AdaptiveRepeatAndSelect,
+                      DpEvent::Kind::Composed,
+                      DpEvent::Kind::NoOp};
+  int with_both_relations = 0;
+  for (int t = 0; t < 400; ++t) {
+    const DpEvent e = random_tree(rng, 4);
+    for (const auto kind : kinds)
+      CHECK(e.contains(kind) ==
+            dptune::any_event(e, [&](const DpEvent& part) { return part.kind() == kind; }));
+    // The relation read from the kept kinds is the one the rules state (dp_event.hpp): a mix of a
+    // Poisson part and a replace-one part throws, naming both.
+    const bool replace_one = dptune::any_event(e, [](const DpEvent& p) {
+      return p.kind() == DpEvent::Kind::ReplaceOne ||
+             p.kind() == DpEvent::Kind::SampledWithoutReplacement;
+    });
+    const bool poisson = dptune::any_event(
+        e, [](const DpEvent& p) { return p.kind() == DpEvent::Kind::PoissonSampled; });
+    if (replace_one && poisson) {
+      ++with_both_relations;
+      CHECK_THROWS_WITH_AS(dptune::neighbouring_of(e),
+                           doctest::Contains("mixed neighbouring relations"), dptune::PrivacyError);
+    } else {
+      CHECK(dptune::neighbouring_of(e) ==
+            (replace_one ? dptune::Neighbouring::ReplaceOne : dptune::Neighbouring::AddRemove));
+    }
+  }
+  CHECK(with_both_relations > 20);  // the throwing path was exercised too
+}
+
+TEST_CASE("a default-built event is no_op, equal to it and hashed alike") {
+  const DpEvent none;
+  CHECK(none.kind() == DpEvent::Kind::NoOp);
+  CHECK(none == DpEvent::no_op());
+  CHECK(dptune::structural_hash(none) == dptune::structural_hash(DpEvent::no_op()));
+  CHECK(none.contains(DpEvent::Kind::NoOp));
+  CHECK_FALSE(none.contains(DpEvent::Kind::Gaussian));
+  // Equal trees built apart hash alike, and the hash is the kept one.
+  const DpEvent a = DpEvent::composed({DpEvent::gaussian(1), DpEvent::laplace(0.0)});
+  const DpEvent b = DpEvent::composed({DpEvent::gaussian(1), DpEvent::laplace(-0.0)});
+  CHECK(a == b);
+  CHECK(a.structural_hash() == b.structural_hash());
 }

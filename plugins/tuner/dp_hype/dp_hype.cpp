@@ -30,18 +30,14 @@
 #include "dp_hype/peer_vote.hpp"
 #include "dp_hype/private_vote.hpp"
 #include "dptune/dptune.hpp"
+#include "dptune/helpers/format.hpp"
 
 namespace dptune::dp_hype {
 namespace {
 
 using dptune::Params;
 
-std::string fmt(double x, int digits = 6) {
-  std::ostringstream s;
-  s.precision(digits);
-  s << x;
-  return s.str();
-}
+std::string fmt(double x, int digits = 6) { return dptune::significant_digits(x, digits); }
 
 constexpr const char* kBaselineLabel = "non-private baseline (not covered by the guarantee)";
 

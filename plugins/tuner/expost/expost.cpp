@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "dptune/dptune.hpp"
+#include "dptune/helpers/format.hpp"
 #include "dptune/helpers/grid_noise.hpp"
 #include "expost/core.hpp"
 
@@ -32,12 +33,7 @@ namespace {
 using dptune::DpEvent;
 using dptune::Params;
 
-std::string fmt(double x, int digits = 6) {
-  std::ostringstream s;
-  s.precision(digits);
-  s << x;
-  return s.str();
-}
+std::string fmt(double x, int digits = 6) { return dptune::significant_digits(x, digits); }
 
 // The default ladder has six levels: ε_1 = cap / (Σ_{ℓ<6} ratio^ℓ) per candidate (63 for ratio 2).
 constexpr std::size_t kDefaultLevels = 6;

@@ -24,6 +24,7 @@
 
 #include "dptune/dptune.hpp"
 #include "dptune/helpers/events.hpp"
+#include "dptune/helpers/format.hpp"
 #include "svt_doubling/core.hpp"
 
 namespace dptune::svt_doubling {
@@ -32,12 +33,7 @@ namespace {
 using dptune::DpEvent;
 using dptune::Params;
 
-std::string fmt(double x, int digits = 6) {
-  std::ostringstream s;
-  s.precision(digits);
-  s << x;
-  return s.str();
-}
+std::string fmt(double x, int digits = 6) { return dptune::significant_digits(x, digits); }
 
 // The c of Figure 4 (T ≈ c log n, "sandwiched between 1 and 5, approximately equal to 3"); Ding
 // et al. state no constant in Theorems 2-3 and no base, so the figure built from it is nominal

@@ -12,7 +12,10 @@
 // the event kind discrete_gaussian_sum (Kairouz, Liu & Steinke 2021, the distributed discrete
 // Gaussian) and its accessors DpEvent::summands() and DpEvent::dimension();
 // Mechanism::release_refusal and Trainer::mechanism_releases (with DataShape and MechanismRelease):
-// a release a mechanism refuses whatever the data is refused before any privacy is spent.
+// a release a mechanism refuses whatever the data is refused before any privacy is spent.  3.3
+// keeps, in every DpEvent node, the kinds of its tree and its structural hash
+// (DpEvent::contains, DpEvent::structural_hash): the accountants' questions about a trace of a
+// million steps no longer walk it.
 //
 // Until dptune 1.0 the ABI is unstable: any change to what crosses the boundary bumps the version
 // and every plugin is rebuilt against the new SDK.  From 1.0 on, within a major a change will only
@@ -25,7 +28,7 @@
 #include <version>
 
 #define DPTUNE_ABI_MAJOR 3
-#define DPTUNE_ABI_MINOR 2
+#define DPTUNE_ABI_MINOR 3
 
 #ifndef __GXX_ABI_VERSION
 #error "dptune plugins need a compiler with the Itanium C++ ABI (g++ or clang++)"

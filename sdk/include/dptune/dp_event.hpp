@@ -82,7 +82,7 @@ class BOOST_SYMBOL_VISIBLE DpEvent {
   };
 
   /// A NoOp event.
-  DpEvent() = default;
+  DpEvent();  // no_op
   // Constructors validate their arguments and throw InvalidArgument naming the bad one.
   static DpEvent no_op();
   static DpEvent non_private();
@@ -166,6 +166,13 @@ class BOOST_SYMBOL_VISIBLE DpEvent {
   const DpEvent& inner() const;
   const std::vector<DpEvent>& events() const;
 
+  /// Whether this event or any part of it is of kind `kind`: kept per node when the event is
+  /// built, so an accountant asks it of a trace of a million steps without walking the trace.
+  bool contains(Kind kind) const { return (kinds_ >> static_cast<unsigned>(kind)) & 1U; }
+  /// A hash of the whole tree, equal for equal events (operator==), kept per node when built:
+  /// what the accountants group equal steps of a composition by.
+  std::size_t structural_hash() const { return hash_; }
+
   /// The YAML flow syntax `dptune privacy` reads, e.g.
   /// "{self_composed: {count: 10, event: {gaussian: {noise_multiplier: 1.1}}}}".
   std::string to_string() const;
@@ -176,8 +183,10 @@ class BOOST_SYMBOL_VISIBLE DpEvent {
   DpEvent(Kind kind, double x, double y, std::int64_t n, std::int64_t m,
           std::vector<DpEvent> children);
   Kind kind_ = Kind::NoOp;
+  std::uint32_t kinds_ = 1U;  // bit k: a node of Kind k in this tree (NoOp by default)
   double x_ = 0, y_ = 0;
   std::int64_t n_ = 0, m_ = 0;
+  std::size_t hash_ = 0;
   // Shared and immutable: an event is a value, so copying one (the accountants restate, cache and
   // compose events of millions of steps) shares its parts instead of copying the tree.  Null for a
   // leaf.

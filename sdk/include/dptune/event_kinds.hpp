@@ -1,17 +1,19 @@
 // dptune SDK: the one definition of every DpEvent kind (after the kind list of Google's
 // dp_accounting, dp_event.py): its name, which is also its YAML key, its fields (name, type, valid
 // values, meaning) in the order they are written, how to build it and how to read each field back.
-// DpEvent::to_string prints from this table, the host's YAML reader (framework/src/config/event_yaml.cpp)
-// parses with it, and docs/events.md is checked against it (tests/unit/event_kinds_test.cpp).  A
-// new kind is one entry here plus its constructor in dp_event.hpp; the rules for adding one are in
-// docs/sdk-contract.md.
+// DpEvent::to_string prints from this table, the host's YAML reader
+// (framework/src/config/event_yaml.cpp) parses with it, and docs/events.md is checked against it
+// (tests/unit/event_kinds_test.cpp).  A new kind is one entry here plus its constructor in
+// dp_event.hpp; the rules for adding one are in docs/sdk-contract.md.
 //
 // ABI.  Nothing here is exported: the table and its look-ups have internal linkage, so each
 // translation unit (the SDK library, the host, every plugin) holds its own copy, built from the
 // same SDK (the host loads only plugins of its own ABI, abi.hpp).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -132,8 +134,8 @@ constexpr EventFieldSpec kDiscreteGaussianSum[] = {
      "a lower bound on each summand's standard-deviation parameter in lattice units",
      [](const DpEvent& e) { return e.min_scale(); }},
     {"summands", EventFieldType::Integer, ">= 1",
-     "independent discrete Gaussian noise vectors added (e.g. the honest clients' shares)",
-     nullptr, [](const DpEvent& e) { return e.summands(); }},
+     "independent discrete Gaussian noise vectors added (e.g. the honest clients' shares)", nullptr,
+     [](const DpEvent& e) { return e.summands(); }},
     {"dimension", EventFieldType::Integer, ">= 1", "coordinates of the query", nullptr,
      [](const DpEvent& e) { return e.dimension(); }}};
 }  // namespace event_fields
@@ -226,10 +228,19 @@ constexpr EventKindSpec kEventKinds[] = {
 
 /// The kind's entry, or null for a value that names no kind.
 static constexpr const EventKindSpec* find_event_kind(DpEvent::Kind kind) {
-  for (const auto& spec : kEventKinds)
-    if (spec.kind == kind) return &spec;
+  // The table lists the kinds in the enumeration's order (checked below), so a kind is found by
+  // its value: the event walks ask once per node, a million times for a long trace.
+  const auto index = static_cast<std::size_t>(kind);
+  if (index < std::size(kEventKinds) && kEventKinds[index].kind == kind) return &kEventKinds[index];
   return nullptr;
 }
+static constexpr bool event_kinds_in_enum_order() {
+  for (std::size_t i = 0; i < std::size(kEventKinds); ++i)
+    if (static_cast<std::size_t>(kEventKinds[i].kind) != i) return false;
+  return true;
+}
+static_assert(event_kinds_in_enum_order(),
+              "kEventKinds must list the kinds in DpEvent::Kind's order (append new kinds last)");
 /// The entry named `name` (the YAML key), or null.
 static constexpr const EventKindSpec* find_event_kind(std::string_view name) {
   for (const auto& spec : kEventKinds)

@@ -24,9 +24,7 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 /// True when an (ε, δ) leaf is inside: an RDP accountant prices those apart from its curve (basic
 /// composition), so a reported curve would not cover the whole base.
-bool has_approx_leaf(const DpEvent& e) {
-  return any_event(e, [](const DpEvent& part) { return part.kind() == K::ApproxDp; });
-}
+bool has_approx_leaf(const DpEvent& e) { return e.contains(K::ApproxDp); }
 
 std::string num(double x) { return to_string(Value{x}); }
 

@@ -40,6 +40,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <optional>
 #include <vector>
 
 #include "dptune/errors.hpp"
@@ -49,41 +50,65 @@ namespace dptune::pld {
 namespace {
 using K = DpEvent::Kind;
 
-/// The event with its discrete_gaussian_on_grid leaves replaced; `replaced` set when any was.
-DpEvent substituted(const DpEvent& e, bool& replaced) {
-  auto children = [&](const std::vector<DpEvent>& events) {
-    std::vector<DpEvent> out;
+/// The event with its discrete_gaussian_on_grid leaves replaced, or nothing when no leaf is: only
+/// the nodes above a replaced leaf are rebuilt, so a trace of a million steps without one is
+/// walked once and not copied (a rebuilt node goes through its factory, which checks it again).
+std::optional<DpEvent> substituted(const DpEvent& e) {
+  if (!e.contains(K::DiscreteGaussianOnGrid)) return std::nullopt;
+  auto children = [](const std::vector<DpEvent>& events) -> std::optional<std::vector<DpEvent>> {
+    std::size_t first = 0;
+    std::optional<DpEvent> changed;
+    for (; first < events.size() && !changed; ++first) changed = substituted(events[first]);
+    if (!changed) return std::nullopt;
+    std::vector<DpEvent> out(events.begin(),
+                             events.begin() + static_cast<std::ptrdiff_t>(first) - 1);
     out.reserve(events.size());
-    for (const auto& c : events) out.push_back(substituted(c, replaced));
+    out.push_back(std::move(*changed));
+    for (std::size_t i = first; i < events.size(); ++i)
+      out.push_back(substituted(events[i]).value_or(events[i]));
     return out;
   };
+  if (e.kind() == K::DiscreteGaussianOnGrid) {
+    if (!(e.min_scale() > kLatticeScale)) return std::nullopt;  // left for reason_of to refuse
+    return DpEvent::gaussian(surrogate_multiplier(e.noise_multiplier(), e.min_scale()));
+  }
+  if (e.kind() == K::Composed || e.kind() == K::OneOf) {
+    auto out = children(e.events());
+    if (!out) return std::nullopt;
+    return e.kind() == K::Composed ? DpEvent::composed(std::move(*out))
+                                   : DpEvent::one_of(std::move(*out));
+  }
   switch (e.kind()) {
-    case K::DiscreteGaussianOnGrid:
-      if (!(e.min_scale() > kLatticeScale)) return e;  // left for reason_of to refuse
-      replaced = true;
-      return DpEvent::gaussian(surrogate_multiplier(e.noise_multiplier(), e.min_scale()));
     case K::PoissonSampled:
-      return DpEvent::poisson_sampled(e.sampling_probability(), substituted(e.inner(), replaced));
+    case K::SampledWithoutReplacement:
+    case K::SelfComposed:
+    case K::RepeatAndSelect:
+    case K::AdaptiveRepeatAndSelect:
+    case K::RepeatUntilAccepted:
+    case K::ReplaceOne:
+      break;
+    default:
+      return std::nullopt;
+  }
+  std::optional<DpEvent> inner = substituted(e.inner());
+  if (!inner) return std::nullopt;
+  switch (e.kind()) {
+    case K::PoissonSampled:
+      return DpEvent::poisson_sampled(e.sampling_probability(), std::move(*inner));
     case K::SampledWithoutReplacement:
       return DpEvent::sampled_without_replacement(e.source_size(), e.sample_size(),
-                                                  substituted(e.inner(), replaced));
+                                                  std::move(*inner));
     case K::SelfComposed:
-      return DpEvent::self_composed(substituted(e.inner(), replaced), e.count());
-    case K::Composed:
-      return DpEvent::composed(children(e.events()));
-    case K::OneOf:
-      return DpEvent::one_of(children(e.events()));
+      return DpEvent::self_composed(std::move(*inner), e.count());
     case K::RepeatAndSelect:
-      return DpEvent::repeat_and_select(substituted(e.inner(), replaced), e.mean(), e.shape());
+      return DpEvent::repeat_and_select(std::move(*inner), e.mean(), e.shape());
     case K::AdaptiveRepeatAndSelect:
-      return DpEvent::adaptive_repeat_and_select(substituted(e.inner(), replaced), e.mean(),
-                                                 e.shape(), e.density_ratio());
+      return DpEvent::adaptive_repeat_and_select(std::move(*inner), e.mean(), e.shape(),
+                                                 e.density_ratio());
     case K::RepeatUntilAccepted:
-      return DpEvent::repeat_until_accepted(substituted(e.inner(), replaced), e.stop_probability());
-    case K::ReplaceOne:
-      return DpEvent::replace_one(substituted(e.inner(), replaced));
-    default:
-      return e;
+      return DpEvent::repeat_until_accepted(std::move(*inner), e.stop_probability());
+    default:  // K::ReplaceOne
+      return DpEvent::replace_one(std::move(*inner));
   }
 }
 }  // namespace
@@ -108,9 +133,10 @@ double surrogate_multiplier(double noise_multiplier, double min_scale) {
 }
 
 ContinuousSurrogate continuous_surrogate(const DpEvent& event) {
-  bool replaced = false;
-  ContinuousSurrogate out{substituted(event, replaced)};
-  if (replaced) out.log_eta = log_draws_total_variation(kLatticeScale);
+  std::optional<DpEvent> replaced = substituted(event);
+  if (!replaced) return ContinuousSurrogate{event};
+  ContinuousSurrogate out{std::move(*replaced)};
+  out.log_eta = log_draws_total_variation(kLatticeScale);
   return out;
 }
 

@@ -7,17 +7,13 @@
 
 #include "dptune/errors.hpp"
 #include "dptune/event_walk.hpp"
+#include "dptune/helpers/format.hpp"
 
 namespace dptune::expost {
 namespace {
 
 /// `x` with up to 6 significant digits, as the reports print numbers.
-std::string shortest(double x) {
-  std::ostringstream s;
-  s.precision(6);
-  s << x;
-  return s.str();
-}
+std::string shortest(double x) { return significant_digits(x, 6); }
 
 void require(bool ok, const std::string& what) {
   if (!ok) throw InvalidArgument("expost: " + what);

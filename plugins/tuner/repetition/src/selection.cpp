@@ -4,17 +4,13 @@
 #include <cmath>
 #include <sstream>
 
+#include "dptune/helpers/format.hpp"
 #include "dptune/helpers/grid_noise.hpp"
 #include "dptune/helpers/tuning.hpp"
 
 namespace dptune::repetition {
 
-std::string fmt(double x) {
-  std::ostringstream s;
-  s.precision(6);
-  s << x;
-  return s.str();
-}
+std::string fmt(double x) { return significant_digits(x, 6); }
 
 void add_run_count_params(ParamSchema& schema, std::string_view count) {
   schema

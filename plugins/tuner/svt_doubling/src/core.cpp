@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "dptune/errors.hpp"
+#include "dptune/helpers/format.hpp"
 #include "dptune/helpers/grid_noise.hpp"
 #include "dptune/plugin.hpp"
 #include "dptune/rng.hpp"
@@ -201,12 +202,7 @@ Scales laplace_scales(std::size_t k, double epsilon, double validation_sensitivi
 
 Noise make_noise(dptune::TunerContext& context, const Scales& scales, double epsilon) {
   using dptune::DpEvent;
-  auto fmt = [](double x) {
-    std::ostringstream s;
-    s.precision(6);
-    s << x;
-    return s.str();
-  };
+  auto fmt = [](double x) { return dptune::significant_digits(x, 6); };
   Noise noise;
   auto& rng = context.rng();
   const std::string source =
