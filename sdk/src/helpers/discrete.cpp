@@ -684,7 +684,8 @@ std::uint64_t ones_before_zero(BitPool& pool) {
 
 /// Weights are in units of 2^-K of the envelope's height.
 constexpr int kWeightBits = 40;
-/// At most this many blocks (N = B + 1 <= 1024 columns: tables of 40 KiB).
+/// At most this many blocks (N = B + 1 <= 1024 columns: tables of 56 KiB, of which the window
+/// reads the 16 KiB of window_columns_).
 constexpr std::uint64_t kMaxBlocks = 1023;
 static_assert(kMaxBlocks < 0xffff, "a column index fits the 16 bits of WindowColumn::alias");
 
@@ -802,7 +803,7 @@ class BlockTable {
     int column_bits, block_bits;
   };
   /// One round read from a 64-bit window: `undecided` (left to round()), else `used` bits and
-  /// the value, which is a rejected proposal (the negative zero) when `negative_zero`.
+  /// the value, which is a rejected proposal (the negative zero) when `slow` is set too.
   struct WindowRound {
     std::int64_t value;
     int used;
