@@ -797,9 +797,9 @@ TEST_CASE("tabled samplers: an exception inside a draw reaches the caller") {
 
 TEST_CASE("tabled samplers: seeded draws and words read are those of the first block-table loop") {
   // Known answers recorded with the block-table sampler's first loop (before its window was
-  // rewritten with fewer instructions): the same draws from the same words, and the same number of
-  // the generator's words taken (the next word after the batch), for the grid's sigma, a small
-  // sigma (columns without alias, block width 1), a batch of one, and the discrete Laplace.  A
+  // rewritten without branches on random bits): the same draws from the same words, and the same
+  // number of the generator's words taken (the next word after the batch), for the grid's sigma, a
+  // small sigma (columns without alias, block width 1), a batch of one, and the discrete Laplace. A
   // change of the function from the bit stream to the draws, or of when the streams fetch words,
   // changes them.
   struct KnownAnswer {
