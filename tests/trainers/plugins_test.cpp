@@ -5,6 +5,7 @@
 
 #include "dptune/helpers/discrete.hpp"
 #include "dptune/helpers/grid_noise.hpp"
+#include "dptune/host/random.hpp"
 #include "support.hpp"
 
 using namespace dptune;
@@ -267,6 +268,36 @@ TEST_CASE("gaussian mechanism: fast noise reads two words of a secure stream per
   const std::vector<double> again = g->release(values, s, rng);
   CHECK(rng.words == 4);
   CHECK(again != out);  // a fresh key per release
+}
+
+TEST_CASE(
+    "gaussian mechanism: unseeded fast noise differs between runs, secure noise reads the stream") {
+  // Two unseeded runs take their generators from host::RandomSource without a seed (the
+  // production ChaCha20 stream, freshly keyed from the OS): their fast noise keys differ, so
+  // their normals do.  A seeded source gives the same normals twice.
+  auto fast = trainer_tests::mechanism("gaussian",
+                                       {{"noise_multiplier", 1.0}, {"noise", std::string("fast")}});
+  const std::vector<double> values(1000, 0.0);
+  Sensitivity s;
+  s.l2 = 1.0;
+  const host::RandomSource unseeded(std::nullopt), seeded(7);
+  const auto first_run = unseeded.make(5), second_run = unseeded.make(5);
+  REQUIRE(first_run->cryptographically_secure());
+  CHECK(fast->release(values, s, *first_run) != fast->release(values, s, *second_run));
+  CHECK(fast->release(values, s, *seeded.make(5)) == fast->release(values, s, *seeded.make(5)));
+  // Secure noise (the default) reads its exact noise from the generator it is given, the secure
+  // stream in an unseeded run: at least the law's entropy (24 bits a value at the grid's scale of
+  // at least 2^22, Knuth & Yao 1976), and about 30 bits a value (40 with slack for words fetched
+  // in batches and not read) for a release drawn at release
+  // time; never the two words of the fast path.
+  auto secure = trainer_tests::mechanism(
+      "gaussian", {{"noise_multiplier", 1.0}, {"prefetch", std::string("off")}});
+  const std::size_t n = 20000;
+  const std::vector<double> many(n, 0.0);
+  CountingSecure stream(11);
+  (void)secure->release(many, s, stream);
+  CHECK(stream.words * 64 >= 24 * n);
+  CHECK(stream.words * 64 <= 40 * n);
 }
 
 TEST_CASE("laplace mechanism: Laplace(0, b Δ₁) per coordinate, event Laplace(b)") {

@@ -606,6 +606,12 @@ Interval128 acceptance_bracket(u128 num, u128 den, std::int64_t power, std::uint
   return {scaled_quotient(e->low, s, h, false), scaled_quotient(e->high, s, h, true)};
 }
 
+/// std::countl_zero of a 32-bit x, 32 for x = 0, as one count on a 64-bit word that is never 0
+/// (std::countl_zero on 32 bits adds a test for 0 that the lzcnt instruction does not need).
+inline int leading_zeros32(std::uint32_t x) {
+  return std::countl_zero((std::uint64_t{x} << 32) | (std::uint64_t{1} << 31));
+}
+
 /// The number of leading bits of u needed to see how u compares with t (all 64 when equal).
 int bits_to_compare(std::uint64_t u, std::uint64_t t) {
   return u == t ? 64 : std::countl_zero(u ^ t) + 1;
@@ -678,8 +684,10 @@ std::uint64_t ones_before_zero(BitPool& pool) {
 
 /// Weights are in units of 2^-K of the envelope's height.
 constexpr int kWeightBits = 40;
-/// At most this many blocks (N = B + 1 <= 1024 columns: tables of 40 KiB).
+/// At most this many blocks (N = B + 1 <= 1024 columns: tables of 56 KiB, of which the window
+/// reads the 16 KiB of window_columns_).
 constexpr std::uint64_t kMaxBlocks = 1023;
+static_assert(kMaxBlocks < 0xffff, "a column index fits the 16 bits of WindowColumn::alias");
 
 /// The generator's words fetched in batches and read as one bit stream, most significant bit first
 /// and word after word as BitPool reads them, at a bit position: the next 64 bits are two loads and
@@ -695,18 +703,33 @@ class WordStream final : public RandomBitGenerator {
     words_[0] = words_[1] = 0;  // the history before the first word: copied, never read
     end_ = kHistory + std::clamp<std::size_t>(expected_words, 2, kCapacity - kHistory);
     for (std::size_t i = kHistory; i < end_; ++i) words_[i] = rng_.next_u64();
+    refill_from_ = (end_ - 1) * 64;
   }
 
-  std::uint64_t peek64() const {
-    const std::size_t i = position_ >> 6;
-    const auto r = static_cast<unsigned>(position_ & 63);
-    return (words_[i] << r) | ((words_[i + 1] >> 1) >> (63 - r));
-  }
+  std::uint64_t peek64() const { return peek64_at(position_); }
   void skip(int bits) {
     position_ += static_cast<std::size_t>(bits);
-    if ((position_ >> 6) + 1 >= end_) [[unlikely]]
+    if (needs_refill(position_)) [[unlikely]]
       refill();
   }
+
+  /// For a caller that keeps the bit position in a local between draws (the fast loop): the
+  /// next 64 bits at `position`, whether the words there run out (then refill_at, which moves
+  /// the words and returns the same position in the new frame), and the position to hand back.
+  std::uint64_t peek64_at(std::size_t position) const {
+    const std::size_t i = position >> 6;
+    const auto r = static_cast<unsigned>(position & 63);
+    return (words_[i] << r) | ((words_[i + 1] >> 1) >> (63 - r));
+  }
+  /// (position >> 6) + 1 >= end_: the word after the current one is not there.
+  bool needs_refill(std::size_t position) const { return position >= refill_from_; }
+  std::size_t refill_at(std::size_t position) {
+    position_ = position;
+    refill();
+    return position_;
+  }
+  std::size_t position() const { return position_; }
+  void set_position(std::size_t position) { position_ = position; }
   /// Puts back the last `bits` (at most 128) bits taken.
   void give_back(int bits) { position_ -= static_cast<std::size_t>(bits); }
 
@@ -726,12 +749,13 @@ class WordStream final : public RandomBitGenerator {
     position_ -= first * 64;
     end_ -= first;
     for (std::size_t i = 0; i < kBatch && end_ < kCapacity; ++i) words_[end_++] = rng_.next_u64();
+    refill_from_ = (end_ - 1) * 64;
   }
 
   static constexpr std::size_t kHistory = 2, kBatch = 16, kCapacity = 1024;
   RandomBitGenerator& rng_;
   std::uint64_t words_[kCapacity];  // written before read: from kHistory on, then kept
-  std::size_t position_ = kHistory * 64, end_ = 0;
+  std::size_t position_ = kHistory * 64, end_ = 0, refill_from_ = 0;
 };
 
 enum class Law { Gaussian, Laplace };
@@ -759,12 +783,41 @@ class BlockTable {
     std::uint32_t fast_top[2];  // [0]: own piece, [1]: alias
     std::uint32_t alias;        // == own index: the column is all its own
   };
+  /// The same column as round_in_window reads it, with the exceptions folded into the values so
+  /// that the window tests for none of them: a column without alias has expansion_top = 2^32 - 1
+  /// (the random bits are never above it) and alias_mask 0 (its alias decision reads no bits);
+  /// the tail's F is 0 (no bits are below it: left to round()).
+  struct WindowColumn {
+    std::uint32_t expansion_top;
+    std::uint32_t fast_top[2];  // [0]: own piece, [1]: alias
+    std::uint16_t alias;
+    std::uint16_t alias_mask;  // 0xffff, or 0 for a column without alias
+  };
   enum class Outcome { Accepted, Rejected, Undecided };
   friend struct BlockTableProbe;  // tests/discrete/internal_test.cpp
 
+  /// What round_in_window needs of the table, copied into locals by the loop (so that the
+  /// compiler keeps them in registers across the slow path's calls).
+  struct WindowView {
+    const WindowColumn* columns;
+    int column_bits, block_bits;
+  };
+  /// One round read from a 64-bit window: `undecided` (left to round()), else `used` bits and
+  /// the value, which is a rejected proposal (the negative zero) when `slow` is set too.
+  struct WindowRound {
+    std::int64_t value;
+    int used;
+    bool undecided;
+    bool slow;  // undecided, or the negative zero (a rejected proposal)
+  };
+  WindowView window_view() const { return {window_columns_.data(), column_bits_, block_bits_}; }
+  [[gnu::always_inline]] static WindowRound read_window(const WindowView& view,
+                                                        std::uint64_t window);
   [[gnu::always_inline]] Outcome round_in_window(std::uint64_t window, int& used,
                                                  std::int64_t& value) const;
-  [[gnu::always_inline]] std::int64_t draw(WordStream& stream) const;
+  [[gnu::noinline]] std::int64_t draw(WordStream& stream, std::size_t& position) const;
+  [[gnu::always_inline]] std::int64_t next_draw(const WindowView& view, WordStream& stream,
+                                                std::size_t& position) const;
   [[gnu::always_inline]] void fill_loop(RandomBitGenerator& rng, std::span<std::int64_t> out) const;
   void fill_baseline(RandomBitGenerator& rng, std::span<std::int64_t> out) const;
   void fill_v3(RandomBitGenerator& rng, std::span<std::int64_t> out) const;
@@ -802,6 +855,7 @@ class BlockTable {
   std::uint64_t tail_start_ = 0, tail_height_ = 0, total_ = 0;
   std::uint32_t tail_piece_ = 0;  // the last column's own piece
   std::vector<Column> columns_;
+  std::vector<WindowColumn> window_columns_;
   std::vector<std::uint64_t> expansions_;  // per column: floor(2^64 thr_c / S)
   std::vector<std::uint64_t> remainders_;  // per column: 2^64 thr_c mod S
   std::vector<std::uint64_t> heights_;     // per block: h_b
@@ -862,6 +916,15 @@ BlockTable::BlockTable(Law law, std::uint64_t coefficient, std::uint64_t den, st
   for (std::size_t c = 0; c < columns; ++c) {
     columns_[c].fast_top[0] = static_cast<std::uint32_t>(fast[c] >> 32);
     columns_[c].fast_top[1] = static_cast<std::uint32_t>(fast[columns_[c].alias] >> 32);
+  }
+  window_columns_.resize(columns);
+  for (std::size_t c = 0; c < columns; ++c) {
+    const Column& column = columns_[c];
+    const bool has_alias = column.alias != c;
+    window_columns_[c] = {has_alias ? column.expansion_top : ~std::uint32_t{0},
+                          {column.fast_top[0], column.fast_top[1]},
+                          static_cast<std::uint16_t>(column.alias),
+                          static_cast<std::uint16_t>(has_alias ? 0xffff : 0)};
   }
 }
 
@@ -1009,59 +1072,96 @@ bool BlockTable::round(BitPool& pool, std::int64_t& value) const {
 /// below F, about 30 bits) is decided there.  It reads the bits exactly as round() does and
 /// consumes nothing unless it decides, so falling back to round() on Undecided changes nothing
 /// in the function from the bit stream to the draws.
+///
+/// Written for few instructions and no data-dependent branch on the usual path (the column, the
+/// alias decision and the acceptance are random: a mispredicted branch costs as much as the rest
+/// of the draw).  The cases round() must settle are folded into the values of window_columns_
+/// (no alias: no bits read for it; the tail: F = 0, never below) and into one test at the end:
+///   * the alias decision is known when the 32 random bits after the column differ from the
+///     first 32 bits of the expansion (at the first difference, as bernoulli_expanded reads it);
+///   * the acceptance is known at once when the bits after the offset are below F at their first
+///     difference (rest < fast; equal or above is the wedge, round()'s);
+///   * the offset ends by bit 60 and every bit looked at, and the sign after them, lies inside the
+///     window (sign_at <= 63): the bits of `rest` past the window are zeros, not random bits, and
+///     the first difference of a decided comparison is at most 62 - accept_at, so it and
+///     everything before it are real.
+/// The window decides exactly the draws it decided before it was rewritten for speed: round()
+/// fetches whole words through the stream, so deciding more or fewer draws here would move the
+/// streams' refills and with them which stream gets which of the generator's words.
+/// Shifts are by less than 64 (offset_at <= column_bits + 33 <= 43; accept_at and sign_at are
+/// masked, and a window where they pass 60 or 63 is undecided).
+inline BlockTable::WindowRound BlockTable::read_window(const WindowView& view,
+                                                       std::uint64_t window) {
+  const auto column_index = static_cast<std::uint32_t>(window >> (64 - view.column_bits));
+  const WindowColumn& column = view.columns[column_index];
+  const auto after_column = static_cast<std::uint32_t>((window << view.column_bits) >> 32);
+  const bool to_alias = after_column > column.expansion_top;
+  const int alias_bits =
+      (leading_zeros32(after_column ^ column.expansion_top) + 1) & column.alias_mask;
+  const int offset_at = view.column_bits + alias_bits;
+  // piece = to_alias ? alias : column_index, as arithmetic: the alias decision is random, and a
+  // branch on it would be mispredicted about as often as taken.
+  const std::uint64_t piece =
+      column_index ^ ((column_index ^ std::uint64_t{column.alias}) & (0 - std::uint64_t{to_alias}));
+  const std::uint64_t offset = ((window << offset_at) >> 1) >> (63 - view.block_bits);  // w >= 0
+  const int accept_at = offset_at + view.block_bits;
+  const auto rest = static_cast<std::uint32_t>((window << (accept_at & 63)) >> 32);
+  const std::uint32_t fast = column.fast_top[to_alias ? 1 : 0];
+  const int sign_at = accept_at + leading_zeros32(rest ^ fast) + 1;
+  const unsigned undecided = (unsigned{after_column == column.expansion_top} & column.alias_mask) |
+                             unsigned{rest >= fast} | unsigned{accept_at > 60} |
+                             unsigned{sign_at > 63};
+  const std::uint64_t m = (piece << view.block_bits) + offset;  // < 2^61
+  const std::uint64_t negative = (window << (sign_at & 63)) >> 63;
+  // value = negative ? -m : m, as arithmetic for the same reason.
+  const std::uint64_t value = (m ^ (0 - negative)) + negative;
+  return {static_cast<std::int64_t>(value), sign_at + 1, undecided != 0,
+          (undecided | unsigned{negative != 0 && m == 0}) != 0};
+}
+
 inline BlockTable::Outcome BlockTable::round_in_window(std::uint64_t window, int& used,
                                                        std::int64_t& value) const {
-  // Written without data-dependent branches on the usual path (the column and the alias decision
-  // are random: a mispredicted branch costs as much as the rest of the draw).
-  const auto column_index = static_cast<std::uint32_t>(window >> (64 - column_bits_));
-  const Column& column = columns_[column_index];
-  const auto after_column = static_cast<std::uint32_t>((window << column_bits_) >> 32);
-  const bool has_alias = column.alias != column_index;
-  // The alias decision: the first difference between the random bits and the expansion, when it
-  // is among the 32 bits kept here (else round() compares all 64 and the remainder).
-  const int first = std::countl_zero(after_column ^ column.expansion_top);
-  const bool alias_undecided = has_alias && first >= 32;
-  const bool to_alias = has_alias && after_column > column.expansion_top;
-  const std::uint32_t piece = to_alias ? column.alias : column_index;
-  const int offset_at = column_bits_ + (has_alias ? first + 1 : 0);
-  if (alias_undecided || piece == tail_piece_ || offset_at + block_bits_ > 60)
-    return Outcome::Undecided;
-  const std::uint64_t offset =
-      block_bits_ == 0 ? 0 : (window << offset_at) >> (64 - block_bits_);  // offset_at <= 42
-  const std::uint64_t m = (std::uint64_t{piece} << block_bits_) + offset;  // < 2^61
-  const int accept_at = offset_at + block_bits_;
-  const auto rest = static_cast<std::uint32_t>((window << accept_at) >> 32);
-  const std::uint32_t fast = column.fast_top[to_alias ? 1 : 0];
-  const int difference = std::countl_zero(rest ^ fast);
-  // Accepted at once when the random bits are below F at their first difference, found among the
-  // 32 bits of F kept and the window's bits with one left for the sign; anything else is round()'s.
-  if (difference >= std::min(32, 63 - accept_at) || rest > fast) return Outcome::Undecided;
-  const int sign_at = accept_at + difference + 1;
-  const bool negative = ((window << sign_at) >> 63) != 0;
-  used = sign_at + 1;
-  if (negative && m == 0) [[unlikely]]
-    return Outcome::Rejected;
-  const auto magnitude = static_cast<std::int64_t>(m);
-  value = negative ? -magnitude : magnitude;
+  const WindowRound round = read_window(window_view(), window);
+  if (round.undecided) return Outcome::Undecided;
+  used = round.used;
+  if (round.slow) return Outcome::Rejected;
+  value = round.value;
   return Outcome::Accepted;
 }
 
-/// One draw from `stream`: rounds in the window until one decides, round() when it cannot.
-inline std::int64_t BlockTable::draw(WordStream& stream) const {
+/// One draw from `stream` at `position` when its first window did not accept at once: rounds in
+/// the window until one decides, round() when it cannot (position kept in the stream meanwhile).
+std::int64_t BlockTable::draw(WordStream& stream, std::size_t& position) const {
+  stream.set_position(position);
   for (;;) {
     int used = 0;
     std::int64_t value = 0;
     const Outcome outcome = round_in_window(stream.peek64(), used, value);
+    bool accepted = outcome == Outcome::Accepted;
     if (outcome != Outcome::Undecided) {
       stream.skip(used);
-      if (outcome == Outcome::Accepted) return value;
-      continue;
+    } else {
+      BitPool pool(stream);  // the general path on the same bits
+      accepted = round(pool, value);
+      stream.give_back(pool.state().left);
     }
-    BitPool pool(stream);  // the general path on the same bits
-    const bool accepted = round(pool, value);
-    stream.give_back(pool.state().left);
-    if (accepted) return value;
+    if (accepted) {
+      position = stream.position();
+      return value;
+    }
   }
+}
+
+/// The usual draw inline (one window, accepted at once), anything else through draw().
+inline std::int64_t BlockTable::next_draw(const WindowView& view, WordStream& stream,
+                                          std::size_t& position) const {
+  const WindowRound round = read_window(view, stream.peek64_at(position));
+  if (round.slow) [[unlikely]]
+    return draw(stream, position);
+  position += static_cast<std::size_t>(round.used);
+  if (stream.needs_refill(position)) [[unlikely]]
+    position = stream.refill_at(position);
+  return round.value;
 }
 
 inline void BlockTable::fill_loop(RandomBitGenerator& rng, std::span<std::int64_t> out) const {
@@ -1074,12 +1174,14 @@ inline void BlockTable::fill_loop(RandomBitGenerator& rng, std::span<std::int64_
   if (out.empty()) return;  // (reads no words)
   const std::size_t half = out.size() / 2;
   WordStream first(rng, (out.size() - half) * 7 / 16), second(rng, half * 7 / 16);
+  std::size_t first_position = first.position(), second_position = second.position();
+  const WindowView view = window_view();
   std::size_t i = 0;
   for (; i + 1 < out.size(); i += 2) {
-    out[i] = draw(first);
-    out[i + 1] = draw(second);
+    out[i] = next_draw(view, first, first_position);
+    out[i + 1] = next_draw(view, second, second_position);
   }
-  if (i < out.size()) out[i] = draw(first);
+  if (i < out.size()) out[i] = next_draw(view, first, first_position);
 }
 
 // The two compilations of the loop, dispatched by hand rather than with target_clones: g++ 12

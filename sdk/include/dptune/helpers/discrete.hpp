@@ -70,9 +70,9 @@ void discrete_gaussian(RandomBitGenerator& rng, std::uint64_t sigma2_num, std::u
 /// rejection from a piecewise-constant envelope with integer weights, chosen by an alias table;
 /// every decision an integer comparison of random bits, exact up to a thrown Error of probability
 /// below 2^-110 per draw where 128 bits of an exponential would not suffice).  Faster than the
-/// functions above (Gaussian about 6 times at sigma = 2^22 and 8-9 times at sigma = 10, Laplace
-/// 2-3 times; bench/discrete/README.md) and about 30 random bits per draw at sigma = 2^22 (the
-/// functions above: about 77); the outputs differ from theirs draw by draw, the law does not.
+/// functions above (Gaussian about 6-9 times at sigma = 2^22 and 12-17 times at sigma = 10,
+/// Laplace 3-4 times; bench/discrete/README.md) and about 30 random bits per draw at sigma = 2^22
+/// (the functions above: about 77); the outputs differ from theirs draw by draw, the law does not.
 /// The same parameter ranges and refusals as above.  The first call with new parameters builds a
 /// table (a few milliseconds); each thread keeps the last four.
 std::int64_t discrete_gaussian_tabled(RandomBitGenerator& rng, std::uint64_t sigma2_num,
