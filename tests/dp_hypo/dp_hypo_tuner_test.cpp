@@ -10,6 +10,7 @@
 
 #include "dptune/dptune.hpp"
 #include "dptune/testing.hpp"
+#include "test_size.hpp"
 #include "tuner_fixtures.hpp"
 
 using dptune::DpEvent;
@@ -59,7 +60,9 @@ std::vector<std::string> public_notes(const dptune::TuningResult& r) {
 
 TEST_CASE("dp_hypo: with c = C = 1 it is the repetition tuner, draw for draw") {
   Loaded loaded;
-  for (std::uint64_t seed : {1u, 2u, 3u, 4u, 5u}) {
+  // Five seeds, two under the sanitizers.
+  const std::uint64_t seeds = dptune_test::full_or_light<std::uint64_t>(5, 2);
+  for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
     for (const char* distribution : {"geometric", "logarithmic"}) {
       CAPTURE(seed);
       CAPTURE(distribution);
