@@ -18,9 +18,7 @@ using dptune::Params;
 
 namespace {
 
-DpEvent event_for(double sigma) {
-  return DpEvent::self_composed(DpEvent::poisson_sampled(0.1, DpEvent::gaussian(sigma)), 20);
-}
+DpEvent event_for(double sigma) { return dptune_test::sgd_event_for(sigma); }
 
 double run_score(const dptune::EvaluationRequest& r, std::size_t) {
   CHECK(r.private_run);
@@ -37,12 +35,7 @@ class FakeContext final : public dptune_test::RdpTunerContext {
   }
 };
 
-dptune::SearchSpace grid_space() {
-  dptune::SearchSpace s;
-  s.add_float("lr", 0.001, 1.0, /*log=*/true);
-  s.add_categorical("sigma", {dptune::Value{1.0}, dptune::Value{2.0}});
-  return s;
-}
+dptune::SearchSpace grid_space() { return dptune_test::lr_sigma_space(); }
 
 struct Loaded : dptune_test::LoadedTuners {
   Loaded() : LoadedTuners("dp_hypo", {DPTUNE_REPETITION_PLUGIN, DPTUNE_DP_HYPO_PLUGIN}) {}

@@ -25,9 +25,7 @@ using dptune::Params;
 namespace {
 
 // A trainer whose event depends on sigma (privacy-relevant) and whose score depends on lr only.
-DpEvent event_for(double sigma) {
-  return DpEvent::self_composed(DpEvent::poisson_sampled(0.1, DpEvent::gaussian(sigma)), 20);
-}
+DpEvent event_for(double sigma) { return dptune_test::sgd_event_for(sigma); }
 double score_for(double lr) { return 1 - std::abs(std::log10(lr) + 1) / 4; }  // best at lr = 0.1
 
 /// An event that depends on the candidate only (every run here is on the whole data).
@@ -74,12 +72,7 @@ class FakeContext final : public dptune_test::RdpTunerContext {
   const dptune::Accountant* accountant_override = nullptr;
 };
 
-dptune::SearchSpace grid_space() {
-  dptune::SearchSpace s;
-  s.add_float("lr", 0.001, 1.0, /*log=*/true);
-  s.add_categorical("sigma", {dptune::Value{1.0}, dptune::Value{2.0}});
-  return s;
-}
+dptune::SearchSpace grid_space() { return dptune_test::lr_sigma_space(); }
 
 struct Loaded : dptune_test::LoadedTuners {
   explicit Loaded(std::string tuner = "repetition", const char* library = DPTUNE_REPETITION_PLUGIN)

@@ -108,6 +108,21 @@ class RdpTunerContext : public dptune::testing::StubTunerContext {
   bool sizes_vary = false;  // the data sizes differ from run to run
 };
 
+/// The repetition-family tests' trainer: its event depends on sigma (privacy-relevant), DP-SGD's
+/// shape (20 steps of Poisson lots with q = 0.1).
+inline dptune::DpEvent sgd_event_for(double sigma) {
+  return dptune::DpEvent::self_composed(
+      dptune::DpEvent::poisson_sampled(0.1, dptune::DpEvent::gaussian(sigma)), 20);
+}
+
+/// The repetition-family tests' grid: a log-scaled learning rate and sigma in {1, 2}.
+inline dptune::SearchSpace lr_sigma_space() {
+  dptune::SearchSpace s;
+  s.add_float("lr", 0.001, 1.0, /*log=*/true);
+  s.add_categorical("sigma", {dptune::Value{1.0}, dptune::Value{2.0}});
+  return s;
+}
+
 /// True when one of the result's notes contains `text`.
 inline bool has_note(const dptune::TuningResult& r, const std::string& text) {
   for (const auto& n : r.notes)
