@@ -42,7 +42,9 @@ if [ "${1:-}" != "--no-sanitize" ]; then
   # dptune_dp_hype_tests; see google/sanitizers#1322 and Mudlet#9930 for the mechanism.
   # The quick set only (a plain ctest): it runs every product code path the slow set runs (the
   # slow set repeats them at full statistical power or length, which the plain pass above checked).
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:intercept_tls_get_addr=0 \
+  # DPTUNE_TEST_LIGHT=1: the tests that read it (tests/support/test_size.hpp, tests/mpi/mpi_test.sh)
+  # run a smaller instance of the same code paths; the plain pass above ran them at full size.
+  DPTUNE_TEST_LIGHT=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:intercept_tls_get_addr=0 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     pass "ctest under the sanitizers (quick set)" \
     ctest --test-dir build-asan --output-on-failure -j "$jobs"

@@ -79,29 +79,22 @@ struct ReleaseRun {
 
   rc::Fields operator()(const std::string& label, const std::vector<std::string>& records,
                         std::uint64_t seed) const {
-    const fs::path dir = work / "run";
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    write_lines(dir / data_name, data->header, records);
-    std::string command = "cd " + rc::shell_quote(dir.string()) + " && " +
-                          rc::shell_quote(dptune.string()) + " run " +
+    std::string command = rc::shell_quote(dptune.string()) + " run " +
                           rc::shell_quote(pipeline.string()) + " --no-progress --seed " +
                           std::to_string(seed);
     for (const auto& s : sets) command += " --set " + rc::shell_quote(s);
     for (const auto& p : plugin_paths)
       command += " --plugin-path " + rc::shell_quote(fs::absolute(p).string());
-    command += " >stdout.txt 2>stderr.txt";
-    const int rc_code = std::system(command.c_str());
-    const fs::path kept = work / label;
-    fs::remove_all(kept);
-    fs::rename(dir, kept);
-    if (rc_code != 0) {
-      std::ifstream err(kept / "stderr.txt");
+    const rc::FixedFolderRun run = rc::run_in_fixed_folder(
+        work, label,
+        [&](const fs::path& dir) { write_lines(dir / data_name, data->header, records); }, command);
+    if (run.status != 0) {
+      std::ifstream err(run.folder / "stderr.txt");
       std::cerr << "check release: the run on " << label << " failed:\n" << err.rdbuf();
       throw UsageError("check release: the pipeline does not run (see above; its outputs are in " +
-                       kept.string() + ")");
+                       run.folder.string() + ")");
     }
-    return rc::normalise_seed(rc::collect_run(kept, "out"));
+    return rc::normalise_seed(rc::collect_run(run.folder, "out"));
   }
 };
 

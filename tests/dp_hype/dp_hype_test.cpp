@@ -162,7 +162,7 @@ TEST_CASE("per-client noise: total variance sigma^2 with xi = 0, >= sigma^2 with
     CHECK(noise.noise_multiplier * noise.sensitivity == doctest::Approx(noise.stddev));
     // ξn = 0 or 6 is a whole number of clients: h = n − ⌊ξn⌋ = (1 − ξ)n, the paper's formula.
     CHECK(noise.stddev == doctest::Approx(sigma / std::sqrt((1 - xi) * n)));
-    dp_hype_test::FakeGaussianMechanism mechanism(noise.noise_multiplier);
+    dptune_test::GaussianNoise mechanism(noise.noise_multiplier);
     SecureVoteOptions options;
     options.drop_before.assign(n, 4);
     for (std::size_t i = 0; i < dropouts; ++i) options.drop_before[3 * i] = 2;
@@ -339,7 +339,7 @@ TEST_CASE("secure vote: the aggregate minus the vote sum is the same noise whate
   }
   // A large per-client noise (σ_i ≈ 3e3) so that the noise uses many of the 64 bits.
   const ClientNoise noise = client_noise(8000.0, 9, n, 0, 0);
-  dp_hype_test::FakeGaussianMechanism mechanism(noise.noise_multiplier);
+  dptune_test::GaussianNoise mechanism(noise.noise_multiplier);
   SecureVoteOptions options;
   dptune::Xoshiro256 a(99), b(99);
   const auto r1 = secure_vote(ones, mechanism, noise, options, a, dp_hype_test::two_threads);
@@ -480,7 +480,7 @@ TEST_CASE("secure noise shares: exact fixed-point sum on the grid, floating-poin
   }
   // Var of a sample variance of p normals: 2σ⁴/(p−1); 4 standard errors ≈ 14.6%.
   CHECK(v / p == doctest::Approx(sigma * sigma).epsilon(4 * std::sqrt(2.0 / (p - 1))));
-  dp_hype_test::FakeGaussianMechanism fast(noise.noise_multiplier);
+  dptune_test::GaussianNoise fast(noise.noise_multiplier);
   dptune::Xoshiro256 rng2(16);
   const auto f = secure_vote(votes, fast, noise, options, rng2, dp_hype_test::two_threads);
   CHECK_FALSE(f.exact_noise);

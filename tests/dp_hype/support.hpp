@@ -1,4 +1,5 @@
-// Test doubles for the DP-Hype tests: a two-thread parallel_for, a Gaussian mechanism, and an
+// Test doubles for the DP-Hype tests: a two-thread parallel_for, secure and scale-free Gaussian
+// mechanisms (the plain one is dptune_test::GaussianNoise), and an
 // accountant that implements exactly Liebenow et al. 2025's Theorem III.1 + Theorem I.1 minimised
 // over a dense order grid (independent of the rdp plugin, so the calibration code is tested on its
 // own).
@@ -14,25 +15,11 @@
 #include "dp_hype/secagg.hpp"
 #include "dptune/dptune.hpp"
 #include "dptune/helpers/grid_noise.hpp"
+#include "test_mechanisms.hpp"
 
 namespace dp_hype_test {
 
 using dptune::dp_hype::secagg::two_threads;
-
-class FakeGaussianMechanism final : public dptune::Mechanism {
- public:
-  explicit FakeGaussianMechanism(double noise_multiplier) : z_(noise_multiplier) {}
-  std::vector<double> release(std::span<const double> values, const dptune::Sensitivity& s,
-                              dptune::RandomBitGenerator& rng) const override {
-    std::vector<double> out(values.begin(), values.end());
-    for (auto& v : out) v += dptune::gaussian(rng, z_ * s.l2);
-    return out;
-  }
-  dptune::DpEvent event() const override { return dptune::DpEvent::gaussian(z_); }
-
- private:
-  double z_;
-};
 
 /// The built-in gaussian mechanism's secure release (grid + exact discrete Gaussian).
 class SecureGaussianMechanism final : public dptune::Mechanism {

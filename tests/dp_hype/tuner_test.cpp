@@ -9,9 +9,9 @@
 #include <mutex>
 
 #include "dp_hype/private_vote.hpp"
-#include "dptune/host/plugin_registry.hpp"
 #include "dptune/testing.hpp"
 #include "support.hpp"
+#include "tuner_fixtures.hpp"
 
 namespace {
 
@@ -71,7 +71,7 @@ class FakeContext final : public dptune::testing::StubTunerContext {
     if (secure)
       return std::make_shared<dp_hype_test::SecureGaussianMechanism>(
           overrides.get_double("noise_multiplier"));
-    return std::make_shared<dp_hype_test::FakeGaussianMechanism>(requested_noise_multiplier);
+    return std::make_shared<dptune_test::GaussianNoise>(requested_noise_multiplier);
   }
   void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) override {
     dp_hype_test::two_threads(n, body);
@@ -96,21 +96,11 @@ class FakeContext final : public dptune::testing::StubTunerContext {
   bool gaussian_;
 };
 
-struct Loaded {
-  dptune::host::PluginRegistry registry;
-  Loaded() { registry.scan(DPTUNE_DP_HYPE_PLUGIN); }
-  std::shared_ptr<dptune::Tuner> tuner(const dptune::Params& given) {
-    const auto* schema = registry.schema(dptune::host::ComponentKind::Tuner, "dp_hype");
-    REQUIRE(schema != nullptr);
-    return registry.create_tuner("dp_hype", schema->complete(given));
-  }
+struct Loaded : dptune_test::LoadedTuners {
+  Loaded() : LoadedTuners("dp_hype", {DPTUNE_DP_HYPE_PLUGIN}) {}
 };
 
-bool has_note(const dptune::TuningResult& r, const std::string& text) {
-  for (const auto& n : r.notes)
-    if (n.find(text) != std::string::npos) return true;
-  return false;
-}
+using dptune_test::has_note;
 
 }  // namespace
 

@@ -9,70 +9,36 @@
 #include <string>
 
 #include "dptune/dptune.hpp"
-#include "dptune/host/plugin_registry.hpp"
 #include "dptune/testing.hpp"
-#include "rdp/calculator.hpp"
+#include "test_size.hpp"
+#include "tuner_fixtures.hpp"
 
 using dptune::DpEvent;
 using dptune::Params;
 
 namespace {
 
-DpEvent event_for(double sigma) {
-  return DpEvent::self_composed(DpEvent::poisson_sampled(0.1, DpEvent::gaussian(sigma)), 20);
-}
+DpEvent event_for(double sigma) { return dptune_test::sgd_event_for(sigma); }
 
 double run_score(const dptune::EvaluationRequest& r, std::size_t) {
   CHECK(r.private_run);
   return 1 - std::abs(std::log10(r.candidate.get_double("lr")) + 1) / 4;  // best at lr = 0.1
 }
 
-class FakeContext final : public dptune::testing::StubTunerContext {
+class FakeContext final : public dptune_test::RdpTunerContext {
  public:
   FakeContext(std::uint64_t seed, dptune::SearchSpace space)
-      : StubTunerContext(std::move(space), seed) {
+      : RdpTunerContext(seed, std::move(space), run_score) {
     evaluator_.event = [](const Params& c, const dptune::DataScope&) {
       return event_for(c.contains("sigma") ? c.get_double("sigma") : 1.0);
     };
   }
-  dptune::Evaluator& evaluator() override { return evaluator_; }
-  const dptune::Accountant& accountant() const override { return accountant_; }
-  std::shared_ptr<const dptune::Mechanism> mechanism(const Params&) override { return nullptr; }
-  dptune::DataSizes data_sizes() const override {
-    dptune::DataSizes s;
-    s.train = 1000;
-    s.validation = s.scored = 200;
-    return s;
-  }
-  dptune::UtilitySensitivity utility_sensitivity(std::size_t rows) const override {
-    dptune::UtilitySensitivity s;
-    s.utility = "accuracy";
-    s.per_record = 1.0 / static_cast<double>(rows);
-    s.derivation = "accuracy: 1/n";
-    return s;
-  }
-  dptune::testing::ScriptedEvaluator evaluator_{run_score, 1};
-  dptune::rdp::AccountantAdapter accountant_;
 };
 
-dptune::SearchSpace grid_space() {
-  dptune::SearchSpace s;
-  s.add_float("lr", 0.001, 1.0, /*log=*/true);
-  s.add_categorical("sigma", {dptune::Value{1.0}, dptune::Value{2.0}});
-  return s;
-}
+dptune::SearchSpace grid_space() { return dptune_test::lr_sigma_space(); }
 
-struct Loaded {
-  dptune::host::PluginRegistry registry;
-  Loaded() {
-    registry.scan(DPTUNE_REPETITION_PLUGIN);
-    registry.scan(DPTUNE_DP_HYPO_PLUGIN);
-  }
-  std::shared_ptr<dptune::Tuner> tuner(const std::string& name, const Params& given) {
-    const auto* schema = registry.schema(dptune::host::ComponentKind::Tuner, name);
-    REQUIRE(schema != nullptr);
-    return registry.create_tuner(name, schema->complete(given));
-  }
+struct Loaded : dptune_test::LoadedTuners {
+  Loaded() : LoadedTuners("dp_hypo", {DPTUNE_REPETITION_PLUGIN, DPTUNE_DP_HYPO_PLUGIN}) {}
 };
 
 /// Every public note (not a DP-output declaration).
@@ -87,7 +53,9 @@ std::vector<std::string> public_notes(const dptune::TuningResult& r) {
 
 TEST_CASE("dp_hypo: with c = C = 1 it is the repetition tuner, draw for draw") {
   Loaded loaded;
-  for (std::uint64_t seed : {1u, 2u, 3u, 4u, 5u}) {
+  // Five seeds, two under the sanitizers.
+  const std::uint64_t seeds = dptune_test::full_or_light<std::uint64_t>(5, 2);
+  for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
     for (const char* distribution : {"geometric", "logarithmic"}) {
       CAPTURE(seed);
       CAPTURE(distribution);

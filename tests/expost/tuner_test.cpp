@@ -8,10 +8,10 @@
 #include <regex>
 #include <string>
 
-#include "dptune/host/plugin_registry.hpp"
 #include "dptune/testing.hpp"
 #include "expost/core.hpp"
 #include "rdp/calculator.hpp"
+#include "tuner_fixtures.hpp"
 
 namespace {
 
@@ -66,14 +66,8 @@ class FakeContext final : public dptune::testing::StubTunerContext {
   dptune::testing::ScriptedEvaluator evaluator_;
 };
 
-struct Loaded {
-  dptune::host::PluginRegistry registry;
-  Loaded() { registry.scan(DPTUNE_EXPOST_PLUGIN); }
-  std::shared_ptr<dptune::Tuner> tuner(const dptune::Params& given) {
-    const auto* schema = registry.schema(dptune::host::ComponentKind::Tuner, "expost");
-    REQUIRE(schema != nullptr);
-    return registry.create_tuner("expost", schema->complete(given));
-  }
+struct Loaded : dptune_test::LoadedTuners {
+  Loaded() : LoadedTuners("expost", {DPTUNE_EXPOST_PLUGIN}) {}
 };
 
 std::string note_with(const dptune::TuningResult& r, const std::string& text) {

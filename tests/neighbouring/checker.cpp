@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <stdexcept>
 
 namespace dptune::neighbouring {
@@ -30,6 +31,21 @@ void write_csv(const std::filesystem::path& path, const std::vector<Row>& rows) 
     f << line;
   }
   if (!f) throw std::runtime_error("cannot write " + path.string());
+}
+
+std::filesystem::path run_pipeline(
+    const std::filesystem::path& dptune, const std::filesystem::path& work,
+    const std::string& label, std::uint64_t seed,
+    const std::function<void(const std::filesystem::path& folder)>& prepare) {
+  const FixedFolderRun run = run_in_fixed_folder(
+      work, label, prepare,
+      shell_quote(dptune.string()) + " run pipeline.yaml --seed " + std::to_string(seed));
+  if (run.status != 0) {
+    std::ifstream err(run.folder / "stderr.txt");
+    std::cerr << "run " << label << " failed (" << run.status << "): " << err.rdbuf() << "\n";
+    throw std::runtime_error("dptune run failed on " + label);
+  }
+  return run.folder;
 }
 
 }  // namespace dptune::neighbouring

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,5 +35,13 @@ struct Row {
 
 /// Writes `rows` as a CSV file with the header x0,x1,x2,label (features to 6 decimals).
 void write_csv(const std::filesystem::path& path, const std::vector<Row>& rows);
+
+/// `dptune run pipeline.yaml --seed SEED` in WORK/run (run_in_fixed_folder: the same path for every
+/// run compared), after `prepare` has written pipeline.yaml and its data there; returns the kept
+/// folder WORK/<label>.  A failed run prints its stderr and throws.
+std::filesystem::path run_pipeline(
+    const std::filesystem::path& dptune, const std::filesystem::path& work,
+    const std::string& label, std::uint64_t seed,
+    const std::function<void(const std::filesystem::path& folder)>& prepare);
 
 }  // namespace dptune::neighbouring

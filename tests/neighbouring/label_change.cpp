@@ -57,26 +57,13 @@ struct Outcome {
   std::string summary;  // summary.json's text
 };
 
-/// Runs dptune in WORK/run (always the same path), then moves the folder to WORK/<label>.
+/// One run (run_pipeline) on `rows`: its public fields and summary.json's text.
 Outcome run_once(const fs::path& dptune, const fs::path& pipeline, const fs::path& work,
                  const std::string& label, const std::vector<Row>& rows) {
-  const fs::path dir = work / "run";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  fs::copy_file(pipeline, dir / "pipeline.yaml");
-  write_csv(dir / "data.csv", rows);
-  const std::string command = "cd " + shell_quote(dir.string()) + " && " +
-                              shell_quote(dptune.string()) + " run pipeline.yaml --seed " +
-                              std::to_string(kSeed) + " >stdout.txt 2>stderr.txt";
-  const int rc = std::system(command.c_str());
-  const fs::path kept = work / label;
-  fs::remove_all(kept);
-  fs::rename(dir, kept);
-  if (rc != 0) {
-    std::ifstream err(kept / "stderr.txt");
-    std::cerr << "run " << label << " failed (" << rc << "): " << err.rdbuf() << "\n";
-    throw std::runtime_error("dptune run failed on " + label);
-  }
+  const fs::path kept = run_pipeline(dptune, work, label, kSeed, [&](const fs::path& dir) {
+    fs::copy_file(pipeline, dir / "pipeline.yaml");
+    write_csv(dir / "data.csv", rows);
+  });
   std::ifstream summary(kept / "out" / "summary.json");
   std::stringstream text;
   text << summary.rdbuf();

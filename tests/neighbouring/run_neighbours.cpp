@@ -46,32 +46,18 @@ struct Run {
   std::uint64_t seed;
 };
 
-/// Runs dptune in WORK/run (always the same path), then moves the folder to WORK/<label>.
+/// One run (run_pipeline); the pipeline's companion files (a command trainer's program) are in a
+/// folder named like it, copied beside it (links as the files they name).
 Fields run_once(const fs::path& dptune, const fs::path& pipeline, const fs::path& work,
                 const Run& run) {
-  const fs::path dir = work / "run";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  fs::copy_file(pipeline, dir / "pipeline.yaml");
-  // A pipeline's companion files (a command trainer's program) are in a folder named like it;
-  // links are copied as the files they name.
-  if (const fs::path companions = pipeline.parent_path() / pipeline.stem();
-      fs::is_directory(companions))
-    for (const auto& entry : fs::directory_iterator(companions))
-      fs::copy_file(entry.path(), dir / entry.path().filename());
-  write_csv(dir / "data.csv", run.rows);
-  const std::string command = "cd " + shell_quote(dir.string()) + " && " +
-                              shell_quote(dptune.string()) + " run pipeline.yaml --seed " +
-                              std::to_string(run.seed) + " >stdout.txt 2>stderr.txt";
-  const int rc = std::system(command.c_str());
-  const fs::path kept = work / run.label;
-  fs::remove_all(kept);
-  fs::rename(dir, kept);
-  if (rc != 0) {
-    std::ifstream err(kept / "stderr.txt");
-    std::cerr << "run " << run.label << " failed (" << rc << "): " << err.rdbuf() << "\n";
-    throw std::runtime_error("dptune run failed on " + run.label);
-  }
+  const fs::path kept = run_pipeline(dptune, work, run.label, run.seed, [&](const fs::path& dir) {
+    fs::copy_file(pipeline, dir / "pipeline.yaml");
+    if (const fs::path companions = pipeline.parent_path() / pipeline.stem();
+        fs::is_directory(companions))
+      for (const auto& entry : fs::directory_iterator(companions))
+        fs::copy_file(entry.path(), dir / entry.path().filename());
+    write_csv(dir / "data.csv", run.rows);
+  });
   return normalise_seed(collect_run(kept, "out"));
 }
 

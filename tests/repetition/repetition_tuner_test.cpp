@@ -16,9 +16,8 @@
 
 #include "dptune/dptune.hpp"
 #include "dptune/helpers/repetition.hpp"
-#include "dptune/host/plugin_registry.hpp"
 #include "dptune/testing.hpp"
-#include "rdp/calculator.hpp"
+#include "tuner_fixtures.hpp"
 
 using dptune::DpEvent;
 using dptune::Params;
@@ -26,9 +25,7 @@ using dptune::Params;
 namespace {
 
 // A trainer whose event depends on sigma (privacy-relevant) and whose score depends on lr only.
-DpEvent event_for(double sigma) {
-  return DpEvent::self_composed(DpEvent::poisson_sampled(0.1, DpEvent::gaussian(sigma)), 20);
-}
+DpEvent event_for(double sigma) { return dptune_test::sgd_event_for(sigma); }
 double score_for(double lr) { return 1 - std::abs(std::log10(lr) + 1) / 4; }  // best at lr = 0.1
 
 /// An event that depends on the candidate only (every run here is on the whole data).
@@ -58,61 +55,28 @@ class RecordingProgress final : public dptune::ProgressSink {
   std::vector<std::string> calls;
 };
 
-class FakeContext final : public dptune::testing::StubTunerContext {
+class FakeContext final : public dptune_test::RdpTunerContext {
  public:
-  FakeContext(std::uint64_t seed, dptune::SearchSpace space, dptune::rdp::Options options = {})
-      : StubTunerContext(std::move(space), seed), accountant_(std::move(options)) {
+  FakeContext(std::uint64_t seed, dptune::SearchSpace space,
+              std::optional<dptune::rdp::Options> options = std::nullopt)
+      : RdpTunerContext(seed, std::move(space), run_score, 3, std::move(options)) {
     evaluator_.event =
         by_candidate([](const Params& c) { return event_for(c.get_double("sigma")); });
     evaluator_.seconds_per_run = 1.5;  // a run time that differs from run to run
   }
-  dptune::Evaluator& evaluator() override { return evaluator_; }
   const dptune::Accountant& accountant() const override {
     return accountant_override ? *accountant_override : accountant_;
   }
-  std::shared_ptr<const dptune::Mechanism> mechanism(const Params&) override { return nullptr; }
   dptune::ProgressSink& progress() override { return progress_; }
-  dptune::DataSizes data_sizes() const override {
-    dptune::DataSizes s;
-    s.train = 1000;
-    s.validation = s.scored = scored_rows;
-    return s;
-  }
-  dptune::UtilitySensitivity utility_sensitivity(std::size_t rows) const override {
-    CHECK(rows == scored_rows);
-    dptune::UtilitySensitivity s;
-    s.utility = known_sensitivity ? "accuracy" : "mystery";
-    if (known_sensitivity) s.per_record = 1.0 / static_cast<double>(rows);
-    s.derivation = known_sensitivity ? "accuracy: 1/n" : "the host does not know 'mystery'";
-    return s;
-  }
-  dptune::testing::ScriptedEvaluator evaluator_{run_score, 3};
-  dptune::rdp::AccountantAdapter accountant_;
   RecordingProgress progress_;
   const dptune::Accountant* accountant_override = nullptr;
-  std::size_t scored_rows = 200;
-  bool known_sensitivity = true;
 };
 
-dptune::SearchSpace grid_space() {
-  dptune::SearchSpace s;
-  s.add_float("lr", 0.001, 1.0, /*log=*/true);
-  s.add_categorical("sigma", {dptune::Value{1.0}, dptune::Value{2.0}});
-  return s;
-}
+dptune::SearchSpace grid_space() { return dptune_test::lr_sigma_space(); }
 
-struct Loaded {
-  dptune::host::PluginRegistry registry;
-  std::string name;
+struct Loaded : dptune_test::LoadedTuners {
   explicit Loaded(std::string tuner = "repetition", const char* library = DPTUNE_REPETITION_PLUGIN)
-      : name(std::move(tuner)) {
-    registry.scan(library);
-  }
-  std::shared_ptr<dptune::Tuner> tuner(const Params& given) {
-    const auto* schema = registry.schema(dptune::host::ComponentKind::Tuner, name);
-    REQUIRE(schema != nullptr);
-    return registry.create_tuner(name, schema->complete(given));
-  }
+      : LoadedTuners(std::move(tuner), {library}) {}
 };
 
 const DpEvent kBase = DpEvent::one_of({event_for(1.0), event_for(2.0)});

@@ -12,9 +12,9 @@
 #include "dptune/dptune.hpp"
 #include "dptune/helpers/events.hpp"
 #include "dptune/helpers/repetition.hpp"
-#include "dptune/host/plugin_registry.hpp"
 #include "dptune/testing.hpp"
-#include "rdp/calculator.hpp"
+#include "test_size.hpp"
+#include "tuner_fixtures.hpp"
 
 using dptune::DpEvent;
 using dptune::Params;
@@ -43,34 +43,16 @@ double run_score(const dptune::EvaluationRequest& r, std::size_t) {
   return 1 - std::abs(std::log10(r.candidate.get_double("lr")) + 1) / 4;
 }
 
-class FakeContext final : public dptune::testing::StubTunerContext {
+class FakeContext final : public dptune_test::RdpTunerContext {
  public:
   FakeContext(std::uint64_t seed, dptune::SearchSpace space)
-      : StubTunerContext(std::move(space), seed) {
+      : RdpTunerContext(seed, std::move(space), run_score) {
     evaluator_.event = [](const Params& c, const dptune::DataScope& scope) {
       return sgd_event(rows_of(scope), c.get_int("lot_size"), c.get_double("sigma"));
     };
+    train_rows = kTrainRows;
+    scored_rows = kScoredRows;
   }
-  dptune::Evaluator& evaluator() override { return evaluator_; }
-  const dptune::Accountant& accountant() const override { return accountant_; }
-  dptune::DataSizes data_sizes() const override {
-    dptune::DataSizes s;
-    s.train = kTrainRows;
-    s.validation = s.scored = kScoredRows;
-    s.varies_per_run = varies;
-    return s;
-  }
-  dptune::UtilitySensitivity utility_sensitivity(std::size_t rows) const override {
-    CHECK(rows == kScoredRows);
-    dptune::UtilitySensitivity s;
-    s.utility = known ? "accuracy" : "mystery";
-    if (known) s.per_record = 1.0 / static_cast<double>(rows);
-    s.derivation = known ? "accuracy: 1/n" : "unknown";
-    return s;
-  }
-  dptune::testing::ScriptedEvaluator evaluator_{run_score, 1};
-  dptune::rdp::AccountantAdapter accountant_;
-  bool known = true, varies = false;
 };
 
 dptune::SearchSpace space() {
@@ -81,14 +63,8 @@ dptune::SearchSpace space() {
   return s;
 }
 
-struct Loaded {
-  dptune::host::PluginRegistry registry;
-  Loaded() { registry.scan(DPTUNE_SUBSAMPLED_PLUGIN); }
-  std::shared_ptr<dptune::Tuner> tuner(const Params& given) {
-    const auto* schema = registry.schema(dptune::host::ComponentKind::Tuner, "subsampled");
-    REQUIRE(schema != nullptr);
-    return registry.create_tuner("subsampled", schema->complete(given));
-  }
+struct Loaded : dptune_test::LoadedTuners {
+  Loaded() : LoadedTuners("subsampled", {DPTUNE_SUBSAMPLED_PLUGIN}) {}
 };
 
 /// The parts of the procedure for space() with fraction 1/k, built by hand (the candidates' events
@@ -140,12 +116,6 @@ std::vector<DpEvent> routes(const HandBuilt& h, const dptune::Accountant& accoun
           DpEvent::composed({h.selection, h.final})};
 }
 
-bool any_note_contains(const dptune::TuningResult& r, const std::string& text) {
-  for (const auto& n : r.notes)
-    if (n.find(text) != std::string::npos) return true;
-  return false;
-}
-
 }  // namespace
 
 TEST_CASE("subsampled: the declared event is the cheapest of the hand-built routes") {
@@ -168,9 +138,9 @@ TEST_CASE("subsampled: the declared event is the cheapest of the hand-built rout
   REQUIRE(r.selected.has_value());
   CHECK(r.selected->privacy.epsilon == r.guarantee->epsilon);
   // Every route is priced in the public note, the chosen one named.
-  CHECK(any_note_contains(r, "Theorem 9 "));
-  CHECK(any_note_contains(r, "profile "));
-  CHECK(any_note_contains(r, "unamplified "));
+  CHECK(dptune_test::has_note(r, "Theorem 9 "));
+  CHECK(dptune_test::has_note(r, "profile "));
+  CHECK(dptune_test::has_note(r, "unamplified "));
   // On this base the (ε, δ) amplification of the tuning's profile price is what pays.
   CHECK(cheapest == 1);
   // The final training is priced at the worst extrapolated candidate (lot 160, sigma 1 among
@@ -236,7 +206,9 @@ TEST_CASE("subsampled: nothing published depends on K") {
   Loaded plugin;
   std::set<std::vector<std::string>> published;
   std::set<std::size_t> counts;
-  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+  // Six seeds, three under the sanitizers (K still varies over them).
+  const std::uint64_t seeds = dptune_test::full_or_light<std::uint64_t>(6, 3);
+  for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
     FakeContext context(seed, space());
     const auto r = plugin.tuner({{"mean", 5.0}, {"fraction", 0.1}})->tune(context);
     counts.insert(context.evaluator_.runs());
@@ -255,11 +227,11 @@ TEST_CASE("subsampled: the summary's compute note, from E[K] and the public size
   FakeContext context(3, space());
   const auto r = plugin.tuner({{"mean", 5.0}, {"fraction", 0.1}})->tune(context);
   // E[K] = 5 (to the γ solved for it), m = 100, n = 1000: 500 + 1000 = 1500 against 5000.
-  CHECK(any_note_contains(r,
-                          "tuning 500 + final 1000 = 1500, against 5000 for the repetition "
-                          "tuner on the full data: 3500 saved (70 %)"));
-  CHECK(any_note_contains(r, "subsample: 100 of the 1000 training rows (fraction 1/10)"));
-  CHECK(any_note_contains(r, "lot_size multiplied by s"));
+  CHECK(dptune_test::has_note(r,
+                              "tuning 500 + final 1000 = 1500, against 5000 for the repetition "
+                              "tuner on the full data: 3500 saved (70 %)"));
+  CHECK(dptune_test::has_note(r, "subsample: 100 of the 1000 training rows (fraction 1/10)"));
+  CHECK(dptune_test::has_note(r, "lot_size multiplied by s"));
 }
 
 TEST_CASE("subsampled: refusals come before any run") {
@@ -271,12 +243,13 @@ TEST_CASE("subsampled: refusals come before any run") {
     // the summary says so.
     const auto r =
         plugin.tuner({{"scale_with_data", std::string("batch, lot_size")}})->tune(context);
-    CHECK(any_note_contains(r, "scale_with_data: 'batch' is not a dimension of the search space"));
-    CHECK_FALSE(any_note_contains(r, "'lot_size' is not a dimension"));
+    CHECK(dptune_test::has_note(r,
+                                "scale_with_data: 'batch' is not a dimension of the search space"));
+    CHECK_FALSE(dptune_test::has_note(r, "'lot_size' is not a dimension"));
   }
   {
     FakeContext context(1, space());
-    context.known = false;
+    context.known_sensitivity = false;
     CHECK_THROWS_WITH_AS(plugin.tuner({})->tune(context),
                          doctest::Contains("scoring: public_validation"), dptune::ConfigError);
     CHECK(context.evaluator_.runs() == 0);
@@ -295,7 +268,7 @@ TEST_CASE("subsampled: refusals come before any run") {
   }
   {
     FakeContext context(1, space());
-    context.varies = true;
+    context.sizes_vary = true;
     CHECK_THROWS_WITH_AS(plugin.tuner({})->tune(context), doctest::Contains("afresh"),
                          dptune::ConfigError);
     CHECK(context.evaluator_.runs() == 0);

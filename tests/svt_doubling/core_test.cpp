@@ -43,8 +43,8 @@ class NoiseContext final : public dptune::testing::StubTunerContext {
   std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
     const double b = overrides.get_double("noise_multiplier");
     requested.push_back(b);
-    if (mode_ == Mode::Laplace) return std::make_shared<svt_test::TestLaplace>(b);
-    if (mode_ == Mode::Gaussian) return std::make_shared<svt_test::TestGaussian>(b);
+    if (mode_ == Mode::Laplace) return std::make_shared<dptune_test::LaplaceNoise>(b);
+    if (mode_ == Mode::Gaussian) return std::make_shared<dptune_test::GaussianNoise>(b);
     throw dptune::ConfigError("pipeline.yaml: mechanism: the pipeline names no mechanism");
   }
   std::vector<double> requested;

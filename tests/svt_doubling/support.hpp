@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dptune/dptune.hpp"
+#include "test_mechanisms.hpp"
 
 namespace svt_test {
 
@@ -31,37 +32,6 @@ inline std::size_t lemma1_paper_bound(std::uint64_t n) {
   const std::uint64_t r = n - ((std::uint64_t{1} << k) - 1);
   return 2 * static_cast<std::size_t>(__builtin_popcountll(r)) + 2 * k + 1;
 }
-
-/// A Laplace mechanism implemented here (not the plugin): adds Laplace(b * L1 sensitivity).
-class TestLaplace final : public dptune::Mechanism {
- public:
-  explicit TestLaplace(double b) : b_(b) {}
-  std::vector<double> release(std::span<const double> values, const dptune::Sensitivity& s,
-                              dptune::RandomBitGenerator& rng) const override {
-    std::vector<double> out(values.begin(), values.end());
-    for (double& v : out) v += dptune::laplace(rng, b_ * s.l1);
-    return out;
-  }
-  dptune::DpEvent event() const override { return dptune::DpEvent::laplace(b_); }
-
- private:
-  double b_;
-};
-
-class TestGaussian final : public dptune::Mechanism {
- public:
-  explicit TestGaussian(double z) : z_(z) {}
-  std::vector<double> release(std::span<const double> values, const dptune::Sensitivity& s,
-                              dptune::RandomBitGenerator& rng) const override {
-    std::vector<double> out(values.begin(), values.end());
-    for (double& v : out) v += dptune::gaussian(rng, z_ * s.l2);
-    return out;
-  }
-  dptune::DpEvent event() const override { return dptune::DpEvent::gaussian(z_); }
-
- private:
-  double z_;
-};
 
 inline double sample_variance(const std::vector<double>& x) {
   const double n = static_cast<double>(x.size());

@@ -80,8 +80,8 @@ class FakeContext final : public dptune::testing::StubTunerContext {
   const dptune::Accountant& accountant() const override { return rdp; }
   std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
     const double b = overrides.get_double("noise_multiplier");
-    if (mode_ == MechanismMode::Laplace) return std::make_shared<svt_test::TestLaplace>(b);
-    if (mode_ == MechanismMode::Gaussian) return std::make_shared<svt_test::TestGaussian>(b);
+    if (mode_ == MechanismMode::Laplace) return std::make_shared<dptune_test::LaplaceNoise>(b);
+    if (mode_ == MechanismMode::Gaussian) return std::make_shared<dptune_test::GaussianNoise>(b);
     throw dptune::ConfigError("f.yaml: mechanism: the pipeline names no mechanism");
   }
   // The sizes and the utility's sensitivity the host would report; unset: the SDK default

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -19,7 +20,8 @@ constexpr const char* kReleaseHeader = "Released (differentially private):";
 // The console's block of nominal figures computed from the release (after the Released block).
 constexpr const char* kNominalHeader = "Computed from the release, NOT a guarantee:";
 constexpr const char* kAbsent = "<absent>";
-// The markers report.html puts around a private tuner's DP outputs (framework/src/report/report_html.hpp).
+// The markers report.html puts around a private tuner's DP outputs
+// (framework/src/report/report_html.hpp).
 constexpr const char* kHtmlReleaseBegin = "<!-- dptune:release:begin -->";
 constexpr const char* kHtmlReleaseEnd = "<!-- dptune:release:end -->";
 
@@ -249,6 +251,25 @@ std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
+}
+
+FixedFolderRun run_in_fixed_folder(
+    const std::filesystem::path& work, const std::string& label,
+    const std::function<void(const std::filesystem::path& folder)>& prepare,
+    const std::string& command) {
+  namespace fs = std::filesystem;
+  const fs::path dir = work / "run";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  prepare(dir);
+  const std::string full =
+      "cd " + shell_quote(dir.string()) + " && " + command + " >stdout.txt 2>stderr.txt";
+  FixedFolderRun run;
+  run.status = std::system(full.c_str());
+  run.folder = work / label;
+  fs::remove_all(run.folder);
+  fs::rename(dir, run.folder);
+  return run;
 }
 
 }  // namespace dptune::host::release_check

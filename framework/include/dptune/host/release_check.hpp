@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -65,5 +66,20 @@ std::vector<Violation> undeclared_removal_differences(const Fields& d, const Fie
 
 /// `s` as one single-quoted shell word.
 std::string shell_quote(const std::string& s);
+
+/// A run kept by run_in_fixed_folder: its folder and the command's exit status (std::system's).
+struct FixedFolderRun {
+  std::filesystem::path folder;
+  int status = 0;
+};
+
+/// Runs `command` (a shell command line) in WORK/run, always the same path so that the paths a
+/// run writes into its outputs agree between the runs compared, after `prepare` has written the
+/// run's inputs there; its stdout and stderr go to stdout.txt and stderr.txt in that folder, which
+/// is then moved to WORK/<label> (replacing an older one).
+FixedFolderRun run_in_fixed_folder(
+    const std::filesystem::path& work, const std::string& label,
+    const std::function<void(const std::filesystem::path& folder)>& prepare,
+    const std::string& command);
 
 }  // namespace dptune::host::release_check
