@@ -187,3 +187,27 @@ TEST_CASE("trainer audit: a fixed number of guesses runs one test per analysis")
   // Each analysis at half of 1 − 0.95.
   CHECK(r.out.find("of the top 10 guesses right, level 0.025)") != std::string::npos);
 }
+
+// ---- gradient canaries (white-box; docs/audit.md, "Gradient canaries") --------------------------
+
+TEST_CASE("gradient canaries: built-in dp_sgd passes") {
+  const Audit a = audit("dp_sgd.yaml", "--canaries 400 --canary-kind gradient", "grad_dp_sgd");
+  CAPTURE(a.run.out);
+  CAPTURE(a.run.err);
+  CHECK(a.run.exit_code == 0);
+  CHECK(a.run.out.find("canaries: gradient (white-box") != std::string::npos);
+  CHECK(a.claimed > 0);
+  CHECK(a.claimed <= 2);
+  CHECK(a.lower >= 0);
+  CHECK(a.lower <= a.claimed);
+}
+TEST_CASE("gradient canaries: built-in dp_adam passes") {
+  const Audit a = audit("dp_adam.yaml", "--canaries 400 --canary-kind gradient", "grad_dp_adam");
+  CAPTURE(a.run.out);
+  CAPTURE(a.run.err);
+  CHECK(a.run.exit_code == 0);
+  CHECK(a.run.out.find("canaries: gradient (white-box") != std::string::npos);
+  CHECK(a.claimed > 0);
+  CHECK(a.claimed <= 2);
+  CHECK(a.lower <= a.claimed);
+}
