@@ -40,8 +40,8 @@ std::string canary_description(const TrainerAuditResult& r) {
 std::string dimensions(const TrainerAuditResult& r) {
   const double m = static_cast<double>(r.canaries.size());
   if (r.canary_kind == "gradient")
-    return std::to_string(r.parameters) + " parameters (p/m = " +
-           significant(double(r.parameters) / m) + ")";
+    return std::to_string(r.parameters) +
+           " parameters (p/m = " + significant(double(r.parameters) / m) + ")";
   return std::to_string(r.features) + " features (d/m = " + significant(double(r.features) / m) +
          ")";
 }

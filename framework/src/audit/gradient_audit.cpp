@@ -88,9 +88,9 @@ class CanaryTrainer final : public dptune::Trainer {
 void check_auditable(const PipelineConfig& config, const EvaluationStack& stack,
                      const dptune::Trainer& trainer) {
   if (config.algorithm.kind != ComponentKind::Trainer)
-    throw ConfigDiagnostic(config.algorithm.use_where, "algorithm.use",
-                           "'" + config.algorithm.use +
-                               "' is a mechanism; `dptune audit trainer` audits trainers");
+    throw ConfigDiagnostic(
+        config.algorithm.use_where, "algorithm.use",
+        "'" + config.algorithm.use + "' is a mechanism; `dptune audit trainer` audits trainers");
   if (!takes_gradient_canaries(trainer))
     throw ConfigDiagnostic(config.algorithm.use_where, "algorithm.use",
                            "trainer '" + config.algorithm.use +
@@ -105,7 +105,8 @@ void check_auditable(const PipelineConfig& config, const EvaluationStack& stack,
   if (train.num_classes < 2 || train.cols == 0)
     throw ConfigDiagnostic(config.data.use_where, "data.use",
                            "a trainer audit needs classification data with features; this data "
-                           "has " + std::to_string(train.num_classes) + " classes and " +
+                           "has " +
+                               std::to_string(train.num_classes) + " classes and " +
                                std::to_string(train.cols) + " features");
 }
 
@@ -256,8 +257,7 @@ TrainerAuditResult run_gradient_trainer_audit(const PipelineConfig& config,
     }
   }
   dptune::GradientCanaries canaries;
-  const dptune::Dataset train =
-      assemble(real, record_of, coordinate, record_value, canaries, *rng);
+  const dptune::Dataset train = assemble(real, record_of, coordinate, record_value, canaries, *rng);
   r.trained_rows = train.rows;
 
   // The white-box observation: the sum over steps of every released sum's canary coordinates.

@@ -5,10 +5,10 @@
 #include <typeinfo>
 #include <utility>
 
+#include "dptune/gradient_canaries.hpp"
 #include "dptune/helpers/answer_cache.hpp"
 #include "dptune/host/config.hpp"
 #include "dptune/host/params_rejected.hpp"
-#include "dptune/gradient_canaries.hpp"
 #include "dptune/model_files.hpp"
 
 namespace dptune::host {

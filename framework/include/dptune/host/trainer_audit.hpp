@@ -31,8 +31,8 @@ struct TrainerAuditOptions {
   /// Input: canary norm ÷ the largest training row norm.  Gradient: canary norm ÷ the L2
   /// sensitivity of the released sum (the clipping norm); the CLI's defaults are 3 and 1.
   double canary_scale = 3.0;
-  std::optional<std::uint64_t> seed;   // none: libsodium (canaries, inclusion, training)
-  dptune::Params candidate;            // the trainer's hyperparameters (over the pipeline's)
+  std::optional<std::uint64_t> seed;  // none: libsodium (canaries, inclusion, training)
+  dptune::Params candidate;           // the trainer's hyperparameters (over the pipeline's)
 };
 
 /// One canary's outcome.

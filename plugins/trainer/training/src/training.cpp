@@ -201,9 +201,8 @@ std::vector<std::ptrdiff_t> canary_index(const GradientCanaries& canaries, std::
 /// The canaries among a chunk's `count` members: their computed gradient is weighted 0 and their
 /// canary gradient, clipped to L as any example's (factor L / max(‖g‖, L)), added to the sum.
 void insert_canaries(const std::vector<std::size_t>& chunk, std::size_t count,
-                     const std::vector<std::ptrdiff_t>& canary_of,
-                     const GradientCanaries& canaries, double clipping_norm,
-                     std::vector<double>& factors, std::vector<double>& sum) {
+                     const std::vector<std::ptrdiff_t>& canary_of, const GradientCanaries& canaries,
+                     double clipping_norm, std::vector<double>& factors, std::vector<double>& sum) {
   for (std::size_t i = 0; i < count; ++i) {
     const std::ptrdiff_t c = canary_of[chunk[i]];
     if (c < 0) continue;
