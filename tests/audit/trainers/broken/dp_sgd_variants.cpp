@@ -7,6 +7,8 @@
 //  * broken_dp_sgd_lot_squared: divides the noise by the lot size once too often: the sum gets
 //    noise of stddev σ L / m instead of σ L, so the averaged update has σ L / m² instead of σ L /
 //    m.
+// An audit's gradient canaries (dptune/gradient_canaries.hpp) go through the same broken loop.
+// Also canary_probe, not broken: see its class.
 #include <memory>
 
 #include "dptune/errors.hpp"
