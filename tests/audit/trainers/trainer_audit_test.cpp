@@ -240,6 +240,12 @@ TEST_CASE("gradient canaries: a trainer that does not take them is refused befor
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("command_honest.yaml:8:8: algorithm.use: ") != std::string::npos);
   CHECK(r.err.find("does not take gradient canaries") != std::string::npos);
+  const auto mech = run_dptune(
+      "audit trainer examples/pipelines/quickstart.yaml --canary-kind gradient --no-record",
+      "grad_mechanism");
+  CHECK(mech.exit_code == 2);
+  CHECK(mech.err.find("quickstart.yaml:") != std::string::npos);
+  CHECK(mech.err.find("audits trainers") != std::string::npos);
   const auto kind =
       run_dptune("audit trainer '" + kPipelines + "dp_sgd.yaml' --canary-kind weights --no-record",
                  "grad_kind");
@@ -291,4 +297,15 @@ TEST_CASE("gradient canaries: the report and the record name the canary kind") {
     CHECK(r.out.find(key) != std::string::npos);
   CHECK(dptune_test::slurp(html).find("gradient (white-box") != std::string::npos);
   CHECK(dptune_test::slurp(store).find("\"canary_kind\": \"gradient\"") != std::string::npos);
+}
+TEST_CASE("gradient canaries: the add/remove game on Poisson lots") {
+  // Only the canaries that are in are records: n = 60 + those in.
+  const std::string extra =
+      "--canaries 400 --canary-kind gradient --set algorithm.params.sampling=poisson";
+  const std::string out = expect_flagged(
+      "broken_lot_squared.yaml", extra + " --plugin-path '" + kBrokenPlugins + "'", "grad_poisson");
+  CHECK(out.find("game: add/remove, 400 canaries") != std::string::npos);
+  const double in = number_after(out, "400 canaries (");
+  CHECK(number_after(out, "60 real rows, ") == 60 + in);
+  expect_passes("dp_sgd.yaml", extra, "grad_poisson_dp_sgd");
 }

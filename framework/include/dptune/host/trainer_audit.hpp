@@ -71,7 +71,7 @@ TrainerAuditResult run_trainer_audit(const PipelineConfig& config, const PluginR
                                      const TrainerAuditOptions& options);
 
 /// The same game with gradient canaries (options.canary_kind "gradient"; the steps are in
-/// framework/src/audit/gradient_audit.cpp and docs/audit.md, "Gradient canaries").  Also throws
+/// framework/src/run/gradient_audit.cpp and docs/audit.md, "Gradient canaries").  Also throws
 /// ConfigDiagnostic when the trainer does not implement dptune::GradientCanaryTrainer or has
 /// fewer parameters than there are canaries.
 TrainerAuditResult run_gradient_trainer_audit(const PipelineConfig& config,

@@ -85,17 +85,13 @@ class CanaryTrainer final : public dptune::Trainer {
   const dptune::GradientCanaries& canaries_;
 };
 
-void check_auditable(const PipelineConfig& config, const EvaluationStack& stack,
-                     const dptune::Trainer& trainer) {
+/// Refusals that come from the pipeline, before anything is trained (the trainer's declaration
+/// is checked once it is made: check_declared).
+void check_auditable(const PipelineConfig& config, const EvaluationStack& stack) {
   if (config.algorithm.kind != ComponentKind::Trainer)
     throw ConfigDiagnostic(
         config.algorithm.use_where, "algorithm.use",
         "'" + config.algorithm.use + "' is a mechanism; `dptune audit trainer` audits trainers");
-  if (!takes_gradient_canaries(trainer))
-    throw ConfigDiagnostic(config.algorithm.use_where, "algorithm.use",
-                           "trainer '" + config.algorithm.use +
-                               "' does not take gradient canaries (it does not implement "
-                               "dptune::GradientCanaryTrainer); audit it with --canary-kind input");
   if (stack.data->varies_per_run())
     throw ConfigDiagnostic(config.data.use_where, "data.use",
                            "data source '" + config.data.use +
@@ -108,6 +104,14 @@ void check_auditable(const PipelineConfig& config, const EvaluationStack& stack,
                            "has " +
                                std::to_string(train.num_classes) + " classes and " +
                                std::to_string(train.cols) + " features");
+}
+
+void check_declared(const PipelineConfig& config, const dptune::Trainer& trainer) {
+  if (!takes_gradient_canaries(trainer))
+    throw ConfigDiagnostic(config.algorithm.use_where, "algorithm.use",
+                           "trainer '" + config.algorithm.use +
+                               "' does not take gradient canaries (it does not implement "
+                               "dptune::GradientCanaryTrainer); audit it with --canary-kind input");
 }
 
 /// The claimed profile ε(δ) at the pipeline's δ and at δ = 10^-10 ... 0.5 where finite (as the
@@ -182,6 +186,99 @@ dptune::Dataset assemble(const dptune::Dataset& real, const std::vector<std::siz
   return out;
 }
 
+/// The canaries' draws.  Canary i: coordinate c_i (distinct), sign s_i, in with probability 1/2.
+/// Add/remove: a record s_i · norm · e_{c_i} when in, none when out.  Replace-one: slot i always
+/// holds a record, s_i · norm · e_{c_i} when in and its twin −s_i · norm · e_{c_i} when out (two
+/// records whose clipped gradients differ by 2L, what the replace-one accounting allows).
+struct CanaryGame {
+  std::vector<std::size_t> coordinate;
+  std::vector<double> sign;
+  std::vector<bool> included;
+  std::vector<std::size_t> record_of;  // per record: its canary
+  std::vector<double> record_value;    // per record: its gradient's value
+};
+
+CanaryGame draw_game(std::size_t m, std::size_t parameters, bool replace_game, double norm,
+                     dptune::RandomBitGenerator& rng) {
+  CanaryGame g;
+  g.coordinate.resize(parameters);
+  std::iota(g.coordinate.begin(), g.coordinate.end(), std::size_t{0});
+  dptune::shuffle(rng, g.coordinate);
+  g.coordinate.resize(m);
+  g.sign.resize(m);
+  g.included.resize(m);
+  for (std::size_t i = 0; i < m; ++i) {
+    g.sign[i] = (rng.next_u64() & 1) ? 1.0 : -1.0;
+    g.included[i] = dptune::bernoulli(rng, 0.5);
+    if (g.included[i] || replace_game) {
+      g.record_of.push_back(i);
+      g.record_value.push_back((g.included[i] ? 1.0 : -1.0) * g.sign[i] * norm);
+    }
+  }
+  return g;
+}
+
+/// The trainer's identity, the data's shape and the game's relation, into `r`.
+dptune::Neighbouring describe_run(const PipelineConfig& config, const PluginRegistry& registry,
+                                  EvaluationStack& stack, const dptune::Trainer& trainer,
+                                  std::size_t m, TrainerAuditResult& r) {
+  if (const auto* info = registry.find(dptune::PluginKind::Trainer, config.algorithm.use)) {
+    r.trainer = info->name;
+    r.trainer_version = info->version;
+    r.library = info->library.string();
+    r.sha256 = sha256_file(info->library);
+  }
+  const dptune::Dataset& real = stack.evaluator.splits().train;
+  r.real_rows = real.rows;
+  r.features = real.cols;
+  r.classes = real.num_classes;
+  r.delta = config.delta;
+  r.randomness = stack.random.description();
+  try {
+    const dptune::DpEvent predicted = stack.evaluator.trainer_event(trainer, real.rows + m);
+    if (const auto why = stack.accountant->unsupported_reason(predicted); !why.empty())
+      throw ConfigDiagnostic(config.algorithm.use_where, "algorithm.use",
+                             "the pipeline's accountant '" + config.accountant.use +
+                                 "' cannot price the trainer's event " + predicted.to_string() +
+                                 " (" + why + "): there is no claim to audit");
+    const dptune::Neighbouring relation = dptune::neighbouring_of(predicted);
+    r.neighbouring = dptune::to_string(relation);
+    return relation;
+  } catch (const dptune::PrivacyError& e) {
+    throw ConfigDiagnostic(config.algorithm.use_where, "algorithm.use",
+                           std::string("the trainer's event cannot be audited: ") + e.what());
+  }
+}
+
+/// Both analyses of the scores, as the input-space audit runs them, and the verdict, into `r`.
+void analyse(const std::vector<double>& scores, const std::vector<bool>& included,
+             const PipelineConfig& config, const TrainerAuditOptions& options,
+             dptune::RandomBitGenerator& rng, TrainerAuditResult& r) {
+  const std::size_t m = scores.size();
+  r.canaries.resize(m);
+  for (std::size_t i = 0; i < m; ++i) r.canaries[i] = {included[i], scores[i]};
+  r.analysis =
+      "Steinke, Nasr & Jagielski (2023) (epsilon, delta) test and Mahloujifar, Melis & "
+      "Chaudhuri (2025) f-DP test (Algorithm 3; the claimed profile and (epsilon, delta) "
+      "hypotheses), each at half the level; one-sided guesses; white-box gradient canaries";
+  if (options.split) {
+    r.bounds = analyse_one_run_split(scores, included, config.delta, options.confidence,
+                                     r.claimed_profile, rng);
+    r.analysis += " on the top k of a random half of the canaries, k chosen on the other half";
+  } else {
+    const std::vector<std::size_t> ks =
+        options.guesses ? std::vector<std::size_t>{*options.guesses} : guess_ladder(m);
+    r.bounds = analyse_one_run(rank_canaries(scores, rng), included, ks, config.delta,
+                               options.confidence, r.claimed_profile);
+    r.analysis += options.guesses
+                      ? " on the top " + std::to_string(*options.guesses) + " scores (k fixed)"
+                      : " on the top k scores for k in the ladder m/2, m/4, ... (" +
+                            std::to_string(ks.size()) + " tests each, Bonferroni)";
+  }
+  r.epsilon_lower = r.bounds.epsilon_lower();
+  r.violation = r.bounds.snj.epsilon_lower > r.epsilon_claimed || r.bounds.fdp_rejects_claim;
+}
+
 }  // namespace
 
 TrainerAuditResult run_gradient_trainer_audit(const PipelineConfig& config,
@@ -191,6 +288,7 @@ TrainerAuditResult run_gradient_trainer_audit(const PipelineConfig& config,
   const std::size_t m = options.canaries;
   dptune::require(m >= 2, "audit trainer: at least 2 canaries");
   EvaluationStack stack(config, registry, "inline", 1, options.seed);
+  check_auditable(config, stack);
   HostEvaluator& evaluator = stack.evaluator;
   TrainerAuditResult r;
   r.canary_kind = "gradient";
@@ -201,72 +299,29 @@ TrainerAuditResult run_gradient_trainer_audit(const PipelineConfig& config,
                            std::string(e.what()) + " (give a value with --param NAME=VALUE)");
   }
   const auto trainer = registry.create_trainer(config.algorithm.use, r.params);
-  check_auditable(config, stack, *trainer);
-  if (const auto* info = registry.find(dptune::PluginKind::Trainer, config.algorithm.use)) {
-    r.trainer = info->name;
-    r.trainer_version = info->version;
-    r.library = info->library.string();
-    r.sha256 = sha256_file(info->library);
-  }
+  check_declared(config, *trainer);
+  const bool replace_game =
+      describe_run(config, registry, stack, *trainer, m, r) == dptune::Neighbouring::ReplaceOne;
   const dptune::Dataset& real = evaluator.splits().train;
-  r.real_rows = real.rows;
-  r.features = real.cols;
-  r.classes = real.num_classes;
-  r.delta = config.delta;
-  r.randomness = stack.random.description();
-  dptune::Neighbouring relation;
-  try {
-    const dptune::DpEvent predicted = evaluator.trainer_event(*trainer, real.rows + m);
-    if (const auto why = stack.accountant->unsupported_reason(predicted); !why.empty())
-      throw ConfigDiagnostic(config.algorithm.use_where, "algorithm.use",
-                             "the pipeline's accountant '" + config.accountant.use +
-                                 "' cannot price the trainer's event " + predicted.to_string() +
-                                 " (" + why + "): there is no claim to audit");
-    relation = dptune::neighbouring_of(predicted);
-  } catch (const dptune::PrivacyError& e) {
-    throw ConfigDiagnostic(config.algorithm.use_where, "algorithm.use",
-                           std::string("the trainer's event cannot be audited: ") + e.what());
-  }
-  const bool replace_game = relation == dptune::Neighbouring::ReplaceOne;
-  r.neighbouring = dptune::to_string(relation);
   const auto release =
       released_sum(config, *trainer, {real.rows + m, real.cols, real.num_classes}, m);
   const std::size_t parameters = release.first;
   r.parameters = parameters;
   r.canary_norm = options.canary_scale * release.second;
 
-  // Canary i: coordinate c_i (distinct), sign s_i, in with probability 1/2.  Add/remove: a record
-  // s_i · norm · e_{c_i} when in, none when out.  Replace-one: slot i always holds a record,
-  // s_i · norm · e_{c_i} when in and its twin −s_i · norm · e_{c_i} when out (two records whose
-  // clipped gradients differ by 2L, what the replace-one accounting allows).
   auto rng = stack.random.make(kAuditStream);
-  std::vector<std::size_t> coordinate(parameters);
-  std::iota(coordinate.begin(), coordinate.end(), std::size_t{0});
-  dptune::shuffle(*rng, coordinate);
-  coordinate.resize(m);
-  std::vector<double> sign(m);
-  std::vector<bool> included(m);
-  std::vector<std::size_t> record_of;
-  std::vector<double> record_value;
-  for (std::size_t i = 0; i < m; ++i) {
-    sign[i] = (rng->next_u64() & 1) ? 1.0 : -1.0;
-    included[i] = dptune::bernoulli(*rng, 0.5);
-    if (included[i] || replace_game) {
-      record_of.push_back(i);
-      record_value.push_back((included[i] ? 1.0 : -1.0) * sign[i] * r.canary_norm);
-    }
-  }
+  const CanaryGame game = draw_game(m, parameters, replace_game, r.canary_norm, *rng);
   dptune::GradientCanaries canaries;
-  const dptune::Dataset train = assemble(real, record_of, coordinate, record_value, canaries, *rng);
+  const dptune::Dataset train =
+      assemble(real, game.record_of, game.coordinate, game.record_value, canaries, *rng);
   r.trained_rows = train.rows;
-
   // The white-box observation: the sum over steps of every released sum's canary coordinates.
   std::vector<double> released_total(m, 0.0);
   std::size_t steps = 0;
   canaries.observe = [&](const std::vector<double>& released) {
     dptune::require(released.size() == parameters,
                     "audit trainer: a released gradient sum has the wrong length");
-    for (std::size_t i = 0; i < m; ++i) released_total[i] += released[coordinate[i]];
+    for (std::size_t i = 0; i < m; ++i) released_total[i] += released[game.coordinate[i]];
     ++steps;
   };
   const CanaryTrainer audited(*trainer, canaries);
@@ -281,31 +336,10 @@ TrainerAuditResult run_gradient_trainer_audit(const PipelineConfig& config,
   r.claimed_profile = claimed_profile(*stack.accountant, trained.event, config.delta);
 
   std::vector<double> scores(m);
-  for (std::size_t i = 0; i < m; ++i) scores[i] = sign[i] * released_total[i];
+  for (std::size_t i = 0; i < m; ++i) scores[i] = game.sign[i] * released_total[i];
   r.score_kind = "canary direction of the sum of the " + std::to_string(steps) +
                  " released noisy gradient sums";
-  r.canaries.resize(m);
-  for (std::size_t i = 0; i < m; ++i) r.canaries[i] = {included[i], scores[i]};
-  r.analysis =
-      "Steinke, Nasr & Jagielski (2023) (epsilon, delta) test and Mahloujifar, Melis & "
-      "Chaudhuri (2025) f-DP test (Algorithm 3; the claimed profile and (epsilon, delta) "
-      "hypotheses), each at half the level; one-sided guesses; white-box gradient canaries";
-  if (options.split) {
-    r.bounds = analyse_one_run_split(scores, included, config.delta, options.confidence,
-                                     r.claimed_profile, *rng);
-    r.analysis += " on the top k of a random half of the canaries, k chosen on the other half";
-  } else {
-    const std::vector<std::size_t> ks =
-        options.guesses ? std::vector<std::size_t>{*options.guesses} : guess_ladder(m);
-    r.bounds = analyse_one_run(rank_canaries(scores, *rng), included, ks, config.delta,
-                               options.confidence, r.claimed_profile);
-    r.analysis += options.guesses
-                      ? " on the top " + std::to_string(*options.guesses) + " scores (k fixed)"
-                      : " on the top k scores for k in the ladder m/2, m/4, ... (" +
-                            std::to_string(ks.size()) + " tests each, Bonferroni)";
-  }
-  r.epsilon_lower = r.bounds.epsilon_lower();
-  r.violation = r.bounds.snj.epsilon_lower > r.epsilon_claimed || r.bounds.fdp_rejects_claim;
+  analyse(scores, game.included, config, options, *rng, r);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }
