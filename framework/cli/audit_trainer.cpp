@@ -30,16 +30,32 @@ std::string verdict(const TrainerAuditResult& r) {
                        "docs/audit.md)";
 }
 
+std::string canary_description(const TrainerAuditResult& r) {
+  return r.canary_kind == "gradient"
+             ? "gradient (white-box: Dirac canary gradients in the clipped sums, scored on the "
+               "released noisy sums)"
+             : "input (black-box: canary rows, scored on the trained model)";
+}
+
+std::string dimensions(const TrainerAuditResult& r) {
+  const double m = static_cast<double>(r.canaries.size());
+  if (r.canary_kind == "gradient")
+    return std::to_string(r.parameters) +
+           " parameters (p/m = " + significant(double(r.parameters) / m) + ")";
+  return std::to_string(r.features) + " features (d/m = " + significant(double(r.features) / m) +
+         ")";
+}
+
 void print_text(const TrainerAuditResult& r, double confidence) {
   std::size_t in = 0;
   for (const auto& c : r.canaries) in += c.included ? 1 : 0;
   std::cout << "audit of trainer " << r.trainer << " " << r.trainer_version << " (" << r.library
             << ", sha256 " << r.sha256 << ")\nparams: " << r.params.to_string()
-            << "\ngame: " << r.neighbouring << ", " << r.canaries.size() << " canaries (" << in
-            << " in), norm " << significant(r.canary_norm) << ", " << r.features
-            << " features (d/m = " << significant(double(r.features) / double(r.canaries.size()))
-            << "), " << r.real_rows << " real rows, " << r.trained_rows << " rows trained on\n"
-            << (r.features < r.canaries.size()
+            << "\ncanaries: " << canary_description(r) << "\ngame: " << r.neighbouring << ", "
+            << r.canaries.size() << " canaries (" << in << " in), norm "
+            << significant(r.canary_norm) << ", " << dimensions(r) << ", " << r.real_rows
+            << " real rows, " << r.trained_rows << " rows trained on\n"
+            << (r.canary_kind == "input" && r.features < r.canaries.size()
                     ? "warning: fewer features than canaries: canaries interfere with each other "
                       "and the bound is weak (docs/audit.md, \"Interference\")\n"
                     : "")
@@ -84,6 +100,7 @@ void print_json(const TrainerAuditResult& r, double confidence) {
     w.key("tests").value(b->tests).key("level").value(b->level).end_object();
   }
   w.key("claimed_profile_rejected").value(r.bounds.fdp_rejects_claim);
+  w.key("canary_kind").value(r.canary_kind).key("parameters").value(r.parameters);
   w.key("canaries").value(r.canaries.size()).key("canary_norm").value(r.canary_norm);
   w.key("real_rows").value(r.real_rows).key("trained_rows").value(r.trained_rows);
   w.key("features").value(r.features).key("score").value(r.score_kind);
@@ -155,6 +172,7 @@ void write_html(const TrainerAuditResult& r, double confidence, const std::strin
                   std::to_string(b->guesses) + " guesses right, level " + significant(b->level) +
                   ")");
   row("claimed profile (f-DP test)", r.bounds.fdp_rejects_claim ? "rejected" : "not rejected");
+  row("canaries", canary_description(r));
   row("game", r.neighbouring + ", " + std::to_string(r.canaries.size()) + " canaries of norm " +
                   significant(r.canary_norm) + ", " + std::to_string(r.trained_rows) +
                   " rows trained on");
@@ -177,6 +195,8 @@ void record(const TrainerAuditResult& r, const dptune::host::TrainerAuditOptions
   rec.dptune_version = DPTUNE_VERSION_STRING;
   rec.params = r.params.to_string();
   rec.configuration = dptune::host::audit_configuration(r.params);
+  // A gradient audit is another test of the same configuration: its own record.
+  if (r.canary_kind != "input") rec.configuration["canary_kind"] = r.canary_kind;
   rec.samples = r.canaries.size();
   rec.seed = options.seed ? std::to_string(*options.seed) : std::string();
   rec.alpha = 1 - options.confidence;
@@ -214,8 +234,12 @@ int cmd_audit_trainer(const std::vector<std::string>& args) {
       "fixed k: guess only the top k scores (default: k = m/2, m/4, ..., Bonferroni)")(
       "split", "choose k on a random half of the canaries, test on the other half")(
       "confidence", po::value(&options.confidence), "confidence of the bound (default 0.95)")(
+      "canary-kind", po::value(&options.canary_kind),
+      "input (canary rows, any trainer; default) or gradient (canary gradients in the clipped "
+      "sums of a trainer that takes them: dp_sgd, dp_adam)")(
       "canary-scale", po::value(&options.canary_scale),
-      "canary norm / largest training row norm (default 3, norm at most 1000)")(
+      "input: canary norm / largest training row norm (default 3, norm at most 1000); gradient: "
+      "canary norm / the clipping norm (default 1)")(
       "seed", po::value<std::uint64_t>(),
       "deterministic xoshiro256** streams (default: libsodium CSPRNG)")(
       "json", "machine-readable output")("html", po::value(&html),
@@ -229,6 +253,9 @@ int cmd_audit_trainer(const std::vector<std::string>& args) {
   if (!(options.confidence > 0 && options.confidence < 1))
     throw UsageError("--confidence must be in (0, 1)");
   if (options.canaries < 8) throw UsageError("--canaries must be at least 8");
+  if (options.canary_kind != "input" && options.canary_kind != "gradient")
+    throw UsageError("--canary-kind must be input or gradient, not '" + options.canary_kind + "'");
+  if (options.canary_kind == "gradient" && !vm.count("canary-scale")) options.canary_scale = 1.0;
   if (!(options.canary_scale > 0)) throw UsageError("--canary-scale must be positive");
   if (vm.count("guesses")) {
     options.guesses = vm["guesses"].as<std::size_t>();
@@ -245,7 +272,9 @@ int cmd_audit_trainer(const std::vector<std::string>& args) {
   const auto config = load(pipeline, sets, plugin_paths, registry);
   if (const auto* schema = registry.schema(config.algorithm.kind, config.algorithm.use))
     options.candidate = typed_params(*schema, "algorithm " + config.algorithm.use, param_texts);
-  const auto result = dptune::host::run_trainer_audit(config, registry, options);
+  const auto result = options.canary_kind == "gradient"
+                          ? dptune::host::run_gradient_trainer_audit(config, registry, options)
+                          : dptune::host::run_trainer_audit(config, registry, options);
   if (vm.count("json"))
     print_json(result, options.confidence);
   else

@@ -1,5 +1,6 @@
 #include "dptune/plugin.hpp"
 
+#include "dptune/gradient_canaries.hpp"
 #include "dptune/model_files.hpp"
 
 namespace dptune {
@@ -20,6 +21,8 @@ Tuner::~Tuner() = default;
 PeerChannel::~PeerChannel() = default;
 FileModel::~FileModel() = default;
 ModelFileLoader::~ModelFileLoader() = default;
+GradientCanaryContext::~GradientCanaryContext() = default;
+GradientCanaryTrainer::~GradientCanaryTrainer() = default;
 
 PeerChannel* TunerContext::peers() { return nullptr; }
 void Tuner::serve_peer(TunerContext&) {

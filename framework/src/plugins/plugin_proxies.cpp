@@ -5,6 +5,7 @@
 #include <typeinfo>
 #include <utility>
 
+#include "dptune/gradient_canaries.hpp"
 #include "dptune/helpers/answer_cache.hpp"
 #include "dptune/host/config.hpp"
 #include "dptune/host/params_rejected.hpp"
@@ -214,6 +215,9 @@ class TrainerProxy final : public dptune::Trainer,
       const dptune::DataShape& shape) const override {
     return call("Trainer::mechanism_releases", [&] { return impl_->mechanism_releases(shape); });
   }
+  bool takes_gradient_canaries() const {
+    return dynamic_cast<const dptune::GradientCanaryTrainer*>(impl_) != nullptr;
+  }
   std::shared_ptr<const dptune::Model> load_model(
       const dptune::ModelFiles& released) const override {
     const auto* loader = dynamic_cast<const dptune::ModelFileLoader*>(impl_);
@@ -260,6 +264,11 @@ std::shared_ptr<dptune::Accountant> make_accountant_proxy(PluginOrigin origin,
 std::shared_ptr<dptune::Utility> make_utility_proxy(PluginOrigin origin,
                                                     std::unique_ptr<dptune::Plugin> object) {
   return std::make_shared<UtilityProxy>(std::move(origin), std::move(object));
+}
+bool takes_gradient_canaries(const dptune::Trainer& trainer) {
+  if (const auto* proxy = dynamic_cast<const TrainerProxy*>(&trainer))
+    return proxy->takes_gradient_canaries();
+  return dynamic_cast<const dptune::GradientCanaryTrainer*>(&trainer) != nullptr;
 }
 std::shared_ptr<dptune::Trainer> make_trainer_proxy(PluginOrigin origin,
                                                     std::unique_ptr<dptune::Plugin> object) {

@@ -82,6 +82,10 @@ std::shared_ptr<dptune::Accountant> make_accountant_proxy(PluginOrigin origin,
                                                           std::unique_ptr<dptune::Plugin> object);
 std::shared_ptr<dptune::Utility> make_utility_proxy(PluginOrigin origin,
                                                     std::unique_ptr<dptune::Plugin> object);
+/// Whether the trainer (through its proxy: the plugin's object) implements
+/// dptune::GradientCanaryTrainer (dptune/gradient_canaries.hpp), which only `dptune audit
+/// trainer --canary-kind gradient` asks.
+bool takes_gradient_canaries(const dptune::Trainer& trainer);
 std::shared_ptr<dptune::Trainer> make_trainer_proxy(PluginOrigin origin,
                                                     std::unique_ptr<dptune::Plugin> object);
 std::shared_ptr<dptune::Tuner> make_tuner_proxy(PluginOrigin origin,

@@ -187,3 +187,125 @@ TEST_CASE("trainer audit: a fixed number of guesses runs one test per analysis")
   // Each analysis at half of 1 − 0.95.
   CHECK(r.out.find("of the top 10 guesses right, level 0.025)") != std::string::npos);
 }
+
+// ---- gradient canaries (white-box; docs/audit.md, "Gradient canaries") --------------------------
+
+TEST_CASE("gradient canaries: built-in dp_sgd passes") {
+  const Audit a = audit("dp_sgd.yaml", "--canaries 400 --canary-kind gradient", "grad_dp_sgd");
+  CAPTURE(a.run.out);
+  CAPTURE(a.run.err);
+  CHECK(a.run.exit_code == 0);
+  CHECK(a.run.out.find("canaries: gradient (white-box") != std::string::npos);
+  CHECK(a.claimed > 0);
+  CHECK(a.claimed <= 2);
+  CHECK(a.lower >= 0);
+  CHECK(a.lower <= a.claimed);
+}
+TEST_CASE("gradient canaries: built-in dp_adam passes") {
+  const Audit a = audit("dp_adam.yaml", "--canaries 400 --canary-kind gradient", "grad_dp_adam");
+  CAPTURE(a.run.out);
+  CAPTURE(a.run.err);
+  CHECK(a.run.exit_code == 0);
+  CHECK(a.run.out.find("canaries: gradient (white-box") != std::string::npos);
+  CHECK(a.claimed > 0);
+  CHECK(a.claimed <= 2);
+  CHECK(a.lower <= a.claimed);
+}
+TEST_CASE(
+    "gradient canaries: noise divided by the lot size twice is flagged where input "
+    "canaries find nothing") {
+  const std::string plugins = "--canaries 400 --plugin-path '" + kBrokenPlugins + "'";
+  const Audit input = audit("broken_lot_squared_lowdim.yaml", plugins, "lowdim_input");
+  CAPTURE(input.run.out);
+  CHECK(input.run.exit_code == 0);
+  CHECK(input.claimed <= 2);
+  CHECK(input.lower < input.claimed);
+  const std::string out = expect_flagged("broken_lot_squared_lowdim.yaml",
+                                         plugins + " --canary-kind gradient", "lowdim_gradient");
+  CHECK(out.find("canaries: gradient (white-box") != std::string::npos);
+  CHECK(out.find("1409 parameters") != std::string::npos);
+}
+TEST_CASE("gradient canaries: a DP-SGD that does not clip the canary is flagged") {
+  // Canaries of 100 L: a trainer that clips them passes, one that does not leaks them.
+  const std::string extra = "--canaries 400 --canary-kind gradient --canary-scale 100";
+  const std::string out = expect_flagged(
+      "broken_noclip.yaml", extra + " --plugin-path '" + kBrokenPlugins + "'", "grad_noclip");
+  CHECK(out.find("norm 5,") != std::string::npos);
+  expect_passes("dp_sgd.yaml", extra, "grad_clipped");
+}
+TEST_CASE("gradient canaries: a trainer that does not take them is refused before training") {
+  const auto r = run_dptune(
+      "audit trainer '" + kPipelines + "command_honest.yaml' --canary-kind gradient --no-record",
+      "grad_refused");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("command_honest.yaml:8:8: algorithm.use: ") != std::string::npos);
+  CHECK(r.err.find("does not take gradient canaries") != std::string::npos);
+  const auto mech = run_dptune(
+      "audit trainer examples/pipelines/quickstart.yaml --canary-kind gradient --no-record",
+      "grad_mechanism");
+  CHECK(mech.exit_code == 2);
+  CHECK(mech.err.find("quickstart.yaml:") != std::string::npos);
+  CHECK(mech.err.find("audits trainers") != std::string::npos);
+  const auto kind =
+      run_dptune("audit trainer '" + kPipelines + "dp_sgd.yaml' --canary-kind weights --no-record",
+                 "grad_kind");
+  CHECK(kind.exit_code == 2);
+  CHECK(kind.err.find("--canary-kind") != std::string::npos);
+  const auto many =
+      run_dptune("audit trainer '" + kPipelines +
+                     "dp_sgd.yaml' --canary-kind gradient --canaries 6000 --no-record",
+                 "grad_too_many");
+  CHECK(many.exit_code == 2);
+  CHECK(many.err.find("5001 parameters, fewer than the 6000") != std::string::npos);
+}
+TEST_CASE("gradient canaries: no context outside the gradient audit offers them") {
+  // canary_probe fails its training when offered gradient canaries.  A whole `dptune run` (a
+  // search, the final evaluations) and an input-space audit train it without complaint ...
+  const auto dir = dptune_test::fresh_dir("canary_probe_run");
+  const auto run = run_dptune("run '" + kPipelines + "canary_probe.yaml' --plugin-path '" +
+                                  kBrokenPlugins + "' --set output.dir='" + dir.string() + "'",
+                              "canary_probe_run");
+  CAPTURE(run.err);
+  CHECK(run.exit_code == 0);
+  const auto input =
+      run_dptune("audit trainer '" + kPipelines + "canary_probe.yaml' --seed 3 --canaries 40 " +
+                     "--no-record --plugin-path '" + kBrokenPlugins + "'",
+                 "canary_probe_input");
+  CHECK(input.exit_code == 0);
+  // ... and the gradient audit does reach it with them (so the probe can fail).
+  const auto gradient =
+      run_dptune("audit trainer '" + kPipelines + "canary_probe.yaml' --seed 3 --canaries 40 " +
+                     "--canary-kind gradient --no-record --plugin-path '" + kBrokenPlugins + "'",
+                 "canary_probe_gradient");
+  CHECK(gradient.exit_code == 1);
+  CHECK(gradient.err.find("this training context offers gradient canaries") != std::string::npos);
+}
+TEST_CASE("gradient canaries: the report and the record name the canary kind") {
+  const auto dir = dptune_test::fresh_dir("gradient_audit_report");
+  const auto store = dir / "audits.json";
+  ::setenv("DPTUNE_AUDIT_STORE", store.c_str(), 1);
+  const auto html = (dir / "audit.html").string();
+  const auto r = run_dptune("audit trainer '" + kPipelines +
+                                "dp_sgd.yaml' --seed 3 --param learning_rate=0.5 --canaries 40 "
+                                "--canary-kind gradient --json --html '" +
+                                html + "'",
+                            "gradient_audit_json");
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 0);
+  for (const char* key : {"\"canary_kind\": \"gradient\"", "\"parameters\": 5001",
+                          "\"canary_norm\": 0.05", "\"trained_rows\": 100"})
+    CHECK(r.out.find(key) != std::string::npos);
+  CHECK(dptune_test::slurp(html).find("gradient (white-box") != std::string::npos);
+  CHECK(dptune_test::slurp(store).find("\"canary_kind\": \"gradient\"") != std::string::npos);
+}
+TEST_CASE("gradient canaries: the add/remove game on Poisson lots") {
+  // Only the canaries that are in are records: n = 60 + those in.
+  const std::string extra =
+      "--canaries 400 --canary-kind gradient --set algorithm.params.sampling=poisson";
+  const std::string out = expect_flagged(
+      "broken_lot_squared.yaml", extra + " --plugin-path '" + kBrokenPlugins + "'", "grad_poisson");
+  CHECK(out.find("game: add/remove, 400 canaries") != std::string::npos);
+  const double in = number_after(out, "400 canaries (");
+  CHECK(number_after(out, "60 real rows, ") == 60 + in);
+  expect_passes("dp_sgd.yaml", extra, "grad_poisson_dp_sgd");
+}

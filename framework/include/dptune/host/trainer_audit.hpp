@@ -25,9 +25,14 @@ struct TrainerAuditOptions {
   std::optional<std::size_t> guesses;  // fixed k; none: the ladder (Bonferroni)
   bool split = false;                  // the split strategy (analyse_one_run_split)
   double confidence = 0.95;            // 1 − β
-  double canary_scale = 3.0;           // canary norm ÷ the largest training row norm
-  std::optional<std::uint64_t> seed;   // none: libsodium (canaries, inclusion, training)
-  dptune::Params candidate;            // the trainer's hyperparameters (over the pipeline's)
+  /// "input": canary rows (black-box, any trainer); "gradient": Dirac canary gradients inserted
+  /// into the clipped sums and scored on the released sums (white-box, a GradientCanaryTrainer).
+  std::string canary_kind = "input";
+  /// Input: canary norm ÷ the largest training row norm.  Gradient: canary norm ÷ the L2
+  /// sensitivity of the released sum (the clipping norm); the CLI's defaults are 3 and 1.
+  double canary_scale = 3.0;
+  std::optional<std::uint64_t> seed;  // none: libsodium (canaries, inclusion, training)
+  dptune::Params candidate;           // the trainer's hyperparameters (over the pipeline's)
 };
 
 /// One canary's outcome.
@@ -43,7 +48,9 @@ struct TrainerAuditResult {
   dptune::DpEvent event;     // what the audited run reported (priced for the claim)
   double delta = 0, epsilon_claimed = 0;
   std::string accountant;
+  std::string canary_kind = "input";  // as TrainerAuditOptions::canary_kind
   std::size_t real_rows = 0, trained_rows = 0, features = 0, classes = 0;
+  std::size_t parameters = 0;  // gradient canaries: the length of the released sum
   double canary_norm = 0;
   std::string score_kind;  // "log-probability" or "correct-label indicator"
   std::vector<CanaryOutcome> canaries;
@@ -62,5 +69,13 @@ struct TrainerAuditResult {
 /// event mixes neighbouring relations), before anything is trained.
 TrainerAuditResult run_trainer_audit(const PipelineConfig& config, const PluginRegistry& registry,
                                      const TrainerAuditOptions& options);
+
+/// The same game with gradient canaries (options.canary_kind "gradient"; the steps are in
+/// framework/src/run/gradient_audit.cpp and docs/audit.md, "Gradient canaries").  Also throws
+/// ConfigDiagnostic when the trainer does not implement dptune::GradientCanaryTrainer or has
+/// fewer parameters than there are canaries.
+TrainerAuditResult run_gradient_trainer_audit(const PipelineConfig& config,
+                                              const PluginRegistry& registry,
+                                              const TrainerAuditOptions& options);
 
 }  // namespace dptune::host

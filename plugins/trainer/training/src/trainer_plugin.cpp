@@ -219,6 +219,11 @@ std::vector<MechanismRelease> DpSgdTrainer::mechanism_releases(const DataShape& 
   return {{sum->first, sum_sensitivity(sum->first, sum->second)}};
 }
 
+const GradientCanaries* offered_gradient_canaries(TrainingContext& context) {
+  const auto* offering = dynamic_cast<const GradientCanaryContext*>(&context);
+  return offering ? &offering->gradient_canaries() : nullptr;
+}
+
 TrainedModel DpSgdTrainer::train(const Dataset& data, TrainingContext& context) const {
   Network network(make_architecture(model_.model, model_.hidden1, model_.hidden2, data));
   network.initialise(context.rng());
@@ -226,7 +231,7 @@ TrainedModel DpSgdTrainer::train(const Dataset& data, TrainingContext& context) 
   const DpSchedule schedule = dp_schedule(data.rows, options);
   if (!context.private_run()) {
     // The same algorithm (sampling, clipping) without noise: the non-private baseline.
-    train_dp_sgd(network, data, options, context.rng(), {});
+    train_dp_sgd(network, data, options, context.rng(), {}, offered_gradient_canaries(context));
     return {std::make_shared<NetworkModel>(std::move(network)), DpEvent::non_private()};
   }
   // Target-ε mode: the σ* exact_event(n, accountant, δ) calibrated (the same cache entry).
@@ -237,7 +242,8 @@ TrainedModel DpSgdTrainer::train(const Dataset& data, TrainingContext& context) 
   // `noise: secure`, discrete_gaussian_on_grid(σ, 2^22)); the host states exact_event()'s
   // gaussian(σ) the same way.
   const DpEvent reported = dp_sgd_event(schedule, mechanism->event());
-  train_dp_sgd(network, data, options, context.rng(), mechanism_noise(mechanism, context.rng()));
+  train_dp_sgd(network, data, options, context.rng(), mechanism_noise(mechanism, context.rng()),
+               offered_gradient_canaries(context));
   return {std::make_shared<NetworkModel>(std::move(network)), reported};
 }
 

@@ -179,12 +179,52 @@ std::optional<std::pair<std::size_t, double>> dp_noisy_sum(const DpSgdOptions& o
                    dp_sum_sensitivity(options, shape.rows, params, dp_chunk_capacity(schedule))};
 }
 
+namespace {
+
+/// Row → canary index (−1: a real row) of an audit's gradient canaries, checked against the run.
+std::vector<std::ptrdiff_t> canary_index(const GradientCanaries& canaries, std::size_t n,
+                                         std::size_t p) {
+  require(canaries.coordinates.size() == canaries.rows.size() &&
+              canaries.values.size() == canaries.rows.size(),
+          "dp_sgd: gradient canaries need one coordinate and one value per row");
+  std::vector<std::ptrdiff_t> index(n, -1);
+  for (std::size_t c = 0; c < canaries.rows.size(); ++c) {
+    require(canaries.rows[c] < n && index[canaries.rows[c]] < 0,
+            "dp_sgd: gradient canary rows must be distinct rows of the training set");
+    require(canaries.coordinates[c] < p && std::isfinite(canaries.values[c]),
+            "dp_sgd: a gradient canary's coordinate is not a parameter or its value not finite");
+    index[canaries.rows[c]] = static_cast<std::ptrdiff_t>(c);
+  }
+  return index;
+}
+
+/// The canaries among a chunk's `count` members: their computed gradient is weighted 0 and their
+/// canary gradient, clipped to L as any example's (factor L / max(‖g‖, L)), added to the sum.
+void insert_canaries(const std::vector<std::size_t>& chunk, std::size_t count,
+                     const std::vector<std::ptrdiff_t>& canary_of, const GradientCanaries& canaries,
+                     double clipping_norm, std::vector<double>& factors, std::vector<double>& sum) {
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::ptrdiff_t c = canary_of[chunk[i]];
+    if (c < 0) continue;
+    factors[i] = 0.0;
+    const double value = canaries.values[static_cast<std::size_t>(c)];
+    sum[canaries.coordinates[static_cast<std::size_t>(c)]] +=
+        value * (clipping_norm / std::max(std::abs(value), clipping_norm));
+  }
+}
+
+}  // namespace
+
 void train_dp_sgd(Network& network, const Dataset& data, const DpSgdOptions& o,
-                  RandomBitGenerator& rng, const NoiseFunction& noise) {
+                  RandomBitGenerator& rng, const NoiseFunction& noise,
+                  const GradientCanaries* canaries) {
   check_data(data, "dp_sgd");
   require(o.clipping_norm > 0, "dp_sgd: clipping_norm must be > 0");
   const DpSchedule schedule = dp_schedule(data.rows, o);
   const std::size_t n = data.rows, p = network.num_params();
+  // Empty unless an audit offers gradient canaries: the loop then tests one empty vector a chunk.
+  const std::vector<std::ptrdiff_t> canary_of =
+      canaries ? canary_index(*canaries, n, p) : std::vector<std::ptrdiff_t>{};
   const std::size_t m = static_cast<std::size_t>(schedule.lot);
   // Lots are processed in chunks of at most `capacity` examples (Poisson lots vary in size),
   // each padded to a whole number of kRowBlock rows (padded_rows).
@@ -225,10 +265,13 @@ void train_dp_sgd(Network& network, const Dataset& data, const DpSgdOptions& o,
       clip_factors(gradient.squared_norms(), o.clipping_norm, factors);
       std::fill(factors.begin() + static_cast<std::ptrdiff_t>(count),
                 factors.begin() + static_cast<std::ptrdiff_t>(chunk.size()), 0.0);
+      if (!canary_of.empty())
+        insert_canaries(chunk, count, canary_of, *canaries, o.clipping_norm, factors, sum);
       gradient.accumulate(factors.data(), sum.data());
     }
     if (noise) noise(sum, sensitivity);
     require(sum.size() == p, "dp_sgd: the mechanism changed the gradient's length");
+    if (canaries && canaries->observe) canaries->observe(sum);
     MapVector g(sum.data(), static_cast<Eigen::Index>(p));
     g *= inv_m;
     if (o.optimizer == Optimizer::Sgd) {

@@ -7,7 +7,11 @@
 //  * broken_dp_sgd_lot_squared: divides the noise by the lot size once too often: the sum gets
 //    noise of stddev σ L / m instead of σ L, so the averaged update has σ L / m² instead of σ L /
 //    m.
+// An audit's gradient canaries (dptune/gradient_canaries.hpp) go through the same broken loop.
+// Also canary_probe, not broken: see its class.
 #include <memory>
+
+#include "dptune/errors.hpp"
 
 #include "training/network.hpp"
 #include "training/trainer_plugin.hpp"
@@ -51,12 +55,31 @@ class BrokenDpSgd final : public DpSgdTrainer {
         honest(sum, l2 / lot);  // BUG: the lot size applied to the noise of the sum
       };
     }
-    train_dp_sgd(network, data, opts, context.rng(), noise);
+    // Gradient canaries enter the same (broken) loop: a gradient audit sees the same bug.
+    train_dp_sgd(network, data, opts, context.rng(), noise, offered_gradient_canaries(context));
     return {std::make_shared<NetworkModel>(std::move(network)), reported};
   }
 
  private:
   dptune::trainers::ModelParams model_;
+};
+
+/// Not broken: the built-in DP-SGD, refusing to train when a context offers gradient canaries, so
+/// that a run which trains it shows that no context outside `dptune audit trainer --canary-kind
+/// gradient` offers them.
+class CanaryProbe final : public DpSgdTrainer {
+ public:
+  explicit CanaryProbe(const dptune::Params& p)
+      : DpSgdTrainer(p, dptune::trainers::Optimizer::Sgd) {}
+  static dptune::ParamSchema schema() {
+    return dptune::trainers::dp_sgd_schema(dptune::trainers::Optimizer::Sgd);
+  }
+  dptune::TrainedModel train(const dptune::Dataset& data,
+                             dptune::TrainingContext& context) const override {
+    if (dptune::trainers::offered_gradient_canaries(context))
+      throw dptune::PluginError("canary_probe: this training context offers gradient canaries");
+    return DpSgdTrainer::train(data, context);
+  }
 };
 
 using NoClip = BrokenDpSgd<Bug::NoClipping>;
@@ -66,5 +89,7 @@ using LotSquared = BrokenDpSgd<Bug::LotSquared>;
 
 DPTUNE_PLUGIN(trainer, broken_dp_sgd_noclip, NoClip, "0.0.1",
               "BROKEN test fixture: DP-SGD without clipping, noise for the declared clipping norm")
+DPTUNE_PLUGIN(trainer, canary_probe, CanaryProbe, "0.0.1",
+              "test fixture: the built-in DP-SGD, failing when gradient canaries are offered")
 DPTUNE_PLUGIN(trainer, broken_dp_sgd_lot_squared, LotSquared, "0.0.1",
               "BROKEN test fixture: DP-SGD whose noise is divided by the lot size twice")

@@ -8,6 +8,7 @@
 #include <string>
 #include <tuple>
 
+#include "dptune/gradient_canaries.hpp"
 #include "dptune/helpers/calibration.hpp"
 #include "dptune/plugin.hpp"
 #include "training/training.hpp"
@@ -97,11 +98,17 @@ NoiseFunction mechanism_noise(std::shared_ptr<const Mechanism> mechanism, Random
 /// The Sensitivity mechanism_noise releases a `count`-value sum of L2 sensitivity `l2` with.
 Sensitivity sum_sensitivity(std::size_t count, double l2);
 
+/// The gradient canaries `context` offers: only the audit's context does
+/// (dptune/gradient_canaries.hpp); null for every other run.
+const GradientCanaries* offered_gradient_canaries(TrainingContext& context);
+
 // ---- DP-SGD / DP-Adam plugins -------------------------------------------------------------------
 
 ParamSchema dp_sgd_schema(Optimizer optimizer);
 
-class DpSgdTrainer : public Trainer {
+/// Also a GradientCanaryTrainer: train() inserts an audit's gradient canaries into its clipped
+/// sums (offered_gradient_canaries) and reports every released sum.
+class DpSgdTrainer : public Trainer, public GradientCanaryTrainer {
  public:
   DpSgdTrainer(const Params& params, Optimizer optimizer);
   TrainedModel train(const Dataset& train, TrainingContext& context) const override;

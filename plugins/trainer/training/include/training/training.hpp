@@ -13,6 +13,7 @@
 
 #include "dptune/data.hpp"
 #include "dptune/dp_event.hpp"
+#include "dptune/gradient_canaries.hpp"
 #include "dptune/plugin.hpp"
 #include "dptune/rng.hpp"
 #include "training/network.hpp"
@@ -166,8 +167,12 @@ using NoiseFunction = std::function<void(std::vector<double>& sum, double l2_sen
 /// every example's gradient to L, add noise to the sum, divide by m (the nominal lot size, also for
 /// Poisson lots, so that one example moves the update by at most sensitivity / m), and update.
 /// `network` is trained in place from its current parameters.
+/// `canaries` (an audit's only, dptune/gradient_canaries.hpp): the rows it names are canaries
+/// whose clipped gradient replaces the row's in every lot they join, and every released noisy sum
+/// is handed to its `observe`.  Null: a run without canaries (the loop is unchanged).
 void train_dp_sgd(Network& network, const Dataset& data, const DpSgdOptions& options,
-                  RandomBitGenerator& rng, const NoiseFunction& noise);
+                  RandomBitGenerator& rng, const NoiseFunction& noise,
+                  const GradientCanaries* canaries = nullptr);
 
 // ---- output perturbation (Avent et al. 2020 §2.2; Wu et al. 2017, Algorithm 2) ------------------
 
