@@ -15,7 +15,8 @@
 // a release a mechanism refuses whatever the data is refused before any privacy is spent.  3.3
 // keeps, in every DpEvent node, the kinds of its tree and its structural hash
 // (DpEvent::contains, DpEvent::structural_hash): the accountants' questions about a trace of a
-// million steps no longer walk it.
+// million steps no longer walk it; and the gradient canary interfaces (gradient_canaries.hpp),
+// through which `dptune audit trainer` inserts white-box canaries into a declaring trainer.
 //
 // Until dptune 1.0 the ABI is unstable: any change to what crosses the boundary bumps the version
 // and every plugin is rebuilt against the new SDK.  From 1.0 on, within a major a change will only
