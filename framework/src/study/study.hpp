@@ -192,8 +192,9 @@ class Study final : public EvaluationJournal, public RandomStreamRecorder {
   std::string algorithm_;
   FileModelLoader load_files_;
   std::atomic<std::size_t> not_restored_{0};
+  // Recalled copies of files that did not load back (rule 3 of releasable_after_resume).
   std::atomic<std::size_t> files_not_restored_{0};
-  bool settle_fresh_ = false;  // stored copies of files that did not load
+  bool settle_fresh_ = false;  // settle_fresh_models_as_recalled
   mutable std::mutex mutex_;
   mutable SqliteDb db_;
   std::vector<std::array<std::uint64_t, 3>> pending_words_;
