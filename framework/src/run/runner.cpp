@@ -241,7 +241,7 @@ RunSummary release_run(const PipelineConfig& config, const PluginRegistry& regis
   // A resumed private study: the model is written only when that decision cannot tell on which
   // side of the interrupt the selected run lies (Study::releasable_after_resume).  No note says
   // so: a model withheld here looks exactly like one the store lost.
-  if (model && study && options.resume && !map && !study->releasable_after_resume(*model))
+  if (model && study && study->settles_fresh_models() && !study->releasable_after_resume(*model))
     model = nullptr;
   std::optional<TestScore> test_score;
   if (config.output.test_score) test_score = release_test_score(config, stack, result, model.get());
@@ -307,13 +307,14 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
   EvaluationStack stack(config, registry, config.execution.executor, config.execution.threads,
                         config.execution.seed, recorder, layout_key, std::move(data));
   if (study) {
+    // A private study's folder of model copies is made before the study has begun (a study that
+    // stopped before that resumes as a new one), so that it is there whenever runs were stored;
+    // a study that had begun is answered as the store answers recalled runs (docs/studies.md,
+    // "Models after a resume").
+    const bool begun = study->get("pipeline").has_value();
+    if (!declared_map(config) && !begun) study->make_model_copies_folder();
     study->begin(to_yaml(config), config.tuner.use, stack.random.description());
-    if (!declared_map(config)) {
-      if (options.resume)
-        study->settle_fresh_models_as_recalled();
-      else
-        study->make_model_copies_folder();
-    }
+    if (!declared_map(config) && begun) study->settle_fresh_models_as_recalled();
     set_file_model_loader(*study, config, registry);
     stack.evaluator.set_journal(study.get());
   }

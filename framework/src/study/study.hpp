@@ -133,6 +133,7 @@ class Study final : public EvaluationJournal, public RandomStreamRecorder {
   /// tuner sees it (keeps_fresh_model), so that a run after the interrupt is answered as a
   /// recalled run of the same output would be.
   void settle_fresh_models_as_recalled() { settle_fresh_ = true; }
+  bool settles_fresh_models() const { return settle_fresh_; }
   void record_failure(const Failure& failure) override;
   std::optional<Failure> recall_failure(
       std::uint64_t batch, const std::vector<dptune::EvaluationRequest>& requests) override;
