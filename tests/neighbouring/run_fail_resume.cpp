@@ -16,12 +16,20 @@
 //   on D at its last run: the same study interrupted at its last train() instead (the secret
 //         number of runs decides whether a signal comes after the last run started) looks the
 //         same: exit 130, a hint that resumes it, outputs differing only in declared DP outputs.
+// The mode `interrupt:KIND` runs the interrupt neighbour with the flaky trainer's kept model of
+// that kind (class_zero by default; plain: not storable, numbers: exported, files: files that load
+// back; files_removed: files, with the study's model copies removed before each resume).  The
+// threshold kinds score the runs differently, so the selected run may lie on either side of the
+// interrupt; the study interrupted at its second and at its last run must then be resumed to the
+// same console, report and files, field by field (whether a resumed private study writes a model
+// may not tell on which side of the interrupt the selected run lies), and the model must be
+// written exactly when the kind is one the store keeps and its copies are there.
 // Nothing here names a tuner: a pipeline added to pipelines/ or label_change/ gets this neighbour
 // from the CMake glob.  A seed whose study finishes before its second run (a repetition tuner that
 // drew K = 1) does not fail: the next seed is tried, on D only (the seed is public).
 //
 // Usage: dptune_neighbouring_fail_resume DPTUNE FLAKY_TRAINER_PLUGIN PIPELINE.yaml WORK_DIR
-//        [fail|interrupt]
+//        [fail|interrupt|interrupt:KIND]
 #include <sys/wait.h>
 #include <yaml-cpp/yaml.h>
 
@@ -59,8 +67,8 @@ std::vector<Row> base_data(const std::vector<int>& classes) {
 
 /// The pipeline with the flaky trainer on one float dimension and a ledger; everything else (data
 /// and its layout, tuner, mechanism, accountant, utility, output) as the pipeline has it.
-std::string failing_pipeline(const fs::path& pipeline, bool interrupt,
-                             std::int64_t interrupt_call) {
+std::string failing_pipeline(const fs::path& pipeline, bool interrupt, std::int64_t interrupt_call,
+                             const std::string& kept_model) {
   YAML::Node p = YAML::LoadFile(pipeline.string());
   YAML::Node algorithm;
   algorithm["use"] = "flaky_trainer";
@@ -71,6 +79,7 @@ std::string failing_pipeline(const fs::path& pipeline, bool interrupt,
     algorithm["params"]["fail_on_call"] = 2;
   }
   algorithm["params"]["calls_file"] = "calls.txt";
+  if (kept_model != "class_zero") algorithm["params"]["kept_model"] = kept_model;
   p["algorithm"] = algorithm;
   YAML::Node space;
   space["x"]["float"].push_back(0.01);
@@ -123,7 +132,9 @@ struct Context {
   std::string name;
   std::vector<std::string> failures;
   bool interrupt = false;
-  std::int64_t interrupt_call = 2;  // the train() call that raises SIGINT (mode interrupt)
+  std::int64_t interrupt_call = 2;        // the train() call that raises SIGINT (mode interrupt)
+  std::string kept_model = "class_zero";  // the flaky trainer's kept_model
+  bool remove_copies = false;             // the study's model copies removed before a resume
   void fail(const std::string& what) { failures.push_back(what); }
 };
 
@@ -164,7 +175,7 @@ Study run_study(Context& c, const std::vector<Row>& rows, std::uint64_t seed, bo
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::ofstream(dir / "pipeline.yaml")
-      << failing_pipeline(c.pipeline, c.interrupt, c.interrupt_call);
+      << failing_pipeline(c.pipeline, c.interrupt, c.interrupt_call, c.kept_model);
   write_csv(dir / "data.csv", rows);
   const std::string run = shell_quote(c.dptune.string()) +
                           " run pipeline.yaml --no-progress --threads 1 --seed " +
@@ -178,6 +189,7 @@ Study run_study(Context& c, const std::vector<Row>& rows, std::uint64_t seed, bo
     // first process's were collected.
     fs::rename(dir / "stdout.txt", dir / "stdout.first.txt");
     fs::rename(dir / "stderr.txt", dir / "stderr.first.txt");
+    if (c.remove_copies) fs::remove_all(dir / "out" / "study-models");
     std::string resume_command = run + " --resume";
     if (c.interrupt) {
       // The hint the operator is told to follow, followed verbatim (it names dptune by the path
@@ -219,13 +231,31 @@ constexpr int kSigintExit = 130;  // 128 + SIGINT, as a shell reports it
 /// studies interrupted at different runs differ on purpose (it shows in the resolved config).
 Fields without_interrupt_call(Fields fields) {
   const std::string key = "interrupt_on_call: ";
-  for (auto& [name, value] : fields)
+  for (auto& [name, value] : fields) {
+    // model.json's trainer_params (a model kept in files names the trainer's parameters)
+    if (name.size() >= 18 && name.compare(name.size() - 18, 18, ".interrupt_on_call") == 0)
+      value = "N";
     for (auto at = value.find(key); at != std::string::npos; at = value.find(key, at + 1)) {
       std::size_t end = at + key.size();
       while (end < value.size() && std::isdigit(static_cast<unsigned char>(value[end]))) ++end;
       value.replace(at + key.size(), end - at - key.size(), "N");
     }
+  }
   return fields;
+}
+
+/// A resumed study writes model.json exactly when the tuner releases one (the uninterrupted study
+/// `whole` wrote one), its kept model is of a kind the store keeps, and the copies were not
+/// removed.
+void check_model_written(Context& c, const Study& whole, const Study& s, const std::string& which) {
+  if (c.kept_model == "class_zero") return;
+  const bool expected = whole.first.count("files:model.json") > 0 &&
+                        (c.kept_model == "numbers" || c.kept_model == "files") && !c.remove_copies;
+  const bool written = s.resumed.count("files:model.json") > 0;
+  if (written != expected)
+    c.fail("the study on D " + which + (written ? " wrote" : " did not write") +
+           " model.json after the resume, kept_model " + c.kept_model +
+           (c.remove_copies ? " with its copies removed" : ""));
 }
 
 /// The same study on D interrupted at its last run instead of its second.  Whether a signal comes
@@ -254,11 +284,24 @@ void interrupted_at_last_run(Context& c, const std::vector<Row>& d, std::uint64_
            without_interrupt_call(at_second.first), without_interrupt_call(at_last.first),
            "(D,s) interrupted at its second and at its last run"))
     c.fail(v.describe());
-  for (const auto& v :
-       undeclared_differences(without_interrupt_call(without_resume_markers(at_second.resumed)),
-                              without_interrupt_call(without_resume_markers(at_last.resumed)),
-                              "(D,s) resumed after either interrupt"))
-    c.fail(v.describe());
+  // The same data and seed: the same runs and the same selected run, so every field, declared DP
+  // outputs included (model.json's presence among them), must be the same after either resume.
+  const Fields second = without_interrupt_call(without_resume_markers(at_second.resumed));
+  const Fields last = without_interrupt_call(without_resume_markers(at_last.resumed));
+  for (const auto& [key, value] : second) {
+    const auto it = last.find(key);
+    if (it == last.end() || it->second != value)
+      c.fail("field '" + key +
+             "' differs between (D,s) resumed after the interrupt at its second " +
+             "and at its last run: '" + value + "' and '" +
+             (it == last.end() ? std::string("<absent>") : it->second) + "'");
+  }
+  for (const auto& [key, value] : last)
+    if (second.count(key) == 0)
+      c.fail("field '" + key + "' is written only when (D,s) is resumed after the interrupt at " +
+             "its last run");
+  check_model_written(c, whole, at_second, "interrupted at its second run");
+  check_model_written(c, whole, at_last, "interrupted at its last run");
 }
 
 /// The interrupt neighbour (mode `interrupt`, see the top of the file).
@@ -316,7 +359,15 @@ int main(int argc, char** argv) {
             fs::absolute(argv[4]),
             fs::path(argv[3]).stem().string(),
             {},
-            argc == 6 && std::string(argv[5]) == "interrupt"};
+            argc == 6 && std::string(argv[5]).rfind("interrupt", 0) == 0};
+  if (c.interrupt && std::string(argv[5]).size() > 10) {
+    c.kept_model = std::string(argv[5]).substr(10);
+    if (c.kept_model == "files_removed") {
+      c.kept_model = "files";
+      c.remove_copies = true;
+    }
+    c.name += " (" + std::string(argv[5]).substr(10) + ")";
+  }
   try {
     if (c.interrupt) return interrupt_neighbour(c);
     fs::create_directories(c.work);

@@ -521,6 +521,8 @@ void HostEvaluator::finish_task(Batch& b, std::size_t task, double score, double
       b.results[i].seconds += b.seconds[b.prepared[i].first_task + t];
     b.summarise(i);
     journal_->record(b.number, i, b.results[i]);
+    // Stored as it is; the tuner sees it as a recalled run of the same output would be seen.
+    if (!journal_->keeps_fresh_model(b.results[i])) b.results[i].model = nullptr;
   }
 }
 

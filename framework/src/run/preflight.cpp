@@ -241,7 +241,7 @@ std::optional<dptune::TrainerTraits> declared_privacy_params(const PipelineConfi
 /// Uses the privacy parameters the trainer declares: target ε and δ, noise and sampling.
 void explain_unreachable_target(const PipelineConfig& config, const PluginRegistry& registry,
                                 EvaluationStack& stack, const dptune::Params& params,
-                                std::size_t rows) {
+                                std::size_t rows, const std::string& at = "") {
   const auto declared = declared_privacy_params(config, registry, params);
   if (!declared || !(params.get_double(declared->target_epsilon) > 0)) return;
   const double target = params.get_double(declared->target_epsilon);
@@ -257,7 +257,7 @@ void explain_unreachable_target(const PipelineConfig& config, const PluginRegist
                                   ? params.get_string(sampling->name)
                                   : std::string();
   const auto floor = epsilon_floor(config, registry, *declared, params, rows, stack, delta);
-  std::string message = "no noise reaches ε = " + significant(target) +
+  std::string message = at + "no noise reaches ε = " + significant(target) +
                         " at δ = " + significant(delta) +
                         (current.empty() ? std::string() : " with sampling " + current);
   message += ": ε stays at " + significant(floor) + " or above even with " +
@@ -334,8 +334,33 @@ std::optional<std::string> negligible_epsilon_warning(const PipelineConfig& conf
          "is what you want";
 }
 
+std::vector<dptune::Params> extreme_candidates(const PipelineConfig& config);
+
+/// The target ε of every corner of the search space (extreme_candidates) calibrated as the run
+/// will calibrate it: a dimension such as target_epsilon itself, the epochs or the lot size moves
+/// the calibration, so a corner can be out of its reach where the centre is not, and the run would
+/// fail there after the ledger was charged.  Refused naming the corner.
+void check_corner_calibrations(const PipelineConfig& config, const PluginRegistry& registry,
+                               EvaluationStack& stack, std::size_t rows) {
+  if (config.algorithm.kind != ComponentKind::Trainer) return;
+  for (const auto& candidate : extreme_candidates(config)) {
+    try {
+      (void)stack.evaluator.event_of(candidate, dptune::DataScope::whole());
+    } catch (const dptune::PrivacyError& e) {
+      const std::string at = "at the search space's corner " + candidate.to_string() + ": ";
+      explain_unreachable_target(config, registry, stack,
+                                 stack.evaluator.complete_params(candidate), rows, at);
+      fail(config.algorithm.use_where, "algorithm.use",
+           at + e.what() + ". Nothing was charged or trained");
+    } catch (const dptune::Error&) {
+      // not a calibration's failure: a candidate refused where that is checked
+    }
+  }
+}
+
 /// One private run of the search space's centre, priced as the run will price it: δ = 0 without
-/// a pure-DP bound and an unreachable target ε are refused here.
+/// a pure-DP bound and an unreachable target ε are refused here; then the space's corners'
+/// calibrations.
 void check_run_privacy(const PipelineConfig& config, const PluginRegistry& registry,
                        EvaluationStack& stack, std::vector<std::string>* warnings) {
   const std::size_t rows =
@@ -364,6 +389,7 @@ void check_run_privacy(const PipelineConfig& config, const PluginRegistry& regis
     if (const std::string why = stack.accountant->unsupported_reason(event); !why.empty())
       fail_unpriced(config, *stack.accountant, event, why);
   check_pure_dp(config, *stack.accountant, event, rows);
+  check_corner_calibrations(config, registry, stack, rows);
   if (warnings && rows && event.kind() != DpEvent::Kind::NonPrivate &&
       event.kind() != DpEvent::Kind::NoOp)
     if (auto warning = negligible_epsilon_warning(config, *stack.accountant, event, rows))
@@ -562,6 +588,31 @@ void check_mechanism_releases(const PipelineConfig& config, EvaluationStack& sta
   }
 }
 
+/// A private tuner's own releases through the pipeline's mechanism (DP-Hype's noisy votes,
+/// svt_doubling's noisy threshold and queries) are asked of the mechanism in the tuner's dry run
+/// (plan_charge: the counts and sensitivities are the real run's, functions of the configuration
+/// and the public row counts): a release the mechanism refuses whatever the values is refused
+/// here, naming the mechanism, before any charge; so is a configuration error the tuner raises in
+/// its dry run (a noise scale its own sampler cannot draw).  Any other failure of the dry run is
+/// reported as before: here only when the run needs the dry run anyway (a ledger, a private test
+/// score).
+template <class Planned>
+void check_tuner_releases(const PipelineConfig& config, Planned&& planned) {
+  try {
+    planned();
+  } catch (const ConfigDiagnostic&) {
+    throw;
+  } catch (const dptune::ConfigError& e) {
+    // The tuner's own refusal of its configuration (a noise scale its sampler cannot draw), met
+    // where the dry run reaches it: data-independent, so the real run would meet it too.
+    fail(config.tuner.where, "tuner",
+         "tuner '" + config.tuner.use + "' refuses the pipeline: " + e.what() +
+             ". Nothing was charged or run");
+  } catch (const dptune::Error&) {
+    if (needs_dry_run(config)) throw;
+  }
+}
+
 // ---- audit verdicts of third-party mechanisms
 // --------------------------------------------------
 
@@ -683,6 +734,7 @@ Preflight preflight(const PipelineConfig& config, const PluginRegistry& registry
     return *plan;
   };
   Preflight out;
+  if (!declared_map(config)) check_tuner_releases(config, planned);
   if (config.output.test_score) out.lines.test_score = check_test_score(config, stack, planned);
   if (with_ledger && config.ledger) {
     out.ledger_plan = ledger_charge_of(config, stack, planned());

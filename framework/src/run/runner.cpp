@@ -59,8 +59,8 @@ class CountingProgress final : public dptune::ProgressSink {
 
 /// What a resumed run reused.  A private tuner's count would tell how far its secret number of
 /// runs had got, so it is not shown; nor is whether a stored run's model could not be restored
-/// (whether the kept run was stored before the interrupt depends on that number too; the release
-/// says when no model is written).
+/// (whether the kept run was stored before the interrupt depends on that number too): the line
+/// states the rule instead, the same in every resumed private study.
 std::string resumed_line(const Study& study, bool map) {
   const std::string lost =
       study.models_not_restored() == 0
@@ -70,7 +70,9 @@ std::string resumed_line(const Study& study, bool map) {
             "again, and if it is the selected run no model is written";
   if (!map)
     return "resumed: every stored evaluation and secret draw was replayed, none drawn again (a "
-           "private tuner's counts are not shown)";
+           "private tuner's counts are not shown); a resumed private study releases the "
+           "selected run's model only if the study store keeps models of its kind (exported "
+           "numbers, or files that load back) and every stored copy is still there";
   const std::size_t reused = study.recalled();
   const std::size_t stored = study.stored_evaluations();
   return "resumed: " + std::to_string(reused) + " evaluations reused from the study store, " +
@@ -233,9 +235,14 @@ RunSummary release_run(const PipelineConfig& config, const PluginRegistry& regis
                         "fitted_standardize (fitted on the private data): nothing is released");
   // Only the selected run's model is released (model.json); the other kept models are dropped.
   // A tuner releases a model only when it declares that its guarantee covers one.
-  const std::shared_ptr<const dptune::Model> model =
+  std::shared_ptr<const dptune::Model> model =
       config.tuner_traits.releases_model ? released_model(result, stack.evaluator.kept_models())
                                          : nullptr;
+  // A resumed private study: the model is written only when that decision cannot tell on which
+  // side of the interrupt the selected run lies (Study::releasable_after_resume).  No note says
+  // so: a model withheld here looks exactly like one the store lost.
+  if (model && study && study->settles_fresh_models() && !study->releasable_after_resume(*model))
+    model = nullptr;
   std::optional<TestScore> test_score;
   if (config.output.test_score) test_score = release_test_score(config, stack, result, model.get());
   if (study && test_score) study->sync();  // the test score's noise words, before its release
@@ -300,7 +307,14 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
   EvaluationStack stack(config, registry, config.execution.executor, config.execution.threads,
                         config.execution.seed, recorder, layout_key, std::move(data));
   if (study) {
+    // A private study's folder of model copies is made before the study has begun (a study that
+    // stopped before that resumes as a new one), so that it is there whenever runs were stored;
+    // a study that had begun is answered as the store answers recalled runs (docs/studies.md,
+    // "Models after a resume").
+    const bool begun = study->get("pipeline").has_value();
+    if (!declared_map(config) && !begun) study->make_model_copies_folder();
     study->begin(to_yaml(config), config.tuner.use, stack.random.description());
+    if (!declared_map(config) && begun) study->settle_fresh_models_as_recalled();
     set_file_model_loader(*study, config, registry);
     stack.evaluator.set_journal(study.get());
   }

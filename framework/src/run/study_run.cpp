@@ -9,6 +9,7 @@
 
 #include "dptune/errors.hpp"
 #include "dptune/host/configured.hpp"
+#include "dptune/host/diagnostic.hpp"
 #include "dptune/host/dry_run.hpp"
 #include "dptune/host/format.hpp"
 #include "dptune/host/json.hpp"
@@ -127,6 +128,40 @@ class RecordingAccountant final : public dptune::Accountant {
   mutable std::vector<PricedEvent> priced_;
 };
 
+/// The pipeline's mechanism as a tuner's own releases use it in the dry run (DP-Hype's noisy
+/// votes, svt_doubling's noisy threshold and queries): before each release it asks the mechanism
+/// whether it refuses `count` values of this sensitivity whatever they are
+/// (Mechanism::release_refusal).  The count and the sensitivity are the real run's (they depend on
+/// the configuration and the public row counts only), so a refusal here is one the real run would
+/// meet after the ledger was charged.  The first refusal is kept for the dry run's caller (what
+/// the tuner makes of the thrown error crosses the plugin proxy).
+class RefusalCheckingMechanism final : public dptune::Mechanism {
+ public:
+  RefusalCheckingMechanism(std::shared_ptr<const dptune::Mechanism> real, std::string& refusal)
+      : real_(std::move(real)), refusal_(refusal) {}
+  std::vector<double> release(std::span<const double> values,
+                              const dptune::Sensitivity& sensitivity,
+                              dptune::RandomBitGenerator& rng) const override {
+    if (std::string why = real_->release_refusal(values.size(), sensitivity); !why.empty()) {
+      why = "its release of " + std::to_string(values.size()) + " value" +
+            (values.size() == 1 ? "" : "s") + " (sensitivity L1 " + significant(sensitivity.l1) +
+            ", L2 " + significant(sensitivity.l2) + ") would be refused: " + why;
+      if (refusal_.empty()) refusal_ = why;
+      throw dptune::Error(why);
+    }
+    return real_->release(values, sensitivity, rng);
+  }
+  dptune::DpEvent event() const override { return real_->event(); }
+  std::string release_refusal(std::size_t count,
+                              const dptune::Sensitivity& sensitivity) const override {
+    return real_->release_refusal(count, sensitivity);
+  }
+
+ private:
+  std::shared_ptr<const dptune::Mechanism> real_;
+  std::string& refusal_;
+};
+
 class DryRunContext final : public ForwardingTunerContext {
  public:
   DryRunContext(HostTunerContext& real, DryRunEvaluator& evaluator,
@@ -135,6 +170,12 @@ class DryRunContext final : public ForwardingTunerContext {
         evaluator_(evaluator),
         accountant_(accountant),
         rng_(0x5eedULL, 0) {}
+  std::shared_ptr<const dptune::Mechanism> mechanism(const dptune::Params& overrides) override {
+    return std::make_shared<RefusalCheckingMechanism>(ForwardingTunerContext::mechanism(overrides),
+                                                      refusal_);
+  }
+  /// The first release of the tuner's own that the mechanism refused, or empty.
+  const std::string& refusal() const { return refusal_; }
   dptune::Evaluator& evaluator() override { return evaluator_; }
   const dptune::Accountant& accountant() const override { return accountant_; }
   dptune::ProgressSink& progress() override { return progress_; }
@@ -146,7 +187,22 @@ class DryRunContext final : public ForwardingTunerContext {
   const RecordingAccountant& accountant_;
   dptune::Xoshiro256 rng_;
   SilentProgress progress_;
+  std::string refusal_;
 };
+
+/// A release of the tuner's own that the pipeline's mechanism refuses whatever the values: refused
+/// before any charge, at the mechanism the release would use.
+[[noreturn]] void refuse_tuner_release(const PipelineConfig& config, const std::string& why) {
+  const std::string message =
+      "tuner '" + config.tuner.use + "' draws its own noise from mechanism '" +
+      (config.mechanism ? config.mechanism->use : std::string("?")) + "', and " + why +
+      ". Nothing was charged or run: give the tuner a larger privacy "
+      "budget, or the mechanism's `noise: fast` (floating-point, labelled "
+      "INSECURE NOISE)";
+  if (config.mechanism)
+    throw ConfigDiagnostic(config.mechanism->use_where, "mechanism.use", message);
+  throw ConfigDiagnostic(config.tuner.where, "tuner.use", message);
+}
 
 /// Calls `ask(tuner, context, evaluator, accountant)` on a fresh copy of the pipeline's tuner in
 /// the dry run's context: nothing trains, every evaluation is answered at once with its true
@@ -167,13 +223,20 @@ auto in_dry_run(const PipelineConfig& config, const PluginRegistry& registry,
 
 TunerDryRun dry_run(const PipelineConfig& config, const PluginRegistry& registry,
                     EvaluationStack& stack) {
-  return in_dry_run(config, registry, stack,
-                    [](dptune::Tuner& tuner, DryRunContext& context,
-                       const DryRunEvaluator& evaluator, const RecordingAccountant& accountant) {
-                      const dptune::TuningResult result = tuner.tune(context);
-                      return TunerDryRun{result.trusted_analyst_only, result.guarantee,
-                                         result.event, accountant.priced(), evaluator.declared()};
-                    });
+  return in_dry_run(
+      config, registry, stack,
+      [&config](dptune::Tuner& tuner, DryRunContext& context, const DryRunEvaluator& evaluator,
+                const RecordingAccountant& accountant) {
+        dptune::TuningResult result;
+        try {
+          result = tuner.tune(context);
+        } catch (...) {
+          if (!context.refusal().empty()) refuse_tuner_release(config, context.refusal());
+          throw;
+        }
+        return TunerDryRun{result.trusted_analyst_only, result.guarantee, result.event,
+                           accountant.priced(), evaluator.declared()};
+      });
 }
 
 /// The worst case of the final guarantee that the tuner states before any evaluation

@@ -390,8 +390,44 @@ std::shared_ptr<const dptune::Model> Study::restored_model(const dptune::ModelEx
       // Not restorable (a file removed, a program that no longer loads it): recalled without it.
     }
   }
+  if (stored.kind == kStoredFilesKind) ++files_not_restored_;
   ++not_restored_;
   return nullptr;
+}
+
+namespace {
+/// The marker of an intact folder of model copies (make_model_copies_folder).
+constexpr const char* kCopiesMarker = "README.txt";
+}  // namespace
+
+void Study::make_model_copies_folder() const {
+  const fs::path models = models_in(dir_);
+  fs::create_directories(models);
+  fs::permissions(models, fs::perms::owner_all, fs::perm_options::replace);
+  write_text_file(models / kCopiesMarker,
+                  "SENSITIVE: the kept models of this study's runs, for --resume.  Removing this "
+                  "folder makes a resumed private study release no model.\n");
+}
+
+// Why a resumed private study decides so (Papernot & Steinke 2022, Theorem 6, release the selected
+// run's output, not its position among the runs): every run before the interrupt is recalled from
+// the store, every run after it is fresh.  Releasing a fresh model that the store could not have
+// kept, while a stored run of the same kind comes back without its model, would make the presence
+// of model.json tell whether the selected run came before the interrupt.  So (1) a model is
+// released only if it is of a kind the store keeps: a function of the selected run's own output,
+// whichever side of the interrupt it lies on (a recalled model of that kind comes back whole);
+// (2) a removed copies folder withholds every model: the folder is made when the study begins,
+// so its absence is the operator's act, not a count of runs; (3) a copy that is present in the
+// store but does not load back withholds every model too, whatever run is selected.
+bool Study::keeps_fresh_model(const dptune::Evaluation& e) const {
+  return !settle_fresh_ || !e.model || releasable_after_resume(*e.model);
+}
+
+bool Study::releasable_after_resume(const dptune::Model& model) const {
+  if (!fs::exists(models_in(dir_) / kCopiesMarker) || files_not_restored_.load() > 0) return false;
+  if (model.export_model()) return true;
+  const auto* kept = dynamic_cast<const dptune::FileModel*>(&model);
+  return kept != nullptr && load_files_ && !kept->model_files().files.empty();
 }
 
 void Study::record(std::uint64_t batch, std::size_t index, const dptune::Evaluation& e) {

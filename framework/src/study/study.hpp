@@ -61,6 +61,12 @@ class EvaluationJournal {
   virtual bool recall(std::uint64_t batch, std::size_t index, dptune::Evaluation& into) = 0;
   /// Stores a finished evaluation (thread-safe; committed before it returns).
   virtual void record(std::uint64_t batch, std::size_t index, const dptune::Evaluation& e) = 0;
+  /// Whether the tuner may see the kept model of evaluation `e`, just run and recorded: false when
+  /// a recalled one of its kind would have come back without it (Study::releasable_after_resume).
+  virtual bool keeps_fresh_model(const dptune::Evaluation& e) const {
+    (void)e;
+    return true;
+  }
 
   using Failure = EvaluationFailure;
   /// Stores a failure together with every pending random word, durable before it returns (the
@@ -122,6 +128,12 @@ class Study final : public EvaluationJournal, public RandomStreamRecorder {
   void before_batch(std::uint64_t batch) override;
   bool recall(std::uint64_t batch, std::size_t index, dptune::Evaluation& into) override;
   void record(std::uint64_t batch, std::size_t index, const dptune::Evaluation& e) override;
+  bool keeps_fresh_model(const dptune::Evaluation& e) const override;
+  /// A resumed private study: every fresh kept model passes releasable_after_resume before the
+  /// tuner sees it (keeps_fresh_model), so that a run after the interrupt is answered as a
+  /// recalled run of the same output would be.
+  void settle_fresh_models_as_recalled() { settle_fresh_ = true; }
+  bool settles_fresh_models() const { return settle_fresh_; }
   void record_failure(const Failure& failure) override;
   std::optional<Failure> recall_failure(
       std::uint64_t batch, const std::vector<dptune::EvaluationRequest>& requests) override;
@@ -138,6 +150,15 @@ class Study final : public EvaluationJournal, public RandomStreamRecorder {
   /// evaluation of a private run is recalled without its model, never run again: running it again
   /// would draw its randomness anew (resampling, which no guarantee covers).
   std::size_t models_not_restored() const { return not_restored_.load(); }
+  /// A new private study's folder of model copies, made when the study begins (before any run,
+  /// so that its presence tells nothing of how many runs were stored), with a marker file whose
+  /// absence on resume means the copies were removed.
+  void make_model_copies_folder() const;
+  /// Whether a resumed private study may release `model`, the selected run's kept model: only
+  /// when the decision is a function of public facts and of that run's own output (docs/studies.md,
+  /// "Models after a resume"): the model is of a kind the store keeps (exported numbers, or files
+  /// with a loader), the copies folder is still there, and no stored copy failed to load back.
+  bool releasable_after_resume(const dptune::Model& model) const;
   /// Every stored evaluation, in the order the tuner asked for them.
   struct Stored {
     std::uint64_t batch = 0;
@@ -172,6 +193,9 @@ class Study final : public EvaluationJournal, public RandomStreamRecorder {
   std::string algorithm_;
   FileModelLoader load_files_;
   std::atomic<std::size_t> not_restored_{0};
+  // Recalled copies of files that did not load back (rule 3 of releasable_after_resume).
+  std::atomic<std::size_t> files_not_restored_{0};
+  bool settle_fresh_ = false;  // settle_fresh_models_as_recalled
   mutable std::mutex mutex_;
   mutable SqliteDb db_;
   std::vector<std::array<std::uint64_t, 3>> pending_words_;

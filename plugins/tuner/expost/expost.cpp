@@ -189,11 +189,32 @@ class Expost final : public dptune::Tuner {
       if (!(sensitivity_ > 0 && std::isfinite(sensitivity_)))
         throw dptune::PluginError("expost: the host gave utility sensitivity " + fmt(sensitivity_) +
                                   ", not a positive number");
+      check_secure_scales();
       scoring_statement_ = "scoring: private: each step's held-out score (" +
                            std::to_string(sizes.scored) +
                            " rows) gets Laplace noise of scale sensitivity / (score_fraction x "
                            "the step's epsilon), sensitivity " +
                            fmt(sensitivity_) + " (" + sens.derivation + ")";
+    }
+
+    /// Every step's score noise on the exact grid sampler, asked before any step runs: a scale
+    /// the sampler cannot hold (b above 2^28, dptune/helpers/grid_noise.hpp) is refused whatever
+    /// the score, so here (the host's preflight meets it) and not after the ledger was charged.
+    void check_secure_scales() const {
+      if (p_.get_string("noise") == "fast") return;
+      for (std::size_t j = 0; j < ladder_.steps(); ++j) {
+        const double multiplier = 1 / (fraction_ * ladder_.step_epsilon(j));
+        try {
+          const double grid = dptune::laplace_grid(sensitivity_, multiplier, 1);
+          (void)dptune::grid_laplace_scale(sensitivity_, multiplier, grid, 1);
+        } catch (const dptune::Error& e) {
+          throw dptune::ConfigError("expost: noise: secure: step " + std::to_string(j) +
+                                    "'s score noise (epsilon " + fmt(ladder_.step_epsilon(j)) +
+                                    " x score_fraction " + fmt(fraction_) +
+                                    ") cannot be drawn by the exact grid sampler (" + e.what() +
+                                    "); raise epsilon_start or score_fraction, or use noise: fast");
+        }
+      }
     }
 
     /// The candidate of step j with its privacy parameter, and the step's event (training, then

@@ -260,7 +260,24 @@ Noise make_secure_noise(dptune::TunerContext& context, const Scales& scales, dou
   const double delta = scales.sensitivity;
   const double b_threshold = 2 / epsilon, b_query = 4 / epsilon;  // scale / Δ
   Noise noise;
-  noise.grid = dptune::laplace_grid(delta, b_threshold, 1);
+  // Scales the grid sampler cannot hold are refused whatever the values, so they are refused here,
+  // as the configuration's mistake, before the first draw: the host's preflight meets this in the
+  // tuner's dry run, before any privacy is charged.
+  try {
+    noise.grid = dptune::laplace_grid(delta, b_threshold, 1);
+    for (const double b : {b_threshold, b_query})
+      (void)dptune::grid_laplace_scale(delta, b, noise.grid, 1);
+  } catch (const dptune::ConfigError&) {
+    throw;
+  } catch (const dptune::Error& e) {
+    std::ostringstream what;
+    what.precision(6);
+    what << "svt_doubling: noise: secure: the loop's epsilon " << epsilon
+         << " asks for Laplace noise of scale " << b_query << " x " << delta
+         << ", which the exact grid sampler cannot draw (" << e.what()
+         << "); raise the tuner's epsilon or use noise: fast";
+    throw dptune::ConfigError(what.str());
+  }
   auto draw = [&rng, delta, grid = noise.grid](double multiplier) -> NoiseFn {
     return [&rng, delta, grid, multiplier] {
       const std::array<double, 1> zero{0.0};
