@@ -261,6 +261,7 @@ RunSummary release_run(const PipelineConfig& config, const PluginRegistry& regis
   input.categorical = declared_categorical(config.data.use, config.data.params);
   input.verbose = options.verbose;
   input.mechanism_trust = mechanism_trust(mechanism_uses(config, registry));
+  input.mechanism_set_at_run_time = stack.mechanisms.set_at_run_time();
   RunSummary summary = write_report(input, out);
   if (study) {
     // The partial trials of an earlier interrupted process are superseded by the full report.
