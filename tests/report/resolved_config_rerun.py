@@ -2,7 +2,8 @@
 """The resolved config a run writes is the pipeline as it ran: running it again gives the same
 results.  Per pipeline: `dptune run P --seed 1`, then `dptune run RUN/resolved_config.yaml` (its
 seed read from the file) into another folder; summary.json must agree in everything but the
-pipeline's file name, the run time and the output folder, and trials.csv (when written) in every
+pipeline's file name, the run time, the output folder and where the preprocessing's public
+statistics came from (inline in the resolved config), and trials.csv (when written) in every
 column but the run time.  Pipelines: a map (the quickstart grid), a private tuner whose algorithm
 sets the mechanism's noise_multiplier (DP-SGD under repetition), and DP-Hype, whose tuner sets it.
 """
@@ -30,6 +31,10 @@ def comparable_summary(folder):
     summary = json.loads((folder / "summary.json").read_text())
     for key in ("pipeline_file", "seconds"):
         summary.pop(key, None)
+    # The public statistics are written inline: the same numbers, told as "given inline" rather
+    # than by the file they came from (a comment in resolved_config.yaml names it).
+    for key in ("description", "assumed_public"):
+        summary.get("preprocessing", {}).pop(key, None)
     return summary
 
 
@@ -44,9 +49,11 @@ def comparable_trials(folder):
 
 
 def resolved(folder):
-    """resolved_config.yaml without its output folder (the rerun writes elsewhere)."""
+    """resolved_config.yaml without its output folder (the rerun writes elsewhere) and comments
+    (the first names the statistics' file, the rerun reads them inline)."""
     text = (folder / "resolved_config.yaml").read_text()
-    return [line for line in text.splitlines() if not line.startswith("  dir: ")]
+    return [line for line in text.splitlines()
+            if not line.startswith("  dir: ") and not line.lstrip().startswith("#")]
 
 
 def main():

@@ -368,6 +368,12 @@ std::string resolved_config(const ReportInput& in) {
     ran.mechanism->params = kept;
   }
   std::string yaml = to_yaml(ran);
+  // The public statistics are written inline; where they came from is said beside them.
+  const std::string preprocessing = "\n  preprocessing: ";
+  if (const auto at = yaml.find(preprocessing); at != std::string::npos &&
+                                                !ran.preprocessing.source.empty() &&
+                                                ran.preprocessing.source != "given inline")
+    yaml.insert(at + 1, "  # preprocessing statistics from " + ran.preprocessing.source + "\n");
   const std::string section = "\nmechanism:\n";
   if (const auto at = yaml.find(section); at != std::string::npos && !set_at_run_time.empty())
     yaml.insert(at + section.size(), "  # " + set_at_run_time +
