@@ -20,7 +20,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 SVG = "{http://www.w3.org/2000/svg}"
-SECTIONS = {"guarantee", "results", "run", "disclosure", "files", "config"}
+SECTIONS = {"guarantee", "run", "disclosure", "files", "config"}  # results and notes: if any
 RELEASE_BEGIN, RELEASE_END = "<!-- dptune:release:begin -->", "<!-- dptune:release:end -->"
 # Written by the run but not for the reader (the study store), or by this test.
 NOT_LISTED = {"study.db"}

@@ -297,7 +297,13 @@ std::string render_bars_svg(const std::string& title, const std::string& x_label
     extent.y.push_back(values[i]);
   }
   f.layers.push_back(extent);
-  const auto [x, y] = fit_axes(f);
+  const Axis y = fit_axes(f).second;
+  // The x axis holds the positions exactly: half a bar's room either side, whole-number ticks.
+  Axis x = linear_axis(0, std::max(1.0, static_cast<double>(values.size()) - 1));
+  x.step = std::max(1.0, x.step);
+  x.lo = -0.5;
+  x.hi = static_cast<double>(values.size()) - 0.5;
+  std::erase_if(x.ticks, [&](double t) { return t < 0 || t > x.hi || t != std::round(t); });
   const Layout L = lay_out(f, y);
   std::ostringstream s;
   s << std::fixed << std::setprecision(1);

@@ -135,6 +135,8 @@ void release(std::ostream& s, const HtmlReport& p) {
 
 void results(std::ostream& s, const HtmlReport& p) {
   const auto& r = p.in.result;
+  // A simulation has neither a release, a baseline, a front nor a selection: no section.
+  if (!p.private_tuner && !p.baseline && p.front.empty() && !r.selected) return;
   s << "<section id=\"results\">\n";
   if (p.private_tuner) {
     release(s, p);
