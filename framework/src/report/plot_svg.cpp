@@ -367,7 +367,14 @@ std::string render_candidate_svg(const std::string& title, const dptune::SearchS
         if (has && candidate.at(d.name) == v) chosen = px;
       }
     } else {
-      const Axis axis = d.log ? log_axis(d.low, d.high) : linear_axis(d.low, d.high);
+      // The line spans the dimension's range exactly, with the nice ticks inside it.
+      Axis axis = d.log ? log_axis(d.low, d.high) : linear_axis(d.low, d.high);
+      axis.lo = d.low;
+      axis.hi = d.high;
+      std::erase_if(axis.ticks, [&](double t) {
+        const double slack = 1e-9 * (d.high - d.low);
+        return t < d.low - slack || t > d.high + slack;
+      });
       for (double t : axis.ticks) ticks.push_back({place(axis, t, x0, x1), tick_label(t, axis)});
       if (has) {
         const dptune::Value& v = candidate.at(d.name);
