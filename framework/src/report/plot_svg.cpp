@@ -211,7 +211,7 @@ void frame(std::ostream& s, const Figure& f, const Layout& L, const Axis& x, con
       << xml_escape(L.y_label[i]) << "</text>\n";
 }
 
-/// Viridis (van der Walt & Smith 2015) at t in [0, 1], interpolated between 5 of its colours:
+/// Viridis (Smith & van der Walt 2015) at t in [0, 1], interpolated between 5 of its colours:
 /// sequential, readable in grey and under the common colour-vision deficiencies.
 std::string viridis(double t) {
   static constexpr double stops[5][3] = {

@@ -75,7 +75,7 @@ std::string xml_escape(const std::string& text);
 std::string render_svg(const Figure& figure);
 
 /// Points coloured by a value (a heat map over two hyperparameters): each point a square filled
-/// from a sequential colour-blind-safe scale (viridis; van der Walt & Smith 2015), with a colour
+/// from a sequential colour-blind-safe scale (viridis; Smith & van der Walt 2015), with a colour
 /// bar.
 struct HeatMap {
   std::string title, x_label, y_label, value_label;
