@@ -177,3 +177,67 @@ TEST_CASE("the released candidate marked on the search space") {
   // The mark of 0.01 on 0.001 .. 1 (log): a third of the way along the 640-pixel line at 170.
   CHECK(svg.find("<circle cx=\"383.3\"") != std::string::npos);
 }
+
+TEST_CASE("a warning the console printed before the report is not repeated among its notes") {
+  Folder dir;
+  dptune::host::PipelineConfig config;
+  config.name = "dedup";
+  config.output.dir = dir.path / "out";
+  dptune::TuningResult result;
+  dptune::Trial t;
+  t.params = dptune::Params{{"lr", 0.1}};
+  t.privacy.epsilon = 1;
+  t.utility_mean = t.utility_min = t.utility_max = 0.9;
+  result.trials = {t};
+  result.selected = t;
+  dptune::PrivacyGuarantee g;
+  g.epsilon = 1;
+  g.delta = 1e-5;
+  result.guarantee = g;
+  result.notes = {"WARNING: the vote noise swamps the votes", "WARNING: another warning",
+                  "how the run worked"};
+  dptune::host::ReportInput in{config, result, "seeded", false, "inline", 1.0, "data"};
+  in.printed_warnings = {"the vote noise swamps the votes"};
+  std::ostringstream console;
+  dptune::host::write_report(in, console);
+  CHECK(console.str().find("swamps") == std::string::npos);
+  CHECK(console.str().find("note: WARNING: another warning\n") != std::string::npos);
+  CHECK(console.str().find("note: how the run worked\n") != std::string::npos);
+  // report.html and summary.json keep every note.
+  CHECK(slurp(config.output.dir / "report.html").find("swamps the votes") != std::string::npos);
+  CHECK(slurp(config.output.dir / "summary.json").find("swamps the votes") != std::string::npos);
+}
+
+TEST_CASE(
+    "the resolved config is what ran: the preprocessing that ran, no parameter set at run time") {
+  dptune::host::PipelineConfig config;
+  config.name = "ran";
+  dptune::host::ComponentConfig mechanism;
+  mechanism.kind = dptune::host::ComponentKind::Mechanism;
+  mechanism.use = "gaussian";
+  mechanism.params = dptune::Params{{"noise", std::string("secure")}, {"noise_multiplier", 1.0}};
+  config.mechanism = mechanism;
+  config.preprocessing.kind = dptune::host::Preprocessing::Kind::NormalizeRows;
+  const dptune::TuningResult result;
+  dptune::host::ReportInput in{config, result, "seeded", false, "inline", 1.0, "data"};
+  in.preprocessing.kind = dptune::host::Preprocessing::Kind::None;  // what ran
+  in.mechanism_set_at_run_time = {"noise_multiplier"};
+  const std::string yaml = dptune::host::resolved_config(in);
+  CHECK(yaml.find("preprocessing: {use: none}") != std::string::npos);
+  CHECK(yaml.find("normalize_rows") == std::string::npos);
+  CHECK(yaml.find("params: {noise: secure}") != std::string::npos);
+  CHECK(yaml.find("  # noise_multiplier: set for every run by the algorithm or the tuner") !=
+        std::string::npos);
+  // Nothing set at run time: every parameter, no comment.
+  in.mechanism_set_at_run_time.clear();
+  const std::string all = dptune::host::resolved_config(in);
+  CHECK(all.find("noise_multiplier: 1") != std::string::npos);
+  CHECK(all.find("# noise_multiplier") == std::string::npos);
+  // A fitted scaling's statistics are never written out: the pipeline's own section stays.
+  in.preprocessing.kind = dptune::host::Preprocessing::Kind::FittedStandardize;
+  in.preprocessing.mean = {123.456};
+  in.preprocessing.scale = {7.0};
+  const std::string fitted = dptune::host::resolved_config(in);
+  CHECK(fitted.find("123.456") == std::string::npos);
+  CHECK(fitted.find("preprocessing: {use: normalize_rows}") != std::string::npos);
+}

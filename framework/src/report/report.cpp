@@ -677,7 +677,12 @@ std::string summary_json(const ReportInput& in, const Outline& o, const RunSumma
 /// The public notes on the console (console_notes: at most kConsoleNoteLines lines without
 /// --verbose; report.html and summary.json hold them all).
 void print_public_notes(std::ostream& out, const ReportInput& in, const Outline& o) {
-  out << console_notes(o.public_notes, in.verbose);
+  std::vector<std::string> notes = o.public_notes;
+  std::erase_if(notes, [&](const std::string& note) {
+    return std::any_of(in.printed_warnings.begin(), in.printed_warnings.end(),
+                       [&](const std::string& w) { return note == "WARNING: " + w; });
+  });
+  out << console_notes(notes, in.verbose);
 }
 
 /// A private tuner's DP notes as the console shows them: a long passage repeated from an earlier

@@ -44,6 +44,9 @@ struct ReportInput {
   /// noise_multiplier): the pipeline's default of them did not run, so the resolved config
   /// leaves them out (resolved_config).
   std::set<std::string> mechanism_set_at_run_time{};
+  /// The warnings the console printed before the report (`warning: ...`): a note that repeats
+  /// one ("WARNING: " and the same text) is not printed again (report.html keeps it).
+  std::vector<std::string> printed_warnings{};
 };
 
 /// The pipeline as it ran (resolved_config.yaml and report.html): the preprocessing that ran
