@@ -257,6 +257,10 @@ std::string render_heatmap_svg(const HeatMap& m) {
   };
   const double w = std::min(40.0, L.plot_w / std::max(1.0, distinct(m.x)) * 0.9);
   const double h = std::min(40.0, L.plot_h / std::max(1.0, distinct(m.y)) * 0.9);
+  // Cells at the edges are cut at the plot's frame (one heat map per page: the id is unique).
+  s << "<clipPath id=\"dptune-heatmap-cells\"><rect x=\"" << L.left << "\" y=\"" << L.top
+    << "\" width=\"" << L.plot_w << "\" height=\"" << L.plot_h << "\"/></clipPath>\n"
+    << "<g clip-path=\"url(#dptune-heatmap-cells)\">\n";
   for (std::size_t i = 0; i < m.x.size() && i < m.y.size() && i < m.value.size(); ++i) {
     if (!std::isfinite(m.x[i]) || !std::isfinite(m.y[i]) || !std::isfinite(m.value[i])) continue;
     if ((x.log && m.x[i] <= 0) || (y.log && m.y[i] <= 0)) continue;
@@ -265,6 +269,7 @@ std::string render_heatmap_svg(const HeatMap& m) {
       << "\" height=\"" << h << "\" fill=\"" << viridis((m.value[i] - lo) / range)
       << "\" stroke=\"white\"/>\n";
   }
+  s << "</g>\n";
   // The colour bar, right of the plot: the value's range, low at the bottom.
   const double bar_x = right + 30;
   constexpr int kSteps = 20;
