@@ -7,9 +7,12 @@ rendered first as a negative control: the check must reject it.  Exit 77 (skippe
 """
 import argparse
 import concurrent.futures
+import html
 import html.parser
+import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -17,7 +20,29 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 SVG = "{http://www.w3.org/2000/svg}"
-SECTIONS = {"guarantee", "results", "run", "disclosure", "notes", "files", "config"}
+SECTIONS = {"guarantee", "run", "disclosure", "files", "config"}  # results and notes: if any
+RELEASE_BEGIN, RELEASE_END = "<!-- dptune:release:begin -->", "<!-- dptune:release:end -->"
+# Written by the run but not for the reader (the study store), or by this test.
+NOT_LISTED = {"study.db"}
+# Measures the page in Chromium once it has loaded: the first plot's box, the body's width, the
+# viewport, and every section with nothing but its heading.  Added to a copy of the page only
+# (report.html itself has no script).
+LAYOUT_PROBE = """<script>window.addEventListener('load', function () {
+  var f = document.querySelector('section#plots figure');
+  var r = f ? f.getBoundingClientRect() : null;
+  var empty = [];
+  document.querySelectorAll('section').forEach(function (s) {
+    var n = 0;
+    for (var c = s.firstElementChild; c; c = c.nextElementSibling)
+      if (c.tagName != 'H2' && (c.textContent.trim() || c.querySelector('svg'))) n++;
+    if (!n) empty.push(s.id);
+  });
+  var style = getComputedStyle(document.body);
+  document.body.setAttribute('data-layout', JSON.stringify({
+    plot_top: r ? r.top : null, plot_width: r ? r.width : null,
+    content_width: document.body.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight),
+    viewport: [innerWidth, innerHeight], empty: empty}));
+});</script>"""
 problems = []
 
 
@@ -70,11 +95,11 @@ def check_files(run):
         problem(f"{page_file}: missing sections {sorted(SECTIONS - page.ids)}")
     # Shows before it tells: the plots first, before the guarantee and the results; no Plots
     # section without a plot; every plot at the page's full width.
-    if svgs and (not page.order or page.order[0] != "plots"):
+    if page.svgs and (not page.order or page.order[0] != "plots"):
         problem(f"{page_file}: the plots are not the first section (order {page.order})")
-    if not svgs and "plots" in page.ids:
+    if not page.svgs and "plots" in page.ids:
         problem(f"{page_file}: a Plots section without plots")
-    if svgs and "figure svg{width:100%" not in text:
+    if page.svgs and "figure svg{width:100%" not in text:
         problem(f"{page_file}: the plots are not drawn at the page's full width")
     if "-differentially private, by the accountant" in text and "In words: whatever is released" not in text:
         problem(f"{page_file}: the guarantee is not stated in words")
@@ -82,12 +107,68 @@ def check_files(run):
         problem(f"{page_file}: model.json was written but is not in the Files list")
     if page.external:
         problem(f"{page_file}: not self-contained: {page.external}")
-    if page.svgs != len(svgs):
-        problem(f"{page_file}: {page.svgs} inline plots, {len(svgs)} SVG files")
+    # A private tuner's plots of its release (the candidate, a vote vector) are inline only,
+    # between the release markers; every other plot is a file too.
+    public = Page()
+    public.feed(outside_release(text))
+    if public.svgs != len(svgs):
+        problem(f"{page_file}: {public.svgs} inline plots outside the release, {len(svgs)} SVG files")
+    listed = set(FILES.findall(text[text.find('<section id="files">'):]))
+    for name in sorted(listed):
+        if not (run / name).exists():
+            problem(f"{page_file}: lists {name}, which was not written")
+    written = {str(f.relative_to(run)) for f in run.rglob("*") if f.is_file()} - NOT_LISTED
+    for name in sorted(written - listed):
+        problem(f"{page_file}: {name} was written but is not in the Files list")
     for svg in svgs:
         if svg.read_text(encoding="utf-8") not in text:
             problem(f"{page_file}: does not inline {svg.name}")
     return svgs + [page_file]
+
+
+FILES = re.compile(r"<li><code>([^<]+)</code>")
+
+
+def outside_release(text):
+    """The page without what lies between the release markers."""
+    return re.sub(re.escape(RELEASE_BEGIN) + ".*?" + re.escape(RELEASE_END), "", text, flags=re.S)
+
+
+def measured_layout(chromium, page):
+    """What LAYOUT_PROBE measured on `page` in a 1100 x 700 window, or None."""
+    probe = page.with_name("report.layout_probe.html")
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", LAYOUT_PROBE + "</body>"),
+                     encoding="utf-8")
+    with tempfile.TemporaryDirectory() as profile:
+        out = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                              "--hide-scrollbars", "--no-first-run", f"--user-data-dir={profile}",
+                              "--window-size=1100,700", "--virtual-time-budget=3000", "--dump-dom",
+                              probe.resolve().as_uri()],
+                             capture_output=True, text=True, timeout=60, check=False)
+    found = re.search(r'data-layout="([^"]*)"', out.stdout)
+    return json.loads(html.unescape(found.group(1))) if found else None
+
+
+def check_layout(chromium, name, page):
+    """The main plot in the first screen at the page's full width; no section left empty."""
+    layout = measured_layout(chromium, page)
+    if layout is None:
+        problem(f"{page}: the layout probe did not run")
+        return
+    height = layout["viewport"][1]
+    if layout["plot_top"] is None:
+        problem(f"{page}: no plot")
+    elif not layout["plot_top"] < height:
+        problem(f"{page}: the first plot starts at {layout['plot_top']:.0f} px, below the first "
+                f"screen ({height} px)")
+    elif layout["plot_width"] < 0.95 * layout["content_width"]:
+        problem(f"{page}: the first plot is {layout['plot_width']:.0f} px wide, not the page's "
+                f"{layout['content_width']:.0f} px")
+    else:
+        print(f"layout: {name}: first plot at {layout['plot_top']:.0f} px < {height} px, "
+              f"{layout['plot_width']:.0f} of {layout['content_width']:.0f} px wide")
+    if layout["empty"]:
+        problem(f"{page}: empty sections {layout['empty']}")
 
 
 def screenshot(chromium, source, png, size):
@@ -139,8 +220,10 @@ def main():
         "quickstart": [f"{src}/examples/pipelines/quickstart.yaml", "--set",
                        "tuner.params.points_per_dimension=8", "--set", "utility.repetitions=10"],
         "dpareto": [f"{src}/tests/dpareto/tiny_svt.yaml"],
-        # A private tuner: no plot, a released model.
+        # A private tuner: the released candidate on the search space, a released model.
         "private": [f"{src}/examples/walkthrough/tune_my_csv.yaml"],
+        # DP-Hype: the candidate and the noisy vote vector as bars; no model.
+        "dp_hype": [f"{src}/examples/pipelines/dp_hype_digits_iid.yaml"],
         # The figure's module lives beside the plugins (dptune-figures), not among them.
         "repetition_fig7": [f"{src}/examples/figures/repetition_fig7.yaml", "--plugin-path",
                             str(pathlib.Path(a.dptune).resolve().parent.parent / "lib" / "dptune"
@@ -158,7 +241,9 @@ def main():
     first_screens = []  # (the page's first screen, the same page's without its plots)
     for name in runs:
         if (work / name / "report.html").exists():
-            for f in check_files(work / name):
+            files = check_files(work / name)
+            check_layout(chromium, name, work / name / "report.html")
+            for f in files:
                 plot = f.suffix == ".svg"
                 jobs.append((f, f.with_suffix(f.suffix + ".png"),
                              "1000,640" if plot else "1100,1400", plot))

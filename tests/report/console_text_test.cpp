@@ -2,7 +2,9 @@
 // vectors summarised, one-line headlines of notes (framework/src/report/console_text.cpp).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "dptune/host/console_text.hpp"
 
@@ -114,4 +116,37 @@ TEST_CASE("guarantee_in_words states e^epsilon to 3 digits and delta, per record
             .find("changing all the records of any one client changes the probability of any "
                   "outcome by "
                   "at most a factor e^epsilon = 2.72,") != std::string::npos);
+}
+
+TEST_CASE("console_notes: at most 8 lines, warnings first and whole, the rest counted") {
+  using dptune::host::console_notes;
+  using dptune::host::kConsoleNoteLines;
+  std::vector<std::string> notes;
+  for (int i = 0; i < 12; ++i) notes.push_back("note number " + std::to_string(i) + " 0.123456789");
+  notes.insert(notes.begin() + 5,
+               "WARNING: the vote noise swamps the votes: noise stddev sigma = 12.792612 on each "
+               "candidate's count of 50 clients' votes, so a candidate that half the clients vote "
+               "for more is still ranked below another with probability 0.084");
+  const std::string out = console_notes(notes, false);
+  const auto lines = static_cast<std::size_t>(std::count(out.begin(), out.end(), '\n'));
+  CHECK(lines == kConsoleNoteLines);
+  // The warning first, whole (3 lines of 100), its numbers at 5 digits; then 4 headlines; then the
+  // count.
+  CHECK(out.rfind("note: WARNING: the vote noise swamps the votes: noise stddev sigma = 12.793",
+                  0) == 0);
+  CHECK(out.find("probability 0.084\n") != std::string::npos);
+  CHECK(out.find("note: note number 0 0.12346\n") != std::string::npos);
+  CHECK(out.find("note: note number 3 0.12346\n") != std::string::npos);
+  CHECK(out.find("note number 4") == std::string::npos);
+  CHECK(out.find("  (8 more notes; every note in full: report.html, summary.json, or dptune run "
+                 "--verbose)\n") != std::string::npos);
+  // Few notes: all of them, and where they are in full.
+  CHECK(console_notes({"a", "b"}, false) ==
+        "note: a\nnote: b\n  (every note in full: report.html, summary.json, or dptune run "
+        "--verbose)\n");
+  CHECK(console_notes({}, false).empty());
+  // --verbose: every note in full, at full precision.
+  const std::string verbose = console_notes(notes, true);
+  CHECK(verbose.find("note: note number 11 0.123456789\n") != std::string::npos);
+  CHECK(verbose.find("12.792612") != std::string::npos);
 }

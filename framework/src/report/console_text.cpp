@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -217,6 +218,62 @@ std::string guarantee_in_words(const dptune::PrivacyGuarantee& g, dptune::Guaran
          " changes the probability of any outcome by at most a factor e^epsilon = " +
          significant(std::exp(g.epsilon), 3) +
          ", except with probability at most delta = " + significant(g.delta, 3) + ".";
+}
+
+bool is_warning_note(const std::string& note) {
+  for (const char* prefix : {"WARNING", "INSECURE NOISE", "NOMINAL"})
+    if (note.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+std::string wrapped(const std::string& text, const std::string& first, const std::string& indent,
+                    std::size_t width) {
+  std::string out, line;
+  const std::string* prefix = &first;
+  std::istringstream words(text);
+  std::string word;
+  while (words >> word) {
+    if (!line.empty() && prefix->size() + line.size() + 1 + word.size() > width) {
+      out += *prefix + line + "\n";
+      line.clear();
+      prefix = &indent;
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  if (!line.empty()) out += *prefix + line + "\n";
+  return out;
+}
+
+std::string console_notes(const std::vector<std::string>& notes, bool verbose) {
+  constexpr std::size_t kWidth = 100;
+  std::string out;
+  if (verbose) {
+    for (const auto& n : notes) out += wrapped(n, "note: ", "      ");
+    return out;
+  }
+  std::size_t lines = 0, left_out = 0;
+  for (const auto& n : notes)
+    if (is_warning_note(n)) {
+      const std::string block = wrapped(console_note(n), "note: ", "      ");
+      lines += static_cast<std::size_t>(std::count(block.begin(), block.end(), '\n'));
+      out += block;
+    }
+  for (const auto& n : notes) {
+    if (is_warning_note(n)) continue;
+    // The last line of the budget is the one that says where the notes are in full.
+    if (lines + 1 < kConsoleNoteLines) {
+      out += "note: " + note_headline(n, kWidth - 6) + "\n";
+      ++lines;
+    } else {
+      ++left_out;
+    }
+  }
+  if (!notes.empty())
+    out += "  (" +
+           (left_out ? std::to_string(left_out) + (left_out == 1 ? " more note; " : " more notes; ")
+                     : std::string()) +
+           "every note in full: report.html, summary.json, or dptune run --verbose)\n";
+  return out;
 }
 
 }  // namespace dptune::host

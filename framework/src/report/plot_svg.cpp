@@ -1,9 +1,12 @@
 // The SVG renderer of plots.hpp: a Figure to a standalone SVG document.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <iomanip>
+#include <optional>
 #include <sstream>
 
+#include "dptune/host/format.hpp"
 #include "dptune/host/plots.hpp"
 
 namespace dptune::host {
@@ -22,13 +25,29 @@ constexpr const char* kMuted = "#9a9a9a";
 constexpr double kCharWidth = 7.2, kLine = 15;
 constexpr double kPlotWidth = 560, kPlotHeight = 340, kTick = 5;
 
-/// `text` broken at spaces into at most `max_lines` lines of at most `chars` characters; the last
-/// line ends in an ellipsis when text is left over.
+/// The words of `text` for wrapping: a parenthesised group ("(epsilon, error)") is one word, so
+/// that a line never breaks inside a tuple, unless the group alone is longer than a line.
+std::vector<std::string> unbreakable_words(const std::string& text, std::size_t chars) {
+  std::vector<std::string> words;
+  std::istringstream in(text);
+  std::string word;
+  int depth = 0;
+  while (in >> word) {
+    if (depth > 0 && !words.empty() && words.back().size() + 1 + word.size() <= chars)
+      words.back() += " " + word;
+    else
+      words.push_back(word);
+    for (char c : word) depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+    depth = std::max(depth, 0);
+  }
+  return words;
+}
+
+/// `text` broken at spaces (not inside parentheses) into at most `max_lines` lines of at most
+/// `chars` characters; the last line ends in an ellipsis when text is left over.
 std::vector<std::string> wrap(const std::string& text, std::size_t chars, std::size_t max_lines) {
   std::vector<std::string> lines(1);
-  std::istringstream words(text);
-  std::string word;
-  while (words >> word) {
+  for (const std::string& word : unbreakable_words(text, chars)) {
     if (!lines.back().empty() && lines.back().size() + 1 + word.size() > chars) {
       if (lines.size() == max_lines) {
         lines.back() = lines.back().substr(0, chars - 3) + "...";
@@ -94,12 +113,26 @@ std::pair<Axis, Axis> fit_axes(const Figure& f) {
       if (x > 0) pos = std::min(pos, x);
     return std::isfinite(pos) ? log_axis(pos, *hi) : linear_axis(*lo, *hi);
   };
+  // A linear axis is extended to the tick below the data; when that leaves a wide empty margin
+  // (evaluations 16..80 on an axis from 0), it starts just below the data instead.
+  auto trimmed = [](Axis axis, const std::vector<double>& v) {
+    if (axis.log || v.empty()) return axis;
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    const double span = *hi - *lo, pad = 0.03 * span;
+    if (!(span > 0)) return axis;
+    if (*lo - axis.lo > 0.15 * span) axis.lo = *lo - pad;
+    if (axis.hi - *hi > 0.15 * span) axis.hi = *hi + pad;
+    Axis full = axis;
+    std::erase_if(axis.ticks,
+                  [&](double t) { return t < axis.lo - 1e-9 * span || t > axis.hi + 1e-9 * span; });
+    return axis.ticks.size() >= 3 ? axis : full;
+  };
   const bool x_log = f.x_log.value_or(wants_log(xs, f.x_epsilon, true));
   // y: only three decades or more (accuracies of 0.001 to 0.9 read better on a linear axis).
   const bool y_log = f.y_log.value_or(wants_log(ys, false, false) &&
                                       *std::max_element(ys.begin(), ys.end()) >=
                                           1000 * *std::min_element(ys.begin(), ys.end()));
-  return {fit(xs, x_log), fit(ys, y_log)};
+  return {trimmed(fit(xs, x_log), xs), trimmed(fit(ys, y_log), ys)};
 }
 
 /// Pixel position of v on `axis` mapped onto [p0, p1].
@@ -178,7 +211,201 @@ void frame(std::ostream& s, const Figure& f, const Layout& L, const Axis& x, con
       << xml_escape(L.y_label[i]) << "</text>\n";
 }
 
+/// Viridis (Smith & van der Walt 2015) at t in [0, 1], interpolated between 5 of its colours:
+/// sequential, readable in grey and under the common colour-vision deficiencies.
+std::string viridis(double t) {
+  static constexpr double stops[5][3] = {
+      {68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {253, 231, 37}};
+  t = std::clamp(std::isfinite(t) ? t : 0.0, 0.0, 1.0) * 4;
+  const int i = std::min(3, static_cast<int>(t));
+  const double f = t - i;
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "#%02X%02X%02X",
+                static_cast<int>(std::lround(stops[i][0] + f * (stops[i + 1][0] - stops[i][0]))),
+                static_cast<int>(std::lround(stops[i][1] + f * (stops[i + 1][1] - stops[i][1]))),
+                static_cast<int>(std::lround(stops[i][2] + f * (stops[i + 1][2] - stops[i][2]))));
+  return hex;
+}
+
 }  // namespace
+
+std::string render_heatmap_svg(const HeatMap& m) {
+  Figure f;
+  f.title = m.title;
+  f.x_label = m.x_label;
+  f.y_label = m.y_label;
+  f.x_log = m.x_log;
+  f.y_log = m.y_log;
+  f.layers.push_back({"", m.x, m.y});
+  const auto [x, y] = fit_axes(f);
+  Layout L = lay_out(f, y);
+  constexpr double kBarWidth = 16, kBarRoom = 110;
+  L.width += kBarRoom;
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(1);
+  frame(s, f, L, x, y);
+  const double bottom = L.top + L.plot_h, right = L.left + L.plot_w;
+  double lo = INFINITY, hi = -INFINITY;
+  for (double v : m.value)
+    if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+  const double range = hi > lo ? hi - lo : 1;
+  // A cell's size: the plot divided by the number of distinct values on each axis (a grid's
+  // cells then tile the plot), at most 40 pixels.
+  auto distinct = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return static_cast<double>(std::unique(v.begin(), v.end()) - v.begin());
+  };
+  const double w = std::min(40.0, L.plot_w / std::max(1.0, distinct(m.x)) * 0.9);
+  const double h = std::min(40.0, L.plot_h / std::max(1.0, distinct(m.y)) * 0.9);
+  // Cells at the edges are cut at the plot's frame (one heat map per page: the id is unique).
+  s << "<clipPath id=\"dptune-heatmap-cells\"><rect x=\"" << L.left << "\" y=\"" << L.top
+    << "\" width=\"" << L.plot_w << "\" height=\"" << L.plot_h << "\"/></clipPath>\n"
+    << "<g clip-path=\"url(#dptune-heatmap-cells)\">\n";
+  for (std::size_t i = 0; i < m.x.size() && i < m.y.size() && i < m.value.size(); ++i) {
+    if (!std::isfinite(m.x[i]) || !std::isfinite(m.y[i]) || !std::isfinite(m.value[i])) continue;
+    if ((x.log && m.x[i] <= 0) || (y.log && m.y[i] <= 0)) continue;
+    const double px = place(x, m.x[i], L.left, right), py = place(y, m.y[i], bottom, L.top);
+    s << "<rect x=\"" << px - w / 2 << "\" y=\"" << py - h / 2 << "\" width=\"" << w
+      << "\" height=\"" << h << "\" fill=\"" << viridis((m.value[i] - lo) / range)
+      << "\" stroke=\"white\"/>\n";
+  }
+  s << "</g>\n";
+  // The colour bar, right of the plot: the value's range, low at the bottom.
+  const double bar_x = right + 30;
+  constexpr int kSteps = 20;
+  for (int k = 0; k < kSteps; ++k) {
+    const double y0 = bottom - (k + 1) * L.plot_h / kSteps;
+    s << "<rect x=\"" << bar_x << "\" y=\"" << y0 << "\" width=\"" << kBarWidth << "\" height=\""
+      << L.plot_h / kSteps + 0.5 << "\" fill=\"" << viridis((k + 0.5) / kSteps) << "\"/>\n";
+  }
+  if (std::isfinite(lo))
+    for (const auto& [value, py] : {std::pair{lo, bottom}, std::pair{hi, L.top}})
+      s << "<text x=\"" << bar_x + kBarWidth + 4 << "\" y=\"" << py + 4 << "\">"
+        << significant(value, 4) << "</text>\n";
+  s << "<text transform=\"translate(" << bar_x + kBarWidth + 66 << "," << L.top + L.plot_h / 2
+    << ") rotate(-90)\" text-anchor=\"middle\">" << xml_escape(m.value_label) << "</text>\n";
+  s << "</svg>\n";
+  return s.str();
+}
+
+std::string render_bars_svg(const std::string& title, const std::string& x_label,
+                            const std::string& y_label, const std::vector<double>& values,
+                            std::size_t labelled) {
+  Figure f;
+  f.title = title;
+  f.x_label = x_label;
+  f.y_label = y_label;
+  f.x_log = f.y_log = false;
+  Layer extent{"", {-0.5, static_cast<double>(values.size()) - 0.5}, {0, 0}};
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    extent.x.push_back(static_cast<double>(i));
+    extent.y.push_back(values[i]);
+  }
+  f.layers.push_back(extent);
+  const Axis y = fit_axes(f).second;
+  // The x axis holds the positions exactly: half a bar's room either side, whole-number ticks.
+  Axis x = linear_axis(0, std::max(1.0, static_cast<double>(values.size()) - 1));
+  x.step = std::max(1.0, x.step);
+  x.lo = -0.5;
+  x.hi = static_cast<double>(values.size()) - 0.5;
+  std::erase_if(x.ticks, [&](double t) { return t < 0 || t > x.hi || t != std::round(t); });
+  const Layout L = lay_out(f, y);
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(1);
+  frame(s, f, L, x, y);
+  const double bottom = L.top + L.plot_h, right = L.left + L.plot_w;
+  const double zero = place(y, std::clamp(0.0, y.lo, y.hi), bottom, L.top);
+  const double half = 0.4 * L.plot_w / std::max<double>(1, static_cast<double>(x.hi - x.lo));
+  std::vector<std::size_t> order(values.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return values[a] > values[b]; });
+  order.resize(std::min(order.size(), labelled));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i])) continue;
+    const double px = place(x, static_cast<double>(i), L.left, right);
+    const double py = place(y, values[i], bottom, L.top);
+    const bool top = std::find(order.begin(), order.end(), i) != order.end();
+    s << "<rect x=\"" << px - half << "\" y=\"" << std::min(py, zero) << "\" width=\"" << 2 * half
+      << "\" height=\"" << std::max(0.5, std::abs(zero - py)) << "\" fill=\""
+      << (top ? kColours[1] : kColours[0]) << "\"/>\n";
+    if (top)
+      s << "<text x=\"" << px << "\" y=\"" << std::min(py, zero) - 4
+        << "\" text-anchor=\"middle\" font-size=\"11\">#" << i << "</text>\n";
+  }
+  s << "</svg>\n";
+  return s.str();
+}
+
+std::string render_candidate_svg(const std::string& title, const dptune::SearchSpace& space,
+                                 const dptune::Params& candidate) {
+  constexpr double kLeft = 20, kRowHeight = 64, kLineWidth = 640, kNameWidth = 150;
+  const auto& dims = space.dimensions();
+  const double width = kLeft + kNameWidth + kLineWidth + 60;
+  const double height = 52 + kRowHeight * static_cast<double>(dims.size()) + 10;
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(1);
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+    << "\" viewBox=\"0 0 " << width << ' ' << height
+    << "\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"12\">\n<title>"
+    << xml_escape(title) << "</title>\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+    << "<text x=\"" << width / 2 << "\" y=\"27\" text-anchor=\"middle\" font-size=\"15\">"
+    << xml_escape(title) << "</text>\n";
+  const double x0 = kLeft + kNameWidth, x1 = x0 + kLineWidth;
+  for (std::size_t k = 0; k < dims.size(); ++k) {
+    const dptune::Dimension& d = dims[k];
+    const double row = 52 + kRowHeight * static_cast<double>(k) + 24;
+    s << "<text x=\"" << kLeft << "\" y=\"" << row + 4 << "\">" << xml_escape(d.name)
+      << "</text>\n<line x1=\"" << x0 << "\" y1=\"" << row << "\" x2=\"" << x1 << "\" y2=\"" << row
+      << "\" stroke=\"" << kMuted << "\" stroke-width=\"3\"/>\n";
+    const bool has = candidate.contains(d.name);
+    // Positions: a choice's index over the choices, a number's place on the range's axis.
+    std::vector<std::pair<double, std::string>> ticks;
+    std::optional<double> chosen;
+    if (d.kind == dptune::Dimension::Kind::Categorical) {
+      const double n = static_cast<double>(d.choices.size());
+      for (std::size_t c = 0; c < d.choices.size(); ++c) {
+        const double px = x0 + kLineWidth * (static_cast<double>(c) + 0.5) / n;
+        const dptune::Value& v = d.choices[c];
+        ticks.push_back({px, std::holds_alternative<double>(v) ? significant(std::get<double>(v), 5)
+                                                               : dptune::to_string(v)});
+        if (has && candidate.at(d.name) == v) chosen = px;
+      }
+    } else {
+      // The line spans the dimension's range exactly, with the nice ticks inside it.
+      Axis axis = d.log ? log_axis(d.low, d.high) : linear_axis(d.low, d.high);
+      axis.lo = d.low;
+      axis.hi = d.high;
+      std::erase_if(axis.ticks, [&](double t) {
+        const double slack = 1e-9 * (d.high - d.low);
+        return t < d.low - slack || t > d.high + slack;
+      });
+      for (double t : axis.ticks) ticks.push_back({place(axis, t, x0, x1), tick_label(t, axis)});
+      if (has) {
+        const dptune::Value& v = candidate.at(d.name);
+        const double value = std::holds_alternative<double>(v)
+                                 ? std::get<double>(v)
+                                 : static_cast<double>(std::get<std::int64_t>(v));
+        chosen = place(axis, value, x0, x1);
+      }
+    }
+    for (const auto& [px, label] : ticks)
+      s << "<line x1=\"" << px << "\" y1=\"" << row - 5 << "\" x2=\"" << px << "\" y2=\"" << row + 5
+        << "\" stroke=\"black\"/><text x=\"" << px << "\" y=\"" << row + 20
+        << "\" text-anchor=\"middle\" font-size=\"11\">" << xml_escape(label) << "</text>\n";
+    if (chosen && has) {
+      const dptune::Value& v = candidate.at(d.name);
+      s << "<circle cx=\"" << *chosen << "\" cy=\"" << row << "\" r=\"7\" fill=\"" << kColours[1]
+        << "\"/><text x=\"" << *chosen << "\" y=\"" << row - 12
+        << "\" text-anchor=\"middle\" font-weight=\"bold\">"
+        << xml_escape(std::holds_alternative<double>(v) ? significant(std::get<double>(v), 5)
+                                                        : dptune::to_string(v))
+        << "</text>\n";
+    }
+  }
+  s << "</svg>\n";
+  return s.str();
+}
 
 std::string render_svg(const Figure& f) {
   const auto [x, y] = fit_axes(f);

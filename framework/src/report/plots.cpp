@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -287,7 +289,8 @@ std::vector<WrittenFigure> write_series(const std::filesystem::path& dir,
     for (const auto& s : series)
       if (series_file_stem(s.name) == stem) {
         members.push_back(&s);
-        legend.push_back(s.name.size() > stem.size() + 1 ? s.name.substr(stem.size() + 1) : s.name);
+        legend.push_back(legend_words(
+            s.name.size() > stem.size() + 1 ? s.name.substr(stem.size() + 1) : s.name));
       }
     const bool single = members.size() == 1 && members.front()->name == stem;
     write_text_file(dir / (stem + ".csv"),
@@ -300,6 +303,151 @@ std::vector<WrittenFigure> write_series(const std::filesystem::path& dir,
                                              : series_group_svg(members, legend, title)});
     write_text_file(dir / figures.back().file, figures.back().svg);
     files.push_back(figures.back().file);
+  }
+  return figures;
+}
+
+std::string legend_words(const std::string& identifier) {
+  std::string words = identifier;
+  std::replace(words.begin(), words.end(), '_', ' ');
+  return words;
+}
+
+namespace {
+
+/// A dimension's value in a trial as a number, if it is one (a string category is not).
+std::optional<double> numeric_value(const dptune::Trial& t, const std::string& name) {
+  if (!t.params.contains(name)) return std::nullopt;
+  const dptune::Value& v = t.params.at(name);
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
+  return std::nullopt;
+}
+
+/// The dimensions every trial gives a number for (float, int, numeric categories).
+std::vector<const dptune::Dimension*> numeric_dimensions(const std::vector<dptune::Trial>& trials,
+                                                         const dptune::SearchSpace& space) {
+  std::vector<const dptune::Dimension*> out;
+  for (const auto& d : space.dimensions())
+    if (std::all_of(trials.begin(), trials.end(),
+                    [&](const dptune::Trial& t) { return numeric_value(t, d.name).has_value(); }))
+      out.push_back(&d);
+  return out;
+}
+
+/// The trials grouped by ε for a slice plot's colours: each distinct finite ε its own layer when
+/// there are at most 6, else 5 ranges of equal count; a trial without a finite ε (non-private)
+/// in a layer of its own.
+std::vector<std::pair<std::string, std::vector<std::size_t>>> epsilon_groups(
+    const std::vector<dptune::Trial>& trials) {
+  std::vector<std::size_t> order, none;
+  for (std::size_t i = 0; i < trials.size(); ++i)
+    (std::isfinite(trials[i].privacy.epsilon) ? order : none).push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return trials[a].privacy.epsilon < trials[b].privacy.epsilon;
+  });
+  std::vector<double> distinct;
+  for (std::size_t i : order)
+    if (distinct.empty() || distinct.back() != trials[i].privacy.epsilon)
+      distinct.push_back(trials[i].privacy.epsilon);
+  std::vector<std::pair<std::string, std::vector<std::size_t>>> groups;
+  if (distinct.size() <= 6) {
+    for (double e : distinct) {
+      groups.push_back({"epsilon " + significant(e, 3), {}});
+      for (std::size_t i : order)
+        if (trials[i].privacy.epsilon == e) groups.back().second.push_back(i);
+    }
+  } else {
+    constexpr std::size_t kRanges = 5;
+    for (std::size_t r = 0; r < kRanges; ++r) {
+      const std::size_t from = r * order.size() / kRanges, to = (r + 1) * order.size() / kRanges;
+      if (from == to) continue;
+      groups.push_back({"epsilon " + significant(trials[order[from]].privacy.epsilon, 3) + ".." +
+                            significant(trials[order[to - 1]].privacy.epsilon, 3),
+                        {order.begin() + static_cast<std::ptrdiff_t>(from),
+                         order.begin() + static_cast<std::ptrdiff_t>(to)}});
+    }
+  }
+  if (!none.empty()) groups.push_back({"no epsilon (non-private)", none});
+  return groups;
+}
+
+/// A file-name part for a dimension: its name when it is a file stem, else its index.
+std::string file_part(const std::string& name, std::size_t index) {
+  const bool stem = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+  return stem ? name : "dimension" + std::to_string(index);
+}
+
+std::string slice_svg(const std::vector<dptune::Trial>& trials, const dptune::Dimension& d,
+                      const std::string& title, const std::string& utility) {
+  Figure f;
+  f.title = title;
+  f.x_label = d.name + (d.log ? " (log scale)" : "");
+  f.y_label = utility + " (mean over the runs)";
+  if (d.log) f.x_log = true;
+  for (const auto& [label, members] : epsilon_groups(trials)) {
+    Layer layer{label, {}, {}, false};
+    for (std::size_t i : members) {
+      layer.x.push_back(*numeric_value(trials[i], d.name));
+      layer.y.push_back(trials[i].utility_mean);
+    }
+    f.layers.push_back(std::move(layer));
+  }
+  return render_svg(f);
+}
+
+/// The best utility at each pair of values of two dimensions (over ε and the other trials).
+std::string heatmap_svg(const std::vector<dptune::Trial>& trials, const dptune::Dimension& a,
+                        const dptune::Dimension& b, const std::string& title,
+                        const std::string& utility) {
+  std::map<std::pair<double, double>, double> best;
+  for (const auto& t : trials) {
+    const std::pair key{*numeric_value(t, a.name), *numeric_value(t, b.name)};
+    const auto at = best.find(key);
+    if (at == best.end() || t.utility_mean > at->second) best[key] = t.utility_mean;
+  }
+  HeatMap m;
+  m.title = title;
+  m.x_label = a.name + (a.log ? " (log scale)" : "");
+  m.y_label = b.name + (b.log ? " (log scale)" : "");
+  m.value_label = "best " + utility;
+  if (a.log) m.x_log = true;
+  if (b.log) m.y_log = true;
+  for (const auto& [key, value] : best) {
+    m.x.push_back(key.first);
+    m.y.push_back(key.second);
+    m.value.push_back(value);
+  }
+  return render_heatmap_svg(m);
+}
+
+}  // namespace
+
+std::vector<WrittenFigure> write_search_space_plots(const std::filesystem::path& dir,
+                                                    const std::string& run_name,
+                                                    const std::vector<dptune::Trial>& trials,
+                                                    const dptune::SearchSpace& space,
+                                                    const std::string& utility,
+                                                    std::vector<std::string>& files) {
+  std::vector<WrittenFigure> figures;
+  if (trials.empty()) return figures;
+  const auto dims = numeric_dimensions(trials, space);
+  for (std::size_t k = 0; k < dims.size(); ++k) {
+    const std::string file = "slice_" + file_part(dims[k]->name, k) + ".svg";
+    figures.push_back(
+        {file, slice_svg(trials, *dims[k], run_name + ": " + utility + " against " + dims[k]->name,
+                         utility)});
+  }
+  if (dims.size() == 2 && space.dimensions().size() == 2)
+    figures.push_back({"heatmap.svg", heatmap_svg(trials, *dims[0], *dims[1],
+                                                  run_name + ": best " + utility + " over " +
+                                                      dims[0]->name + " and " + dims[1]->name,
+                                                  utility)});
+  for (const auto& f : figures) {
+    write_text_file(dir / f.file, f.svg);
+    files.push_back(f.file);
   }
   return figures;
 }

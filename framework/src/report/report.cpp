@@ -58,26 +58,6 @@ std::string console_params(const dptune::Params& params) {
   return out + "}";
 }
 
-/// `text` broken at spaces into lines of at most `width` characters: the first after `first`,
-/// the others after `indent` (a word longer than a line stays whole).
-std::string wrapped(const std::string& text, const std::string& first, const std::string& indent,
-                    std::size_t width = 100) {
-  std::string out, line;
-  const std::string* prefix = &first;
-  std::istringstream words(text);
-  std::string word;
-  while (words >> word) {
-    if (!line.empty() && prefix->size() + line.size() + 1 + word.size() > width) {
-      out += *prefix + line + "\n";
-      line.clear();
-      prefix = &indent;
-    }
-    line += (line.empty() ? "" : " ") + word;
-  }
-  if (!line.empty()) out += *prefix + line + "\n";
-  return out;
-}
-
 /// What ε means when it is large: the bound on an adversary's odds ratio, e^ε.
 std::string loose_epsilon_warning(double epsilon) {
   return "WARNING: epsilon = " + significant(epsilon, 4) + " > " + significant(kLooseEpsilon) +
@@ -371,6 +351,39 @@ std::string sensitive_run_json(const ReportInput& in) {
   return rs.str();
 }
 
+}  // namespace
+
+std::string resolved_config(const ReportInput& in) {
+  PipelineConfig ran = in.config;
+  // A fitted scaling's statistics come from the private rows: never written out (its kind is).
+  if (!in.preprocessing.fitted()) ran.preprocessing = in.preprocessing;
+  std::string set_at_run_time;
+  if (ran.mechanism) {
+    dptune::Params kept;
+    for (const auto& [name, value] : ran.mechanism->params)
+      if (in.mechanism_set_at_run_time.count(name))
+        set_at_run_time += (set_at_run_time.empty() ? "" : ", ") + name;
+      else
+        kept.set(name, value);
+    ran.mechanism->params = kept;
+  }
+  std::string yaml = to_yaml(ran);
+  // The public statistics are written inline; where they came from is said beside them.
+  const std::string preprocessing = "\n  preprocessing: ";
+  if (const auto at = yaml.find(preprocessing); at != std::string::npos &&
+                                                !ran.preprocessing.source.empty() &&
+                                                ran.preprocessing.source != "given inline")
+    yaml.insert(at + 1, "  # preprocessing statistics from " + ran.preprocessing.source + "\n");
+  const std::string section = "\nmechanism:\n";
+  if (const auto at = yaml.find(section); at != std::string::npos && !set_at_run_time.empty())
+    yaml.insert(at + section.size(), "  # " + set_at_run_time +
+                                         ": set for every run by the algorithm or the tuner, not "
+                                         "read from here (the guarantee's derivation states it)\n");
+  return yaml;
+}
+
+namespace {
+
 /// resolved_config.yaml, the trials (trials.csv, or trials.SENSITIVE.csv and run.SENSITIVE.json
 /// on opt-in), a map's front (pareto_front.csv, pareto.svg) and the tuner's series.  Returns the
 /// figures for report.html.
@@ -380,7 +393,7 @@ std::vector<WrittenFigure> write_trial_files(const ReportInput& in, const Outlin
   const dptune::TuningResult& result = in.result;
   const auto names = param_names(config);
   const std::set<std::size_t> on_front(o.front.begin(), o.front.end());
-  write_text_file(config.output.dir / "resolved_config.yaml", to_yaml(config));
+  write_text_file(config.output.dir / "resolved_config.yaml", resolved_config(in));
   summary.files.push_back("resolved_config.yaml");
   if (o.write_trials && (!result.trials.empty() || o.sensitive_opt_in)) {
     const std::string trials_name = result.trials_sensitive ? "trials.SENSITIVE.csv" : "trials.csv";
@@ -411,6 +424,11 @@ std::vector<WrittenFigure> write_trial_files(const ReportInput& in, const Outlin
       summary.files.push_back("pareto.svg");
     }
   }
+  // A map's view of the search space: utility against each hyperparameter (and over two).
+  if (config.output.plot && o.map_trials && (result.trusted_analyst_only || o.baseline))
+    for (auto& f : write_search_space_plots(config.output.dir, config.name, result.trials,
+                                            config.space, config.utility.use, summary.files))
+      figures.push_back(std::move(f));
   for (auto& f : write_series(config.output.dir, config.name, result.series, config.output.plot,
                               summary.files))
     figures.push_back(std::move(f));
@@ -656,38 +674,15 @@ std::string summary_json(const ReportInput& in, const Outline& o, const RunSumma
   return js.str();
 }
 
-/// Whether a public note must be read in full on the console: a warning.
-bool is_warning_note(const std::string& note) {
-  for (const char* prefix : {"WARNING", "INSECURE NOISE", "NOMINAL"})
-    if (note.rfind(prefix, 0) == 0) return true;
-  return false;
-}
-
-/// The public notes on the console: with --verbose every note in full; otherwise warnings in full
-/// (numbers at 5 digits, event dumps elided) and one line of each other note, at most
-/// kConsoleNotes of them, the rest counted (report.html and summary.json hold them all).
+/// The public notes on the console (console_notes: at most kConsoleNoteLines lines without
+/// --verbose; report.html and summary.json hold them all).
 void print_public_notes(std::ostream& out, const ReportInput& in, const Outline& o) {
-  constexpr std::size_t kConsoleNotes = 8, kWidth = 100;
-  if (in.verbose) {
-    for (const auto& n : o.public_notes) out << wrapped(n, "note: ", "      ");
-    return;
-  }
-  std::size_t shown = 0, left_out = 0;
-  for (const auto& n : o.public_notes) {
-    if (is_warning_note(n)) {
-      out << wrapped(console_note(n), "note: ", "      ");
-    } else if (shown < kConsoleNotes) {
-      out << "note: " << note_headline(n, kWidth - 6) << "\n";
-      ++shown;
-    } else {
-      ++left_out;
-    }
-  }
-  if (shown + left_out > 0)
-    out << "  ("
-        << (left_out ? std::to_string(left_out) + (left_out == 1 ? " more note; " : " more notes; ")
-                     : std::string())
-        << "every note in full: report.html, summary.json, or dptune run --verbose)\n";
+  std::vector<std::string> notes = o.public_notes;
+  std::erase_if(notes, [&](const std::string& note) {
+    return std::any_of(in.printed_warnings.begin(), in.printed_warnings.end(),
+                       [&](const std::string& w) { return note == "WARNING: " + w; });
+  });
+  out << console_notes(notes, in.verbose);
 }
 
 /// A private tuner's DP notes as the console shows them: a long passage repeated from an earlier

@@ -1,7 +1,9 @@
 #include "report/report_html.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 #include "dptune/abi.hpp"
@@ -70,7 +72,7 @@ void guarantee(std::ostream& s, const HtmlReport& p) {
       s << "<p class=\"warning\">&epsilon; = " << num(g->epsilon) << " &gt; " << num(kLooseEpsilon)
         << ": an observer's odds that any one record is in the data may grow by a factor up to "
            "e<sup>&epsilon;</sup>, so this guarantee protects little.</p>\n";
-    s << "<details><summary>How it is derived</summary>\n<pre>" << esc(g->derivation)
+    s << "<details><summary>How it is derived</summary>\n<pre>" << esc(short_numbers(g->derivation))
       << "</pre></details>\n";
   } else if (p.baseline) {
     s << "<p>None: a non-private baseline.</p>\n";
@@ -124,12 +126,17 @@ void release(std::ostream& s, const HtmlReport& p) {
   } else {
     s << "<p>selected: none (no run is released)</p>\n";
   }
-  for (const auto& n : p.dp_notes) s << "<p>" << esc(n) << "</p>\n";
+  // Numbers at 5 digits and a long vector as its largest entries (drawn in full above; every
+  // digit in summary.json).
+  for (const auto& n : p.dp_notes)
+    s << "<p>" << esc(summarise_long_vectors(short_numbers(n))) << "</p>\n";
   s << kHtmlReleaseEnd << "\n";
 }
 
 void results(std::ostream& s, const HtmlReport& p) {
   const auto& r = p.in.result;
+  // A simulation has neither a release, a baseline, a front nor a selection: no section.
+  if (!p.private_tuner && !p.baseline && p.front.empty() && !r.selected) return;
   s << "<section id=\"results\">\n";
   if (p.private_tuner) {
     release(s, p);
@@ -160,10 +167,65 @@ void results(std::ostream& s, const HtmlReport& p) {
   s << "</section>\n";
 }
 
+/// A DP output listing at least this many numbers is drawn as bars.
+constexpr std::size_t kBarsFrom = 5;
+
+/// The bracketed lists of at least kBarsFrom numbers in `note` (a DP output such as DP-Hype's noisy
+/// vote vector), each with the words before it as its title.
+std::vector<std::pair<std::string, std::vector<double>>> long_vectors(const std::string& note) {
+  std::vector<std::pair<std::string, std::vector<double>>> out;
+  std::size_t from = 0;
+  for (std::size_t open; (open = note.find('[', from)) != std::string::npos;) {
+    const std::size_t close = note.find(']', open);
+    if (close == std::string::npos) break;
+    std::vector<double> values;
+    std::istringstream items(note.substr(open + 1, close - open - 1));
+    bool numbers = true;
+    for (std::string item; std::getline(items, item, ',');) {
+      char* end = nullptr;
+      const double v = std::strtod(item.c_str(), &end);
+      while (end && std::isspace(static_cast<unsigned char>(*end))) ++end;
+      if (end == item.c_str() || (end && *end != '\0')) numbers = false;
+      values.push_back(v);
+    }
+    if (numbers && values.size() >= kBarsFrom) {
+      std::string title = note.substr(0, open);
+      if (title.rfind(dptune::kDpOutputNote, 0) == 0)
+        title = title.substr(std::string(dptune::kDpOutputNote).size());
+      while (!title.empty() && (title.back() == ' ' || title.back() == ':')) title.pop_back();
+      out.push_back({title.empty() ? "a released vector" : title, std::move(values)});
+    }
+    from = close + 1;
+  }
+  return out;
+}
+
+/// A private tuner's plots of its release, between the release markers: the released candidate
+/// on the search space and every long vector among its DP outputs as bars.
+void release_plots(std::ostream& s, const HtmlReport& p) {
+  const auto& r = p.in.result;
+  s << kHtmlReleaseBegin << "\n";
+  if (r.selected)
+    s << "<figure>\n"
+      << render_candidate_svg(p.in.config.name + ": the released candidate on the search space",
+                              p.in.config.space, r.selected->params)
+      << "<figcaption>the released candidate (differentially private)</figcaption>\n</figure>\n";
+  else
+    s << "<p>No candidate was released.</p>\n";
+  for (const auto& n : p.dp_notes)
+    for (const auto& [title, values] : long_vectors(n))
+      s << "<figure>\n"
+        << render_bars_svg(p.in.config.name + ": " + title, "position (0-based)", "value", values)
+        << "<figcaption>" << esc(title)
+        << " (differentially private; the largest three labelled)</figcaption>\n</figure>\n";
+  s << kHtmlReleaseEnd << "\n";
+}
+
 /// The plots, each the page's full width; no section at all when the run drew none.
 void plots(std::ostream& s, const HtmlReport& p) {
-  if (p.figures.empty()) return;
+  if (p.figures.empty() && !p.private_tuner) return;
   s << "<section id=\"plots\">\n<h2>Plots</h2>\n";
+  if (p.private_tuner) release_plots(s, p);
   for (const auto& f : p.figures)
     s << "<figure>\n" << f.svg << "<figcaption>" << esc(f.file) << "</figcaption>\n</figure>\n";
   s << "</section>\n";
@@ -196,15 +258,35 @@ void disclosure(std::ostream& s, const HtmlReport& p) {
   s << "</ul>\n</section>\n";
 }
 
-void notes_and_files(std::ostream& s, const HtmlReport& p) {
-  s << "<section id=\"notes\">\n<h2>Notes</h2>\n<ul>\n";
+/// The notes: warnings in view, every other note in a collapsed list; no section without a note.
+void notes(std::ostream& s, const HtmlReport& p) {
+  std::vector<std::string> warnings, others;
   if (p.in.preprocessing.fitted())
-    s << "<li class=\"warning\">" << esc(p.in.preprocessing.describe())
-      << ": every epsilon covers the training runs given the fitted scaling, not the scaling "
-         "itself.</li>\n";
-  for (const auto& n : p.public_notes) s << "<li>" << esc(n) << "</li>\n";
-  if (!p.model_note.empty()) s << "<li>" << esc(p.model_note) << "</li>\n";
-  s << "</ul>\n</section>\n<section id=\"files\">\n<h2>Files</h2>\n<ul>\n";
+    warnings.push_back(p.in.preprocessing.describe() +
+                       ": every epsilon covers the training runs given the fitted scaling, not "
+                       "the scaling itself.");
+  for (const auto& n : p.public_notes) (is_warning_note(n) ? warnings : others).push_back(n);
+  if (!p.model_note.empty()) others.push_back(p.model_note);
+  if (warnings.empty() && others.empty()) return;
+  s << "<section id=\"notes\">\n<h2>Notes</h2>\n";
+  if (!warnings.empty()) {
+    s << "<ul>\n";
+    for (const auto& n : warnings)
+      s << "<li class=\"warning\">" << esc(short_numbers(n)) << "</li>\n";
+    s << "</ul>\n";
+  }
+  if (!others.empty()) {
+    s << "<details><summary>" << others.size() << (others.size() == 1 ? " note" : " notes")
+      << " on how the run worked</summary>\n<ul>\n";
+    for (const auto& n : others) s << "<li>" << esc(short_numbers(n)) << "</li>\n";
+    s << "</ul></details>\n";
+  }
+  s << "</section>\n";
+}
+
+void notes_and_files(std::ostream& s, const HtmlReport& p) {
+  notes(s, p);
+  s << "<section id=\"files\">\n<h2>Files</h2>\n<ul>\n";
   for (const auto& f : p.files) s << "<li><code>" << esc(f) << "</code></li>\n";
   if (!p.released_file.empty())
     s << kHtmlReleaseBegin << "\n<li><code>" << esc(p.released_file)
@@ -232,8 +314,8 @@ std::string report_html(const HtmlReport& p) {
   s << "</section>\n";
   disclosure(s, p);
   notes_and_files(s, p);
-  s << "<section id=\"config\">\n<h2>Resolved configuration</h2>\n<pre>" << esc(to_yaml(c))
-    << "</pre>\n</section>\n</body>\n</html>\n";
+  s << "<section id=\"config\">\n<h2>Resolved configuration</h2>\n<pre>"
+    << esc(resolved_config(p.in)) << "</pre>\n</section>\n</body>\n</html>\n";
   return s.str();
 }
 

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,7 +40,19 @@ struct ReportInput {
   /// The training data's feature names in column order, written into model.json.
   std::vector<std::string> feature_names{};
   std::vector<CategoricalColumn> categorical{};  // the data's one-hot encoded columns
+  /// The mechanism parameters the algorithm or the tuner set at run time (e.g. DP-SGD's
+  /// noise_multiplier): the pipeline's default of them did not run, so the resolved config
+  /// leaves them out (resolved_config).
+  std::set<std::string> mechanism_set_at_run_time{};
+  /// The warnings the console printed before the report (`warning: ...`): a note that repeats
+  /// one ("WARNING: " and the same text) is not printed again (report.html keeps it).
+  std::vector<std::string> printed_warnings{};
 };
+
+/// The pipeline as it ran (resolved_config.yaml and report.html): the preprocessing that ran
+/// (unless fitted on the private data), and without the mechanism parameters that were set at run
+/// time, which a comment names.  Run again, it gives the same results.
+std::string resolved_config(const ReportInput& in);
 
 /// Above this ε the console warns that the guarantee says little (exp(10) ≈ 22 000).
 inline constexpr double kLooseEpsilon = 10.0;

@@ -152,6 +152,10 @@ std::shared_ptr<const dptune::Mechanism> MechanismFactory::make(
                               ": mechanism: the pipeline names no mechanism, but its algorithm or "
                               "tuner asks for one; add a `mechanism: {use: ...}` section");
   const auto& section = *config_.mechanism;
+  {
+    std::lock_guard<std::mutex> lock(overridden_mutex_);
+    for (const auto& entry : overrides) overridden_.insert(entry.first);
+  }
   const dptune::ParamSchema* schema = registry_.schema(ComponentKind::Mechanism, section.use);
   dptune::Params params;
   try {

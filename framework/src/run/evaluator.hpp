@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -40,10 +41,18 @@ class MechanismFactory {
   MechanismFactory(const PipelineConfig& config, const PluginRegistry& registry)
       : config_(config), registry_(registry) {}
   std::shared_ptr<const dptune::Mechanism> make(const dptune::Params& overrides) const;
+  /// The mechanism parameters the algorithm or the tuner set at run time (their names only):
+  /// resolved_config.yaml leaves them out, since the pipeline's value of them is not what ran.
+  std::set<std::string> set_at_run_time() const {
+    std::lock_guard<std::mutex> lock(overridden_mutex_);
+    return overridden_;
+  }
 
  private:
   const PipelineConfig& config_;
   const PluginRegistry& registry_;
+  mutable std::mutex overridden_mutex_;
+  mutable std::set<std::string> overridden_;
 };
 
 /// The event of the noise a trainer draws through the pipeline's mechanism.  A trainer

@@ -207,6 +207,7 @@ struct Tuned {
   bool map = false;
   std::size_t done = 0, total = 0;  // the tuner's progress (a map's trials)
   std::chrono::steady_clock::time_point started;
+  const std::vector<std::string>* printed_warnings = nullptr;  // preflight's, on the console
 };
 
 /// After the tuning: the checks a result must pass, the released model and test score, the
@@ -268,6 +269,8 @@ RunSummary release_run(const PipelineConfig& config, const PluginRegistry& regis
   input.categorical = declared_categorical(config.data.use, config.data.params);
   input.verbose = options.verbose;
   input.mechanism_trust = mechanism_trust(mechanism_uses(config, registry));
+  input.mechanism_set_at_run_time = stack.mechanisms.set_at_run_time();
+  if (tuned.printed_warnings) input.printed_warnings = *tuned.printed_warnings;
   RunSummary summary = write_report(input, out);
   if (study) {
     // The partial trials of an earlier interrupted process are superseded by the full report.
@@ -372,7 +375,7 @@ RunSummary run_pipeline(const PipelineConfig& config, const PluginRegistry& regi
   // completes now, release_run says so).
   if (interrupt_signal() != 0 && !map && study) return interrupted(interrupt_signal());
   return release_run(config, registry, options, stack, study.get(), plan,
-                     {result, map, progress.done(), progress.total(), started}, out);
+                     {result, map, progress.done(), progress.total(), started, &warnings}, out);
 }
 
 }  // namespace dptune::host

@@ -37,6 +37,25 @@ std::vector<std::string> without_repeated_passages(const std::vector<std::string
 /// width, else cut at a space, with " ..." appended.
 std::string note_headline(const std::string& note, std::size_t width);
 
+/// At most this many lines of notes on the console without --verbose (report.html and
+/// summary.json hold every note in full).
+inline constexpr std::size_t kConsoleNoteLines = 8;
+
+/// Whether a note is a warning, read in full on the console ("WARNING", "INSECURE NOISE",
+/// "NOMINAL").
+bool is_warning_note(const std::string& note);
+
+/// The console's block of notes: with `verbose` every note in full; otherwise the warnings first,
+/// in full (console_note'd, wrapped at 100 characters), then one headline per other note while
+/// fewer than kConsoleNoteLines lines are used, then one line counting what was left out and
+/// saying where every note is in full.  Warnings are never left out, even past the budget.
+std::string console_notes(const std::vector<std::string>& notes, bool verbose);
+
+/// `text` broken at spaces into lines of at most `width` characters: the first after `first`,
+/// the others after `indent` (a word longer than a line stays whole).
+std::string wrapped(const std::string& text, const std::string& first, const std::string& indent,
+                    std::size_t width = 100);
+
 /// The (ε, δ) guarantee in words, for the console and the top of report.html ("whatever is
 /// released, changing any one record of the data changes the probability of any outcome by at
 /// most a factor e^epsilon = 9.3, except with probability at most delta = 1e-05.").

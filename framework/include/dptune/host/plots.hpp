@@ -74,6 +74,27 @@ std::string xml_escape(const std::string& text);
 /// (Okabe & Ito 2008) with a distinct marker per layer, and the legend outside the data area.
 std::string render_svg(const Figure& figure);
 
+/// Points coloured by a value (a heat map over two hyperparameters): each point a square filled
+/// from a sequential colour-blind-safe scale (viridis; Smith & van der Walt 2015), with a colour
+/// bar.
+struct HeatMap {
+  std::string title, x_label, y_label, value_label;
+  std::vector<double> x, y, value;
+  std::optional<bool> x_log, y_log;  // unset: decided from the data (wants_log)
+};
+std::string render_heatmap_svg(const HeatMap& map);
+
+/// A bar per value (x = its 0-based position), the `labelled` largest labelled "#position" above
+/// their bars (a DP-Hype vote vector: Liebenow et al. 2025, Alg. 1).
+std::string render_bars_svg(const std::string& title, const std::string& x_label,
+                            const std::string& y_label, const std::vector<double>& values,
+                            std::size_t labelled = 3);
+
+/// The released candidate on the search space: one row per dimension, its range (a log scale for
+/// a log dimension) or its choices, and the released value marked on it.
+std::string render_candidate_svg(const std::string& title, const dptune::SearchSpace& space,
+                                 const dptune::Params& candidate);
+
 // ---- the run's plots ----------------------------------------------------------------------------
 
 /// SVG scatter of (ε, 1 − utility), every trial muted and the front as a staircase.
@@ -108,6 +129,21 @@ std::vector<WrittenFigure> write_series(const std::filesystem::path& dir,
                                         const std::string& run_name,
                                         const std::vector<dptune::Series>& series, bool plot,
                                         std::vector<std::string>& files);
+
+/// A map's view of the search space (Optuna's slice and contour plots): for each numeric tuned
+/// hyperparameter, utility against its value with each trial's ε as its colour and marker (a log
+/// axis for a log-scaled dimension); for exactly two numeric tuned hyperparameters, a heat map of
+/// the best utility at each pair of values.  Written to `dir` (slice_NAME.svg, heatmap.svg; a
+/// dimension whose name is no file stem gets its index), their names appended to `files`.
+std::vector<WrittenFigure> write_search_space_plots(const std::filesystem::path& dir,
+                                                    const std::string& run_name,
+                                                    const std::vector<dptune::Trial>& trials,
+                                                    const dptune::SearchSpace& space,
+                                                    const std::string& utility,
+                                                    std::vector<std::string>& files);
+
+/// The legend entry of a group member: its identifier in words ("worst_run" → "worst run").
+std::string legend_words(const std::string& identifier);
 
 /// Whether the trials make a privacy-utility trade-off worth plotting: at least two distinct finite
 /// ε (runs that all share one ε have no trade-off to show).
