@@ -122,6 +122,50 @@ def hypo_verdicts(workload, cells, mode):
     return out
 
 
+def ok_rows(cells, key):
+    return [r for r in cells.get(key, []) if not r.get("failed") and r.get("test_accuracy") is not None]
+
+
+def fact_lines(workload, cells, mode):
+    """What expost, subsampled and the dp_hype pipeline state about their runs, per budget."""
+    out = []
+    for budget in mode["budgets"]:
+        rows = ok_rows(cells, (workload, budget, "expost"))
+        realised = [r["realised_epsilon"] for r in rows if "realised_epsilon" in r]
+        if realised:
+            met = sum(1 for r in rows if r.get("met_target"))
+            steps = [r["stopped_at_step"] for r in rows if "stopped_at_step" in r]
+            out.append(f"- ε = {budget:g}, expost: target {W.WORKLOADS[workload]['expost_target']:g} met "
+                       f"in {met} of {len(rows)} runs; stopped at step {sum(steps) / len(steps):.1f} of "
+                       f"{rows[0].get('ladder_steps', '?')} on average; realised ε of the steps run "
+                       f"{sum(realised) / len(realised):.3g} on average (NOT a guarantee: DP-SGD steps are "
+                       f"not pure; the ex-ante ε in the table is the guarantee and what is charged)")
+        rows = ok_rows(cells, (workload, budget, "subsampled"))
+        compute = [r["compute_rows"] for r in rows if "compute_rows" in r]
+        if compute:
+            c = compute[0]
+            out.append(f"- ε = {budget:g}, subsampled: expected compute (trainings × rows, from E[K]) "
+                       f"tuning {c['tuning']:g} + final {c['final']:g} = {c['total']:g}, against "
+                       f"{c['repetition_full_data']:g} for repetition on the full data "
+                       f"({100 * (1 - c['total'] / c['repetition_full_data']):.0f} % saved)")
+        rows = ok_rows(cells, (workload, budget, "dp_hype"))
+        if rows:
+            votes = sorted({r["stage_epsilons"][0] for r in rows})
+            finals = sorted({r["stage_epsilons"][1] for r in rows if len(r["stage_epsilons"]) > 1})
+            distinct = len({json.dumps(r["voted_candidate"], sort_keys=True) for r in rows})
+            out.append(f"- ε = {budget:g}, dp_hype: the vote charged ε = {fmt_range(votes)}, the final "
+                       f"training ε = {fmt_range(finals)} (both at δ = 1e-5, as `dptune ledger show` "
+                       f"lists them); composed by the ledger to the table's ε; {distinct} distinct "
+                       f"candidates voted in {len(rows)} runs")
+    return out
+
+
+def fmt_range(values):
+    if not values:
+        return "–"
+    return f"{values[0]:.4g}" if len(values) == 1 else f"{values[0]:.4g}–{values[-1]:.4g}"
+
+
 def dates(rows):
     ds = sorted(r["date"] for r in rows if r.get("date"))
     return (ds[0], ds[-1]) if ds else ("–", "–")
@@ -151,6 +195,9 @@ def mode_section(mode_name, mode, results_path, figures, plots, doc_dir):
                     "(calibration excluded).", ""]
         out += table(workload, cells, mode)
         out.append("")
+        facts = fact_lines(workload, cells, mode)
+        if facts:
+            out += ["What the tuners state about their runs:", ""] + facts + [""]
         verdicts = hypo_verdicts(workload, cells, mode)
         if verdicts:
             out += ["dp_hypo against repetition at equal ε:", ""] + verdicts + [""]
