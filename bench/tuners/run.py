@@ -47,7 +47,7 @@ MODES = {
               "pld_interval": 1e-2},
     # The test suite's configuration (tests/bench_tuners): seconds, not minutes.
     "tiny": {"workloads": ["breast_cancer_logreg"], "budgets": (3.0,), "seeds": 1, "points": 2,
-             "mean_runs": 3, "methods": ["no_tuning", "repetition_geometric"], "epochs_scale": 0.25,
+             "mean_runs": 3, "methods": ["no_tuning", "repetition_geometric", "dp_hype"], "epochs_scale": 0.25,
              "pld_interval": 1e-2},
 }
 
