@@ -42,8 +42,8 @@ MODES = {
     "full": {"workloads": list(W.WORKLOADS), "budgets": BUDGETS, "seeds": 10, "points": 4,
              "mean_runs": 10, "methods": list(M.METHODS), "epochs_scale": 1.0,
              "pld_interval": 1e-3},
-    "quick": {"workloads": ["breast_cancer_logreg"], "budgets": BUDGETS, "seeds": 2, "points": 3,
-              "mean_runs": 5, "methods": list(M.METHODS), "epochs_scale": 0.5,
+    "quick": {"workloads": ["breast_cancer_logreg"], "budgets": BUDGETS, "seeds": 1, "points": 3,
+              "mean_runs": 5, "methods": list(M.METHODS), "epochs_scale": 0.25,
               "pld_interval": 1e-2},
     # The test suite's configuration (tests/bench_tuners): seconds, not minutes.
     "tiny": {"workloads": ["breast_cancer_logreg"], "budgets": (3.0,), "seeds": 1, "points": 2,
@@ -159,9 +159,11 @@ class Bench:
         if candidate is not None:
             key += " " + json.dumps(candidate, sort_keys=True)
         if key not in self.calibrations:
+            start = time.monotonic()
             result = M.calibrate(method, budget, lambda knobs: self.printed_epsilon(
                 workload, files, budget, method, knobs, candidate), oracle_final=candidate is not None,
                 start=self.warm_start(workload, budget, method))
+            result["seconds"] = round(time.monotonic() - start, 1)
             self.append({"kind": "calibration", "key": key, **result})
             self.calibrations[key] = result
             print(f"calibrated {workload} eps={budget} {method} {candidate or ''}: {result}", flush=True)
@@ -294,7 +296,9 @@ class Bench:
                                            candidate, ledger=ledger)
                 return M.parse_composed(self.dptune(["validate", str(path)], refusal_ok=True))
 
+            start = time.monotonic()
             result = M.calibrate(method, budget, composed, start=self.warm_start(workload, budget, method))
+            result["seconds"] = round(time.monotonic() - start, 1)
             self.append({"kind": "calibration", "key": key, **result})
             self.calibrations[key] = result
             print(f"calibrated {workload} eps={budget} {method} {candidate}: {result}", flush=True)
