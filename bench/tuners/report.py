@@ -154,9 +154,9 @@ def fact_lines(workload, cells, mode):
             finals = sorted({r["stage_epsilons"][1] for r in rows if len(r["stage_epsilons"]) > 1})
             distinct = len({json.dumps(r["voted_candidate"], sort_keys=True) for r in rows})
             out.append(f"- ε = {budget:g}, dp_hype: the vote charged ε = {fmt_range(votes)}, the final "
-                       f"training ε = {fmt_range(finals)} (both at δ = 1e-5, as `dptune ledger show` "
-                       f"lists them); composed by the ledger to the table's ε; {distinct} distinct "
-                       f"candidates voted in {len(rows)} runs")
+                       f"training ε = {fmt_range(finals)} (each at δ = 5e-6, as `dptune ledger show` "
+                       f"lists the two charges), composed by the ledger at δ = 1e-5 to the table's ε; "
+                       f"{distinct} distinct candidate(s) voted in {len(rows)} run(s)")
     return out
 
 

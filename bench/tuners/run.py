@@ -5,13 +5,15 @@ For each workload x budget epsilon x method x seed it writes a pipeline from the
 calibrates it so that the total epsilon dptune prints for the WHOLE tuning run (every training, every
 noisy score, the released model and its score; accountant `best`, delta 1e-5) is the budget, runs
 `dptune run`, predicts the held-out test file (rows the pipeline never sees) with `dptune predict`
-and appends one JSON line: test accuracy, wall time, trainings, the printed epsilon.
+and appends one JSON line: test accuracy, wall time, trainings, the printed epsilon.  dp_hype, which
+releases no model, is two runs (its vote, then one training of the voted candidate) charged to one
+privacy ledger: its epsilon is the composed one `dptune ledger show` prints.
 
 Resumable: a row whose key (mode, workload, budget, method, seed) is already in the results file is
 skipped, and calibrations are stored there too, so a second call with nothing left to do starts no
 dptune process at all.
 
-    bench/tuners/run.py --quick              # 1 workload, 2 seeds, small grids (a few minutes)
+    bench/tuners/run.py --quick              # 1 workload, 1 seed, small grids (a few minutes)
     bench/tuners/run.py                      # full: 4 workloads, 10 seeds (hours; see docs/benchmark.md)
     bench/tuners/run.py --report [--quick]   # docs/benchmark.md and its plots from the results file
 
