@@ -101,24 +101,32 @@ def table(workload, cells, mode):
     return lines
 
 
-def hypo_verdicts(workload, cells, mode):
-    """dp_hypo against repetition (geometric: the same K law as dp_hypo's T) per budget."""
+# Pairs compared at equal epsilon: (method, reference, why this reference).
+VERDICT_PAIRS = (
+    ("dp_hypo", "repetition_geometric", "repetition with geometric K, the same law as dp_hypo's T"),
+    ("expost", "svt_doubling", "svt_doubling, the other utility-driven tuner"),
+    ("subsampled", "repetition_logarithmic", "repetition with logarithmic K, the same law, on the full data"),
+)
+
+
+def pair_verdicts(workload, cells, mode, method, reference):
+    """`method` against `reference` per budget: which is better where the 95 % intervals are disjoint."""
     out = []
     for budget in mode["budgets"]:
-        a = cell_stats(cells.get((workload, budget, "dp_hypo"), []))
-        b = cell_stats(cells.get((workload, budget, "repetition_geometric"), []))
+        a = cell_stats(cells.get((workload, budget, method), []))
+        b = cell_stats(cells.get((workload, budget, reference), []))
         if "accuracy" not in a or "accuracy" not in b:
             continue
         (ma, ha), (mb, hb) = a["accuracy"], b["accuracy"]
         if ha is None or hb is None:
             verdict = "one seed each: no interval"
         elif ma - ha > mb + hb:
-            verdict = "dp_hypo better, intervals disjoint"
+            verdict = f"{method} better, intervals disjoint"
         elif mb - hb > ma + ha:
-            verdict = "repetition better, intervals disjoint"
+            verdict = f"{reference} better, intervals disjoint"
         else:
             verdict = "intervals overlap: no difference shown"
-        out.append(f"- ε = {budget:g}: dp_hypo {ma:.3f}, repetition (geometric) {mb:.3f}: {verdict}")
+        out.append(f"- ε = {budget:g}: {method} {ma:.3f}, {reference} {mb:.3f}: {verdict}")
     return out
 
 
@@ -198,9 +206,10 @@ def mode_section(mode_name, mode, results_path, figures, plots, doc_dir):
         facts = fact_lines(workload, cells, mode)
         if facts:
             out += ["What the tuners state about their runs:", ""] + facts + [""]
-        verdicts = hypo_verdicts(workload, cells, mode)
-        if verdicts:
-            out += ["dp_hypo against repetition at equal ε:", ""] + verdicts + [""]
+        for method, reference, why in VERDICT_PAIRS:
+            verdicts = pair_verdicts(workload, cells, mode, method, reference)
+            if verdicts:
+                out += [f"{method} against {why}, at equal ε:", ""] + verdicts + [""]
         if plots:
             plot(workload, cells, mode, mode_name, figures)
         png = figure_link(mode_name, workload, figures, doc_dir)
