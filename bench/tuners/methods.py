@@ -24,7 +24,14 @@ UPPER = 0.9995
 SCORE_SHARE = 0.1  # score_epsilon = SCORE_SHARE * B
 SIGMA_RANGE = (0.05, 2.0e4)
 HYPO_BAND_SHARE = 12.0
+HYPE_VOTE_SHARE = 0.25  # dp_hype: its vote's target epsilon is this share of B; the final training fills the rest
+HYPE_STAGE_DELTA = 5e-6  # dp_hype: each of its two stages' delta; the ledger composes them at 1e-5
+HYPE_VOTES = 3  # k: votes per client (Liebenow et al. 2025, Algorithm 1)
+HYPE_CLIENT_SIGMA = 0.1  # the clients' local DP-SGD noise: nearly non-private (the paper's clients train plainly)
+SUBSAMPLE_FRACTION = 0.25  # subsampled: the search runs on part 0 of the layout's 4-part partition
+EXPOST_SCORE_FRACTION = 0.3  # expost: the share of each level spent on its noisy score (its example pipeline's)
 SVT_FINAL_FREE_SIGMA = 2.0e4
+WARM_FACTOR = 1.5  # bracketing step from a warm start (an earlier budget's knob, scaled)
 
 METHODS = {
     "no_tuning": {"label": "no tuning (default candidate, trained once)", "private": True},
@@ -33,6 +40,12 @@ METHODS = {
     "repetition_poisson": {"label": "repetition, K Poisson", "private": True},
     "svt_doubling": {"label": "svt_doubling", "private": True},
     "dp_hypo": {"label": "dp_hypo (GP sampler, log(C/c) = B/12)", "private": True},
+    "expost": {"label": "expost (privacy ladder of the centre candidate, target per workload)",
+               "private": True},
+    "subsampled": {"label": "subsampled (q = 1/4, K logarithmic, then one full-data training)",
+                   "private": True},
+    "dp_hype": {"label": "dp_hype vote (ε = B/4) + one DP training of its choice (ledger-composed ε)",
+                "private": True, "two_stage": True},
     "oracle": {"label": "oracle (best grid candidate by exact validation score): NOT PRIVATE",
                "private": False, "oracle": True},
 }
@@ -46,7 +59,14 @@ def apply(method, pipeline, budget, knobs, mode, workload_spec, candidate=None):
     points = mode["points"]
     score = {"scoring": "private", "score_epsilon": round(SCORE_SHARE * budget, 6)}
     mean = mode["mean_runs"]
-    if method == "no_tuning" or (method == "oracle" and candidate is not None):
+    if method == "dp_hype":
+        # Each stage at delta / 2: the ledger's basic composition of the two charges is then at
+        # the budget's delta (its Renyi route needs both charges' curves, which `best` keeps only
+        # when rdp wins).
+        pipeline["accountant"]["delta"] = HYPE_STAGE_DELTA
+    if method == "dp_hype" and candidate is None:
+        hype_vote(pipeline, budget, mode, workload_spec)
+    elif method == "no_tuning" or (method in ("oracle", "dp_hype") and candidate is not None):
         chosen = candidate or W.default_candidate(pipeline["name"][len("bench_"):], mode)
         pipeline["search_space"] = {k: {"categorical": [v]} for k, v in chosen.items()}
         pipeline["tuner"] = {"use": "repetition", "params": {"distribution": "fixed", "runs": 1, **score}}
@@ -68,12 +88,52 @@ def apply(method, pipeline, budget, knobs, mode, workload_spec, candidate=None):
         pipeline["tuner"] = {"use": "dp_hypo", "params": {
             "distribution": "geometric", "mean": mean, "upper": upper, "lower": lower,
             "candidates": "grid", "points_per_dimension": points, **score}}
+    elif method == "expost":
+        # The tuner sets the noise multiplier of each step itself (calibrated to the step's level);
+        # the knob is the cap, and the printed epsilon is the ex-ante price of the whole ladder.
+        pipeline[section]["params"].pop(param, None)
+        pipeline["tuner"] = {"use": "expost", "params": {
+            "target": workload_spec["expost_target"], "epsilon_cap": knobs["epsilon_cap"],
+            "ratio": 2.0, "candidates": "centre", "privacy_parameter": param,
+            "privacy_parameter_kind": "noise", "scoring": "private", "score_fraction": EXPOST_SCORE_FRACTION}}
+    elif method == "subsampled":
+        pipeline["tuner"] = {"use": "subsampled", "params": {
+            "distribution": "logarithmic", "mean": mean, "fraction": SUBSAMPLE_FRACTION,
+            "points_per_dimension": points, **score}}
     elif method == "svt_doubling":
         pipeline["tuner"] = {"use": "svt_doubling", "params": {
             "candidates": "grid", "points_per_dimension": points, "k": 10,
             "epsilon_svt": knobs["epsilon_svt"], "protect_validation": True}}
     else:
         raise KeyError(method)
+
+
+def hype_vote(pipeline, budget, mode, workload_spec):
+    """dp_hype's stage 1: the tuning split cut into iid client shards (each with its own validation
+    part); every client trains every grid candidate with nearly no noise, votes for its k best, and
+    the noisy vote sum's argmax is released (no model).  Its guarantee is the vote's Gaussian
+    mechanism at epsilon = HYPE_VOTE_SHARE * B, record-level too on iid shards (one record changes
+    one client: docs/tuners/dp_hype.md)."""
+    section, param = workload_spec["knob"]
+    pipeline[section]["params"][param] = HYPE_CLIENT_SIGMA
+    pipeline["data"]["params"].update({"clients_distribution": "iid", "client_validation_fraction": 0.2})
+    pipeline["mechanism"] = {"use": "gaussian"}
+    pipeline["tuner"] = {"use": "dp_hype", "params": {
+        "epsilon": round(HYPE_VOTE_SHARE * budget, 6), "k": HYPE_VOTES,
+        "clients": workload_spec["hype_clients"], "xi": 0.0, "points_per_dimension": mode["points"]}}
+
+
+def voted_candidate(out_dir):
+    """The candidate dp_hype released (summary.json's release block)."""
+    summary = json.loads((Path(out_dir) / "summary.json").read_text())
+    return dict(summary["release"]["selected"]["params"])
+
+
+def grid_size(space, points):
+    size = 1
+    for spec in space.values():
+        size *= len(spec["categorical"]) if "categorical" in spec else points
+    return size
 
 
 def hypo_band(budget):
@@ -98,8 +158,28 @@ def parse_guarantee(text):
     return float(found[-1][0])
 
 
-def calibrate(method, budget, epsilon_of, oracle_final=False):
-    """{"knobs": ..., "epsilon": printed total} with epsilon in [(1 - TOLERANCE) B, B], or {"failed"}."""
+def parse_composed(text):
+    """The composed epsilon of a ledger check: `fits: composed epsilon E` or, when refused,
+    `would bring the composed epsilon at delta D to E`."""
+    found = re.findall(r"fits: composed epsilon ([-+0-9.eE]+|inf)|"
+                       r"would bring the composed epsilon at delta [-+0-9.eE]+ to ([-+0-9.eE]+|inf)", text)
+    if not found:
+        raise RuntimeError("no composed epsilon in dptune's output:\n" + text[-3000:])
+    return float(found[-1][0] or found[-1][1])
+
+
+def scaled_knob(method, knobs, from_budget, to_budget):
+    """A first guess of the knob at another budget (sigma ~ 1/epsilon, cap ~ epsilon), or None."""
+    if method == "expost":
+        return knobs["epsilon_cap"] * to_budget / from_budget
+    if method in ("svt_doubling", "oracle") or "noise_multiplier" not in knobs:
+        return None
+    return knobs["noise_multiplier"] * from_budget / to_budget
+
+
+def calibrate(method, budget, epsilon_of, oracle_final=False, start=None):
+    """{"knobs": ..., "epsilon": printed total} with epsilon in [(1 - TOLERANCE) B, B], or {"failed"}.
+    `start`: where the search for the knob begins (any value gives the same band, fewer calls)."""
     try:
         if method == "svt_doubling":
             knobs = {"noise_multiplier": SVT_FINAL_FREE_SIGMA}
@@ -110,19 +190,24 @@ def calibrate(method, budget, epsilon_of, oracle_final=False):
             sigma, eps = bisect(lambda s: epsilon_of({**fixed, "noise_multiplier": s}), budget,
                                 SIGMA_RANGE, increasing=False)
             knobs["noise_multiplier"] = sigma
+        elif method == "expost":
+            cap, eps = bisect(lambda c: epsilon_of({"epsilon_cap": c}), budget, (1e-3, 1e3),
+                              increasing=True, start=float(f"{start or budget:.6g}"), factor=WARM_FACTOR if start else 4.0)
+            knobs = {"epsilon_cap": cap}
         else:
             # The oracle's grid is scored at the sigma of one release of the space's worst candidate;
             # its chosen candidate is then trained once at the whole budget (oracle_final).
             extra = {"calibrating": True} if method == "oracle" and not oracle_final else {}
             sigma, eps = bisect(lambda s: epsilon_of({"noise_multiplier": s, **extra}), budget,
-                                SIGMA_RANGE, increasing=False)
+                                SIGMA_RANGE, increasing=False, start=float(f"{start or 2.0:.6g}"),
+                                factor=WARM_FACTOR if start else 4.0)
             knobs = {"noise_multiplier": sigma}
         return {"knobs": knobs, "epsilon": eps}
     except (RuntimeError, ValueError) as e:
         return {"failed": str(e).splitlines()[0][:400]}
 
 
-def bisect(epsilon_at, target, bounds, increasing, start=2.0, steps=40, must_hit=True):
+def bisect(epsilon_at, target, bounds, increasing, start=2.0, steps=40, must_hit=True, factor=4.0):
     """The knob (within bounds) whose printed epsilon is in [(1 - TOLERANCE) target, UPPER target].
 
     Regula falsi on log(epsilon) against log(knob) inside a bracket that always holds the answer,
@@ -131,7 +216,7 @@ def bisect(epsilon_at, target, bounds, increasing, start=2.0, steps=40, must_hit
     (a knob whose epsilon jumps, like svt_doubling's T_max steps), the best knob at or below the
     target found in `steps` calls is returned instead of an error."""
     low_ok, high_ok = (1 - TOLERANCE) * target, UPPER * target
-    ok, bad, eps_ok, eps_bad = bracket(epsilon_at, bounds, increasing, low_ok, high_ok, start)
+    ok, bad, eps_ok, eps_bad = bracket(epsilon_at, bounds, increasing, low_ok, high_ok, start, factor)
     if eps_bad is None:
         return ok, eps_ok
     goal, kept = math.log((low_ok + high_ok) / 2), 0
@@ -216,3 +301,27 @@ def svt_trainings(summary):
     if not (candidates and parts):
         return None
     return int(candidates.group(1)) * int(parts.group(1)) + 1
+
+
+def tuner_facts(method, summary):
+    """What a tuner states about its own run that the table should show: expost's realised epsilon
+    and where it stopped (a declared DP output), subsampled's expected compute (public)."""
+    notes = summary.get("notes", []) + (summary.get("release") or {}).get("notes", [])
+    text = " ".join(str(n) for n in notes)
+    facts = {}
+    if method == "expost":
+        realised = re.search(r"(?:realised epsilon|ex-post guarantee: epsilon) = ([-+0-9.eE]+)", text)
+        stop = re.search(r"stopped after step (\d+) of (\d+)", text)
+        if realised:
+            facts["realised_epsilon"] = float(realised.group(1))
+        if stop:
+            facts["stopped_at_step"], facts["ladder_steps"] = int(stop.group(1)), int(stop.group(2))
+        facts["met_target"] = "its private score met the target" in text
+    elif method == "subsampled":
+        compute = re.search(r"tuning ([0-9.eE+]+) \+ final ([0-9.eE+]+) = ([0-9.eE+]+), against "
+                            r"([0-9.eE+]+) for the repetition tuner", text)
+        if compute:
+            facts["compute_rows"] = {k: float(v) for k, v in zip(
+                ("tuning", "final", "total", "repetition_full_data"), compute.groups())}
+    return facts
+

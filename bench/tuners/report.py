@@ -101,25 +101,77 @@ def table(workload, cells, mode):
     return lines
 
 
-def hypo_verdicts(workload, cells, mode):
-    """dp_hypo against repetition (geometric: the same K law as dp_hypo's T) per budget."""
+# Pairs compared at equal epsilon: (method, reference, why this reference).
+VERDICT_PAIRS = (
+    ("dp_hypo", "repetition_geometric", "repetition with geometric K, the same law as dp_hypo's T"),
+    ("expost", "svt_doubling", "svt_doubling, the other utility-driven tuner"),
+    ("subsampled", "repetition_logarithmic", "repetition with logarithmic K, the same law, on the full data"),
+)
+
+
+def pair_verdicts(workload, cells, mode, method, reference):
+    """`method` against `reference` per budget: which is better where the 95 % intervals are disjoint."""
     out = []
     for budget in mode["budgets"]:
-        a = cell_stats(cells.get((workload, budget, "dp_hypo"), []))
-        b = cell_stats(cells.get((workload, budget, "repetition_geometric"), []))
+        a = cell_stats(cells.get((workload, budget, method), []))
+        b = cell_stats(cells.get((workload, budget, reference), []))
         if "accuracy" not in a or "accuracy" not in b:
             continue
         (ma, ha), (mb, hb) = a["accuracy"], b["accuracy"]
         if ha is None or hb is None:
             verdict = "one seed each: no interval"
         elif ma - ha > mb + hb:
-            verdict = "dp_hypo better, intervals disjoint"
+            verdict = f"{method} better, intervals disjoint"
         elif mb - hb > ma + ha:
-            verdict = "repetition better, intervals disjoint"
+            verdict = f"{reference} better, intervals disjoint"
         else:
             verdict = "intervals overlap: no difference shown"
-        out.append(f"- ε = {budget:g}: dp_hypo {ma:.3f}, repetition (geometric) {mb:.3f}: {verdict}")
+        out.append(f"- ε = {budget:g}: {method} {ma:.3f}, {reference} {mb:.3f}: {verdict}")
     return out
+
+
+def ok_rows(cells, key):
+    return [r for r in cells.get(key, []) if not r.get("failed") and r.get("test_accuracy") is not None]
+
+
+def fact_lines(workload, cells, mode):
+    """What expost, subsampled and the dp_hype pipeline state about their runs, per budget."""
+    out = []
+    for budget in mode["budgets"]:
+        rows = ok_rows(cells, (workload, budget, "expost"))
+        realised = [r["realised_epsilon"] for r in rows if "realised_epsilon" in r]
+        if realised:
+            met = sum(1 for r in rows if r.get("met_target"))
+            steps = [r["stopped_at_step"] for r in rows if "stopped_at_step" in r]
+            out.append(f"- ε = {budget:g}, expost: target {W.WORKLOADS[workload]['expost_target']:g} met "
+                       f"in {met} of {len(rows)} runs; stopped at step {sum(steps) / len(steps):.1f} of "
+                       f"{rows[0].get('ladder_steps', '?')} on average; realised ε of the steps run "
+                       f"{sum(realised) / len(realised):.3g} on average (NOT a guarantee: DP-SGD steps are "
+                       f"not pure; the ex-ante ε in the table is the guarantee and what is charged)")
+        rows = ok_rows(cells, (workload, budget, "subsampled"))
+        compute = [r["compute_rows"] for r in rows if "compute_rows" in r]
+        if compute:
+            c = compute[0]
+            out.append(f"- ε = {budget:g}, subsampled: expected compute (trainings × rows, from E[K]) "
+                       f"tuning {c['tuning']:g} + final {c['final']:g} = {c['total']:g}, against "
+                       f"{c['repetition_full_data']:g} for repetition on the full data "
+                       f"({100 * (1 - c['total'] / c['repetition_full_data']):.0f} % saved)")
+        rows = ok_rows(cells, (workload, budget, "dp_hype"))
+        if rows:
+            votes = sorted({r["stage_epsilons"][0] for r in rows})
+            finals = sorted({r["stage_epsilons"][1] for r in rows if len(r["stage_epsilons"]) > 1})
+            distinct = len({json.dumps(r["voted_candidate"], sort_keys=True) for r in rows})
+            out.append(f"- ε = {budget:g}, dp_hype: the vote charged ε = {fmt_range(votes)}, the final "
+                       f"training ε = {fmt_range(finals)} (each at δ = 5e-6, as `dptune ledger show` "
+                       f"lists the two charges), composed by the ledger at δ = 1e-5 to the table's ε; "
+                       f"{distinct} distinct candidate(s) voted in {len(rows)} run(s)")
+    return out
+
+
+def fmt_range(values):
+    if not values:
+        return "–"
+    return f"{values[0]:.4g}" if len(values) == 1 else f"{values[0]:.4g}–{values[-1]:.4g}"
 
 
 def dates(rows):
@@ -151,9 +203,13 @@ def mode_section(mode_name, mode, results_path, figures, plots, doc_dir):
                     "(calibration excluded).", ""]
         out += table(workload, cells, mode)
         out.append("")
-        verdicts = hypo_verdicts(workload, cells, mode)
-        if verdicts:
-            out += ["dp_hypo against repetition at equal ε:", ""] + verdicts + [""]
+        facts = fact_lines(workload, cells, mode)
+        if facts:
+            out += ["What the tuners state about their runs:", ""] + facts + [""]
+        for method, reference, why in VERDICT_PAIRS:
+            verdicts = pair_verdicts(workload, cells, mode, method, reference)
+            if verdicts:
+                out += [f"{method} against {why}, at equal ε:", ""] + verdicts + [""]
         if plots:
             plot(workload, cells, mode, mode_name, figures)
         png = figure_link(mode_name, workload, figures, doc_dir)

@@ -30,6 +30,8 @@ WORKLOADS = {
         "search_space": {"learning_rate": LR, "clipping_norm": CLIP,
                          "epochs": {"categorical": [2, 4, 8]}},
         "default": {"learning_rate": 0.1, "clipping_norm": 1.0, "epochs": 4},
+        "expost_target": 0.95,
+        "hype_clients": 10,
         "knob": ("algorithm", "noise_multiplier"),
     },
     "digits_mlp": {
@@ -40,6 +42,8 @@ WORKLOADS = {
                                                   "epochs": 10}},
         "search_space": {"learning_rate": LR, "clipping_norm": CLIP},
         "default": {"learning_rate": 0.1, "clipping_norm": 1.0},
+        "expost_target": 0.8,
+        "hype_clients": 30,
         "knob": ("algorithm", "noise_multiplier"),
     },
     "command_numpy_logreg": {
@@ -57,6 +61,8 @@ WORKLOADS = {
                      "{noise_multiplier: ${noise_multiplier}}}}}}"}},
         "search_space": {"learning_rate": LR, "clip_norm": CLIP},
         "default": {"learning_rate": 0.1, "clip_norm": 1.0},
+        "expost_target": 0.95,
+        "hype_clients": 10,
         "knob": ("algorithm", "noise_multiplier"),
         "no_mechanism": True,
     },
@@ -69,6 +75,8 @@ WORKLOADS = {
                                                   "epochs": 4}},
         "search_space": {"learning_rate": {"float": [0.05, 3.0], "log": True}, "clipping_norm": CLIP},
         "default": {"learning_rate": 0.1, "clipping_norm": 1.0},
+        "expost_target": 0.75,
+        "hype_clients": 100,
         "knob": ("algorithm", "noise_multiplier"),
     },
 }

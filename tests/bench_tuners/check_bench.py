@@ -2,8 +2,9 @@
 """Checks bench/tuners/run.py on its tiny configuration, and docs/benchmark.md against the results.
 
 1. Every row's epsilon (printed by `dptune run`, and the guarantee in its summary.json) is within 1 %
-   of the budget and never above it; accuracies are fractions of the 113 test rows; the untuned
-   baseline trained exactly once.
+   of the budget and never above it (dp_hype: the ledger's composed epsilon of its two charges, the
+   vote at B/4 and the final training of the voted candidate); accuracies are fractions of the 113
+   test rows; the untuned baseline trained exactly once.
 2. A second call finds every row done: it starts no dptune process and leaves the results file as
    it was.
 3. --report renders each row's accuracy, epsilon and trainings from the results file.
@@ -43,7 +44,7 @@ def rows_of(path):
 
 
 def check_rows(rows, work):
-    check(len(rows) == 2, f"2 rows expected, got {len(rows)}")
+    check(len(rows) == 3, f"3 rows expected, got {len(rows)}")
     for r in rows:
         name = f"{r['method']} eps={r['budget']}"
         check(not r.get("failed"), f"{name} failed: {r.get('failed')}")
@@ -51,10 +52,10 @@ def check_rows(rows, work):
             continue
         budget = r["budget"]
         check(0.99 * budget <= r["epsilon"] <= budget, f"{name}: printed epsilon {r['epsilon']} not in [0.99 B, B]")
-        summary = work / "tiny" / "runs" / r["workload"] / f"eps{budget:g}" / r["method"] / f"seed{r['seed']}" / "out" / "summary.json"
-        guarantee = json.loads(summary.read_text())["guarantee"]
-        check(0.99 * budget <= guarantee["epsilon"] <= budget and guarantee["delta"] <= 1e-5,
-              f"{name}: summary.json guarantee {guarantee['epsilon']}, {guarantee['delta']}")
+        if r["method"] == "dp_hype":
+            check_vote_then_train(r, work)
+        else:
+            check_summary(r, work)
         test_rows = len((work / "tiny" / "data" / "breast_cancer" / "test.csv").read_text().splitlines()) - 1
         correct = r["test_accuracy"] * test_rows
         check(test_rows == 113 and abs(correct - round(correct)) < 1e-9 and 0 < correct <= test_rows,
@@ -64,10 +65,48 @@ def check_rows(rows, work):
             check(r["trainings"] == 1, f"no_tuning trained {r['trainings']} times")
 
 
+def check_summary(r, work):
+    """A one-run method: the guarantee in its summary.json is the budget's, as printed."""
+    budget, name = r["budget"], f"{r['method']} eps={r['budget']}"
+    summary = work / "tiny" / "runs" / r["workload"] / f"eps{budget:g}" / r["method"] / f"seed{r['seed']}" / "out" / "summary.json"
+    guarantee = json.loads(summary.read_text())["guarantee"]
+    check(0.99 * budget <= guarantee["epsilon"] <= budget and guarantee["delta"] <= 1e-5,
+          f"{name}: summary.json guarantee {guarantee['epsilon']}, {guarantee['delta']}")
+
+
+def check_vote_then_train(r, work):
+    """dp_hype's row: two charges (the vote at B/4, the final training) in one ledger whose composed
+    epsilon, as `dptune ledger show` prints it, is the row's epsilon; each run at delta 5e-6."""
+    budget = r["budget"]
+    folder = work / "tiny" / "runs" / r["workload"] / f"eps{budget:g}" / "dp_hype"
+    shown = json.loads(subprocess.run([DPTUNE, "ledger", "show", str(folder / f"ledger{r['seed']}.db"), "--json"],
+                                      capture_output=True, text=True, check=True).stdout)
+    dataset = shown["datasets"][0]
+    charges = [e for e in dataset["entries"] if e["kind"] == "charge"]
+    check(len(charges) == 2, f"dp_hype: {len(charges)} ledger charges, 2 expected")
+    check(dataset["budget"] == {"epsilon": budget, "delta": 1e-5}, f"dp_hype: ledger budget {dataset['budget']}")
+    check(dataset["spent_epsilon"] == r["epsilon"], f"dp_hype: row epsilon {r['epsilon']} is not the ledger's")
+    if len(charges) == 2:
+        vote, final = charges
+        check(abs(vote["epsilon"] - budget / 4) < 1e-3 * budget and vote["delta"] == 5e-6,
+              f"dp_hype: the vote charged ({vote['epsilon']}, {vote['delta']}), not (B/4, 5e-6)")
+        check(final["delta"] == 5e-6, f"dp_hype: the final training charged delta {final['delta']}")
+        # The ledger's composition is never above basic composition of the two charges.
+        check(r["epsilon"] <= vote["epsilon"] + final["epsilon"] + 1e-9, "dp_hype: composed above the sum")
+        vote_summary = json.loads((folder / f"vote{r['seed']}" / "out" / "summary.json").read_text())
+        check(vote_summary["release"]["selected"]["params"] == r["voted_candidate"],
+              "dp_hype: the final training's candidate is not the voted one")
+        space = json.loads((folder / f"seed{r['seed']}" / "pipeline.yaml").read_text())["search_space"]
+        check(space == {k: {"categorical": [v]} for k, v in r["voted_candidate"].items()},
+              f"dp_hype: the final training's space {space}")
+    check(r["trainings"] == 10 * 8 + 1, f"dp_hype: {r['trainings']} trainings, 10 clients x 8 candidates + 1 expected")
+
+
 def check_report(rows, doc):
     text = doc.read_text()
     for r in rows:
-        label = {"no_tuning": "no tuning", "repetition_geometric": "repetition, K geometric"}[r["method"]]
+        label = {"no_tuning": "no tuning", "repetition_geometric": "repetition, K geometric",
+                 "dp_hype": "dp_hype vote"}[r["method"]]
         line = next((l for l in text.splitlines() if l.startswith(f"| {r['budget']:g} | {label}")), None)
         check(line is not None, f"report has no row for {label}")
         if line:
