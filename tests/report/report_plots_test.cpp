@@ -4,8 +4,10 @@
 // (framework/src/report).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <regex>
 #include <sstream>
@@ -111,7 +113,7 @@ TEST_CASE("a map's search space: a slice plot per hyperparameter, a heat map ove
   CHECK(std::count(heat_texts.begin(), heat_texts.end(), "best accuracy") == 1);
 }
 
-TEST_CASE("no heat map for one or three tuned hyperparameters; string choices get no slice") {
+TEST_CASE("no heat map for one or three tuned hyperparameters, and string choices get no slice") {
   Folder dir;
   dptune::SearchSpace space;
   space.add_float("learning_rate", 0.01, 1.0, true);
@@ -125,7 +127,8 @@ TEST_CASE("no heat map for one or three tuned hyperparameters; string choices ge
   CHECK(files == std::vector<std::string>{"slice_learning_rate.svg"});
 }
 
-TEST_CASE("a tuple in an axis label is never broken; an axis does not start far below the data") {
+TEST_CASE(
+    "a tuple in an axis label is never broken, and an axis does not start far below the data") {
   Figure f;
   f.title = "hv";
   f.x_label = "evaluations";
@@ -153,6 +156,11 @@ TEST_CASE("a group's legend shows words, not identifiers") {
   const auto t = texts(figures[0].svg);
   CHECK(std::count(t.begin(), t.end(), "worst run") == 1);
   CHECK(std::count(t.begin(), t.end(), "worst_run") == 0);
+  // The CSV is a machine file: its member column keeps the identifiers.
+  std::ifstream csv(dir.path / "variability_front.csv");
+  const std::string text((std::istreambuf_iterator<char>(csv)), std::istreambuf_iterator<char>());
+  CHECK(text.find("\nworst_run,") != std::string::npos);
+  CHECK(text.find("worst run") == std::string::npos);
 }
 
 TEST_CASE("a released vector as bars, its three largest labelled by position") {

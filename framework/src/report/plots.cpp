@@ -285,16 +285,18 @@ std::vector<WrittenFigure> write_series(const std::filesystem::path& dir,
   std::vector<WrittenFigure> figures;
   for (const auto& stem : stems) {
     std::vector<const dptune::Series*> members;
-    std::vector<std::string> legend;
+    // The CSV (a machine file) names each member by its identifier; the legend in words.
+    std::vector<std::string> identifiers, legend;
     for (const auto& s : series)
       if (series_file_stem(s.name) == stem) {
         members.push_back(&s);
-        legend.push_back(legend_words(
-            s.name.size() > stem.size() + 1 ? s.name.substr(stem.size() + 1) : s.name));
+        identifiers.push_back(s.name.size() > stem.size() + 1 ? s.name.substr(stem.size() + 1)
+                                                              : s.name);
+        legend.push_back(legend_words(identifiers.back()));
       }
     const bool single = members.size() == 1 && members.front()->name == stem;
     write_text_file(dir / (stem + ".csv"),
-                    single ? series_csv(*members.front()) : series_group_csv(members, legend));
+                    single ? series_csv(*members.front()) : series_group_csv(members, identifiers));
     files.push_back(stem + ".csv");
     if (!plot) continue;
     std::string title = run_name;
