@@ -75,6 +75,28 @@ long rows_depending_on_position(const Matrix& x, const Matrix& w, int shift, Pro
   return differing;
 }
 
+/// One step's two large products of the 784-256-10 MLP on a lot of 256: the first layer's
+/// forward product (x w) and its weight gradient (the inputs' transpose times the deltas).
+struct Lot {
+  Matrix x, w, xt, delta;
+};
+
+/// Prints `name`'s speed on both products and how many rows of its forward product change with
+/// their position in the lot (two rotations, 512 rows compared).
+template <class Product>
+void measure(const char* name, const Lot& lot, double seconds, Product product) {
+  const double flops = 2.0 * 256 * 784 * 256;
+  Matrix forward(256, 256), gradient(784, 256);
+  std::printf("  %-8s forward 256x784 * 784x256:  %6.1f GFLOP/s\n", name,
+              gflops(flops, seconds, [&] { product(lot.x, lot.w, forward); }));
+  std::printf("  %-8s gradient 784x256 * 256x256: %6.1f GFLOP/s\n", name,
+              gflops(flops, seconds, [&] { product(lot.xt, lot.delta, gradient); }));
+  std::printf("  %-8s rows of the forward product that change with their position: %ld of 512\n",
+              name,
+              rows_depending_on_position(lot.x, lot.w, 37, product) +
+                  rows_depending_on_position(lot.x, lot.w, 1, product));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -86,23 +108,11 @@ int main(int argc, char** argv) {
     for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = normal(rng);
     return m;
   };
-  // The shapes of one step of the 784-256-10 MLP on a lot of 256: the forward product of the
-  // first layer, and its weight gradient (the inputs' transpose times the layer's deltas).
-  const Matrix x = random_matrix(256, 784), w = random_matrix(784, 256);
-  const Matrix xt = x.transpose(), delta = random_matrix(256, 256);
-  Matrix forward(256, 256), gradient(784, 256);
-  const double flops = 2.0 * 256 * 784 * 256;
-
+  Lot lot{random_matrix(256, 784), random_matrix(784, 256), Matrix(), random_matrix(256, 256)};
+  lot.xt = lot.x.transpose();
   auto eigen = [](const Matrix& a, const Matrix& b, Matrix& c) { c.noalias() = a * b; };
   std::printf("784-256-10 float layer products, one thread, best of 3 x %.2f s CPU\n", seconds);
-  std::printf("  Eigen    forward 256x784 * 784x256: %6.1f GFLOP/s\n",
-              gflops(flops, seconds, [&] { eigen(x, w, forward); }));
-  std::printf("  Eigen    gradient 784x256 * 256x256: %6.1f GFLOP/s\n",
-              gflops(flops, seconds, [&] { eigen(xt, delta, gradient); }));
-  std::printf(
-      "  Eigen    rows of the forward product that change with their position: %ld of 512 (two "
-      "rotations)\n",
-      rows_depending_on_position(x, w, 37, eigen) + rows_depending_on_position(x, w, 1, eigen));
+  measure("Eigen", lot, seconds, eigen);
 
   void* library = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
@@ -118,18 +128,12 @@ int main(int argc, char** argv) {
   }
   if (set_threads != nullptr) set_threads(1);
   auto blas = [&](const Matrix& a, const Matrix& b, Matrix& c) { sgemm_row_major(sgemm, a, b, c); };
-  Matrix check(256, 256);
-  blas(x, w, check);
+  Matrix by_eigen(256, 256), by_blas(256, 256);
+  eigen(lot.x, lot.w, by_eigen);
+  blas(lot.x, lot.w, by_blas);
   std::printf("  OpenBLAS and Eigen agree to %.2e (largest relative difference)\n",
-              static_cast<double>(((check - forward).cwiseAbs().maxCoeff()) /
-                                  forward.cwiseAbs().maxCoeff()));
-  std::printf("  OpenBLAS forward 256x784 * 784x256: %6.1f GFLOP/s\n",
-              gflops(flops, seconds, [&] { blas(x, w, forward); }));
-  std::printf("  OpenBLAS gradient 784x256 * 256x256: %6.1f GFLOP/s\n",
-              gflops(flops, seconds, [&] { blas(xt, delta, gradient); }));
-  std::printf(
-      "  OpenBLAS rows of the forward product that change with their position: %ld of 512 (two "
-      "rotations)\n",
-      rows_depending_on_position(x, w, 37, blas) + rows_depending_on_position(x, w, 1, blas));
+              static_cast<double>((by_blas - by_eigen).cwiseAbs().maxCoeff() /
+                                  by_eigen.cwiseAbs().maxCoeff()));
+  measure("OpenBLAS", lot, seconds, blas);
   return 0;
 }
