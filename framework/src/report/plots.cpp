@@ -438,9 +438,9 @@ std::vector<WrittenFigure> write_search_space_plots(const std::filesystem::path&
   const auto dims = numeric_dimensions(trials, space);
   for (std::size_t k = 0; k < dims.size(); ++k) {
     const std::string file = "slice_" + file_part(dims[k]->name, k) + ".svg";
-    figures.push_back(
-        {file, slice_svg(trials, *dims[k], run_name + ": " + utility + " against " + dims[k]->name,
-                         utility)});
+    std::string title = run_name;
+    title.append(": ").append(utility).append(" against ").append(dims[k]->name);
+    figures.push_back({file, slice_svg(trials, *dims[k], title, utility)});
   }
   if (dims.size() == 2 && space.dimensions().size() == 2)
     figures.push_back({"heatmap.svg", heatmap_svg(trials, *dims[0], *dims[1],
