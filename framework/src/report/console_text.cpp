@@ -184,7 +184,7 @@ std::vector<std::string> without_repeated_passages(const std::vector<std::string
         note.replace(at, body.size(), "as above");
     std::string body = note;
     for (int labels = 0; labels < 2; ++labels)
-      if (const std::size_t colon = body.find(": "); colon != std::string::npos && colon < kLabel)
+      if (const std::size_t colon = body.find(": "); colon < kLabel)  // npos is never below
         body = body.substr(colon + 2);
     if (body.size() > kLongest) bodies.push_back(body);
     out.push_back(std::move(note));
@@ -193,7 +193,7 @@ std::vector<std::string> without_repeated_passages(const std::vector<std::string
 }
 
 std::string note_headline(const std::string& note, std::size_t width) {
-  const std::string text = console_note(note);
+  std::string text = console_note(note);
   if (text.size() <= width) return text;
   // A clause ends at "; " or at ". " before a capital (not "et al. 2017").
   std::size_t clause = text.find("; ");

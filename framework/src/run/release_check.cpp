@@ -40,7 +40,10 @@ void flatten_node(const YAML::Node& node, const std::string& path, Fields& out) 
       for (const auto& kv : node) {
         const std::string key = kv.first.as<std::string>();
         const bool root = path.empty() || path.back() == ':';
-        flatten_node(kv.second, root ? path + key : path + "." + key, out);
+        std::string child = path;
+        if (!root) child += '.';
+        child += key;
+        flatten_node(kv.second, child, out);
       }
       break;
     case YAML::NodeType::Sequence:
@@ -101,7 +104,7 @@ std::string excerpt(const std::string& value, const std::string& other) {
 std::string line_label(const std::string& line) {
   constexpr std::size_t kLabel = 40;
   const std::size_t colon = line.find(':');
-  if (colon != std::string::npos && colon <= kLabel) return line.substr(0, colon);
+  if (colon <= kLabel) return line.substr(0, colon);  // npos is never below
   return line.substr(0, std::min(line.size(), kLabel));
 }
 

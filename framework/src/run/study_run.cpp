@@ -246,13 +246,11 @@ TunerDryRun dry_run(const PipelineConfig& config, const PluginRegistry& registry
 std::optional<dptune::DpEvent> stated_worst_case(const PipelineConfig& config,
                                                  const PluginRegistry& registry,
                                                  EvaluationStack& stack) {
-  const auto event =
-      in_dry_run(config, registry, stack,
-                 [&](dptune::Tuner& tuner, DryRunContext& context, const DryRunEvaluator&,
-                     const RecordingAccountant&) {
-                   return tuner.worst_case_event(context, config.execution.executor == "mpi");
-                 });
-  return event;
+  return in_dry_run(config, registry, stack,
+                    [&](dptune::Tuner& tuner, DryRunContext& context, const DryRunEvaluator&,
+                        const RecordingAccountant&) {
+                      return tuner.worst_case_event(context, config.execution.executor == "mpi");
+                    });
 }
 
 /// The ledger reservation of `plan`: its worst case as a second approx_dp event beside the charge
