@@ -26,6 +26,7 @@
 #include "dptune/host/trainer_audit.hpp"
 #include "plugins/plugin_proxies.hpp"
 #include "run/evaluator.hpp"
+#include "run/trainer_audit_parts.hpp"
 
 namespace dptune::host {
 
@@ -85,48 +86,12 @@ class CanaryTrainer final : public dptune::Trainer {
   const dptune::GradientCanaries& canaries_;
 };
 
-/// Refusals that come from the pipeline, before anything is trained (the trainer's declaration
-/// is checked once it is made: check_declared).
-void check_auditable(const PipelineConfig& config, const EvaluationStack& stack) {
-  if (config.algorithm.kind != ComponentKind::Trainer)
-    throw ConfigDiagnostic(
-        config.algorithm.use_where, "algorithm.use",
-        "'" + config.algorithm.use + "' is a mechanism; `dptune audit trainer` audits trainers");
-  if (stack.data->varies_per_run())
-    throw ConfigDiagnostic(config.data.use_where, "data.use",
-                           "data source '" + config.data.use +
-                               "' draws new data per run; a trainer audit needs fixed training "
-                               "rows to add its canaries to");
-  const dptune::Dataset& train = stack.evaluator.splits().train;
-  if (train.num_classes < 2 || train.cols == 0)
-    throw ConfigDiagnostic(config.data.use_where, "data.use",
-                           "a trainer audit needs classification data with features; this data "
-                           "has " +
-                               std::to_string(train.num_classes) + " classes and " +
-                               std::to_string(train.cols) + " features");
-}
-
 void check_declared(const PipelineConfig& config, const dptune::Trainer& trainer) {
   if (!takes_gradient_canaries(trainer))
     throw ConfigDiagnostic(config.algorithm.use_where, "algorithm.use",
                            "trainer '" + config.algorithm.use +
                                "' does not take gradient canaries (it does not implement "
                                "dptune::GradientCanaryTrainer); audit it with --canary-kind input");
-}
-
-/// The claimed profile ε(δ) at the pipeline's δ and at δ = 10^-10 ... 0.5 where finite (as the
-/// input-space audit states it: each point an upper bound, so MMC's test of the curve is valid).
-std::vector<ProfilePoint> claimed_profile(const dptune::Accountant& accountant,
-                                          const dptune::DpEvent& event, double delta) {
-  std::vector<double> deltas{delta};
-  for (const double d : {1e-10, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.1, 0.2, 0.5})
-    if (d != delta) deltas.push_back(d);
-  std::vector<ProfilePoint> profile;
-  for (const double d : deltas) {
-    const double eps = accountant.epsilon(event, d).epsilon;
-    if (std::isfinite(eps)) profile.push_back({std::max(0.0, eps), d});
-  }
-  return profile;
 }
 
 /// The one release a step the trainer declares for data of this shape: (p, L2 sensitivity).
@@ -218,67 +183,6 @@ CanaryGame draw_game(std::size_t m, std::size_t parameters, bool replace_game, d
   return g;
 }
 
-/// The trainer's identity, the data's shape and the game's relation, into `r`.
-dptune::Neighbouring describe_run(const PipelineConfig& config, const PluginRegistry& registry,
-                                  EvaluationStack& stack, const dptune::Trainer& trainer,
-                                  std::size_t m, TrainerAuditResult& r) {
-  if (const auto* info = registry.find(dptune::PluginKind::Trainer, config.algorithm.use)) {
-    r.trainer = info->name;
-    r.trainer_version = info->version;
-    r.library = info->library.string();
-    r.sha256 = sha256_file(info->library);
-  }
-  const dptune::Dataset& real = stack.evaluator.splits().train;
-  r.real_rows = real.rows;
-  r.features = real.cols;
-  r.classes = real.num_classes;
-  r.delta = config.delta;
-  r.randomness = stack.random.description();
-  try {
-    const dptune::DpEvent predicted = stack.evaluator.trainer_event(trainer, real.rows + m);
-    if (const auto why = stack.accountant->unsupported_reason(predicted); !why.empty())
-      throw ConfigDiagnostic(config.algorithm.use_where, "algorithm.use",
-                             "the pipeline's accountant '" + config.accountant.use +
-                                 "' cannot price the trainer's event " + predicted.to_string() +
-                                 " (" + why + "): there is no claim to audit");
-    const dptune::Neighbouring relation = dptune::neighbouring_of(predicted);
-    r.neighbouring = dptune::to_string(relation);
-    return relation;
-  } catch (const dptune::PrivacyError& e) {
-    throw ConfigDiagnostic(config.algorithm.use_where, "algorithm.use",
-                           std::string("the trainer's event cannot be audited: ") + e.what());
-  }
-}
-
-/// Both analyses of the scores, as the input-space audit runs them, and the verdict, into `r`.
-void analyse(const std::vector<double>& scores, const std::vector<bool>& included,
-             const PipelineConfig& config, const TrainerAuditOptions& options,
-             dptune::RandomBitGenerator& rng, TrainerAuditResult& r) {
-  const std::size_t m = scores.size();
-  r.canaries.resize(m);
-  for (std::size_t i = 0; i < m; ++i) r.canaries[i] = {included[i], scores[i]};
-  r.analysis =
-      "Steinke, Nasr & Jagielski (2023) (epsilon, delta) test and Mahloujifar, Melis & "
-      "Chaudhuri (2025) f-DP test (Algorithm 3; the claimed profile and (epsilon, delta) "
-      "hypotheses), each at half the level; one-sided guesses; white-box gradient canaries";
-  if (options.split) {
-    r.bounds = analyse_one_run_split(scores, included, config.delta, options.confidence,
-                                     r.claimed_profile, rng);
-    r.analysis += " on the top k of a random half of the canaries, k chosen on the other half";
-  } else {
-    const std::vector<std::size_t> ks =
-        options.guesses ? std::vector<std::size_t>{*options.guesses} : guess_ladder(m);
-    r.bounds = analyse_one_run(rank_canaries(scores, rng), included, ks, config.delta,
-                               options.confidence, r.claimed_profile);
-    r.analysis += options.guesses
-                      ? " on the top " + std::to_string(*options.guesses) + " scores (k fixed)"
-                      : " on the top k scores for k in the ladder m/2, m/4, ... (" +
-                            std::to_string(ks.size()) + " tests each, Bonferroni)";
-  }
-  r.epsilon_lower = r.bounds.epsilon_lower();
-  r.violation = r.bounds.snj.epsilon_lower > r.epsilon_claimed || r.bounds.fdp_rejects_claim;
-}
-
 }  // namespace
 
 TrainerAuditResult run_gradient_trainer_audit(const PipelineConfig& config,
@@ -300,8 +204,8 @@ TrainerAuditResult run_gradient_trainer_audit(const PipelineConfig& config,
   }
   const auto trainer = registry.create_trainer(config.algorithm.use, r.params);
   check_declared(config, *trainer);
-  const bool replace_game =
-      describe_run(config, registry, stack, *trainer, m, r) == dptune::Neighbouring::ReplaceOne;
+  const bool replace_game = describe_audited_run(config, registry, stack, *trainer, m, r) ==
+                            dptune::Neighbouring::ReplaceOne;
   const dptune::Dataset& real = evaluator.splits().train;
   const auto release =
       released_sum(config, *trainer, {real.rows + m, real.cols, real.num_classes}, m);
@@ -339,7 +243,7 @@ TrainerAuditResult run_gradient_trainer_audit(const PipelineConfig& config,
   for (std::size_t i = 0; i < m; ++i) scores[i] = game.sign[i] * released_total[i];
   r.score_kind = "canary direction of the sum of the " + std::to_string(steps) +
                  " released noisy gradient sums";
-  analyse(scores, game.included, config, options, *rng, r);
+  analyse_canaries(scores, game.included, config, options, *rng, "white-box gradient canaries", r);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

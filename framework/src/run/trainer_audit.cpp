@@ -13,6 +13,7 @@
 #include "dptune/host/plugin_registry.hpp"
 #include "dptune/host/trainer_audit.hpp"
 #include "run/evaluator.hpp"
+#include "run/trainer_audit_parts.hpp"
 
 namespace dptune::host {
 
@@ -117,44 +118,6 @@ std::vector<double> canary_scores(const dptune::Model& model, const dptune::Data
   return scores;
 }
 
-/// The claimed privacy profile: ε(δ) of `event` at the pipeline's δ and at δ = 10^-10 ... 0.5
-/// (the points where the accountant gives a finite ε), each an upper bound, so the trade-off curve
-/// through them lies below the true one and MMC's test of it stays valid.
-std::vector<ProfilePoint> claimed_profile(const dptune::Accountant& accountant,
-                                          const dptune::DpEvent& event, double delta) {
-  std::vector<double> deltas{delta};
-  for (const double d : {1e-10, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.1, 0.2, 0.5})
-    if (d != delta) deltas.push_back(d);
-  std::vector<ProfilePoint> profile;
-  for (const double d : deltas) {
-    const double eps = accountant.epsilon(event, d).epsilon;
-    if (std::isfinite(eps)) profile.push_back({std::max(0.0, eps), d});
-  }
-  return profile;
-}
-
-/// Refusals that come from the pipeline, before anything is trained.
-void check_auditable(const PipelineConfig& config, const EvaluationStack& stack) {
-  if (config.algorithm.kind != ComponentKind::Trainer)
-    throw ConfigDiagnostic(config.algorithm.use_where, "algorithm.use",
-                           "'" + config.algorithm.use +
-                               "' is a mechanism; `dptune audit trainer` audits trainers (audit a "
-                               "mechanism with `dptune audit " +
-                               config.algorithm.use + "`)");
-  if (stack.data->varies_per_run())
-    throw ConfigDiagnostic(config.data.use_where, "data.use",
-                           "data source '" + config.data.use +
-                               "' draws new data per run; a trainer audit needs fixed training "
-                               "rows to add its canaries to");
-  const dptune::Dataset& train = stack.evaluator.splits().train;
-  if (train.num_classes < 2 || train.cols == 0)
-    throw ConfigDiagnostic(config.data.use_where, "data.use",
-                           "a trainer audit needs classification data with features (the "
-                           "canaries are labelled rows); this data has " +
-                               std::to_string(train.num_classes) + " classes and " +
-                               std::to_string(train.cols) + " features");
-}
-
 }  // namespace
 
 TrainerAuditResult run_trainer_audit(const PipelineConfig& config, const PluginRegistry& registry,
@@ -172,37 +135,10 @@ TrainerAuditResult run_trainer_audit(const PipelineConfig& config, const PluginR
                            std::string(e.what()) + " (give a value with --param NAME=VALUE)");
   }
   const auto trainer = registry.create_trainer(config.algorithm.use, r.params);
-  if (const auto* info = registry.find(dptune::PluginKind::Trainer, config.algorithm.use)) {
-    r.trainer = info->name;
-    r.trainer_version = info->version;
-    r.library = info->library.string();
-    r.sha256 = sha256_file(info->library);
-  }
   const dptune::Dataset& real = evaluator.splits().train;
   const std::size_t m = options.canaries;
-  r.real_rows = real.rows;
-  r.features = real.cols;
-  r.classes = real.num_classes;
-  r.delta = config.delta;
-  r.randomness = stack.random.description();
-  // The neighbouring relation of the claim decides the game: add/remove (n varies) or
-  // replace-one (n fixed; slot i holds canary i or its twin).
-  dptune::Neighbouring relation;
-  try {
-    const dptune::DpEvent predicted = evaluator.trainer_event(*trainer, real.rows + m);
-    // No claim, nothing to audit against (a non-private trainer, an event the accountant refuses).
-    if (const auto why = stack.accountant->unsupported_reason(predicted); !why.empty())
-      throw ConfigDiagnostic(config.algorithm.use_where, "algorithm.use",
-                             "the pipeline's accountant '" + config.accountant.use +
-                                 "' cannot price the trainer's event " + predicted.to_string() +
-                                 " (" + why + "): there is no claim to audit");
-    relation = dptune::neighbouring_of(predicted);
-  } catch (const dptune::PrivacyError& e) {
-    throw ConfigDiagnostic(config.algorithm.use_where, "algorithm.use",
-                           std::string("the trainer's event cannot be audited: ") + e.what());
-  }
-  const bool replace_game = relation == dptune::Neighbouring::ReplaceOne;
-  r.neighbouring = dptune::to_string(relation);
+  const bool replace_game = describe_audited_run(config, registry, stack, *trainer, m, r) ==
+                            dptune::Neighbouring::ReplaceOne;
 
   auto rng = stack.random.make(kAuditStream);
   r.canary_norm =
@@ -228,28 +164,7 @@ TrainerAuditResult run_trainer_audit(const PipelineConfig& config, const PluginR
     scores.resize(m);
     r.score_kind += ", canary minus its twin";
   }
-  r.canaries.resize(m);
-  for (std::size_t i = 0; i < m; ++i) r.canaries[i] = {included[i], scores[i]};
-  r.analysis =
-      "Steinke, Nasr & Jagielski (2023) (epsilon, delta) test and Mahloujifar, Melis & "
-      "Chaudhuri (2025) f-DP test (Algorithm 3; the claimed profile and (epsilon, delta) "
-      "hypotheses), each at half the level; one-sided guesses";
-  if (options.split) {
-    r.bounds = analyse_one_run_split(scores, included, config.delta, options.confidence,
-                                     r.claimed_profile, *rng);
-    r.analysis += " on the top k of a random half of the canaries, k chosen on the other half";
-  } else {
-    const std::vector<std::size_t> ks =
-        options.guesses ? std::vector<std::size_t>{*options.guesses} : guess_ladder(m);
-    r.bounds = analyse_one_run(rank_canaries(scores, *rng), included, ks, config.delta,
-                               options.confidence, r.claimed_profile);
-    r.analysis += options.guesses
-                      ? " on the top " + std::to_string(*options.guesses) + " scores (k fixed)"
-                      : " on the top k scores for k in the ladder m/2, m/4, ... (" +
-                            std::to_string(ks.size()) + " tests each, Bonferroni)";
-  }
-  r.epsilon_lower = r.bounds.epsilon_lower();
-  r.violation = r.bounds.snj.epsilon_lower > r.epsilon_claimed || r.bounds.fdp_rejects_claim;
+  analyse_canaries(scores, included, config, options, *rng, "", r);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }
