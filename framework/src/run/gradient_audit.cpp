@@ -196,12 +196,7 @@ TrainerAuditResult run_gradient_trainer_audit(const PipelineConfig& config,
   HostEvaluator& evaluator = stack.evaluator;
   TrainerAuditResult r;
   r.canary_kind = "gradient";
-  try {
-    r.params = evaluator.complete_params(options.candidate);
-  } catch (const dptune::InvalidArgument& e) {
-    throw ConfigDiagnostic(config.algorithm.where, "algorithm.params",
-                           std::string(e.what()) + " (give a value with --param NAME=VALUE)");
-  }
+  r.params = audited_params(config, evaluator, options);
   const auto trainer = registry.create_trainer(config.algorithm.use, r.params);
   check_declared(config, *trainer);
   const bool replace_game = describe_audited_run(config, registry, stack, *trainer, m, r) ==

@@ -128,12 +128,7 @@ TrainerAuditResult run_trainer_audit(const PipelineConfig& config, const PluginR
   check_auditable(config, stack);
   HostEvaluator& evaluator = stack.evaluator;
   TrainerAuditResult r;
-  try {
-    r.params = evaluator.complete_params(options.candidate);
-  } catch (const dptune::InvalidArgument& e) {
-    throw ConfigDiagnostic(config.algorithm.where, "algorithm.params",
-                           std::string(e.what()) + " (give a value with --param NAME=VALUE)");
-  }
+  r.params = audited_params(config, evaluator, options);
   const auto trainer = registry.create_trainer(config.algorithm.use, r.params);
   const dptune::Dataset& real = evaluator.splits().train;
   const std::size_t m = options.canaries;

@@ -31,6 +31,16 @@ void check_auditable(const PipelineConfig& config, const EvaluationStack& stack)
                                std::to_string(train.cols) + " features");
 }
 
+dptune::Params audited_params(const PipelineConfig& config, const HostEvaluator& evaluator,
+                              const TrainerAuditOptions& options) {
+  try {
+    return evaluator.complete_params(options.candidate);
+  } catch (const dptune::InvalidArgument& e) {
+    throw ConfigDiagnostic(config.algorithm.where, "algorithm.params",
+                           std::string(e.what()) + " (give a value with --param NAME=VALUE)");
+  }
+}
+
 dptune::Neighbouring describe_audited_run(const PipelineConfig& config,
                                           const PluginRegistry& registry, EvaluationStack& stack,
                                           const dptune::Trainer& trainer, std::size_t m,

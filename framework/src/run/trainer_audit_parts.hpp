@@ -19,6 +19,11 @@ namespace dptune::host {
 /// per run, data without classes or features.
 void check_auditable(const PipelineConfig& config, const EvaluationStack& stack);
 
+/// The audited candidate: `options.candidate` completed with the algorithm's defaults; a missing
+/// value is a diagnostic at algorithm.params that says how to give it.
+dptune::Params audited_params(const PipelineConfig& config, const HostEvaluator& evaluator,
+                              const TrainerAuditOptions& options);
+
 /// The trainer's identity, the data's shape and the game's neighbouring relation (that of the
 /// trainer's event for the real rows plus `m` canaries), into `r`; the relation is returned.
 dptune::Neighbouring describe_audited_run(const PipelineConfig& config,
