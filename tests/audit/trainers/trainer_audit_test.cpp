@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <regex>
 #include <string>
 
@@ -69,6 +70,17 @@ void expect_passes(const std::string& pipeline, const std::string& extra, const 
   CHECK(a.run.out.find("result: no violation found") != std::string::npos);
 }
 
+/// Runs `dptune ARGS` and checks that it is refused with exit 2 and an error naming each of `says`.
+void check_refused(const std::string& args, const std::string& name,
+                   std::initializer_list<const char*> says) {
+  const auto r = run_dptune(args, name);
+  CHECK(r.exit_code == 2);
+  for (const char* text : says) {
+    CAPTURE(text);
+    CHECK(r.err.find(text) != std::string::npos);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("broken: DP-SGD without clipping is flagged") {
@@ -128,36 +140,22 @@ TEST_CASE("a trainer audit's report: json, html histogram and the record per con
 
 TEST_CASE("trainer audit: configuration errors exit 2 before training") {
   // A mechanism pipeline: the algorithm's `use` line is named.
-  const auto mech = run_dptune("audit trainer examples/pipelines/quickstart.yaml --no-record",
-                               "trainer_audit_mechanism");
-  CHECK(mech.exit_code == 2);
-  CHECK(mech.err.find("quickstart.yaml:") != std::string::npos);
-  CHECK(mech.err.find("algorithm.use") != std::string::npos);
-  CHECK(mech.err.find("audits trainers") != std::string::npos);
+  check_refused("audit trainer examples/pipelines/quickstart.yaml --no-record",
+                "trainer_audit_mechanism",
+                {"quickstart.yaml:", "algorithm.use", "audits trainers"});
   // A non-private trainer makes no claim: refused before training, naming its `use` line.
-  const auto sgd = run_dptune(
+  check_refused(
       "audit trainer examples/pipelines/sgd_logreg_breast_cancer_baseline.yaml --no-record",
-      "trainer_audit_non_private");
-  CHECK(sgd.exit_code == 2);
-  CHECK(sgd.err.find("sgd_logreg_breast_cancer_baseline.yaml:") != std::string::npos);
-  CHECK(sgd.err.find("algorithm.use") != std::string::npos);
-  CHECK(sgd.err.find("no claim to audit") != std::string::npos);
+      "trainer_audit_non_private",
+      {"sgd_logreg_breast_cancer_baseline.yaml:", "algorithm.use", "no claim to audit"});
   // Usage errors.
-  const auto bad =
-      run_dptune("audit trainer '" + kPipelines + "dp_sgd.yaml' --canaries 3 --no-record",
-                 "trainer_audit_usage");
-  CHECK(bad.exit_code == 2);
-  CHECK(bad.err.find("--canaries") != std::string::npos);
-  const auto param =
-      run_dptune("audit trainer '" + kPipelines + "dp_sgd.yaml' --param no_such=1 --no-record",
-                 "trainer_audit_param");
-  CHECK(param.exit_code == 2);
-  CHECK(param.err.find("no_such") != std::string::npos);
-  const auto guesses = run_dptune(
+  check_refused("audit trainer '" + kPipelines + "dp_sgd.yaml' --canaries 3 --no-record",
+                "trainer_audit_usage", {"--canaries"});
+  check_refused("audit trainer '" + kPipelines + "dp_sgd.yaml' --param no_such=1 --no-record",
+                "trainer_audit_param", {"no_such"});
+  check_refused(
       "audit trainer '" + kPipelines + "dp_sgd.yaml' --canaries 20 --guesses 21 --no-record",
-      "trainer_audit_guesses");
-  CHECK(guesses.exit_code == 2);
-  CHECK(guesses.err.find("--guesses") != std::string::npos);
+      "trainer_audit_guesses", {"--guesses"});
 }
 
 TEST_CASE("trainer audit: the split strategy flags the broken DP-SGD too") {
@@ -169,11 +167,8 @@ TEST_CASE("trainer audit: the split strategy flags the broken DP-SGD too") {
   CAPTURE(r.out);
   CHECK(r.exit_code == 3);
   CHECK(r.out.find("k chosen on the other half") != std::string::npos);
-  const auto both =
-      run_dptune("audit trainer '" + kPipelines + "dp_sgd.yaml' --split --guesses 4 --no-record",
-                 "trainer_audit_split_guesses");
-  CHECK(both.exit_code == 2);
-  CHECK(both.err.find("--split and --guesses") != std::string::npos);
+  check_refused("audit trainer '" + kPipelines + "dp_sgd.yaml' --split --guesses 4 --no-record",
+                "trainer_audit_split_guesses", {"--split and --guesses"});
 }
 
 TEST_CASE("trainer audit: a fixed number of guesses runs one test per analysis") {
@@ -234,29 +229,18 @@ TEST_CASE("gradient canaries: a DP-SGD that does not clip the canary is flagged"
   expect_passes("dp_sgd.yaml", extra, "grad_clipped");
 }
 TEST_CASE("gradient canaries: a trainer that does not take them is refused before training") {
-  const auto r = run_dptune(
+  check_refused(
       "audit trainer '" + kPipelines + "command_honest.yaml' --canary-kind gradient --no-record",
-      "grad_refused");
-  CHECK(r.exit_code == 2);
-  CHECK(r.err.find("command_honest.yaml:8:8: algorithm.use: ") != std::string::npos);
-  CHECK(r.err.find("does not take gradient canaries") != std::string::npos);
-  const auto mech = run_dptune(
+      "grad_refused",
+      {"command_honest.yaml:8:8: algorithm.use: ", "does not take gradient canaries"});
+  check_refused(
       "audit trainer examples/pipelines/quickstart.yaml --canary-kind gradient --no-record",
-      "grad_mechanism");
-  CHECK(mech.exit_code == 2);
-  CHECK(mech.err.find("quickstart.yaml:") != std::string::npos);
-  CHECK(mech.err.find("audits trainers") != std::string::npos);
-  const auto kind =
-      run_dptune("audit trainer '" + kPipelines + "dp_sgd.yaml' --canary-kind weights --no-record",
-                 "grad_kind");
-  CHECK(kind.exit_code == 2);
-  CHECK(kind.err.find("--canary-kind") != std::string::npos);
-  const auto many =
-      run_dptune("audit trainer '" + kPipelines +
-                     "dp_sgd.yaml' --canary-kind gradient --canaries 6000 --no-record",
-                 "grad_too_many");
-  CHECK(many.exit_code == 2);
-  CHECK(many.err.find("5001 parameters, fewer than the 6000") != std::string::npos);
+      "grad_mechanism", {"quickstart.yaml:", "audits trainers"});
+  check_refused("audit trainer '" + kPipelines + "dp_sgd.yaml' --canary-kind weights --no-record",
+                "grad_kind", {"--canary-kind"});
+  check_refused("audit trainer '" + kPipelines +
+                    "dp_sgd.yaml' --canary-kind gradient --canaries 6000 --no-record",
+                "grad_too_many", {"5001 parameters, fewer than the 6000"});
 }
 TEST_CASE("gradient canaries: no context outside the gradient audit offers them") {
   // canary_probe fails its training when offered gradient canaries.  A whole `dptune run` (a
