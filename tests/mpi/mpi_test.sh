@@ -142,7 +142,19 @@ equal() {
     grep -q "\"executor\": \"mpi($n rank" "$out/summary.json" ||
       fail "$out: summary.json does not name the MPI executor with $n ranks"
     same_as_reference "$pipe" "$out"
+    same_resolved_config "$pipe" "$out"
   done
+}
+
+# resolved_config.yaml states what ran: the same on every number of ranks as in one process, but
+# for the executor and the output folder.  A mechanism parameter that the algorithm or the tuner
+# sets at run time on a worker rank must be left out on rank 0 too, as the single process does.
+same_resolved_config() {
+  local pipe=$1 out=$2
+  local strip='/^ *(executor|dir): /d'
+  diff <(sed -E "$strip" "$work/ref_$pipe/resolved_config.yaml") \
+    <(sed -E "$strip" "$out/resolved_config.yaml") >"$out.config.diff" ||
+    fail "$out: resolved_config.yaml differs from the single-process run's ($(head -4 "$out.config.diff"))"
 }
 
 # Runs pipeline $5 over 3 ranks, where rank $1 sends itself signal $2 after $3 seconds.
