@@ -12,9 +12,14 @@ Two checks, over README.md and docs/**/*.md:
                                           --seed 3 -->` (extra `run` arguments), `, exit 2` (the
                                           exit code the command must end with), `, slow` (run only
                                           with --slow, by the slow configuration)
-     <!-- pinned: TEST_FILE "TEST CASE" -->  a table whose every measured number is asserted by that
-                                          test case (the number, to the doc's precision, is in its
-                                          source; the test checks the program against it)
+     <!-- checked table | columns: A; B -->  a table whose numbers in columns A and B (every column
+                                          after the first without `| columns:`) are quoted by the next
+                                          `checked output` block of the file (as printed, to the
+                                          table's precision), which the doc-test runs
+     <!-- pinned: TEST_FILE ["TEST CASE"]... [| columns: A; B] -->  a table whose numbers are
+                                          asserted by that test file or those test cases (each
+                                          number, to the doc's precision, is in their source; the
+                                          test checks the program against it)
      <!-- measured: ... -->               a measurement that cannot run in the suite; the comment
                                           names the `command` (in backticks) and the date (YYYY-MM-DD)
      <!-- not-output: WHY -->             not a program's output (an example input, a synopsis, a
