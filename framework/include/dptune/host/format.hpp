@@ -8,9 +8,11 @@
 namespace dptune::host {
 
 /// `digits` significant figures, printf's %.<digits>g (and std::ostream's default notation with
-/// setprecision(digits)): 0.1, 1e-05, 123457; "inf", "-inf", "nan" for the non-finite.  The
-/// console, messages and derivations; digits = 17 (max_digits10) reads back as the same double.
-std::string significant(double x, int digits = 6);
+/// setprecision(digits)): 0.1, 1e-05, 12346; "inf", "-inf", "nan" for the non-finite.  The
+/// default, 5, is the one format of every number a person reads (the console, messages,
+/// derivations, report.html, `dptune audit`, `ledger show`); machine files use full_precision or
+/// shortest.  digits = 17 (max_digits10) reads back as the same double.
+std::string significant(double x, int digits = 5);
 
 /// The shortest text that reads back as the same double (std::to_chars), kept a float when read
 /// as YAML (3.0, .inf, -.inf, .nan): the SDK's text of a float parameter (dptune::to_string of a
