@@ -121,6 +121,37 @@ def scan_1d(gammas, sigmas, n_alpha, step):
           f"{worst_ok:+.2e}")
 
 
+def scan_plane(gammas, sigmas, n_alpha):
+    """Triangles (0, a, b) in the plane: a - b along the first axis (length s), both at height c.
+    Up to rotation, reflection and swap every triangle with sides <= mu is one of these."""
+    print("planar pairs: a = (a1, c), b = (a1 - s, c), |a|, |b| <= mu = 2C, s = |a - b|:")
+    v, w = np.polynomial.hermite_e.hermegauss(48)
+    nodes = (v, w / math.sqrt(2 * math.pi))
+    al = alphas(n_alpha)
+    for sigma in sigmas:
+        mu = 2 / sigma
+        for g in gammas:
+            h_r = curve(g, mu, 0.0, al)
+            h_rr = curve(g, 0.0, mu, al)
+            rows = []
+            for s_frac in (1.0, 0.9):
+                for c_frac in (0.0, 0.25, 0.5, 0.75, math.sqrt(3) / 2):
+                    s, c = s_frac * mu, c_frac * mu
+                    limit = math.sqrt(max(mu * mu - c * c, 0.0))
+                    for a1 in np.linspace(s - limit, limit, 5):
+                        b1 = a1 - s
+                        if abs(b1) > limit + 1e-12 or a1 < -b1 - 1e-12:
+                            continue  # outside, or the reflection of one already taken
+                        m, lam = margin(curve(g, a1, b1, al, c, nodes), h_r, h_rr)
+                        rows.append((m, s_frac, c_frac, a1 / mu * 2, lam))
+            fails = sum(1 for r in rows if r[0] > 1e-12)
+            m, s_frac, c_frac, a1, lam = max(rows)
+            ok = max((r for r in rows if r[0] <= 1e-12), default=(float("nan"),))[0]
+            print(f"  sigma {sigma}, gamma {g}: {fails} of {len(rows)} fail; worst margin {m:+.3e} "
+                  f"at |a - b| = {s_frac:.2f} x 2C, height {c_frac:.3f} x 2C, a1 = {a1:.3f}C "
+                  f"(lam {lam:.3f}); largest margin among the others {ok:+.2e}", flush=True)
+
+
 def second_order_ratio_1d(g, a, b):
     return (g + (1 - g) * math.exp(-a * b / 2)) ** 2
 
@@ -177,8 +208,11 @@ def main():
     sigmas = [0.5, 1, 2, 8] if quick else [0.5, 1, 1.5, 2, 4, 8]
     scan_1d(gammas, sigmas, 60 if quick else 150, 0.25 if quick else 0.125)
 
+    for sigma, g in ((1, 0.1), (2, 0.2), (4, 0.1)):  # the three short rows of the table
+        scan_plane([g], [sigma], 30 if quick else 40)
+
     print("certificates (mpmath, 40 digits): middle pair (C, -C), alpha = e^{+-t}")
-    for g, sigma, t in ((0.1, 1, 0.05), (0.01, 1, 0.02), (0.2, 2, 0.05), (0.1, 4, 0.02),
+    for g, sigma, t in ((0.1, 1, 0.05), (0.2, 2, 0.05), (0.1, 4, 0.02), (0.001, 0.5, 0.0005),
                         (0.5, 8, 0.01)):
         lower, upper, _ = certificate(g, sigma, 1, -1, t)
         print(f"  gamma {g}, sigma {sigma}: alpha = e^{t}: lam >= {mp.nstr(lower, 12)}; "
