@@ -20,6 +20,7 @@ the inner integral in closed form (the perpendicular offset c only rescales w_a 
 
     python3 bench/accounting/flagged_mixture.py          # 1-D scan, planar scan, certificates
     python3 bench/accounting/flagged_mixture.py --quick  # coarser grids
+    python3 bench/accounting/flagged_mixture.py --two-steps  # only the two-step comparison
 
 Second order at alpha = 1 (the analytic reason for the failures, docs/accounting.md): every pair
 with |a - b| = mu has H_1 = TV(R) = TV(R'), so a dominating mixture must match its slope at 1
@@ -152,6 +153,42 @@ def scan_plane(gammas, sigmas, n_alpha):
                   f"(lam {lam:.3f}); largest margin among the others {ok:+.2e}", flush=True)
 
 
+def symmetric_curve(g, mu, alpha):
+    """max(H_alpha(R), H_alpha(R')) in closed form (R's loss crosses each level once)."""
+    alpha = np.asarray(alpha, float)
+
+    def h_r(x):
+        out = 1 - x
+        m = x > 1 - g
+        cross = (np.log((x[m] - 1 + g) / g) + mu * mu / 2) / mu
+        out[m] = g * ndtr(mu - cross) + (1 - g - x[m]) * ndtr(-cross)
+        return np.maximum(out, 0)
+    return np.maximum(h_r(alpha), 1 - alpha + alpha * h_r(1 / alpha))
+
+
+def two_steps(g, sigma, eps, width=0.005):
+    """delta(eps) of two steps: a first pair, then R or R' (the worse at the first step's loss).
+    First pairs: R (1-D, fine grid), the middle pair, the right triangle in the clipping disc
+    (a = (C, C), b = (-C, C)) and the equilateral triangle of side 2C (2-D grid, midpoint rule)."""
+    mu = 2 / sigma
+    x = np.arange(-14, 14, 1e-4) + 5e-5
+    p = g * np.exp(-(x - mu) ** 2 / 2) + (1 - g) * np.exp(-x ** 2 / 2)
+    q = np.exp(-x ** 2 / 2)
+    out = {"R": float(np.sum(p * symmetric_curve(g, mu, np.exp(eps - np.log(p / q))))
+                      * 1e-4 / math.sqrt(2 * math.pi))}
+    u = np.arange(-12, 12, width) + width / 2
+    U, V = np.meshgrid(u, u, indexing="ij")
+    for name, c in (("middle", 0.0), ("right", mu / 2), ("equilateral", math.sqrt(3) / 2 * mu)):
+        shifted = g * np.exp(-(V - c) ** 2 / 2)
+        centred = (1 - g) * np.exp(-V ** 2 / 2 - U ** 2 / 2)
+        p = shifted * np.exp(-(U - mu / 2) ** 2 / 2) + centred
+        q = shifted * np.exp(-(U + mu / 2) ** 2 / 2) + centred
+        value = np.sum(p * symmetric_curve(g, mu, np.exp(eps - np.log(p / q)).ravel()).reshape(
+            p.shape))
+        out[name] = float(value * width * width / (2 * math.pi))
+    return out
+
+
 def second_order_ratio_1d(g, a, b):
     return (g + (1 - g) * math.exp(-a * b / 2)) ** 2
 
@@ -202,7 +239,14 @@ def certificate(g, sigma, a_c, b_c, t):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--two-steps", action="store_true", help="only the two-step comparison")
     args = parser.parse_args()
+    print("two steps, sigma 1, gamma 0.1: delta of a first pair, then R or R' (the worse):")
+    for eps in (0.0, 0.05):
+        print(f"  eps {eps}: " + ", ".join(f"{k} first {v:.8f}"
+                                          for k, v in two_steps(0.1, 1.0, eps).items()), flush=True)
+    if args.two_steps:
+        return
     quick = args.quick
     gammas = [0.001, 0.01, 0.1, 0.5] if quick else [0.001, 0.004, 0.01, 0.05, 0.1, 0.2, 0.5]
     sigmas = [0.5, 1, 2, 8] if quick else [0.5, 1, 1.5, 2, 4, 8]
