@@ -19,6 +19,7 @@ record -> y, with y chosen so that all three lie in [-1, 1]).
     python3 bench/accounting/adaptive_wor.py            # the three short rows, R and R' only
     python3 bench/accounting/adaptive_wor.py --sweep    # also every 1-D pair on a 0.5 grid
     python3 bench/accounting/adaptive_wor.py --plane    # 2-D pairs (triangles 0, a, b), coarse
+    python3 bench/accounting/adaptive_wor.py --disc     # + the right triangle in the clipping disc
 
 The 1-D sweep and the planar pairs are evidence about the family's worst case, not a proof: the
 maximum over every pair of the family is the exact adaptive value, and only R, R' and the
@@ -121,11 +122,37 @@ def bracket(laws_of, steps, h, u_lo, u_hi):
                  for upper in (False, True))
 
 
+def disc_gain():
+    """The right triangle in the clipping disc (x_i -> (C, 0), x_i' -> (-C, 0), the others ->
+    (0, -C): a = (1, 1), b = (-1, 1)), both orders, offered beside R and R' at every step: delta at
+    the eps where the choice of R or R' reaches 1e-5, every law on the same coarse 2-D grid with
+    losses rounded to the nearest grid point (a comparison, not a certified bound)."""
+    pairs = {"R": ((2, 0), (0, 0)), "R'": ((0, 0), (2, 0)), "middle": ((1, 0), (-1, 0)),
+             "right": ((1, 1), (-1, 1)), "right'": ((-1, 1), (1, 1))}
+    for sigma, q, steps, h, u_lo, u_hi in ROWS:
+        laws = {k: loss_law_2d(q, np.array(a, float), np.array(b, float), sigma, h, 0.02)
+                for k, (a, b) in pairs.items()}
+        at, reference = None, None
+        for names in (["R", "R'"], ["R", "R'", "middle"], ["R", "R'", "right", "right'"]):
+            u, w = induction([laws[n] for n in names], steps, h, u_lo, u_hi, True)
+            eps, delta = -u[::-1], w[::-1]
+            if at is None:
+                at = int(np.nonzero(delta <= DELTA)[0][0])
+                reference = delta[at]
+            print(f"sigma {sigma}, q {q}, {steps} steps, pairs {names}: delta at eps {eps[at]:.4f} "
+                  f"{delta[at]:.10e} ({delta[at] / reference - 1:+.1e} relative)", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sweep", action="store_true", help="every 1-D pair on a 0.5 grid")
     parser.add_argument("--plane", action="store_true", help="planar pairs (coarse, row 2 only)")
+    parser.add_argument("--disc", action="store_true",
+                        help="only: delta with the right triangle in the clipping disc offered")
     args = parser.parse_args()
+    if args.disc:
+        disc_gain()
+        return
     one_d = [(2.0, 0.0), (0.0, 2.0)]
     if args.sweep:
         one_d = [(a, b) for a in np.arange(0, 2.01, 0.5) for b in np.arange(a - 2, 2.01, 0.5)

@@ -878,8 +878,9 @@ TEST_CASE("fixed-size lots: pairs between R and R' add nothing to the adaptive c
   // One pair of datasets also realises, at a step, every pair (γN(a) + (1 − γ)N(0), γN(a − 2) +
   // (1 − γ)N(0)) with a ∈ [0, 2] (gradients x_i ↦ 1, x_i′ ↦ −1, every other record ↦ 1 − a): R at
   // a = 2, R′ (translated) at a = 0.  Offering a = ½, 1, 3⁄2 as further choices does not raise the
-  // realised δ on the 10-step row: evidence, not a proof, that the adaptive choice of R or R′ is
-  // the worst case (docs/accounting.md, "Is a tighter sound bound known?").
+  // realised δ on the 10-step row (planar pairs can: over two steps at ε = 0 a right triangle in
+  // the clipping disc beats every choice of R or R′, flagged_mixture_test.cpp; docs/accounting.md,
+  // "Is a tighter sound bound known?").
   const double delta = 1e-5, h = 5e-4, epsilon = 12.302;
   const int steps = 10;
   std::vector<GridLoss> laws;
