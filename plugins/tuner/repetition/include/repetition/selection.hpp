@@ -2,7 +2,8 @@
 // best (Papernot & Steinke 2022; the tuners repetition, dp_hypo and subsampled) share: the law of
 // the number of runs K read from the parameters, the Laplace noise on every run's held-out score
 // (Sec. 3.1) fixed with its event before any run, the noisy score a run releases to the selection,
-// and the release of the best run with K hidden.
+// the release of the best run with K hidden, and, for candidates drawn from the search space
+// rather than its grid, the probe that finds the dimensions that change their cost.
 #pragma once
 
 #include <cstddef>
