@@ -48,7 +48,8 @@ double rr(double eps, int bit, int out) {
 struct Case {
   std::vector<double> train_eps, final_eps;  // per candidate λ
   double score_eps = 1;
-  std::size_t rows = 6, parts = 2;  // n and k = 1/q
+  std::size_t rows = 6;
+  double fraction = 0.5;  // q, any in (0, 1): the subsample is m = ⌊qn⌋ of the n rows
   double mean = 5, eta = 0;
 };
 
@@ -86,7 +87,7 @@ adv::ExactPair exact(const Case& c, bool scored_record, std::mt19937_64& rng) {
   const adv::Dist best_d2 = adv::best_law(in, prior, 1, stopping, b);
   r.dropped = std::max(a, b);
   if (!scored_record) {  // A: record 1 is in the subsample with probability m/n
-    const double q = static_cast<double>(c.rows / c.parts) / static_cast<double>(c.rows);
+    const double q = sub::SubsampleSize::of(c.rows, c.fraction).ratio();
     for (std::size_t o = 0; o < outcomes; ++o) best_d[o] = q * best_d[o] + (1 - q) * best_d2[o];
   }
   // Append the final training's output (A: record 1's bit; B: unchanged, so left out) or the
@@ -116,14 +117,14 @@ Declared declared(const Case& c) {
   d.base = DpEvent::composed({DpEvent::one_of(train), d.score});
   d.final = sub::final_event(DpEvent::one_of(final), &d.score);
   const auto law = dptune::RepetitionDistribution::from_mean(c.mean, c.eta);
-  d.procedure = {d.base,     nullptr,    d.final, sub::SubsampleSize::of(c.rows, 1.0 / c.parts),
+  d.procedure = {d.base,     nullptr,    d.final, sub::SubsampleSize::of(c.rows, c.fraction),
                  law.mean(), law.shape()};
   return d;
 }
 
 Case random_case(std::mt19937_64& rng) {
   std::uniform_real_distribution<double> eps(0.05, 2.0);
-  std::uniform_int_distribution<std::size_t> candidates(1, 3), parts(2, 3);
+  std::uniform_int_distribution<std::size_t> candidates(1, 3);
   Case c;
   const std::size_t L = candidates(rng);
   for (std::size_t l = 0; l < L; ++l) {
@@ -131,8 +132,12 @@ Case random_case(std::mt19937_64& rng) {
     c.final_eps.push_back(eps(rng));
   }
   c.score_eps = eps(rng);
-  c.parts = parts(rng);
-  c.rows = std::uniform_int_distribution<std::size_t>(c.parts, 6)(rng);
+  // n in 2..7 and m in 1..n-1, given as the fraction (m + u)/n with u in [0.1, 0.9): mostly not
+  // 1/k (3/7, 0.45·7, 5/6, ...), the fractions the layout's subsample of any size allows.
+  c.rows = std::uniform_int_distribution<std::size_t>(2, 7)(rng);
+  const auto m = std::uniform_int_distribution<std::size_t>(1, c.rows - 1)(rng);
+  c.fraction = (static_cast<double>(m) + std::uniform_real_distribution<double>(0.1, 0.9)(rng)) /
+               static_cast<double>(c.rows);
   const double means[] = {2, 5, 10}, etas[] = {0, 0.5, 1};
   c.mean = means[std::uniform_int_distribution<int>(0, 2)(rng)];
   c.eta = etas[std::uniform_int_distribution<int>(0, 2)(rng)];
@@ -186,7 +191,7 @@ TEST_CASE("adversarial: the scored split's case is needed (amplifying the scores
       c.final_eps = {0.05};
       c.score_eps = score_eps;
       c.rows = 6;
-      c.parts = 3;
+      c.fraction = 1.0 / 3;
       c.mean = mean;
       c.eta = 1;
       Declared d = declared(c);
@@ -206,4 +211,44 @@ TEST_CASE("adversarial: the scored split's case is needed (amplifying the scores
       beaten |= found > unsound;
     }
   CHECK(beaten);
+}
+
+TEST_CASE("adversarial: subsampled at fractions that are not 1/k (m/n = 3/7, 4/7, 5/6)") {
+  // The layout's subsample of any public size: q = 0.45 of 7 rows (m = 3), 0.6 of 7 (m = 4),
+  // 0.85 of 6 (m = 5).  Every route's price covers both neighbouring pairs' exact ε, with record
+  // 1 in the subsample with probability m/n.
+  const dptune::rdp::AccountantAdapter rdp;
+  std::mt19937_64 rng(37);
+  for (const auto& [rows, fraction] :
+       {std::pair<std::size_t, double>{7, 0.45}, {7, 0.6}, {6, 0.85}}) {
+    Case c;
+    c.train_eps = {0.4, 1.5};
+    c.final_eps = {0.3, 0.8};
+    c.score_eps = 0.5;
+    c.rows = rows;
+    c.fraction = fraction;
+    c.mean = 5;
+    c.eta = 0.5;
+    Declared d = declared(c);
+    d.procedure.score = &d.score;
+    CHECK(d.procedure.size.sample_rows ==
+          static_cast<std::size_t>(std::floor(fraction * static_cast<double>(rows))));
+    for (double delta : {1e-5, 1e-2}) {
+      const std::vector<sub::Priced> prices = sub::prices(rdp, delta, d.procedure);
+      REQUIRE(prices.size() == 3);
+      for (bool scored_record : {false, true}) {
+        double found = 0;
+        for (int i = 0; i < 4; ++i)
+          found = std::max(found, exact(c, scored_record, rng).epsilon_lower(delta));
+        for (const auto& p : prices) {
+          CAPTURE(rows);
+          CAPTURE(fraction);
+          CAPTURE(delta);
+          CAPTURE(scored_record);
+          CAPTURE(p.route);
+          CHECK(found <= p.guarantee.epsilon + 1e-9);
+        }
+      }
+    }
+  }
 }

@@ -1,4 +1,4 @@
-// The subsampled tuner's core: the subsample's public size (the layout's part 0), the extrapolation
+// The subsampled tuner's core: the subsample's public size (the layout's draw), the extrapolation
 // rule, and the event of the whole procedure, against hand-built trees and numbers computed here
 // by hand from Wang, Balle & Kasiviswanathan 2019, Theorem 9.
 #include <doctest/doctest.h>
@@ -11,6 +11,7 @@
 #include "dptune/dp_event.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/helpers/repetition.hpp"
+#include "dptune/helpers/subsample_scope.hpp"
 #include "dptune/host/data_scopes.hpp"
 #include "dptune/rng.hpp"
 #include "rdp/calculator.hpp"
@@ -20,61 +21,92 @@ using dptune::DpEvent;
 using dptune::Params;
 namespace sub = dptune::subsampled;
 
-TEST_CASE("subsampled: the subsample is part 0 of the layout's 1/q-part partition, of size n/k") {
+TEST_CASE("subsampled: the subsample has m = floor(q n) rows for any fraction 0 < q <= 1") {
   const auto tenth = sub::SubsampleSize::of(1000, 0.1);
-  CHECK(tenth.parts == 10);
   CHECK(tenth.sample_rows == 100);
-  // partition_indices gives part 0 the rows [0, n/k) of its shuffle: ⌊341/3⌋ = 113.
-  const auto third = sub::SubsampleSize::of(341, 1.0 / 3);
-  CHECK(third.parts == 3);
-  CHECK(third.sample_rows == 113);
+  CHECK(tenth.ratio() == 0.1);
+  CHECK(sub::SubsampleSize::of(341, 1.0 / 3).sample_rows == 113);       // ⌊113.67⌋
+  CHECK(sub::SubsampleSize::of(1000, 0.3).sample_rows == 300);          // not 1/k
+  CHECK(sub::SubsampleSize::of(341, 0.3).sample_rows == 102);           // ⌊102.3⌋
+  CHECK(sub::SubsampleSize::of(7, 0.45).sample_rows == 3);              // ⌊3.15⌋
+  CHECK(sub::SubsampleSize::of(300, 0.3333333333).sample_rows == 100);  // 99.99999999: a third
   CHECK(sub::SubsampleSize::of(341, 1.0).whole());
   CHECK(sub::SubsampleSize::of(341, 1.0).sample_rows == 341);
-  CHECK_THROWS_WITH_AS(sub::SubsampleSize::of(1000, 0.3), doctest::Contains("not 1/k"),
+  CHECK_FALSE(sub::SubsampleSize::of(341, 0.999).whole());
+  // Refusals name the parameter (the host then points at it in the pipeline).
+  CHECK_THROWS_WITH_AS(sub::SubsampleSize::of(5, 0.1),
+                       doctest::Contains("fraction: 0.1 of the 5 training rows is a subsample of "
+                                         "0 rows; give a fraction of at least 0.2"),
                        dptune::InvalidArgument);
-  CHECK_THROWS_WITH_AS(sub::SubsampleSize::of(5, 0.1), doctest::Contains("10 parts of 5"),
+  CHECK_THROWS_WITH_AS(sub::SubsampleSize::of(5, 0.0), doctest::Contains("fraction: must be in"),
                        dptune::InvalidArgument);
-  CHECK_THROWS_AS(sub::SubsampleSize::of(5, 0.0), dptune::InvalidArgument);
+  CHECK_THROWS_AS(sub::SubsampleSize::of(5, 1.5), dptune::InvalidArgument);
+  CHECK_THROWS_AS(sub::SubsampleSize::check_fraction(-0.1), dptune::InvalidArgument);
 }
 
-TEST_CASE("subsampled: m is the row count of the layout's part 0, whose rows are a uniform draw") {
-  // The amplification is priced at m = ⌊n/k⌋ of n: the host's partition must give part 0 exactly
-  // that many rows, all distinct, from a shuffle that the layout's seed alone decides.
-  for (std::size_t n : {7u, 100u, 341u, 1000u})
-    for (double q : {1.0 / 2, 1.0 / 3, 0.1}) {
-      if (static_cast<std::size_t>(std::round(1 / q)) > n) continue;
-      dptune::Dataset train;
-      train.rows = n;
-      train.labels.assign(n, 0.0);
-      const dptune::host::DataScopes scopes(train, {}, [](std::uint64_t stream) {
-        return std::make_unique<dptune::Xoshiro256>(11, stream);
-      });
-      const auto size = sub::SubsampleSize::of(n, q);
+TEST_CASE("subsampled: at q = 1/k the subsample has the partition's n/k rows, so the same price") {
+  // The price depends on q only through (n, m): at q = 1/k, m must stay the ⌊n/k⌋ rows the
+  // partition's part 0 had, for every n and k, so that every printed ε is unchanged.
+  for (std::size_t n = 1; n <= 3000; n += (n < 200 ? 1 : 37))
+    for (std::size_t k = 1; k <= std::min<std::size_t>(n, 50); ++k) {
       CAPTURE(n);
-      CAPTURE(q);
-      CHECK(scopes.train_rows(dptune::DataScope::partition(0, size.parts)) == size.sample_rows);
-      const auto& part = scopes.partitions(size.parts).front();
-      CHECK(std::set<std::size_t>(part.begin(), part.end()).size() == size.sample_rows);
+      CAPTURE(k);
+      CHECK(sub::SubsampleSize::of(n, 1.0 / static_cast<double>(k)).sample_rows == n / k);
     }
 }
 
-TEST_CASE("subsampled: every row is in the layout's part 0 with probability m/n") {
-  // Seeded statistical check of the uniform draw the amplification assumes: n = 10, k = 2 (m = 5),
-  // 4000 layout seeds; each row's frequency within 5 standard deviations (0.04) of 1/2.
-  constexpr std::size_t kRows = 10, kSeeds = 4000;
+namespace {
+dptune::host::DataScopes layout(std::vector<double> labels, std::uint64_t seed) {
   dptune::Dataset train;
-  train.rows = kRows;
-  train.labels.assign(kRows, 0.0);
+  train.rows = labels.size();
+  train.labels = std::move(labels);
+  return dptune::host::DataScopes(train, {}, [seed](std::uint64_t stream) {
+    return std::make_unique<dptune::Xoshiro256>(seed, stream);
+  });
+}
+}  // namespace
+
+TEST_CASE("subsampled: the layout's subsample has m distinct rows and does not look at the data") {
+  // The amplification is priced at m of n: the host must give the scope exactly m distinct rows,
+  // from the layout's seed alone.  Two training splits that differ in one row (its label) get
+  // the same rows; another seed gets other rows.
+  for (std::size_t n : {7u, 100u, 341u, 1000u})
+    for (double q : {1.0 / 3, 0.1, 0.3, 0.45, 0.999}) {
+      if (q * static_cast<double>(n) < 1) continue;  // m = 0: refused (the case above)
+      const auto size = sub::SubsampleSize::of(n, q);
+      std::vector<double> labels(n, 0.0), neighbour(n, 0.0);
+      neighbour[n / 2] = 1.0;
+      const auto scopes = layout(labels, 11);
+      CAPTURE(n);
+      CAPTURE(q);
+      const auto scope = dptune::subsample_scope(size.sample_rows);
+      CHECK(scopes.train_rows(scope) == size.sample_rows);
+      const auto rows = scopes.subsample(size.sample_rows);
+      CHECK(std::set<std::size_t>(rows.begin(), rows.end()).size() == size.sample_rows);
+      CHECK(rows.back() < n);
+      CHECK(layout(neighbour, 11).subsample(size.sample_rows) == rows);
+      if (n >= 100 && size.sample_rows < n - 1)
+        CHECK(layout(labels, 12).subsample(size.sample_rows) != rows);
+    }
+  CHECK(dptune::subsample_scope(3).to_string() == "subsample of 3 rows");
+  CHECK_THROWS_AS(layout(std::vector<double>(5, 0.0), 1).check(dptune::subsample_scope(6)),
+                  dptune::InvalidArgument);
+  CHECK_THROWS_AS(layout(std::vector<double>(5, 0.0), 1).check(dptune::subsample_scope(0)),
+                  dptune::InvalidArgument);
+}
+
+TEST_CASE("subsampled: every row is in the layout's subsample with probability m/n") {
+  // Seeded statistical check of the uniform draw the amplification assumes, at a fraction that
+  // is not 1/k: n = 10, m = 3, 4000 layout seeds; each row's frequency within 5 standard
+  // deviations (5·sqrt(0.21/4000) = 0.036) of 0.3.
+  constexpr std::size_t kRows = 10, kSeeds = 4000;
   std::vector<double> in(kRows, 0.0);
-  for (std::uint64_t seed = 1; seed <= kSeeds; ++seed) {
-    const dptune::host::DataScopes scopes(train, {}, [seed](std::uint64_t stream) {
-      return std::make_unique<dptune::Xoshiro256>(seed, stream);
-    });
-    for (std::size_t row : scopes.partitions(2).front()) in[row] += 1.0 / kSeeds;
-  }
+  for (std::uint64_t seed = 1; seed <= kSeeds; ++seed)
+    for (std::size_t row : layout(std::vector<double>(kRows, 0.0), seed).subsample(3))
+      in[row] += 1.0 / kSeeds;
   for (std::size_t row = 0; row < kRows; ++row) {
     CAPTURE(row);
-    CHECK(std::abs(in[row] - 0.5) < 0.04);
+    CHECK(std::abs(in[row] - 0.3) < 0.036);
   }
 }
 
@@ -172,7 +204,8 @@ TEST_CASE("subsampled: the price is non-decreasing in the fraction, and q = 1 is
                           sub::SubsampleSize::of(2000, q),      law.mean(), law.shape()};
   };
   double previous = 0;
-  for (double q : {0.05, 0.1, 0.2, 0.5, 1.0}) {
+  // 1/k fractions and others: the price depends on q only through m = ⌊qn⌋.
+  for (double q : {0.05, 0.07, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0}) {
     const sub::Procedure p = procedure(q);
     const sub::Priced chosen = sub::cheapest(accountant, 1e-5, p);
     CAPTURE(q);
@@ -206,9 +239,9 @@ TEST_CASE("subsampled: the expected compute counts trainings x rows from E[K], n
 }
 
 TEST_CASE("subsampled: with q < 1 every price holds for replace-one neighbours") {
-  // An added record reshuffles the layout's parts, so the subsample is covered only for replaced
-  // records: an add/remove price is dropped with q < 1 (kept with q = 1), and a Poisson part,
-  // which cannot be restated for replace-one, leaves no price at all.
+  // An added record reshuffles the layout's row slots, so the subsample is covered only for
+  // replaced records: an add/remove price is dropped with q < 1 (kept with q = 1), and a Poisson
+  // part, which cannot be restated for replace-one, leaves no price at all.
   const dptune::rdp::AccountantAdapter accountant;
   const auto law = dptune::RepetitionDistribution::from_mean(5.0, 0.0);
   const DpEvent laplace = DpEvent::laplace(2.0);  // add/remove

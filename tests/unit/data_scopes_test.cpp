@@ -5,6 +5,7 @@
 #include <set>
 
 #include "dptune/errors.hpp"
+#include "dptune/helpers/subsample_scope.hpp"
 #include "dptune/host/data_readers.hpp"
 #include "dptune/host/data_scopes.hpp"
 #include "dptune/host/data_source.hpp"
@@ -84,6 +85,31 @@ TEST_CASE("scopes: partitions are disjoint parts of the training split, fixed pe
   CHECK(other.partitions(7) != scopes.partitions(7));
   CHECK_THROWS_AS(scopes.train_rows(DataScope::partition(7, 7)), dptune::InvalidArgument);
   CHECK_THROWS_AS(scopes.train_rows(DataScope::partition(0, 91)), dptune::InvalidArgument);
+}
+
+TEST_CASE("scopes: a subsample trains on m rows of the training split, drawn by the layout") {
+  // helpers/subsample_scope.hpp: m rows, the first m of one shuffle of the row slots from the
+  // layout's own stream: the rows the scope trains on are DataScopes::subsample(m), nested in
+  // m, scored on the shared held-out split.
+  const auto all = iris();
+  DataScopes scopes(all.train, {}, seeded(3));
+  std::set<double> smaller;
+  for (std::size_t m : {1u, 27u, 31u, 90u}) {
+    const auto scope = dptune::subsample_scope(m);
+    const auto data = scopes.select(all, scope, ScoreSplit::Validation, false);
+    CHECK(data.train->rows == m);
+    CHECK(scopes.train_rows(scope) == m);
+    std::set<double> want;
+    for (std::size_t row : scopes.subsample(m)) want.insert(all.train.float_rows.row(row)[0]);
+    CHECK(ids(*data.train) == want);
+    CHECK(std::includes(want.begin(), want.end(), smaller.begin(), smaller.end()));
+    CHECK(ids(*data.scored) == ids(all.validation));
+    smaller = want;
+  }
+  CHECK(smaller == ids(all.train));  // m = n: every row
+  DataScopes other(all.train, {}, seeded(4));
+  CHECK(other.subsample(31) != scopes.subsample(31));
+  CHECK_THROWS_AS(scopes.train_rows(dptune::subsample_scope(91)), dptune::InvalidArgument);
 }
 
 TEST_CASE(

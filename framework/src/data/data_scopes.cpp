@@ -1,9 +1,11 @@
 #include "dptune/host/data_scopes.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <set>
 
 #include "dptune/errors.hpp"
+#include "dptune/helpers/subsample_scope.hpp"
 
 namespace dptune::host {
 
@@ -16,6 +18,12 @@ DataScopes::DataScopes(const dptune::Dataset& train, ShardSettings sharding, Mak
 
 void DataScopes::check(const dptune::DataScope& scope) const {
   if (scope.kind == dptune::DataScope::Kind::Whole) return;
+  if (dptune::is_subsample(scope)) {
+    if (scope.index == 0 || scope.index > rows_)
+      throw dptune::InvalidArgument("data scope " + scope.to_string() + ": need 1 to " +
+                                    std::to_string(rows_) + " rows (the training rows)");
+    return;
+  }
   if (scope.count == 0 || scope.index >= scope.count)
     throw dptune::InvalidArgument("data scope " + scope.to_string() + ": index must be < count");
   if (scope.count > rows_)
@@ -31,6 +39,24 @@ const std::vector<Indices>& DataScopes::partitions(std::size_t count) const {
     it = partitions_.emplace(count, partition_indices(rows_, count, *rng)).first;
   }
   return it->second;  // std::map never moves its elements
+}
+
+Indices DataScopes::subsample(std::size_t rows) const {
+  check(dptune::subsample_scope(rows));
+  std::lock_guard lock(mutex_);
+  if (subsample_order_.empty()) {
+    // One shuffle of the n row slots from the layout's own stream: a public function of n and the
+    // seed.  A replaced record keeps its slot, so it is in the subsample on both neighbours or on
+    // neither (the replace-one argument of docs/tuners/subsampled.md).
+    subsample_order_.resize(rows_);
+    std::iota(subsample_order_.begin(), subsample_order_.end(), std::size_t{0});
+    auto rng = make_rng_(LayoutStreams::kSubsample);
+    dptune::shuffle(*rng, subsample_order_);
+  }
+  Indices out(subsample_order_.begin(),
+              subsample_order_.begin() + static_cast<std::ptrdiff_t>(rows));
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 const std::vector<ClientSplit>& DataScopes::clients(std::size_t count) const {
@@ -60,6 +86,7 @@ std::size_t DataScopes::train_rows(const dptune::DataScope& scope) const {
     case dptune::DataScope::Kind::Whole:
       return rows_;
     case dptune::DataScope::Kind::Partition:
+      if (dptune::is_subsample(scope)) return scope.index;
       return partitions(scope.count)[scope.index].size();
     case dptune::DataScope::Kind::Client:
       return clients(scope.count)[scope.index].train.size();
@@ -89,7 +116,9 @@ ScopedData DataScopes::select(const DataSplits& all, const dptune::DataScope& sc
       out.scored = borrow(held_out);
       break;
     case dptune::DataScope::Kind::Partition:
-      out.train = own(subset(all.train, partitions(scope.count)[scope.index]));
+      out.train = own(subset(all.train, dptune::is_subsample(scope)
+                                            ? subsample(scope.index)
+                                            : partitions(scope.count)[scope.index]));
       out.scored = workload ? out.train : borrow(held_out);
       break;
     case dptune::DataScope::Kind::Client: {

@@ -506,8 +506,17 @@ std::vector<dptune::EvaluationRequest> probe_tuner(const PipelineConfig& config,
   } catch (const ConfigDiagnostic&) {
     throw;
   } catch (const dptune::ConfigError& e) {
-    fail(config.tuner.where, "tuner",
-         "tuner '" + config.tuner.use + "' refuses the pipeline: " + e.what());
+    // A refusal whose text starts "NAME: " for a parameter the pipeline gives is located at that
+    // parameter (as a constructor's refusal is); any other at the tuner section.
+    const std::string reason = e.what();
+    const auto colon = reason.find(": ");
+    const auto at = colon == std::string::npos
+                        ? config.tuner.param_where.end()
+                        : config.tuner.param_where.find(reason.substr(0, colon));
+    const std::string message = "tuner '" + config.tuner.use + "' refuses the pipeline: " + reason;
+    if (at != config.tuner.param_where.end())
+      fail(at->second, "tuner.params." + at->first, message);
+    fail(config.tuner.where, "tuner", message);
   } catch (const dptune::Error&) {
     if (!context.done()) throw;  // a failure of its own, as the run would meet it
   }

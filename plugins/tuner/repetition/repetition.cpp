@@ -230,8 +230,17 @@ class Repetition final : public dptune::Tuner {
                           "-point grid of the search space; the base event is the worst of its " +
                           std::to_string(set.events.size()) + " distinct event(s)");
     } else {
-      set.fallback = space.from_unit(std::vector<double>(space.size(), 0.5));
-      space_events(context, set);
+      // The probe of the space and its privacy-relevant product: the shared core, as subsampled.
+      const auto drawn = dptune::repetition::probe_space(
+          space,
+          [&](const Params& c) { return std::vector<DpEvent>{evaluator.event_of(c, whole)}; },
+          "repetition");
+      set.fallback = drawn.centre;
+      std::vector<DpEvent> product_events;
+      product_events.reserve(drawn.relevant.size());
+      for (const auto& c : drawn.relevant) product_events.push_back(evaluator.event_of(c, whole));
+      set.events = dptune::distinct_events(product_events);
+      set.notes.push_back(drawn.note);
     }
     set.base = dptune::one_of_distinct(set.events);
     const std::string why = context.accountant().unsupported_reason(set.base);
@@ -241,82 +250,6 @@ class Repetition final : public dptune::Tuner {
           "algorithm: " +
           why);
     return set;
-  }
-
-  // Drawing from the search space: find which dimensions change the event (each varied alone
-  // around the centre of the space), refuse continuous ones, and enumerate the finite ones'
-  // product.  Every drawn candidate is checked against the result before any run.
-  void space_events(dptune::TunerContext& context, CandidateSet& set) const {
-    const auto& space = context.space();
-    const auto& evaluator = context.evaluator();
-    const auto whole = dptune::DataScope::whole();
-    constexpr std::size_t kProbes = 17, kMaxFinite = 4096, kMaxCombinations = 4096;
-    const Params centre = set.fallback;
-    const DpEvent centre_event = evaluator.event_of(centre, whole);
-    std::vector<std::pair<std::string, std::vector<dptune::Value>>> relevant;
-    std::size_t combinations = 1;
-    for (const auto& d : space.dimensions()) {
-      const std::size_t card = d.cardinality();
-      const bool finite = card > 0 && card <= kMaxFinite;
-      std::vector<dptune::Value> values;
-      if (finite) {
-        values = dptune::SearchSpace::grid_values(d, card);
-      } else {
-        for (std::size_t i = 0; i < kProbes; ++i) {
-          std::vector<double> unit = space.to_unit(centre);
-          const std::size_t k = static_cast<std::size_t>(&d - space.dimensions().data());
-          unit[k] = static_cast<double>(i) / (kProbes - 1);
-          values.push_back(space.from_unit(unit).at(d.name));
-        }
-      }
-      for (const auto& v : values) {
-        Params probe = centre;
-        probe.set(d.name, v);
-        const DpEvent e = evaluator.event_of(probe, whole);
-        if (e == centre_event) continue;
-        if (!finite)
-          throw InvalidArgument(
-              "repetition: dimension '" + d.name + "' changes the privacy cost (" + d.name + " = " +
-              dptune::to_string(centre.at(d.name)) + " gives " + centre_event.to_string() + ", " +
-              d.name + " = " + dptune::to_string(v) + " gives " + e.to_string() +
-              "), so the worst case over the candidates the tuner may draw cannot be computed "
-              "exactly; make it finite (int, categorical, or float with step) or use candidates: "
-              "grid (Papernot & Steinke 2022, Sec. 3: the base algorithm's privacy must hold for "
-              "every candidate)");
-        relevant.emplace_back(d.name, values);
-        if (combinations > kMaxCombinations / values.size())
-          throw InvalidArgument(
-              "repetition: more than " + std::to_string(kMaxCombinations) +
-              " combinations of the privacy-relevant dimensions; use candidates: grid");
-        combinations *= values.size();
-        break;
-      }
-    }
-    // The product of the privacy-relevant finite dimensions, the others at the centre.
-    std::vector<std::size_t> index(relevant.size(), 0);
-    std::vector<DpEvent> product_events;
-    product_events.reserve(combinations);
-    for (std::size_t t = 0; t < combinations; ++t) {
-      Params c = centre;
-      for (std::size_t k = 0; k < relevant.size(); ++k)
-        c.set(relevant[k].first, relevant[k].second[index[k]]);
-      product_events.push_back(evaluator.event_of(c, whole));
-      for (std::size_t k = relevant.size(); k-- > 0;) {
-        if (++index[k] < relevant[k].second.size()) break;
-        index[k] = 0;
-      }
-    }
-    set.events = dptune::distinct_events(product_events);
-    std::string names;
-    for (const auto& r : relevant) names += (names.empty() ? "" : ", ") + r.first;
-    set.notes.push_back(
-        "candidates: drawn from the search space; privacy-relevant dimensions (finite, "
-        "enumerated): " +
-        (names.empty() ? std::string("none") : names) +
-        "; the others left the trainer's event unchanged over all their values (finite) or " +
-        std::to_string(kProbes) +
-        " probes (continuous), and every drawn candidate is checked "
-        "against the base event before any run");
   }
 
   Params draw(dptune::TunerContext& context, const CandidateSet& set) const {
@@ -330,15 +263,10 @@ class Repetition final : public dptune::Tuner {
     std::vector<Params> out;
     for (std::int64_t i = 0; i < count; ++i) {
       Params c = draw(context, set);
-      if (!set.from_grid) {
-        const DpEvent e = context.evaluator().event_of(c, dptune::DataScope::whole());
-        if (!set.covers(e))
-          throw InvalidArgument(
-              "repetition: candidate " + c.to_string() + " has event " + e.to_string() +
-              ", which the probe of the search space did not find (a dimension changes the "
-              "privacy cost only in combination with another); use candidates: grid.  Nothing "
-              "was run");
-      }
+      if (!set.from_grid)
+        dptune::repetition::check_drawn(
+            c, {context.evaluator().event_of(c, dptune::DataScope::whole())}, {set.events},
+            "repetition");
       out.push_back(std::move(c));
     }
     return out;

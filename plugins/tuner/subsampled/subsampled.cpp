@@ -1,7 +1,8 @@
 // Tuning on a subsample, extrapolated to the full data (after Koskela & Kulkarni 2023, NeurIPS,
 // arXiv 2301.11989; the final model on the full data, not on the rest of it).  Papernot & Steinke
-// 2022's random-stopping tuner runs on a subsample of public size m = ⌊qn⌋ that the data layout
-// draws without looking at the data (the first part of its 1/q-part partition); the best run's
+// 2022's random-stopping tuner runs on a subsample of public size m = ⌊qn⌋, for any public
+// q in (0, 1], that the data layout draws uniformly without replacement from its own seed, without
+// looking at the data (helpers/subsample_scope.hpp); the best run's
 // candidate is mapped to the full data by a public rule (subsampled/subsample.hpp: the named
 // hyperparameters scale with n/m, the others are kept); one model is trained with it on the full
 // data, scored, and released.  Nothing of the tuning itself is released (K, the runs, the best
@@ -21,6 +22,7 @@
 #include "dptune/dptune.hpp"
 #include "dptune/helpers/events.hpp"
 #include "dptune/helpers/repetition.hpp"
+#include "dptune/helpers/subsample_scope.hpp"
 #include "repetition/selection.hpp"
 #include "subsampled/subsample.hpp"
 
@@ -38,7 +40,10 @@ using dptune::repetition::fmt;
 struct Plan {
   sub::Extrapolation rule;
   dptune::DataScope scope;  // the subsample
-  std::vector<Params> grid;
+  bool from_grid = true;
+  std::vector<Params> grid;  // from_grid: the grid; else the privacy-relevant product (priced)
+  Params fallback;           // the data-independent candidate when K = 0
+  std::string candidates_note;
   std::vector<DpEvent> tuning_events, final_events;  // distinct
   core::Scoring scoring;
   DpEvent final_score;              // the final score's event (scoring: private)
@@ -52,6 +57,7 @@ class Subsampled final : public dptune::Tuner {
       : run_count_(core::RunCountParams::read(p)),
         fraction_(p.get_double("fraction")),
         scaled_(sub::split_names(p.get_string("scale_with_data"))),
+        from_grid_(p.get_string("candidates") == "grid"),
         points_(static_cast<std::size_t>(p.get_int("points_per_dimension"))),
         scoring_options_{p.get_string("scoring") == "private", p.get_double("score_epsilon"),
                          p.get_string("noise") == "secure"} {
@@ -65,12 +71,12 @@ class Subsampled final : public dptune::Tuner {
       throw dptune::InvalidArgument(
           "subsampled: the truncated negative binomial needs mean > 1 (K >= 1 always), got " +
           fmt(run_count_.mean));
-    sub::SubsampleSize::of(1u << 30, fraction_);  // refuses a fraction that is not 1/k
+    sub::SubsampleSize::check_fraction(fraction_);
   }
 
   // Private: the guarantee covers the final model trained on the full training split, its
   // extrapolated candidate and its score.  It evaluates on the whole data and on the subsample
-  // (part 0 of the layout's partition).
+  // (a subsample_scope: a Partition scope of count 0).
   static dptune::TunerTraits traits() {
     return {.outputs = dptune::TunerOutputs::Private,
             .releases_model = true,
@@ -95,7 +101,7 @@ class Subsampled final : public dptune::Tuner {
     std::vector<double> scores;
     tuning_runs(context, plan, k, runs, scores);
     const Params tuned =
-        runs.empty() ? plan.grid.front() : runs[core::best_run(scores)].request.candidate;
+        runs.empty() ? plan.fallback : runs[core::best_run(scores)].request.candidate;
     release_final(context, plan, plan.rule.apply(tuned), runs, scores, result);
     result.selected->privacy = *result.guarantee;
     return result;
@@ -105,6 +111,7 @@ class Subsampled final : public dptune::Tuner {
   core::RunCountParams run_count_;
   double fraction_;
   std::vector<std::string> scaled_;
+  bool from_grid_;
   std::size_t points_;
   core::ScoringOptions scoring_options_;
 
@@ -115,11 +122,15 @@ class Subsampled final : public dptune::Tuner {
           "subsampled: the data are drawn afresh for every run (a synthetic workload); tuning on "
           "a subsample needs one training split to draw the subsample from");
     Plan plan;
-    plan.rule = {scaled_, sub::SubsampleSize::of(sizes.train, fraction_)};
+    try {
+      plan.rule = {scaled_, sub::SubsampleSize::of(sizes.train, fraction_)};
+    } catch (const dptune::InvalidArgument& e) {
+      throw dptune::ConfigError(e.what());  // "fraction: ...": the host points at the parameter
+    }
     plan.scope = plan.rule.size.whole() ? dptune::DataScope::whole()
-                                        : dptune::DataScope::partition(0, plan.rule.size.parts);
-    plan.grid = context.space().grid(points_);
+                                        : dptune::subsample_scope(plan.rule.size.sample_rows);
     const auto& evaluator = context.evaluator();
+    candidates(context, plan);
     std::vector<DpEvent> tuning, final;
     for (const auto& c : plan.grid) {
       tuning.push_back(evaluator.event_of(c, plan.scope));
@@ -167,17 +178,20 @@ class Subsampled final : public dptune::Tuner {
     const dptune::RepetitionDistribution law = run_count_.law();
     result.notes.push_back(
         "subsample: " + std::to_string(size.sample_rows) + " of the " +
-        std::to_string(size.full_rows) + " training rows (fraction 1/" +
-        std::to_string(size.parts) +
-        "), the first part of the data layout's partition: drawn uniformly without replacement "
-        "from the layout's own seed, of a public size; runs on it are scored on the whole "
+        std::to_string(size.full_rows) + " training rows (fraction " + fmt(size.fraction) +
+        ", m = floor(q n)): drawn uniformly without replacement by the data layout from its own "
+        "seed, never from the data, of a public size; runs on it are scored on the whole "
         "held-out split");
     result.notes.push_back(
         "tuning: K runs on the subsample, K drawn once before any run from " + law.describe() +
-        ", each a candidate drawn uniformly from the " + std::to_string(plan.grid.size()) +
-        "-point grid of the search space; K, the runs and the best run's candidate are not "
-        "released (Papernot & Steinke 2022, Theorems 2 and 6)");
-    for (const auto& name : plan.rule.not_in(plan.grid.front()))
+        ", each a candidate drawn " +
+        (plan.from_grid ? "uniformly from the " + std::to_string(plan.grid.size()) +
+                              "-point grid of the search space"
+                        : std::string("from the search space")) +
+        "; K, the runs and the best run's candidate are not released (Papernot & Steinke 2022, "
+        "Theorems 2 and 6)");
+    if (!plan.candidates_note.empty()) result.notes.push_back(plan.candidates_note);
+    for (const auto& name : plan.rule.not_in(plan.fallback))
       result.notes.push_back(
           "scale_with_data: '" + name +
           "' is not a dimension of the search space: the final training keeps the value the "
@@ -215,10 +229,16 @@ class Subsampled final : public dptune::Tuner {
 
   void tuning_runs(dptune::TunerContext& context, const Plan& plan, std::int64_t k,
                    std::vector<dptune::Evaluation>& runs, std::vector<double>& scores) const {
+    // Every candidate is drawn (and, drawn from the space, checked) before any run.
     std::vector<dptune::EvaluationRequest> requests;
-    for (std::int64_t i = 0; i < k; ++i)
-      requests.push_back(core::private_run(
-          plan.grid[dptune::uniform_index(context.rng(), plan.grid.size())], plan.scope, false));
+    for (std::int64_t i = 0; i < k; ++i) {
+      Params c = plan.from_grid ? plan.grid[dptune::uniform_index(context.rng(), plan.grid.size())]
+                                : context.space().sample(context.rng());
+      if (!plan.from_grid)
+        core::check_drawn(c, events_of(context, plan, c), {plan.tuning_events, plan.final_events},
+                          "subsampled");
+      requests.push_back(core::private_run(c, plan.scope, false));
+    }
     runs = core::evaluate_in_chunks(context, requests, [&](const dptune::Evaluation& e) {
       check_event(e, plan.tuning_events);
     });
@@ -238,6 +258,31 @@ class Subsampled final : public dptune::Tuner {
     // The released trial is the final run: the per-run trials (sensitive, opt-in) list the tuning
     // runs first, then it.
     core::release_run(result, runs, scores, runs.size() - 1);
+  }
+
+  /// A candidate's events: its training on the subsample, its extrapolation's on the full data.
+  static std::vector<DpEvent> events_of(dptune::TunerContext& context, const Plan& plan,
+                                        const Params& c) {
+    return {context.evaluator().event_of(c, plan.scope),
+            context.evaluator().event_of(plan.rule.apply(c), dptune::DataScope::whole())};
+  }
+
+  /// The candidates the tuning may draw, and those its price ranges over: the grid, or the
+  /// search space with its privacy-relevant dimensions (for the subsample's training or the
+  /// extrapolated final one) enumerated by the shared core, as the repetition tuner does.
+  void candidates(dptune::TunerContext& context, Plan& plan) const {
+    plan.from_grid = from_grid_;
+    if (from_grid_) {
+      plan.grid = context.space().grid(points_);
+      plan.fallback = plan.grid.front();
+      return;  // the tuning note names the grid
+    }
+    const auto drawn = core::probe_space(
+        context.space(), [&](const Params& c) { return events_of(context, plan, c); },
+        "subsampled");
+    plan.grid = drawn.relevant;
+    plan.fallback = drawn.centre;
+    plan.candidates_note = drawn.note + "; the extrapolation rule is applied to the drawn values";
   }
 
   static void check_event(const dptune::Evaluation& e, const std::vector<DpEvent>& declared) {
@@ -260,8 +305,9 @@ dptune::ParamSchema Subsampled::schema() {
   dptune::repetition::add_run_count_params(schema, "K");
   schema
       .add_float("fraction",
-                 "q: the tuning subsample is the first of the 1/q parts the data layout cuts the "
-                 "training split into (1/q must be a whole number; 1: tune on the full data)")
+                 "q: the tuning subsample is m = floor(q n) of the n training rows, drawn "
+                 "uniformly without replacement by the data layout from its own seed (1: tune "
+                 "on the full data)")
       .min_exclusive(0)
       .max(1)
       .default_to(0.1)
@@ -270,7 +316,13 @@ dptune::ParamSchema Subsampled::schema() {
                   "extrapolated to the full data (integers rounded); every other one is kept "
                   "(docs/tuners/subsampled.md: the rules for DP-SGD)")
       .default_to(std::string("lot_size"))
-      .add_int("points_per_dimension", "grid points per continuous dimension")
+      .add_string("candidates",
+                  "grid: draw uniformly from the search space's grid; space: draw from the "
+                  "search space itself (continuous values; the dimensions that change the "
+                  "privacy cost must be finite)")
+      .one_of({"grid", "space"})
+      .default_to(std::string("grid"))
+      .add_int("points_per_dimension", "grid points per continuous dimension (candidates: grid)")
       .min(1)
       .default_to(std::int64_t{5});
   dptune::repetition::add_scoring_params(schema);

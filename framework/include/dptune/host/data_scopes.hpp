@@ -23,6 +23,7 @@ struct LayoutStreams {
   static constexpr std::uint64_t kSplit = 1;                            // the split
   static constexpr std::uint64_t kPartitionBase = 2;                    // + k
   static constexpr std::uint64_t kClientBase = std::uint64_t{1} << 31;  // + n
+  static constexpr std::uint64_t kSubsample = std::uint64_t{3} << 30;   // the one shuffle
 };
 
 /// The data of one run: what it trains on and what it is scored on.  Shared pointers so that the
@@ -59,7 +60,8 @@ class DataScopes {
   /// `train` is the pipeline's fixed training split (its rows and labels define the layouts).
   DataScopes(const dptune::Dataset& train, ShardSettings sharding, MakeRng make_rng);
 
-  /// Throws InvalidArgument unless index < count <= training rows.
+  /// Throws InvalidArgument unless index < count <= training rows, or, for a subsample
+  /// (is_subsample), 1 <= rows <= training rows.
   void check(const dptune::DataScope& scope) const;
   /// k disjoint parts of the training rows, sizes differing by at most 1.
   const std::vector<Indices>& partitions(std::size_t count) const;
@@ -67,6 +69,10 @@ class DataScopes {
   /// each split into the client's own train and validation parts.  Throws ConfigError when the
   /// training split cannot give n shards of min_shard_size rows.
   const std::vector<ClientSplit>& clients(std::size_t count) const;
+  /// A subsample of m training rows (sorted): the first m of one shuffle of all n rows, drawn
+  /// from the layout's own stream (kSubsample) once, so it depends on n and the seed alone and
+  /// every row is in it with probability m/n; smaller subsamples are nested in larger ones.
+  Indices subsample(std::size_t rows) const;
   /// Rows a run on `scope` trains on.
   std::size_t train_rows(const dptune::DataScope& scope) const;
 
@@ -86,6 +92,7 @@ class DataScopes {
   mutable std::mutex mutex_;
   mutable std::map<std::size_t, std::vector<Indices>> partitions_;
   mutable std::map<std::size_t, std::vector<ClientSplit>> clients_;
+  mutable Indices subsample_order_;  // the shuffle subsample() takes prefixes of (drawn once)
 };
 
 }  // namespace dptune::host

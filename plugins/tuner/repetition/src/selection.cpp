@@ -176,4 +176,93 @@ void keep_runs(TuningResult& result, const std::vector<Evaluation>& runs,
   result.trials_sensitive = true;
 }
 
+SpaceCandidates probe_space(const SearchSpace& space, const CandidateEvents& events,
+                            std::string_view tuner) {
+  constexpr std::size_t kProbes = 17, kMaxFinite = 4096, kMaxCombinations = 4096;
+  const std::string name(tuner);
+  SpaceCandidates out;
+  out.centre = space.from_unit(std::vector<double>(space.size(), 0.5));
+  const std::vector<DpEvent> centre_events = events(out.centre);
+  std::vector<std::pair<std::string, std::vector<Value>>> relevant;
+  std::size_t combinations = 1;
+  for (const auto& d : space.dimensions()) {
+    const std::size_t card = d.cardinality();
+    const bool finite = card > 0 && card <= kMaxFinite;
+    std::vector<Value> values;
+    if (finite) {
+      values = SearchSpace::grid_values(d, card);
+    } else {
+      for (std::size_t i = 0; i < kProbes; ++i) {
+        std::vector<double> unit = space.to_unit(out.centre);
+        const std::size_t k = static_cast<std::size_t>(&d - space.dimensions().data());
+        unit[k] = static_cast<double>(i) / (kProbes - 1);
+        values.push_back(space.from_unit(unit).at(d.name));
+      }
+    }
+    for (const auto& v : values) {
+      Params probe = out.centre;
+      probe.set(d.name, v);
+      const std::vector<DpEvent> e = events(probe);
+      if (e == centre_events) continue;
+      std::size_t differs = 0;
+      while (differs + 1 < e.size() && e[differs] == centre_events[differs]) ++differs;
+      if (!finite)
+        throw InvalidArgument(
+            name + ": dimension '" + d.name + "' changes the privacy cost (" + d.name + " = " +
+            to_string(out.centre.at(d.name)) + " gives " + centre_events[differs].to_string() +
+            ", " + d.name + " = " + to_string(v) + " gives " + e[differs].to_string() +
+            "), so the worst case over the candidates the tuner may draw cannot be computed "
+            "exactly; make it finite (int, categorical, or float with step) or use candidates: "
+            "grid (Papernot & Steinke 2022, Sec. 3: the base algorithm's privacy must hold for "
+            "every candidate)");
+      relevant.emplace_back(d.name, values);
+      if (combinations > kMaxCombinations / values.size())
+        throw InvalidArgument(name + ": more than " + std::to_string(kMaxCombinations) +
+                              " combinations of the privacy-relevant dimensions; use "
+                              "candidates: grid");
+      combinations *= values.size();
+      break;
+    }
+  }
+  // The product of the privacy-relevant finite dimensions, the others at the centre.
+  std::vector<std::size_t> index(relevant.size(), 0);
+  out.relevant.reserve(combinations);
+  for (std::size_t t = 0; t < combinations; ++t) {
+    Params c = out.centre;
+    for (std::size_t k = 0; k < relevant.size(); ++k)
+      c.set(relevant[k].first, relevant[k].second[index[k]]);
+    out.relevant.push_back(std::move(c));
+    for (std::size_t k = relevant.size(); k-- > 0;) {
+      if (++index[k] < relevant[k].second.size()) break;
+      index[k] = 0;
+    }
+  }
+  std::string names;
+  for (const auto& r : relevant) {
+    out.names.push_back(r.first);
+    names += (names.empty() ? "" : ", ") + r.first;
+  }
+  out.note =
+      "candidates: drawn from the search space; privacy-relevant dimensions (finite, "
+      "enumerated): " +
+      (names.empty() ? std::string("none") : names) +
+      "; the others left the trainer's event unchanged over all their values (finite) or " +
+      std::to_string(kProbes) +
+      " probes (continuous), and every drawn candidate is checked "
+      "against the base event before any run";
+  return out;
+}
+
+void check_drawn(const Params& candidate, const std::vector<DpEvent>& events,
+                 const std::vector<std::vector<DpEvent>>& declared, std::string_view tuner) {
+  for (std::size_t i = 0; i < events.size() && i < declared.size(); ++i)
+    if (std::find(declared[i].begin(), declared[i].end(), events[i]) == declared[i].end())
+      throw InvalidArgument(
+          std::string(tuner) + ": candidate " + candidate.to_string() + " has event " +
+          events[i].to_string() +
+          ", which the probe of the search space did not find (a dimension changes the "
+          "privacy cost only in combination with another); use candidates: grid.  Nothing "
+          "was run");
+}
+
 }  // namespace dptune::repetition

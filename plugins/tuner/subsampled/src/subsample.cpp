@@ -13,27 +13,33 @@ namespace dptune::subsampled {
 
 using repetition::fmt;
 
-SubsampleSize SubsampleSize::of(std::size_t full_rows, double fraction) {
+void SubsampleSize::check_fraction(double fraction) {
   if (!(fraction > 0 && fraction <= 1))
-    throw InvalidArgument("subsampled: fraction must be in (0, 1], got " + fmt(fraction));
-  const double inverse = 1 / fraction;
-  const double parts = std::round(inverse);
-  // The layout's partition gives part 0 a uniform ⌊n/k⌋-subset; other fractions would need a new
-  // layout scope.  1e-9 relative: 1/3 written as 0.333333333 is accepted, 0.3 is not.
-  if (std::abs(inverse - parts) > 1e-6 * parts)
-    throw InvalidArgument("subsampled: fraction " + fmt(fraction) +
-                          " is not 1/k for a whole number k (the subsample is the first of the k "
-                          "parts the data layout cuts the training split into); use e.g. 0.5, "
-                          "0.25, 0.2, 0.1 or 0.05");
+    throw InvalidArgument("fraction: must be in (0, 1], got " + fmt(fraction));
+}
+
+SubsampleSize SubsampleSize::of(std::size_t full_rows, double fraction) {
+  check_fraction(fraction);
   SubsampleSize s;
   s.full_rows = full_rows;
-  s.parts = static_cast<std::size_t>(parts);
-  if (s.parts > full_rows)
-    throw InvalidArgument("subsampled: fraction " + fmt(fraction) + " asks for " +
-                          std::to_string(s.parts) + " parts of " + std::to_string(full_rows) +
-                          " training rows");
-  s.sample_rows = full_rows / s.parts;  // partition_indices: part 0 is rows [0, n/k) of a shuffle
+  s.fraction = fraction;
+  // ⌊qn⌋, with q·n within 1e-9 (relative) of a whole number taken as it: a q·n that rounding puts
+  // just below the whole number the user means (a third written as 0.3333333333, of 300 rows)
+  // gives that number.
+  const double rows = fraction * static_cast<double>(full_rows);
+  const double nearest = std::round(rows);
+  const double whole =
+      std::abs(rows - nearest) <= 1e-9 * std::max(1.0, rows) ? nearest : std::floor(rows);
+  s.sample_rows = std::min(full_rows, static_cast<std::size_t>(whole));
+  if (s.sample_rows == 0)
+    throw InvalidArgument("fraction: " + fmt(fraction) + " of the " + std::to_string(full_rows) +
+                          " training rows is a subsample of 0 rows; give a fraction of at least " +
+                          fmt(full_rows == 0 ? 1.0 : 1.0 / static_cast<double>(full_rows)));
   return s;
+}
+
+double SubsampleSize::ratio() const {
+  return static_cast<double>(sample_rows) / static_cast<double>(full_rows);
 }
 
 double Extrapolation::factor() const {
@@ -127,7 +133,7 @@ DpEvent approx_for(const PrivacyGuarantee& g, Neighbouring relation) {
 /// not mix approx_dp with RDP parts.  The tuning's δ share is δ/2: qδ_t for the training record's
 /// case, and the scored record's case at the same δ.
 DpEvent profile_tuning(const Accountant& accountant, double delta, const Procedure& p) {
-  const double q = static_cast<double>(p.size.sample_rows) / static_cast<double>(p.size.full_rows);
+  const double q = p.size.ratio();
   const double inner_delta = std::min(delta / (2 * q), 0.5);
   const DpEvent selection = DpEvent::repeat_and_select(p.base, p.mean, p.shape);
   const DpEvent amplified = DpEvent::sampled_without_replacement(
@@ -155,13 +161,14 @@ std::vector<Priced> prices(const Accountant& accountant, double delta, const Pro
   for (const auto& [name, tuning] : routes) {
     try {
       const DpEvent total = DpEvent::composed({tuning(), p.final});
-      // The subsample is a part of the layout's partition: a replaced record keeps its part, an
-      // added one reshuffles every part.  So with q < 1 only a replace-one guarantee covers it
-      // (neighbouring_of also refuses a Poisson part mixed with a replace-one one).
+      // The layout draws the subsample as a prefix of one shuffle of the n row slots: a replaced
+      // record keeps its slot, an added one changes n and reshuffles every slot.  So with q < 1
+      // only a replace-one guarantee covers it (neighbouring_of also refuses a Poisson part mixed
+      // with a replace-one one).
       if (!p.size.whole() && neighbouring_of(total) != Neighbouring::ReplaceOne)
         throw PrivacyError(
             "stated for add/remove neighbours, which the subsample does not keep (an added "
-            "record reshuffles the layout's parts)");
+            "record reshuffles the layout's row slots)");
       const std::string why = accountant.unsupported_reason(total);
       if (!why.empty()) throw PrivacyError(why);
       out.push_back({name, total, accountant.epsilon(total, delta)});

@@ -2,7 +2,8 @@
 // best (Papernot & Steinke 2022; the tuners repetition, dp_hypo and subsampled) share: the law of
 // the number of runs K read from the parameters, the Laplace noise on every run's held-out score
 // (Sec. 3.1) fixed with its event before any run, the noisy score a run releases to the selection,
-// and the release of the best run with K hidden.
+// the release of the best run with K hidden, and, for candidates drawn from the search space
+// rather than its grid, the probe that finds the dimensions that change their cost.
 #pragma once
 
 #include <cstddef>
@@ -72,6 +73,34 @@ Scoring scoring(TunerContext& context, const ScoringOptions& options, const DpEv
 
 /// The score a run releases to the selection: its (single) utility, noised when private.
 double released_score(TunerContext& context, const Scoring& s, const Evaluation& run);
+
+/// The events one candidate costs the tuner, in a fixed order (repetition: its training on the
+/// whole data; subsampled: its training on the subsample, then its extrapolation's training on
+/// the whole data).
+using CandidateEvents = std::function<std::vector<DpEvent>(const Params& candidate)>;
+
+/// Candidates drawn from the search space rather than its grid.  The base algorithm's privacy must
+/// hold for every candidate it may draw (Papernot & Steinke 2022, Sec. 3), so the dimensions that
+/// change a candidate's events must be finite: `relevant` enumerates their product, every other
+/// dimension at the centre of the space.
+struct SpaceCandidates {
+  Params centre;                   // the data-independent default candidate
+  std::vector<Params> relevant;    // the product of the privacy-relevant dimensions' values
+  std::vector<std::string> names;  // the privacy-relevant dimensions
+  std::string note;                // what the summary says about the draw
+};
+
+/// Finds which dimensions change `events` (each varied alone around the centre: all values of a
+/// finite one, 17 probes of a continuous one) and enumerates the finite ones' product.  Refuses
+/// (InvalidArgument, naming `tuner`) a continuous dimension that changes them, and a product of
+/// more than 4096 combinations.
+SpaceCandidates probe_space(const SearchSpace& space, const CandidateEvents& events,
+                            std::string_view tuner);
+
+/// Refuses (InvalidArgument, naming `tuner`) a drawn candidate whose i-th event is not among
+/// `declared[i]`: the probe missed a dimension that changes the cost only with another.
+void check_drawn(const Params& candidate, const std::vector<DpEvent>& events,
+                 const std::vector<std::vector<DpEvent>>& declared, std::string_view tuner);
 
 /// One private training of `candidate` on `scope`, scored (one training: R would cost R-fold).
 EvaluationRequest private_run(const Params& candidate, const DataScope& scope, bool keep_output);

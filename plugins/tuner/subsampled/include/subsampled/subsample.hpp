@@ -2,11 +2,11 @@
 // Differentially Private Hyperparameter Tuning with Subsampling", NeurIPS: the whole tuning run
 // on a subsample, the final model trained once on the full data).
 //
-// The subsample: the first of the k = 1/q disjoint parts the data layout cuts the training split
-// into (a uniform shuffle from the layout's own seed, data-independent), m = ⌊n/k⌋ rows: a sample
-// of public size drawn uniformly without replacement.  The extrapolation: explicit, public rules
-// that map a candidate tuned on m rows to the full n rows.  The pricing: a composition of events
-// the accountants already price (docs/tuners/subsampled.md has the argument in full).
+// The subsample: m = ⌊qn⌋ training rows for any public fraction q in (0, 1], drawn by the data
+// layout uniformly without replacement from its own seed (helpers/subsample_scope.hpp),
+// data-independent.  The extrapolation: explicit, public rules that map a candidate tuned on m
+// rows to the full n rows.  The pricing: a composition of events the accountants already price
+// (docs/tuners/subsampled.md has the argument in full).
 #pragma once
 
 #include <cstddef>
@@ -22,16 +22,19 @@
 
 namespace dptune::subsampled {
 
-/// The tuning subsample's size: the layout's k-part partition of n training rows, part 0.
+/// The tuning subsample's size: m = ⌊qn⌋ of the n training rows.
 struct SubsampleSize {
   std::size_t full_rows = 0;    // n
-  std::size_t parts = 1;        // k = 1/q
-  std::size_t sample_rows = 0;  // m = ⌊n/k⌋, what partition_indices gives part 0
+  double fraction = 1;          // q, as the pipeline gives it
+  std::size_t sample_rows = 0;  // m = ⌊qn⌋ (q·n within 1e-9 of a whole number counts as it)
 
-  /// k from the fraction q; refuses (InvalidArgument) a q whose inverse is not a whole number,
-  /// and a k above n.
+  /// Refuses (InvalidArgument, its text starting "fraction: ") a q outside (0, 1].
+  static void check_fraction(double fraction);
+  /// m from q and n; refuses (InvalidArgument, "fraction: ...") a q outside (0, 1] and an m of 0.
   static SubsampleSize of(std::size_t full_rows, double fraction);
-  bool whole() const { return parts == 1; }
+  bool whole() const { return sample_rows == full_rows; }
+  /// m/n, the ratio the amplification is priced at.
+  double ratio() const;
 };
 
 /// The extrapolation rule: the hyperparameters named in `scaled` are multiplied by s = n/m (an
@@ -90,13 +93,13 @@ struct Priced {
 /// (docs/tuners/subsampled.md, "Three prices, the smallest taken"):
 ///   "Theorem 9": tuning_event(...) (Rényi amplification of the whole tuning; q < 1);
 ///   "profile":   the tuning's (ε_t, δ_t) from the accountant's price of repeat_and_select(base) at
-///                δ_t = δ/(2q), amplified to (log(1 + q(e^ε_t − 1)), qδ_t) by sampling without
-///                replacement (Balle, Barthe & Gaboardi 2018), as approx_dp events (q < 1);
+///                δ_t = δ/(2q), q = m/n, amplified to (log(1 + q(e^ε_t − 1)), qδ_t) by sampling
+///                without replacement (Balle, Barthe & Gaboardi 2018), as approx_dp events (q < 1);
 ///   "unamplified": repeat_and_select(base) as on the full data (every q).
-/// With q < 1 a route must hold for replace-one neighbours: the subsample is a part of the layout's
-/// partition, which keeps a replaced record in its part but reshuffles every part when one is
-/// added.  A route that does not, or that the accountant refuses, is left out; none left: throws
-/// PrivacyError naming every route's refusal.
+/// With q < 1 a route must hold for replace-one neighbours: the subsample is a prefix of the
+/// layout's shuffle of the row slots, which keeps a replaced record in its slot but reshuffles
+/// every slot when one is added.  A route that does not, or that the accountant refuses, is left
+/// out; none left: throws PrivacyError naming every route's refusal.
 std::vector<Priced> prices(const Accountant& accountant, double delta, const Procedure& p);
 /// The smallest ε of prices() (ties: the earlier route).  Chosen from public inputs only.
 Priced cheapest(const Accountant& accountant, double delta, const Procedure& p);
