@@ -7,11 +7,11 @@ std::string DataScope::to_string() const {
     case Kind::Whole:
       return "whole";
     case Kind::Partition:
-      // count 0: a subsample of `index` rows (helpers/subsample_scope.hpp).
-      if (count == 0) return "subsample of " + std::to_string(index) + " rows";
       return "partition " + std::to_string(index) + "/" + std::to_string(count);
     case Kind::Client:
       return "client " + std::to_string(index) + "/" + std::to_string(count);
+    case Kind::Subsample:
+      return "subsample of " + std::to_string(index) + " rows";
   }
   return "?";
 }

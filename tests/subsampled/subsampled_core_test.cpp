@@ -11,7 +11,6 @@
 #include "dptune/dp_event.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/helpers/repetition.hpp"
-#include "dptune/helpers/subsample_scope.hpp"
 #include "dptune/host/data_scopes.hpp"
 #include "dptune/rng.hpp"
 #include "rdp/calculator.hpp"
@@ -79,7 +78,7 @@ TEST_CASE("subsampled: the layout's subsample has m distinct rows and does not l
       const auto scopes = layout(labels, 11);
       CAPTURE(n);
       CAPTURE(q);
-      const auto scope = dptune::subsample_scope(size.sample_rows);
+      const auto scope = dptune::DataScope::subsample(size.sample_rows);
       CHECK(scopes.train_rows(scope) == size.sample_rows);
       const auto rows = scopes.subsample(size.sample_rows);
       CHECK(std::set<std::size_t>(rows.begin(), rows.end()).size() == size.sample_rows);
@@ -88,10 +87,10 @@ TEST_CASE("subsampled: the layout's subsample has m distinct rows and does not l
       if (n >= 100 && size.sample_rows < n - 1)
         CHECK(layout(labels, 12).subsample(size.sample_rows) != rows);
     }
-  CHECK(dptune::subsample_scope(3).to_string() == "subsample of 3 rows");
-  CHECK_THROWS_AS(layout(std::vector<double>(5, 0.0), 1).check(dptune::subsample_scope(6)),
+  CHECK(dptune::DataScope::subsample(3).to_string() == "subsample of 3 rows");
+  CHECK_THROWS_AS(layout(std::vector<double>(5, 0.0), 1).check(dptune::DataScope::subsample(6)),
                   dptune::InvalidArgument);
-  CHECK_THROWS_AS(layout(std::vector<double>(5, 0.0), 1).check(dptune::subsample_scope(0)),
+  CHECK_THROWS_AS(layout(std::vector<double>(5, 0.0), 1).check(dptune::DataScope::subsample(0)),
                   dptune::InvalidArgument);
 }
 

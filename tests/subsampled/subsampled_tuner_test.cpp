@@ -13,7 +13,6 @@
 #include "dptune/dptune.hpp"
 #include "dptune/helpers/events.hpp"
 #include "dptune/helpers/repetition.hpp"
-#include "dptune/helpers/subsample_scope.hpp"
 #include "dptune/testing.hpp"
 #include "test_size.hpp"
 #include "tuner_fixtures.hpp"
@@ -34,7 +33,7 @@ DpEvent sgd_event(std::int64_t rows, std::int64_t lot, double sigma) {
 
 std::int64_t rows_of(const dptune::DataScope& scope) {
   if (scope.kind == dptune::DataScope::Kind::Whole) return kTrainRows;
-  REQUIRE(dptune::is_subsample(scope));
+  REQUIRE((scope.kind == dptune::DataScope::Kind::Subsample));
   return static_cast<std::int64_t>(scope.index);
 }
 
@@ -179,7 +178,7 @@ TEST_CASE(
     for (const auto& b : context.evaluator_.batches) all.insert(all.end(), b.begin(), b.end());
     REQUIRE(all.size() >= 2);  // K ≥ 1 for the logarithmic distribution, and the final run
     for (std::size_t i = 0; i + 1 < all.size(); ++i) {
-      CHECK(dptune::is_subsample(all[i].scope));
+      CHECK((all[i].scope.kind == dptune::DataScope::Kind::Subsample));
       CHECK(all[i].scope.index == 250);  // m = ⌊0.25 · 1000⌋ rows
       CHECK_FALSE(all[i].keep_output);   // no tuning run's model is ever released
     }
@@ -321,7 +320,7 @@ TEST_CASE("subsampled: any fraction: the tuning trains on floor(q n) rows, price
   for (const auto& b : context.evaluator_.batches) all.insert(all.end(), b.begin(), b.end());
   REQUIRE(all.size() >= 2);
   for (std::size_t i = 0; i + 1 < all.size(); ++i) {
-    CHECK(dptune::is_subsample(all[i].scope));
+    CHECK((all[i].scope.kind == dptune::DataScope::Kind::Subsample));
     CHECK(all[i].scope.index == 300);
   }
   const std::int64_t lot = r.selected->params.get_int("lot_size");
@@ -358,10 +357,10 @@ TEST_CASE("subsampled: candidates: space draws continuous values, by a data-inde
     std::vector<Params> drawn1, drawn2;
     for (const auto& b : one.evaluator_.batches)
       for (const auto& q : b)
-        if (dptune::is_subsample(q.scope)) drawn1.push_back(q.candidate);
+        if ((q.scope.kind == dptune::DataScope::Kind::Subsample)) drawn1.push_back(q.candidate);
     for (const auto& b : two.evaluator_.batches)
       for (const auto& q : b)
-        if (dptune::is_subsample(q.scope)) drawn2.push_back(q.candidate);
+        if ((q.scope.kind == dptune::DataScope::Kind::Subsample)) drawn2.push_back(q.candidate);
     CAPTURE(seed);
     REQUIRE_FALSE(drawn1.empty());
     CHECK(drawn1 == drawn2);

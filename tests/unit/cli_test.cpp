@@ -39,7 +39,7 @@ TEST_CASE("cli: exit codes and usage errors") {
 TEST_CASE("cli: version and plugins") {
   auto r = run_dptune("--version", "version");
   CHECK(r.exit_code == 0);
-  CHECK(r.out.rfind("dptune 0.1.0 (plugin ABI 3.3", 0) == 0);
+  CHECK(r.out.rfind("dptune 0.1.0 (plugin ABI 3.4", 0) == 0);
 
   r = run_dptune("plugins list --json", "list");
   REQUIRE(r.exit_code == 0);

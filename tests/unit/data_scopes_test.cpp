@@ -5,7 +5,6 @@
 #include <set>
 
 #include "dptune/errors.hpp"
-#include "dptune/helpers/subsample_scope.hpp"
 #include "dptune/host/data_readers.hpp"
 #include "dptune/host/data_scopes.hpp"
 #include "dptune/host/data_source.hpp"
@@ -88,14 +87,14 @@ TEST_CASE("scopes: partitions are disjoint parts of the training split, fixed pe
 }
 
 TEST_CASE("scopes: a subsample trains on m rows of the training split, drawn by the layout") {
-  // helpers/subsample_scope.hpp: m rows, the first m of one shuffle of the row slots from the
+  // DataScope::subsample(m): m rows, the first m of one shuffle of the row slots from the
   // layout's own stream: the rows the scope trains on are DataScopes::subsample(m), nested in
   // m, scored on the shared held-out split.
   const auto all = iris();
   DataScopes scopes(all.train, {}, seeded(3));
   std::set<double> smaller;
   for (std::size_t m : {1u, 27u, 31u, 90u}) {
-    const auto scope = dptune::subsample_scope(m);
+    const auto scope = dptune::DataScope::subsample(m);
     const auto data = scopes.select(all, scope, ScoreSplit::Validation, false);
     CHECK(data.train->rows == m);
     CHECK(scopes.train_rows(scope) == m);
@@ -109,7 +108,7 @@ TEST_CASE("scopes: a subsample trains on m rows of the training split, drawn by 
   CHECK(smaller == ids(all.train));  // m = n: every row
   DataScopes other(all.train, {}, seeded(4));
   CHECK(other.subsample(31) != scopes.subsample(31));
-  CHECK_THROWS_AS(scopes.train_rows(dptune::subsample_scope(91)), dptune::InvalidArgument);
+  CHECK_THROWS_AS(scopes.train_rows(dptune::DataScope::subsample(91)), dptune::InvalidArgument);
 }
 
 TEST_CASE(

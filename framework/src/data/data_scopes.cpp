@@ -5,7 +5,6 @@
 #include <set>
 
 #include "dptune/errors.hpp"
-#include "dptune/helpers/subsample_scope.hpp"
 
 namespace dptune::host {
 
@@ -18,7 +17,7 @@ DataScopes::DataScopes(const dptune::Dataset& train, ShardSettings sharding, Mak
 
 void DataScopes::check(const dptune::DataScope& scope) const {
   if (scope.kind == dptune::DataScope::Kind::Whole) return;
-  if (dptune::is_subsample(scope)) {
+  if (scope.kind == dptune::DataScope::Kind::Subsample) {
     if (scope.index == 0 || scope.index > rows_)
       throw dptune::InvalidArgument("data scope " + scope.to_string() + ": need 1 to " +
                                     std::to_string(rows_) + " rows (the training rows)");
@@ -42,7 +41,7 @@ const std::vector<Indices>& DataScopes::partitions(std::size_t count) const {
 }
 
 Indices DataScopes::subsample(std::size_t rows) const {
-  check(dptune::subsample_scope(rows));
+  check(dptune::DataScope::subsample(rows));
   std::lock_guard lock(mutex_);
   if (subsample_order_.empty()) {
     // One shuffle of the n row slots from the layout's own stream: a public function of n and the
@@ -86,8 +85,9 @@ std::size_t DataScopes::train_rows(const dptune::DataScope& scope) const {
     case dptune::DataScope::Kind::Whole:
       return rows_;
     case dptune::DataScope::Kind::Partition:
-      if (dptune::is_subsample(scope)) return scope.index;
       return partitions(scope.count)[scope.index].size();
+    case dptune::DataScope::Kind::Subsample:
+      return scope.index;
     case dptune::DataScope::Kind::Client:
       return clients(scope.count)[scope.index].train.size();
   }
@@ -116,7 +116,8 @@ ScopedData DataScopes::select(const DataSplits& all, const dptune::DataScope& sc
       out.scored = borrow(held_out);
       break;
     case dptune::DataScope::Kind::Partition:
-      out.train = own(subset(all.train, dptune::is_subsample(scope)
+    case dptune::DataScope::Kind::Subsample:
+      out.train = own(subset(all.train, scope.kind == dptune::DataScope::Kind::Subsample
                                             ? subsample(scope.index)
                                             : partitions(scope.count)[scope.index]));
       out.scored = workload ? out.train : borrow(held_out);

@@ -134,7 +134,7 @@ RemoteTask decode_task(std::string_view bytes, std::uint64_t& seq) {
     task.request.candidate.set(name, read_value(r));
   }
   const std::uint8_t kind = r.u8();
-  if (kind > static_cast<std::uint8_t>(dptune::DataScope::Kind::Client))
+  if (kind > static_cast<std::uint8_t>(dptune::DataScope::Kind::Subsample))
     throw dptune::Error("malformed MPI task message: unknown data scope");
   task.request.scope.kind = static_cast<dptune::DataScope::Kind>(kind);
   task.request.scope.index = r.u64();

@@ -2,7 +2,7 @@
 // arXiv 2301.11989; the final model on the full data, not on the rest of it).  Papernot & Steinke
 // 2022's random-stopping tuner runs on a subsample of public size m = ⌊qn⌋, for any public
 // q in (0, 1], that the data layout draws uniformly without replacement from its own seed, without
-// looking at the data (helpers/subsample_scope.hpp); the best run's
+// looking at the data (DataScope::subsample); the best run's
 // candidate is mapped to the full data by a public rule (subsampled/subsample.hpp: the named
 // hyperparameters scale with n/m, the others are kept); one model is trained with it on the full
 // data, scored, and released.  Nothing of the tuning itself is released (K, the runs, the best
@@ -22,7 +22,6 @@
 #include "dptune/dptune.hpp"
 #include "dptune/helpers/events.hpp"
 #include "dptune/helpers/repetition.hpp"
-#include "dptune/helpers/subsample_scope.hpp"
 #include "repetition/selection.hpp"
 #include "subsampled/subsample.hpp"
 
@@ -76,11 +75,11 @@ class Subsampled final : public dptune::Tuner {
 
   // Private: the guarantee covers the final model trained on the full training split, its
   // extrapolated candidate and its score.  It evaluates on the whole data and on the subsample
-  // (a subsample_scope: a Partition scope of count 0).
+  // (DataScope::subsample).
   static dptune::TunerTraits traits() {
     return {.outputs = dptune::TunerOutputs::Private,
             .releases_model = true,
-            .scopes = {dptune::DataScope::Kind::Whole, dptune::DataScope::Kind::Partition}};
+            .scopes = {dptune::DataScope::Kind::Whole, dptune::DataScope::Kind::Subsample}};
   }
 
   static dptune::ParamSchema schema();
@@ -128,7 +127,7 @@ class Subsampled final : public dptune::Tuner {
       throw dptune::ConfigError(e.what());  // "fraction: ...": the host points at the parameter
     }
     plan.scope = plan.rule.size.whole() ? dptune::DataScope::whole()
-                                        : dptune::subsample_scope(plan.rule.size.sample_rows);
+                                        : dptune::DataScope::subsample(plan.rule.size.sample_rows);
     const auto& evaluator = context.evaluator();
     candidates(context, plan);
     std::vector<DpEvent> tuning, final;

@@ -16,7 +16,9 @@
 // keeps, in every DpEvent node, the kinds of its tree and its structural hash
 // (DpEvent::contains, DpEvent::structural_hash): the accountants' questions about a trace of a
 // million steps no longer walk it; and the gradient canary interfaces (gradient_canaries.hpp),
-// through which `dptune audit trainer` inserts white-box canaries into a declaring trainer.
+// through which `dptune audit trainer` inserts white-box canaries into a declaring trainer.  3.4
+// appends DataScope::Kind::Subsample (DataScope::subsample): a uniform subsample of public size
+// drawn by the data layout, for tuning on a subsample (Koskela & Kulkarni 2023).
 //
 // Until dptune 1.0 the ABI is unstable: any change to what crosses the boundary bumps the version
 // and every plugin is rebuilt against the new SDK.  From 1.0 on, within a major a change will only
@@ -29,7 +31,7 @@
 #include <version>
 
 #define DPTUNE_ABI_MAJOR 3
-#define DPTUNE_ABI_MINOR 3
+#define DPTUNE_ABI_MINOR 4
 
 #ifndef __GXX_ABI_VERSION
 #error "dptune plugins need a compiler with the Itanium C++ ABI (g++ or clang++)"

@@ -102,12 +102,14 @@ struct BOOST_SYMBOL_VISIBLE Predictions {
 };
 
 /// Which data an evaluation uses: the whole training split, one of k disjoint partitions of it
-/// (subsample-and-aggregate, Ding et al.), or one client's shard (federated, Liebenow et al. 2025).
+/// (subsample-and-aggregate, Ding et al.), one client's shard (federated, Liebenow et al. 2025), or
+/// a uniform subsample of public size drawn by the data layout, never from the data (tuning on a
+/// subsample, Koskela & Kulkarni 2023; Subsample appended in ABI 3.4).
 struct BOOST_SYMBOL_VISIBLE DataScope {
-  enum class Kind { Whole, Partition, Client };
+  enum class Kind { Whole, Partition, Client, Subsample };
   Kind kind = Kind::Whole;
-  std::size_t index = 0;  // partition or client index
-  std::size_t count = 1;  // number of partitions or clients
+  std::size_t index = 0;  // partition or client index; a subsample's number of rows
+  std::size_t count = 1;  // number of partitions or clients; 1 for a subsample
 
   static DataScope whole() { return {}; }
   static DataScope partition(std::size_t index, std::size_t count) {
@@ -116,6 +118,10 @@ struct BOOST_SYMBOL_VISIBLE DataScope {
   static DataScope client(std::size_t index, std::size_t count) {
     return {Kind::Client, index, count};
   }
+  /// `rows` training rows drawn uniformly without replacement by the layout: the first `rows` of
+  /// one shuffle of the row slots from the layout's own seed, so subsamples of different sizes
+  /// are nested and each is uniform.
+  static DataScope subsample(std::size_t rows) { return {Kind::Subsample, rows, 1}; }
   std::string to_string() const;
 };
 

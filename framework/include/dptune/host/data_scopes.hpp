@@ -60,8 +60,8 @@ class DataScopes {
   /// `train` is the pipeline's fixed training split (its rows and labels define the layouts).
   DataScopes(const dptune::Dataset& train, ShardSettings sharding, MakeRng make_rng);
 
-  /// Throws InvalidArgument unless index < count <= training rows, or, for a subsample
-  /// (is_subsample), 1 <= rows <= training rows.
+  /// Throws InvalidArgument unless index < count <= training rows, or, for a subsample,
+  /// 1 <= rows <= training rows.
   void check(const dptune::DataScope& scope) const;
   /// k disjoint parts of the training rows, sizes differing by at most 1.
   const std::vector<Indices>& partitions(std::size_t count) const;

@@ -3,7 +3,7 @@
 // on a subsample, the final model trained once on the full data).
 //
 // The subsample: m = ⌊qn⌋ training rows for any public fraction q in (0, 1], drawn by the data
-// layout uniformly without replacement from its own seed (helpers/subsample_scope.hpp),
+// layout uniformly without replacement from its own seed (DataScope::subsample),
 // data-independent.  The extrapolation: explicit, public rules that map a candidate tuned on m
 // rows to the full n rows.  The pricing: a composition of events the accountants already price
 // (docs/tuners/subsampled.md has the argument in full).
