@@ -94,7 +94,6 @@ __attribute__((target("avx512f"))) void chacha20_16_blocks(const std::uint32_t i
     _mm512_storeu_si512(out + kBlockBytes * (8 + k), _mm512_shuffle_i32x4(high_ab, high_cd, 0x88));
     _mm512_storeu_si512(out + kBlockBytes * (12 + k), _mm512_shuffle_i32x4(high_ab, high_cd, 0xDD));
   }
-  for (int i = 0; i < 16; ++i) x[i] = t[i] = _mm512_setzero_si512();  // no keystream left behind
 }
 
 #pragma GCC diagnostic pop
