@@ -15,7 +15,9 @@
 // ratios of the same run; prefetch: fast noise, secure noise drawn at release time and secure
 // noise drawn ahead on a helper thread, wall-clock rates, interleaved rounds, float rows:
 //   taskset -c 0,1 build/bin/bench_trainers 1 prefetch)
-// (DPTUNE_BENCH_ONLY="784-256-10 float", or a part of that, runs only the matching cases)
+// (DPTUNE_BENCH_ONLY="784-256-10 float", or a part of that, runs only the matching cases;
+// DPTUNE_BENCH_STREAM=secure draws from the unseeded run's ChaCha20 stream instead of a seeded
+// xoshiro256**)
 // and the data set-up (loading and splitting Fashion-MNIST's IDX files, drawing 70 000 x 784
 // Gaussian blobs), wall and CPU seconds:
 //   taskset -c 1 build/bin/bench_trainers setup
@@ -32,6 +34,7 @@
 #include "dptune/host/data_layout.hpp"
 #include "dptune/host/data_source.hpp"
 #include "dptune/host/plugin_registry.hpp"
+#include "dptune/host/random.hpp"
 #include "training/trainer_plugin.hpp"
 #include "training/training.hpp"
 
@@ -59,8 +62,8 @@ Dataset synthetic(std::size_t n, std::size_t d, std::size_t classes, std::uint64
 class Context final : public TrainingContext {
  public:
   Context(const host::PluginRegistry& r, std::string noise, std::string prefetch = "off")
-      : registry_(r), noise_(std::move(noise)), prefetch_(std::move(prefetch)), rng_(1) {}
-  RandomBitGenerator& rng() override { return rng_; }
+      : registry_(r), noise_(std::move(noise)), prefetch_(std::move(prefetch)), rng_(stream()) {}
+  RandomBitGenerator& rng() override { return *rng_; }
   std::shared_ptr<const Mechanism> mechanism(const Params& overrides) override {
     // The gaussian plugin's `noise` parameter: secure (grid + exact discrete Gaussian, the
     // default) or fast (floating-point polar method).
@@ -75,7 +78,17 @@ class Context final : public TrainingContext {
  private:
   const host::PluginRegistry& registry_;
   std::string noise_, prefetch_;
-  Xoshiro256 rng_;
+  std::unique_ptr<RandomBitGenerator> rng_;
+
+  /// DPTUNE_BENCH_STREAM=secure: the unseeded run's generator (host::SecureRandom, ChaCha20),
+  /// from which `noise: secure` reads its words and `noise: fast` keys a xoshiro256** per
+  /// release, as in production; otherwise a seeded run's xoshiro256** (the default).
+  static std::unique_ptr<RandomBitGenerator> stream() {
+    const char* name = std::getenv("DPTUNE_BENCH_STREAM");
+    if (name != nullptr && std::string(name) == "secure")
+      return std::make_unique<host::SecureRandom>();
+    return std::make_unique<Xoshiro256>(1);
+  }
 };
 
 // CPU time of this thread: the machine is shared, and wall time would charge us for other

@@ -7,16 +7,28 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "dptune/rng.hpp"
 
 namespace dptune::host {
 
+/// The ChaCha20 keystream (RFC 8439) of `key` and `nonce` from block `counter` on, into `out`
+/// (any length; the last block cut): 16 blocks at a time with AVX-512 when the CPU has it and
+/// `allow_vector`, the rest through libsodium; the same bytes either way (tests compare them and
+/// check RFC 8439's vectors).  Throws when the 32-bit block counter would wrap.
+void chacha20_keystream(const std::array<unsigned char, 32>& key,
+                        const std::array<unsigned char, 12>& nonce, std::uint32_t counter,
+                        std::span<unsigned char> out, bool allow_vector = true);
+/// True when chacha20_keystream computes on AVX-512 on this CPU.
+bool chacha20_vectorised();
+
 /// A fast-key-erasure ChaCha20 generator (Bernstein 2017, "Fast-key-erasure random-number
 /// generators"): a 256-bit key from libsodium's randombytes_buf (the OS CSPRNG), then each refill
-/// runs ChaCha20 (RFC 8439, libsodium's vectorised code) under the current key over 4 KiB + 32
-/// bytes, keeps the last 32 as the next key and hands out the 4 KiB.  About ten times the
+/// runs ChaCha20 (RFC 8439) under the current key over 4 KiB + 32
+/// bytes (chacha20_keystream: 16 blocks at once on AVX-512, else libsodium's vectorised code),
+/// keeps the last 32 as the next key and hands out the 4 KiB.  About ten times the
 /// throughput of a getrandom call per buffer (the secure samplers read a word every few draws);
 /// an output word is never derivable from a later state.  Thread-compatible: one instance per
 /// thread.
@@ -37,7 +49,8 @@ class SecureRandom final : public dptune::RandomBitGenerator {
   std::size_t next_ = kWords;
 };
 
-/// Keeps the words a stream draws so that a resumed study replays them (framework/src/study/study.hpp).
+/// Keeps the words a stream draws so that a resumed study replays them
+/// (framework/src/study/study.hpp).
 class RandomStreamRecorder {
  public:
   virtual ~RandomStreamRecorder() = default;
