@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "build_paths.hpp"
 #include "dptune/dptune.hpp"
 #include "dptune/helpers/events.hpp"
 #include "dptune/helpers/repetition.hpp"
@@ -64,7 +65,7 @@ dptune::SearchSpace space() {
 }
 
 struct Loaded : dptune_test::LoadedTuners {
-  Loaded() : LoadedTuners("subsampled", {DPTUNE_SUBSAMPLED_PLUGIN}) {}
+  Loaded() : LoadedTuners("subsampled", {dptune_test::build_paths::subsampled_plugin}) {}
 };
 
 /// The parts of the procedure for space() with fraction 1/k, built by hand (the candidates' events
