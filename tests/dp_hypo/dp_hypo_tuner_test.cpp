@@ -56,7 +56,7 @@ std::vector<std::string> public_notes(const dptune::TuningResult& r) {
 
 TEST_CASE("dp_hypo: with c = C = 1 it is the repetition tuner, draw for draw") {
   Loaded loaded;
-  // Five seeds, two under the sanitizers.
+  // Five seeds, two in the quick set.
   const std::uint64_t seeds = dptune_test::full_or_light<std::uint64_t>(5, 2);
   for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
     for (const char* distribution : {"geometric", "logarithmic"}) {

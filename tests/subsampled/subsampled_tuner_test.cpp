@@ -169,7 +169,9 @@ TEST_CASE("subsampled: fraction 1 is the repetition tuner's selection composed w
 TEST_CASE(
     "subsampled: tuning runs on the subsample, one final run on the whole data, extrapolated") {
   Loaded plugin;
-  for (std::uint64_t seed : {1, 2, 3, 4}) {
+  // Four seeds, two in the quick set (tests/support/test_size.hpp).
+  const std::uint64_t seeds = dptune_test::full_or_light<std::uint64_t>(4, 2);
+  for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
     FakeContext context(seed, space());
     const auto r = plugin.tuner({{"mean", 5.0}, {"fraction", 0.25}})->tune(context);
     std::vector<dptune::EvaluationRequest> all;
@@ -207,7 +209,7 @@ TEST_CASE("subsampled: nothing published depends on K") {
   Loaded plugin;
   std::set<std::vector<std::string>> published;
   std::set<std::size_t> counts;
-  // Six seeds, three under the sanitizers (K still varies over them).
+  // Six seeds, three in the quick set (K still varies over them).
   const std::uint64_t seeds = dptune_test::full_or_light<std::uint64_t>(6, 3);
   for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
     FakeContext context(seed, space());
