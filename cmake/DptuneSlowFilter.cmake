@@ -91,6 +91,12 @@ foreach(dptune_target_index RANGE 1 ${dptune_discovered_count})
       endif()
     endif()
   endforeach()
+  if(NOT dptune_with_slow)
+    # The quick set runs each case at its light size (tests/support/test_size.hpp): the same code
+    # paths on a smaller instance; `ctest -C slow` runs every case at its full size.
+    string(REGEX REPLACE "(\nset_tests_properties\\( [^\n]*) PROPERTIES "
+      "\\1 PROPERTIES ENVIRONMENT DPTUNE_TEST_LIGHT=1 " dptune_script "${dptune_script}")
+  endif()
   cmake_language(EVAL CODE "${dptune_script}")
 endforeach()
 

@@ -24,6 +24,7 @@
 # `CONFIGURATIONS slow` instead.
 include_guard(GLOBAL)
 include(doctest)
+include(${CMAKE_CURRENT_LIST_DIR}/DptuneBuildPaths.cmake)
 
 set_property(GLOBAL PROPERTY DPTUNE_SLOW_FILTER_SCRIPT "${CMAKE_CURRENT_LIST_DIR}/DptuneSlowFilter.cmake")
 
@@ -110,4 +111,12 @@ function(_dptune_write_discovery_wrapper)
   set(wrapper "${CMAKE_CURRENT_BINARY_DIR}/dptune_discovered_tests.cmake")
   file(WRITE "${wrapper}" "${text}")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${wrapper}")
+endfunction()
+
+# dptune_test_build_paths(<target> <name> <value>...): this build's paths for a test executable,
+# read as dptune_test::build_paths::<name> (tests/support/build_paths.hpp declares the names),
+# defined in a generated source rather than on the compile line (cmake/DptuneBuildPaths.cmake).
+function(dptune_test_build_paths target)
+  dptune_build_paths(${target} HEADER build_paths.hpp NAMESPACE dptune_test::build_paths ${ARGN})
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
 endfunction()

@@ -2,10 +2,12 @@
 # Builds dptune and runs the whole test suite (the quick set and the slow set), a 60-second fuzzing
 # pass, then the quick set again under AddressSanitizer and UndefinedBehaviorSanitizer, and prints
 # each pass's wall time.  Usage: scripts/test.sh [--no-sanitize]
-#   ctest --test-dir build               the quick set alone (every product code path)
-#   ctest --test-dir build -C slow       the quick set and the slow set: statistical audits at full
-#                                        power, long examples, MPI timeouts and repetitions of what
-#                                        the quick set covers (cmake/DptuneTests.cmake)
+#   ctest --test-dir build               the quick set alone (every product code path, at the light
+#                                        sizes of DPTUNE_TEST_LIGHT=1)
+#   ctest --test-dir build -C slow       the quick set and the slow set, every case at full size:
+#                                        statistical audits at full power, long examples, MPI
+#                                        timeouts and repetitions of what the quick set covers
+#                                        (cmake/DptuneTests.cmake, CONTRIBUTING.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 timings=()
@@ -43,7 +45,8 @@ if [ "${1:-}" != "--no-sanitize" ]; then
   # The quick set only (a plain ctest): it runs every product code path the slow set runs (the
   # slow set repeats them at full statistical power or length, which the plain pass above checked).
   # DPTUNE_TEST_LIGHT=1: the tests that read it (tests/support/test_size.hpp, tests/mpi/mpi_test.sh)
-  # run a smaller instance of the same code paths; the plain pass above ran them at full size.
+  # run a smaller instance of the same code paths, as in any plain ctest; the plain pass above
+  # (-C slow) ran them at full size.
   DPTUNE_TEST_LIGHT=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:intercept_tls_get_addr=0 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     pass "ctest under the sanitizers (quick set)" \

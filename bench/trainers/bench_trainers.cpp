@@ -336,7 +336,9 @@ int main(int argc, char** argv) {
   const double budget = argc > 1 ? std::atof(argv[1]) : 2.0;
   const char* only = std::getenv("DPTUNE_BENCH_ONLY");
   host::PluginRegistry registry;
-  registry.scan(DPTUNE_BUILT_PLUGIN_DIR);
+  // The build tree's plugin folder beside bin/ (the host's own default search path), so that no
+  // absolute path is compiled in.
+  for (const auto& folder : host::PluginRegistry::default_search_path()) registry.scan(folder);
   // FLOP per example: forward 2·Σ in·out, δ back-propagation 2·Σ_{l≥1} in·out, weight gradients
   // 2·Σ in·out (multiply-add = 2 FLOP); the norms, clipping and noise are not counted.
   const double lr_flop = 2.0 * 30 * 2;

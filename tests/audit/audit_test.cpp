@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "build_paths.hpp"
 #include "cli_support.hpp"
 #include "dptune/dptune.hpp"
 #include "dptune/host/audit.hpp"
@@ -19,7 +20,7 @@ using dptune_test::run_dptune;
 
 namespace {
 
-const std::string kPlugins = DPTUNE_AUDIT_PLUGIN_DIR;
+const std::string kPlugins = dptune_test::build_paths::audit_plugin_dir;
 
 /// Points the audit record store at a fresh file for this test (child processes inherit it), so
 /// tests never read or write the user's cache.
@@ -34,8 +35,8 @@ std::string private_store(const std::string& tag) {
 void write_geometric_example(const fs::path& dir) {
   fs::create_directories(dir / "plug");
   fs::copy_file(kPlugins + "/geometric/audit_geometric.so", dir / "plug" / "audit_geometric.so");
-  std::string yaml = dptune_test::slurp(fs::path(DPTUNE_SOURCE_DIR) / "examples" /
-                                        "third_party_plugin" / "pipeline.yaml");
+  std::string yaml = dptune_test::slurp(fs::path(dptune_test::build_paths::source_dir) /
+                                        "examples" / "third_party_plugin" / "pipeline.yaml");
   yaml.replace(yaml.find("plugin_paths: [build]"), 21, "plugin_paths: [plug] ");
   yaml.replace(yaml.find("points_per_dimension: 8"), 23, "points_per_dimension: 2");
   std::ofstream(dir / "pipeline.yaml") << yaml;

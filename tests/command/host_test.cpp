@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "../unit/temp_dir.hpp"
+#include "build_paths.hpp"
 #include "dptune/host/runner.hpp"
 #include "run/evaluator.hpp"
 
@@ -17,7 +18,7 @@ namespace {
 const PluginRegistry& registry() {
   static PluginRegistry* r = [] {
     auto* reg = new PluginRegistry();
-    reg->scan(DPTUNE_BUILT_PLUGIN_DIR);
+    reg->scan(dptune_test::build_paths::built_plugin_dir);
     return reg;
   }();
   return *r;
@@ -61,7 +62,8 @@ TEST_CASE("command host: the event charged is the accountant's price of the temp
   const std::string algorithm =
       "  use: command\n"
       "  params:\n"
-      "    run: /usr/bin/python3 " DPTUNE_SOURCE_DIR
+      "    run: /usr/bin/python3 " +
+      std::string(dptune_test::build_paths::source_dir) +
       "/tests/command/behave.py ok\n"
       "    noise: fast\n"
       "    event: " +
@@ -106,7 +108,8 @@ TEST_CASE("command host: runs go in parallel up to the executor's width") {
   const std::string algorithm =
       "  use: command\n"
       "  params:\n"
-      "    run: /bin/sh " DPTUNE_SOURCE_DIR
+      "    run: /bin/sh " +
+      std::string(dptune_test::build_paths::source_dir) +
       "/tests/command/slow.sh\n"
       "    noise: fast\n"
       "    event: \"{gaussian: {noise_multiplier: ${noise_multiplier}}}\"\n";
@@ -131,7 +134,8 @@ TEST_CASE("command host: a script of sgd's algorithm scores what the sgd trainer
   const std::string common = "    epochs: 25\n    batch_size: 100000\n";
   const std::string command =
       "  use: command\n  params:\n"
-      "    run: /usr/bin/python3 " DPTUNE_SOURCE_DIR
+      "    run: /usr/bin/python3 " +
+      std::string(dptune_test::build_paths::source_dir) +
       "/tests/command/full_batch_gd.py\n"
       "    noise: fast\n"
       "    event: \"{non_private: {}}\"\n" +

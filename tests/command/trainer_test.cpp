@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "../unit/temp_dir.hpp"
+#include "build_paths.hpp"
 #include "command/command_trainer.hpp"
 #include "dptune/rng.hpp"
 
@@ -75,7 +76,7 @@ Params params(const std::string& mode, const std::string& keep = "", double time
       Params{{"run", std::string("/usr/bin/python3 behave.py ") + mode},
              {"event", kEvent},
              {"timeout", timeout},
-             {"pipeline_dir", std::string(DPTUNE_SOURCE_DIR "/tests/command")},
+             {"pipeline_dir", std::string(dptune_test::build_paths::source_dir) + "/tests/command"},
              {"keep_dir", keep},
              {"steps", std::int64_t{40}},
              {"batch_size", std::int64_t{1}},
@@ -159,7 +160,8 @@ TEST_CASE("command trainer: protocol round trip") {
   CHECK(env.find("DPTUNE_PARAM_NOISE_MULTIPLIER")->text == "1.25");
   CHECK(env.find("DPTUNE_SEED")->text == std::to_string(static_cast<std::uint64_t>(seed)));
   CHECK(env.find("DPTUNE_DATA")->text == request.find("data")->find("train_csv")->text);
-  CHECK(fs::equivalent(got.find("cwd")->text, DPTUNE_SOURCE_DIR "/tests/command"));
+  CHECK(fs::equivalent(got.find("cwd")->text,
+                       std::string(dptune_test::build_paths::source_dir) + "/tests/command"));
   // predict: class 1 iff the first feature > 0, in row order.
   const Predictions p = trained.model->predict(data());
   CHECK(p.values == std::vector<double>{1, 0, 1, 0});
@@ -182,8 +184,9 @@ TEST_CASE("command trainer: every failure is an error with the program's stderr"
   const auto fails = [&](const std::string& mode, double timeout = 20) {
     return error_of([&] { train(make_config(params(mode, "", timeout)), data(), context); });
   };
-  const std::string prefix =
-      "command: program `/usr/bin/python3 " DPTUNE_SOURCE_DIR "/tests/command/behave.py ";
+  const std::string prefix = "command: program `/usr/bin/python3 " +
+                             std::string(dptune_test::build_paths::source_dir) +
+                             "/tests/command/behave.py ";
   std::string e = fails("crash");
   CHECK(e.find(prefix + "crash` (train) was killed by signal 11 (SIGSEGV); its stderr ends:\n"
                         "about to crash\n") == 0);
@@ -256,9 +259,10 @@ TEST_CASE("command trainer: configuration errors") {
   CHECK(error_of([&] { make_config(p); }) ==
         "run: program 'no-such-program-dptune' not found on PATH");
   p.set("run", std::string("./missing.py"));
-  CHECK(error_of([&] { make_config(p); }) ==
-        "run: program " DPTUNE_SOURCE_DIR
-        "/tests/command/missing.py is not an executable file (relative to the pipeline's folder)");
+  CHECK(error_of([&] { make_config(p); }) == "run: program " +
+                                                 std::string(dptune_test::build_paths::source_dir) +
+                                                 "/tests/command/missing.py is not an executable "
+                                                 "file (relative to the pipeline's folder)");
   // An interpreter's script that does not exist: found when the plugin is built (validate), not
   // at the first training.
   p.set("run", std::string("/bin/sh no_such_script.sh --out model.txt"));
@@ -390,12 +394,13 @@ TEST_CASE("command trainer: a prediction that depends on the other rows fails th
   const std::string e = error_of([&] { batch.model->predict(many); });
   // Resent: rows 11, 9, 7, 6, 4, 2, 1 (1-based), first features 6.5 … -3.5, mean 8.5 / 7 ≈ 1.21
   // against the whole set's 2: row 6 (first feature 1.5) flips from 0 to 1.
-  CHECK(e == "command: program `/usr/bin/python3 " DPTUNE_SOURCE_DIR
-             "/tests/command/behave.py batch_mean` (predict): its prediction of row 6 depends on "
-             "the other rows it was given: 0 among all 12 rows, 1 among 7 of them.  Private "
-             "scoring assumes each prediction depends only on its own row and the model (its "
-             "sensitivity, e.g. 1/n for accuracy); docs/command-trainer.md, \"Row-local "
-             "prediction\"");
+  CHECK(e ==
+        "command: program `/usr/bin/python3 " + std::string(dptune_test::build_paths::source_dir) +
+            "/tests/command/behave.py batch_mean` (predict): its prediction of row 6 depends on "
+            "the other rows it was given: 0 among all 12 rows, 1 among 7 of them.  Private "
+            "scoring assumes each prediction depends only on its own row and the model (its "
+            "sensitivity, e.g. 1/n for accuracy); docs/command-trainer.md, \"Row-local "
+            "prediction\"");
 }
 
 TEST_CASE("command trainer: the noise is declared, sent, and checked against the answer") {
@@ -523,7 +528,8 @@ TEST_CASE("command trainer: the model's files, released and loaded back for pred
         std::string::npos);
 }
 
-TEST_CASE("command trainer: without model files nothing can be released, and a stray model is refused") {
+TEST_CASE(
+    "command trainer: without model files nothing can be released, and a stray model is refused") {
   Context context;
   const TrainedModel trained = train(make_config(params("no_files")), data(), context);
   const auto* file_model = dynamic_cast<const FileModel*>(trained.model.get());

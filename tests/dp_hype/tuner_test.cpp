@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 
+#include "build_paths.hpp"
 #include "dp_hype/private_vote.hpp"
 #include "dptune/testing.hpp"
 #include "support.hpp"
@@ -97,7 +98,7 @@ class FakeContext final : public dptune::testing::StubTunerContext {
 };
 
 struct Loaded : dptune_test::LoadedTuners {
-  Loaded() : LoadedTuners("dp_hype", {DPTUNE_DP_HYPE_PLUGIN}) {}
+  Loaded() : LoadedTuners("dp_hype", {dptune_test::build_paths::dp_hype_plugin}) {}
 };
 
 using dptune_test::has_note;

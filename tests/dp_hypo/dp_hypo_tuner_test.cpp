@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include "build_paths.hpp"
 #include "dptune/dptune.hpp"
 #include "dptune/testing.hpp"
 #include "test_size.hpp"
@@ -38,7 +39,9 @@ class FakeContext final : public dptune_test::RdpTunerContext {
 dptune::SearchSpace grid_space() { return dptune_test::lr_sigma_space(); }
 
 struct Loaded : dptune_test::LoadedTuners {
-  Loaded() : LoadedTuners("dp_hypo", {DPTUNE_REPETITION_PLUGIN, DPTUNE_DP_HYPO_PLUGIN}) {}
+  Loaded()
+      : LoadedTuners("dp_hypo", {dptune_test::build_paths::repetition_plugin,
+                                 dptune_test::build_paths::dp_hypo_plugin}) {}
 };
 
 /// Every public note (not a DP-output declaration).
@@ -53,7 +56,7 @@ std::vector<std::string> public_notes(const dptune::TuningResult& r) {
 
 TEST_CASE("dp_hypo: with c = C = 1 it is the repetition tuner, draw for draw") {
   Loaded loaded;
-  // Five seeds, two under the sanitizers.
+  // Five seeds, two in the quick set.
   const std::uint64_t seeds = dptune_test::full_or_light<std::uint64_t>(5, 2);
   for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
     for (const char* distribution : {"geometric", "logarithmic"}) {

@@ -8,6 +8,7 @@
 #include <regex>
 #include <string>
 
+#include "build_paths.hpp"
 #include "dptune/testing.hpp"
 #include "expost/core.hpp"
 #include "rdp/calculator.hpp"
@@ -67,7 +68,7 @@ class FakeContext final : public dptune::testing::StubTunerContext {
 };
 
 struct Loaded : dptune_test::LoadedTuners {
-  Loaded() : LoadedTuners("expost", {DPTUNE_EXPOST_PLUGIN}) {}
+  Loaded() : LoadedTuners("expost", {dptune_test::build_paths::expost_plugin}) {}
 };
 
 std::string note_with(const dptune::TuningResult& r, const std::string& text) {

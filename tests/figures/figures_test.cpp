@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "build_paths.hpp"
 #include "dp_hype/secagg.hpp"
 #include "dp_hype_figure2.hpp"
 #include "dptune/dptune.hpp"
@@ -22,7 +23,8 @@ using dptune::figures::Figure;
 
 std::shared_ptr<dptune::Accountant> rdp_plugin() {
   static dptune::host::PluginRegistry registry;
-  if (!registry.find(dptune::PluginKind::Accountant, "rdp")) registry.scan(DPTUNE_RDP_PLUGIN);
+  if (!registry.find(dptune::PluginKind::Accountant, "rdp"))
+    registry.scan(dptune_test::build_paths::rdp_plugin);
   const auto* schema = registry.schema(dptune::host::ComponentKind::Accountant, "rdp");
   REQUIRE(schema != nullptr);
   return registry.create_accountant("rdp", schema->complete({}));

@@ -105,10 +105,10 @@ fingerprint() {
   fi
 }
 
-# The sanitizer pass's size (DPTUNE_TEST_LIGHT=1, scripts/test.sh): equal_repetition's study trains
-# 20 epochs instead of 200 in every run it compares, the same MPI code paths (the task queue, kept
-# models travelling back) with a tenth of the training at -O1 under ASan; the plain pass runs the
-# full length.
+# The light size (DPTUNE_TEST_LIGHT=1: the quick set's mpi.equal_repetition and the sanitizer pass):
+# equal_repetition's study trains 20 epochs instead of 200 in every run it compares, the same MPI
+# code paths (the task queue, kept models travelling back) with a tenth of the training;
+# mpi.equal_repetition_full (`ctest -C slow`) runs the full length.
 sizes=()
 if [ "${DPTUNE_TEST_LIGHT:-}" = 1 ] && [ "$case_name" = equal_repetition ]; then
   sizes=(--set algorithm.params.epochs=20)

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <regex>
 
+#include "build_paths.hpp"
 #include "dptune/dptune.hpp"
 #include "dptune/helpers/repetition.hpp"
 #include "dptune/testing.hpp"
@@ -75,7 +76,8 @@ class FakeContext final : public dptune_test::RdpTunerContext {
 dptune::SearchSpace grid_space() { return dptune_test::lr_sigma_space(); }
 
 struct Loaded : dptune_test::LoadedTuners {
-  explicit Loaded(std::string tuner = "repetition", const char* library = DPTUNE_REPETITION_PLUGIN)
+  explicit Loaded(std::string tuner = "repetition",
+                  const char* library = dptune_test::build_paths::repetition_plugin)
       : LoadedTuners(std::move(tuner), {library}) {}
 };
 
@@ -566,7 +568,7 @@ TEST_CASE("repetition: bad parameters") {
 // Papernot & Steinke 2022 Fig. 7 is dptune-figures' module repetition_fig7 (tools/figures), not the
 // repetition tuner's: the same replay, on the same fake context.
 TEST_CASE("repetition: simulation of Papernot & Steinke 2022 Fig. 7 (dptune-figures module)") {
-  Loaded plugin("repetition_fig7", DPTUNE_REPETITION_FIG7_MODULE);
+  Loaded plugin("repetition_fig7", dptune_test::build_paths::repetition_fig7_module);
   FakeContext context(2, grid_space());
   const auto r = plugin
                      .tuner({{"points_per_dimension", std::int64_t{4}},

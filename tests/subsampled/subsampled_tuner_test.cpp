@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "build_paths.hpp"
 #include "dptune/dptune.hpp"
 #include "dptune/helpers/events.hpp"
 #include "dptune/helpers/repetition.hpp"
@@ -66,7 +67,7 @@ dptune::SearchSpace space() {
 }
 
 struct Loaded : dptune_test::LoadedTuners {
-  Loaded() : LoadedTuners("subsampled", {DPTUNE_SUBSAMPLED_PLUGIN}) {}
+  Loaded() : LoadedTuners("subsampled", {dptune_test::build_paths::subsampled_plugin}) {}
 };
 
 /// The parts of the procedure for space() with a subsample of m rows, built by hand (the
@@ -171,7 +172,9 @@ TEST_CASE("subsampled: fraction 1 is the repetition tuner's selection composed w
 TEST_CASE(
     "subsampled: tuning runs on the subsample, one final run on the whole data, extrapolated") {
   Loaded plugin;
-  for (std::uint64_t seed : {1, 2, 3, 4}) {
+  // Four seeds, two in the quick set (tests/support/test_size.hpp).
+  const std::uint64_t seeds = dptune_test::full_or_light<std::uint64_t>(4, 2);
+  for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
     FakeContext context(seed, space());
     const auto r = plugin.tuner({{"mean", 5.0}, {"fraction", 0.25}})->tune(context);
     std::vector<dptune::EvaluationRequest> all;
@@ -208,7 +211,7 @@ TEST_CASE("subsampled: nothing published depends on K") {
   Loaded plugin;
   std::set<std::vector<std::string>> published;
   std::set<std::size_t> counts;
-  // Six seeds, three under the sanitizers (K still varies over them).
+  // Six seeds, three in the quick set (K still varies over them).
   const std::uint64_t seeds = dptune_test::full_or_light<std::uint64_t>(6, 3);
   for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
     FakeContext context(seed, space());

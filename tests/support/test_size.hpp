@@ -1,7 +1,7 @@
-// The sanitizer pass's size knob.  scripts/test.sh runs the quick set under AddressSanitizer and
-// UndefinedBehaviorSanitizer with DPTUNE_TEST_LIGHT=1; a test whose size only buys statistical
-// power or length then runs a smaller instance of the same code paths, which the sanitizers check
-// just as well.  The plain pass (no DPTUNE_TEST_LIGHT) runs every test at its full size.
+// The quick set's size knob.  DPTUNE_TEST_LIGHT=1 is set for every doctest case of a plain `ctest`
+// (the quick set; cmake/DptuneSlowFilter.cmake) and for the sanitizer pass of scripts/test.sh; a
+// test whose size only buys statistical power or length then runs a smaller instance of the same
+// code paths.  `ctest -C slow` (scripts/test.sh's plain pass, CI) runs every case at full size.
 #pragma once
 
 #include <cstdlib>

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "build_paths.hpp"
 #include "dptune/host/config.hpp"
 #include "dptune/host/data_source.hpp"
 #include "dptune/host/plugin_registry.hpp"
@@ -29,7 +30,9 @@ std::string fmt6(double x) {
 
 struct Pipeline {
   dptune::host::PluginRegistry registry;
-  Pipeline() { registry.scan(fs::path(DPTUNE_SVT_DOUBLING_PLUGIN).parent_path()); }
+  Pipeline() {
+    registry.scan(fs::path(dptune_test::build_paths::svt_doubling_plugin).parent_path());
+  }
 
   dptune::host::PipelineConfig load(std::vector<dptune::host::Override> overrides,
                                     const std::string& out) {
@@ -44,7 +47,8 @@ struct Pipeline {
     overrides.push_back({"tuner.params.protect_validation", "true"});
     dptune::host::HostCatalog catalog(registry);
     return dptune::host::load_pipeline(
-        fs::path(DPTUNE_SOURCE_DIR) / "examples/pipelines/svt_doubling_dp_sgd_fixed_privacy.yaml",
+        fs::path(dptune_test::build_paths::source_dir) /
+            "examples/pipelines/svt_doubling_dp_sgd_fixed_privacy.yaml",
         overrides, catalog);
   }
 
@@ -83,7 +87,7 @@ std::size_t scored_rows(const dptune::host::PipelineConfig& config) {
 TEST_CASE(
     "host: utility sensitivity as the utility declares it (accuracy 1/n, log_loss_score, f1)") {
   dptune::host::PluginRegistry registry;
-  registry.scan(fs::path(DPTUNE_SVT_DOUBLING_PLUGIN).parent_path());
+  registry.scan(fs::path(dptune_test::build_paths::svt_doubling_plugin).parent_path());
   // The utility section as the config loader makes it: complete params, and the declaration.
   auto section = [&](const std::string& use, const dptune::Params& given) {
     dptune::host::ComponentConfig u;

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <regex>
 
+#include "build_paths.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "dptune/testing.hpp"
 #include "rdp/calculator.hpp"
@@ -107,7 +108,7 @@ class FakeContext final : public dptune::testing::StubTunerContext {
 
 struct Loaded {
   dptune::host::PluginRegistry registry;
-  Loaded() { registry.scan(DPTUNE_SVT_DOUBLING_PLUGIN); }
+  Loaded() { registry.scan(dptune_test::build_paths::svt_doubling_plugin); }
   /// The cases test Ding et al.'s setting (the held-out split public) unless they say otherwise:
   /// the tuner protects the held-out split by default (case "the held-out split is protected by
   /// default").

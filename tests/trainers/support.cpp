@@ -1,5 +1,6 @@
 #include "support.hpp"
 
+#include "build_paths.hpp"
 #include "dptune/host/event_yaml.hpp"
 
 #include <regex>
@@ -46,7 +47,7 @@ double accuracy(const dptune::Dataset& data, const dptune::Predictions& p) {
 const dptune::host::PluginRegistry& registry() {
   static dptune::host::PluginRegistry* r = [] {
     auto* reg = new dptune::host::PluginRegistry();
-    reg->scan(DPTUNE_BUILT_PLUGIN_DIR);
+    reg->scan(dptune_test::build_paths::built_plugin_dir);
     return reg;
   }();
   return *r;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 
+#include "build_paths.hpp"
 #include "dptune/host/plugin_registry.hpp"
 
 namespace fs = std::filesystem;
@@ -15,7 +16,7 @@ using dptune::DpEvent;
 TEST_CASE("accountant answers are kept per question and event, never shared between events") {
   static auto* registry = [] {
     auto* r = new dptune::host::PluginRegistry();  // never unloaded: the proxy may outlive it
-    r->scan(fs::path(DPTUNE_TEST_PLUGIN_DIR) / "counting_accountant");
+    r->scan(fs::path(dptune_test::build_paths::test_plugin_dir) / "counting_accountant");
     return r;
   }();
   const auto accountant = registry->create_accountant("counting_accountant", {});

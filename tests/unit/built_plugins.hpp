@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "build_paths.hpp"
 #include "dptune/host/plugin_registry.hpp"
 
 namespace dptune_test {
@@ -15,7 +16,7 @@ namespace dptune_test {
 inline const dptune::host::PluginRegistry& built_plugins() {
   static const auto* registry = [] {
     auto* out = new dptune::host::PluginRegistry();
-    out->scan(DPTUNE_BUILT_PLUGIN_DIR);
+    out->scan(dptune_test::build_paths::built_plugin_dir);
     return out;
   }();
   return *registry;

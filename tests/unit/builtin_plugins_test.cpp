@@ -5,6 +5,7 @@
 #include <limits>
 #include <numbers>
 
+#include "build_paths.hpp"
 #include "dptune/dptune.hpp"
 #include "dptune/helpers/grid_noise.hpp"
 #include "dptune/host/plugin_registry.hpp"
@@ -16,7 +17,7 @@ namespace {
 const host::PluginRegistry& builtins() {
   static host::PluginRegistry* registry = [] {
     auto* r = new host::PluginRegistry();
-    r->scan(DPTUNE_BUILT_PLUGIN_DIR);
+    r->scan(dptune_test::build_paths::built_plugin_dir);
     return r;
   }();
   return *registry;

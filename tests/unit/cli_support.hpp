@@ -9,6 +9,8 @@
 #include <sstream>
 #include <string>
 
+#include "build_paths.hpp"
+
 namespace dptune_test {
 
 struct CommandResult {
@@ -25,7 +27,7 @@ inline std::string slurp(const std::filesystem::path& path) {
 
 /// A fresh empty folder under the build tree's temporary area.
 inline std::filesystem::path fresh_dir(const std::string& name) {
-  auto dir = std::filesystem::path(DPTUNE_BINARY_DIR) / "test_tmp" / name;
+  auto dir = std::filesystem::path(dptune_test::build_paths::binary_dir) / "test_tmp" / name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
@@ -34,7 +36,8 @@ inline std::filesystem::path fresh_dir(const std::string& name) {
 /// Runs `dptune ARGS` (ARGS already shell-quoted) from the source folder.
 inline CommandResult run_dptune(const std::string& args, const std::string& tag) {
   const auto dir = fresh_dir("cli_" + tag);
-  const std::string cmd = "cd '" DPTUNE_SOURCE_DIR "' && '" DPTUNE_BINARY_DIR "/bin/dptune' " +
+  const std::string cmd = "cd '" + std::string(dptune_test::build_paths::source_dir) + "' && '" +
+                          std::string(dptune_test::build_paths::binary_dir) + "/bin/dptune' " +
                           args + " >'" + (dir / "out").string() + "' 2>'" + (dir / "err").string() +
                           "'";
   const int status = std::system(cmd.c_str());

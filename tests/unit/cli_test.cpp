@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "build_paths.hpp"
 #include "cli_support.hpp"
 #include "dptune/helpers/pareto.hpp"
 
@@ -192,16 +193,16 @@ TEST_CASE("cli: seeded runs are reproducible whatever the thread count, default 
 }
 
 TEST_CASE("cli: plugin discovery through DPTUNE_PLUGIN_PATH and --plugin-path") {
-  const std::string good = DPTUNE_TEST_PLUGIN_DIR "/good";
+  const std::string good = std::string(dptune_test::build_paths::test_plugin_dir) + "/good";
   auto r = run_dptune("plugins list --json", "no_env");
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("test_tuner") == std::string::npos);
   // The environment variable is colon-separated; empty and missing folders are ignored.
   const std::string env = "DPTUNE_PLUGIN_PATH='/nonexistent::" + good + "' ";
   const auto dir = dptune_test::fresh_dir("cli_env");
-  const std::string cmd = "cd '" DPTUNE_SOURCE_DIR "' && " + env +
-                          "'" DPTUNE_BINARY_DIR "/bin/dptune' plugins list >'" +
-                          (dir / "out").string() + "' 2>&1";
+  const std::string cmd = "cd '" + std::string(dptune_test::build_paths::source_dir) + "' && " +
+                          env + "'" + std::string(dptune_test::build_paths::binary_dir) +
+                          "/bin/dptune' plugins list >'" + (dir / "out").string() + "' 2>&1";
   REQUIRE(std::system(cmd.c_str()) == 0);
   const std::string listing = slurp(dir / "out");
   CHECK(listing.find("tuner       test_tuner") != std::string::npos);
@@ -221,23 +222,25 @@ TEST_CASE("cli: progress line on a terminal") {
     return;
   }
   const auto dir = dptune_test::fresh_dir("cli_tty");
-  const std::string cmd = "cd '" DPTUNE_SOURCE_DIR "' && script -qec \"'" DPTUNE_BINARY_DIR
-                          "/bin/dptune' run examples/pipelines/quickstart.yaml --seed 3 --set "
-                          "tuner.params.points_per_dimension=5 --out '" +
-                          (dir / "results").string() + "'\" /dev/null >'" + (dir / "tty").string() +
-                          "'";
+  const std::string cmd =
+      "cd '" + std::string(dptune_test::build_paths::source_dir) + "' && script -qec \"'" +
+      std::string(dptune_test::build_paths::binary_dir) +
+      "/bin/dptune' run examples/pipelines/quickstart.yaml --seed 3 --set "
+      "tuner.params.points_per_dimension=5 --out '" +
+      (dir / "results").string() + "'\" /dev/null >'" + (dir / "tty").string() + "'";
   REQUIRE(std::system(cmd.c_str()) == 0);
   const std::string tty = slurp(dir / "tty");
   CHECK(tty.find("grid: 0/25") != std::string::npos);
   CHECK(tty.find("grid: 25/25  best ") != std::string::npos);
   CHECK(tty.find("elapsed ") != std::string::npos);
   // --no-progress silences it even on a terminal.
-  const std::string quiet = "cd '" DPTUNE_SOURCE_DIR "' && script -qec \"'" DPTUNE_BINARY_DIR
-                            "/bin/dptune' run examples/pipelines/quickstart.yaml --no-progress "
-                            "--overwrite --seed 3 "
-                            "--set tuner.params.points_per_dimension=5 --out '" +
-                            (dir / "results").string() + "'\" /dev/null >'" +
-                            (dir / "quiet").string() + "'";
+  const std::string quiet =
+      "cd '" + std::string(dptune_test::build_paths::source_dir) + "' && script -qec \"'" +
+      std::string(dptune_test::build_paths::binary_dir) +
+      "/bin/dptune' run examples/pipelines/quickstart.yaml --no-progress "
+      "--overwrite --seed 3 "
+      "--set tuner.params.points_per_dimension=5 --out '" +
+      (dir / "results").string() + "'\" /dev/null >'" + (dir / "quiet").string() + "'";
   REQUIRE(std::system(quiet.c_str()) == 0);
   CHECK(slurp(dir / "quiet").find("grid: ") == std::string::npos);
 }
@@ -250,7 +253,8 @@ TEST_CASE("cli: plugin_paths set on the command line are scanned before validati
   r = run_dptune(
       "validate examples/pipelines/quickstart.yaml --set tuner.use=test_tuner "
       "--set tuner.params={} "
-      "--set 'plugin_paths=[\"" DPTUNE_TEST_PLUGIN_DIR "/good\"]'",
+      "--set 'plugin_paths=[\"" +
+          std::string(dptune_test::build_paths::test_plugin_dir) + "/good\"]'",
       "set_path");
   INFO(r.err);
   CHECK(r.exit_code == 0);

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "build_paths.hpp"
 #include "dptune/host/config.hpp"
 #include "dptune/host/data_source.hpp"
 #include "temp_dir.hpp"
@@ -732,8 +733,8 @@ TEST_CASE("config: read_plugin_paths reads only plugin_paths") {
 // Every tests/bad_pipelines/<name>.yaml fails with exactly the first line of <name>.expected, the
 // file shown as bad_pipelines/<name>.yaml (as `dptune validate` run from tests/ shows it).
 TEST_CASE("config: bad pipeline corpus") {
-  const fs::path tests = fs::path(DPTUNE_SOURCE_DIR) / "tests";
-  const std::string prefix = std::string(DPTUNE_SOURCE_DIR) + "/tests/";
+  const fs::path tests = fs::path(dptune_test::build_paths::source_dir) / "tests";
+  const std::string prefix = std::string(dptune_test::build_paths::source_dir) + "/tests/";
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(tests / "bad_pipelines"))
     // tuner_params_*: refused by a tuner's constructor, which the loader's fake catalog cannot

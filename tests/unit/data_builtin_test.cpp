@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "build_paths.hpp"
 #include "dptune/host/config.hpp"
 #include "dptune/host/data_readers.hpp"
 #include "dptune/host/data_source.hpp"
@@ -321,15 +322,16 @@ TEST_CASE(
   CHECK(dptune::host::bundled_data_file("iris.csv") == dir.path() / "iris.csv");
   // Not in the override folder: the next places are tried.
   CHECK(dptune::host::bundled_data_file("wine.csv") ==
-        fs::path(DPTUNE_SOURCE_DIR) / "data" / "wine.csv");
+        fs::path(dptune_test::build_paths::source_dir) / "data" / "wine.csv");
   const fs::path installed =
       (fs::read_symlink("/proc/self/exe").parent_path() / ".." / "share" / "dptune" / "data")
           .lexically_normal();
-  CHECK_THROWS_WITH_AS(dptune::host::bundled_data_file("no_such.csv"),
-                       ("bundled data file 'no_such.csv' not found; looked in " +
-                        dir.path().string() + ", " + installed.string() + ", " + DPTUNE_SOURCE_DIR +
-                        "/data; set DPTUNE_DATA_DIR to the folder holding dptune's data/")
-                           .c_str(),
-                       dptune::ConfigError);
+  CHECK_THROWS_WITH_AS(
+      dptune::host::bundled_data_file("no_such.csv"),
+      ("bundled data file 'no_such.csv' not found; looked in " + dir.path().string() + ", " +
+       installed.string() + ", " + dptune_test::build_paths::source_dir +
+       "/data; set DPTUNE_DATA_DIR to the folder holding dptune's data/")
+          .c_str(),
+      dptune::ConfigError);
   ::unsetenv("DPTUNE_DATA_DIR");
 }

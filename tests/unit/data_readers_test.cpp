@@ -7,6 +7,7 @@
 
 #include <zlib.h>
 
+#include "build_paths.hpp"
 #include "dptune/host/data_layout.hpp"
 #include "dptune/host/data_readers.hpp"
 #include "temp_dir.hpp"
@@ -17,7 +18,8 @@ using dptune::host::CsvOptions;
 using dptune::host::DataFileError;
 
 std::filesystem::path fixture(const std::string& name) {
-  return std::filesystem::path(DPTUNE_SOURCE_DIR) / "tests" / "data_fixtures" / name;
+  return std::filesystem::path(dptune_test::build_paths::source_dir) / "tests" / "data_fixtures" /
+         name;
 }
 
 /// The message of the DataFileError `f` throws (fails the test if it throws nothing).

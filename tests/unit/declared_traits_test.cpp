@@ -13,6 +13,7 @@
 #include <fstream>
 #include <string>
 
+#include "build_paths.hpp"
 #include "cli_support.hpp"
 #include "dptune/host/plugin_registry.hpp"
 
@@ -36,7 +37,8 @@ Pipeline write_pipeline(const std::string& tag, const std::string& tuner, const 
   p.marker = p.dir / "marker";
   p.results = p.dir / "results";
   std::ofstream(p.file) << "name: declared\n"
-                        << "plugin_paths: ['" << DPTUNE_TEST_PLUGIN_DIR << "/declared_traits']\n"
+                        << "plugin_paths: ['" << dptune_test::build_paths::test_plugin_dir
+                        << "/declared_traits']\n"
                         << "data:\n  use: builtin:breast_cancer\n"
                         << data << "algorithm:\n  use: dp_sgd\n"
                         << "  params: {target_epsilon: 1.0, model: logistic, epochs: 1}\n"
@@ -144,8 +146,8 @@ TEST_CASE("preflight: a ledgered run makes one dry run of the tuner, checked and
 
 TEST_CASE("declared traits: what the registry reads from each plugin") {
   dptune::host::PluginRegistry registry;
-  registry.scan(fs::path(DPTUNE_TEST_PLUGIN_DIR) / "declared_traits");
-  registry.scan(DPTUNE_BUILT_PLUGIN_DIR);
+  registry.scan(fs::path(dptune_test::build_paths::test_plugin_dir) / "declared_traits");
+  registry.scan(dptune_test::build_paths::built_plugin_dir);
   auto tuner = [&](const std::string& name) {
     return registry.traits(ComponentKind::Tuner, name, {}).tuner;
   };

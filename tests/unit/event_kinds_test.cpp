@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "build_paths.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/event_kinds.hpp"
 #include "dptune/event_walk.hpp"
@@ -200,7 +201,7 @@ TEST_CASE("event kinds: the table builds through the validating constructors") {
 }
 
 TEST_CASE("event kinds: docs/events.md lists exactly the kind table") {
-  const std::string path = std::string(DPTUNE_SOURCE_DIR) + "/docs/events.md";
+  const std::string path = std::string(dptune_test::build_paths::source_dir) + "/docs/events.md";
   std::ifstream in(path);
   REQUIRE(in.good());
   std::stringstream buffer;

@@ -1,6 +1,6 @@
 // Plugin loader and registry: pre-load checks, registration, proxies, exception containment and
-// real unloading.  Test plugins are built by tests/test_plugins into DPTUNE_TEST_PLUGIN_DIR, one
-// scenario per folder.
+// real unloading.  Test plugins are built by tests/test_plugins into build_paths::test_plugin_dir,
+// one scenario per folder.
 #include <dlfcn.h>
 #include <doctest/doctest.h>
 #include <stdlib.h>
@@ -17,6 +17,7 @@
 #include <typeinfo>
 #include <vector>
 
+#include "build_paths.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "dptune/rng.hpp"
 #include "dptune/testing.hpp"
@@ -28,7 +29,7 @@ using dptune::host::PluginRegistry;
 
 namespace {
 
-fs::path test_plugin_dir() { return fs::path(DPTUNE_TEST_PLUGIN_DIR); }
+fs::path test_plugin_dir() { return fs::path(dptune_test::build_paths::test_plugin_dir); }
 fs::path scenario(const std::string& name) { return test_plugin_dir() / name; }
 /// Canonical path of a test plugin library, as the registry reports it.
 fs::path plugin_file(const std::string& scenario_name, const std::string& target) {
@@ -442,7 +443,7 @@ TEST_CASE("loader: missing paths and unknown plugin names") {
 
 TEST_CASE("loader: default search path") {
   TempDir a, b;
-  const fs::path built(DPTUNE_BUILT_PLUGIN_DIR);
+  const fs::path built(dptune_test::build_paths::built_plugin_dir);
   const std::string value = a.path().string() + "::" + b.path().string() + ":" +
                             (a.path() / ".." / a.path().filename()).string() +
                             ":/nonexistent/dptune:" + built.string() + ":";
@@ -452,7 +453,7 @@ TEST_CASE("loader: default search path") {
   // This test binary lives in <build>/bin like dptune, so <exe dir>/../lib/dptune/plugins is the
   // build tree's plugin folder, when it exists (it holds the built-in plugins).
   if (fs::is_directory(built)) expected.push_back(fs::canonical(built));
-  const fs::path installed(DPTUNE_INSTALL_PLUGIN_DIR_FOR_TESTS);
+  const fs::path installed(dptune_test::build_paths::install_plugin_dir);
   if (fs::is_directory(installed) && fs::canonical(installed) != fs::canonical(built)) {
     expected.push_back(fs::canonical(installed));
   }
@@ -693,7 +694,8 @@ TEST_CASE("loader: proxies of every kind forward calls and contain errors") {
 
 TEST_CASE("loader: no plugin library has STB_GNU_UNIQUE symbols (they would pin it in memory)") {
   std::vector<fs::path> libraries;
-  for (const fs::path& root : {fs::path(DPTUNE_BUILT_PLUGIN_DIR), test_plugin_dir()}) {
+  for (const fs::path& root :
+       {fs::path(dptune_test::build_paths::built_plugin_dir), test_plugin_dir()}) {
     if (!fs::is_directory(root)) continue;
     for (const auto& entry : fs::recursive_directory_iterator(root)) {
       if (entry.is_regular_file() && entry.path().extension() == ".so") {
@@ -701,9 +703,9 @@ TEST_CASE("loader: no plugin library has STB_GNU_UNIQUE symbols (they would pin 
       }
     }
   }
-  REQUIRE_MESSAGE(!libraries.empty(), "no plugin library found under " << DPTUNE_BUILT_PLUGIN_DIR
-                                                                       << " or "
-                                                                       << test_plugin_dir());
+  REQUIRE_MESSAGE(!libraries.empty(), "no plugin library found under "
+                                          << dptune_test::build_paths::built_plugin_dir << " or "
+                                          << test_plugin_dir());
   for (const auto& library : libraries) {
     CAPTURE(library);
     const std::string command = "readelf -sW '" + library.string() + "' 2>&1";

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "build_paths.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/host/plugin_registry.hpp"
 #include "dptune/host/runner.hpp"
@@ -16,7 +17,7 @@ namespace {
 const dptune::host::PluginRegistry& built_plugins() {
   static const dptune::host::PluginRegistry* registry = [] {
     auto* r = new dptune::host::PluginRegistry();  // never unloaded: models may outlive a test
-    r->scan(DPTUNE_BUILT_PLUGIN_DIR);
+    r->scan(dptune_test::build_paths::built_plugin_dir);
     return r;
   }();
   return *registry;

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "build_paths.hpp"
 #include "cli_support.hpp"
 
 using dptune_test::fresh_dir;
@@ -21,7 +22,8 @@ namespace {
 
 std::string pipeline(const std::string& tuner, const std::string& output_extra,
                      const std::string& extra = "") {
-  return "data:\n  use: csv\n  params: {path: '" DPTUNE_SOURCE_DIR
+  return "data:\n  use: csv\n  params: {path: '" +
+         std::string(dptune_test::build_paths::source_dir) +
          "/data/breast_cancer.csv', label_column: label, classes: [0, 1]}\n"
          "algorithm:\n  use: dp_sgd\n"
          "  params: {model: logistic, epochs: 1, lot_size: 32, noise_multiplier: 4.0, "
@@ -101,7 +103,8 @@ TEST_CASE("dptune run with a private test score: guarantee, ledger, validate and
 TEST_CASE("dptune run with a declared public test file: no noise, no cost, assumed public") {
   const auto dir = fresh_dir("test_score_public");
   // The data file itself stands in for a public test file (same columns and labels).
-  const std::string file = DPTUNE_SOURCE_DIR "/data/breast_cancer.csv";
+  const std::string file =
+      std::string(dptune_test::build_paths::source_dir) + "/data/breast_cancer.csv";
   const std::string tuner = "repetition\n  params: {distribution: poisson, mean: 3}";
   std::ofstream(dir / "p.yaml") << pipeline(tuner, ", test_score: {public: '" + file + "'}");
   const auto r = run_dptune("run '" + (dir / "p.yaml").string() + "' --seed 5", "ts_public");

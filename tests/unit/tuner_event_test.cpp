@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 
+#include "build_paths.hpp"
 #include "built_plugins.hpp"
 #include "dptune/host/config.hpp"
 #include "dptune/host/dry_run.hpp"
@@ -16,7 +17,8 @@
 namespace host = dptune::host;
 
 TEST_CASE("tuner events: a private tuner's dry run returns the event its guarantee prices") {
-  const std::filesystem::path examples = std::filesystem::path(DPTUNE_SOURCE_DIR) / "examples";
+  const std::filesystem::path examples =
+      std::filesystem::path(dptune_test::build_paths::source_dir) / "examples";
   for (const std::string file :
        {"walkthrough/tune_my_csv.yaml", "pipelines/repetition_dp_sgd_logreg_breast_cancer.yaml",
         "pipelines/svt_doubling_dp_sgd_logreg_breast_cancer.yaml",

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/build_paths.hpp"
 #include "base/yaml_load.hpp"
 #include "dptune/abi.hpp"
 #include "dptune/errors.hpp"
@@ -205,9 +206,8 @@ bool is_builtin_library(const fs::path& library) {
   std::vector<fs::path> shipped;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec && !exe.empty()) shipped.push_back(exe.parent_path() / ".." / DPTUNE_PLUGIN_SUBDIR);
-#ifdef DPTUNE_INSTALL_PLUGIN_DIR
-  shipped.emplace_back(DPTUNE_INSTALL_PLUGIN_DIR);
-#endif
+  if (*dptune::build_paths::install_plugin_dir != '\0')
+    shipped.emplace_back(dptune::build_paths::install_plugin_dir);
   const fs::path folder = fs::weakly_canonical(library.parent_path(), ec);
   for (const auto& s : shipped) {
     std::error_code e2;

@@ -14,6 +14,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "base/build_paths.hpp"
 #include "base/yaml_load.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/host/data_readers.hpp"
@@ -742,9 +743,8 @@ fs::path bundled_data_file(const std::string& file_name) {
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec)
     tried.push_back((exe.parent_path() / ".." / "share" / "dptune" / "data").lexically_normal());
-#ifdef DPTUNE_SOURCE_DATA_DIR
-  tried.emplace_back(DPTUNE_SOURCE_DATA_DIR);
-#endif
+  if (*dptune::build_paths::source_data_dir != '\0')
+    tried.emplace_back(dptune::build_paths::source_data_dir);
   for (const auto& dir : tried)
     if (fs::is_regular_file(dir / file_name, ec)) return dir / file_name;
   std::string where;

@@ -11,6 +11,7 @@
 #include <system_error>
 #include <utility>
 
+#include "base/build_paths.hpp"
 #include "dptune/abi.hpp"
 #include "dptune/errors.hpp"
 #include "plugins/elf_exports.hpp"
@@ -160,12 +161,10 @@ std::vector<fs::path> PluginRegistry::default_search_path() {
       ec || exe.empty() ? fs::path() : exe.parent_path() / ".." / DPTUNE_PLUGIN_SUBDIR;
   if (!beside_exe.empty() && fs::is_directory(beside_exe, exists_error)) {
     candidates.push_back(beside_exe);
-  } else {
-#ifdef DPTUNE_INSTALL_PLUGIN_DIR
+  } else if (*build_paths::install_plugin_dir != '\0') {
     // Only when no plugin folder sits beside the executable: a build-tree dptune must not also load
     // the built-in plugins of an installed dptune (every name would be a duplicate).
-    candidates.emplace_back(DPTUNE_INSTALL_PLUGIN_DIR);
-#endif
+    candidates.emplace_back(build_paths::install_plugin_dir);
   }
   if (const char* env = std::getenv("DPTUNE_PLUGIN_PATH")) {
     std::string_view rest(env);

@@ -9,14 +9,17 @@
 #include <regex>
 #include <string>
 
+#include "build_paths.hpp"
 #include "cli_support.hpp"
 
 using dptune_test::run_dptune;
 
 namespace {
 
-const std::string kPipelines = std::string(DPTUNE_TRAINER_AUDIT_DIR) + "/pipelines/";
-const std::string kBrokenPlugins = std::string(DPTUNE_TRAINER_AUDIT_PLUGIN_DIR) + "/broken_dp_sgd";
+const std::string kPipelines =
+    std::string(dptune_test::build_paths::trainer_audit_dir) + "/pipelines/";
+const std::string kBrokenPlugins =
+    std::string(dptune_test::build_paths::trainer_audit_plugin_dir) + "/broken_dp_sgd";
 
 /// A number printed after `label` in `text` (-1 when absent).
 double number_after(const std::string& text, const std::string& label) {
