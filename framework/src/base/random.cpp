@@ -29,7 +29,9 @@ constexpr std::size_t kVectorBlocks = 16;
 // -Wuninitialized reports at every call; nothing uninitialised is read.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#ifndef __clang__
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 /// RFC 8439, section 2.1, on 16 states at once (x[i]: word i of each).
 __attribute__((target("avx512f"), always_inline)) inline void chacha20_quarter_round(__m512i* x,
                                                                                      int a, int b,
@@ -130,8 +132,8 @@ void chacha20_keystream(const std::array<unsigned char, 32>& key,
   if (allow_vector && cpu_has_avx512()) {
     // The state of RFC 8439, section 2.3: constants, key, counter, nonce (little-endian words).
     std::uint32_t input[16] = {0x61707865, 0x3320646e, 0x79622d32, 0x6b206574};
-    for (int i = 0; i < 8; ++i) input[4 + i] = load_le32(key.data() + 4 * i);
-    for (int i = 0; i < 3; ++i) input[13 + i] = load_le32(nonce.data() + 4 * i);
+    for (std::size_t i = 0; i < 8; ++i) input[4 + i] = load_le32(key.data() + 4 * i);
+    for (std::size_t i = 0; i < 3; ++i) input[13 + i] = load_le32(nonce.data() + 4 * i);
     for (; out.size() - done >= kVectorBlocks * kBlockBytes; done += kVectorBlocks * kBlockBytes) {
       chacha20_16_blocks(input, counter, out.data() + done);
       counter += kVectorBlocks;

@@ -104,11 +104,11 @@ std::vector<std::string> split_names(std::string_view list) {
 
 DpEvent tuning_event(const DpEvent& base, const DpEvent* score, const SubsampleSize& size,
                      double mean, double shape) {
-  const DpEvent selection = DpEvent::repeat_and_select(base, mean, shape);
+  DpEvent selection = DpEvent::repeat_and_select(base, mean, shape);
   // q = 1: the record is in every run's training data or in the scored split, and base (training
   // composed with the score) bounds either case.
   if (size.whole()) return selection;
-  const DpEvent amplified =
+  DpEvent amplified =
       DpEvent::sampled_without_replacement(static_cast<std::int64_t>(size.full_rows),
                                            static_cast<std::int64_t>(size.sample_rows), selection);
   // The scored split is not subsampled: a record of it changes every run's score, never its
@@ -136,7 +136,7 @@ DpEvent profile_tuning(const Accountant& accountant, double delta, const Procedu
   const double q = p.size.ratio();
   const double inner_delta = std::min(delta / (2 * q), 0.5);
   const DpEvent selection = DpEvent::repeat_and_select(p.base, p.mean, p.shape);
-  const DpEvent amplified = DpEvent::sampled_without_replacement(
+  DpEvent amplified = DpEvent::sampled_without_replacement(
       static_cast<std::int64_t>(p.size.full_rows), static_cast<std::int64_t>(p.size.sample_rows),
       approx_for(accountant.epsilon(selection, inner_delta), neighbouring_of(selection)));
   if (!p.score) return amplified;
