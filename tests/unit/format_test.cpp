@@ -37,7 +37,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 }  // namespace
 
-TEST_CASE("significant: printf's %g, texts by hand; 5 digits unless told") {
+TEST_CASE("significant: printf's %g, texts by hand, 5 digits unless told") {
   CHECK(significant(0.1) == "0.1");
   CHECK(significant(0.1 + 0.2) == "0.3");
   CHECK(significant(0.1 + 0.2, 17) == "0.30000000000000004");
