@@ -21,18 +21,22 @@ const dptune::ParamSchema* HostCatalog::schema(ComponentKind kind, const std::st
   return info ? &info->schema : nullptr;
 }
 
-/// A plugin's refusal of its parameters, at the parameter it names when its reason starts with
-/// "NAME: " for a parameter the pipeline gives (else at the section).
+const std::pair<const std::string, SourceLocation>* parameter_named_by(
+    const ComponentConfig& component, const std::string& reason) {
+  const auto colon = reason.find(": ");
+  if (colon == std::string::npos) return nullptr;
+  const auto at = component.param_where.find(reason.substr(0, colon));
+  return at == component.param_where.end() ? nullptr : &*at;
+}
+
+/// A plugin's refusal of its parameters, at the parameter it names (parameter_named_by), else at
+/// the section.
 namespace {
 ConfigDiagnostic params_refused(const ComponentConfig& component, const std::string& section,
                                 const std::string& role, const ParamsRejected& e) {
-  const std::string& reason = e.reason();
-  const std::string message = role + " '" + e.plugin() + "' refused its parameters: " + reason;
-  const auto colon = reason.find(": ");
-  if (colon != std::string::npos)
-    if (const auto at = component.param_where.find(reason.substr(0, colon));
-        at != component.param_where.end())
-      return {at->second, section + ".params." + at->first, message};
+  const std::string message = role + " '" + e.plugin() + "' refused its parameters: " + e.reason();
+  if (const auto* at = parameter_named_by(component, e.reason()))
+    return {at->second, section + ".params." + at->first, message};
   return {component.where, section + ".params", message};
 }
 }  // namespace

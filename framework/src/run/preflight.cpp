@@ -7,6 +7,7 @@
 #include "dptune/event_walk.hpp"
 #include "dptune/helpers/calibration.hpp"
 #include "dptune/host/audit.hpp"
+#include "dptune/host/configured.hpp"
 #include "dptune/host/format.hpp"
 #include "dptune/host/ledger.hpp"
 #include "dptune/host/plugin_registry.hpp"
@@ -506,15 +507,11 @@ std::vector<dptune::EvaluationRequest> probe_tuner(const PipelineConfig& config,
   } catch (const ConfigDiagnostic&) {
     throw;
   } catch (const dptune::ConfigError& e) {
-    // A refusal whose text starts "NAME: " for a parameter the pipeline gives is located at that
-    // parameter (as a constructor's refusal is); any other at the tuner section.
-    const std::string reason = e.what();
-    const auto colon = reason.find(": ");
-    const auto at = colon == std::string::npos
-                        ? config.tuner.param_where.end()
-                        : config.tuner.param_where.find(reason.substr(0, colon));
-    const std::string message = "tuner '" + config.tuner.use + "' refuses the pipeline: " + reason;
-    if (at != config.tuner.param_where.end())
+    // Located at the parameter the refusal names, as a constructor's refusal is; any other at
+    // the tuner section.
+    const std::string message =
+        "tuner '" + config.tuner.use + "' refuses the pipeline: " + e.what();
+    if (const auto* at = parameter_named_by(config.tuner, e.what()))
       fail(at->second, "tuner.params." + at->first, message);
     fail(config.tuner.where, "tuner", message);
   } catch (const dptune::Error&) {

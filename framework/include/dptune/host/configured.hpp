@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dptune/host/config.hpp"
@@ -24,6 +25,12 @@ class HostCatalog : public Catalog {
  private:
   const PluginRegistry& registry_;
 };
+
+/// The parameter a plugin's refusal names: its reason starts with "NAME: " and the pipeline gives
+/// NAME in `component`'s section.  Its name and where it was given; nullptr otherwise (the caller
+/// then locates the refusal at the section).
+const std::pair<const std::string, SourceLocation>* parameter_named_by(
+    const ComponentConfig& component, const std::string& reason);
 
 /// Creates the pipeline's tuner.  A tuner whose constructor refuses its parameters (a
 /// dptune::InvalidArgument, e.g. a cross-parameter constraint the schema cannot state) gives a
