@@ -4,7 +4,8 @@
 #   (no option)  what building and running dptune needs: the compiler and build tools, the libraries,
 #                Debian's Fashion-MNIST (examples/pipelines/fashion_mnist_*), and python3 with numpy
 #                for the command trainer's example programs (examples/command) and the numpy model
-#                loader (examples/python).
+#                loader (examples/python); ccache, through which CMake compiles when it is there
+#                (a rebuild, or a build of another checkout of dptune, compiles from the cache).
 #   --test       also what only the test suite needs: doctest; chromium and fonts-dejavu-core (the
 #                rendering test screenshots report.html and the plots with headless Chromium); clang
 #                and libclang-rt-14-dev (libFuzzer and the sanitizer runtimes of scripts/fuzz.sh);
@@ -12,7 +13,7 @@
 #                executor is built whenever CMake finds an MPI library); python3-matplotlib (the
 #                tuner benchmark's plots, bench/tuners/run.py, and its test tests/bench_tuners).
 set -euo pipefail
-packages=(cmake g++ ninja-build pkg-config binutils libboost-dev libboost-program-options-dev
+packages=(cmake g++ ninja-build ccache pkg-config binutils libboost-dev libboost-program-options-dev
           libyaml-cpp-dev libsodium-dev libeigen3-dev liblbfgspp-dev zlib1g-dev libsqlite3-dev
           dataset-fashion-mnist python3 python3-numpy)
 case "${1:-}" in

@@ -25,8 +25,18 @@ report_timings() {
 }
 trap report_timings EXIT
 jobs=$(nproc)
+# seed_test_costs <build dir>: on a build ctest has not run yet, the tests' measured times
+# (tests/ctest_costs.txt, a CTestCostData.txt of a `ctest -C slow` run), so that ctest starts the
+# longest tests first and the short ones beside them, instead of in the order they were added (a
+# long test added late, such as the studies killed and resumed at timed points, then runs alone at
+# the end).  ctest keeps its own measurements from then on.
+seed_test_costs() {
+  local costs="$1/Testing/Temporary/CTestCostData.txt"
+  [ -s "$costs" ] || { mkdir -p "$(dirname "$costs")" && cp tests/ctest_costs.txt "$costs"; }
+}
 pass "install test packages" scripts/install-deps.sh --test
 pass "build" scripts/build.sh build -DDPTUNE_REQUIRE_TESTS=ON
+seed_test_costs build
 pass "ctest -C slow (quick + slow set)" ctest --test-dir build -C slow --output-on-failure -j "$jobs"
 # A short fuzzing pass over the YAML loaders (scripts/fuzz.sh: clang, libFuzzer, ASan + UBSan).
 pass "fuzz (60 s)" scripts/fuzz.sh 60
@@ -35,7 +45,7 @@ if [ "${1:-}" != "--no-sanitize" ]; then
   # speed (at -O0 the accounting numerics and the audits ran 5-10x slower than needed).
   # The benchmarks are not product code and no test runs them: not built here.
   pass "build with sanitizers" scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug \
-    "-DCMAKE_CXX_FLAGS_DEBUG=-g -O1" -DDPTUNE_SANITIZE=ON -DDPTUNE_BUILD_BENCH=OFF \
+    "-DCMAKE_CXX_FLAGS_DEBUG=-g1 -O1" -DDPTUNE_SANITIZE=ON -DDPTUNE_BUILD_BENCH=OFF \
     -DDPTUNE_REQUIRE_TESTS=ON
   # intercept_tls_get_addr=0: up to GCC 13, the sanitizer runtime's __tls_get_addr interceptor
   # takes a dynamic TLS block (our plugins are dlopen'ed) whose address is 16 mod 4096 for a
@@ -47,6 +57,7 @@ if [ "${1:-}" != "--no-sanitize" ]; then
   # DPTUNE_TEST_LIGHT=1: the tests that read it (tests/support/test_size.hpp, tests/mpi/mpi_test.sh)
   # run a smaller instance of the same code paths, as in any plain ctest; the plain pass above
   # (-C slow) ran them at full size.
+  seed_test_costs build-asan
   DPTUNE_TEST_LIGHT=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:intercept_tls_get_addr=0 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     pass "ctest under the sanitizers (quick set)" \
