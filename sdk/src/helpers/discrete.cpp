@@ -725,16 +725,16 @@ class WordStream final : public RandomBitGenerator {
   static constexpr std::size_t kHistory = 2, kBatch = 16, kCapacity = 256,
                                kRowWords = kCapacity + 1;
 
-  /// `expected_words`: about how many words the caller will read, at most (the first batch; the
-  /// words fetched and not read are lost, so the estimate errs low); 0 for a stream that will
-  /// not be read (it takes no words).
-  WordStream(RandomBitGenerator& rng, std::uint64_t* words, std::size_t expected_words)
-      : rng_(rng), words_(words) {
+  /// `draws`: how many draws the stream will serve (0: it takes no words).  Batches of words are
+  /// 7/16 of a word for each draw left (28 bits; a draw reads about 30, and a word fetched but not
+  /// read at the end is lost, so the estimate errs low), at least two at first and kBatch later,
+  /// at most what the storage holds.
+  WordStream(RandomBitGenerator& rng, std::uint64_t* words, std::size_t draws)
+      : rng_(rng), words_(words), draws_left_(draws) {
     static_assert(kHistory == 2);
     words_[0] = words_[1] = 0;  // the history before the first word: copied, never read
-    end_ = expected_words == 0
-               ? kHistory
-               : kHistory + std::clamp<std::size_t>(expected_words, 2, kCapacity - kHistory);
+    end_ = draws == 0 ? kHistory
+                      : kHistory + std::clamp<std::size_t>(draws * 7 / 16, 2, kCapacity - kHistory);
     for (std::size_t i = kHistory; i < end_; ++i) words_[i] = rng_.next_u64();
     words_[end_] = 0;
     refill_from_ = (end_ - 1) * 64;
@@ -770,6 +770,9 @@ class WordStream final : public RandomBitGenerator {
   void set_position(std::size_t position) { position_ = position; }
   /// Puts back the last `bits` (at most 128) bits taken.
   void give_back(int bits) { position_ -= static_cast<std::size_t>(bits); }
+  /// The draws left to the stream, the current one included, for the size of the next batch (the
+  /// loop sets it before a refill and before the general path, which may refill).
+  void set_draws_left(std::size_t draws) { draws_left_ = draws; }
 
   std::uint64_t next_u64() override {
     const std::uint64_t word = peek64();
@@ -780,49 +783,58 @@ class WordStream final : public RandomBitGenerator {
   std::string description() const override { return rng_.description(); }
 
  private:
-  /// Keeps the current word and the two before it (for give_back) and fetches kBatch more.
+  /// Keeps the current word and the two before it (for give_back) and fetches a batch more.
   void refill() {
     const std::size_t first = (position_ >> 6) - kHistory;  // position_ >= 128 always
     std::copy(words_ + first, words_ + end_, words_);
     position_ -= first * 64;
     end_ -= first;
-    for (std::size_t i = 0; i < kBatch && end_ < kCapacity; ++i) words_[end_++] = rng_.next_u64();
+    const std::size_t batch = std::max(kBatch, draws_left_ * 7 / 16);
+    for (std::size_t i = 0; i < batch && end_ < kCapacity; ++i) words_[end_++] = rng_.next_u64();
     words_[end_] = 0;
     refill_from_ = (end_ - 1) * 64;
   }
 
   RandomBitGenerator& rng_;
   std::uint64_t* words_;  // kCapacity words, written before read: from kHistory on, then kept
+  std::size_t draws_left_;
   std::size_t position_ = kHistory * 64, end_ = 0, refill_from_ = 0;
 };
 
 /// The eight bit streams of a batch (one per lane of the loop; see "Lanes" above): draw i of the
 /// batch is drawn from stream i mod 8.  Stream l takes its first words at construction, in lane
-/// order, 7/16 of a word for each of its draws (28 bits; a draw reads about 30, and a word fetched
-/// but not read at the end is lost), at least two, none when it has no draw; then kBatch words at
-/// each refill.  The words of stream l are row l of one array, so that the vector loop gathers
-/// them with one index per lane: l kRowWords + position / 64.
+/// order (WordStream: 7/16 of a word for each of its draws, none when it has none), and at each
+/// refill 7/16 of a word for each draw it has left, at least kBatch.  The words of stream l are
+/// row l of one array, so that the vector loop gathers them with one index per lane:
+/// l kRowWords + position / 64.
 class LaneStreams {
  public:
   static constexpr std::size_t kLanes = 8;
 
   LaneStreams(RandomBitGenerator& rng, std::size_t draws)
-      : streams_(make_streams(rng, draws, std::make_index_sequence<kLanes>{})) {}
+      : draws_(draws), streams_(make_streams(rng, draws, std::make_index_sequence<kLanes>{})) {}
 
   WordStream& operator[](std::size_t lane) { return streams_[lane]; }
   const std::uint64_t* words() const { return &words_[0][0]; }
+  /// Stream `lane` in round `round` (its draws left: those of this round on), before a refill
+  /// or the general path.
+  WordStream& in_round(std::size_t lane, std::size_t round) {
+    streams_[lane].set_draws_left(lane_draws(draws_, lane) - round);
+    return streams_[lane];
+  }
 
  private:
-  static std::size_t first_words(std::size_t draws, std::size_t lane) {
-    const std::size_t lane_draws = (draws + kLanes - 1 - lane) / kLanes;
-    return lane_draws == 0 ? 0 : std::max<std::size_t>(lane_draws * 7 / 16, 2);
+  static std::size_t lane_draws(std::size_t draws, std::size_t lane) {
+    return (draws + kLanes - 1 - lane) / kLanes;
   }
   template <std::size_t... Lane>
   std::array<WordStream, kLanes> make_streams(RandomBitGenerator& rng, std::size_t draws,
                                               std::index_sequence<Lane...> /*lanes*/) {
     // A braced list is evaluated left to right: lane 0 takes the first words.
-    return {WordStream(rng, words_[Lane], first_words(draws, Lane))...};
+    return {WordStream(rng, words_[Lane], lane_draws(draws, Lane))...};
   }
+
+  std::size_t draws_;
 
   alignas(64) std::uint64_t words_[kLanes][WordStream::kRowWords];  // before streams_
   std::array<WordStream, kLanes> streams_;
@@ -902,10 +914,10 @@ class BlockTable {
                                                  std::int64_t& value) const;
   [[gnu::noinline]] std::int64_t draw(WordStream& stream, std::size_t& position) const;
   [[gnu::always_inline]] void settle_round(const WindowView& view, LaneStreams& lanes,
-                                           std::size_t* position, std::int64_t* out,
-                                           std::size_t drawing) const;
-  [[gnu::always_inline]] static void refill_lanes(LaneStreams& lanes, std::size_t* position,
-                                                  std::size_t drawing);
+                                           std::size_t index, std::size_t* position,
+                                           std::int64_t* out, std::size_t drawing) const;
+  [[gnu::always_inline]] static void refill_lanes(LaneStreams& lanes, std::size_t index,
+                                                  std::size_t* position, std::size_t drawing);
   [[gnu::always_inline]] void fill_lanes(LaneStreams& lanes, std::span<std::int64_t> out) const;
   void fill_lanes_baseline(LaneStreams& lanes, std::span<std::int64_t> out) const;
   void fill_lanes_v3(LaneStreams& lanes, std::span<std::int64_t> out) const;
@@ -1241,16 +1253,16 @@ std::int64_t BlockTable::draw(WordStream& stream, std::size_t& position) const {
   }
 }
 
-/// Round r of a batch, the part that reads no new words: lanes 0 .. drawing - 1 in lane order,
-/// each one draw from its own stream into out[lane] (the window when it accepts at once, else
-/// draw(), which fetches words when its stream runs out: hence the lane order).
-inline void BlockTable::settle_round(const WindowView& view, LaneStreams& lanes,
+/// Round `index` of a batch after its refills: lanes 0 .. drawing - 1 in lane order, each one
+/// draw from its own stream into out[lane] (the window when it accepts at once, else draw(),
+/// which fetches words when its stream runs out: hence the lane order).
+inline void BlockTable::settle_round(const WindowView& view, LaneStreams& lanes, std::size_t index,
                                      std::size_t* position, std::int64_t* out,
                                      std::size_t drawing) const {
   for (std::size_t lane = 0; lane < drawing; ++lane) {
     const WindowRound round = read_window(view, lanes[lane].peek64_at(position[lane]));
     if (round.slow) [[unlikely]] {
-      out[lane] = draw(lanes[lane], position[lane]);
+      out[lane] = draw(lanes.in_round(lane, index), position[lane]);
       continue;
     }
     position[lane] += static_cast<std::size_t>(round.used);
@@ -1258,19 +1270,19 @@ inline void BlockTable::settle_round(const WindowView& view, LaneStreams& lanes,
   }
 }
 
-/// Between two rounds: each lane that draws in the next round and whose next 64 bits would run
-/// past its words refills, in lane order.
-inline void BlockTable::refill_lanes(LaneStreams& lanes, std::size_t* position,
+/// Before round `index` (not the first): each lane that draws in it and whose next 64 bits would
+/// run past its words refills, in lane order.
+inline void BlockTable::refill_lanes(LaneStreams& lanes, std::size_t index, std::size_t* position,
                                      std::size_t drawing) {
   for (std::size_t lane = 0; lane < drawing; ++lane)
     if (lanes[lane].needs_refill(position[lane])) [[unlikely]]
-      position[lane] = lanes[lane].refill_at(position[lane]);
+      position[lane] = lanes.in_round(lane, index).refill_at(position[lane]);
 }
 
 /// The schedule of a batch, one lane after the other: round r draws out[8r + lane] from stream
 /// `lane` for every lane with 8r + lane < out.size(); before each round but the first, the lanes
-/// of that round refill.  This defines the function from the generator's words to the draws;
-/// fill_lanes_avx512 computes the same.
+/// of that round whose words run out refill (LaneStreams says how many words).  This defines the
+/// function from the generator's words to the draws; fill_lanes_avx512 computes the same.
 inline void BlockTable::fill_lanes(LaneStreams& lanes, std::span<std::int64_t> out) const {
   constexpr std::size_t kLanes = LaneStreams::kLanes;
   const WindowView view = window_view();
@@ -1278,8 +1290,8 @@ inline void BlockTable::fill_lanes(LaneStreams& lanes, std::span<std::int64_t> o
   for (std::size_t lane = 0; lane < kLanes; ++lane) position[lane] = lanes[lane].position();
   for (std::size_t first = 0; first < out.size(); first += kLanes) {
     const std::size_t drawing = std::min(kLanes, out.size() - first);
-    if (first != 0) refill_lanes(lanes, position, drawing);
-    settle_round(view, lanes, position, out.data() + first, drawing);
+    if (first != 0) refill_lanes(lanes, first / kLanes, position, drawing);
+    settle_round(view, lanes, first / kLanes, position, out.data() + first, drawing);
   }
 }
 
@@ -1451,7 +1463,7 @@ __attribute__((target("avx512f,avx512cd"))) void BlockTable::fill_lanes_avx512(
       _mm512_store_si512(position, state.at);
       for (; due != 0; due &= due - 1) {
         const auto lane = static_cast<std::size_t>(std::countr_zero(due));
-        position[lane] = lanes[lane].refill_at(position[lane]);
+        position[lane] = lanes.in_round(lane, first / kLanes).refill_at(position[lane]);
         refill_from[lane] = lanes[lane].refill_from();
       }
       state = load_lanes(words, rows, position, refill_from);
@@ -1470,7 +1482,7 @@ __attribute__((target("avx512f,avx512cd"))) void BlockTable::fill_lanes_avx512(
       _mm512_store_si512(position, state.at);
       for (unsigned slow = round.slow; slow != 0; slow &= slow - 1) {
         const auto lane = static_cast<std::size_t>(std::countr_zero(slow));
-        out[first + lane] = draw(lanes[lane], position[lane]);
+        out[first + lane] = draw(lanes.in_round(lane, first / kLanes), position[lane]);
         refill_from[lane] = lanes[lane].refill_from();
       }
       state = load_lanes(words, rows, position, refill_from);
@@ -1478,8 +1490,8 @@ __attribute__((target("avx512f,avx512cd"))) void BlockTable::fill_lanes_avx512(
   }
   _mm512_store_si512(position, state.at);
   if (full == out.size()) return;
-  if (full != 0) refill_lanes(lanes, position, out.size() - full);
-  settle_round(view, lanes, position, out.data() + full, out.size() - full);
+  if (full != 0) refill_lanes(lanes, full / kLanes, position, out.size() - full);
+  settle_round(view, lanes, full / kLanes, position, out.data() + full, out.size() - full);
 }
 #pragma GCC diagnostic pop
 #else
