@@ -462,11 +462,12 @@ void check_laplace_scale(std::uint64_t scale_num, std::uint64_t scale_den) {
 // one per lane of an AVX-512 register.  The schedule fixes which words each stream gets: the
 // streams take their first words in lane order; then in round r = 0, 1, ... stream l draws
 // out[8r + l] (the lanes with 8r + l < n), and before each round but the first every stream that
-// draws in it and whose words run out fetches kBatch more, in lane order; a draw the window does
-// not settle runs the general path (draw(): a BitPool on the same stream, which gives back what
-// it did not read), in lane order, and fetches words itself when its stream runs out.  Every
-// kernel follows this schedule, so the draws are one function of the generator's words on every
-// CPU (fill_lanes defines it lane after lane; fill_lanes_avx512 reads eight windows at once).
+// draws in it and whose words run out fetches more (7/16 of a word for each draw it has left, at
+// least kBatch), in lane order; a draw the window does not settle runs the general path (draw(): a
+// BitPool on the same stream, which gives back what it did not read), in lane order, and fetches
+// words itself when its stream runs out.  Every kernel follows this schedule, so the draws are one
+// function of the generator's words on every CPU (fill_lanes defines it lane after lane;
+// fill_lanes_avx512 reads eight windows at once).
 //
 // Why the draws are still i.i.d. draws of the exact law.  Every word the generator hands out is
 // uniform and independent of all the words before it, and each word goes to one stream only and
@@ -796,7 +797,7 @@ class WordStream final : public RandomBitGenerator {
   }
 
   RandomBitGenerator& rng_;
-  std::uint64_t* words_;  // kCapacity words, written before read: from kHistory on, then kept
+  std::uint64_t* words_;  // kRowWords words, written before read: from kHistory on, then kept
   std::size_t draws_left_;
   std::size_t position_ = kHistory * 64, end_ = 0, refill_from_ = 0;
 };
