@@ -462,12 +462,12 @@ void check_laplace_scale(std::uint64_t scale_num, std::uint64_t scale_den) {
 // one per lane of an AVX-512 register.  The schedule fixes which words each stream gets: the
 // streams take their first words in lane order; then in round r = 0, 1, ... stream l draws
 // out[8r + l] (the lanes with 8r + l < n), and before each round but the first every stream that
-// draws in it and whose words run out fetches more (7/16 of a word for each draw it has left, at
-// least kBatch), in lane order; a draw the window does not settle runs the general path (draw(): a
-// BitPool on the same stream, which gives back what it did not read), in lane order, and fetches
-// words itself when its stream runs out.  Every kernel follows this schedule, so the draws are one
-// function of the generator's words on every CPU (fill_lanes defines it lane after lane;
-// fill_lanes_avx512 reads eight windows at once).
+// draws in it and whose words run out fetches more (15/32 of a word for each draw it has left
+// and two, at least kMinBatch), in lane order; a draw the window does not settle runs the general
+// path (draw(): a BitPool on the same stream, which gives back what it did not read), in lane
+// order, and fetches words itself when its stream runs out.  Every kernel follows this schedule, so
+// the draws are one function of the generator's words on every CPU (fill_lanes defines it lane
+// after lane; fill_lanes_avx512 reads eight windows at once).
 //
 // Why the draws are still i.i.d. draws of the exact law.  Every word the generator hands out is
 // uniform and independent of all the words before it, and each word goes to one stream only and
@@ -723,19 +723,18 @@ static_assert(kMaxBlocks < 0xffff, "a column index fits the 16 bits of WindowCol
 /// one fetched is kept 0 (the vector loop loads it before it knows whether it needs it).
 class WordStream final : public RandomBitGenerator {
  public:
-  static constexpr std::size_t kHistory = 2, kBatch = 16, kCapacity = 256,
+  static constexpr std::size_t kHistory = 2, kMinBatch = 4, kCapacity = 256,
                                kRowWords = kCapacity + 1;
 
-  /// `draws`: how many draws the stream will serve (0: it takes no words).  Batches of words are
-  /// 7/16 of a word for each draw left (28 bits; a draw reads about 30, and a word fetched but not
-  /// read at the end is lost, so the estimate errs low), at least two at first and kBatch later,
-  /// at most what the storage holds.
+  /// `draws`: how many draws the stream will serve (0: it takes no words).  A batch of words is
+  /// 15/32 of a word for each draw left and two more (30 bits a draw, about what one reads at
+  /// the DP-SGD grid's sigma, and the next word the window looks at; a word fetched but not read
+  /// at the end is lost), at least kMinBatch at a refill, at most what the storage holds.
   WordStream(RandomBitGenerator& rng, std::uint64_t* words, std::size_t draws)
       : rng_(rng), words_(words), draws_left_(draws) {
     static_assert(kHistory == 2);
     words_[0] = words_[1] = 0;  // the history before the first word: copied, never read
-    end_ = draws == 0 ? kHistory
-                      : kHistory + std::clamp<std::size_t>(draws * 7 / 16, 2, kCapacity - kHistory);
+    end_ = draws == 0 ? kHistory : kHistory + std::min(batch_for(draws), kCapacity - kHistory);
     for (std::size_t i = kHistory; i < end_; ++i) words_[i] = rng_.next_u64();
     words_[end_] = 0;
     refill_from_ = (end_ - 1) * 64;
@@ -790,11 +789,13 @@ class WordStream final : public RandomBitGenerator {
     std::copy(words_ + first, words_ + end_, words_);
     position_ -= first * 64;
     end_ -= first;
-    const std::size_t batch = std::max(kBatch, draws_left_ * 7 / 16);
+    const std::size_t batch = std::max(kMinBatch, batch_for(draws_left_));
     for (std::size_t i = 0; i < batch && end_ < kCapacity; ++i) words_[end_++] = rng_.next_u64();
     words_[end_] = 0;
     refill_from_ = (end_ - 1) * 64;
   }
+
+  static std::size_t batch_for(std::size_t draws) { return draws * 15 / 32 + 2; }
 
   RandomBitGenerator& rng_;
   std::uint64_t* words_;  // kRowWords words, written before read: from kHistory on, then kept
@@ -804,10 +805,10 @@ class WordStream final : public RandomBitGenerator {
 
 /// The eight bit streams of a batch (one per lane of the loop; see "Lanes" above): draw i of the
 /// batch is drawn from stream i mod 8.  Stream l takes its first words at construction, in lane
-/// order (WordStream: 7/16 of a word for each of its draws, none when it has none), and at each
-/// refill 7/16 of a word for each draw it has left, at least kBatch.  The words of stream l are
-/// row l of one array, so that the vector loop gathers them with one index per lane:
-/// l kRowWords + position / 64.
+/// order (WordStream: 15/32 of a word for each of its draws and two, none when it has none), and
+/// at each refill 15/32 of a word for each draw it has left and two, at least kMinBatch.  The
+/// words of stream l are row l of one array, so that the vector loop gathers them with one index
+/// per lane: l kRowWords + position / 64.
 class LaneStreams {
  public:
   static constexpr std::size_t kLanes = 8;
