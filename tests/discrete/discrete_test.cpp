@@ -767,10 +767,11 @@ TEST_CASE("tabled samplers: exact functions of the bit stream, refusals, no allo
 }
 
 TEST_CASE("tabled samplers: an exception inside a draw reaches the caller") {
-  // A generator that fails after its first 440 words: the batch of 1 000 draws fetches 2 x 218
-  // words at first (7/16 of a word a draw and stream), then more from inside a draw, where the
-  // failure happens.  It must reach the caller as thrown (the sampler's loop was compiled with
-  // target_clones, through which g++ 12 let no exception pass: std::terminate).
+  // A generator that fails after its first 2 040 words: the batch of 10 000 draws fetches 8 x 254
+  // words at first (15/32 of a word a draw and two for each of the eight streams of 1 250 draws,
+  // cut to what a stream holds), then more inside the loop (between rounds, or from inside a
+  // draw), where the failure happens.  It must reach the caller as thrown (the sampler's loop was
+  // compiled with target_clones, through which g++ 12 let no exception pass: std::terminate).
   struct Failure {};
   class FailingAfter final : public RandomBitGenerator {
    public:
@@ -786,8 +787,8 @@ TEST_CASE("tabled samplers: an exception inside a draw reaches the caller") {
     int left_;
     Xoshiro256 inner_{5};
   };
-  std::vector<std::int64_t> out(1000);
-  FailingAfter gaussian_source(440), laplace_source(440);
+  std::vector<std::int64_t> out(10000);
+  FailingAfter gaussian_source(2040), laplace_source(2040);
   CHECK_THROWS_AS(discrete_gaussian_tabled(gaussian_source, 140744067154917ULL, 8, out), Failure);
   CHECK_THROWS_AS(discrete_laplace_tabled(laplace_source, 4194304, 1, out), Failure);
   // (and the generator was indeed read from inside the draws, past the first batches)
@@ -795,13 +796,14 @@ TEST_CASE("tabled samplers: an exception inside a draw reaches the caller") {
   CHECK_NOTHROW(discrete_gaussian_tabled(enough, 140744067154917ULL, 8, out));
 }
 
-TEST_CASE("tabled samplers: seeded draws and words read are those of the first block-table loop") {
-  // Known answers recorded with the block-table sampler's first loop (before its window was
-  // rewritten without branches on random bits): the same draws from the same words, and the same
+TEST_CASE("tabled samplers: seeded draws and words read are those of the eight-stream schedule") {
+  // Known answers computed with the baseline kernel (the schedule of eight streams run one lane
+  // after the other, fill_lanes in discrete.cpp, compiled without the AVX-512 code), by a
+  // separate program that called it directly: the same draws from the same words, and the same
   // number of the generator's words taken (the next word after the batch), for the grid's sigma, a
-  // small sigma (columns without alias, block width 1), a batch of one, and the discrete Laplace. A
-  // change of the function from the bit stream to the draws, or of when the streams fetch words,
-  // changes them.
+  // small sigma (columns without alias, block width 1), a batch of three and one, and the discrete
+  // Laplace.  Whatever kernel this CPU runs must give them; a change of the function from the bit
+  // stream to the draws, or of when the streams fetch words, changes them.
   struct KnownAnswer {
     bool gaussian;
     std::uint64_t num, den;
@@ -811,15 +813,15 @@ TEST_CASE("tabled samplers: seeded draws and words read are those of the first b
     std::uint64_t next_word;
   };
   const KnownAnswer answers[] = {
-      {true, 140744067154917ULL, 8, 100001, 0x5b3ae712f411235fULL, -2618602, 2056774, 3198350,
-       0xc189c6ea7a885669ULL},
-      {true, 9, 4, 100000, 0xbe4e329ed747b09aULL, -1, -2, 1, 0xc563e8823f5b4458ULL},
-      {true, 100, 1, 3, 0x4078f0e7a27a81f0ULL, -5, 16, 14, 0x8c7758e5cd8e56dfULL},
-      {false, 4194304, 1, 100001, 0x3a819e5b0003a15cULL, -2812372, 4022854, 1044882,
-       0x0bc3991e0b48476cULL},
-      {false, 7, 3, 99999, 0x56206d8c423ff09cULL, -1, 0, 0, 0x9b6d6eb5e008879bULL},
+      {true, 140744067154917ULL, 8, 100001, 0xc62f30552125c5faULL, -2618602, 3543149, -818166,
+       0x514afae3ed5bb63fULL},
+      {true, 9, 4, 100000, 0x98e796cb542eb6adULL, -1, -1, 4, 0x277090c7a3d99843ULL},
+      {true, 100, 1, 3, 0xbf8702185d8567f9ULL, -5, 16, -3, 0xd424b89ed05c22e7ULL},
+      {false, 4194304, 1, 100001, 0x966ac67a143eab0eULL, -2812372, -4006106, 7138206,
+       0x6d7ac5a174773644ULL},
+      {false, 7, 3, 99999, 0x9c45b95a8887f822ULL, -1, -2, 9, 0xffaed76f37816356ULL},
       {true, 140744067154917ULL, 8, 1, 0x6ce79ab3aa124ea9ULL, -2618602, -2618602, -2618602,
-       0x8c7758e5cd8e56dfULL}};
+       0x5fea3e3b9eff35beULL}};
   for (const KnownAnswer& a : answers) {
     Xoshiro256 rng(2029, 7);
     std::vector<std::int64_t> out(a.count);

@@ -16,6 +16,11 @@
 #include "dptune/errors.hpp"
 #include "dptune/rng.hpp"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define DPTUNE_BLOCK_TABLE_X86 1
+#endif
+
 namespace dptune {
 
 namespace {
@@ -452,10 +457,30 @@ void check_laplace_scale(std::uint64_t scale_num, std::uint64_t scale_den) {
 // bits consumed must be a stopping time of the bit stream).  The few-block tables of the tests
 // showed the bias before this rule.
 //
-// Streams.  The draws of a batch alternate between two streams of bits (WordStream: the
-// generator's words fetched in batches), each fed with fresh words; the general path runs a
-// BitPool on the same stream and gives back what it did not read, so the sampler stays a fixed
-// function of the generator's words.
+// Lanes.  The draws of a batch are dealt to eight streams of bits (WordStream: the generator's
+// words fetched in batches), draw i to stream i mod 8, so that eight draws can be read at once,
+// one per lane of an AVX-512 register.  The schedule fixes which words each stream gets: the
+// streams take their first words in lane order; then in round r = 0, 1, ... stream l draws
+// out[8r + l] (the lanes with 8r + l < n), and before each round but the first every stream that
+// draws in it and whose words run out fetches more (15/32 of a word for each draw it has left
+// and two, at least kMinBatch), in lane order; a draw the window does not settle runs the general
+// path (draw(): a BitPool on the same stream, which gives back what it did not read), in lane
+// order, and fetches words itself when its stream runs out.  Every kernel follows this schedule, so
+// the draws are one function of the generator's words on every CPU (fill_lanes defines it lane
+// after lane; fill_lanes_avx512 reads eight windows at once).
+//
+// Why the draws are still i.i.d. draws of the exact law.  Every word the generator hands out is
+// uniform and independent of all the words before it, and each word goes to one stream only and
+// is read by nothing else.  So whenever a stream reads a bit it has not read before, that bit is
+// uniform and independent of everything read so far, by any stream, whatever rule (depending on
+// the past only) chose the stream and the moment: the order in which the lanes are settled and
+// the refills made decides which generator word becomes which stream's word, not the law of
+// what the streams read.  Each stream therefore reads, in its own order, independent uniform
+// bits, independent of the other streams' bits, and its draws are the one-stream sampler's
+// draws on them: each draw starts where the previous draw of its stream stopped, a stopping time
+// of that stream (see "Bits consumed"), so the draws of a stream are i.i.d. with the exact law
+// (strong Markov property of i.i.d. bits), and the streams are independent of each other.  Bits
+// a stream fetched but did not read when the batch ends are dropped, which changes nothing read.
 
 struct U256 {
   u128 high, low;
@@ -693,18 +718,30 @@ static_assert(kMaxBlocks < 0xffff, "a column index fits the 16 bits of WindowCol
 /// and word after word as BitPool reads them, at a bit position: the next 64 bits are two loads and
 /// a funnel shift, with no refill test per draw.  As a generator it hands on its next 64 bits (so
 /// that a BitPool can run the general path on the same stream), and it can take back the bits such
-/// a pool did not use.
+/// a pool did not use.  The words live in storage of kRowWords words that the caller owns (one
+/// row of LaneStreams), so that a vector loop can gather them by index; the word after the last
+/// one fetched is kept 0 (the vector loop loads it before it knows whether it needs it).
 class WordStream final : public RandomBitGenerator {
  public:
-  /// `expected_words`: about how many words the caller will read, at most (the first batch; the
-  /// words fetched and not read are lost, so the estimate errs low).
-  WordStream(RandomBitGenerator& rng, std::size_t expected_words) : rng_(rng) {
+  static constexpr std::size_t kHistory = 2, kMinBatch = 4, kCapacity = 256,
+                               kRowWords = kCapacity + 1;
+
+  /// `draws`: how many draws the stream will serve (0: it takes no words).  A batch of words is
+  /// 15/32 of a word for each draw left and two more (30 bits a draw, about what one reads at
+  /// the DP-SGD grid's sigma, and the next word the window looks at; a word fetched but not read
+  /// at the end is lost), at least kMinBatch at a refill, at most what the storage holds.
+  WordStream(RandomBitGenerator& rng, std::uint64_t* words, std::size_t draws)
+      : rng_(rng), words_(words), draws_left_(draws) {
     static_assert(kHistory == 2);
     words_[0] = words_[1] = 0;  // the history before the first word: copied, never read
-    end_ = kHistory + std::clamp<std::size_t>(expected_words, 2, kCapacity - kHistory);
+    end_ = draws == 0 ? kHistory : kHistory + std::min(batch_for(draws), kCapacity - kHistory);
     for (std::size_t i = kHistory; i < end_; ++i) words_[i] = rng_.next_u64();
+    words_[end_] = 0;
     refill_from_ = (end_ - 1) * 64;
   }
+  WordStream(const WordStream&) = delete;
+  WordStream& operator=(const WordStream&) = delete;
+  ~WordStream() override = default;
 
   std::uint64_t peek64() const { return peek64_at(position_); }
   void skip(int bits) {
@@ -723,6 +760,7 @@ class WordStream final : public RandomBitGenerator {
   }
   /// (position >> 6) + 1 >= end_: the word after the current one is not there.
   bool needs_refill(std::size_t position) const { return position >= refill_from_; }
+  std::size_t refill_from() const { return refill_from_; }
   std::size_t refill_at(std::size_t position) {
     position_ = position;
     refill();
@@ -732,6 +770,9 @@ class WordStream final : public RandomBitGenerator {
   void set_position(std::size_t position) { position_ = position; }
   /// Puts back the last `bits` (at most 128) bits taken.
   void give_back(int bits) { position_ -= static_cast<std::size_t>(bits); }
+  /// The draws left to the stream, the current one included, for the size of the next batch (the
+  /// loop sets it before a refill and before the general path, which may refill).
+  void set_draws_left(std::size_t draws) { draws_left_ = draws; }
 
   std::uint64_t next_u64() override {
     const std::uint64_t word = peek64();
@@ -742,20 +783,63 @@ class WordStream final : public RandomBitGenerator {
   std::string description() const override { return rng_.description(); }
 
  private:
-  /// Keeps the current word and the two before it (for give_back) and fetches kBatch more.
+  /// Keeps the current word and the two before it (for give_back) and fetches a batch more.
   void refill() {
     const std::size_t first = (position_ >> 6) - kHistory;  // position_ >= 128 always
     std::copy(words_ + first, words_ + end_, words_);
     position_ -= first * 64;
     end_ -= first;
-    for (std::size_t i = 0; i < kBatch && end_ < kCapacity; ++i) words_[end_++] = rng_.next_u64();
+    const std::size_t batch = std::max(kMinBatch, batch_for(draws_left_));
+    for (std::size_t i = 0; i < batch && end_ < kCapacity; ++i) words_[end_++] = rng_.next_u64();
+    words_[end_] = 0;
     refill_from_ = (end_ - 1) * 64;
   }
 
-  static constexpr std::size_t kHistory = 2, kBatch = 16, kCapacity = 1024;
+  static std::size_t batch_for(std::size_t draws) { return draws * 15 / 32 + 2; }
+
   RandomBitGenerator& rng_;
-  std::uint64_t words_[kCapacity];  // written before read: from kHistory on, then kept
+  std::uint64_t* words_;  // kRowWords words, written before read: from kHistory on, then kept
+  std::size_t draws_left_;
   std::size_t position_ = kHistory * 64, end_ = 0, refill_from_ = 0;
+};
+
+/// The eight bit streams of a batch (one per lane of the loop; see "Lanes" above): draw i of the
+/// batch is drawn from stream i mod 8.  Stream l takes its first words at construction, in lane
+/// order (WordStream: 15/32 of a word for each of its draws and two, none when it has none), and
+/// at each refill 15/32 of a word for each draw it has left and two, at least kMinBatch.  The
+/// words of stream l are row l of one array, so that the vector loop gathers them with one index
+/// per lane: l kRowWords + position / 64.
+class LaneStreams {
+ public:
+  static constexpr std::size_t kLanes = 8;
+
+  LaneStreams(RandomBitGenerator& rng, std::size_t draws)
+      : draws_(draws), streams_(make_streams(rng, draws, std::make_index_sequence<kLanes>{})) {}
+
+  WordStream& operator[](std::size_t lane) { return streams_[lane]; }
+  const std::uint64_t* words() const { return &words_[0][0]; }
+  /// Stream `lane` in round `round` (its draws left: those of this round on), before a refill
+  /// or the general path.
+  WordStream& in_round(std::size_t lane, std::size_t round) {
+    streams_[lane].set_draws_left(lane_draws(draws_, lane) - round);
+    return streams_[lane];
+  }
+
+ private:
+  static std::size_t lane_draws(std::size_t draws, std::size_t lane) {
+    return (draws + kLanes - 1 - lane) / kLanes;
+  }
+  template <std::size_t... Lane>
+  std::array<WordStream, kLanes> make_streams(RandomBitGenerator& rng, std::size_t draws,
+                                              std::index_sequence<Lane...> /*lanes*/) {
+    // A braced list is evaluated left to right: lane 0 takes the first words.
+    return {WordStream(rng, words_[Lane], lane_draws(draws, Lane))...};
+  }
+
+  std::size_t draws_;
+
+  alignas(64) std::uint64_t words_[kLanes][WordStream::kRowWords];  // before streams_
+  std::array<WordStream, kLanes> streams_;
 };
 
 enum class Law { Gaussian, Laplace };
@@ -768,10 +852,17 @@ class BlockTable {
   BlockTable(Law law, std::uint64_t coefficient, std::uint64_t den, std::uint64_t reach,
              std::uint64_t max_blocks = kMaxBlocks);
 
-  /// Draws into `out`; the loop is compiled twice, for x86-64-v3 (lzcnt, shlx: about a quarter
-  /// faster) and for the baseline, chosen on the first call (the same results: integer
-  /// operations only).
+  /// Draws into `out` from eight streams of the generator's words (LaneStreams), with the best
+  /// kernel this CPU runs: eight draws at once in AVX-512 lanes, else the same schedule one lane
+  /// after the other, compiled for x86-64-v3 (lzcnt, shlx) or for the baseline.  Every kernel
+  /// is the same function of the generator's words (integer operations only, the same order of
+  /// refills), so a seeded batch gives the same draws on every CPU.
   void fill(RandomBitGenerator& rng, std::span<std::int64_t> out) const;
+
+  enum class Kernel { Baseline, V3, Avx512 };
+  /// Whether this CPU runs `kernel` (the tests compare every kernel it runs).
+  static bool runs(Kernel kernel);
+  void fill_with(Kernel kernel, RandomBitGenerator& rng, std::span<std::int64_t> out) const;
 
  private:
   /// Column c, as the usual path reads it (16 bytes, so that the table stays in the L1 cache):
@@ -813,14 +904,26 @@ class BlockTable {
   WindowView window_view() const { return {window_columns_.data(), column_bits_, block_bits_}; }
   [[gnu::always_inline]] static WindowRound read_window(const WindowView& view,
                                                         std::uint64_t window);
+#ifdef DPTUNE_BLOCK_TABLE_X86
+  /// read_window of eight windows, one a lane: the values, the bits used, the slow lanes.
+  struct LaneRound {
+    __m512i value, used;
+    __mmask8 slow;
+  };
+  static LaneRound read_windows(const WindowView& view, __m512i windows);
+#endif
   [[gnu::always_inline]] Outcome round_in_window(std::uint64_t window, int& used,
                                                  std::int64_t& value) const;
   [[gnu::noinline]] std::int64_t draw(WordStream& stream, std::size_t& position) const;
-  [[gnu::always_inline]] std::int64_t next_draw(const WindowView& view, WordStream& stream,
-                                                std::size_t& position) const;
-  [[gnu::always_inline]] void fill_loop(RandomBitGenerator& rng, std::span<std::int64_t> out) const;
-  void fill_baseline(RandomBitGenerator& rng, std::span<std::int64_t> out) const;
-  void fill_v3(RandomBitGenerator& rng, std::span<std::int64_t> out) const;
+  [[gnu::always_inline]] void settle_round(const WindowView& view, LaneStreams& lanes,
+                                           std::size_t index, std::size_t* position,
+                                           std::int64_t* out, std::size_t drawing) const;
+  [[gnu::always_inline]] static void refill_lanes(LaneStreams& lanes, std::size_t index,
+                                                  std::size_t* position, std::size_t drawing);
+  [[gnu::always_inline]] void fill_lanes(LaneStreams& lanes, std::span<std::int64_t> out) const;
+  void fill_lanes_baseline(LaneStreams& lanes, std::span<std::int64_t> out) const;
+  void fill_lanes_v3(LaneStreams& lanes, std::span<std::int64_t> out) const;
+  void fill_lanes_avx512(LaneStreams& lanes, std::span<std::int64_t> out) const;
   bool accept_in_wedge(BitPool& pool, std::uint32_t block, std::uint64_t m, int examined) const;
   [[gnu::noinline]] bool round(BitPool& pool, std::int64_t& value) const;
   static std::int64_t signed_value(std::uint64_t m, bool negative) {
@@ -1152,67 +1255,256 @@ std::int64_t BlockTable::draw(WordStream& stream, std::size_t& position) const {
   }
 }
 
-/// The usual draw inline (one window, accepted at once), anything else through draw().
-inline std::int64_t BlockTable::next_draw(const WindowView& view, WordStream& stream,
-                                          std::size_t& position) const {
-  const WindowRound round = read_window(view, stream.peek64_at(position));
-  if (round.slow) [[unlikely]]
-    return draw(stream, position);
-  position += static_cast<std::size_t>(round.used);
-  if (stream.needs_refill(position)) [[unlikely]]
-    position = stream.refill_at(position);
-  return round.value;
-}
-
-inline void BlockTable::fill_loop(RandomBitGenerator& rng, std::span<std::int64_t> out) const {
-  // Two streams, alternately: a draw's bit position depends on the previous draw of its own
-  // stream only, so the processor overlaps the two chains of dependent loads and shifts.  Each
-  // stream takes fresh words from the generator, independent of everything before, so each reads
-  // independent uniform bits all the same.
-  // First batches: 28 bits a draw (a draw reads about 30, and a word fetched but not read at the
-  // end is lost; the streams fetch 16 words at a time after the first batch).
-  if (out.empty()) return;  // (reads no words)
-  const std::size_t half = out.size() / 2;
-  WordStream first(rng, (out.size() - half) * 7 / 16), second(rng, half * 7 / 16);
-  std::size_t first_position = first.position(), second_position = second.position();
-  const WindowView view = window_view();
-  std::size_t i = 0;
-  for (; i + 1 < out.size(); i += 2) {
-    out[i] = next_draw(view, first, first_position);
-    out[i + 1] = next_draw(view, second, second_position);
+/// Round `index` of a batch after its refills: lanes 0 .. drawing - 1 in lane order, each one
+/// draw from its own stream into out[lane] (the window when it accepts at once, else draw(),
+/// which fetches words when its stream runs out: hence the lane order).
+inline void BlockTable::settle_round(const WindowView& view, LaneStreams& lanes, std::size_t index,
+                                     std::size_t* position, std::int64_t* out,
+                                     std::size_t drawing) const {
+  for (std::size_t lane = 0; lane < drawing; ++lane) {
+    const WindowRound round = read_window(view, lanes[lane].peek64_at(position[lane]));
+    if (round.slow) [[unlikely]] {
+      out[lane] = draw(lanes.in_round(lane, index), position[lane]);
+      continue;
+    }
+    position[lane] += static_cast<std::size_t>(round.used);
+    out[lane] = round.value;
   }
-  if (i < out.size()) out[i] = next_draw(view, first, first_position);
 }
 
-// The two compilations of the loop, dispatched by hand rather than with target_clones: g++ 12
+/// Before round `index` (not the first): each lane that draws in it and whose next 64 bits would
+/// run past its words refills, in lane order.
+inline void BlockTable::refill_lanes(LaneStreams& lanes, std::size_t index, std::size_t* position,
+                                     std::size_t drawing) {
+  for (std::size_t lane = 0; lane < drawing; ++lane)
+    if (lanes[lane].needs_refill(position[lane])) [[unlikely]]
+      position[lane] = lanes.in_round(lane, index).refill_at(position[lane]);
+}
+
+/// The schedule of a batch, one lane after the other: round r draws out[8r + lane] from stream
+/// `lane` for every lane with 8r + lane < out.size(); before each round but the first, the lanes
+/// of that round whose words run out refill (LaneStreams says how many words).  This defines the
+/// function from the generator's words to the draws; fill_lanes_avx512 computes the same.
+inline void BlockTable::fill_lanes(LaneStreams& lanes, std::span<std::int64_t> out) const {
+  constexpr std::size_t kLanes = LaneStreams::kLanes;
+  const WindowView view = window_view();
+  std::size_t position[kLanes];
+  for (std::size_t lane = 0; lane < kLanes; ++lane) position[lane] = lanes[lane].position();
+  for (std::size_t first = 0; first < out.size(); first += kLanes) {
+    const std::size_t drawing = std::min(kLanes, out.size() - first);
+    if (first != 0) refill_lanes(lanes, first / kLanes, position, drawing);
+    settle_round(view, lanes, first / kLanes, position, out.data() + first, drawing);
+  }
+}
+
+// The compilations of the loop, dispatched by hand rather than with target_clones: g++ 12
 // treats a call to a target_clones function as one that cannot throw, so an exception from the
 // generator or from a refusal inside a draw (the Errors above) ended in std::terminate instead
 // of reaching the caller (test: "tabled samplers: an exception inside a draw reaches the
 // caller").
-void BlockTable::fill_baseline(RandomBitGenerator& rng, std::span<std::int64_t> out) const {
-  fill_loop(rng, out);
-}
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target("arch=x86-64-v3"))) void BlockTable::fill_v3(
-    RandomBitGenerator& rng, std::span<std::int64_t> out) const {
-  fill_loop(rng, out);
+void BlockTable::fill_lanes_baseline(LaneStreams& lanes, std::span<std::int64_t> out) const {
+  fill_lanes(lanes, out);
 }
 
 void BlockTable::fill(RandomBitGenerator& rng, std::span<std::int64_t> out) const {
-  static const bool v3 = __builtin_cpu_supports("x86-64-v3") != 0;
-  if (v3)
-    fill_v3(rng, out);
+  static const Kernel best = runs(Kernel::Avx512) ? Kernel::Avx512
+                             : runs(Kernel::V3)   ? Kernel::V3
+                                                  : Kernel::Baseline;
+  fill_with(best, rng, out);
+}
+
+void BlockTable::fill_with(Kernel kernel, RandomBitGenerator& rng,
+                           std::span<std::int64_t> out) const {
+  if (out.empty()) return;  // (reads no words)
+  if (!runs(kernel)) throw Error("discrete sampler: kernel not supported by this CPU (a bug)");
+  LaneStreams lanes(rng, out.size());
+  if (kernel == Kernel::Avx512)
+    fill_lanes_avx512(lanes, out);
+  else if (kernel == Kernel::V3)
+    fill_lanes_v3(lanes, out);
   else
-    fill_baseline(rng, out);
-}
-#else
-void BlockTable::fill_v3(RandomBitGenerator& rng, std::span<std::int64_t> out) const {
-  fill_loop(rng, out);
+    fill_lanes_baseline(lanes, out);
 }
 
-void BlockTable::fill(RandomBitGenerator& rng, std::span<std::int64_t> out) const {
-  fill_baseline(rng, out);
+#ifdef DPTUNE_BLOCK_TABLE_X86
+bool BlockTable::runs(Kernel kernel) {
+#ifdef __clang__
+  constexpr bool v3 = false;  // (clang knows no "x86-64-v3" here; the baseline runs instead)
+#else
+  static const bool v3 = __builtin_cpu_supports("x86-64-v3") != 0;
+#endif
+  static const bool avx512 =
+      __builtin_cpu_supports("avx512f") != 0 && __builtin_cpu_supports("avx512cd") != 0;
+  return kernel == Kernel::Baseline || (kernel == Kernel::V3 && v3) ||
+         (kernel == Kernel::Avx512 && avx512);
+}
+
+#ifndef __clang__
+__attribute__((target("arch=x86-64-v3")))
+#endif
+void BlockTable::fill_lanes_v3(LaneStreams& lanes, std::span<std::int64_t> out) const {
+  fill_lanes(lanes, out);
+}
+
+// g++ 12's AVX-512 intrinsics pass an undefined register as their unused merge source, which
+// -Wmaybe-uninitialized reports at every call; nothing uninitialised is read.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#ifndef __clang__
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+/// leading_zeros32 of the low 32 bits of each lane (the high 32 are zero): 32 for 0.
+__attribute__((target("avx512f,avx512cd"), always_inline)) inline __m512i leading_zeros32_lanes(
+    __m512i x) {
+  return _mm512_lzcnt_epi64(
+      _mm512_or_si512(_mm512_slli_epi64(x, 32), _mm512_set1_epi64(std::int64_t{1} << 31)));
+}
+
+/// read_window on eight windows, with the same integer operations lane by lane.  The column is
+/// gathered as its two 64-bit halves: expansion_top | fast_top[0] << 32, and fast_top[1] |
+/// alias << 32 | alias_mask << 48 (WindowColumn's layout, little-endian).  Shifts by 64 or more
+/// give 0 in these lanes where the scalar code masks the count to 63; that happens only where
+/// accept_at > 60 or sign_at > 63, lanes that are undecided (slow) either way.
+__attribute__((target("avx512f,avx512cd"), always_inline)) inline BlockTable::LaneRound
+BlockTable::read_windows(const WindowView& view, __m512i windows) {
+  static_assert(sizeof(WindowColumn) == 16);
+  const __m512i one = _mm512_set1_epi64(1), low32 = _mm512_set1_epi64(0xffffffff);
+  const __m512i column_bits = _mm512_set1_epi64(view.column_bits);
+  const __m512i block_bits = _mm512_set1_epi64(view.block_bits);
+  const __m512i column = _mm512_srlv_epi64(windows, _mm512_set1_epi64(64 - view.column_bits));
+  const auto* halves = reinterpret_cast<const long long*>(view.columns);
+  const __m512i half_index = _mm512_slli_epi64(column, 1);
+  const __m512i first = _mm512_i64gather_epi64(half_index, halves, 8);
+  const __m512i second = _mm512_i64gather_epi64(half_index, halves + 1, 8);
+  const __m512i expansion_top = _mm512_and_si512(first, low32);
+  const __m512i alias_mask = _mm512_srli_epi64(second, 48);
+  const __m512i after_column = _mm512_srli_epi64(_mm512_sllv_epi64(windows, column_bits), 32);
+  const __mmask8 to_alias = _mm512_cmpgt_epu64_mask(after_column, expansion_top);
+  const __m512i alias_bits = _mm512_and_si512(
+      _mm512_add_epi64(leading_zeros32_lanes(_mm512_xor_si512(after_column, expansion_top)), one),
+      alias_mask);
+  const __m512i offset_at = _mm512_add_epi64(column_bits, alias_bits);
+  const __m512i alias = _mm512_and_si512(_mm512_srli_epi64(second, 32), _mm512_set1_epi64(0xffff));
+  const __m512i piece = _mm512_mask_blend_epi64(to_alias, column, alias);
+  const __m512i offset =
+      _mm512_srlv_epi64(_mm512_srli_epi64(_mm512_sllv_epi64(windows, offset_at), 1),
+                        _mm512_set1_epi64(63 - view.block_bits));
+  const __m512i accept_at = _mm512_add_epi64(offset_at, block_bits);
+  const __m512i rest = _mm512_srli_epi64(_mm512_sllv_epi64(windows, accept_at), 32);
+  const __m512i fast = _mm512_mask_blend_epi64(to_alias, _mm512_srli_epi64(first, 32),
+                                               _mm512_and_si512(second, low32));
+  const __m512i sign_at = _mm512_add_epi64(
+      accept_at, _mm512_add_epi64(leading_zeros32_lanes(_mm512_xor_si512(rest, fast)), one));
+  const auto undecided =
+      static_cast<__mmask8>((_mm512_cmpeq_epu64_mask(after_column, expansion_top) &
+                             _mm512_test_epi64_mask(alias_mask, alias_mask)) |
+                            _mm512_cmpge_epu64_mask(rest, fast) |
+                            _mm512_cmpgt_epu64_mask(accept_at, _mm512_set1_epi64(60)) |
+                            _mm512_cmpgt_epu64_mask(sign_at, _mm512_set1_epi64(63)));
+  const __m512i m = _mm512_add_epi64(_mm512_sllv_epi64(piece, block_bits), offset);
+  const __m512i zero = _mm512_setzero_si512();
+  const __mmask8 negative = _mm512_cmplt_epi64_mask(_mm512_sllv_epi64(windows, sign_at), zero);
+  const auto slow =
+      static_cast<__mmask8>(undecided | (negative & _mm512_cmpeq_epi64_mask(m, zero)));
+  return {_mm512_mask_sub_epi64(m, negative, zero, m), _mm512_add_epi64(sign_at, one), slow};
+}
+
+/// The eight streams in registers: bit positions, where their words run out, and the words at
+/// and after each position (the window is made of them without a load of its own).
+struct LaneRegisters {
+  __m512i at, limit, high, low;
+};
+
+/// The registers from the positions and limits in memory (after a refill or a slow lane).
+__attribute__((target("avx512f,avx512cd"), always_inline)) inline LaneRegisters load_lanes(
+    const long long* words, __m512i rows, const std::size_t* position,
+    const std::size_t* refill_from) {
+  const __m512i at = _mm512_load_si512(position);
+  const __m512i index = _mm512_add_epi64(rows, _mm512_srli_epi64(at, 6));
+  return {at, _mm512_load_si512(refill_from), _mm512_i64gather_epi64(index, words, 8),
+          _mm512_i64gather_epi64(index, words + 1, 8)};
+}
+
+/// The lanes advanced by `used` bits where `advance` is set: a lane whose position enters the
+/// next word shifts its words down and takes `after`, the word after them (loaded at the start
+/// of the round, so that no load waits for the round's result; a round uses at most 64 bits).
+__attribute__((target("avx512f,avx512cd"), always_inline)) inline void advance_lanes(
+    LaneRegisters& lanes, __mmask8 advance, __m512i used, __m512i after) {
+  const __m512i at = _mm512_mask_add_epi64(lanes.at, advance, lanes.at, used);
+  const __mmask8 next_word =
+      _mm512_cmpneq_epu64_mask(_mm512_srli_epi64(at, 6), _mm512_srli_epi64(lanes.at, 6));
+  lanes.high = _mm512_mask_mov_epi64(lanes.high, next_word, lanes.low);
+  lanes.low = _mm512_mask_mov_epi64(lanes.low, next_word, after);
+  lanes.at = at;
+}
+
+/// The schedule of fill_lanes with eight windows read at once: each stream's window made from
+/// its words in registers (stream l's words are row l of LaneStreams), read_windows, the
+/// accepted lanes written and advanced; the slow lanes then settled by draw() in lane order and
+/// the refills before each round made in lane order, as fill_lanes makes them (settle_round and
+/// refill_lanes themselves for the last, partial round).
+__attribute__((target("avx512f,avx512cd"))) void BlockTable::fill_lanes_avx512(
+    LaneStreams& lanes, std::span<std::int64_t> out) const {
+  constexpr std::size_t kLanes = LaneStreams::kLanes;
+  static_assert(kLanes == 8 && sizeof(std::size_t) == 8);
+  const WindowView view = window_view();
+  alignas(64) std::size_t position[kLanes], refill_from[kLanes];
+  for (std::size_t lane = 0; lane < kLanes; ++lane) {
+    position[lane] = lanes[lane].position();
+    refill_from[lane] = lanes[lane].refill_from();
+  }
+  const auto* words = reinterpret_cast<const long long*>(lanes.words());
+  constexpr std::int64_t kRow = WordStream::kRowWords;
+  const __m512i rows =
+      _mm512_setr_epi64(0, kRow, 2 * kRow, 3 * kRow, 4 * kRow, 5 * kRow, 6 * kRow, 7 * kRow);
+  LaneRegisters state = load_lanes(words, rows, position, refill_from);
+  const std::size_t full = out.size() / kLanes * kLanes;
+  for (std::size_t first = 0; first < full; first += kLanes) {
+    auto due = static_cast<unsigned>(_mm512_cmpge_epu64_mask(state.at, state.limit));
+    if (due != 0 && first != 0) [[unlikely]] {
+      _mm512_store_si512(position, state.at);
+      for (; due != 0; due &= due - 1) {
+        const auto lane = static_cast<std::size_t>(std::countr_zero(due));
+        position[lane] = lanes.in_round(lane, first / kLanes).refill_at(position[lane]);
+        refill_from[lane] = lanes[lane].refill_from();
+      }
+      state = load_lanes(words, rows, position, refill_from);
+    }
+    const __m512i after = _mm512_i64gather_epi64(
+        _mm512_add_epi64(rows, _mm512_srli_epi64(state.at, 6)), words + 2, 8);
+    const __m512i bit = _mm512_and_si512(state.at, _mm512_set1_epi64(63));
+    const __m512i windows =
+        _mm512_or_si512(_mm512_sllv_epi64(state.high, bit),
+                        _mm512_srlv_epi64(state.low, _mm512_sub_epi64(_mm512_set1_epi64(64), bit)));
+    const LaneRound round = read_windows(view, windows);
+    const auto accepted = static_cast<__mmask8>(~round.slow);
+    _mm512_mask_storeu_epi64(out.data() + first, accepted, round.value);
+    advance_lanes(state, accepted, round.used, after);
+    if (round.slow != 0) [[unlikely]] {
+      _mm512_store_si512(position, state.at);
+      for (unsigned slow = round.slow; slow != 0; slow &= slow - 1) {
+        const auto lane = static_cast<std::size_t>(std::countr_zero(slow));
+        out[first + lane] = draw(lanes.in_round(lane, first / kLanes), position[lane]);
+        refill_from[lane] = lanes[lane].refill_from();
+      }
+      state = load_lanes(words, rows, position, refill_from);
+    }
+  }
+  _mm512_store_si512(position, state.at);
+  if (full == out.size()) return;
+  if (full != 0) refill_lanes(lanes, full / kLanes, position, out.size() - full);
+  settle_round(view, lanes, full / kLanes, position, out.data() + full, out.size() - full);
+}
+#pragma GCC diagnostic pop
+#else
+bool BlockTable::runs(Kernel kernel) { return kernel == Kernel::Baseline; }
+
+void BlockTable::fill_lanes_v3(LaneStreams& lanes, std::span<std::int64_t> out) const {
+  fill_lanes(lanes, out);
+}
+
+void BlockTable::fill_lanes_avx512(LaneStreams& lanes, std::span<std::int64_t> out) const {
+  fill_lanes(lanes, out);
 }
 #endif
 
