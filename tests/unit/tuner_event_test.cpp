@@ -24,8 +24,8 @@ TEST_CASE("tuner events: a private tuner's dry run returns the event its guarant
   const std::filesystem::path examples =
       std::filesystem::path(dptune_test::build_paths::source_dir) / "examples";
   std::vector<std::string> files = {"walkthrough/tune_my_csv.yaml",
-                                     "pipelines/svt_doubling_dp_sgd_logreg_breast_cancer.yaml",
-                                     "pipelines/dp_hype_digits_iid.yaml"};
+                                    "pipelines/svt_doubling_dp_sgd_logreg_breast_cancer.yaml",
+                                    "pipelines/dp_hype_digits_iid.yaml"};
   if (!dptune_test::light_sizes())
     files.push_back("pipelines/repetition_dp_sgd_logreg_breast_cancer.yaml");
   for (const std::string& file : files) {
