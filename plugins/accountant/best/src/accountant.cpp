@@ -143,12 +143,19 @@ Accountant::Accountant(std::vector<Member> members) : members_(std::move(members
 }
 
 std::string Accountant::unsupported_reason(const DpEvent& event) const {
+  // The members that check by the event's structure first: when one of them prices the event,
+  // the answer is known without a member that would price it to find out (the pricing itself
+  // then runs on the members' threads, smallest()).
+  std::vector<std::string> why(members_.size());
+  for (const bool structural : {true, false})
+    for (std::size_t i = 0; i < members_.size(); ++i)
+      if (members_[i].checks_by_structure == structural) {
+        why[i] = members_[i].accountant->unsupported_reason(event);
+        if (why[i].empty()) return {};
+      }
   std::string reasons;
-  for (const auto& m : members_) {
-    const std::string why = m.accountant->unsupported_reason(event);
-    if (why.empty()) return {};
-    reasons += (reasons.empty() ? "" : "; ") + m.name + ": " + why;
-  }
+  for (std::size_t i = 0; i < members_.size(); ++i)
+    reasons += (reasons.empty() ? "" : "; ") + members_[i].name + ": " + why[i];
   return reasons;
 }
 
@@ -207,25 +214,32 @@ PrivacyGuarantee Accountant::smallest(const DpEvent& event, double given, Ask as
   std::vector<std::pair<std::string, PrivacyGuarantee>> answers;
   std::vector<std::string> notes;
   std::exception_ptr first_failure;
-  // The members price the same event independently: each on its own thread, so that `best` takes
-  // as long as its slowest member, not their sum.  Answers are read in member order, so the
-  // result and its derivation do not depend on which finishes first.
-  std::vector<std::future<PrivacyGuarantee>> pending(members_.size());
+  // The members price the same event independently: each on its own thread, its check of support
+  // included (rdp's computes the curve it then prices from), so that `best` takes as long as its
+  // slowest member, not their sum.  Answers are read in member order, so the result and its
+  // derivation do not depend on which finishes first.
+  struct Answer {
+    std::string unsupported;  // empty: `priced` holds the answer
+    PrivacyGuarantee priced;
+  };
+  std::vector<std::future<Answer>> pending(members_.size());
   for (std::size_t i = 0; i < members_.size(); ++i) {
     const Member& m = members_[i];
-    if (const auto why = m.accountant->unsupported_reason(event); !why.empty()) {
-      notes.push_back(m.name + " cannot price it (" + why + ")");
-      continue;
-    }
     pending[i] = std::async(std::launch::async, [&m, &event, given, ask] {
-      return ask == Ask::Epsilon ? m.accountant->epsilon(event, given)
-                                 : m.accountant->delta(event, given);
+      if (std::string why = m.accountant->unsupported_reason(event); !why.empty())
+        return Answer{std::move(why), {}};
+      return Answer{{},
+                    ask == Ask::Epsilon ? m.accountant->epsilon(event, given)
+                                        : m.accountant->delta(event, given)};
     });
   }
   for (std::size_t i = 0; i < members_.size(); ++i) {
-    if (!pending[i].valid()) continue;
     try {
-      answers.emplace_back(members_[i].name, pending[i].get());
+      Answer answer = pending[i].get();
+      if (!answer.unsupported.empty())
+        notes.push_back(members_[i].name + " cannot price it (" + answer.unsupported + ")");
+      else
+        answers.emplace_back(members_[i].name, std::move(answer.priced));
     } catch (const dptune::Error& e) {
       if (!first_failure) first_failure = std::current_exception();
       notes.push_back(members_[i].name + " failed (" + e.what() + ")");

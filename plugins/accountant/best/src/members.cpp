@@ -58,8 +58,8 @@ dptune::ParamSchema plugin_schema() {
 std::vector<Member> default_members(const dptune::Params& params) {
   const auto rdp_options = rdp::options_from(share(rdp::plugin_schema(), params));
   const auto pld_options = pld::options_from(share(pld::plugin_schema(), params));
-  return {{"rdp", cached(std::make_shared<rdp::AccountantAdapter>(rdp_options))},
-          {"pld", cached(std::make_shared<pld::AccountantAdapter>(pld_options))}};
+  return {{"rdp", cached(std::make_shared<rdp::AccountantAdapter>(rdp_options)), false},
+          {"pld", cached(std::make_shared<pld::AccountantAdapter>(pld_options)), true}};
 }
 
 }  // namespace dptune::best

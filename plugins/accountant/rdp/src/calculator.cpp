@@ -2,10 +2,12 @@
 #include "rdp/calculator.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <unordered_map>
 
@@ -829,7 +831,8 @@ class Costing {
 
 }  // namespace
 
-Calculator::Calculator(Options options) : options_(std::move(options)) {
+Calculator::Calculator(Options options)
+    : options_(std::move(options)), memo_(std::make_shared<CostMemo>()) {
   require(!options_.orders.empty(), "rdp accountant: at least one order is needed");
   std::sort(options_.orders.begin(), options_.orders.end());
   for (double a : options_.orders)
@@ -1149,8 +1152,29 @@ GridExtension beyond_the_grid(const Options& options, const DpEvent& raw, double
   return best;
 }
 
-Calculator::Cost Calculator::cost(const DpEvent& event) const {
-  return cost_of(options_, for_its_relation(event));
+Calculator::Cost Calculator::cost(const DpEvent& event) const { return costed(event)->cost; }
+
+struct Calculator::CostMemo {
+  std::mutex mutex;
+  std::array<std::pair<DpEvent, std::shared_ptr<const Costed>>, 4> kept{};
+  std::size_t next = 0;
+};
+
+std::shared_ptr<const Calculator::Costed> Calculator::costed(const DpEvent& event) const {
+  {
+    const std::lock_guard lock(memo_->mutex);
+    for (const auto& [kept_event, kept] : memo_->kept)
+      if (kept && kept_event.structural_hash() == event.structural_hash() && kept_event == event)
+        return kept;
+  }
+  // Computed outside the lock (a long computation; two threads asking the same event at once both
+  // compute it, with the same result).
+  auto fresh = std::make_shared<Costed>();
+  fresh->cost = cost_of(options_, for_its_relation(event), &fresh->selection_base);
+  const std::lock_guard lock(memo_->mutex);
+  memo_->kept[memo_->next] = {event, fresh};
+  memo_->next = (memo_->next + 1) % memo_->kept.size();
+  return fresh;
 }
 
 PrivacyGuarantee Calculator::epsilon_as_stated(const DpEvent& event, double delta) const {
@@ -1159,8 +1183,9 @@ PrivacyGuarantee Calculator::epsilon_as_stated(const DpEvent& event, double delt
   if (!options_.pure_only && profile_only_selection(options_, event))
     return profile_only(options_, event, delta, 0, true);
   const Restated restated = for_its_relation(event);
-  Cost selection_base{};  // filled when the event is a repeat-and-select (see selection_route)
-  const Cost c = cost_of(options_, restated, &selection_base);
+  const std::shared_ptr<const Costed> costs = costed(event);
+  const Cost& c = costs->cost;
+  const Cost& selection_base = costs->selection_base;  // a repeat-and-select's (selection_route)
   if (options_.pure_only && std::isinf(c.pure_epsilon))
     throw PrivacyError(unsupported_reason(event));
   PrivacyGuarantee g;
@@ -1255,8 +1280,9 @@ PrivacyGuarantee Calculator::delta_as_stated(const DpEvent& event, double epsilo
   if (!options_.pure_only && profile_only_selection(options_, event))
     return profile_only(options_, event, 0, epsilon, false);
   const Restated restated = for_its_relation(event);
-  Cost selection_base{};  // filled when the event is a repeat-and-select (see selection_route)
-  const Cost c = cost_of(options_, restated, &selection_base);
+  const std::shared_ptr<const Costed> costs = costed(event);
+  const Cost& c = costs->cost;
+  const Cost& selection_base = costs->selection_base;  // a repeat-and-select's (selection_route)
   if (options_.pure_only && std::isinf(c.pure_epsilon))
     throw PrivacyError(unsupported_reason(event));
   PrivacyGuarantee g;

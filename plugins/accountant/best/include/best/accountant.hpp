@@ -23,6 +23,9 @@ namespace dptune::best {
 struct Member {
   std::string name;
   std::shared_ptr<const dptune::Accountant> accountant;
+  /// Its unsupported_reason reads the event's structure only (pld's), rather than pricing it
+  /// (rdp's computes the whole curve): asked first, so that `best` says yes without that work.
+  bool checks_by_structure = false;
 };
 
 /// Wraps `accountant` so that each (question, event, given value) is priced once: the Theorem 6

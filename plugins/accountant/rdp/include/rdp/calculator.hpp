@@ -11,6 +11,7 @@
 // Theorem I.1; Canonne, Kamath & Steinke 2020), minimised over the orders.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -117,10 +118,20 @@ class Calculator {
   Cost cost(const DpEvent& event) const;
 
  private:
+  /// The event's cost (restated for its relation) and, for a repeat-and-select, its base's.
+  struct Costed {
+    Cost cost, selection_base;
+  };
+  /// The last few events' Costed, computed once: the host asks unsupported_reason and then
+  /// epsilon or delta of the same event (and `best` its members the same), and each would
+  /// otherwise compute the whole curve again (most of the time of a one-event query).
+  struct CostMemo;
+  std::shared_ptr<const Costed> costed(const DpEvent& event) const;
   /// The event's own curve (the discrete Gaussian by its own theorems), converted.
   PrivacyGuarantee epsilon_as_stated(const DpEvent& event, double delta) const;
   PrivacyGuarantee delta_as_stated(const DpEvent& event, double epsilon) const;
   Options options_;
+  std::shared_ptr<CostMemo> memo_;  // shared by copies, which have the same options
 };
 
 /// The calculator adapted to the SDK's Accountant interface (rdp::Calculator computes ε and δ of
