@@ -70,7 +70,7 @@ mpirun_n() {
   # That is mpirun's hang, not dptune's: once no rank is left, mpirun gets 20 s to exit and is
   # then ended, with a line saying so (the run counts as failed, exit 1, never as hung).
   while kill -0 "$bound" 2>/dev/null; do
-    sleep 0.5
+    sleep 0.2
     [ -n "$launcher" ] || launcher=$(pgrep -P "$bound" | head -1)
     [ -n "$launcher" ] || continue
     # Ranks that ended but were not reaped (mpirun hung) are zombies: they do not count.
@@ -239,14 +239,19 @@ case "$case_name" in
     ;;
   secure_resume)
     out="$work/secure_resume"
-    # Runs of 3000 epochs, so that the map (about 4 s here) is still running when rank 1 is
-    # killed at 1.5 s on a fast machine too; the resumed run gets the same override.
-    long=(--set algorithm.params.epochs=3000)
+    # Rank 1 is killed as soon as rank 0 has received the first result of the initial design (the
+    # hooked build's DPTUNE_MPI_RESULTS), so the study is cut off mid-map however fast or loaded
+    # the machine: 6 design points of 2 trainings at 500 epochs, no Bayesian iteration (the key is
+    # what is checked, not the tuner); the resumed run gets the same overrides.
+    long=(--set algorithm.params.epochs=500 --set tuner.params.iterations=0)
     key_of() {
       python3 -c 'import sqlite3, sys; r = sqlite3.connect(sys.argv[1]).execute("SELECT value FROM meta WHERE key = ?", ("mpi_layout_key",)).fetchone(); print(r[0] if r else "")' "$1/study.db"
     }
-    mpirun_n 3 bash -c 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 1.5; kill -KILL $$) & fi; exec "$@"' \
-      rank "$dptune" run "$pipelines/dpareto.yaml" --executor mpi --out "$out" --no-progress \
+    results="$work/secure_resume_results.txt"
+    rm -f "$results"
+    DPTUNE_MPI_RESULTS="$results" KILL_AFTER="$results" mpirun_n 3 bash -c \
+      'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then (until [ -s "$KILL_AFTER" ]; do sleep 0.02; done; kill -KILL $$) & fi; exec "$@"' \
+      rank "$hooked" run "$pipelines/dpareto.yaml" --executor mpi --out "$out" --no-progress \
       "${long[@]}" --overwrite >"$out.log" 2>&1 && fail "secure_resume: exit code 0 after a rank was killed"
     key=$(key_of "$out")
     [ ${#key} -eq 64 ] || fail "secure_resume: the study keeps no layout key ('$key')"

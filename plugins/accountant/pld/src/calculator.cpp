@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 
 #include "dptune/errors.hpp"
@@ -308,6 +310,46 @@ const DpEvent& without_single_run(const DpEvent& raw) {
              ? raw.inner()
              : raw;
 }
+
+// The last events priced, with their PLDs exactly as computed.  A tuner's event is priced several
+// times in one process (its dry run, the planner, epsilon and delta, the rdp accountant's profile
+// route builds a pld calculator of its own each time), and one DP-SGD candidate set takes up to a
+// second.  Keyed by the grid, the estimate and the event (hash, then equality).
+struct PricedMemo {
+  struct Entry {
+    double interval, tail;
+    std::size_t max_points;
+    Estimate estimate;
+    DpEvent event;
+    std::shared_ptr<const Directions> priced;
+  };
+  std::mutex mutex;
+  std::deque<Entry> entries;
+  static constexpr std::size_t kCapacity = 4;
+};
+
+std::shared_ptr<const Directions> priced(const Options& options, Estimate estimate,
+                                         const DpEvent& event) {
+  static PricedMemo memo;
+  auto same = [&](const PricedMemo::Entry& e) {
+    return e.interval == options.value_discretization_interval &&
+           e.tail == options.tail_mass_truncation && e.max_points == options.max_points &&
+           e.estimate == estimate && e.event.structural_hash() == event.structural_hash() &&
+           e.event == event;
+  };
+  {
+    const std::lock_guard lock(memo.mutex);
+    for (const auto& e : memo.entries)
+      if (same(e)) return e.priced;
+  }
+  // Computed outside the lock: two threads asking for the same event both compute it, alike.
+  auto fresh = std::make_shared<const Directions>(Pricing(options, estimate).price(event));
+  const std::lock_guard lock(memo.mutex);
+  if (memo.entries.size() == PricedMemo::kCapacity) memo.entries.pop_front();
+  memo.entries.push_back({options.value_discretization_interval, options.tail_mass_truncation,
+                          options.max_points, estimate, event, fresh});
+  return fresh;
+}
 }  // namespace
 
 std::string Calculator::unsupported_reason(const DpEvent& event) const {
@@ -328,7 +370,7 @@ Directions Calculator::directions(const DpEvent& event, Estimate estimate) const
     throw PrivacyError(
         "a repeat-and-select has no privacy loss distribution (its privacy profile "
         "is priced by epsilon() and delta())");
-  return Pricing(options_, estimate).price(without_single_run(raw));
+  return *priced(options_, estimate, without_single_run(raw));
 }
 
 std::optional<PrivacyGuarantee> Calculator::selection(const DpEvent& event, double delta,
@@ -340,8 +382,7 @@ std::optional<PrivacyGuarantee> Calculator::selection(const DpEvent& event, doub
     throw PrivacyError("the pld accountant cannot price " + event.to_string() + ": " + why);
   // The selection bound needs an upper bound on the base's hockey-stick divergence in both
   // orders of every pair of neighbours: the worse direction of its pessimistic PLD.
-  const auto base = std::make_shared<const Directions>(
-      Pricing(options_, Estimate::Pessimistic).price(raw.inner()));
+  const auto base = priced(options_, Estimate::Pessimistic, raw.inner());
   const double h = options_.value_discretization_interval;
   // A discrete_gaussian_on_grid base: its surrogate's profile plus the additive term bounds its
   // own profile (src/discrete_on_grid.cpp).

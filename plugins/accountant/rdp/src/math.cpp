@@ -2,8 +2,11 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <deque>
 #include <limits>
+#include <mutex>
 #include <numbers>
+#include <tuple>
 #include <vector>
 
 #include "dptune/errors.hpp"
@@ -292,8 +295,10 @@ double log_forward_difference_upper(int k, long double half_t) {
 
 }  // namespace
 
-std::vector<double> wor_gaussian_log_moments(double gamma, double sigma,
-                                             const std::vector<int>& orders) {
+namespace {
+
+std::vector<double> compute_wor_gaussian_log_moments(double gamma, double sigma,
+                                                     const std::vector<int>& orders) {
   // Wang, Balle & Kasiviswanathan 2019 (arXiv 1808.00087), the Gaussian-specific strengthening of
   // Theorem 9 (their Theorem 27, the bound Google's dp_accounting applies), integer α ≥ 2, γ = m/n:
   //   (α−1)ε'(α) ≤ log(1 + γ² C(α,2) min{4(e^{ε(2)} − 1), 2e^{ε(2)}}
@@ -328,6 +333,32 @@ std::vector<double> wor_gaussian_log_moments(double gamma, double sigma,
     k_of.push_back(log_sum);
   }
   return k_of;
+}
+
+// The last results, exactly as computed: a repetition tuner's candidates share a few (γ, σ) pairs
+// and each candidate's event is priced several times (its dry run, the planner, the accountant's
+// routes), and one evaluation at the default orders (up to 1024) costs about 3·10⁵ exponentials.
+struct WorMemo {
+  std::mutex mutex;
+  std::deque<std::tuple<double, double, std::vector<int>, std::vector<double>>> entries;
+  static constexpr std::size_t kCapacity = 64;
+};
+
+}  // namespace
+
+std::vector<double> wor_gaussian_log_moments(double gamma, double sigma,
+                                             const std::vector<int>& orders) {
+  static WorMemo memo;
+  {
+    const std::lock_guard lock(memo.mutex);
+    for (const auto& [g, s, o, k] : memo.entries)
+      if (g == gamma && s == sigma && o == orders) return k;
+  }
+  auto k = compute_wor_gaussian_log_moments(gamma, sigma, orders);
+  const std::lock_guard lock(memo.mutex);
+  if (memo.entries.size() == WorMemo::kCapacity) memo.entries.pop_front();
+  memo.entries.emplace_back(gamma, sigma, orders, k);
+  return k;
 }
 
 }  // namespace dptune::rdp
