@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds dptune and runs the whole test suite (the quick set and the slow set), a 60-second fuzzing
-# pass, then the quick set again under AddressSanitizer and UndefinedBehaviorSanitizer, and prints
-# each pass's wall time.  Usage: scripts/test.sh [--no-sanitize]
+# Builds dptune and runs the whole test suite (the quick set and the slow set), a fuzzing pass (two
+# targets for 30 s each, side by side), then the quick set again under AddressSanitizer and
+# UndefinedBehaviorSanitizer, and prints each pass's wall time.  Usage: scripts/test.sh [--no-sanitize]
 #   ctest --test-dir build               the quick set alone (every product code path, at the light
 #                                        sizes of DPTUNE_TEST_LIGHT=1)
 #   ctest --test-dir build -C slow       the quick set and the slow set, every case at full size:
@@ -39,7 +39,7 @@ pass "build" scripts/build.sh build -DDPTUNE_REQUIRE_TESTS=ON
 seed_test_costs build
 pass "ctest -C slow (quick + slow set)" ctest --test-dir build -C slow --output-on-failure -j "$jobs"
 # A short fuzzing pass over the YAML loaders (scripts/fuzz.sh: clang, libFuzzer, ASan + UBSan).
-pass "fuzz (60 s)" scripts/fuzz.sh 60
+pass "fuzz (2 targets x 30 s)" scripts/fuzz.sh 60
 if [ "${1:-}" != "--no-sanitize" ]; then
   # Debug keeps assertions (Eigen's index checks among them); -O1 is the sanitizers' own advice for
   # speed (at -O0 the accounting numerics and the audits ran 5-10x slower than needed).

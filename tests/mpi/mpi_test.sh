@@ -157,14 +157,26 @@ same_resolved_config() {
     fail "$out: resolved_config.yaml differs from the single-process run's ($(head -4 "$out.config.diff"))"
 }
 
-# Runs pipeline $5 over 3 ranks, where rank $1 sends itself signal $2 after $3 seconds.
+# Runs pipeline $5 over 3 ranks, where rank $1 sends itself signal $2 after $3 seconds, or, for
+# $3 = first_result, as soon as rank 0 has received a worker's first run result (the test build's
+# DPTUNE_MPI_RESULTS): mid-study however fast or busy the machine, with the work still queued.
 run_signalled() {
-  local rank=$1 signal=$2 after=$3 out=$4 pipe=$5
+  local rank=$1 signal=$2 after=$3 out=$4 pipe=$5 binary=$dptune wait_for="sleep $3"
   shift 5
+  if [ "$after" = first_result ]; then
+    link_test_build_plugins
+    binary=$hooked
+    export DPTUNE_MPI_RESULTS="$out.results" KILL_AFTER="$out.results"
+    rm -f "$DPTUNE_MPI_RESULTS"
+    wait_for='until [ -s "$KILL_AFTER" ]; do sleep 0.02; done'
+  fi
   mpirun_n 3 bash -c \
-    'if [ "$OMPI_COMM_WORLD_RANK" = "'"$rank"'" ]; then (sleep '"$after"'; kill -'"$signal"' $$) & fi; exec "$@"' \
-    rank "$dptune" run "$pipelines/$pipe.yaml" --seed 7 --executor mpi --out "$out" \
+    'if [ "$OMPI_COMM_WORLD_RANK" = "'"$rank"'" ]; then ('"$wait_for"'; kill -'"$signal"' $$) & fi; exec "$@"' \
+    rank "$binary" run "$pipelines/$pipe.yaml" --seed 7 --executor mpi --out "$out" \
     --no-progress --overwrite "$@" >"$out.log" 2>&1
+  local code=$?
+  unset DPTUNE_MPI_RESULTS KILL_AFTER
+  return $code
 }
 
 # A run that lost a rank: it failed (not exit 0), did not hang until the bound on every run
@@ -247,6 +259,7 @@ case "$case_name" in
     key_of() {
       python3 -c 'import sqlite3, sys; r = sqlite3.connect(sys.argv[1]).execute("SELECT value FROM meta WHERE key = ?", ("mpi_layout_key",)).fetchone(); print(r[0] if r else "")' "$1/study.db"
     }
+    link_test_build_plugins
     results="$work/secure_resume_results.txt"
     rm -f "$results"
     DPTUNE_MPI_RESULTS="$results" KILL_AFTER="$results" mpirun_n 3 bash -c \
@@ -277,7 +290,7 @@ case "$case_name" in
   lost_rank)
     reference slow
     out="$work/lost"
-    run_signalled 1 KILL 1.5 "$out" slow
+    run_signalled 1 KILL first_result "$out" slow
     ended_with_error lost_rank $? 0
     grep -q "rank 1" "$out.log" || fail "lost_rank: no message names rank 1 ($(tail -5 "$out.log"))"
     resume_and_compare "$out" slow
@@ -299,8 +312,8 @@ case "$case_name" in
     # wait for it forever) or declares rank 2 lost first, the job ends naming rank 2, never hangs.
     out="$work/silent_at_end"
     start=$(date +%s)
-    # Runs of 3000 epochs: the map (about 4 s here) outlasts the stop at 1.5 s on any machine.
-    DPTUNE_MPI_TIMEOUT=20 run_signalled 2 STOP 1.5 "$out" dpareto --set algorithm.params.epochs=3000
+    # Runs of 3000 epochs (the map takes about 4 s here), rank 2 stopped after the first result.
+    DPTUNE_MPI_TIMEOUT=20 run_signalled 2 STOP first_result "$out" dpareto --set algorithm.params.epochs=3000
     ended_with_error silent_at_end $? "$start" 90
     grep -Eq "MPI rank 2 (sent nothing for 20 s|did not answer rank 0's stop within 20 s)" "$out.log" ||
       fail "silent_at_end: no message names the silent rank 2 ($(grep dptune "$out.log" | head -3))"
