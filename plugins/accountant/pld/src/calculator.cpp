@@ -387,9 +387,10 @@ std::optional<PrivacyGuarantee> Calculator::selection(const DpEvent& event, doub
   // A discrete_gaussian_on_grid base: its surrogate's profile plus the additive term bounds its
   // own profile (src/discrete_on_grid.cpp).
   const double log_eta = surrogate.log_eta;
-  const selection::Profile profile = [base, h, log_eta](double eps) {
-    return delta_with_surrogate_delta(
-        log_eta, eps, std::max(base->remove.delta(h, eps), base->add_or_remove().delta(h, eps)));
+  const auto remove = std::make_shared<const FastProfile>(base->remove, h);
+  const auto add = base->add ? std::make_shared<const FastProfile>(*base->add, h) : remove;
+  const selection::Profile profile = [remove, add, log_eta](double eps) {
+    return delta_with_surrogate_delta(log_eta, eps, std::max((*remove)(eps), (*add)(eps)));
   };
   const auto runs = selection::Runs::from(
       std::isinf(raw.shape()) ? RepetitionDistribution::poisson(raw.mean())

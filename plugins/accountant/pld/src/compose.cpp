@@ -452,6 +452,38 @@ double Pld::delta(double h, double epsilon) const {
   return std::min(1.0, delta);
 }
 
+FastProfile::FastProfile(const Pld& loss, double h)
+    : offset_(loss.offset),
+      h_(h),
+      infinity_(loss.infinity),
+      above_(loss.mass.size() + 1, 0.0),
+      weighted_(loss.mass.size() + 1, 0.0) {
+  const double decay = std::exp(-h);
+  for (std::size_t i = loss.mass.size(); i-- > 0;) {
+    above_[i] = above_[i + 1] + loss.mass[i];
+    weighted_[i] = loss.mass[i] + decay * weighted_[i + 1];
+  }
+}
+
+double FastProfile::loss(std::size_t j) const {
+  return static_cast<double>(offset_ + static_cast<std::int64_t>(j)) * h_;
+}
+
+double FastProfile::operator()(double epsilon) const {
+  const std::size_t n = above_.size() - 1;
+  // The first index whose loss (offset_ + j)·h_ is > ε.
+  const double at = std::floor(epsilon / h_) + 1 - static_cast<double>(offset_);
+  std::size_t j = at <= 0 ? 0 : at >= static_cast<double>(n) ? n : static_cast<std::size_t>(at);
+  while (j > 0 && loss(j - 1) > epsilon) --j;
+  while (j < n && loss(j) <= epsilon) ++j;
+  if (j == n) return std::min(1.0, infinity_);
+  const double factor = std::exp(epsilon - loss(j));  // < 1
+  const double value = above_[j] - factor * weighted_[j];
+  const double rounding = 2.0 * static_cast<double>(n - j + 2) *
+                          std::numeric_limits<double>::epsilon() * (above_[j] + weighted_[j]);
+  return std::min(1.0, infinity_ + std::max(0.0, value) + rounding);
+}
+
 double Pld::epsilon(double h, double delta) const {
   if (infinity > delta) return kInf;
   // From the top down, δ at the grid point ih is A_i − S_i (see dominate_all); between (i−1)h and

@@ -951,58 +951,13 @@ std::optional<DpEvent> unrestated_base(const DpEvent& event) {
 /// Each is an upper bound on the same hockey-stick divergences, so their minimum is one.  Fed the
 /// RDP conversion alone, the bound printed 3.873 for E[K] = 10 (η = 5) runs of gaussian(√5) at
 /// δ = 1e-6, against 3.320 fed the exact profile (tests/accounting/selection_profile_test.cpp).
-/// δ(ε) = P(L = ∞) + Σ_{l_i > ε} m_i (1 − e^{ε − l_i}) of a discrete PLD (pld::Pld::delta) in
-/// O(log n) per query instead of O(n): with j the first grid point above ε, it is
-/// P(L = ∞) + A_j − e^{ε − l_j} B_j, where A_j = Σ_{i ≥ j} m_i and B_j = Σ_{i ≥ j} m_i e^{−(l_i −
-/// l_j)} are suffix sums kept once (B by B_j = m_j + e^{−h} B_{j+1}: every factor ≤ 1, nothing
-/// overflows).  The selection bound asks the profile 10⁴–10⁵ times per query.  Rounding: each
-/// suffix sum is off by at most (n − j)·u relative (u the unit roundoff, all terms ≥ 0), so
-/// 2(n − j)u(A_j + B_j) is added: the value is never below the exact sum's.
-class FastPldProfile {
- public:
-  FastPldProfile(const pld::Pld& loss, double h)
-      : offset_(loss.offset),
-        h_(h),
-        infinity_(loss.infinity),
-        above_(loss.mass.size() + 1, 0.0),
-        weighted_(loss.mass.size() + 1, 0.0) {
-    const double decay = std::exp(-h);
-    for (std::size_t i = loss.mass.size(); i-- > 0;) {
-      above_[i] = above_[i + 1] + loss.mass[i];
-      weighted_[i] = loss.mass[i] + decay * weighted_[i + 1];
-    }
-  }
-  double operator()(double epsilon) const {
-    const std::size_t n = above_.size() - 1;
-    // The first index whose loss (offset_ + j)·h_ is > ε.
-    const double at = std::floor(epsilon / h_) + 1 - static_cast<double>(offset_);
-    std::size_t j = at <= 0 ? 0 : at >= static_cast<double>(n) ? n : static_cast<std::size_t>(at);
-    while (j > 0 && loss(j - 1) > epsilon) --j;
-    while (j < n && loss(j) <= epsilon) ++j;
-    if (j == n) return std::min(1.0, infinity_);
-    const double factor = std::exp(epsilon - loss(j));  // < 1
-    const double value = above_[j] - factor * weighted_[j];
-    const double rounding = 2.0 * static_cast<double>(n - j + 2) *
-                            std::numeric_limits<double>::epsilon() * (above_[j] + weighted_[j]);
-    return std::min(1.0, infinity_ + std::max(0.0, value) + rounding);
-  }
-
- private:
-  double loss(std::size_t j) const {
-    return static_cast<double>(offset_ + static_cast<std::int64_t>(j)) * h_;
-  }
-  std::int64_t offset_;
-  double h_, infinity_;
-  std::vector<double> above_, weighted_;
-};
-
 selection::Profile tightest_base_profile(const Options& options,
                                          const std::shared_ptr<const Cost>& base,
                                          const std::shared_ptr<const DpEvent>& inner,
                                          const std::optional<DpEvent>& as_written) {
   Options exact = options;
   exact.analytic_gaussian = true;
-  std::shared_ptr<const FastPldProfile> remove, add;
+  std::shared_ptr<const pld::FastProfile> remove, add;
   // A discrete_gaussian_on_grid base is priced by pld through its continuous surrogate, whose
   // PLDs leave out the additive δ (1 + e^ε)η (pld/discrete_on_grid.hpp); added back below.
   double log_eta = -kInf;
@@ -1014,8 +969,8 @@ selection::Profile tightest_base_profile(const Options& options,
         const pld::Directions d = pld_calculator.directions(*as_written);
         log_eta = pld::continuous_surrogate(*as_written).log_eta;
         const double h = grid.value_discretization_interval;
-        remove = std::make_shared<const FastPldProfile>(d.remove, h);
-        add = std::make_shared<const FastPldProfile>(d.add_or_remove(), h);
+        remove = std::make_shared<const pld::FastProfile>(d.remove, h);
+        add = std::make_shared<const pld::FastProfile>(d.add_or_remove(), h);
       } catch (const PrivacyError&) {  // e.g. a grid too wide: the other bounds remain
         remove.reset();
       }

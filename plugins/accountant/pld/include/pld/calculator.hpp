@@ -73,6 +73,25 @@ struct Pld {
   double epsilon(double h, double delta) const;
 };
 
+/// A discrete PLD's δ(ε) (Pld::delta) in O(log n) per query instead of O(n), for the selection
+/// bounds, which ask a base's profile 10⁴–10⁵ times per price.  With j the first grid point above
+/// ε, δ(ε) = P(L = ∞) + A_j − e^{ε − l_j} B_j, where A_j = Σ_{i ≥ j} m_i and B_j = Σ_{i ≥ j} m_i
+/// e^{−(l_i − l_j)} are suffix sums kept once (B_j = m_j + e^{−h} B_{j+1}: every factor ≤ 1,
+/// nothing overflows).  Rounding: each suffix sum is off by at most (n − j)·u relative (u the unit
+/// roundoff, all terms ≥ 0), so 2(n − j + 2)u(A_j + B_j) is added: the value is never below the
+/// exact sum's (a relative 10⁻¹⁰ at n = 10⁵ points).
+class FastProfile {
+ public:
+  FastProfile(const Pld& loss, double h);
+  double operator()(double epsilon) const;
+
+ private:
+  double loss(std::size_t j) const;
+  std::int64_t offset_;
+  double h_, infinity_;
+  std::vector<double> above_, weighted_;
+};
+
 /// The PLDs of both directions; `add` empty when the pair is symmetric (add = remove).
 struct Directions {
   Pld remove;
