@@ -120,6 +120,44 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("pld: the fast profile is never below the defining sum, and within 1e-9 of it") {
+  // pld::FastProfile answers δ(ε) = P(L = ∞) + Σ_{l_i > ε} m_i (1 − e^{ε − l_i}) from suffix sums
+  // plus a rounding allowance; here against that sum in long double, at grid points, between
+  // them, below the lowest loss and above the highest, for a Gaussian composed by FFT and for a
+  // Poisson-sampled Gaussian (both directions, with mass at +∞ after composition).
+  const auto gaussian = pld::gaussian(2.0, kDefaults, pld::Estimate::Pessimistic);
+  const auto sampled = pld::poisson_sampled(0.05, 0.9, false, kDefaults, pld::Estimate::Pessimistic);
+  const std::vector<pld::Pld> plds{
+      pld::self_compose(gaussian.remove, 16, kDefaults, pld::Estimate::Pessimistic),
+      pld::self_compose(sampled.remove, 50, kDefaults, pld::Estimate::Pessimistic),
+      pld::self_compose(*sampled.add, 50, kDefaults, pld::Estimate::Pessimistic)};
+  for (const pld::Pld& loss : plds) {
+    const pld::FastProfile fast(loss, kH);
+    auto reference = [&](double eps) {
+      long double sum = loss.infinity;
+      for (std::size_t i = 0; i < loss.mass.size(); ++i) {
+        const long double l = static_cast<long double>(loss.offset + static_cast<std::int64_t>(i)) * kH;
+        if (l > eps) sum += loss.mass[i] * -std::expm1(static_cast<long double>(eps) - l);
+      }
+      return std::min(1.0L, sum);
+    };
+    const double lowest = static_cast<double>(loss.offset) * kH;
+    const double highest = lowest + static_cast<double>(loss.mass.size()) * kH;
+    std::vector<double> points{lowest - 1, lowest, highest, highest + 1};
+    for (int i = 0; i <= 40; ++i) {
+      const double eps = lowest + (highest - lowest) * i / 40.0;
+      points.push_back(eps);
+      points.push_back(eps + 0.37 * kH);  // between grid points
+    }
+    for (const double eps : points) {
+      const long double exact = reference(eps);
+      INFO("eps " << eps << " exact " << static_cast<double>(exact));
+      CHECK(static_cast<long double>(fast(eps)) >= exact);
+      CHECK(static_cast<long double>(fast(eps)) <= exact * (1 + 1e-9L) + 1e-300L);
+    }
+  }
+}
+
 TEST_CASE("pld: the accountant prices Gaussian compositions exactly by Gaussian DP") {
   const pld::Calculator acc(kDefaults);
   const auto composed = DpEvent::composed(
