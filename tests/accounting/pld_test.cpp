@@ -126,7 +126,8 @@ TEST_CASE("pld: the fast profile is never below the defining sum, and within 1e-
   // them, below the lowest loss and above the highest, for a Gaussian composed by FFT and for a
   // Poisson-sampled Gaussian (both directions, with mass at +∞ after composition).
   const auto gaussian = pld::gaussian(2.0, kDefaults, pld::Estimate::Pessimistic);
-  const auto sampled = pld::poisson_sampled(0.05, 0.9, false, kDefaults, pld::Estimate::Pessimistic);
+  const auto sampled =
+      pld::poisson_sampled(0.05, 0.9, false, kDefaults, pld::Estimate::Pessimistic);
   const std::vector<pld::Pld> plds{
       pld::self_compose(gaussian.remove, 16, kDefaults, pld::Estimate::Pessimistic),
       pld::self_compose(sampled.remove, 50, kDefaults, pld::Estimate::Pessimistic),
@@ -136,7 +137,8 @@ TEST_CASE("pld: the fast profile is never below the defining sum, and within 1e-
     auto reference = [&](double eps) {
       long double sum = loss.infinity;
       for (std::size_t i = 0; i < loss.mass.size(); ++i) {
-        const long double l = static_cast<long double>(loss.offset + static_cast<std::int64_t>(i)) * kH;
+        const long double l =
+            static_cast<long double>(loss.offset + static_cast<std::int64_t>(i)) * kH;
         if (l > eps) sum += loss.mass[i] * -std::expm1(static_cast<long double>(eps) - l);
       }
       return std::min(1.0L, sum);

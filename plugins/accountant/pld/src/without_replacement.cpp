@@ -73,8 +73,12 @@ Directions sampled_without_replacement(double gamma, double sigma, const Options
                                        Estimate estimate) {
   if (gamma <= 0) return Directions{Pld{0, {1.0}, 0}, std::nullopt};
   if (gamma >= 1) return gaussian(sigma, options, estimate);
-  const PairMemo::Key key{gamma, sigma, options.value_discretization_interval,
-                          options.tail_mass_truncation, options.max_points, estimate};
+  const PairMemo::Key key{gamma,
+                          sigma,
+                          options.value_discretization_interval,
+                          options.tail_mass_truncation,
+                          options.max_points,
+                          estimate};
   static PairMemo memo;
   {
     const std::lock_guard lock(memo.mutex);
