@@ -4,15 +4,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <deque>
 #include <functional>
 #include <limits>
 #include <memory>
-#include <mutex>
+#include <tuple>
 #include <unordered_map>
 
 #include "dptune/errors.hpp"
 #include "dptune/helpers/events.hpp"
+#include "dptune/helpers/recent_results.hpp"
 #include "dptune/helpers/repetition.hpp"
 #include "dptune/params.hpp"
 #include "pld/discrete_on_grid.hpp"
@@ -311,44 +311,17 @@ const DpEvent& without_single_run(const DpEvent& raw) {
              : raw;
 }
 
-// The last events priced, with their PLDs exactly as computed.  A tuner's event is priced several
-// times in one process (its dry run, the planner, epsilon and delta, the rdp accountant's profile
-// route builds a pld calculator of its own each time), and one DP-SGD candidate set takes up to a
-// second.  Keyed by the grid, the estimate and the event (hash, then equality).
-struct PricedMemo {
-  struct Entry {
-    double interval, tail;
-    std::size_t max_points;
-    Estimate estimate;
-    DpEvent event;
-    std::shared_ptr<const Directions> priced;
-  };
-  std::mutex mutex;
-  std::deque<Entry> entries;
-  static constexpr std::size_t kCapacity = 4;
-};
-
+// The PLDs of the last events priced.  A tuner's event is priced several times in one process (its
+// dry run, the planner, epsilon and delta; the rdp accountant's profile route builds a pld
+// calculator of its own each time), and one DP-SGD candidate set takes up to a second.
 std::shared_ptr<const Directions> priced(const Options& options, Estimate estimate,
                                          const DpEvent& event) {
-  static PricedMemo memo;
-  auto same = [&](const PricedMemo::Entry& e) {
-    return e.interval == options.value_discretization_interval &&
-           e.tail == options.tail_mass_truncation && e.max_points == options.max_points &&
-           e.estimate == estimate && e.event.structural_hash() == event.structural_hash() &&
-           e.event == event;
-  };
-  {
-    const std::lock_guard lock(memo.mutex);
-    for (const auto& e : memo.entries)
-      if (same(e)) return e.priced;
-  }
-  // Computed outside the lock: two threads asking for the same event both compute it, alike.
-  auto fresh = std::make_shared<const Directions>(Pricing(options, estimate).price(event));
-  const std::lock_guard lock(memo.mutex);
-  if (memo.entries.size() == PricedMemo::kCapacity) memo.entries.pop_front();
-  memo.entries.push_back({options.value_discretization_interval, options.tail_mass_truncation,
-                          options.max_points, estimate, event, fresh});
-  return fresh;
+  using Key = std::tuple<double, double, std::size_t, Estimate, DpEvent>;
+  static RecentResults<Key, std::shared_ptr<const Directions>, 4> kept;
+  return kept.get(
+      {options.value_discretization_interval, options.tail_mass_truncation, options.max_points,
+       estimate, event},
+      [&] { return std::make_shared<const Directions>(Pricing(options, estimate).price(event)); });
 }
 }  // namespace
 

@@ -39,11 +39,10 @@
 // others.
 // 5. Realised.  For a sum of clipped vectors (Δ = 2C): x_i = C·e, x_i' and every other record
 // −C·e give exactly R at every step, so δ_R composed is a lower bound of the truth.
-#include <deque>
-#include <mutex>
 #include <tuple>
 #include <vector>
 
+#include "dptune/helpers/recent_results.hpp"
 #include "pld/calculator.hpp"
 
 namespace dptune::pld {
@@ -58,38 +57,19 @@ Directions dominating_pair(double gamma, double sigma, const Options& options, E
   return Directions{dominate_all(both, options), std::nullopt};
 }
 
-// The last pairs, exactly as computed: the candidates of a search share a few (γ, σ) and differ in
-// their number of steps, and every candidate is priced more than once (dry run, planner, routes).
-struct PairMemo {
-  using Key = std::tuple<double, double, double, double, std::size_t, Estimate>;
-  std::mutex mutex;
-  std::deque<std::pair<Key, Directions>> entries;
-  static constexpr std::size_t kCapacity = 32;
-};
-
 }  // namespace
 
 Directions sampled_without_replacement(double gamma, double sigma, const Options& options,
                                        Estimate estimate) {
   if (gamma <= 0) return Directions{Pld{0, {1.0}, 0}, std::nullopt};
   if (gamma >= 1) return gaussian(sigma, options, estimate);
-  const PairMemo::Key key{gamma,
-                          sigma,
-                          options.value_discretization_interval,
-                          options.tail_mass_truncation,
-                          options.max_points,
-                          estimate};
-  static PairMemo memo;
-  {
-    const std::lock_guard lock(memo.mutex);
-    for (const auto& [k, d] : memo.entries)
-      if (k == key) return d;
-  }
-  Directions d = dominating_pair(gamma, sigma, options, estimate);
-  const std::lock_guard lock(memo.mutex);
-  if (memo.entries.size() == PairMemo::kCapacity) memo.entries.pop_front();
-  memo.entries.emplace_back(key, d);
-  return d;
+  // The candidates of a search share a few (γ, σ) and differ in their number of steps, and every
+  // candidate is priced more than once (dry run, planner, routes).
+  using Key = std::tuple<double, double, double, double, std::size_t, Estimate>;
+  static RecentResults<Key, Directions, 32> kept;
+  return kept.get({gamma, sigma, options.value_discretization_interval,
+                   options.tail_mass_truncation, options.max_points, estimate},
+                  [&] { return dominating_pair(gamma, sigma, options, estimate); });
 }
 
 }  // namespace dptune::pld

@@ -2,12 +2,10 @@
 #include "rdp/calculator.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <unordered_map>
 
@@ -1109,27 +1107,12 @@ GridExtension beyond_the_grid(const Options& options, const DpEvent& raw, double
 
 Calculator::Cost Calculator::cost(const DpEvent& event) const { return costed(event)->cost; }
 
-struct Calculator::CostMemo {
-  std::mutex mutex;
-  std::array<std::pair<DpEvent, std::shared_ptr<const Costed>>, 4> kept{};
-  std::size_t next = 0;
-};
-
 std::shared_ptr<const Calculator::Costed> Calculator::costed(const DpEvent& event) const {
-  {
-    const std::lock_guard lock(memo_->mutex);
-    for (const auto& [kept_event, kept] : memo_->kept)
-      if (kept && kept_event.structural_hash() == event.structural_hash() && kept_event == event)
-        return kept;
-  }
-  // Computed outside the lock (a long computation; two threads asking the same event at once both
-  // compute it, with the same result).
-  auto fresh = std::make_shared<Costed>();
-  fresh->cost = cost_of(options_, for_its_relation(event), &fresh->selection_base);
-  const std::lock_guard lock(memo_->mutex);
-  memo_->kept[memo_->next] = {event, fresh};
-  memo_->next = (memo_->next + 1) % memo_->kept.size();
-  return fresh;
+  return memo_->get(event, [&] {
+    auto fresh = std::make_shared<Costed>();
+    fresh->cost = cost_of(options_, for_its_relation(event), &fresh->selection_base);
+    return std::shared_ptr<const Costed>(std::move(fresh));
+  });
 }
 
 PrivacyGuarantee Calculator::epsilon_as_stated(const DpEvent& event, double delta) const {

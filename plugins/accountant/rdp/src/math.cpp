@@ -2,14 +2,13 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <deque>
 #include <limits>
-#include <mutex>
 #include <numbers>
 #include <tuple>
 #include <vector>
 
 #include "dptune/errors.hpp"
+#include "dptune/helpers/recent_results.hpp"
 #include "dptune/params.hpp"
 #include "rdp/calculator.hpp"
 
@@ -335,30 +334,15 @@ std::vector<double> compute_wor_gaussian_log_moments(double gamma, double sigma,
   return k_of;
 }
 
-// The last results, exactly as computed: a repetition tuner's candidates share a few (γ, σ) pairs
-// and each candidate's event is priced several times (its dry run, the planner, the accountant's
-// routes), and one evaluation at the default orders (up to 1024) costs about 3·10⁵ exponentials.
-struct WorMemo {
-  std::mutex mutex;
-  std::deque<std::tuple<double, double, std::vector<int>, std::vector<double>>> entries;
-  static constexpr std::size_t kCapacity = 64;
-};
-
 }  // namespace
 
 std::vector<double> wor_gaussian_log_moments(double gamma, double sigma,
                                              const std::vector<int>& orders) {
-  static WorMemo memo;
-  {
-    const std::lock_guard lock(memo.mutex);
-    for (const auto& [g, s, o, k] : memo.entries)
-      if (g == gamma && s == sigma && o == orders) return k;
-  }
-  auto k = compute_wor_gaussian_log_moments(gamma, sigma, orders);
-  const std::lock_guard lock(memo.mutex);
-  if (memo.entries.size() == WorMemo::kCapacity) memo.entries.pop_front();
-  memo.entries.emplace_back(gamma, sigma, orders, k);
-  return k;
+  // A search's candidates share a few (γ, σ) and each is priced more than once; one evaluation at
+  // the default orders (up to 1024) costs about 3·10⁵ exponentials.
+  static RecentResults<std::tuple<double, double, std::vector<int>>, std::vector<double>, 64> kept;
+  return kept.get({gamma, sigma, orders},
+                  [&] { return compute_wor_gaussian_log_moments(gamma, sigma, orders); });
 }
 
 }  // namespace dptune::rdp

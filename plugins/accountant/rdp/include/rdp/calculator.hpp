@@ -17,6 +17,7 @@
 
 #include "dptune/dp_event.hpp"
 #include "dptune/helpers/calibration.hpp"
+#include "dptune/helpers/recent_results.hpp"
 #include "dptune/plugin.hpp"
 #include "dptune/privacy.hpp"
 
@@ -125,7 +126,7 @@ class Calculator {
   /// The last few events' Costed, computed once: the host asks unsupported_reason and then
   /// epsilon or delta of the same event (and `best` its members the same), and each would
   /// otherwise compute the whole curve again (most of the time of a one-event query).
-  struct CostMemo;
+  using CostMemo = RecentResults<DpEvent, std::shared_ptr<const Costed>, 4>;
   std::shared_ptr<const Costed> costed(const DpEvent& event) const;
   /// The event's own curve (the discrete Gaussian by its own theorems), converted.
   PrivacyGuarantee epsilon_as_stated(const DpEvent& event, double delta) const;
