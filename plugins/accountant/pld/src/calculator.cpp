@@ -313,11 +313,12 @@ const DpEvent& without_single_run(const DpEvent& raw) {
 
 // The PLDs of the last events priced.  A tuner's event is priced several times in one process (its
 // dry run, the planner, epsilon and delta; the rdp accountant's profile route builds a pld
-// calculator of its own each time), and one DP-SGD candidate set takes up to a second.
+// calculator of its own each time), and one DP-SGD candidate set takes up to a second.  Two
+// entries: the repeats come in pairs, and a PLD may hold up to max_points masses per direction.
 std::shared_ptr<const Directions> priced(const Options& options, Estimate estimate,
                                          const DpEvent& event) {
   using Key = std::tuple<double, double, std::size_t, Estimate, DpEvent>;
-  static RecentResults<Key, std::shared_ptr<const Directions>, 4> kept;
+  static RecentResults<Key, std::shared_ptr<const Directions>, 2> kept;
   return kept.get(
       {options.value_discretization_interval, options.tail_mass_truncation, options.max_points,
        estimate, event},
