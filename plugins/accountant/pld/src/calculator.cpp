@@ -288,6 +288,19 @@ double delta_with_surrogate_delta(double log_eta, double epsilon, double pld_del
   return std::min(1.0, std::nextafter(pld_delta + surrogate_delta(log_eta, epsilon), 2.0));
 }
 
+}  // namespace
+
+std::function<double(double)> worse_direction_profile(const Directions& d, double h,
+                                                      double log_eta) {
+  const auto remove = std::make_shared<const FastProfile>(d.remove, h);
+  const auto add = d.add ? std::make_shared<const FastProfile>(*d.add, h) : remove;
+  return [remove, add, log_eta](double eps) {
+    return delta_with_surrogate_delta(log_eta, eps, std::max((*remove)(eps), (*add)(eps)));
+  };
+}
+
+namespace {
+
 /// What the derivation says about the surrogate, empty without one.
 std::string surrogate_note(double log_eta) {
   if (!(log_eta > -kInf)) return {};
@@ -317,12 +330,11 @@ const DpEvent& without_single_run(const DpEvent& raw) {
 // entries: the repeats come in pairs, and a PLD may hold up to max_points masses per direction.
 std::shared_ptr<const Directions> priced(const Options& options, Estimate estimate,
                                          const DpEvent& event) {
-  using Key = std::tuple<double, double, std::size_t, Estimate, DpEvent>;
-  static RecentResults<Key, std::shared_ptr<const Directions>, 2> kept;
-  return kept.get(
-      {options.value_discretization_interval, options.tail_mass_truncation, options.max_points,
-       estimate, event},
-      [&] { return std::make_shared<const Directions>(Pricing(options, estimate).price(event)); });
+  static RecentResults<std::tuple<Options, Estimate, DpEvent>, std::shared_ptr<const Directions>, 2>
+      kept;
+  return kept.get({options, estimate, event}, [&] {
+    return std::make_shared<const Directions>(Pricing(options, estimate).price(event));
+  });
 }
 }  // namespace
 
@@ -356,16 +368,12 @@ std::optional<PrivacyGuarantee> Calculator::selection(const DpEvent& event, doub
     throw PrivacyError("the pld accountant cannot price " + event.to_string() + ": " + why);
   // The selection bound needs an upper bound on the base's hockey-stick divergence in both
   // orders of every pair of neighbours: the worse direction of its pessimistic PLD.
-  const auto base = priced(options_, Estimate::Pessimistic, raw.inner());
-  const double h = options_.value_discretization_interval;
   // A discrete_gaussian_on_grid base: its surrogate's profile plus the additive term bounds its
   // own profile (src/discrete_on_grid.cpp).
   const double log_eta = surrogate.log_eta;
-  const auto remove = std::make_shared<const FastProfile>(base->remove, h);
-  const auto add = base->add ? std::make_shared<const FastProfile>(*base->add, h) : remove;
-  const selection::Profile profile = [remove, add, log_eta](double eps) {
-    return delta_with_surrogate_delta(log_eta, eps, std::max((*remove)(eps), (*add)(eps)));
-  };
+  const selection::Profile profile =
+      worse_direction_profile(*priced(options_, Estimate::Pessimistic, raw.inner()),
+                              options_.value_discretization_interval, log_eta);
   const auto runs = selection::Runs::from(
       std::isinf(raw.shape()) ? RepetitionDistribution::poisson(raw.mean())
                               : RepetitionDistribution::from_mean(raw.mean(), raw.shape()));

@@ -65,10 +65,8 @@ Directions sampled_without_replacement(double gamma, double sigma, const Options
   if (gamma >= 1) return gaussian(sigma, options, estimate);
   // The candidates of a search share a few (γ, σ) and differ in their number of steps, and every
   // candidate is priced more than once (dry run, planner, routes).
-  using Key = std::tuple<double, double, double, double, std::size_t, Estimate>;
-  static RecentResults<Key, Directions, 32> kept;
-  return kept.get({gamma, sigma, options.value_discretization_interval,
-                   options.tail_mass_truncation, options.max_points, estimate},
+  static RecentResults<std::tuple<double, double, Options, Estimate>, Directions, 32> kept;
+  return kept.get({gamma, sigma, options, estimate},
                   [&] { return dominating_pair(gamma, sigma, options, estimate); });
 }
 

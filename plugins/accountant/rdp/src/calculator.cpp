@@ -955,30 +955,25 @@ selection::Profile tightest_base_profile(const Options& options,
                                          const std::optional<DpEvent>& as_written) {
   Options exact = options;
   exact.analytic_gaussian = true;
-  std::shared_ptr<const pld::FastProfile> remove, add;
   // A discrete_gaussian_on_grid base is priced by pld through its continuous surrogate, whose
-  // PLDs leave out the additive δ (1 + e^ε)η (pld/discrete_on_grid.hpp); added back below.
-  double log_eta = -kInf;
+  // PLDs leave out the additive δ (1 + e^ε)η (pld/discrete_on_grid.hpp); the profile adds it back.
+  std::function<double(double)> pld_profile;
   if (as_written && !options.pure_only) {
     const pld::Options grid;
     const pld::Calculator pld_calculator{grid};
     if (pld_calculator.unsupported_reason(*as_written).empty()) {
       try {
-        const pld::Directions d = pld_calculator.directions(*as_written);
-        log_eta = pld::continuous_surrogate(*as_written).log_eta;
-        const double h = grid.value_discretization_interval;
-        remove = std::make_shared<const pld::FastProfile>(d.remove, h);
-        add = std::make_shared<const pld::FastProfile>(d.add_or_remove(), h);
+        pld_profile = pld::worse_direction_profile(pld_calculator.directions(*as_written),
+                                                   grid.value_discretization_interval,
+                                                   pld::continuous_surrogate(*as_written).log_eta);
       } catch (const PrivacyError&) {  // e.g. a grid too wide: the other bounds remain
-        remove.reset();
+        pld_profile = nullptr;
       }
     }
   }
-  return [exact, base, inner, remove, add, log_eta](double eps) {
+  return [exact, base, inner, pld_profile](double eps) {
     double delta = profile_delta(exact, *base, *inner, eps).delta;
-    if (remove)
-      delta = std::min(delta,
-                       std::max((*remove)(eps), (*add)(eps)) + pld::surrogate_delta(log_eta, eps));
+    if (pld_profile) delta = std::min(delta, pld_profile(eps));
     return delta;
   };
 }

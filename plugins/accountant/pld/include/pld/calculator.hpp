@@ -28,6 +28,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -51,6 +52,8 @@ struct Options {
   std::size_t max_points = std::size_t{1} << 23;
   /// Name written into PrivacyGuarantee::accountant.
   std::string name = "pld";
+
+  bool operator==(const Options&) const = default;
 };
 
 /// Thrown when a PLD would need more than Options::max_points grid points.  The accountant then
@@ -98,6 +101,14 @@ struct Directions {
   std::optional<Pld> add;
   const Pld& add_or_remove() const { return add ? *add : remove; }
 };
+
+/// The privacy profile δ(ε) of a base whose pessimistic PLDs are `d` (grid interval h), for the
+/// selection bounds: an upper bound on the hockey-stick divergence in both orders of every pair of
+/// neighbours, the worse direction read by FastProfile, plus the additive (1 + e^ε)η of a
+/// discrete_gaussian_on_grid base priced through its continuous surrogate (log_eta; −inf for
+/// none), rounded up, at most 1.
+std::function<double(double)> worse_direction_profile(const Directions& d, double h,
+                                                      double log_eta);
 
 // ---- leaves (src/leaves.cpp) --------------------------------------------------------------------
 /// Gaussian mechanism, noise multiplier σ (L2 sensitivity 1): P = N(1, σ²), Q = N(0, σ²).
