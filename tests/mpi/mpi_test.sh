@@ -160,9 +160,10 @@ same_resolved_config() {
     fail "$out: resolved_config.yaml differs from the single-process run's ($(head -4 "$out.config.diff"))"
 }
 
-# Runs pipeline $5 over 3 ranks, where rank $1 sends itself signal $2 after $3 seconds, or, for
-# $3 = first_result, as soon as rank 0 has received a worker's first run result (the test build's
-# DPTUNE_MPI_RESULTS): mid-study however fast or busy the machine, with the work still queued.
+# Runs pipeline $5 over 3 ranks (with the run options after it), where rank $1 sends itself signal
+# $2 after $3 seconds, or, for $3 = first_result, as soon as rank 0 has received a worker's first
+# run result (the test build's DPTUNE_MPI_RESULTS): mid-study however fast or busy the machine,
+# with the work still queued.
 run_signalled() {
   local rank=$1 signal=$2 after=$3 out=$4 pipe=$5 binary=$dptune wait_for="sleep $3"
   shift 5
@@ -175,7 +176,7 @@ run_signalled() {
   fi
   mpirun_n 3 bash -c \
     'if [ "$OMPI_COMM_WORLD_RANK" = "'"$rank"'" ]; then ('"$wait_for"'; kill -'"$signal"' $$) & fi; exec "$@"' \
-    rank "$binary" run "$pipelines/$pipe.yaml" --seed 7 --executor mpi --out "$out" \
+    rank "$binary" run "$pipelines/$pipe.yaml" --executor mpi --out "$out" \
     --no-progress --overwrite "$@" >"$out.log" 2>&1
   local code=$?
   unset DPTUNE_MPI_RESULTS KILL_AFTER
@@ -254,21 +255,15 @@ case "$case_name" in
     ;;
   secure_resume)
     out="$work/secure_resume"
-    # Rank 1 is killed as soon as rank 0 has received the first result of the initial design (the
-    # hooked build's DPTUNE_MPI_RESULTS), so the study is cut off mid-map however fast or loaded
-    # the machine: 6 design points of 2 trainings at 500 epochs, no Bayesian iteration (the key is
-    # what is checked, not the tuner); the resumed run gets the same overrides.
+    # Unseeded; rank 1 is killed once rank 0 has the first result of the initial design, so the study
+    # is cut off mid-map: 6 design points of 2 trainings at 500 epochs, no Bayesian iteration (the
+    # key is what is checked, not the tuner); the resumed run gets the same overrides.
     long=(--set algorithm.params.epochs=500 --set tuner.params.iterations=0)
     key_of() {
       python3 -c 'import sqlite3, sys; r = sqlite3.connect(sys.argv[1]).execute("SELECT value FROM meta WHERE key = ?", ("mpi_layout_key",)).fetchone(); print(r[0] if r else "")' "$1/study.db"
     }
-    link_test_build_plugins
-    results="$work/secure_resume_results.txt"
-    rm -f "$results"
-    DPTUNE_MPI_RESULTS="$results" KILL_AFTER="$results" mpirun_n 3 bash -c \
-      'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then (until [ -s "$KILL_AFTER" ]; do sleep 0.02; done; kill -KILL $$) & fi; exec "$@"' \
-      rank "$hooked" run "$pipelines/dpareto.yaml" --executor mpi --out "$out" --no-progress \
-      "${long[@]}" --overwrite >"$out.log" 2>&1 && fail "secure_resume: exit code 0 after a rank was killed"
+    run_signalled 1 KILL first_result "$out" dpareto "${long[@]}" &&
+      fail "secure_resume: exit code 0 after a rank was killed"
     key=$(key_of "$out")
     [ ${#key} -eq 64 ] || fail "secure_resume: the study keeps no layout key ('$key')"
     # Resumed over another number of ranks: the same key is sent again.
@@ -293,7 +288,7 @@ case "$case_name" in
   lost_rank)
     reference slow
     out="$work/lost"
-    run_signalled 1 KILL first_result "$out" slow
+    run_signalled 1 KILL first_result "$out" slow --seed 7
     ended_with_error lost_rank $? 0
     grep -q "rank 1" "$out.log" || fail "lost_rank: no message names rank 1 ($(tail -5 "$out.log"))"
     resume_and_compare "$out" slow
@@ -302,7 +297,7 @@ case "$case_name" in
     reference slow
     out="$work/silent"
     start=$(date +%s)
-    DPTUNE_MPI_TIMEOUT=2 run_signalled 2 STOP 1.5 "$out" slow
+    DPTUNE_MPI_TIMEOUT=2 run_signalled 2 STOP 1.5 "$out" slow --seed 7
     ended_with_error silent_rank $? "$start" 60
     grep -q "MPI rank 2 sent nothing for 2 s" "$out.log" ||
       fail "silent_rank: no message names the silent rank 2 ($(grep dptune "$out.log" | head -3))"
@@ -316,7 +311,8 @@ case "$case_name" in
     out="$work/silent_at_end"
     start=$(date +%s)
     # Runs of 3000 epochs (the map takes about 4 s here), rank 2 stopped after the first result.
-    DPTUNE_MPI_TIMEOUT=20 run_signalled 2 STOP first_result "$out" dpareto --set algorithm.params.epochs=3000
+    DPTUNE_MPI_TIMEOUT=20 run_signalled 2 STOP first_result "$out" dpareto --seed 7 \
+      --set algorithm.params.epochs=3000
     ended_with_error silent_at_end $? "$start" 90
     grep -Eq "MPI rank 2 (sent nothing for 20 s|did not answer rank 0's stop within 20 s)" "$out.log" ||
       fail "silent_at_end: no message names the silent rank 2 ($(grep dptune "$out.log" | head -3))"
