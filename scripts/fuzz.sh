@@ -14,13 +14,8 @@ per_target=$(( total / 2 ))
 [ "$per_target" -ge 1 ] || { echo "fuzz.sh: SECONDS must be at least 2" >&2; exit 2; }
 
 [ -x build/bin/dptune ] || scripts/build.sh build
-# Through ccache as the top CMakeLists.txt does: paths relative to the checkout, the build folder
-# not hashed, so that another clone's fuzz build compiles from the cache.
-launcher=()
-command -v ccache >/dev/null &&
-  launcher=("-DCMAKE_CXX_COMPILER_LAUNCHER=cmake;-E;env;CCACHE_BASEDIR=$PWD;CCACHE_NOHASHDIR=true;ccache")
 if [ ! -f build-fuzz/build.ninja ]; then
-  cmake -S fuzz -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ "${launcher[@]}" >/dev/null
+  cmake -S fuzz -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ >/dev/null
 fi
 cmake --build build-fuzz -j "$(nproc)"
 
