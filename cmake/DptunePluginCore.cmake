@@ -10,8 +10,8 @@
 # docs/architecture.md: headers in include/<name>/, included as "<name>/x.hpp"; sources in src/);
 # INCLUDE_DIR overrides it.
 #
-# OPTIMISE: numerical code compiled with -O3 outside Debug builds (where the sanitizer tree wants
-# readable frames).  NATIVE: also -march=native there when DPTUNE_NATIVE is ON.  OFF by default,
+# OPTIMISE: numerical code compiled with -O3 outside Debug builds (the sanitizer build compiles every
+# product source at -O1 after these flags: cmake/DptuneSanitize.cmake).  NATIVE: also -march=native there when DPTUNE_NATIVE is ON.  OFF by default,
 # so that a plain CMake build gives plugins that run on any x86-64 machine (SSE2 Eigen kernels);
 # scripts/build.sh, which builds for the machine it runs on, turns it ON (2.6-3.4x the DP-SGD
 # throughput on the MLPs: bench/trainers/README.md).  The plugin then runs only on CPUs with the

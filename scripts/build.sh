@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Configures and builds dptune.  Usage: scripts/build.sh [BUILD_DIR] [extra cmake args...]
 #   scripts/build.sh                      -> build/ (RelWithDebInfo)
-#   scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g1 -O1" -DDPTUNE_SANITIZE=ON
+#   scripts/build.sh build-asan -DDPTUNE_SANITIZE=ON   (cmake/DptuneSanitize.cmake)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${1:-build}

@@ -14,17 +14,15 @@
 #include "dpareto/mobo.hpp"
 #include "dptune/helpers/pareto.hpp"
 #include "dptune/rng.hpp"
+#include "test_size.hpp"
 
 namespace dp = dptune::dpareto;
 using dptune::Point;
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
+// The quick set (and the sanitizer pass) runs the loops shorter: tests/support/test_size.hpp.
+const bool kLight = dptune_test::light_sizes();
 
 // Volume of the cells clipped to the box [low, ref].
 double clipped_cell_volume(const std::vector<dp::Cell>& cells, const Point& low) {
@@ -151,7 +149,7 @@ TEST_CASE("PoI agrees with Monte Carlo (fixed seed, 5-sigma tolerance)") {
         mu[j] = dptune::uniform01(rng);
         sd[j] = 0.05 + 0.3 * dptune::uniform01(rng);
       }
-      const int n = kSanitized ? 20000 : 200000;
+      const int n = kLight ? 20000 : 200000;
       int hits = 0;
       Point y(p);
       for (int s = 0; s < n; ++s) {
@@ -329,7 +327,7 @@ dp::MoboOptions zdt_options() {
 }  // namespace
 
 TEST_CASE("the loop approaches the ZDT1 front (hypervolume 2/3 w.r.t. (1, 1))") {
-  const std::size_t dims = 3, initial = 10, iterations = kSanitized ? 12 : 40;
+  const std::size_t dims = 3, initial = 10, iterations = kLight ? 12 : 40;
   dp::Mobo mobo(dims, zdt_options());
   dptune::Xoshiro256 rng(42);
   std::vector<Point> ys, random_ys;
@@ -358,7 +356,7 @@ TEST_CASE("the loop approaches the ZDT1 front (hypervolume 2/3 w.r.t. (1, 1))") 
                hv_random = dptune::hypervolume(random_ys, {1, 1});
   MESSAGE("ZDT1 hypervolume: DPareto ", hv, ", random search ", hv_random, " (true 2/3)");
   CHECK(hv <= 2.0 / 3.0 + 1e-12);
-  CHECK(hv > (kSanitized ? 0.5 : 0.62));
+  CHECK(hv > (kLight ? 0.5 : 0.62));
   CHECK(hv > hv_random);
 }
 
@@ -539,7 +537,7 @@ TEST_CASE("fits through a parallel_for on threads propose exactly what sequentia
       mobo.add(x, zdt1(x));
     }
     std::vector<Eigen::VectorXd> xs;
-    for (int it = 0; it < (kSanitized ? 2 : 4); ++it) {
+    for (int it = 0; it < (kLight ? 2 : 4); ++it) {
       const auto pr = mobo.propose(1, rng);
       mobo.add(pr[0].x, zdt1(pr[0].x));
       xs.push_back(pr[0].x);
@@ -607,7 +605,7 @@ TEST_CASE("a known objective replaces its GP: exact means, floored variance, no 
     mobo.add(x, y);
     ys.push_back({y(0), y(1)});
   }
-  const int iterations = kSanitized ? 10 : 30;
+  const int iterations = kLight ? 10 : 30;
   for (int it = 0; it < iterations; ++it) {
     const auto pr = mobo.propose(1, rng);
     if (it == 0) {
@@ -644,7 +642,7 @@ TEST_CASE("a known objective replaces its GP: exact means, floored variance, no 
   const double hv = dptune::hypervolume(ys, {1, 1});
   MESSAGE("ZDT1 hypervolume with x0 known: ", hv, " (true 2/3)");
   CHECK(hv <= 2.0 / 3.0 + 1e-12);
-  CHECK(hv > (kSanitized ? 0.5 : 0.63));
+  CHECK(hv > (kLight ? 0.5 : 0.63));
 }
 
 TEST_CASE("a bounded sweep (top k) is exact on the k largest values and skips only the rest") {
@@ -827,7 +825,7 @@ TEST_CASE("a screened known objective prices only the screen's best rows and sti
     mobo.add(x, y);
     ys.push_back({y(0), y(1)});
   }
-  const int iterations = kSanitized ? 10 : 30;
+  const int iterations = kLight ? 10 : 30;
   for (int it = 0; it < iterations; ++it) {
     const auto pr = mobo.propose(1, rng);
     const auto y = zdt1(pr[0].x);
@@ -841,5 +839,5 @@ TEST_CASE("a screened known objective prices only the screen's best rows and sti
   const double hv = dptune::hypervolume(ys, {1, 1});
   MESSAGE("ZDT1 hypervolume with x0 known, screened: ", hv, " (true 2/3)");
   CHECK(hv <= 2.0 / 3.0 + 1e-12);
-  CHECK(hv > (kSanitized ? 0.5 : 0.63));
+  CHECK(hv > (kLight ? 0.5 : 0.63));
 }

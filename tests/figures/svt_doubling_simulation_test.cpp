@@ -9,6 +9,7 @@
 #include "dptune/rng.hpp"
 #include "svt_doubling/core.hpp"
 #include "svt_doubling_simulation.hpp"
+#include "test_size.hpp"
 
 TEST_CASE("simulation: Figures 3 and 4 where they reproduce, and where they do not") {
   dptune::Xoshiro256 rng(8);
@@ -74,11 +75,7 @@ TEST_CASE(
   dptune::svt_doubling::SimulationOptions o;
   o.k_epsilons = {0.5, 5, 10, 50, 100};
   o.repetitions = 1;
-#if defined(__SANITIZE_ADDRESS__)
-  o.trace_repetitions = 400;
-#else
-  o.trace_repetitions = 1500;
-#endif
+  o.trace_repetitions = dptune_test::full_or_light(1500, 400);
   const auto sim = dptune::svt_doubling::simulate(o, rng);
   REQUIRE(sim.fidelity_by_iteration.size() == o.k_epsilons.size());
   std::vector<double> final_alpha;
