@@ -2,8 +2,8 @@
 # pass).  Called once at the end of the top CMakeLists.txt, when every target exists.
 #
 # What is instrumented: every product source (the SDK, the host, the plugins, the tools, the
-# examples), wherever a target compiles it: the test builds of a plugin (a portable copy, one with
-# test hooks) included.  Those sources get AddressSanitizer and UndefinedBehaviorSanitizer, -O1
+# examples), wherever a target compiles it: the suite's own builds of product code (the MPI cases'
+# dptune and dp_hype with test hooks) included.  Those sources get AddressSanitizer and UndefinedBehaviorSanitizer, -O1
 # (the sanitizers' own advice for speed with readable frames) and their assertions (NDEBUG
 # undefined: Eigen's index checks among them).
 #

@@ -109,6 +109,7 @@ TEST_CASE("front extraction with ties and duplicates") {
   dptune::Xoshiro256 rng(6);
   for (int rep = 0; rep < 20; ++rep) {
     std::vector<Point> grid;
+    grid.reserve(40);
     for (int i = 0; i < 40; ++i)
       grid.push_back({static_cast<double>(dptune::uniform_index(rng, 6)),
                       static_cast<double>(dptune::uniform_index(rng, 6))});
@@ -560,12 +561,14 @@ TEST_CASE(
   dptune::Xoshiro256 rng(31);
   for (int rep = 0; rep < 40; ++rep) {
     std::vector<Point> pts;
+    pts.reserve(7);
     for (int i = 0; i < 7; ++i)
       pts.push_back({4 * dptune::uniform01(rng) - 3, 6 * dptune::uniform01(rng) - 4});
     const Point ref = {1.1, 2.5};
     const dp::Hvpoi plain(pts, ref), mapped(pts, ref, maps);
     auto to_raw = [&](const Point& q) { return Point{maps[0](q[0]), maps[1](q[1])}; };
     std::vector<Point> raw;
+    raw.reserve(pts.size());
     for (const auto& q : pts) raw.push_back(to_raw(q));
     const Point raw_ref = to_raw(ref);
     for (int k = 0; k < 10; ++k) {
