@@ -15,6 +15,7 @@ if(DPTUNE_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
   if(DPTUNE_CCACHE_PROGRAM)
     get_filename_component(_dptune_checkout "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
     set(CMAKE_CXX_COMPILER_LAUNCHER "${CMAKE_COMMAND};-E;env;CCACHE_BASEDIR=${_dptune_checkout}"
-                                    "CCACHE_NOHASHDIR=true;CCACHE_DEPEND=true;${DPTUNE_CCACHE_PROGRAM}")
+                                    "CCACHE_NOHASHDIR=true;CCACHE_DEPEND=true"
+                                    "${DPTUNE_CCACHE_PROGRAM}")
   endif()
 endif()

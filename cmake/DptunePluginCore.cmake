@@ -10,16 +10,17 @@
 # docs/architecture.md: headers in include/<name>/, included as "<name>/x.hpp"; sources in src/);
 # INCLUDE_DIR overrides it.
 #
-# OPTIMISE: numerical code compiled with -O3 outside Debug builds (the sanitizer build compiles every
-# product source at -O1 after these flags: cmake/DptuneSanitize.cmake).  NATIVE: also -march=native there when DPTUNE_NATIVE is ON.  OFF by default,
-# so that a plain CMake build gives plugins that run on any x86-64 machine (SSE2 Eigen kernels);
-# scripts/build.sh, which builds for the machine it runs on, turns it ON (2.6-3.4x the DP-SGD
-# throughput on the MLPs: bench/trainers/README.md).  The plugin then runs only on CPUs with the
-# build machine's instruction set, and not under valgrind, which does not know every instruction
-# it may emit.  The training library's proofs hold on both kernel sets: the suite runs its model
-# tests on a portable build of it as well (tests/trainers, dptune_trainer_portable_tests).  FMA
-# changes rounding, so a core whose results must be bit-reproducible across machines, such as the
-# pld accountant's, uses OPTIMISE alone.
+# OPTIMISE: numerical code compiled with -O3 outside Debug builds (the sanitizer build compiles
+# every product source at -O1 after these flags: cmake/DptuneSanitize.cmake).  NATIVE: also
+# -march=native there when DPTUNE_NATIVE is ON.  OFF by default, so that a plain CMake build gives
+# plugins that run on any x86-64 machine (SSE2 Eigen kernels); scripts/build.sh, which builds for
+# the machine it runs on, turns it ON (2.6-3.4x the DP-SGD throughput on the MLPs:
+# bench/trainers/README.md).  The plugin then runs only on CPUs with the build machine's instruction
+# set, and not under valgrind, which does not know every instruction it may emit.  The training
+# library's proofs hold on both kernel sets: the suite runs its model tests on a portable build of
+# it as well (tests/trainers, dptune_trainer_portable_tests).  FMA changes rounding, so a core whose
+# results must be bit-reproducible across machines, such as the pld accountant's, uses OPTIMISE
+# alone.
 include_guard(GLOBAL)
 
 option(DPTUNE_NATIVE "Compile the numerical plugin cores with -march=native (faster, not portable)"

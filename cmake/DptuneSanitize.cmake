@@ -3,14 +3,14 @@
 #
 # What is instrumented: every product source (the SDK, the host, the plugins, the tools, the
 # examples), wherever a target compiles it: the suite's own builds of product code (the MPI cases'
-# dptune and dp_hype with test hooks) included.  Those sources get AddressSanitizer and UndefinedBehaviorSanitizer, -O1
-# (the sanitizers' own advice for speed with readable frames) and their assertions (NDEBUG
-# undefined: Eigen's index checks among them).
+# dptune and dp_hype with test hooks) included.  Those sources get AddressSanitizer and
+# UndefinedBehaviorSanitizer, -O1 (the sanitizers' own advice for speed with readable frames) and
+# their assertions (NDEBUG undefined: Eigen's index checks among them).
 #
 # What is not: the suite's own sources (tests/).  They compile exactly as in the plain build (same
 # build type, same flags), so that a test run compiles them once: the compiler cache
-# (cmake/DptuneCcache.cmake) gives the sanitizer tree the plain tree's objects.  They are linked with
-# the sanitizer runtimes, and every product function they call runs instrumented; what goes
+# (cmake/DptuneCcache.cmake) gives the sanitizer tree the plain tree's objects.  They are linked
+# with the sanitizer runtimes, and every product function they call runs instrumented; what goes
 # unchecked is the harness itself.
 include_guard(GLOBAL)
 

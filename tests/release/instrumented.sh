@@ -8,21 +8,14 @@
 set -uo pipefail
 expect=$1
 shift
-[ "$expect" = yes ] || [ "$expect" = no ] || { echo "usage: instrumented.sh yes|no FILE..." >&2; exit 2; }
-binaries=()
-for path in "$@"; do
-  if [ -d "$path" ]; then
-    plugins=("$path"/*.so)
-    [ -e "${plugins[0]}" ] || { echo "FAIL: no plugin in $path" >&2; exit 2; }
-    binaries+=("${plugins[@]}")
-  else
-    [ -f "$path" ] || { echo "FAIL: no binary $path" >&2; exit 2; }
-    binaries+=("$path")
-  fi
-done
+[ "$expect" = yes ] || [ "$expect" = no ] ||
+  { echo "usage: instrumented.sh yes|no FILE..." >&2; exit 2; }
+source "$(dirname "$0")/binaries.sh"
+collect_binaries "$@"
 wrong=0
 for binary in "${binaries[@]}"; do
-  symbols=$(nm -D --undefined-only "$binary") || { echo "FAIL: nm cannot read $binary" >&2; exit 2; }
+  symbols=$(nm -D --undefined-only "$binary") ||
+    { echo "FAIL: nm cannot read $binary" >&2; exit 2; }
   asan=no ubsan=no
   grep -q ' __asan_report_' <<<"$symbols" && asan=yes
   grep -q ' __ubsan_handle_' <<<"$symbols" && ubsan=yes

@@ -5,16 +5,12 @@
 # inputs or peer messages to a file.  Exits 1 naming each binary and string found.
 # Usage: no_test_hooks.sh EXECUTABLE PLUGIN_DIR
 set -uo pipefail
-executable=$1
-plugin_dir=$2
+[ $# -eq 2 ] || { echo "usage: no_test_hooks.sh EXECUTABLE PLUGIN_DIR" >&2; exit 2; }
+[ -x "$1" ] || { echo "FAIL: no executable $1" >&2; exit 2; }
+[ -d "$2" ] || { echo "FAIL: no plugin folder $2" >&2; exit 2; }
 hooks='DPTUNE_[A-Z_]*CAPTURE|DPTUNE_MPI_HELD_ROWS|DPTUNE_MPI_KEEP_ROWS'
-binaries=("$executable")
-for plugin in "$plugin_dir"/*.so; do
-  [ -e "$plugin" ] && binaries+=("$plugin")
-done
-# An empty plugin folder would make the check pass without checking: the build produces plugins.
-[ -x "$executable" ] || { echo "FAIL: no executable $executable" >&2; exit 2; }
-[ ${#binaries[@]} -ge 2 ] || { echo "FAIL: no plugin in $plugin_dir" >&2; exit 2; }
+source "$(dirname "$0")/binaries.sh"
+collect_binaries "$1" "$2"
 found=0
 for binary in "${binaries[@]}"; do
   strings_found=$(grep -aoE "$hooks" "$binary" | sort -u | tr '\n' ' ')

@@ -966,8 +966,8 @@ selection::Profile tightest_base_profile(const Options& options,
         pld_profile = pld::worse_direction_profile(pld_calculator.directions(*as_written),
                                                    grid.value_discretization_interval,
                                                    pld::continuous_surrogate(*as_written).log_eta);
-      } catch (const PrivacyError&) {  // e.g. a grid too wide: the other bounds remain
-        pld_profile = nullptr;
+      } catch (const PrivacyError&) {
+        // e.g. a grid too wide: pld_profile stays empty, and the other bounds remain
       }
     }
   }
