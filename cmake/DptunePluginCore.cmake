@@ -11,7 +11,7 @@
 # INCLUDE_DIR overrides it.
 #
 # OPTIMISE: numerical code compiled with -O3 outside Debug builds (the sanitizer build compiles
-# every product source at -O1 after these flags: cmake/DptuneSanitize.cmake).  NATIVE: also
+# every product source at -Og after these flags: cmake/DptuneSanitize.cmake).  NATIVE: also
 # -march=native there when DPTUNE_NATIVE is ON.  OFF by default, so that a plain CMake build gives
 # plugins that run on any x86-64 machine (SSE2 Eigen kernels); scripts/build.sh, which builds for
 # the machine it runs on, turns it ON (2.6-3.4x the DP-SGD throughput on the MLPs:

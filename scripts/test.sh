@@ -41,7 +41,7 @@ pass "ctest -C slow (quick + slow set)" ctest --test-dir build -C slow --output-
 # A short fuzzing pass over the YAML loaders (scripts/fuzz.sh: clang, libFuzzer, ASan + UBSan).
 pass "fuzz (2 targets x 30 s)" scripts/fuzz.sh 60
 if [ "${1:-}" != "--no-sanitize" ]; then
-  # Every product source instrumented, at -O1 with its assertions; the suite's own sources compiled
+  # Every product source instrumented, at -Og with its assertions; the suite's own sources compiled
   # as in build/ above, so the compiler cache hands them over (cmake/DptuneSanitize.cmake).  The
   # build type is given so that a folder configured otherwise before is brought back to it.
   # The benchmarks are not product code and no test runs them: not built here.
