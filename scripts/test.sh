@@ -19,11 +19,39 @@ pass() {
   timings+=("$(printf '%-40s %5d s' "$name" $((SECONDS - start)))$([ "$code" -eq 0 ] || echo " (failed, exit $code)")")
   return "$code"
 }
-report_timings() {
+# A pass started beside the others (start_beside, finish_beside): its process group, so that an
+# early exit stops its compilers too.
+beside_pid=""
+on_exit() {
+  [ -z "$beside_pid" ] || kill -TERM -- "-$beside_pid" 2>/dev/null || true
   echo "scripts/test.sh: wall time of each pass"
   printf '  %s\n' "${timings[@]}"
+  printf '  %-40s %5d s\n' "whole script" "$SECONDS"
 }
-trap report_timings EXIT
+trap on_exit EXIT
+# start_beside <name> <log> <command...>: starts the command in the background, at the lowest CPU
+# priority and in a process group of its own, its output in <log>.  The passes in the foreground
+# keep the processor; the command takes what they leave idle (the slow set waits on sleeping
+# processes, MPI timeouts and killed studies for about a quarter of its wall time on two cores).
+start_beside() {
+  beside_name=$1 beside_log=$2 beside_start=$SECONDS
+  shift 2
+  mkdir -p "$(dirname "$beside_log")"
+  setsid nice -n 19 "$@" >"$beside_log" 2>&1 &
+  beside_pid=$!
+}
+# finish_beside: waits for the command start_beside started and records it as a pass; its output is
+# shown when it failed.
+finish_beside() {
+  local code=0
+  wait "$beside_pid" || code=$?
+  beside_pid=""
+  timings+=("$(printf '%-40s %5d s' "$beside_name" $((SECONDS - beside_start)))$([ "$code" -eq 0 ] || echo " (failed, exit $code)")")
+  if [ "$code" -ne 0 ]; then
+    tail -n 100 "$beside_log"
+  fi
+  return "$code"
+}
 jobs=$(nproc)
 # seed_test_costs <build dir>: on a build ctest has not run yet, the tests' measured times
 # (tests/ctest_costs.txt, a CTestCostData.txt of a `ctest -C slow` run), so that ctest starts the
@@ -37,16 +65,25 @@ seed_test_costs() {
 pass "install test packages" scripts/install-deps.sh --test
 pass "build" scripts/build.sh build -DDPTUNE_REQUIRE_TESTS=ON
 seed_test_costs build
-pass "ctest -C slow (quick + slow set)" ctest --test-dir build -C slow --output-on-failure -j "$jobs"
-# A short fuzzing pass over the YAML loaders (scripts/fuzz.sh: clang, libFuzzer, ASan + UBSan).
-pass "fuzz (2 targets x 30 s)" scripts/fuzz.sh 60
-if [ "${1:-}" != "--no-sanitize" ]; then
+sanitize=yes
+[ "${1:-}" != "--no-sanitize" ] || sanitize=no
+if [ "$sanitize" = yes ]; then
   # Every product source instrumented, at -Og with its assertions; the suite's own sources compiled
   # as in build/ above, so the compiler cache hands them over (cmake/DptuneSanitize.cmake).  The
   # build type is given so that a folder configured otherwise before is brought back to it.
-  # The benchmarks are not product code and no test runs them: not built here.
-  pass "build with sanitizers" scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DDPTUNE_SANITIZE=ON -DDPTUNE_BUILD_BENCH=OFF -DDPTUNE_REQUIRE_TESTS=ON
+  # The benchmarks are not product code and no test runs them: not built here.  Built beside the
+  # slow set, from the idle processor time it leaves.
+  start_beside "build with sanitizers (beside the slow set)" build-asan/test-sh-build.log \
+    scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDPTUNE_SANITIZE=ON \
+    -DDPTUNE_BUILD_BENCH=OFF -DDPTUNE_REQUIRE_TESTS=ON
+fi
+pass "ctest -C slow (quick + slow set)" ctest --test-dir build -C slow --output-on-failure -j "$jobs"
+if [ "$sanitize" = yes ]; then
+  finish_beside
+fi
+# A short fuzzing pass over the YAML loaders (scripts/fuzz.sh: clang, libFuzzer, ASan + UBSan).
+pass "fuzz (2 targets x 30 s)" scripts/fuzz.sh 60
+if [ "$sanitize" = yes ]; then
   # intercept_tls_get_addr=0: up to GCC 13, the sanitizer runtime's __tls_get_addr interceptor
   # takes a dynamic TLS block (our plugins are dlopen'ed) whose address is 16 mod 4096 for a
   # pre-2.25 glibc header and reads garbage before it; LeakSanitizer's stop-the-world tracer then
