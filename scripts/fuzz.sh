@@ -5,19 +5,24 @@
 # text -> DpEvent or located error).  A hang (-timeout), a memory blow-up
 # (-rss_limit_mb), a crash, a sanitizer report or a broken invariant is a finding: its input is
 # saved as build-fuzz/findings/<target>-<kind>-<hash> and the script exits 1.
-# Usage: scripts/fuzz.sh [SECONDS]
+# Usage: scripts/fuzz.sh [SECONDS]     builds the targets, then fuzzes
+#        scripts/fuzz.sh --build-only  builds the targets (scripts/test.sh, beside its slow set)
 # The pipeline target loads the plugins of the ordinary build in build/ (built first if missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 total=${1:-600}
-per_target=$(( total / 2 ))
-[ "$per_target" -ge 1 ] || { echo "fuzz.sh: SECONDS must be at least 2" >&2; exit 2; }
+if [ "$total" != --build-only ]; then
+  [[ "$total" =~ ^[0-9]+$ ]] && [ $((total / 2)) -ge 1 ] ||
+    { echo "fuzz.sh: SECONDS must be a whole number, at least 2 (or --build-only)" >&2; exit 2; }
+fi
 
 [ -x build/bin/dptune ] || scripts/build.sh build
 if [ ! -f build-fuzz/build.ninja ]; then
   cmake -S fuzz -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ >/dev/null
 fi
 cmake --build build-fuzz -j "$(nproc)"
+[ "$total" != --build-only ] || exit 0
+per_target=$((total / 2))
 
 # Seeds: the bad-pipeline corpus, the example pipelines and (for events) fuzz/events.  New inputs
 # the fuzzer finds interesting accumulate in build-fuzz/corpus/<target> across runs.
