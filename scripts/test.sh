@@ -24,6 +24,7 @@ pass() {
 # early exit stops its compilers too.
 beside_pid=""
 on_exit() {
+  trap - EXIT
   [ -z "$beside_pid" ] || kill -TERM -- "-$beside_pid" 2>/dev/null || true
   echo "scripts/test.sh: wall time of each pass"
   printf '  %s\n' "${timings[@]}"
@@ -38,21 +39,25 @@ trap on_exit EXIT
 # groups (sched_autogroup), a new session (setsid) would share the processor equally with this one
 # whatever its nice value, and the slow set took 473 s instead of 266 s.
 start_beside() {
-  beside_name=$1 beside_log=$2 beside_start=$SECONDS
+  beside_name=$1 beside_log=$2 beside_start=$(date +%s)
   shift 2
   mkdir -p "$(dirname "$beside_log")"
+  rm -f "$beside_log.end"
   set -m
-  nice -n 19 "$@" >"$beside_log" 2>&1 &
+  # A new bash, not a subshell: a subshell would inherit this script's EXIT trap.
+  nice -n 19 bash -c '"${@:2}"; code=$?; date +%s >"$1"; exit $code' end_stamp "$beside_log.end" \
+    "$@" >"$beside_log" 2>&1 &
   beside_pid=$!
   set +m
 }
-# finish_beside: waits for the command start_beside started and records it as a pass; its output is
-# shown when it failed.
+# finish_beside: waits for the command start_beside started and records it as a pass, with the
+# time it took (not the time until this wait); its output is shown when it failed.
 finish_beside() {
-  local code=0
+  local code=0 end
   wait "$beside_pid" || code=$?
   beside_pid=""
-  timings+=("$(printf '%-40s %5d s' "$beside_name" $((SECONDS - beside_start)))$([ "$code" -eq 0 ] || echo " (failed, exit $code)")")
+  end=$(cat "$beside_log.end" 2>/dev/null || date +%s)
+  timings+=("$(printf '%-40s %5d s' "$beside_name" $((end - beside_start)))$([ "$code" -eq 0 ] || echo " (failed, exit $code)")")
   if [ "$code" -ne 0 ]; then
     tail -n 100 "$beside_log"
   fi
