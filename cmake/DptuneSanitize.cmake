@@ -7,13 +7,13 @@
 # sources get AddressSanitizer and UndefinedBehaviorSanitizer, -Og and their assertions (NDEBUG
 # undefined: Eigen's index checks among them).  -Og rather than the sanitizers' usual -O1: it
 # compiles the product in two thirds of the CPU time (720 s to 474 s) for a sanitizer pass 10 %
-# longer (CONTRIBUTING.md, "The sanitizer build"), and its frames read as the source does.
+# longer (CONTRIBUTING.md, "Measured times"), and its frames read as the source does.
 #
 # What is not: the suite's own sources (tests/, cmake/DptuneTargetSources.cmake).  They compile
 # exactly as in the plain build (same build type, same flags), so that a test run compiles them
 # once: the compiler cache (cmake/DptuneCcache.cmake) gives the sanitizer tree the plain tree's
-# objects.  They are linked with the sanitizer runtimes, and every product function they call runs instrumented; what goes
-# unchecked is the harness itself.
+# objects.  They are linked with the sanitizer runtimes, and every product function they call runs
+# instrumented; what goes unchecked is the harness itself.
 include_guard(GLOBAL)
 include(${CMAKE_CURRENT_LIST_DIR}/DptuneTargetSources.cmake)
 
@@ -37,13 +37,10 @@ function(dptune_sanitize_product_sources)
     dptune_target_cxx_sources(${target} paths)
     foreach(path IN LISTS paths)
       dptune_is_suite_source("${path}" suite)
-      get_property(done SOURCE "${path}" TARGET_DIRECTORY ${target} PROPERTY DPTUNE_SANITIZED)
-      if(suite OR done)
-        continue()
+      if(NOT suite)
+        dptune_add_source_options_once(${target} "${path}" DPTUNE_SANITIZED
+          ${DPTUNE_SANITIZE_COMPILE_OPTIONS})
       endif()
-      set_property(SOURCE "${path}" TARGET_DIRECTORY ${target} APPEND PROPERTY COMPILE_OPTIONS
-        ${DPTUNE_SANITIZE_COMPILE_OPTIONS})
-      set_property(SOURCE "${path}" TARGET_DIRECTORY ${target} PROPERTY DPTUNE_SANITIZED ON)
     endforeach()
   endforeach()
 endfunction()

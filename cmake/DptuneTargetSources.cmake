@@ -13,8 +13,8 @@ function(dptune_targets_below dir out)
   set(${out} ${targets} PARENT_SCOPE)
 endfunction()
 
-# dptune_target_cxx_sources(<target> <out>): the C++ sources <target> compiles, as absolute normalised
-# paths (generator expressions left out); empty for a target that compiles nothing.
+# dptune_target_cxx_sources(<target> <out>): the C++ sources <target> compiles, as absolute
+# normalised paths (generator expressions left out); empty for a target that compiles nothing.
 function(dptune_target_cxx_sources target out)
   set(paths "")
   get_target_property(type ${target} TYPE)
@@ -32,9 +32,10 @@ function(dptune_target_cxx_sources target out)
   set(${out} ${paths} PARENT_SCOPE)
 endfunction()
 
-# dptune_is_suite_source(<path> <out>): whether <path> is the suite's own code: a source under tests/
-# that does not compile a product source by including it (a test of a product source's internals
-# does, and its product code is then compiled, instrumented and optimised as the product's is).
+# dptune_is_suite_source(<path> <out>): whether <path> is the suite's own code: a source under
+# tests/ that does not compile a product source by including it (a test of a product source's
+# internals does, and its product code is then compiled, instrumented and optimised as the
+# product's is).
 function(dptune_is_suite_source path out)
   set(suite OFF)
   string(FIND "${path}" "${PROJECT_SOURCE_DIR}/tests/" test_prefix)
@@ -45,4 +46,17 @@ function(dptune_is_suite_source path out)
     endif()
   endif()
   set(${out} ${suite} PARENT_SCOPE)
+endfunction()
+
+# dptune_add_source_options_once(<target> <path> <marker> <option>...): appends the options to the
+# compile options of source <path> as <target>'s directory sees it, unless a target of that
+# directory already did under <marker> (a source compiled by two targets of one directory shares
+# its properties, and would otherwise get the options twice).
+function(dptune_add_source_options_once target path marker)
+  get_property(done SOURCE "${path}" TARGET_DIRECTORY ${target} PROPERTY ${marker})
+  if(NOT done)
+    set_property(SOURCE "${path}" TARGET_DIRECTORY ${target} APPEND PROPERTY COMPILE_OPTIONS
+      ${ARGN})
+    set_property(SOURCE "${path}" TARGET_DIRECTORY ${target} PROPERTY ${marker} ON)
+  endif()
 endfunction()

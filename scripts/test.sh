@@ -12,12 +12,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 timings=()
+# record_timing <name> <seconds> <exit code>: a line of the timings printed at the end.
+record_timing() {
+  timings+=("$(printf '%-40s %5d s' "$1" "$2")$([ "$3" -eq 0 ] || echo " (failed, exit $3)")")
+}
 # pass <name> <command...>: runs the command and records its wall time (and whether it failed).
 pass() {
   local name=$1 start=$SECONDS code=0
   shift
   "$@" || code=$?
-  timings+=("$(printf '%-40s %5d s' "$name" $((SECONDS - start)))$([ "$code" -eq 0 ] || echo " (failed, exit $code)")")
+  record_timing "$name" $((SECONDS - start)) "$code"
   return "$code"
 }
 # A pass started beside the others (start_beside, finish_beside): its process group, so that an
@@ -57,7 +61,7 @@ finish_beside() {
   wait "$beside_pid" || code=$?
   beside_pid=""
   end=$(cat "$beside_log.end" 2>/dev/null || date +%s)
-  timings+=("$(printf '%-40s %5d s' "$beside_name" $((end - beside_start)))$([ "$code" -eq 0 ] || echo " (failed, exit $code)")")
+  record_timing "$beside_name" $((end - beside_start)) "$code"
   if [ "$code" -ne 0 ]; then
     tail -n 100 "$beside_log"
   fi

@@ -75,7 +75,8 @@ def main():
         with open(os.path.join(build_dir, "compile_commands.json"), encoding="utf-8") as f:
             entries = json.load(f)
     except (OSError, ValueError) as e:
-        print(f"compile_flags.py: cannot read {build_dir}/compile_commands.json: {e}", file=sys.stderr)
+        print(f"compile_flags.py: cannot read {build_dir}/compile_commands.json: {e}",
+              file=sys.stderr)
         return 2
     counts = {True: 0, False: 0}
     bad = 0
