@@ -35,11 +35,15 @@ endfunction()
 # dptune_is_suite_source(<path> <out>): whether <path> is the suite's own code: a source under
 # tests/ that does not compile a product source by including it (a test of a product source's
 # internals does, and its product code is then compiled, instrumented and optimised as the
-# product's is).
+# product's is), or a source generated for a test target in the build tree's tests/ (its build
+# paths, cmake/DptuneBuildPaths.cmake).
 function(dptune_is_suite_source path out)
   set(suite OFF)
   string(FIND "${path}" "${PROJECT_SOURCE_DIR}/tests/" test_prefix)
-  if(test_prefix EQUAL 0)
+  string(FIND "${path}" "${PROJECT_BINARY_DIR}/tests/" generated_prefix)
+  if(generated_prefix EQUAL 0)
+    set(suite ON)
+  elseif(test_prefix EQUAL 0)
     file(STRINGS "${path}" included_sources REGEX "^#include \"[^\"]*[.](cpp|cc|cxx)\"")
     if(NOT included_sources)
       set(suite ON)

@@ -126,17 +126,50 @@ endfunction()
 # target exists.  The suite's own sources (tests/) compile at -Og: a third less compile time than
 # -O2 on these doctest and fixture sources (290 s against 432 s), which spend their run time in the
 # product code they call, compiled as the product is (the product sources some test targets
-# compile, such as the MPI cases' host with test hooks, keep the product's flags).  Measured in
-# CONTRIBUTING.md, "Measured times".
+# compile, such as the MPI cases' host with test hooks, keep the product's flags).
+# A target that compiles the suite's sources alone compiles them together (a unity build: the
+# doctest and library headers they share are read once per target, not once per source), except
+# its generated build paths, which name the build tree and would keep the sanitizer tree from the
+# plain tree's cached objects.  So within one test target, no two sources may define the same name
+# in an anonymous namespace or at file scope (static).  Measured in CONTRIBUTING.md, "Measured times".
+set(DPTUNE_SUITE_UNITY_BATCH_SIZE 0 CACHE STRING
+  "Sources per unity batch of a test target (0: the whole target)")
 function(dptune_compile_suite_sources)
   dptune_targets_below("${PROJECT_SOURCE_DIR}/tests" targets)
   foreach(target IN LISTS targets)
     dptune_target_cxx_sources(${target} paths)
+    set(all_suite ON)
+    set(suite_paths "")
     foreach(path IN LISTS paths)
       dptune_is_suite_source("${path}" suite)
       if(suite)
-        dptune_add_source_options_once(${target} "${path}" DPTUNE_SUITE_FLAGS -Og)
+        list(APPEND suite_paths "${path}")
+      else()
+        set(all_suite OFF)
       endif()
     endforeach()
+    if(NOT suite_paths)
+      continue()
+    elseif(all_suite)
+      _dptune_compile_suite_target(${target} "${paths}")
+    else()
+      foreach(path IN LISTS suite_paths)
+        dptune_add_source_options_once(${target} "${path}" DPTUNE_SUITE_FLAGS -Og)
+      endforeach()
+    endif()
+  endforeach()
+endfunction()
+
+# A target of suite sources alone: -Og for the target, a unity build of its sources in the source
+# tree (a source with options of its own would be left out of it by CMake).
+function(_dptune_compile_suite_target target paths)
+  target_compile_options(${target} PRIVATE -Og)
+  set_target_properties(${target} PROPERTIES UNITY_BUILD ON
+    UNITY_BUILD_BATCH_SIZE ${DPTUNE_SUITE_UNITY_BATCH_SIZE})
+  foreach(path IN LISTS paths)
+    string(FIND "${path}" "${PROJECT_SOURCE_DIR}/tests/" in_source_tree)
+    if(NOT in_source_tree EQUAL 0)
+      set_property(SOURCE "${path}" TARGET_DIRECTORY ${target} PROPERTY SKIP_UNITY_BUILD_INCLUSION ON)
+    endif()
   endforeach()
 endfunction()

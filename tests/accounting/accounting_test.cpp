@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "accounting_helpers.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/helpers/calibration.hpp"
 #include "dptune/helpers/repetition.hpp"
@@ -21,13 +22,7 @@ namespace rdp = dptune::rdp;
 
 namespace {
 
-rdp::Calculator with_orders(std::vector<double> orders,
-                            rdp::Conversion conversion = rdp::Conversion::Improved) {
-  rdp::Options o;
-  o.orders = std::move(orders);
-  o.conversion = conversion;
-  return rdp::Calculator(o);
-}
+using dptune_test::with_orders;
 
 double rel(double a, double b) { return std::abs(a - b) / std::max(std::abs(b), 1e-300); }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "accounting_helpers.hpp"
 #include "built_plugins.hpp"
 #include "dptune/dp_event.hpp"
 #include "dptune/errors.hpp"
@@ -24,15 +25,11 @@ namespace rdp = dptune::rdp;
 
 namespace {
 
+using dptune_test::log_add;
+using dptune_test::with_orders;
+
 using Real = long double;
 constexpr Real kMinusInf = -std::numeric_limits<Real>::infinity();
-
-Real log_add(Real a, Real b) {
-  if (a == kMinusInf) return b;
-  if (b == kMinusInf) return a;
-  const Real hi = std::max(a, b), lo = std::min(a, b);
-  return hi + std::log1p(std::exp(lo - hi));
-}
 
 /// log P(Z = x) for Z the sum of `summands` independent N_Z(0, s²), x = −radius·summands … +:
 /// N_Z(0, s²) on [−radius, radius] (the mass beyond is below e^{−radius²/(2s²)}), convolved.
@@ -65,12 +62,6 @@ Real renyi_of_shift(const std::vector<Real>& log_p, int mu, Real alpha) {
         log_add(log_sum, alpha * log_p[static_cast<std::size_t>(from)] + (1 - alpha) * log_p[x]);
   }
   return log_sum / (alpha - 1);
-}
-
-rdp::Calculator with_orders(std::vector<double> orders) {
-  rdp::Options o;
-  o.orders = std::move(orders);
-  return rdp::Calculator(o);
 }
 
 }  // namespace

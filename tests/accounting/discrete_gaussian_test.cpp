@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "accounting_helpers.hpp"
 #include "dptune/dp_event.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/host/event_yaml.hpp"
@@ -25,15 +26,11 @@ namespace rdp = dptune::rdp;
 
 namespace {
 
+using dptune_test::log_add;
+using dptune_test::relative;
+using dptune_test::with_orders;
+
 using Real = long double;
-
-double relative(double a, double b) { return std::abs(a - b) / std::max(std::abs(b), 1e-300); }
-
-Real log_add(Real a, Real b) {
-  if (a == -std::numeric_limits<Real>::infinity()) return b;
-  const Real hi = std::max(a, b), lo = std::min(a, b);
-  return hi + std::log1p(std::exp(lo - hi));
-}
 
 /// The log-pmfs of p_0 and p_1 = p_0 + μ on a box of Z^d wide enough that the tails beyond it
 /// change no digit up to order `max_order`: the summands of order α are a Gaussian profile centred
@@ -94,12 +91,6 @@ Directions direct(const Support& p, double q, double alpha) {
     add = log_add(add, (1 - a) * log_m + a * p.log_p0[i]);
   }
   return {static_cast<double>(remove / (a - 1)), static_cast<double>(add / (a - 1))};
-}
-
-rdp::Calculator with_orders(std::vector<double> orders) {
-  rdp::Options o;
-  o.orders = std::move(orders);
-  return rdp::Calculator(o);
 }
 
 }  // namespace

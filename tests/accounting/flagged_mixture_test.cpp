@@ -24,9 +24,12 @@
 #include <initializer_list>
 #include <numbers>
 
+#include "accounting_helpers.hpp"
+
 namespace {
 
-double normal_upper(double z) { return 0.5 * std::erfc(z / std::numbers::sqrt2); }
+using dptune_test::normal_upper;
+
 double normal_density(double z) { return std::exp(-z * z / 2) / std::sqrt(2 * std::numbers::pi); }
 
 /// H_α(R) = ∫(γφ(x − μ) + (1 − γ)φ(x) − αφ(x))₊: positive right of one crossing x*.

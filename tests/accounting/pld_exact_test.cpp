@@ -22,6 +22,7 @@
 #include <tuple>
 #include <vector>
 
+#include "accounting_helpers.hpp"
 #include "built_plugins.hpp"
 #include "pld/calculator.hpp"
 #include "pld/discrete_on_grid.hpp"
@@ -32,7 +33,7 @@ namespace pld = dptune::pld;
 
 namespace {
 
-double normal_upper(double z) { return 0.5 * std::erfc(z / std::numbers::sqrt2); }
+using dptune_test::normal_upper;
 
 /// A loss distribution on the grid h·Z: mass[k] at (offset + k)·h, `infinity` at +∞.
 struct GridLoss {

@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "accounting_helpers.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/helpers/repetition.hpp"
 #include "dptune/rng.hpp"
@@ -13,7 +14,8 @@
 using dptune::RepetitionDistribution;
 
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
+
+using dptune_test::kInf;
 
 // Pearson chi-square of `draws` samples against the PMF, cells k = lo..hi−1 plus the two tails.
 double chi_square(const RepetitionDistribution& d, int draws, std::int64_t lo, std::int64_t hi,

@@ -7,6 +7,7 @@
 #include <limits>
 #include <vector>
 
+#include "accounting_helpers.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/host/event_yaml.hpp"
 #include "rdp/calculator.hpp"
@@ -15,17 +16,14 @@ using dptune::DpEvent;
 namespace rdp = dptune::rdp;
 
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
-rdp::Calculator accountant(std::vector<double> orders) {
-  rdp::Options o;
-  o.orders = std::move(orders);
-  return rdp::Calculator(o);
-}
+using dptune_test::kInf;
+using dptune_test::with_orders;
+
 }  // namespace
 
 TEST_CASE("one_of: the pointwise maximum of the children's curves") {
-  const auto acc = accountant({1.5, 2, 4, 8, 32});
+  const auto acc = with_orders({1.5, 2, 4, 8, 32});
   // Gaussian σ = 2: α/8; zCDP ρ = 0.2: 0.2α; Laplace b = 1 (pure ε = 1, RDP bounded by 1): the
   // maximum is zCDP's at low orders and Laplace's at high ones.
   const std::vector<DpEvent> kids{DpEvent::gaussian(2), DpEvent::zcdp(0.2), DpEvent::laplace(1)};
@@ -72,7 +70,7 @@ TEST_CASE("one_of of Gaussians: the analytic Gaussian accountant takes the worst
 
 TEST_CASE("repeat_until_accepted: Corollary 16 by hand") {
   const std::vector<double> orders{1.5, 2, 3, 4, 6, 11};
-  const auto acc = accountant(orders);
+  const auto acc = with_orders(orders);
   SUBCASE("pure base: 2 eps (Liu & Talwar), whatever p") {
     for (double p : {0.0, 0.01, 0.5})
       CHECK(acc.epsilon(DpEvent::repeat_until_accepted(DpEvent::pure_dp(0.4), p), 0).epsilon ==

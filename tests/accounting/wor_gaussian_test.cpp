@@ -10,6 +10,7 @@
 #include <limits>
 #include <vector>
 
+#include "accounting_helpers.hpp"
 #include "rdp/calculator.hpp"
 
 using dptune::DpEvent;
@@ -17,13 +18,8 @@ namespace rdp = dptune::rdp;
 
 namespace {
 
-double relative(double a, double b) { return std::abs(a - b) / std::max(std::abs(b), 1e-300); }
-
-rdp::Calculator with_orders(std::vector<double> orders) {
-  rdp::Options o;
-  o.orders = std::move(orders);
-  return rdp::Calculator(o);
-}
+using dptune_test::relative;
+using dptune_test::with_orders;
 
 // replace_one(gaussian(s)): s is the noise multiplier relative to the replace-one sensitivity,
 // which is what sampled_without_replacement's inner event holds after restatement.

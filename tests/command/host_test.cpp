@@ -51,7 +51,7 @@ std::string pipeline(const std::string& algorithm, const std::string& data) {
          "output: {dir: out}\n";
 }
 
-const char* kEvent =
+const char* kQuotedEventTemplate =
     "\"self_composed: {count: ${steps}, event: {poisson_sampled: {rate: ${batch_size}/${n}, "
     "event: {gaussian: {noise_multiplier: ${noise_multiplier}}}}}}\"";
 
@@ -67,7 +67,7 @@ TEST_CASE("command host: the event charged is the accountant's price of the temp
       "/tests/command/behave.py ok\n"
       "    noise: fast\n"
       "    event: " +
-      std::string(kEvent) +
+      std::string(kQuotedEventTemplate) +
       "\n"
       "    steps: 120\n"
       "    batch_size: 25\n"

@@ -6,20 +6,14 @@
 
 #include "command/command_trainer.hpp"
 #include "command/protocol.hpp"
+#include "error_of.hpp"
 
 using namespace dptune;
 using namespace dptune::command;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using dptune_test::error_of;
 
 }  // namespace
 

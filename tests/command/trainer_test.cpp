@@ -18,6 +18,7 @@
 #include "build_paths.hpp"
 #include "command/command_trainer.hpp"
 #include "dptune/rng.hpp"
+#include "error_of.hpp"
 
 using namespace dptune;
 using namespace dptune::command;
@@ -25,7 +26,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kEvent =
+const std::string kEventTemplate =
     "self_composed: {count: ${steps}, event: {poisson_sampled: {rate: ${batch_size}/${n}, "
     "event: {gaussian: {noise_multiplier: ${noise_multiplier}}}}}}";
 
@@ -74,7 +75,7 @@ std::vector<fs::path> run_folders(const fs::path& dir) {
 Params params(const std::string& mode, const std::string& keep = "", double timeout = 20) {
   return command_schema().complete(
       Params{{"run", std::string("/usr/bin/python3 behave.py ") + mode},
-             {"event", kEvent},
+             {"event", kEventTemplate},
              {"timeout", timeout},
              {"pipeline_dir", std::string(dptune_test::build_paths::source_dir) + "/tests/command"},
              {"keep_dir", keep},
@@ -97,14 +98,7 @@ Dataset data() {
   return d;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using dptune_test::error_of;
 
 std::string read(const fs::path& file) {
   std::ifstream in(file);

@@ -32,13 +32,13 @@ Dataset other_features(Dataset data) {
   return data;
 }
 
-struct Case {
+struct MaskingCase {
   const char* trainer;
   Params params;
   std::size_t classes;
 };
 
-Predictions fit_and_predict(const Case& c, const Dataset& train, const Dataset& scored) {
+Predictions fit_and_predict(const MaskingCase& c, const Dataset& train, const Dataset& scored) {
   auto t = trainer_tests::trainer(c.trainer, c.params);
   trainer_tests::ScriptedContext ctx(17, [](double sigma) {
     return trainer_tests::mechanism("gaussian",
@@ -85,7 +85,7 @@ TEST_CASE("masking: a masked example's gradient is exactly zero in every model a
 }
 
 TEST_CASE("masking: every trainer's model ignores the masked rows' features") {
-  const Case cases[] = {
+  const MaskingCase cases[] = {
       {"sgd", {{"epochs", std::int64_t{2}}}, 2},
       {"sgd", {{"epochs", std::int64_t{2}}, {"model", std::string("mlp")}}, 3},
       {"sgd", {{"epochs", std::int64_t{2}}, {"model", std::string("svm")}}, 3},
@@ -98,7 +98,7 @@ TEST_CASE("masking: every trainer's model ignores the masked rows' features") {
       {"output_perturbation", {{"epochs", std::int64_t{2}}, {"noise_multiplier", 1.0}}, 2},
       {"output_perturbation", {{"epochs", std::int64_t{2}}, {"noise_multiplier", 1.0}}, 3},
   };
-  for (const Case& c : cases) {
+  for (const MaskingCase& c : cases) {
     CAPTURE(c.trainer);
     CAPTURE(c.classes);
     const Dataset clean = trainer_tests::blobs(200, 4, c.classes, 2.0, 11);

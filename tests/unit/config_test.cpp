@@ -125,7 +125,7 @@ std::string read(const fs::path& file) {
 
 // what() of the ConfigDiagnostic that loading `yaml` (written to f.yaml in a temp folder) throws,
 // with the temp file's path replaced by "f.yaml"; "no error" if it loads.
-std::string error_of(const std::string& yaml, const std::vector<Override>& overrides = {}) {
+std::string config_error(const std::string& yaml, const std::vector<Override>& overrides = {}) {
   TempDir dir;
   const fs::path file = dir.write("f.yaml", yaml);
   try {
@@ -432,23 +432,23 @@ TEST_CASE("config: --set overrides are applied before validation") {
 }
 
 TEST_CASE("config: errors in --set overrides point to --set") {
-  CHECK(error_of(kMinimal, {{"tuner.use.x", "1"}}) ==
+  CHECK(config_error(kMinimal, {{"tuner.use.x", "1"}}) ==
         "--set: tuner.use.x: cannot set a key inside a scalar");
-  CHECK(error_of(kMinimal + "plugin_paths: [a]\n", {{"plugin_paths.x", "1"}}) ==
+  CHECK(config_error(kMinimal + "plugin_paths: [a]\n", {{"plugin_paths.x", "1"}}) ==
         "--set: plugin_paths.x: cannot set a key inside a sequence");
-  CHECK(error_of(kMinimal, {{"tuner..use", "grid"}}) ==
+  CHECK(config_error(kMinimal, {{"tuner..use", "grid"}}) ==
         "--set: tuner..use: expected a dotted key path such as tuner.params.trials");
-  CHECK(error_of(kMinimal, {{"tuner.params.points_per_dimension", "0"}}) ==
+  CHECK(config_error(kMinimal, {{"tuner.params.points_per_dimension", "0"}}) ==
         "--set: tuner.params.points_per_dimension: expected int in [1, inf), got 0");
-  CHECK(error_of(kMinimal, {{"tuner.params.points_per_dimension", "[1"}}) ==
+  CHECK(config_error(kMinimal, {{"tuner.params.points_per_dimension", "[1"}}) ==
         "--set: tuner.params.points_per_dimension: YAML syntax error in the value: end of sequence "
         "flow not found");
-  CHECK(error_of(kMinimal, {{"tuner.parms.points_per_dimension", "3"}}) ==
+  CHECK(config_error(kMinimal, {{"tuner.parms.points_per_dimension", "3"}}) ==
         "--set: tuner.parms: unknown key 'parms' (did you mean 'params'?)");
-  CHECK(error_of(kMinimal, {{"search_space.C", "{int: [1, 5], int: [2, 3]}"}}) ==
+  CHECK(config_error(kMinimal, {{"search_space.C", "{int: [1, 5], int: [2, 3]}"}}) ==
         "--set: search_space.C.int: duplicate key 'int' (first given with --set)");
   // A key of the file keeps its position; only the value comes from --set.
-  CHECK(error_of(kMinimal, {{"accountant.delta", "2"}}) ==
+  CHECK(config_error(kMinimal, {{"accountant.delta", "2"}}) ==
         "--set: accountant.delta: expected float in [0.0, 1.0), got 2");
 }
 
@@ -488,189 +488,190 @@ TEST_CASE("config: to_yaml round trip gives an equal configuration") {
 
 TEST_CASE("config: error messages name file, position, key path and the problem") {
   // Syntax errors carry yaml-cpp's position.
-  CHECK(error_of("data: {use: binary_queries\nalgorithm: x\n") ==
+  CHECK(config_error("data: {use: binary_queries\nalgorithm: x\n") ==
         "f.yaml:2:10: YAML syntax error: end of map flow not found");
-  CHECK(error_of("- data\n- tuner\n") ==
+  CHECK(config_error("- data\n- tuner\n") ==
         "f.yaml:1:1: expected a map of pipeline sections at the top level, got a sequence");
-  CHECK(error_of("# nothing\n") ==
+  CHECK(config_error("# nothing\n") ==
         "f.yaml: the pipeline is empty: expected a map with the keys data, algorithm, accountant, "
         "utility, search_space and tuner");
-  CHECK(error_of(kMinimal + "---\nname: two\n") ==
+  CHECK(config_error(kMinimal + "---\nname: two\n") ==
         "f.yaml:10:1: expected one YAML document, found 2");
-  CHECK(error_of(replace(kMinimal, "tuner: {use: grid}", "tuner: [grid]")) ==
+  CHECK(config_error(replace(kMinimal, "tuner: {use: grid}", "tuner: [grid]")) ==
         "f.yaml:8:8: tuner: expected a map, got a sequence");
-  CHECK(error_of(replace(kMinimal, "tuner: {use: grid}", "tuner: grid")) ==
+  CHECK(config_error(replace(kMinimal, "tuner: {use: grid}", "tuner: grid")) ==
         "f.yaml:8:8: tuner: expected a map, got string 'grid' (write tuner: {use: grid})");
-  CHECK(error_of(replace(kMinimal, "tuner: {use: grid}", "tuner:")) ==
+  CHECK(config_error(replace(kMinimal, "tuner: {use: grid}", "tuner:")) ==
         "f.yaml:8:1: tuner: expected a map, got null");
   // Unknown keys, with and without a suggestion.
-  CHECK(error_of(replace(kMinimal, "algorithm: {use: sparse_vector}",
-                         "algorithm:\n  use: sparse_vector\n  parms: {b: 1}")) ==
+  CHECK(config_error(replace(kMinimal, "algorithm: {use: sparse_vector}",
+                             "algorithm:\n  use: sparse_vector\n  parms: {b: 1}")) ==
         "f.yaml:4:3: algorithm.parms: unknown key 'parms' (did you mean 'params'?)");
-  CHECK(error_of(kMinimal + "tunner: {use: grid}\n") ==
+  CHECK(config_error(kMinimal + "tunner: {use: grid}\n") ==
         "f.yaml:9:1: tunner: unknown key 'tunner' (did you mean 'tuner'?)");
-  CHECK(error_of(kMinimal + "execution: {cores: 3}\n") ==
+  CHECK(config_error(kMinimal + "execution: {cores: 3}\n") ==
         "f.yaml:9:13: execution.cores: unknown key 'cores'; allowed keys: executor, threads, seed");
-  CHECK(
-      error_of(replace(kMinimal, "{use: grid}", "{use: grid, params: {point_per_dimension: 3}}")) ==
-      "f.yaml:8:29: tuner.params.point_per_dimension: unknown parameter 'point_per_dimension' of "
-      "grid (did you mean 'points_per_dimension'?)");
-  CHECK(error_of(replace(kMinimal, "{use: pure_dp,", "{use: pure_dp, params: {eps: 1},")) ==
+  CHECK(config_error(
+            replace(kMinimal, "{use: grid}", "{use: grid, params: {point_per_dimension: 3}}")) ==
+        "f.yaml:8:29: tuner.params.point_per_dimension: unknown parameter 'point_per_dimension' of "
+        "grid (did you mean 'points_per_dimension'?)");
+  CHECK(config_error(replace(kMinimal, "{use: pure_dp,", "{use: pure_dp, params: {eps: 1},")) ==
         "f.yaml:3:37: accountant.params.eps: unknown parameter 'eps' of pure_dp; pure_dp takes no "
         "parameters");
-  CHECK(error_of(replace(kMinimal, "{use: f1}", "{use: f1, params: {x: 1}}")) ==
+  CHECK(config_error(replace(kMinimal, "{use: f1}", "{use: f1, params: {x: 1}}")) ==
         "f.yaml:4:29: utility.params.x: unknown parameter 'x' of f1; parameters: threshold");
-  CHECK(error_of(replace(kMinimal, "C: {int: [1, 30]}", "C: {int: [1, 30], stpe: 2}")) ==
+  CHECK(config_error(replace(kMinimal, "C: {int: [1, 30]}", "C: {int: [1, 30], stpe: 2}")) ==
         "f.yaml:7:21: search_space.C.stpe: unknown key 'stpe' (did you mean 'step'?)");
 }
 
 TEST_CASE("config: duplicate and missing keys") {
-  CHECK(error_of(
+  CHECK(config_error(
             "search_space:\n  C: {int: [1, 30]}\n  b: {float: [0.1, 1]}\n  C: {int: [2, 3]}\n") ==
         "f.yaml:4:3: search_space.C: duplicate key 'C' (first at line 2)");
-  CHECK(error_of(kMinimal + "tuner: {use: random}\n") ==
+  CHECK(config_error(kMinimal + "tuner: {use: random}\n") ==
         "f.yaml:9:1: tuner: duplicate key 'tuner' (first at line 8)");
-  CHECK(error_of(replace(kMinimal, "{use: binary_queries}",
-                         "{use: binary_queries, params: {queries: 5, queries: 6}}")) ==
+  CHECK(config_error(replace(kMinimal, "{use: binary_queries}",
+                             "{use: binary_queries, params: {queries: 5, queries: 6}}")) ==
         "f.yaml:1:50: data.params.queries: duplicate key 'queries' (first at line 1)");
-  CHECK(error_of(replace(kMinimal, "tuner: {use: grid}\n", "")) ==
+  CHECK(config_error(replace(kMinimal, "tuner: {use: grid}\n", "")) ==
         "f.yaml:1:1: missing required key 'tuner'");
-  CHECK(error_of(replace(kMinimal, "accountant: {use: pure_dp, delta: 0}",
-                         "accountant:\n  use: pure_dp")) ==
+  CHECK(config_error(replace(kMinimal, "accountant: {use: pure_dp, delta: 0}",
+                             "accountant:\n  use: pure_dp")) ==
         "f.yaml:3:1: accountant: missing required key 'delta'");
-  CHECK(error_of(replace(kMinimal, "{use: f1}", "{params: {}}")) ==
+  CHECK(config_error(replace(kMinimal, "{use: f1}", "{params: {}}")) ==
         "f.yaml:4:1: utility: missing required key 'use'");
 }
 
 TEST_CASE("config: unknown components and parameter values") {
-  CHECK(error_of(replace(kMinimal, "{use: grid}", "{use: gird}")) ==
+  CHECK(config_error(replace(kMinimal, "{use: grid}", "{use: gird}")) ==
         "f.yaml:8:14: tuner.use: unknown tuner 'gird' (did you mean 'grid'?); "
         "available: dpareto, grid, random");
-  CHECK(error_of(replace(kMinimal, "{use: grid}", "{use: bayes}")) ==
+  CHECK(config_error(replace(kMinimal, "{use: grid}", "{use: bayes}")) ==
         "f.yaml:8:14: tuner.use: unknown tuner 'bayes'; available: dpareto, grid, random");
-  CHECK(error_of(replace(kMinimal, "{use: binary_queries}", "{use: binary_query}")) ==
+  CHECK(config_error(replace(kMinimal, "{use: binary_queries}", "{use: binary_query}")) ==
         "f.yaml:1:13: data.use: unknown data source 'binary_query' (did you mean "
         "'binary_queries'?); available: binary_queries, blobs, builtin:breast_cancer, "
         "builtin:digits, builtin:heart_scale, builtin:iris, builtin:two_gaussians, builtin:wine, "
         "csv, idx, libsvm");
-  CHECK(error_of(replace(kMinimal, "{use: sparse_vector}", "{use: sparse_vectr}")) ==
+  CHECK(config_error(replace(kMinimal, "{use: sparse_vector}", "{use: sparse_vectr}")) ==
         "f.yaml:2:18: algorithm.use: unknown algorithm 'sparse_vectr' (did you mean "
         "'sparse_vector'?); available trainers and mechanisms: dp_adam, dp_sgd, "
         "output_perturbation, sgd, gaussian, laplace, sparse_vector");
-  CHECK(error_of(replace(kMinimal, "{use: pure_dp,", "{use: [pure_dp],")) ==
+  CHECK(config_error(replace(kMinimal, "{use: pure_dp,", "{use: [pure_dp],")) ==
         "f.yaml:3:19: accountant.use: expected string, got a sequence");
   // Values are checked with the schema, with the SDK's wording.
-  CHECK(error_of(
+  CHECK(config_error(
             replace(kMinimal, "{use: grid}", "{use: grid, params: {points_per_dimension: 0}}")) ==
         "f.yaml:8:51: tuner.params.points_per_dimension: expected int in [1, inf), got 0");
-  CHECK(error_of(replace(kMinimal, "{use: binary_queries}",
-                         "{use: binary_queries, params: {positives: 2.5}}")) ==
+  CHECK(config_error(replace(kMinimal, "{use: binary_queries}",
+                             "{use: binary_queries, params: {positives: 2.5}}")) ==
         "f.yaml:1:49: data.params.positives: expected int in [0, inf), got float '2.5'");
-  CHECK(error_of(replace(kMinimal, "{use: binary_queries}",
-                         "{use: binary_queries, params: {queries: '5'}}")) ==
+  CHECK(config_error(replace(kMinimal, "{use: binary_queries}",
+                             "{use: binary_queries, params: {queries: '5'}}")) ==
         "f.yaml:1:47: data.params.queries: expected int in [1, inf), got string '5'");
-  CHECK(error_of(replace(kMinimal, "{use: f1}", "{use: f1, params: {threshold: [0.5]}}")) ==
+  CHECK(config_error(replace(kMinimal, "{use: f1}", "{use: f1, params: {threshold: [0.5]}}")) ==
         "f.yaml:4:40: utility.params.threshold: expected float, got a sequence");
-  CHECK(error_of(replace(kMinimal, "{use: f1}", "{use: f1, params: {threshold: high}}")) ==
+  CHECK(config_error(replace(kMinimal, "{use: f1}", "{use: f1, params: {threshold: high}}")) ==
         "f.yaml:4:40: utility.params.threshold: expected float, got string 'high'");
-  CHECK(error_of(replace(kMinimal, "{use: f1}", "{use: f1, params: {threshold: }}")) ==
+  CHECK(config_error(replace(kMinimal, "{use: f1}", "{use: f1, params: {threshold: }}")) ==
         "f.yaml:4:40: utility.params.threshold: expected float, got null");
-  CHECK(error_of(
+  CHECK(config_error(
             replace(kMinimal, "{use: sparse_vector}", "{use: sparse_vector, params: {b: -1}}")) ==
         "f.yaml:2:45: algorithm.params.b: expected float in (0.0, inf), got -1");
-  CHECK(error_of(kMinimal + "mechanism: {use: sparse_vector, params: {b: 1}}\n") ==
+  CHECK(config_error(kMinimal + "mechanism: {use: sparse_vector, params: {b: 1}}\n") ==
         "f.yaml:9:1: mechanism: missing required parameter 'C' of sparse_vector (bound C on the "
         "number of released positives): give it in mechanism.params");
-  CHECK(error_of(replace(kMinimal, "delta: 0", "delta: 1")) ==
+  CHECK(config_error(replace(kMinimal, "delta: 0", "delta: 1")) ==
         "f.yaml:3:35: accountant.delta: expected float in [0.0, 1.0), got 1");
-  CHECK(error_of(replace(kMinimal, "delta: 0", "delta: -1.0e-5")) ==
+  CHECK(config_error(replace(kMinimal, "delta: 0", "delta: -1.0e-5")) ==
         "f.yaml:3:35: accountant.delta: expected float in [0.0, 1.0), got -1e-05");
-  CHECK(error_of(replace(kMinimal, "{use: f1}", "{use: f1, repetitions: 0}")) ==
+  CHECK(config_error(replace(kMinimal, "{use: f1}", "{use: f1, repetitions: 0}")) ==
         "f.yaml:4:33: utility.repetitions: expected int in [1, inf), got 0");
-  CHECK(error_of(kMinimal + "execution: {executor: cluster}\n") ==
+  CHECK(config_error(kMinimal + "execution: {executor: cluster}\n") ==
         "f.yaml:9:23: execution.executor: expected string one of {inline, threads, mpi}, got "
         "'cluster'");
-  CHECK(error_of(kMinimal + "execution: {threads: -2}\n") ==
+  CHECK(config_error(kMinimal + "execution: {threads: -2}\n") ==
         "f.yaml:9:22: execution.threads: expected int in [0, inf), got -2");
-  CHECK(error_of(kMinimal + "execution: {seed: 1.5}\n") ==
+  CHECK(config_error(kMinimal + "execution: {seed: 1.5}\n") ==
         "f.yaml:9:19: execution.seed: expected int in [0, inf), got float '1.5'");
-  CHECK(error_of(kMinimal + "output: {plot: yes}\n") ==
+  CHECK(config_error(kMinimal + "output: {plot: yes}\n") ==
         "f.yaml:9:16: output.plot: expected bool, got string 'yes'");
-  CHECK(error_of(kMinimal + "output: {dir: ''}\n") ==
+  CHECK(config_error(kMinimal + "output: {dir: ''}\n") ==
         "f.yaml:9:15: output.dir: expected a non-empty string, got ''");
-  CHECK(error_of(kMinimal + "plugin_paths: [ok, [nested]]\n") ==
+  CHECK(config_error(kMinimal + "plugin_paths: [ok, [nested]]\n") ==
         "f.yaml:9:20: plugin_paths[1]: expected string, got a sequence");
-  CHECK(error_of(kMinimal + "plugin_paths: ./plugins\n") ==
+  CHECK(config_error(kMinimal + "plugin_paths: ./plugins\n") ==
         "f.yaml:9:15: plugin_paths: expected a list of folders, got string './plugins'");
-  CHECK(error_of(kMinimal + "name: [a]\n") == "f.yaml:9:7: name: expected string, got a sequence");
+  CHECK(config_error(kMinimal + "name: [a]\n") ==
+        "f.yaml:9:7: name: expected string, got a sequence");
 }
 
 TEST_CASE("config: search space errors") {
   const std::string b = "b: {float: [0.1, 10]}";
   const std::string C = "C: {int: [1, 30]}";
-  CHECK(error_of(replace(kMinimal, b, "c: {float: [0.1, 10]}")) ==
+  CHECK(config_error(replace(kMinimal, b, "c: {float: [0.1, 10]}")) ==
         "f.yaml:6:3: search_space.c: 'c' is not a parameter of sparse_vector "
         "(did you mean 'C'?)");
-  CHECK(error_of(replace(kMinimal, b, "noise: {float: [0.1, 10]}")) ==
+  CHECK(config_error(replace(kMinimal, b, "noise: {float: [0.1, 10]}")) ==
         "f.yaml:6:3: search_space.noise: 'noise' is not a parameter of sparse_vector; parameters: "
         "b, C, threshold");
-  CHECK(error_of(replace(kMinimal, "{use: sparse_vector}",
-                         "\n  use: sparse_vector\n  params: {C: 3}")) ==
+  CHECK(config_error(replace(kMinimal, "{use: sparse_vector}",
+                             "\n  use: sparse_vector\n  params: {C: 3}")) ==
         "f.yaml:9:3: search_space.C: 'C' is also fixed in algorithm.params (line 4): a parameter "
         "is either fixed or searched");
-  CHECK(error_of(replace(kMinimal, b, "b: [0.1, 10]")) ==
+  CHECK(config_error(replace(kMinimal, b, "b: [0.1, 10]")) ==
         "f.yaml:6:6: search_space.b: expected a map, got a sequence");
-  CHECK(error_of(replace(kMinimal, b, "b: {log: true}")) ==
+  CHECK(config_error(replace(kMinimal, b, "b: {log: true}")) ==
         "f.yaml:6:6: search_space.b: missing the dimension's type: one of the keys 'float', "
         "'int' or 'categorical'");
-  CHECK(error_of(replace(kMinimal, C, "C: {int: [1, 30], float: [1, 30]}")) ==
+  CHECK(config_error(replace(kMinimal, C, "C: {int: [1, 30], float: [1, 30]}")) ==
         "f.yaml:7:21: search_space.C.float: 'int' and 'float' cannot be combined: a dimension is "
         "one of float, int or categorical");
-  CHECK(error_of(replace(kMinimal, C, "C: {float: [1, 30]}")) ==
+  CHECK(config_error(replace(kMinimal, C, "C: {float: [1, 30]}")) ==
         "f.yaml:7:7: search_space.C.float: 'C' is an int parameter of sparse_vector: use int: "
         "[low, high]");
-  CHECK(error_of(replace(kMinimal, C, "C: {int: [30, 1]}")) ==
+  CHECK(config_error(replace(kMinimal, C, "C: {int: [30, 1]}")) ==
         "f.yaml:7:12: search_space.C.int: low bound 30 must be less than high bound 1");
-  CHECK(error_of(replace(kMinimal, b, "b: {float: [1, 1]}")) ==
+  CHECK(config_error(replace(kMinimal, b, "b: {float: [1, 1]}")) ==
         "f.yaml:6:14: search_space.b.float: low bound 1 must be less than high bound 1");
-  CHECK(error_of(replace(kMinimal, b, "b: {float: [0, 10], log: true}")) ==
+  CHECK(config_error(replace(kMinimal, b, "b: {float: [0, 10], log: true}")) ==
         "f.yaml:6:28: search_space.b.log: log scale needs a low bound > 0, got 0");
-  CHECK(error_of(replace(kMinimal, C, "C: {int: [1, 30], step: 0}")) ==
+  CHECK(config_error(replace(kMinimal, C, "C: {int: [1, 30], step: 0}")) ==
         "f.yaml:7:27: search_space.C.step: expected int in [1, inf), got 0");
-  CHECK(error_of(replace(kMinimal, b, "b: {float: [0.1, 10], step: -0.5}")) ==
+  CHECK(config_error(replace(kMinimal, b, "b: {float: [0.1, 10], step: -0.5}")) ==
         "f.yaml:6:31: search_space.b.step: expected float in (0.0, inf), got -0.5");
-  CHECK(error_of(replace(kMinimal, C, "C: {int: [1, 30], step: 2, log: true}")) ==
+  CHECK(config_error(replace(kMinimal, C, "C: {int: [1, 30], step: 2, log: true}")) ==
         "f.yaml:7:21: search_space.C.step: 'step' cannot be combined with 'log: true'");
-  CHECK(error_of(replace(kMinimal, b, "b: {float: [0.1, 10, 100]}")) ==
+  CHECK(config_error(replace(kMinimal, b, "b: {float: [0.1, 10, 100]}")) ==
         "f.yaml:6:14: search_space.b.float: expected a list [low, high] of 2 numbers, "
         "got a list of 3 elements");
-  CHECK(error_of(replace(kMinimal, b, "b: {float: 10}")) ==
+  CHECK(config_error(replace(kMinimal, b, "b: {float: 10}")) ==
         "f.yaml:6:14: search_space.b.float: expected a list [low, high] of 2 numbers, "
         "got int '10'");
-  CHECK(error_of(replace(kMinimal, b, "b: {float: [0.1, x]}")) ==
+  CHECK(config_error(replace(kMinimal, b, "b: {float: [0.1, x]}")) ==
         "f.yaml:6:20: search_space.b.float: expected float, got string 'x'");
-  CHECK(error_of(replace(kMinimal, C, "C: {int: [1, 30.5]}")) ==
+  CHECK(config_error(replace(kMinimal, C, "C: {int: [1, 30.5]}")) ==
         "f.yaml:7:16: search_space.C.int: expected int, got float '30.5'");
   // The bounds must be valid values of the parameter (b > 0, C >= 1).
-  CHECK(error_of(replace(kMinimal, b, "b: {float: [-1, 10]}")) ==
+  CHECK(config_error(replace(kMinimal, b, "b: {float: [-1, 10]}")) ==
         "f.yaml:6:15: search_space.b.float: expected float in (0.0, inf), got -1");
-  CHECK(error_of(replace(kMinimal, C, "C: {int: [0, 30]}")) ==
+  CHECK(config_error(replace(kMinimal, C, "C: {int: [0, 30]}")) ==
         "f.yaml:7:13: search_space.C.int: expected int in [1, inf), got 0");
-  CHECK(error_of(replace(kMinimal, b, "b: {categorical: []}")) ==
+  CHECK(config_error(replace(kMinimal, b, "b: {categorical: []}")) ==
         "f.yaml:6:20: search_space.b.categorical: expected at least one choice, got an empty list");
-  CHECK(error_of(replace(kMinimal, b, "b: {categorical: 0.5}")) ==
+  CHECK(config_error(replace(kMinimal, b, "b: {categorical: 0.5}")) ==
         "f.yaml:6:20: search_space.b.categorical: expected a list of choices, got float '0.5'");
-  CHECK(error_of(replace(kMinimal, b, "b: {categorical: [0.5, 1, 0.50]}")) ==
+  CHECK(config_error(replace(kMinimal, b, "b: {categorical: [0.5, 1, 0.50]}")) ==
         "f.yaml:6:29: search_space.b.categorical: duplicate choice '0.50' (same as choice 1)");
-  CHECK(error_of(replace(kMinimal, C, "C: {categorical: [1, 0]}")) ==
+  CHECK(config_error(replace(kMinimal, C, "C: {categorical: [1, 0]}")) ==
         "f.yaml:7:24: search_space.C.categorical: expected int in [1, inf), got 0");
-  CHECK(error_of(replace(kMinimal, C, "C: {categorical: [1, 2], log: true}")) ==
+  CHECK(config_error(replace(kMinimal, C, "C: {categorical: [1, 2], log: true}")) ==
         "f.yaml:7:28: search_space.C.log: 'log' applies only to float and int dimensions");
-  CHECK(error_of(
+  CHECK(config_error(
             replace(kMinimal, "search_space:\n  " + b + "\n  " + C + "\n", "search_space: {}\n")) ==
         "f.yaml:5:15: search_space: expected at least one dimension, e.g. C: {int: [1, 30]}");
   // Required algorithm parameters must be fixed or searched.
-  CHECK(error_of(replace(kMinimal, "  " + b + "\n", "")) ==
+  CHECK(config_error(replace(kMinimal, "  " + b + "\n", "")) ==
         "f.yaml:2:1: algorithm: missing required parameter 'b' of sparse_vector: give it in "
         "algorithm.params or search_space");
 }
@@ -810,9 +811,10 @@ TEST_CASE("config: public statistics given by column name, put in the features' 
   d.cols = 1;
   CHECK_THROWS_WITH(extra.prepared(d), doctest::Contains("'z' is not a feature of the data"));
   // A name in one statistic only is refused where it stands.
-  CHECK(error_of(replace(kMinimal, "data: {use: binary_queries}",
-                         "data: {use: blobs, preprocessing: {use: standardize, mean: {a: 1, b: 2}, "
-                         "scale: {a: 2, c: 5}}}"))
+  CHECK(config_error(
+            replace(kMinimal, "data: {use: binary_queries}",
+                    "data: {use: blobs, preprocessing: {use: standardize, mean: {a: 1, b: 2}, "
+                    "scale: {a: 2, c: 5}}}"))
             .find("data.preprocessing.scale.c: column 'c' has no value in the other statistic") !=
         std::string::npos);
 }
@@ -841,9 +843,9 @@ TEST_CASE("config: public bounds given as one number for every feature") {
   ready.apply(d);
   CHECK(d.features == std::vector<double>{0.2, 0.0, 1.0});
   // One number and one list is refused at the list.
-  CHECK(
-      error_of(replace(kMinimal, "data: {use: binary_queries}",
-                       "data: {use: blobs, preprocessing: {use: bounds, min: 0, max: [1, 2]}}")) ==
-      "f.yaml:1:62: data.preprocessing.max: give min and max both as one number (the same for "
-      "every feature) or both as lists");
+  CHECK(config_error(
+            replace(kMinimal, "data: {use: binary_queries}",
+                    "data: {use: blobs, preprocessing: {use: bounds, min: 0, max: [1, 2]}}")) ==
+        "f.yaml:1:62: data.preprocessing.max: give min and max both as one number (the same for "
+        "every feature) or both as lists");
 }

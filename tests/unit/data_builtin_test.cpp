@@ -66,13 +66,13 @@ class DataCatalog : public dptune::host::Catalog {
   dptune::ParamSchema other_;
 };
 
-std::string pipeline(const std::string& data, const std::string& utility_extra = "") {
+std::string builtin_pipeline(const std::string& data, const std::string& utility_extra = "") {
   return "data:\n" + data +
          "algorithm: {use: c}\naccountant: {use: c, delta: 0}\nutility: {use: c" + utility_extra +
          "}\nsearch_space:\n  x: {float: [0, 1]}\ntuner: {use: c}\n";
 }
 
-std::string load_error(const dptune_test::TempDir& dir, const std::string& text) {
+std::string builtin_load_error(const dptune_test::TempDir& dir, const std::string& text) {
   const auto file = dir.write("p/pipeline.yaml", text);
   try {
     dptune::host::load_pipeline(file, {}, DataCatalog{});
@@ -273,11 +273,12 @@ TEST_CASE("blobs source: generated from split_seed, split and standardised like 
 TEST_CASE("data section: file params resolve against the pipeline's folder") {
   dptune_test::TempDir dir;
   dir.write("p/sets/tiny.csv", "a,b,y\n1,2,0\n3,4,1\n5,6,0\n7,8,1\n9,10,0\n");
-  const auto file = dir.write(
-      "p/pipeline.yaml",
-      pipeline("  use: csv\n  params: {path: sets/tiny.csv, label_column: y, classes: [0, 1], "
-               "validation_fraction: 0.2, test_fraction: 0}\n",
-               ", split: validation"));
+  const auto file =
+      dir.write("p/pipeline.yaml",
+                builtin_pipeline(
+                    "  use: csv\n  params: {path: sets/tiny.csv, label_column: y, classes: [0, 1], "
+                    "validation_fraction: 0.2, test_fraction: 0}\n",
+                    ", split: validation"));
   const auto config = dptune::host::load_pipeline(file, {}, DataCatalog{});
   CHECK(config.data.params.get_string("path") == (dir.path() / "p" / "sets" / "tiny.csv").string());
   CHECK(config.score_split == dptune::host::ScoreSplit::Validation);
@@ -292,25 +293,28 @@ TEST_CASE("data section: file params resolve against the pipeline's folder") {
 
 TEST_CASE("data section: inconsistent params are config errors at the offending key") {
   dptune_test::TempDir dir;
-  CHECK(load_error(dir, pipeline("  use: builtin:iris\n  params: {validation_fraction: 0.5, "
-                                 "test_fraction: 0.5}\n")) ==
+  CHECK(builtin_load_error(
+            dir, builtin_pipeline("  use: builtin:iris\n  params: {validation_fraction: 0.5, "
+                                  "test_fraction: 0.5}\n")) ==
         "3:53: data.params.test_fraction: validation_fraction + test_fraction must be below 1 "
         "(training rows are what is left), got 0.5 + 0.5");
-  CHECK(load_error(dir, pipeline("  use: csv\n  params: {path: nowhere.csv}\n")) ==
+  CHECK(builtin_load_error(dir, builtin_pipeline("  use: csv\n  params: {path: nowhere.csv}\n")) ==
         "3:18: data.params.path: no such file 'nowhere.csv' (relative to the pipeline's folder)");
-  CHECK(load_error(dir, pipeline("  use: csv\n")) ==
+  CHECK(builtin_load_error(dir, builtin_pipeline("  use: csv\n")) ==
         "1:1: data: missing required parameter 'path' of csv (the CSV file (relative to the "
         "pipeline file)): give it in data.params");
   dir.write("p/t.csv", "a,y\n1,2\n");
-  CHECK(load_error(dir, pipeline("  use: csv\n  params: {path: t.csv, classification: false, "
-                                 "clients_distribution: dirichlet}\n")) ==
+  CHECK(builtin_load_error(
+            dir, builtin_pipeline("  use: csv\n  params: {path: t.csv, classification: false, "
+                                  "clients_distribution: dirichlet}\n")) ==
         "3:70: data.params.clients_distribution: dirichlet shards are drawn by label and need "
         "classification: true");
-  CHECK(load_error(dir, pipeline("  use: builtin:iris\n  params: {test_fraction: 0}\n",
-                                 ", split: test")) ==
+  CHECK(builtin_load_error(dir,
+                           builtin_pipeline("  use: builtin:iris\n  params: {test_fraction: 0}\n",
+                                            ", split: test")) ==
         "6:26: utility.split: the utility scores on the test split, "
         "but data.params.test_fraction is 0");
-  CHECK(load_error(dir, pipeline("  use: builtin:iris\n", ", split: train")) ==
+  CHECK(builtin_load_error(dir, builtin_pipeline("  use: builtin:iris\n", ", split: train")) ==
         "5:26: utility.split: expected string one of {validation, test}, got 'train'");
 }
 

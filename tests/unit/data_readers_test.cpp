@@ -24,7 +24,7 @@ std::filesystem::path fixture(const std::string& name) {
 
 /// The message of the DataFileError `f` throws (fails the test if it throws nothing).
 template <class F>
-std::string error_of(F&& f) {
+std::string read_error(F&& f) {
   try {
     f();
   } catch (const DataFileError& e) {
@@ -94,30 +94,30 @@ TEST_CASE("csv: no header, other delimiter, text labels become classes in text o
 
 TEST_CASE("csv: malformed files give file:line and what is wrong") {
   CsvOptions o;
-  CHECK(error_of([&] { dptune::host::read_csv(fixture("wrong_field_count.csv"), o); }) ==
+  CHECK(read_error([&] { dptune::host::read_csv(fixture("wrong_field_count.csv"), o); }) ==
         at("wrong_field_count.csv", 4, "expected 3 fields (as on line 1), got 2"));
-  CHECK(error_of([&] { dptune::host::read_csv(fixture("non_numeric.csv"), o); }) ==
+  CHECK(read_error([&] { dptune::host::read_csv(fixture("non_numeric.csv"), o); }) ==
         at("non_numeric.csv", 3,
            "column 1 ('b'): expected a finite number, got 'x7' (a column of categories? declare "
            "them, public: data.params.categorical: {b: [x7, ...]})"));
-  CHECK(error_of([&] { dptune::host::read_csv(fixture("empty_field.csv"), o); }) ==
+  CHECK(read_error([&] { dptune::host::read_csv(fixture("empty_field.csv"), o); }) ==
         at("empty_field.csv", 2, "column 1 ('b'): expected a finite number, got an empty field"));
-  CHECK(error_of([&] { dptune::host::read_csv(fixture("empty.csv"), o); }) ==
+  CHECK(read_error([&] { dptune::host::read_csv(fixture("empty.csv"), o); }) ==
         fixture("empty.csv").string() + ": the file is empty: no header and no data rows");
-  CHECK(error_of([&] { dptune::host::read_csv(fixture("header_only.csv"), o); }) ==
+  CHECK(read_error([&] { dptune::host::read_csv(fixture("header_only.csv"), o); }) ==
         at("header_only.csv", 1, "no data rows (only the header line)"));
-  CHECK(error_of([&] { dptune::host::read_csv(fixture("missing.csv"), o); }) ==
+  CHECK(read_error([&] { dptune::host::read_csv(fixture("missing.csv"), o); }) ==
         fixture("missing.csv").string() + ": no such file");
   o.label_column = "label";
-  CHECK(error_of([&] { dptune::host::read_csv(fixture("good.csv"), o); }) ==
+  CHECK(read_error([&] { dptune::host::read_csv(fixture("good.csv"), o); }) ==
         at("good.csv", 1, "label column 'label' not found; columns: a, b, y, c"));
   o.label_column = "4";
-  CHECK(error_of([&] { dptune::host::read_csv(fixture("good.csv"), o); }) ==
+  CHECK(read_error([&] { dptune::host::read_csv(fixture("good.csv"), o); }) ==
         at("good.csv", 1, "label column index 4 out of range: the file has 4 columns (0..3)"));
   CsvOptions no_header;
   no_header.header = false;
   no_header.label_column = "y";
-  CHECK(error_of([&] { dptune::host::read_csv(fixture("good.csv"), no_header); }) ==
+  CHECK(read_error([&] { dptune::host::read_csv(fixture("good.csv"), no_header); }) ==
         fixture("good.csv").string() +
             ": label column 'y' must be a 0-based column index: the file has no header (header: "
             "false)");
@@ -125,7 +125,7 @@ TEST_CASE("csv: malformed files give file:line and what is wrong") {
   regression.header = false;
   regression.delimiter = ';';
   regression.classification = false;
-  CHECK(error_of([&] { dptune::host::read_csv(fixture("no_header.csv"), regression); }) ==
+  CHECK(read_error([&] { dptune::host::read_csv(fixture("no_header.csv"), regression); }) ==
         at("no_header.csv", 1, "column 2 (label 'x2'): expected a number, got 'cat'"));
 }
 
@@ -143,14 +143,14 @@ TEST_CASE("csv: categorical columns are one-hot encoded in place, in the declare
   // Row 2's ward 9 is not declared: all its ward features are 0 (the record keeps its slot).
   CHECK(d.features == std::vector<double>{30, 0, 1, 0, 1, 0, 40, 1, 0, 0, 0, 0});
   o.refuse_unknown_categories = true;
-  CHECK(error_of([&] { dptune::host::read_csv(file, o); }) ==
+  CHECK(read_error([&] { dptune::host::read_csv(file, o); }) ==
         file.string() + ":3: column 'ward': category '9' is not among the declared ones (1, 2, 3)");
   o.categorical = {{"sex", {"F", "M"}}, {"label", {"0", "1"}}};
-  CHECK(error_of([&] { dptune::host::read_csv(file, o); }) ==
+  CHECK(read_error([&] { dptune::host::read_csv(file, o); }) ==
         file.string() +
             ":1: column 'label' is the label: declare its values with classes, not categorical");
   o.categorical = {{"gender", {"F", "M"}}};
-  CHECK(error_of([&] {
+  CHECK(read_error([&] {
           dptune::host::read_csv(file, o);
         }).starts_with(file.string() + ":1: categorical column 'gender' not found; columns: "));
 }
@@ -167,13 +167,14 @@ TEST_CASE("csv: RFC 4180 quoting: delimiters, doubled quotes and line breaks ins
   CHECK(d.num_classes == 2);
   CHECK(d.labels == std::vector<double>{0, 1, 0});
   // Errors name the line the record starts on.
-  CHECK(error_of([&] { dptune::host::read_csv(fixture("unclosed_quote.csv"), CsvOptions{}); }) ==
+  CHECK(read_error([&] { dptune::host::read_csv(fixture("unclosed_quote.csv"), CsvOptions{}); }) ==
         at("unclosed_quote.csv", 2, "a quoted field is never closed (missing '\"')"));
-  CHECK(error_of([&] { dptune::host::read_csv(fixture("text_after_quote.csv"), CsvOptions{}); }) ==
-        at("text_after_quote.csv", 3,
-           "column 1: unexpected text after a closing quote (write \"\" for a quote inside a "
-           "quoted field)"));
-  CHECK(error_of([&] { dptune::host::read_csv(fixture("stray_quote.csv"), CsvOptions{}); }) ==
+  CHECK(read_error([&] {
+          dptune::host::read_csv(fixture("text_after_quote.csv"), CsvOptions{});
+        }) == at("text_after_quote.csv", 3,
+                 "column 1: unexpected text after a closing quote (write \"\" for a quote inside a "
+                 "quoted field)"));
+  CHECK(read_error([&] { dptune::host::read_csv(fixture("stray_quote.csv"), CsvOptions{}); }) ==
         at("stray_quote.csv", 3,
            "column 1: a quote inside an unquoted field (quote the whole field and write \"\" for "
            "the quote)"));
@@ -194,19 +195,19 @@ TEST_CASE("libsvm: 1-based sparse rows, zeros filled in, labels -1/+1 become cla
 
 TEST_CASE("libsvm: malformed files give file:line and what is wrong") {
   using dptune::host::read_libsvm;
-  CHECK(error_of([] { read_libsvm(fixture("descending.libsvm")); }) ==
+  CHECK(read_error([] { read_libsvm(fixture("descending.libsvm")); }) ==
         at("descending.libsvm", 2, "feature indices must be strictly ascending: 2 after 3"));
-  CHECK(error_of([] { read_libsvm(fixture("zero_index.libsvm")); }) ==
+  CHECK(read_error([] { read_libsvm(fixture("zero_index.libsvm")); }) ==
         at("zero_index.libsvm", 1, "feature index 0: indices are 1-based"));
-  CHECK(error_of([] { read_libsvm(fixture("bad_pair.libsvm")); }) ==
+  CHECK(read_error([] { read_libsvm(fixture("bad_pair.libsvm")); }) ==
         at("bad_pair.libsvm", 2, "expected index:value, got '2=3'"));
-  CHECK(error_of([] { read_libsvm(fixture("bad_label.libsvm")); }) ==
+  CHECK(read_error([] { read_libsvm(fixture("bad_label.libsvm")); }) ==
         at("bad_label.libsvm", 1, "label: expected a number, got 'yes'"));
-  CHECK(error_of([] { read_libsvm(fixture("bad_value.libsvm")); }) ==
+  CHECK(read_error([] { read_libsvm(fixture("bad_value.libsvm")); }) ==
         at("bad_value.libsvm", 2, "feature 2: expected a finite number, got 'abc'"));
-  CHECK(error_of([] { read_libsvm(fixture("empty.libsvm")); }) ==
+  CHECK(read_error([] { read_libsvm(fixture("empty.libsvm")); }) ==
         fixture("empty.libsvm").string() + ": the file is empty: no examples");
-  CHECK(error_of([] { read_libsvm(fixture("good.libsvm"), 2); }) ==
+  CHECK(read_error([] { read_libsvm(fixture("good.libsvm"), 2); }) ==
         at("good.libsvm", 1,
            "feature index 3 exceeds num_features 2 (unknown_features "
            "is refuse)"));
@@ -248,7 +249,7 @@ TEST_CASE("idx: gzip files (as MNIST is distributed) are read as they are, corru
   // A truncated gzip stream.
   const std::string whole = bytes(gz_images);
   const auto cut = dir.write("cut.gz", whole.substr(0, whole.size() - 12));
-  CHECK(error_of([&] {
+  CHECK(read_error([&] {
           dptune::host::read_idx(cut, labels);
         }).rfind(cut.string() + ": corrupt gzip data: ", 0) == 0);
 }
@@ -279,7 +280,7 @@ TEST_CASE("idx: write then read round-trips, header checks name the file") {
   CHECK(back.feature_names[5] == "pixel_1_2");
 
   // Swapped files: each magic names what it looks like.
-  CHECK(error_of([&] { dptune::host::read_idx(labels, images); }) ==
+  CHECK(read_error([&] { dptune::host::read_idx(labels, images); }) ==
         labels.string() +
             ": bad IDX magic 0x00000801, expected 0x00000803 (unsigned-byte images, 3 "
             "dimensions); this looks like a label file");
@@ -289,17 +290,17 @@ TEST_CASE("idx: write then read round-trips, header checks name the file") {
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   };
   const auto short_images = dir.write("short-images", text(images).substr(0, 16 + 17));
-  CHECK(error_of([&] { dptune::host::read_idx(short_images, labels); }) ==
+  CHECK(read_error([&] { dptune::host::read_idx(short_images, labels); }) ==
         short_images.string() +
             ": size mismatch: the header promises 3 images of 2x3 (18 bytes after the header), "
             "the file has 17");
   std::string two_labels = text(labels).substr(0, 8 + 2);
   two_labels[7] = 2;  // header says 2 labels
   const auto fewer = dir.write("fewer-labels", two_labels);
-  CHECK(error_of([&] { dptune::host::read_idx(images, fewer); }) ==
+  CHECK(read_error([&] { dptune::host::read_idx(images, fewer); }) ==
         fewer.string() + ": 2 labels for 3 images in " + images.string());
   const auto tiny = dir.write("tiny", "abc");
-  CHECK(error_of([&] { dptune::host::read_idx(tiny, labels); }) ==
+  CHECK(read_error([&] { dptune::host::read_idx(tiny, labels); }) ==
         tiny.string() + ": too short for an IDX image header (16 bytes), got 3 bytes");
 }
 
@@ -341,7 +342,7 @@ TEST_CASE("idx: images of more than one read chunk stream into the floats, plain
     REQUIRE(gzwrite(w, changed.data(), static_cast<unsigned>(changed.size())) ==
             static_cast<int>(changed.size()));
     REQUIRE(gzclose(w) == Z_OK);
-    CHECK(error_of([&] { dptune::host::read_idx(gz, labels); }) ==
+    CHECK(read_error([&] { dptune::host::read_idx(gz, labels); }) ==
           gz.string() + ": size mismatch: the header promises 1100 images of 32x32 (1126400 " +
               "bytes after the header), the file has " + std::to_string(size - 16));
   }

@@ -240,7 +240,7 @@ class SchemaCatalog : public dptune::host::Catalog {
   dptune::ParamSchema trainer_ = dptune::ParamSchema{}.add_float("learning_rate", "step");
 };
 
-std::string pipeline(const std::string& data, const std::string& tuner) {
+std::string schema_pipeline(const std::string& data, const std::string& tuner) {
   return data +
          "algorithm: {use: dp_sgd}\n"
          "accountant: {use: rdp, delta: 1.0e-5}\n"
@@ -252,7 +252,7 @@ std::string pipeline(const std::string& data, const std::string& tuner) {
 }
 
 /// what() of loading `yaml`, or "no error".
-std::string load_error(const TempDir& dir, const std::string& yaml) {
+std::string schema_load_error(const TempDir& dir, const std::string& yaml) {
   const fs::path file = dir.write("p.yaml", yaml);
   try {
     dptune::host::load_pipeline(file, {}, SchemaCatalog{});
@@ -274,14 +274,14 @@ TEST_CASE("schema: a private tuner needs the label set and libsvm's feature coun
       "  use: csv\n"
       "  params: {path: d.csv, label_column: y}\n";
   // The refusal points at the params map and says what to add.
-  const std::string refused = load_error(dir, pipeline(csv, "repetition"));
+  const std::string refused = schema_load_error(dir, schema_pipeline(csv, "repetition"));
   CHECK(refused.rfind(p + ":3:11: data.params.classes: the private tuner 'repetition' needs a "
                           "public schema: the label set must be declared, not counted from the "
                           "private rows",
                       0) == 0);
   CHECK(refused.find("add classes: [0, 1] to data.params") != std::string::npos);
   // A map may infer (its report says so), and a declared list satisfies the private tuner.
-  CHECK(load_error(dir, pipeline(csv, "grid")) == "no error");
+  CHECK(schema_load_error(dir, schema_pipeline(csv, "grid")) == "no error");
   const std::string declared =
       "data:\n"
       "  use: csv\n"
@@ -289,7 +289,7 @@ TEST_CASE("schema: a private tuner needs the label set and libsvm's feature coun
       "    path: d.csv\n"
       "    label_column: y\n"
       "    classes: [benign, malignant]\n";
-  CHECK(load_error(dir, pipeline(declared, "repetition")) == "no error");
+  CHECK(schema_load_error(dir, schema_pipeline(declared, "repetition")) == "no error");
   // libsvm: the feature count too, pointed at where num_features: 0 is written.
   const std::string libsvm =
       "data:\n"
@@ -298,19 +298,20 @@ TEST_CASE("schema: a private tuner needs the label set and libsvm's feature coun
       "    path: d.libsvm\n"
       "    classes: [-1, 1]\n"
       "    num_features: 0\n";
-  CHECK(load_error(dir, pipeline(libsvm, "repetition"))
+  CHECK(schema_load_error(dir, schema_pipeline(libsvm, "repetition"))
             .rfind(p + ":6:19: data.params.num_features: the private tuner 'repetition' needs a "
                        "public schema: the number of features must be declared",
                    0) == 0);
   std::string with_dimension = libsvm;
   with_dimension.replace(with_dimension.find("num_features: 0"), 15, "num_features: 2");
-  CHECK(load_error(dir, pipeline(with_dimension, "repetition")) == "no error");
+  CHECK(schema_load_error(dir, schema_pipeline(with_dimension, "repetition")) == "no error");
   // Bundled data and blobs have public schemas.
-  CHECK(load_error(dir, pipeline("data: {use: 'builtin:heart_scale'}\n", "repetition")) ==
-        "no error");
+  CHECK(schema_load_error(dir, schema_pipeline("data: {use: 'builtin:heart_scale'}\n",
+                                               "repetition")) == "no error");
   // A list item that is not a label is refused at the item.
-  CHECK(load_error(dir,
-                   pipeline("data:\n  use: csv\n  params: {path: d.csv, classes: [[0]]}\n", "grid"))
+  CHECK(schema_load_error(
+            dir,
+            schema_pipeline("data:\n  use: csv\n  params: {path: d.csv, classes: [[0]]}\n", "grid"))
             .rfind(p + ":3:35: data.params.classes[0]: expected a label", 0) == 0);
 }
 
@@ -318,9 +319,10 @@ TEST_CASE("schema: a declared class list survives the resolved config's round tr
   TempDir dir;
   dir.write("d.csv", kCsv);
   const auto a = dptune::host::load_pipeline(
-      dir.write("p.yaml", pipeline("data:\n  use: csv\n  params: {path: d.csv, label_column: y, "
-                                   "classes: [benign, 'a, b', malignant]}\n",
-                                   "repetition")),
+      dir.write("p.yaml",
+                schema_pipeline("data:\n  use: csv\n  params: {path: d.csv, label_column: y, "
+                                "classes: [benign, 'a, b', malignant]}\n",
+                                "repetition")),
       {}, SchemaCatalog{});
   const std::string text = a.data.params.get_string("classes");
   CHECK(dptune::host::declared_class_names("csv", a.data.params) ==

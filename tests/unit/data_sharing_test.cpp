@@ -32,17 +32,17 @@ const std::vector<float>* storage(const dptune::host::DataSplits& s) {
   return s.train.float_rows.storage();
 }
 
-std::vector<double> doubles(const dptune::Dataset& d) {
+std::vector<double> double_features(const dptune::Dataset& d) {
   return dptune::host::with_double_features(d).features;
 }
 
 /// The same rows and labels in every split.
 void check_same_splits(const dptune::host::DataSplits& a, const dptune::host::DataSplits& b) {
-  CHECK(doubles(a.train) == doubles(b.train));
+  CHECK(double_features(a.train) == double_features(b.train));
   CHECK(a.train.labels == b.train.labels);
-  CHECK(doubles(a.validation) == doubles(b.validation));
+  CHECK(double_features(a.validation) == double_features(b.validation));
   CHECK(a.validation.labels == b.validation.labels);
-  CHECK(doubles(a.test) == doubles(b.test));
+  CHECK(double_features(a.test) == double_features(b.test));
   CHECK(a.test.labels == b.test.labels);
 }
 
@@ -74,7 +74,7 @@ TEST_CASE("data sharing: generated rows are reused for the same seed only") {
   const auto other = fixed(*shared, 4, 4);
   CHECK(storage(other) != storage(first));
   check_same_splits(other, fixed(*source("blobs", blobs), 4, 4));
-  CHECK(doubles(other.train) != doubles(first.train));
+  CHECK(double_features(other.train) != double_features(first.train));
   const auto secure = fixed(*shared, 4, std::nullopt);
   CHECK(storage(secure) != storage(other));
   check_same_splits(secure, other);  // the same stream's words, drawn again
@@ -151,6 +151,6 @@ TEST_CASE(
   CHECK(replay.words.size() == first.words.size());
   // Another stream's key: other rows.
   Recorded fresh(4);
-  CHECK(doubles(source("blobs", small)->make_fixed(fresh, std::nullopt).train) !=
-        doubles(made.train));
+  CHECK(double_features(source("blobs", small)->make_fixed(fresh, std::nullopt).train) !=
+        double_features(made.train));
 }

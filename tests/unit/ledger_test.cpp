@@ -207,7 +207,7 @@ host::LedgerReservation reserve(double epsilon) {
   return {DpEvent::approx_dp(epsilon, 0), pure(epsilon)};
 }
 
-std::vector<std::string> kinds(const host::Ledger& ledger) {
+std::vector<std::string> entry_kinds(const host::Ledger& ledger) {
   std::vector<std::string> out;
   // Held in a variable: a range-for over a member of a temporary's element would read freed
   // memory (the temporary ends before the loop body runs, until C++23).
@@ -231,7 +231,7 @@ TEST_CASE("ledger: a worst-case supplement is reserved with its charge and count
   // Study a: 1 charged and 1.5 reserved (2.5 of 3), in one transaction.
   const auto a = charge("a", 1.0, reserve(1.5));
   CHECK(a.entry.total_epsilon == 1.0);
-  CHECK(kinds(ledger) == std::vector<std::string>{"charge", "reservation"});
+  CHECK(entry_kinds(ledger) == std::vector<std::string>{"charge", "reservation"});
   CHECK(ledger.read("d")[0].entries[1].total_epsilon == 2.5);
   // The open reservation counts: 1 more does not fit (3.5), and a run whose charge fits (0.25)
   // but whose worst case does not (0.25 + 0.5 = 3.25 in all) is refused, writing nothing.
@@ -243,21 +243,21 @@ TEST_CASE("ledger: a worst-case supplement is reserved with its charge and count
     CHECK(std::string(e.what()).find("with its worst-case supplement") != std::string::npos);
     CHECK(std::string(e.what()).find("to 3.25") != std::string::npos);
   }
-  CHECK(kinds(ledger).size() == 2);
+  CHECK(entry_kinds(ledger).size() == 2);
   // Study a needed 1.25 of its 1.5: the reservation row becomes that supplement (2.25 in all).
   const auto settled = ledger.settle("d", "a", "/out", DpEvent::approx_dp(1.25, 0), pure(1.25), acc,
                                      "final guarantee above the charge");
   CHECK_FALSE(settled.over_reservation);
   CHECK_FALSE(settled.over_budget);
   CHECK(settled.entry.total_epsilon == 2.25);
-  CHECK(kinds(ledger) == std::vector<std::string>{"charge", "supplement"});
+  CHECK(entry_kinds(ledger) == std::vector<std::string>{"charge", "supplement"});
   CHECK(ledger.read("d")[0].entries[1].epsilon == 1.25);
   // What the settlement freed is available again: 0.75 fits exactly (3), 0.25 more does not.
   CHECK(charge("b", 0.75, std::nullopt).entry.total_epsilon == 3.0);
   CHECK_THROWS_AS(charge("e", 0.25, std::nullopt), host::LedgerRefused);
   // A resumed study is not charged or reserved again.
   CHECK(charge("a", 1.0, reserve(1.5)).already_charged);
-  CHECK(kinds(ledger).size() == 3);
+  CHECK(entry_kinds(ledger).size() == 3);
 }
 
 TEST_CASE("ledger: an unneeded reservation stops counting, a supplement past the budget is kept") {
@@ -271,10 +271,10 @@ TEST_CASE("ledger: an unneeded reservation stops counting, a supplement past the
   const auto none = ledger.settle("d", "a", "/out", std::nullopt, {}, acc, "");
   CHECK(none.entry.kind == "settled");
   CHECK(none.entry.total_epsilon == 1.0);
-  CHECK(kinds(ledger) == std::vector<std::string>{"charge", "settled"});
+  CHECK(entry_kinds(ledger) == std::vector<std::string>{"charge", "settled"});
   // Settling again (a resumed study's second report) changes nothing.
   ledger.settle("d", "a", "/out", std::nullopt, {}, acc, "");
-  CHECK(kinds(ledger).size() == 2);
+  CHECK(entry_kinds(ledger).size() == 2);
   // Study b reserved nothing and needs 1.5 beyond its 0.5: recorded in full although it takes
   // the total to 3 of 2 (budget spent is never under-reported); the caller releases nothing.
   ledger.charge("d", budget, "b", "/out", "charge", DpEvent::approx_dp(0.5, 0), pure(0.5), acc, "");
@@ -283,11 +283,12 @@ TEST_CASE("ledger: an unneeded reservation stops counting, a supplement past the
   CHECK(over.over_budget);
   CHECK(over.over_reservation);
   CHECK(over.entry.total_epsilon == 3.0);
-  CHECK(kinds(ledger) == std::vector<std::string>{"charge", "settled", "charge", "supplement"});
+  CHECK(entry_kinds(ledger) ==
+        std::vector<std::string>{"charge", "settled", "charge", "supplement"});
   // A resumed study settles again: its supplement is not charged twice.
   CHECK(ledger.settle("d", "b", "/out", DpEvent::approx_dp(1.5, 0), pure(1.5), acc, "")
             .already_charged);
-  CHECK(kinds(ledger).size() == 4);
+  CHECK(entry_kinds(ledger).size() == 4);
   // Every later charge is refused.
   CHECK_THROWS_AS(ledger.charge("d", budget, "c", "/out", "charge", DpEvent::approx_dp(0.25, 0),
                                 pure(0.25), acc, ""),
@@ -335,7 +336,7 @@ TEST_CASE("ledger: check decides as charge does, names the worst case and writes
     charged = e.what();
   }
   CHECK(charged == refused);
-  CHECK(kinds(ledger) == std::vector<std::string>{"charge"});
+  CHECK(entry_kinds(ledger) == std::vector<std::string>{"charge"});
   // Another budget than the one the first charge fixed is refused by check too.
   CHECK_THROWS_AS(host::Ledger::check(file, "d", {4.0, kDelta}, DpEvent::approx_dp(0.1, 0),
                                       pure(0.1), acc, std::nullopt),

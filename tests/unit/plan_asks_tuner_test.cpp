@@ -19,8 +19,8 @@ namespace {
 
 /// DP-SGD on breast cancer, one epoch, with `fixed` (the lot size or the noise multiplier, the one
 /// not searched), `space` searched and the repetition tuner's `params`.
-std::string pipeline(const std::string& fixed, const std::string& space,
-                     const std::string& params) {
+std::string plan_pipeline(const std::string& fixed, const std::string& space,
+                          const std::string& params) {
   return "data: {use: 'builtin:breast_cancer'}\n"
          "algorithm:\n  use: dp_sgd\n"
          "  params: {model: logistic, epochs: 1, clipping_norm: 1.0, " +
@@ -68,13 +68,13 @@ double row_epsilon(const YAML::Node& plan, const std::string& distribution) {
 TEST_CASE("plan asks the tuner: candidates space, the run's base and guarantee, no finite m") {
   // The noise multiplier changes the privacy cost: drawn from the space, all four of its values
   // are candidates of the base (a one_of of four events); the learning rate does not.
-  const auto r =
-      run_and_plan("plan_tuner_space",
-                   pipeline("lot_size: 32",
-                            "  learning_rate: {float: [0.01, 1.0], log: true}\n"
-                            "  noise_multiplier: {categorical: [2.0, 3.0, 4.0, 6.0, 8.0, 12.0]}\n",
-                            "candidates: space, distribution: geometric, mean: 4"),
-                   "4");
+  const auto r = run_and_plan(
+      "plan_tuner_space",
+      plan_pipeline("lot_size: 32",
+                    "  learning_rate: {float: [0.01, 1.0], log: true}\n"
+                    "  noise_multiplier: {categorical: [2.0, 3.0, 4.0, 6.0, 8.0, 12.0]}\n",
+                    "candidates: space, distribution: geometric, mean: 4"),
+      "4");
   CHECK(r.run_epsilon > 0);
   CHECK(row_epsilon(r.plan, "geometric (eta = 1)") == doctest::Approx(r.run_epsilon).epsilon(1e-9));
   // The plan's base is the one the run's guarantee names, with all six noise multipliers.
@@ -101,10 +101,10 @@ TEST_CASE("plan asks the tuner: candidates space, the run's base and guarantee, 
 
 TEST_CASE("plan asks the tuner: the grid of points_per_dimension, the run's guarantee, m") {
   // Three points per dimension: 3 learning rates × 3 lot sizes (which change the sampling rate).
-  const std::string yaml =
-      pipeline("noise_multiplier: 4.0",
-               "  learning_rate: {float: [0.01, 1.0], log: true}\n  lot_size: {int: [16, 64]}\n",
-               "points_per_dimension: 3, distribution: logarithmic, mean: 3");
+  const std::string yaml = plan_pipeline(
+      "noise_multiplier: 4.0",
+      "  learning_rate: {float: [0.01, 1.0], log: true}\n  lot_size: {int: [16, 64]}\n",
+      "points_per_dimension: 3, distribution: logarithmic, mean: 3");
   const auto r = run_and_plan("plan_tuner_grid", yaml, "3");
   CHECK(row_epsilon(r.plan, "logarithmic (eta = 0)") ==
         doctest::Approx(r.run_epsilon).epsilon(1e-9));

@@ -31,8 +31,8 @@ std::optional<dptune::MechanismRequest> request_of(const std::string& trainer,
 
 // A small DP-SGD pipeline on the bundled breast_cancer data (341 training rows); `extra` is
 // appended (more sections), `algorithm_params` replaces its params.
-std::string pipeline(const std::string& accountant_delta, const std::string& mechanism,
-                     const std::string& algorithm_params = "{epochs: 1, lot_size: 64}") {
+std::string preflight_pipeline(const std::string& accountant_delta, const std::string& mechanism,
+                               const std::string& algorithm_params = "{epochs: 1, lot_size: 64}") {
   return "data: {use: 'builtin:breast_cancer'}\n"
          "algorithm: {use: dp_sgd, params: " +
          algorithm_params + "}\n" + mechanism +
@@ -92,33 +92,33 @@ TEST_CASE("preflight: read_csv_header reads the first record only") {
 }
 
 TEST_CASE("preflight: a good DP-SGD pipeline passes, and so does a parameter the trainer keeps") {
-  CHECK(preflight_message(pipeline("1.0e-5", "mechanism: {use: gaussian}\n")) == "");
+  CHECK(preflight_message(preflight_pipeline("1.0e-5", "mechanism: {use: gaussian}\n")) == "");
   // `noise` is not overridden by dp_sgd: it is used, not ignored.
-  CHECK(preflight_message(
-            pipeline("1.0e-5", "mechanism: {use: gaussian, params: {noise: fast}}\n")) == "");
+  CHECK(preflight_message(preflight_pipeline(
+            "1.0e-5", "mechanism: {use: gaussian, params: {noise: fast}}\n")) == "");
 }
 
 TEST_CASE("preflight: every mechanism problem names its place, also for --set values") {
-  CHECK(preflight_message(pipeline("1.0e-5", "")) ==
+  CHECK(preflight_message(preflight_pipeline("1.0e-5", "")) ==
         "p.yaml:2:1: mechanism: dp_sgd needs a gaussian mechanism (its privacy analysis "
         "assumes the event {gaussian: {noise_multiplier: 1.0}} for noise_multiplier 1.0), and "
         "the pipeline names none: add `mechanism: {use: gaussian}`");
-  CHECK(preflight_message(pipeline("1.0e-5", "mechanism: {use: gaussian}\n"),
+  CHECK(preflight_message(preflight_pipeline("1.0e-5", "mechanism: {use: gaussian}\n"),
                           {{"mechanism.params.noise_multiplier", "2"}}) ==
         "--set: mechanism.params.noise_multiplier: algorithm 'dp_sgd' sets the mechanism's "
         "noise_multiplier for every run, so this value would be ignored; remove it (set "
         "noise_multiplier in algorithm.params or search_space)");
   // The sparse vector mechanism has no noise_multiplier at all.
-  const std::string svt = preflight_message(pipeline("1.0e-5",
-                                                     "mechanism: {use: sparse_vector, "
-                                                     "params: {b: 1, C: 1}}\n"));
+  const std::string svt = preflight_message(preflight_pipeline("1.0e-5",
+                                                               "mechanism: {use: sparse_vector, "
+                                                               "params: {b: 1, C: 1}}\n"));
   CHECK(svt.rfind("p.yaml:3:18: mechanism.use: dp_sgd needs a gaussian mechanism", 0) == 0);
   CHECK(svt.find("but 'sparse_vector' takes no parameter 'noise_multiplier'; use `mechanism: "
                  "{use: gaussian}`") != std::string::npos);
 }
 
 TEST_CASE("preflight: δ = 0 is refused for Gaussian noise, accepted for pure-DP events") {
-  CHECK(preflight_message(pipeline("0", "mechanism: {use: gaussian}\n")) ==
+  CHECK(preflight_message(preflight_pipeline("0", "mechanism: {use: gaussian}\n")) ==
         "p.yaml:4:31: accountant.delta: δ = 0 asks for pure ε-DP, but one run of dp_sgd uses "
         "discrete_gaussian_on_grid noise, which has no pure-DP bound (the rdp accountant's ε at "
         "δ = 0 is "
@@ -157,8 +157,8 @@ TEST_CASE("preflight: an unreachable target ε is refused with the floor the acc
   const double floor =
       std::log((alpha - 1) / alpha) - (std::log(delta) + std::log(alpha)) / (alpha - 1);
   CHECK(floor == doctest::Approx(0.227838).epsilon(1e-5));
-  std::string text = pipeline("1.0e-5", "mechanism: {use: gaussian}\n",
-                              "{epochs: 2, lot_size: 32, target_epsilon: 0.1}");
+  std::string text = preflight_pipeline("1.0e-5", "mechanism: {use: gaussian}\n",
+                                        "{epochs: 2, lot_size: 32, target_epsilon: 0.1}");
   text.replace(text.find("accountant: {use: rdp,"), 22,
                "accountant: {use: rdp, params: {orders: '2, 4, 8, 16, 32'},");
   const std::string message = preflight_message(text);

@@ -7,17 +7,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli_support.hpp"
 #include "report/report.hpp"
 #include "temp_dir.hpp"
 
 namespace {
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream f(p);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+using dptune_test::slurp;
 
 /// A repetition-like result: K = 7 sensitive runs, the best one selected.
 dptune::TuningResult private_result() {

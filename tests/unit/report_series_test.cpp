@@ -6,18 +6,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli_support.hpp"
 #include "dptune/host/plots.hpp"
 #include "report/report.hpp"
 #include "temp_dir.hpp"
 
 namespace {
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream f(p);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+using dptune_test::slurp;
 
 dptune::Series hv_series() {
   dptune::Series s;

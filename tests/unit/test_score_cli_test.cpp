@@ -20,8 +20,8 @@ using dptune_test::slurp;
 
 namespace {
 
-std::string pipeline(const std::string& tuner, const std::string& output_extra,
-                     const std::string& extra = "") {
+std::string score_pipeline(const std::string& tuner, const std::string& output_extra,
+                           const std::string& extra = "") {
   return "data:\n  use: csv\n  params: {path: '" +
          std::string(dptune_test::build_paths::source_dir) +
          "/data/breast_cancer.csv', label_column: label, classes: [0, 1]}\n"
@@ -47,10 +47,10 @@ double number_after(const std::string& text, const std::string& prefix) {
 TEST_CASE("dptune run with a private test score: guarantee, ledger, validate and plan agree") {
   const auto dir = fresh_dir("test_score_private");
   const std::string tuner = "repetition\n  params: {distribution: poisson, mean: 3}";
-  std::ofstream(dir / "tuning.yaml") << pipeline(tuner, "");
-  std::ofstream(dir / "scored.yaml")
-      << pipeline(tuner, ", test_score: {epsilon: 0.5}",
-                  "ledger: {path: ledger.db, dataset: bc, budget: {epsilon: 50, delta: 1.0e-5}}\n");
+  std::ofstream(dir / "tuning.yaml") << score_pipeline(tuner, "");
+  std::ofstream(dir / "scored.yaml") << score_pipeline(
+      tuner, ", test_score: {epsilon: 0.5}",
+      "ledger: {path: ledger.db, dataset: bc, budget: {epsilon: 50, delta: 1.0e-5}}\n");
   const std::string d = "'" + dir.string() + "/";
 
   const auto plain = run_dptune("run " + d + "tuning.yaml' --seed 5", "ts_plain");
@@ -106,7 +106,7 @@ TEST_CASE("dptune run with a declared public test file: no noise, no cost, assum
   const std::string file =
       std::string(dptune_test::build_paths::source_dir) + "/data/breast_cancer.csv";
   const std::string tuner = "repetition\n  params: {distribution: poisson, mean: 3}";
-  std::ofstream(dir / "p.yaml") << pipeline(tuner, ", test_score: {public: '" + file + "'}");
+  std::ofstream(dir / "p.yaml") << score_pipeline(tuner, ", test_score: {public: '" + file + "'}");
   const auto r = run_dptune("run '" + (dir / "p.yaml").string() + "' --seed 5", "ts_public");
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   const YAML::Node s = YAML::LoadFile((dir / "out/summary.json").string());
@@ -134,7 +134,7 @@ TEST_CASE("a resumed private run releases the same noisy test score, not a fresh
   // Geometric K is at least 1, so a score is always released (Poisson's K = 0, drawn with
   // probability e^-3 without a seed, releases none and the value is null).
   const std::string tuner = "repetition\n  params: {distribution: geometric, mean: 3}";
-  std::ofstream(dir / "p.yaml") << pipeline(tuner, ", test_score: {epsilon: 0.5}");
+  std::ofstream(dir / "p.yaml") << score_pipeline(tuner, ", test_score: {epsilon: 0.5}");
   const std::string run = "run '" + (dir / "p.yaml").string() + "'";
   const auto first = run_dptune(run, "ts_resume_1");
   REQUIRE_MESSAGE(first.exit_code == 0, first.err);

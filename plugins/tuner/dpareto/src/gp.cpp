@@ -1,13 +1,12 @@
 #include "dpareto/gp.hpp"
 
-#include <LBFGSB.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numbers>
 #include <stdexcept>
 
+#include "dpareto/box_minimizer.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/rng.hpp"
 
@@ -373,14 +372,14 @@ void Gp::fit(RandomBitGenerator& rng, int starts) {
   if (X_.rows() == 0) return;
   Eigen::VectorXd lower, upper;
   theta_bounds(lower, upper);
-  LBFGSpp::LBFGSBParam<double> param;
+  BoxMinimizerOptions param;
   param.max_iterations = options_.max_iterations;
   param.epsilon = 1e-5;
   param.epsilon_rel = 1e-5;
   param.past = 1;
   param.delta = options_.tolerance;
   param.max_linesearch = 30;
-  LBFGSpp::LBFGSBSolver<double> solver(param);
+  BoxMinimizer solver(param);
   // Minimise −lml; −inf/NaN (not PD) becomes a large value so the line search backs off.
   auto objective = [this](const Eigen::VectorXd& t, Eigen::VectorXd& g) {
     const double v = log_marginal_likelihood(t, &g);
@@ -391,17 +390,17 @@ void Gp::fit(RandomBitGenerator& rng, int starts) {
     g = -g;
     return -v;
   };
-  LBFGSpp::LBFGSBParam<double> probe_param = param;
+  BoxMinimizerOptions probe_param = param;
   const bool staged = options_.restart_iterations > 0;
   if (staged)
     probe_param.max_iterations = std::min(options_.restart_iterations, param.max_iterations);
-  LBFGSpp::LBFGSBSolver<double> probe(probe_param);
+  BoxMinimizer probe(probe_param);
   // Runs a solver from t (in place); the value reached, +inf when it is not finite.
-  auto run = [&](LBFGSpp::LBFGSBSolver<double>& with, Eigen::VectorXd& t) {
+  auto run = [&](BoxMinimizer& with, Eigen::VectorXd& t) {
     t = t.cwiseMax(lower).cwiseMin(upper);
     double value = 0;
     try {
-      with.minimize(objective, t, value, lower, upper);
+      value = with.minimize(objective, t, lower, upper);
     } catch (const std::exception&) {
       // Line-search failures near the optimum: keep where the solver got to.
       value = -log_marginal_likelihood(t, nullptr);

@@ -1,12 +1,11 @@
 #include "dpareto/mobo.hpp"
 
-#include <LBFGSB.h>
-
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <numeric>
 
+#include "dpareto/box_minimizer.hpp"
 #include "dpareto/halton.hpp"
 #include "dptune/errors.hpp"
 #include "dptune/rng.hpp"
@@ -395,14 +394,14 @@ void Mobo::refine_best(const Hvpoi& h, std::vector<Proposal>& pool) const {
   const auto d = static_cast<Eigen::Index>(dims_);
   // Box-bounded L-BFGS from the best few candidates, on central finite differences of α (all 2d
   // probes in one batched prediction).
-  LBFGSpp::LBFGSBParam<double> param;
+  BoxMinimizerOptions param;
   param.max_iterations = options_.local_iterations;
   param.epsilon = 1e-6;
   param.epsilon_rel = 1e-6;
   param.past = 1;
   param.delta = 1e-6;
   param.max_linesearch = 20;
-  LBFGSpp::LBFGSBSolver<double> solver(param);
+  BoxMinimizer solver(param);
   const Eigen::VectorXd lower = Eigen::VectorXd::Zero(d), upper = Eigen::VectorXd::Ones(d);
   const std::size_t starts = std::min(options_.local_starts, pool.size());
   for (std::size_t s = 0; s < starts; ++s) {
@@ -420,9 +419,8 @@ void Mobo::refine_best(const Hvpoi& h, std::vector<Proposal>& pool) const {
       return -scale * v(0);
     };
     Eigen::VectorXd x = pool[s].x;
-    double fx = 0;
     try {
-      solver.minimize(f, x, fx, lower, upper);
+      solver.minimize(f, x, lower, upper);
     } catch (const std::exception&) {
       // A failed line search leaves x at its last accepted point: still usable.
     }
