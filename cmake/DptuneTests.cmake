@@ -130,8 +130,9 @@ endfunction()
 # A target that compiles the suite's sources alone compiles them together (a unity build: the
 # doctest and library headers they share are read once per target, not once per source), except
 # its generated build paths, which name the build tree and would keep the sanitizer tree from the
-# plain tree's cached objects.  So within one test target, no two sources may define the same name
-# in an anonymous namespace or at file scope (static).  Measured in CONTRIBUTING.md, "Measured times".
+# plain tree's cached objects.  So within one test target no two sources may define one name at
+# file scope (the compiler refuses most such pairs; tests.unity_names finds two functions of one
+# name, which the compiler may take as overloads).  Measured in CONTRIBUTING.md, "Measured times".
 set(DPTUNE_SUITE_UNITY_BATCH_SIZE 0 CACHE STRING
   "Sources per unity batch of a test target (0: the whole target)")
 function(dptune_compile_suite_sources)

@@ -7,6 +7,7 @@
 //   (held_rows_check.py) DPTUNE_MPI_KEEP_ROWS=1    every rank keeps every row
 //   DPTUNE_MPI_RESULTS=FILE   rank 0 writes a line "<source rank> <model|score>" to FILE for every
 //                             run result a worker sends
+//   DPTUNE_MPI_WORKERS_TAKE_QUEUE=1  rank 0 leaves every task a worker may run to the workers
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -64,6 +65,7 @@ const bool installed = [] {
   if (!env("DPTUNE_MPI_HELD_ROWS").empty()) seams.rank_holds = write_held_rows;
   if (!env("DPTUNE_MPI_RESULTS").empty()) seams.result_received = log_result;
   seams.keep_every_row = !env("DPTUNE_MPI_KEEP_ROWS").empty();
+  seams.workers_take_the_queue = !env("DPTUNE_MPI_WORKERS_TAKE_QUEUE").empty();
   return true;
 }();
 

@@ -229,18 +229,22 @@ case "$case_name" in
     equal repetition
     # Every run of the repetition tuner keeps its model (any run may be the released one): the
     # models travel back with the scores, so the worker ranks train kept runs too, and the
-    # released model is still the single-process run's.
-    # (E[K] = 40 here, so that K is large at this seed and runs reach rank 1.)
+    # released model is still the single-process run's.  Rank 0 leaves the runs to rank 1 (a test
+    # seam): otherwise it takes them itself while rank 1 starts, and on a loaded machine rank 1
+    # got none of this seed's two runs.
     many=(--seed 7 --set tuner.params.mean=40 --no-progress --overwrite "${sizes[@]}")
     "$dptune" run "$pipelines/repetition.yaml" --executor inline --out "$work/ref_many" "${many[@]}" \
       >"$work/ref_many.log" 2>&1 || fail "repetition (E[K] 40): single-process run exited $?"
     out="$work/repetition_travels"
     link_test_build_plugins
-    DPTUNE_MPI_RESULTS="$work/results.txt" mpirun_n 2 "$hooked" run "$pipelines/repetition.yaml" \
+    DPTUNE_MPI_RESULTS="$work/results.txt" DPTUNE_MPI_WORKERS_TAKE_QUEUE=1 \
+      mpirun_n 2 "$hooked" run "$pipelines/repetition.yaml" \
       --executor mpi --out "$out" "${many[@]}" >"$out.log" 2>&1 ||
       fail "repetition (hooked) over 2 ranks exited $? ($(tail -3 "$out.log"))"
-    grep -q "^1 model$" "$work/results.txt" ||
-      fail "repetition: rank 1 sent no kept model ($(sort "$work/results.txt" | uniq -c | tr '\n' ' '))"
+    runs=$(($(wc -l <"$out/trials.SENSITIVE.csv") - 1))
+    [ "$runs" -gt 0 ] && [ "$(grep -c "^1 model$" "$work/results.txt")" = "$runs" ] ||
+      fail "repetition: rank 1 did not send every run's kept model ($runs runs: $(sort \
+        "$work/results.txt" | uniq -c | tr '\n' ' '))"
     [ -s "$out/model.json" ] || fail "repetition: no released model over 2 ranks"
     diff <(fingerprint "$work/ref_many") <(fingerprint "$out") >/dev/null ||
       fail "repetition (E[K] 40) over 2 ranks differs from the single-process run"

@@ -56,7 +56,8 @@ TEST_CASE("mpi.wire a task survives encoding exactly") {
 TEST_CASE("mpi.wire replies carry a result or an error") {
   mpi::Reply ok;
   ok.seq = 42;
-  ok.result = RemoteResult{.score = 0.9736842105263158, .seconds = 1.25};
+  ok.result = RemoteResult{
+      .score = 0.9736842105263158, .seconds = 1.25, .model = {}, .model_stayed = false};
   const mpi::Reply a = mpi::decode_reply(mpi::encode_reply(ok));
   CHECK(a.seq == 42);
   REQUIRE(a.result);
@@ -85,7 +86,7 @@ TEST_CASE("mpi.wire a kept model travels with its result, exact to the bit") {
   model.layers.push_back({3, 1, {0.1, -2.5e-300, std::nextafter(1.0, 2.0)}, {-0.0}, "identity"});
   mpi::Reply ok;
   ok.seq = 7;
-  ok.result = RemoteResult{.score = 0.5, .seconds = 2.0};
+  ok.result = RemoteResult{.score = 0.5, .seconds = 2.0, .model = {}, .model_stayed = false};
   ok.result->model = encode_model(model);
   const mpi::Reply back = mpi::decode_reply(mpi::encode_reply(ok));
   REQUIRE(back.result);
@@ -102,7 +103,7 @@ TEST_CASE("mpi.wire a kept model travels with its result, exact to the bit") {
   CHECK(restored->export_model()->layers[0].weights == model.layers[0].weights);
   // A kept model that cannot be exported is said so (rank 0 then runs the task itself).
   mpi::Reply stayed;
-  stayed.result = RemoteResult{.score = 0.5, .seconds = 2.0};
+  stayed.result = RemoteResult{.score = 0.5, .seconds = 2.0, .model = {}, .model_stayed = false};
   stayed.result->model_stayed = true;
   const mpi::Reply s = mpi::decode_reply(mpi::encode_reply(stayed));
   CHECK(s.result->model_stayed);

@@ -28,6 +28,13 @@ using namespace dptune::host;
 
 namespace {
 
+/// Run options without the progress line.
+dptune::host::RunOptions quiet_run() {
+  dptune::host::RunOptions options;
+  options.show_progress = false;
+  return options;
+}
+
 /// Everything a HostEvaluator needs, built from a pipeline file as run_pipeline builds it.
 struct HostFixture {
   explicit HostFixture(const std::filesystem::path& file)
@@ -418,7 +425,7 @@ TEST_CASE("model export: a private tuner's run writes the selected run's model a
   HostFixture host(file);
   std::ostringstream printed;
   const RunSummary summary =
-      run_pipeline(host.config, trainer_tests::registry(), RunOptions{false}, printed);
+      run_pipeline(host.config, trainer_tests::registry(), quiet_run(), printed);
   REQUIRE(std::find(summary.files.begin(), summary.files.end(), "model.json") !=
           summary.files.end());
   const YAML::Node json = YAML::LoadFile((summary.output_dir / "summary.json").string());
@@ -502,7 +509,7 @@ std::string released_preprocessing(const dptune_test::TempDir& dir, const std::s
   HostFixture host(file);
   std::ostringstream printed;
   const RunSummary summary =
-      run_pipeline(host.config, trainer_tests::registry(), RunOptions{false}, printed);
+      run_pipeline(host.config, trainer_tests::registry(), quiet_run(), printed);
   const YAML::Node model = YAML::LoadFile((summary.output_dir / "model.json").string());
   REQUIRE(model["preprocessing"]);
   CHECK(!model["standardization"]);
@@ -545,7 +552,7 @@ TEST_CASE("preprocessing: the fitted opt-in is marked in summary.json, trials.cs
   HostFixture host(file);
   std::ostringstream printed;
   const RunSummary summary =
-      run_pipeline(host.config, trainer_tests::registry(), RunOptions{false}, printed);
+      run_pipeline(host.config, trainer_tests::registry(), quiet_run(), printed);
   const YAML::Node json = YAML::LoadFile((summary.output_dir / "summary.json").string());
   CHECK(json["preprocessing"]["kind"].as<std::string>() == "fitted_standardize");
   CHECK_FALSE(json["preprocessing"]["epsilon_covers_preprocessing"].as<bool>());
@@ -608,7 +615,7 @@ TEST_CASE("training: a private tuner whose run fails (non-finite gradient) relea
   std::ostringstream printed;
   std::string error;
   try {
-    run_pipeline(host.config, trainer_tests::registry(), RunOptions{false}, printed);
+    run_pipeline(host.config, trainer_tests::registry(), quiet_run(), printed);
   } catch (const dptune::Error& e) {
     error = e.what();
   }

@@ -22,6 +22,9 @@ struct TestSeams {
   void (*result_received)(int source, bool carries_model) = nullptr;
   /// Every rank keeps every row, the code path before ranks were confined (tests compare both).
   bool keep_every_row = false;
+  /// Rank 0 leaves the tasks a worker may run to the workers while one lives, so that a test sees
+  /// a worker's result however fast rank 0 is and however late a worker starts.
+  bool workers_take_the_queue = false;
 };
 
 /// The process's seams (empty unless a test build installed some before the run).

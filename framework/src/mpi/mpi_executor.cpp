@@ -91,6 +91,7 @@ class MpiExecutor final : public Executor, public RemoteTasks, public dptune::Pe
   void serve();
   void handle(const Message& m);
   void hand_out();
+  bool leave_queue_to_workers() const;  // a test seam: rank 0 runs no queued task
   void check_liveness(Clock::time_point now);
   /// Stops the hand-out after an error: the queued tasks are not run.
   void stop_hand_out() {
@@ -233,6 +234,11 @@ void MpiExecutor::handle(const Message& m) {
   peer_wake_.notify_all();
 }
 
+bool MpiExecutor::leave_queue_to_workers() const {
+  return test_seams().workers_take_the_queue &&
+         std::any_of(workers_.begin() + 1, workers_.end(), [](const Worker& w) { return !w.lost; });
+}
+
 void MpiExecutor::hand_out() {
   if (!tasks_ || !fatal_.empty()) return;
   for (int r = 1; r < link_.size() && !queue_.empty(); ++r) {
@@ -307,7 +313,7 @@ void MpiExecutor::run(const std::vector<RemoteTask>& tasks, const std::vector<ch
     if (!failing && !local_.empty()) {
       mine = local_.front();
       local_.pop_front();
-    } else if (!failing && !queue_.empty()) {
+    } else if (!failing && !queue_.empty() && !leave_queue_to_workers()) {
       mine = queue_.front();
       queue_.pop_front();
     }

@@ -17,7 +17,11 @@ class CommandTrainer final : public dptune::Trainer, public dptune::ModelFileLoa
 
   static dptune::ParamSchema schema() { return cmd::command_schema(); }
   // The noise parameter it passes to the program (no target-ε mode).
-  static dptune::TrainerTraits traits() { return {.noise_multiplier = "noise_multiplier"}; }
+  static dptune::TrainerTraits traits() {
+    dptune::TrainerTraits traits;
+    traits.noise_multiplier = "noise_multiplier";
+    return traits;
+  }
 
   dptune::TrainedModel train(const dptune::Dataset& data,
                              dptune::TrainingContext& context) const override {

@@ -51,7 +51,8 @@ class OutputPerturbation final : public dptune::Trainer {
   static dptune::TrainerTraits traits() {
     return {.target_epsilon = "target_epsilon",
             .target_delta = "target_delta",
-            .noise_multiplier = "noise_multiplier"};
+            .noise_multiplier = "noise_multiplier",
+            .sampling = {}};  // no parameter chooses a batch sampling
   }
 
   dptune::TrainedModel train(const dptune::Dataset& data,
