@@ -15,8 +15,8 @@
 #include <string>
 #include <string_view>
 
-#include "dptune/errors.hpp"
 #include "base/test_seams.hpp"
+#include "dptune/errors.hpp"
 
 namespace {
 
