@@ -133,8 +133,7 @@ endfunction()
 # plain tree's cached objects.  So within one test target no two sources may define one name at
 # file scope (the compiler refuses most such pairs; tests.unity_names finds two functions of one
 # name, which the compiler may take as overloads).  Measured in CONTRIBUTING.md, "Measured times".
-set(DPTUNE_SUITE_UNITY_BATCH_SIZE 0 CACHE STRING
-  "Sources per unity batch of a test target (0: the whole target)")
+option(DPTUNE_SUITE_UNITY "Compile each test target's sources as one unity source" ON)
 function(dptune_compile_suite_sources)
   dptune_targets_below("${PROJECT_SOURCE_DIR}/tests" targets)
   foreach(target IN LISTS targets)
@@ -165,8 +164,10 @@ endfunction()
 # tree (a source with options of its own would be left out of it by CMake).
 function(_dptune_compile_suite_target target paths)
   target_compile_options(${target} PRIVATE -Og)
-  set_target_properties(${target} PROPERTIES UNITY_BUILD ON
-    UNITY_BUILD_BATCH_SIZE ${DPTUNE_SUITE_UNITY_BATCH_SIZE})
+  if(NOT DPTUNE_SUITE_UNITY)
+    return()  # scripts/tidy.sh: a compile line for each source
+  endif()
+  set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 0)
   foreach(path IN LISTS paths)
     string(FIND "${path}" "${PROJECT_SOURCE_DIR}/tests/" in_source_tree)
     if(NOT in_source_tree EQUAL 0)

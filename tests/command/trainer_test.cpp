@@ -421,7 +421,7 @@ TEST_CASE("command trainer: the noise is declared, sent, and checked against the
 
 TEST_CASE("command trainer: the model files the answer declares are checked") {
   dptune_test::TempDir dir;
-  const fs::path run = dir.path();
+  const fs::path& run = dir.path();
   fs::create_directories(run / "sub");
   std::ofstream(run / "model.npy") << "weights";
   std::ofstream(run / "sub" / "scaler.json") << "{}";

@@ -224,7 +224,7 @@ TEST_CASE("ledger: a worst-case supplement is reserved with its charge and count
   host::Ledger ledger(dir.path() / "ledger.db");
   const host::LedgerBudget budget{3.0, kDelta};
   const auto charge = [&](const std::string& study, double epsilon,
-                          std::optional<host::LedgerReservation> reservation) {
+                          const std::optional<host::LedgerReservation>& reservation) {
     return ledger.charge("d", budget, study, "/out", "charge", DpEvent::approx_dp(epsilon, 0),
                          pure(epsilon), acc, "", reservation);
   };
@@ -300,7 +300,8 @@ TEST_CASE("ledger: check decides as charge does, names the worst case and writes
   TempDir dir;
   const auto file = dir.path() / "ledger.db";
   const host::LedgerBudget budget{3.0, kDelta};
-  const auto check = [&](double epsilon, std::optional<host::LedgerReservation> reservation) {
+  const auto check = [&](double epsilon,
+                         const std::optional<host::LedgerReservation>& reservation) {
     return host::Ledger::check(file, "d", budget, DpEvent::approx_dp(epsilon, 0), pure(epsilon),
                                acc, reservation);
   };
